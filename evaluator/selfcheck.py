@@ -1,0 +1,100 @@
+"""Proves a problem's reference right: the distributed reference on W CPU ranks (gloo) must equal the
+single-device oracle, and the oracle's output must not be so flat that a constant would pass."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import traceback
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from evaluator.correctness import as_tuple, clone_inputs, compare
+from problems.common import dtype_of
+from problems.registry import Problem, get
+
+
+@dataclass(frozen=True)
+class SelfCheckReport:
+    problem_id: str
+    world_size: int
+    preset: str
+    errors: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _inputs(problem: Problem, module, rank: int, world_size: int, seed: int, preset: str) -> tuple:
+    p = problem.presets[preset]
+    return tuple(module.make_inputs(rank, world_size, seed, torch.device("cpu"), p.dtype, **p.params))
+
+
+def _rank_main(rank: int, problem_id: str, world_size: int, seed: int, preset: str, store_path: str,
+               result_dir: str) -> None:
+    torch.set_num_threads(1)
+    problem = get(problem_id)
+    module = problem.load_reference()
+    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=world_size)
+    try:
+        inputs = _inputs(problem, module, rank, world_size, seed, preset)
+        out = module.solution(*clone_inputs(inputs))
+        torch.save([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in as_tuple(out)],
+                   os.path.join(result_dir, f"rank{rank}.pt"))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def flatness_error(problem: Problem, expected: list, preset: str) -> str | None:
+    """An error when a constant (zeros, or the output's own mean) would pass the tolerance."""
+    tol = problem.tolerance(problem.presets[preset].dtype)
+    for rank_out in expected:
+        for t in as_tuple(rank_out):
+            if not isinstance(t, torch.Tensor) or t.numel() == 0:
+                continue
+            for name, const in (("zeros", torch.zeros_like(t)),
+                                ("its mean", torch.full_like(t, t.double().mean().item() if t.dtype.is_floating_point
+                                                            else int(t.double().mean().round().item())))):
+                if compare(const, t, tol.atol, tol.rtol) is None:
+                    return f"a constant output ({name}) would pass the tolerance; make the inputs or tolerances tighter"
+    return None
+
+
+def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "small") -> SelfCheckReport:
+    problem = get(problem_id)
+    errors: list[str] = []
+    module = problem.load_reference()
+    all_inputs = [_inputs(problem, module, r, world_size, seed, preset) for r in range(world_size)]
+    params = problem.presets[preset].params
+    expected = module.oracle([clone_inputs(i) for i in all_inputs], **params)
+    if len(expected) != world_size:
+        return SelfCheckReport(problem_id, world_size, preset, (f"oracle returned {len(expected)} outputs for "
+                                                                f"{world_size} ranks",))
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            mp.start_processes(_rank_main, args=(problem_id, world_size, seed, preset, os.path.join(tmp, "store"), tmp),
+                               nprocs=world_size, join=True, start_method="fork")
+        except Exception:
+            return SelfCheckReport(problem_id, world_size, preset,
+                                   (f"reference failed: {traceback.format_exc(limit=3)[-2000:]}",))
+        tol = problem.tolerance(problem.presets[preset].dtype)
+        for r in range(world_size):
+            got = torch.load(os.path.join(tmp, f"rank{r}.pt"))
+            mismatch = compare(tuple(got), as_tuple(expected[r]), tol.atol, tol.rtol)
+            if mismatch:
+                errors.append(f"rank {r}: reference differs from oracle: {mismatch.message}")
+    flat = flatness_error(problem, expected, preset)
+    if flat:
+        errors.append(flat)
+    # A second seed must change the answer, or the problem cannot tell a cached result from a computed one.
+    other_inputs = [_inputs(problem, module, r, world_size, seed + 1, preset) for r in range(world_size)]
+    other = module.oracle(other_inputs, **params)
+    tol = problem.tolerance(problem.presets[preset].dtype)
+    if all(compare(as_tuple(other[r]), as_tuple(expected[r]), tol.atol, tol.rtol) is None for r in range(world_size)):
+        errors.append("the output does not change with the seed; inputs must be random")
+    return SelfCheckReport(problem_id, world_size, preset, tuple(errors))

@@ -1,0 +1,1 @@
+"""The problem suite: one folder per problem, and the registry that finds and validates them."""

@@ -1,0 +1,48 @@
+"""Helpers every reference.py uses to make inputs that are random, seeded and consistent across ranks.
+
+Data that every rank holds a copy of (weights, a shared table) is drawn from ``shared_generator(seed)``;
+data that belongs to one rank is drawn from ``rank_generator(seed, rank)``. Both are the same on every
+rank and in the oracle, which calls make_inputs for each rank on one device.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_RANK_STRIDE = 1_000_003
+
+
+def dtype_of(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def shared_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
+    g = torch.Generator(device=device)
+    g.manual_seed(seed % (2**63))
+    return g
+
+
+def rank_generator(seed: int, rank: int, device: torch.device | str = "cpu") -> torch.Generator:
+    g = torch.Generator(device=device)
+    g.manual_seed((seed + _RANK_STRIDE * (rank + 1)) % (2**63))
+    return g
+
+
+def randn(shape: tuple[int, ...] | list[int], dtype: torch.dtype, device: torch.device | str,
+          generator: torch.Generator, scale: float = 1.0) -> torch.Tensor:
+    """Normal values drawn in float32 on the generator's device, then cast, so every dtype sees the same draw."""
+    x = torch.randn(tuple(shape), generator=generator, device=generator.device, dtype=torch.float32)
+    if scale != 1.0:
+        x.mul_(scale)
+    return x.to(device=device, dtype=dtype)
+
+
+def randint(low: int, high: int, shape: tuple[int, ...] | list[int], device: torch.device | str,
+            generator: torch.Generator, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    x = torch.randint(low, high, tuple(shape), generator=generator, device=generator.device, dtype=torch.int64)
+    return x.to(device=device, dtype=dtype)
+
+
+def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype an oracle sums in: float64 on the CPU for reduced precision, so the oracle is the exact answer."""
+    return torch.float64 if dtype.is_floating_point else dtype

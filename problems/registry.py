@@ -1,0 +1,280 @@
+"""Discovers problem folders and validates them against the problem contract.
+
+A problem is a folder ``problems/<category>/<name>/`` holding ``problem.toml`` (metadata as data),
+``reference.py`` (``solution``, ``make_inputs``, ``oracle``) and ``README.md`` (the statement).
+Every field is checked here, once, so the evaluator and the portal can trust what they are given;
+a malformed folder raises :class:`ProblemError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping
+
+PROBLEMS_ROOT = Path(__file__).resolve().parent
+
+CATEGORIES: dict[str, str] = {
+    "collectives": "Collectives",
+    "tensor-parallel": "Tensor parallel",
+    "sequence-parallel": "Sequence / context parallel",
+    "expert-parallel": "Expert parallel",
+    "data-parallel": "Data parallel / ZeRO / FSDP",
+    "pipeline": "Pipeline parallel",
+    "vocab-parallel": "Vocab parallel / RL",
+    "non-llm": "Non-LLM (FFT, graph, geometry, sorting, science)",
+}
+
+DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "float8_e4m3fn")
+PRESETS = ("small", "bench")
+ROOFLINE_TERMS = ("link_bytes_per_rank", "hbm_bytes_per_rank", "flops_per_rank")
+REFERENCE_FUNCTIONS = ("solution", "make_inputs", "oracle")
+
+
+class ProblemError(ValueError):
+    """A problem folder breaks the contract; the message names the file, the field and the fix."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    dtype: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    path: Path
+    title: str
+    category: str
+    version: int
+    codebase: str
+    function: str
+    world_sizes: tuple[int, ...]
+    presets: Mapping[str, Preset]
+    tolerances: Mapping[str, Tolerance]
+    roofline: Mapping[str, str]
+    statement: str
+    content_hash: str
+    suite: str = "arena"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def reference_path(self) -> Path:
+        return self.path / "reference.py"
+
+    @property
+    def reference_source(self) -> str:
+        return self.reference_path.read_text()
+
+    def tolerance(self, dtype: str) -> Tolerance:
+        return self.tolerances[dtype]
+
+    def roofline_terms(self, world_size: int, preset: str) -> dict[str, float]:
+        """Bytes each rank must move over the interconnect and through HBM, and its FLOPs."""
+        p = self.presets[preset]
+        names = dict(p.params)
+        names["W"] = world_size
+        names["E"] = element_size(p.dtype)
+        return {term: float(evaluate_expression(expr, names)) for term, expr in self.roofline.items()}
+
+    def load_reference(self) -> ModuleType:
+        return load_module(self.reference_path, f"arena_problem_{self.id.replace('/', '_').replace('-', '_')}")
+
+
+def element_size(dtype: str) -> int:
+    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
+            "int8": 1, "uint8": 1, "float8_e4m3fn": 1}[dtype]
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ProblemError(f"{path}: cannot be imported as a Python module.")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load,
+                  ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod, ast.USub,
+                  ast.Call)
+_ALLOWED_CALLS = {"min": min, "max": max, "log2": lambda x: __import__("math").log2(x)}
+
+
+def evaluate_expression(expr: str, names: Mapping[str, Any]) -> float:
+    """Evaluates a roofline formula such as ``2 * (W - 1) / W * N * E`` over a preset's sizes.
+
+    Only arithmetic, the size names, ``W`` (world size), ``E`` (element bytes) and min/max/log2 are allowed,
+    so a problem file cannot run code through its metadata.
+    """
+    tree = ast.parse(str(expr), mode="eval")
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise ProblemError(f"roofline formula {expr!r} uses {type(node).__name__}, which is not allowed")
+        if isinstance(node, ast.Name) and node.id not in names and node.id not in _ALLOWED_CALLS:
+            raise ProblemError(f"roofline formula {expr!r} names {node.id!r}, which is not a size parameter")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _ALLOWED_CALLS):
+            raise ProblemError(f"roofline formula {expr!r} calls something other than min, max or log2")
+    return eval(compile(tree, "<roofline>", "eval"), {"__builtins__": {}, **_ALLOWED_CALLS}, dict(names))
+
+
+def _require(table: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in table:
+        raise ProblemError(f"{where}: the field '{key}' is missing; add it (see docs/contributing-problems.md).")
+    value = table[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ProblemError(f"{where}: the field '{key}' must be {names}, not {type(value).__name__} ({value!r}).")
+    return value
+
+
+def content_hash(folder: Path) -> str:
+    """Hash of everything that defines the problem, so results only compare like with like."""
+    h = hashlib.sha256()
+    for name in ("problem.toml", "reference.py", "README.md"):
+        h.update(name.encode())
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()
+
+
+def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena") -> Problem:
+    """Reads and validates one problem folder."""
+    folder = Path(folder)
+    problem_id = folder.relative_to(root).as_posix()
+    toml_path = folder / "problem.toml"
+    where = str(toml_path.relative_to(root.parent)) if root.parent in toml_path.parents else str(toml_path)
+    for name in ("problem.toml", "reference.py", "README.md"):
+        if not (folder / name).is_file():
+            raise ProblemError(f"{problem_id}: {name} is missing; every problem folder needs problem.toml, "
+                               f"reference.py and README.md.")
+    try:
+        meta = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ProblemError(f"{where}: not valid TOML ({exc}).") from exc
+
+    title = _require(meta, "title", str, where)
+    category = _require(meta, "category", str, where)
+    if category not in CATEGORIES:
+        raise ProblemError(f"{where}: the field 'category' is {category!r}; use one of {', '.join(CATEGORIES)}.")
+    if suite == "arena" and not problem_id.startswith(category + "/"):
+        raise ProblemError(f"{where}: the folder is under {problem_id.split('/')[0]!r} but 'category' says "
+                           f"{category!r}; move the folder or fix the field.")
+    version = _require(meta, "version", int, where)
+    if version < 1:
+        raise ProblemError(f"{where}: the field 'version' must be 1 or more.")
+    source = _require(meta, "source", dict, where)
+    codebase = _require(source, "codebase", str, f"{where} [source]")
+    function = _require(source, "function", str, f"{where} [source]")
+
+    world_sizes = tuple(_require(meta, "world_sizes", list, where))
+    if not world_sizes or any(not isinstance(w, int) or isinstance(w, bool) or w < 1 for w in world_sizes):
+        raise ProblemError(f"{where}: the field 'world_sizes' must be a non-empty list of positive integers.")
+
+    presets_table = _require(meta, "presets", dict, where)
+    presets: dict[str, Preset] = {}
+    for name in PRESETS:
+        if name not in presets_table:
+            raise ProblemError(f"{where}: [presets.{name}] is missing; every problem needs 'small' and 'bench'.")
+        p = presets_table[name]
+        pw = f"{where} [presets.{name}]"
+        dtype = _require(p, "dtype", str, pw)
+        if dtype not in DTYPES:
+            raise ProblemError(f"{pw}: the field 'dtype' is {dtype!r}; use one of {', '.join(DTYPES)}.")
+        params = {k: v for k, v in p.items() if k != "dtype"}
+        for k, v in params.items():
+            if not isinstance(v, (int, float, str, bool)):
+                raise ProblemError(f"{pw}: the size parameter '{k}' must be a number, string or boolean.")
+        presets[name] = Preset(name=name, dtype=dtype, params=params)
+
+    tol_table = _require(meta, "tolerance", dict, where)
+    tolerances: dict[str, Tolerance] = {}
+    for dtype, t in tol_table.items():
+        tw = f"{where} [tolerance.{dtype}]"
+        if dtype not in DTYPES:
+            raise ProblemError(f"{tw}: {dtype!r} is not a known dtype; use one of {', '.join(DTYPES)}.")
+        atol = _require(t, "atol", (int, float), tw)
+        rtol = _require(t, "rtol", (int, float), tw)
+        if atol < 0 or rtol < 0:
+            raise ProblemError(f"{tw}: tolerances cannot be negative.")
+        tolerances[dtype] = Tolerance(float(atol), float(rtol))
+    for p in presets.values():
+        if p.dtype not in tolerances:
+            raise ProblemError(f"{where}: preset '{p.name}' uses {p.dtype} but [tolerance.{p.dtype}] is missing.")
+
+    roofline = _require(meta, "roofline", dict, where)
+    for term in ROOFLINE_TERMS:
+        expr = _require(roofline, term, (str, int, float), f"{where} [roofline]")
+        for p in presets.values():
+            for w in world_sizes:
+                try:
+                    value = evaluate_expression(str(expr), {**p.params, "W": w, "E": element_size(p.dtype)})
+                except ProblemError as exc:
+                    raise ProblemError(f"{where} [roofline] {term}: {exc}") from exc
+                except Exception as exc:  # a formula that divides by zero or mistypes a name
+                    raise ProblemError(f"{where} [roofline] {term}: {expr!r} fails for preset {p.name}, "
+                                       f"W={w}: {exc}") from exc
+                if value < 0:
+                    raise ProblemError(f"{where} [roofline] {term}: {expr!r} is negative for preset {p.name}.")
+    unknown = set(roofline) - set(ROOFLINE_TERMS)
+    if unknown:
+        raise ProblemError(f"{where} [roofline]: unknown terms {sorted(unknown)}; use {', '.join(ROOFLINE_TERMS)}.")
+
+    reference_source = (folder / "reference.py").read_text()
+    try:
+        tree = ast.parse(reference_source)
+    except SyntaxError as exc:
+        raise ProblemError(f"{problem_id}/reference.py: syntax error at line {exc.lineno}: {exc.msg}.") from exc
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for fn in REFERENCE_FUNCTIONS:
+        if fn not in defined:
+            raise ProblemError(f"{problem_id}/reference.py: the function '{fn}' is missing; a reference defines "
+                               f"solution(*inputs), make_inputs(...) and oracle(...).")
+    statement = (folder / "README.md").read_text()
+    if not statement.strip():
+        raise ProblemError(f"{problem_id}/README.md: the statement is empty.")
+
+    return Problem(
+        id=problem_id, path=folder, title=title, category=category, version=version, codebase=codebase,
+        function=function, world_sizes=world_sizes, presets=presets, tolerances=tolerances,
+        roofline={k: str(v) for k, v in roofline.items()}, statement=statement,
+        content_hash=content_hash(folder), suite=suite,
+        extra={k: v for k, v in meta.items() if k in ("summary", "tags")},
+    )
+
+
+def discover(root: Path = PROBLEMS_ROOT) -> dict[str, Problem]:
+    """Every problem folder under ``root`` (any folder holding a problem.toml), validated."""
+    problems: dict[str, Problem] = {}
+    for toml_path in sorted(Path(root).glob("*/*/problem.toml")):
+        problem = load_problem(toml_path.parent, root)
+        problems[problem.id] = problem
+    return problems
+
+
+@functools.cache
+def catalogue() -> dict[str, Problem]:
+    """The built-in suite, validated once per process."""
+    return discover(PROBLEMS_ROOT)
+
+
+def get(problem_id: str) -> Problem:
+    problems = catalogue()
+    if problem_id not in problems:
+        known = ", ".join(sorted(problems)[:8])
+        raise ProblemError(f"unknown problem {problem_id!r}; known problems include {known} "
+                           f"(run `arena problems` for the full list).")
+    return problems[problem_id]

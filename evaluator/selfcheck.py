@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import traceback
+from pathlib import Path
 from dataclasses import dataclass
 
 import torch
@@ -14,7 +15,7 @@ import torch.multiprocessing as mp
 
 from evaluator.correctness import as_tuple, clone_inputs, compare
 from problems.common import dtype_of
-from problems.registry import Problem, get
+from problems.registry import Problem, get, load_module
 
 
 @dataclass(frozen=True)
@@ -35,14 +36,15 @@ def _inputs(problem: Problem, module, rank: int, world_size: int, seed: int, pre
 
 
 def _rank_main(rank: int, problem_id: str, world_size: int, seed: int, preset: str, store_path: str,
-               result_dir: str) -> None:
+               result_dir: str, solution_path: str | None) -> None:
     torch.set_num_threads(1)
     problem = get(problem_id)
     module = problem.load_reference()
+    solve = module.solution if solution_path is None else load_module(Path(solution_path), "arena_selfcheck").solution
     dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=world_size)
     try:
         inputs = _inputs(problem, module, rank, world_size, seed, preset)
-        out = module.solution(*clone_inputs(inputs))
+        out = solve(*clone_inputs(inputs))
         torch.save([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in as_tuple(out)],
                    os.path.join(result_dir, f"rank{rank}.pt"))
         dist.barrier()
@@ -65,7 +67,9 @@ def flatness_error(problem: Problem, expected: list, preset: str) -> str | None:
     return None
 
 
-def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "small") -> SelfCheckReport:
+def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "small",
+          solution_path: str | Path | None = None) -> SelfCheckReport:
+    """Checks the reference (or, given ``solution_path``, that solution file) against the oracle on CPU."""
     problem = get(problem_id)
     errors: list[str] = []
     module = problem.load_reference()
@@ -77,7 +81,8 @@ def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "sma
                                                                 f"{world_size} ranks",))
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            mp.start_processes(_rank_main, args=(problem_id, world_size, seed, preset, os.path.join(tmp, "store"), tmp),
+            mp.start_processes(_rank_main, args=(problem_id, world_size, seed, preset, os.path.join(tmp, "store"), tmp,
+                                                   None if solution_path is None else str(solution_path)),
                                nprocs=world_size, join=True, start_method="fork")
         except Exception:
             return SelfCheckReport(problem_id, world_size, preset,
@@ -88,6 +93,8 @@ def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "sma
             mismatch = compare(tuple(got), as_tuple(expected[r]), tol.atol, tol.rtol)
             if mismatch:
                 errors.append(f"rank {r}: reference differs from oracle: {mismatch.message}")
+    if solution_path is not None:
+        return SelfCheckReport(problem_id, world_size, preset, tuple(errors))
     flat = flatness_error(problem, expected, preset)
     if flat:
         errors.append(flat)

@@ -1,0 +1,32 @@
+"""The self-contained description of one evaluation: what an RQ job carries to a worker."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUTS = {"setup": 120.0, "correctness": 120.0, "timing": 180.0}
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    problem_id: str
+    solution_source: str
+    profile: str = "cpu-gloo-2"
+    solution_name: str = "solution.py"
+    problem_version: int | None = None  # when set, the worker refuses a problem of another version
+    problem_hash: str | None = None
+    trials: int = 5
+    timing_iterations: int | None = None  # None: the profile's default
+    warmup_iterations: int | None = None
+    timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIMEOUTS))
+    measure_timing: bool = True
+    seed: int | None = None  # None: drawn by the launcher where the solution cannot see it
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EvalSpec":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)

@@ -24,8 +24,8 @@ def _reply_queue() -> Queue | None:
     return Queue(WEB_QUEUE, connection=job.connection)
 
 
-def evaluate_job(spec: dict[str, Any], attempt_id: int) -> dict[str, Any]:
-    """Evaluates one attempt and sends the result document to the web side.
+def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
+    """Evaluates one submission and sends the result document to the web side.
 
     The reply is sent even when the evaluator itself fails, as an ``infra_error`` document, so the row never
     waits for the reaper when the worker is alive.
@@ -35,7 +35,7 @@ def evaluate_job(spec: dict[str, Any], attempt_id: int) -> dict[str, Any]:
     queue = _reply_queue()
     job = get_current_job()
     if queue is not None:
-        queue.enqueue(MARK_RUNNING, attempt_id, job.worker_name if job else "", time.time())
+        queue.enqueue(MARK_RUNNING, submission_id, job.worker_name if job else "", time.time())
     try:
         document = evaluate(EvalSpec.from_dict(spec))
     except Exception as exc:  # the evaluator's own failure, not the solution's
@@ -43,5 +43,5 @@ def evaluate_job(spec: dict[str, Any], attempt_id: int) -> dict[str, Any]:
         document["verdict"] = Verdict.INFRA_ERROR.value
         document["message"] = f"the evaluator failed: {type(exc).__name__}: {exc}"
     if queue is not None:
-        queue.enqueue(RECORD_RESULT, attempt_id, document)
+        queue.enqueue(RECORD_RESULT, submission_id, document)
     return document

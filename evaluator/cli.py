@@ -1,0 +1,207 @@
+"""The `arena` command: evaluate locally with no portal, list and check problems, submit to a portal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Sequence
+
+from evaluator.profiles import PROFILES
+from evaluator.spec import EvalSpec
+
+
+def _print_result(doc: dict[str, Any]) -> None:
+    print(f"verdict: {doc['verdict']}")
+    if doc.get("message"):
+        print(f"  {doc['message']}")
+    if doc.get("failed_ranks"):
+        print(f"  failed ranks: {', '.join(map(str, doc['failed_ranks']))}")
+    timing = doc.get("timing")
+    if timing:
+        b, s = timing["baseline"], timing["solution"]
+        print(f"timing ({timing['method']}, {timing['iterations']} iterations):")
+        print(f"  baseline  median {b['median_us']:10.2f} µs  p10 {b['p10_us']:10.2f}  p90 {b['p90_us']:10.2f}")
+        print(f"  solution  median {s['median_us']:10.2f} µs  p10 {s['p10_us']:10.2f}  p90 {s['p90_us']:10.2f}")
+        print(f"  speedup   {timing['speedup']:.3f} ± {timing['speedup_uncertainty']:.3f} "
+              f"(95% CI {timing['speedup_ci'][0]:.3f}–{timing['speedup_ci'][1]:.3f})")
+        graph = timing.get("graph") or {}
+        if graph.get("baseline"):
+            print(f"  graph     baseline {graph['baseline']['median_us']:.2f} µs, solution "
+                  f"{graph['solution']['median_us']:.2f} µs, speedup {graph['speedup']:.3f}")
+    roof = doc.get("roofline")
+    if roof:
+        print(f"roofline: {roof['time_us']:.2f} µs ({roof['bound']}-bound); baseline reaches "
+              f"{roof['baseline_fraction']:.1%}, solution {roof['solution_fraction']:.1%}")
+    if doc.get("traceback"):
+        print(doc["traceback"].rstrip())
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from evaluator.runner import evaluate
+
+    path = Path(args.solution)
+    if not path.is_file():
+        print(f"arena: no such solution file: {path}", file=sys.stderr)
+        return 2
+    spec = EvalSpec(problem_id=args.problem, solution_source=path.read_text(), profile=args.hardware,
+                    solution_name=path.name, trials=args.trials, seed=args.seed,
+                    measure_timing=not args.no_timing, timing_iterations=args.iterations)
+    try:
+        doc = evaluate(spec)
+    except ValueError as exc:  # unknown problem or profile: the user's mistake, said plainly
+        print(f"arena: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+    else:
+        _print_result(doc)
+    return 0
+
+
+def cmd_problems(args: argparse.Namespace) -> int:
+    from problems.registry import catalogue
+
+    for problem in catalogue().values():
+        sizes = ",".join(map(str, problem.world_sizes))
+        print(f"{problem.id:50s} v{problem.version}  W={sizes:8s} {problem.title}")
+    return 0
+
+
+def cmd_check_problem(args: argparse.Namespace) -> int:
+    from evaluator.selfcheck import check
+
+    failed = False
+    for w in args.world_size:
+        report = check(args.problem, w, solution_path=args.solution)
+        status = "ok" if report.ok else "FAILED"
+        print(f"{args.problem} W={w}: {status}")
+        for e in report.errors:
+            print(f"  {e}")
+        failed = failed or not report.ok
+    return 1 if failed else 0
+
+
+def _request(url: str, token: str, data: bytes | None = None, content_type: str | None = None) -> dict[str, Any]:
+    headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    req = urllib.request.Request(url, data=data, headers=headers, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode(errors="replace")
+        raise SystemExit(f"arena: the portal refused the request ({exc.code}): {body[:2000]}")
+    except urllib.error.URLError as exc:
+        raise SystemExit(f"arena: cannot reach the portal at {url}: {exc.reason}")
+
+
+def _follow(url: str, token: str, done: Any, timeout_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        data = _request(url, token)
+        if done(data) or time.monotonic() > deadline:
+            return data
+        time.sleep(2)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    portal = args.portal.rstrip("/")
+    if args.model_run:
+        from evaluator.multipart import encode
+
+        body, ctype = encode({}, {"archive": Path(args.model_run)})
+        created = _request(f"{portal}/api/model-runs/", args.token, body, ctype)
+        print(f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued")
+        if args.no_follow:
+            return 0
+        final = _follow(f"{portal}/api/model-runs/{created['id']}/", args.token,
+                        lambda d: d.get("state") == "finished", args.timeout)
+        print(json.dumps(final, indent=2) if args.json else
+              f"model run {final['id']}: {final.get('attempts_done')}/{final.get('attempts_total')} attempts done")
+        return 0
+    if not (args.problem and args.solution):
+        print("arena: submit needs --problem and --solution, or --model-run ARCHIVE", file=sys.stderr)
+        return 2
+    path = Path(args.solution)
+    payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
+                          "source": path.read_text()}).encode()
+    created = _request(f"{portal}/api/submissions/", args.token, payload, "application/json")
+    print(f"submission {created['id']} queued on {args.hardware}")
+    if args.no_follow:
+        return 0
+    final = _follow(f"{portal}/api/submissions/{created['id']}/", args.token,
+                    lambda d: d.get("state") in ("finished", "cancelled"), args.timeout)
+    if args.json:
+        print(json.dumps(final, indent=2))
+    else:
+        print(f"state: {final.get('state')}  verdict: {final.get('verdict')}")
+        if final.get("result"):
+            _print_result(final["result"])
+    return 0
+
+
+def cmd_import_pkb(args: argparse.Namespace) -> int:
+    from evaluator.pkb import import_checkout
+
+    report = import_checkout(Path(args.path), Path(args.into) if args.into else None)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena", description="Parallel Kernel Arena: evaluate multi-GPU kernels.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("eval", help="evaluate a solution locally, no portal needed")
+    ev.add_argument("--problem", required=True, help="problem id, e.g. collectives/all_reduce")
+    ev.add_argument("--solution", required=True, help="path to the solution .py file")
+    ev.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES), help="hardware profile")
+    ev.add_argument("--trials", type=int, default=5, help="correctness trials of fresh random inputs")
+    ev.add_argument("--iterations", type=int, default=None, help="timed iterations (default per profile)")
+    ev.add_argument("--seed", type=int, default=None, help="pin the seeds (for reproducing a failure)")
+    ev.add_argument("--no-timing", action="store_true", help="check correctness only")
+    ev.add_argument("--json", action="store_true", help="print the whole result document as JSON")
+    ev.set_defaults(func=cmd_eval)
+
+    pr = sub.add_parser("problems", help="list the problem catalogue")
+    pr.set_defaults(func=cmd_problems)
+
+    ck = sub.add_parser("check-problem", help="prove a problem's reference equal to its oracle on CPU")
+    ck.add_argument("problem")
+    ck.add_argument("--world-size", type=int, nargs="+", default=[2, 4])
+    ck.add_argument("--solution", default=None, help="check this solution file against the oracle instead")
+    ck.set_defaults(func=cmd_check_problem)
+
+    sb = sub.add_parser("submit", help="send a solution or a model run to a portal and follow it to the end")
+    sb.add_argument("--portal", default="http://127.0.0.1:8000")
+    sb.add_argument("--token", required=True, help="API token from your account page")
+    sb.add_argument("--problem")
+    sb.add_argument("--solution")
+    sb.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES))
+    sb.add_argument("--model-run", help="a model-run archive (.zip or .tar.gz)")
+    sb.add_argument("--no-follow", action="store_true")
+    sb.add_argument("--timeout", type=float, default=1800)
+    sb.add_argument("--json", action="store_true")
+    sb.set_defaults(func=cmd_submit)
+
+    ip = sub.add_parser("import-pkb", help="register a ParallelKernelBench checkout's problems as a suite")
+    ip.add_argument("path")
+    ip.add_argument("--into", default=None, help="where to write the imported suite (default: the catalogue)")
+    ip.set_defaults(func=cmd_import_pkb)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""evaluate(spec) -> result document: prepares a private working directory, launches the ranks, and turns what
+they reported into exactly one verdict."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator import roofline as rf
+from evaluator import stats
+from evaluator.launcher import LaunchOutcome, launch
+from evaluator.profiles import HardwareProfile, get_profile
+from evaluator.result import Verdict, empty_document
+from evaluator.spec import EvalSpec
+from problems.registry import Problem, get
+
+# Defaults per device: CPU timings on gloo are coarse and only prove the pipeline; GPU timings are the product.
+ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
+SUSPICIOUS_SPEEDUP = 20.0
+
+
+def _seeds(spec: EvalSpec) -> list[int]:
+    """Seeds for set-up, every trial, the timing pool and the order of the interleaving: drawn here, where the
+    solution cannot see them, unless the spec pins one (tests do, for repeatable failures)."""
+    base = spec.seed if spec.seed is not None else secrets.randbits(48)
+    return [base + 7919 * i for i in range(1 + spec.trials + 4)]
+
+
+def _uses_nccl(source: str) -> bool:
+    needles = ("dist.all_reduce", "dist.all_gather", "dist.reduce_scatter", "dist.all_to_all", "dist.broadcast",
+               "torch.distributed.", "dist.send", "dist.recv", "dist.isend", "dist.irecv", "batch_isend_irecv",
+               "dist.reduce(", "dist.gather", "dist.scatter", "funcol.", "_functional_collectives")
+    return any(n in source for n in needles)
+
+
+def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False) -> dict[str, Any]:
+    started = time.monotonic()
+    doc = empty_document()
+    profile = get_profile(spec.profile)
+    problem = get(spec.problem_id)
+    world_size = profile.world_size
+    doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
+                      "suite": problem.suite, "preset": profile.preset, "world_size": world_size}
+    doc["solution"] = {"name": spec.solution_name,
+                       "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
+                       "uses_collectives_api": _uses_nccl(spec.solution_source)}
+    doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
+                      "world_size": world_size}
+    refusal = _spec_refusal(spec, problem, profile)
+    if refusal:
+        doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value if "version" in refusal else \
+            Verdict.REJECTED.value, refusal
+        return doc
+
+    iterations, warmup = ITERATIONS[profile.device]
+    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent))
+    try:
+        (workdir / "solution").mkdir()
+        filename = Path(spec.solution_name).name if spec.solution_name.endswith(".py") else "solution.py"
+        (workdir / "solution" / filename).write_text(spec.solution_source)
+        (workdir / "config.json").write_text(json.dumps({
+            "problem_id": problem.id, "preset": profile.preset, "world_size": world_size,
+            "backend": profile.backend, "device": profile.device, "solution_file": filename,
+            "trials": spec.trials, "measure_timing": spec.measure_timing,
+            "timing_iterations": spec.timing_iterations or iterations,
+            "warmup_iterations": spec.warmup_iterations if spec.warmup_iterations is not None else warmup,
+        }))
+        outcome = launch(workdir, world_size, _seeds(spec), spec.timeouts)
+        _interpret(doc, outcome, problem, profile, world_size)
+    finally:
+        if not keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    doc["phases"]["total"] = round(time.monotonic() - started, 3)
+    return doc
+
+
+def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) -> str | None:
+    if profile.world_size not in problem.world_sizes:
+        return (f"{problem.id} supports world sizes {list(problem.world_sizes)}; profile {profile.name} has "
+                f"{profile.world_size}")
+    if spec.problem_version is not None and spec.problem_version != problem.version:
+        return (f"this worker has {problem.id} version {problem.version}, the submission was made against version "
+                f"{spec.problem_version}; update the worker's checkout")
+    if spec.problem_hash is not None and spec.problem_hash != problem.content_hash:
+        return f"this worker's copy of {problem.id} differs from the portal's (content hash); update the worker"
+    if spec.trials < 1:
+        return "at least one correctness trial is needed"
+    return None
+
+
+def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profile: HardwareProfile,
+               world_size: int) -> None:
+    doc["phases"] = dict(out.phase_seconds)
+    doc["phases"]["launch_wall"] = out.wall_seconds
+    doc["logs"] = out.logs()
+    envs = out.messages("environment")
+    if envs:
+        doc["environment"] = {k: v for k, v in envs[0].items() if k not in ("rank", "seq", "kind", "at")}
+        if profile.device == "cuda":
+            doc["environment"]["gpus"] = sorted({e.get("gpu") for e in envs})
+    trials: dict[int, list[dict[str, Any]]] = {}
+    for m in out.messages("trial"):
+        trials.setdefault(m["trial"], []).append({"rank": m["rank"], "ok": m["ok"], "error": m["error"],
+                                                  "max_abs_error": m.get("max_abs_error")})
+    doc["trials"] = [{"trial": t, "ranks": sorted(r, key=lambda x: x["rank"])} for t, r in sorted(trials.items())]
+    errors = sorted(out.messages("error"), key=lambda m: m["at"])
+
+    def finish(verdict: Verdict, message: str, ranks: list[int] | None = None) -> None:
+        doc["verdict"], doc["message"], doc["failed_ranks"] = verdict.value, message, sorted(set(ranks or []))
+
+    if out.channel_error:
+        return finish(Verdict.REJECTED, out.channel_error)
+    rejected = [e for e in errors if e["category"] == "rejected"]
+    if rejected:
+        return finish(Verdict.REJECTED, rejected[0]["message"], [e["rank"] for e in rejected])
+    if errors:
+        first = errors[0]
+        failing = [e["rank"] for e in errors if e["phase"] == first["phase"]]
+        verdict = Verdict.COMPILE_ERROR if first["category"] == "compile" else Verdict.RUNTIME_ERROR
+        where = "while importing the solution" if first["category"] == "compile" else f"in the {first['phase']} phase"
+        doc["traceback"] = first.get("traceback", "")
+        return finish(verdict, f"rank {first['rank']} failed {where}: {first['message']}", failing)
+    if out.timed_out:
+        names = ", ".join(str(r) for r in out.timed_out)
+        return finish(Verdict.TIMEOUT, f"the {out.timeout_phase} phase passed its limit; rank(s) {names} did not "
+                                       f"finish it and every rank was stopped", out.timed_out)
+    crashed = [r for r in out.ranks if r.exit_code not in (0, None) and not r.done]
+    if crashed:
+        return finish(Verdict.RUNTIME_ERROR,
+                      "; ".join(f"rank {r.rank} exited with status {r.exit_code} in the {r.phase} phase "
+                                f"without reporting an error (killed by a signal or os._exit)" for r in crashed),
+                      [r.rank for r in crashed])
+    early = [r for r in out.ranks if not r.done]
+    if early:
+        return finish(Verdict.REJECTED, "; ".join(f"rank {r.rank} exited in the {r.phase} phase before the harness "
+                                                  f"finished (a solution must not end the process)" for r in early),
+                      [r.rank for r in early])
+    bad = [(t["trial"], r) for t in doc["trials"] for r in t["ranks"] if not r["ok"]]
+    if len(doc["trials"]) == 0:
+        return finish(Verdict.INFRA_ERROR, "no correctness trial was reported")
+    if bad:
+        t, r = bad[0]
+        return finish(Verdict.WRONG_OUTPUT, f"trial {t}, rank {r['rank']}: {r['error']}",
+                      [r["rank"] for _, r in bad])
+    timing_msgs = sorted(out.messages("timing"), key=lambda m: m["rank"])
+    if not timing_msgs:
+        return finish(Verdict.PASSED, f"correct on {len(doc['trials'])} trials × {world_size} ranks; not timed")
+    doc["timing"], message = _timing(timing_msgs, world_size)
+    if message:
+        return finish(Verdict.REJECTED, message)
+    roof = rf.roofline(problem, profile, world_size)
+    base_us = doc["timing"]["baseline"]["median_us"]
+    sol_us = doc["timing"]["solution"]["median_us"]
+    roof["baseline_fraction"] = rf.fraction(roof["time_us"], base_us)
+    roof["solution_fraction"] = rf.fraction(roof["time_us"], sol_us)
+    doc["roofline"] = roof
+    doc["flags"]["uses_collectives_api"] = doc["solution"]["uses_collectives_api"]
+    doc["flags"]["suspicious_speedup"] = doc["timing"]["speedup"] > SUSPICIOUS_SPEEDUP
+    if rf.impossible(roof["time_us"], sol_us):
+        return finish(Verdict.REJECTED, f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the "
+                                        f"{profile.name} hardware allows for this problem ({roof['bound']}-bound): "
+                                        f"physically impossible, so the work was not all done or not all timed")
+    finish(Verdict.PASSED, f"correct on {len(doc['trials'])} trials × {world_size} ranks; "
+                           f"{doc['timing']['speedup']:.3f}× the baseline "
+                           f"(± {doc['timing']['speedup_uncertainty']:.3f})")
+
+
+def _timing(msgs: list[dict[str, Any]], world_size: int) -> tuple[dict[str, Any], str | None]:
+    eager = [m["eager"] for m in msgs]
+    recheck_errors = [e for m in eager for e in m["recheck_errors"]]
+    base = stats.slowest_rank([m["times_us"]["baseline"] for m in eager])
+    sol = stats.slowest_rank([m["times_us"]["solution"] for m in eager])
+    sp = stats.speedup(base, sol)
+    timing: dict[str, Any] = {
+        "method": msgs[0]["method"],
+        "figure": "device time per call, slowest rank per iteration, median over iterations"
+                  if msgs[0]["method"].startswith("cuda") else
+                  "host time per call after a barrier, slowest rank per iteration, median over iterations",
+        "spin_us": msgs[0].get("spin_us", 0.0),
+        "iterations": len(base),
+        "baseline": stats.summarize(base),
+        "solution": stats.summarize(sol),
+        "speedup": sp["speedup"], "speedup_ci": [sp["ci_low"], sp["ci_high"]],
+        "speedup_uncertainty": sp["uncertainty"],
+        "launch_cpu_us": {k: stats.summarize(stats.slowest_rank([m["launch_us"][k] for m in eager]))["median_us"]
+                          for k in ("baseline", "solution")},
+        "rechecked_outputs": sum(m["rechecked"] for m in eager),
+        "graph": None,
+    }
+    graphs = [m["graph"] for m in msgs]
+    if all(g.get("available") for g in graphs):
+        gb = stats.slowest_rank([g["times_us"]["baseline"] for g in graphs])
+        gs = stats.slowest_rank([g["times_us"]["solution"] for g in graphs])
+        gsp = stats.speedup(gb, gs)
+        recheck_errors += [e for g in graphs for e in g["recheck_errors"]]
+        timing["graph"] = {"method": "cuda-graph-replay-behind-spin-kernel", "baseline": stats.summarize(gb),
+                           "solution": stats.summarize(gs), "speedup": gsp["speedup"],
+                           "speedup_ci": [gsp["ci_low"], gsp["ci_high"]]}
+    else:
+        timing["graph"] = {"available": False,
+                           "reason": next((g.get("reason") for g in graphs if not g.get("available")), "")}
+    if recheck_errors:
+        return timing, (f"outputs produced while being timed were wrong although the correctness trials passed "
+                        f"({recheck_errors[0]}): results that depend on being timed, or work left running "
+                        f"on another stream, are not allowed")
+    return timing, None

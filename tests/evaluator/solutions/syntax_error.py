@@ -1,0 +1,4 @@
+import torch
+
+def solution(x: torch.Tensor) -> torch.Tensor
+    return x

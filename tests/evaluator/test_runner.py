@@ -1,0 +1,103 @@
+"""Known-answer tests of the evaluator on the CPU profiles: each verdict a user can get, from real rank processes."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.runner import evaluate
+from evaluator.spec import EvalSpec
+
+HERE = Path(__file__).parent / "solutions"
+ALL_REDUCE = Path(__file__).resolve().parents[2] / "problems" / "collectives" / "all_reduce" / "solutions"
+
+
+def run(path: Path, profile: str = "cpu-gloo-2", **kw) -> dict:
+    return evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=path.read_text(),
+                             profile=profile, solution_name=path.name, **kw))
+
+
+def rank_processes() -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "evaluator.rank" in cmd:
+                found.append(cmd)
+    return found
+
+
+def test_correct_all_reduce_passes_with_timings_and_roofline():
+    doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
+    assert doc["verdict"] == "passed", doc["message"]
+    assert len(doc["trials"]) == 5 and all(r["ok"] for t in doc["trials"] for r in t["ranks"])
+    assert doc["timing"]["baseline"]["median_us"] > 0 and doc["timing"]["solution"]["median_us"] > 0
+    assert doc["timing"]["speedup_ci"][0] <= doc["timing"]["speedup"] <= doc["timing"]["speedup_ci"][1]
+    assert doc["roofline"]["time_us"] > 0 and 0 < doc["roofline"]["solution_fraction"] < 1
+    assert doc["problem"]["version"] == 1 and len(doc["problem"]["content_hash"]) == 64
+
+
+def test_off_on_one_rank_is_wrong_output_naming_that_rank():
+    doc = run(ALL_REDUCE / "wrong" / "off_on_one_rank.py", profile="cpu-gloo-4")
+    assert doc["verdict"] == "wrong_output"
+    assert doc["failed_ranks"] == [3]
+    assert "rank 3" in doc["message"] and "differ" in doc["message"]
+    assert doc["timing"] is None
+
+
+def test_raise_on_rank1_is_runtime_error_naming_rank1():
+    doc = run(HERE / "raises_on_rank1.py")
+    assert doc["verdict"] == "runtime_error"
+    assert doc["failed_ranks"] == [1]
+    assert "rank 1" in doc["message"] and "deliberate failure on rank 1" in doc["message"]
+
+
+def test_hang_on_rank0_times_out_within_limit_and_leaves_no_process():
+    limits = {"setup": 6.0, "correctness": 6.0, "timing": 6.0}
+    started = time.monotonic()
+    doc = run(HERE / "hangs_on_rank0.py", timeouts=limits)
+    elapsed = time.monotonic() - started
+    assert doc["verdict"] == "timeout"
+    assert 0 in doc["failed_ranks"]
+    assert "setup" in doc["message"]
+    assert elapsed < limits["setup"] + 10
+    assert rank_processes() == []
+
+
+def test_syntax_error_is_compile_error_on_every_rank():
+    doc = run(HERE / "syntax_error.py")
+    assert doc["verdict"] == "compile_error"
+    assert doc["failed_ranks"] == [0, 1]
+    assert "SyntaxError" in doc["message"]
+
+
+def test_world_size_the_problem_does_not_support_is_refused_before_launch(tmp_path):
+    from evaluator.profiles import PROFILES
+
+    assert "cpu-gloo-4" in PROFILES
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source="def solution(x): return x",
+                            profile="cpu-gloo-2", problem_version=99))
+    assert doc["verdict"] == "infra_error" and "version" in doc["message"]
+
+
+def test_cli_eval_exits_zero_and_prints_the_verdict():
+    proc = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "collectives/all_reduce",
+                           "--solution", str(ALL_REDUCE / "wrong" / "off_on_one_rank.py"), "--no-timing"],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 0, proc.stderr
+    assert "verdict: wrong_output" in proc.stdout
+
+
+def test_cli_eval_unknown_problem_says_so_and_exits_two():
+    proc = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "nope/nothing",
+                           "--solution", str(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 2
+    assert "unknown problem 'nope/nothing'" in proc.stderr

@@ -271,10 +271,13 @@ def catalogue() -> dict[str, Problem]:
     return discover(PROBLEMS_ROOT)
 
 
+@functools.cache
 def get(problem_id: str) -> Problem:
-    problems = catalogue()
-    if problem_id not in problems:
-        known = ", ".join(sorted(problems)[:8])
+    """One problem by id, validated on its own, so one broken folder elsewhere cannot stop an evaluation."""
+    folder = (PROBLEMS_ROOT / problem_id).resolve()
+    if PROBLEMS_ROOT not in folder.parents or not (folder / "problem.toml").is_file():
+        known = ", ".join(sorted(p.parent.relative_to(PROBLEMS_ROOT).as_posix()
+                                 for p in PROBLEMS_ROOT.glob("*/*/problem.toml"))[:8])
         raise ProblemError(f"unknown problem {problem_id!r}; known problems include {known} "
                            f"(run `arena problems` for the full list).")
-    return problems[problem_id]
+    return load_problem(folder, PROBLEMS_ROOT)

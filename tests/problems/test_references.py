@@ -1,0 +1,48 @@
+"""Every problem's distributed reference equals its single-device oracle on CPU at world sizes 2 and 4; no
+output is so flat that a constant would pass; and every known-answer solution gets the verdict its folder says."""
+
+from pathlib import Path
+
+import pytest
+
+from evaluator.selfcheck import check
+from problems.registry import catalogue
+
+PROBLEMS = sorted(catalogue())
+
+
+def _world_sizes(problem_id: str) -> list[int]:
+    return [w for w in (2, 4) if w in catalogue()[problem_id].world_sizes]
+
+
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_reference_matches_oracle_and_is_not_flat(problem_id):
+    sizes = _world_sizes(problem_id)
+    assert sizes, f"{problem_id} supports neither 2 nor 4 ranks"
+    for w in sizes:
+        report = check(problem_id, w)
+        assert report.ok, f"{problem_id} W={w}: {report.errors}"
+
+
+def _known_answers() -> list[tuple[str, Path, bool]]:
+    cases = []
+    for pid in PROBLEMS:
+        folder = catalogue()[pid].path / "solutions"
+        cases += [(pid, p, True) for p in sorted((folder / "correct").glob("*.py"))]
+        cases += [(pid, p, False) for p in sorted((folder / "wrong").glob("*.py"))]
+    return cases
+
+
+@pytest.mark.parametrize("problem_id, path, must_pass", _known_answers(),
+                         ids=lambda v: v.name if isinstance(v, Path) else str(v))
+def test_known_answer_solutions(problem_id, path, must_pass):
+    w = max(_world_sizes(problem_id))
+    report = check(problem_id, w, solution_path=path)
+    assert report.ok == must_pass, f"{path.name} on {problem_id} W={w}: {report.errors}"
+
+
+def test_every_problem_has_a_correct_and_a_wrong_known_answer():
+    for pid in PROBLEMS:
+        folder = catalogue()[pid].path / "solutions"
+        assert list((folder / "correct").glob("*.py")), f"{pid} has no solutions/correct/*.py"
+        assert list((folder / "wrong").glob("*.py")), f"{pid} has no solutions/wrong/*.py"

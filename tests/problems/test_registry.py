@@ -1,0 +1,91 @@
+"""The registry accepts the suite and refuses malformed problems with a message that names file and field."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from problems.registry import PROBLEMS_ROOT, ProblemError, discover, evaluate_expression, get, load_problem
+
+EXAMPLE = PROBLEMS_ROOT / "collectives" / "all_reduce"
+
+
+def make_problem(tmp_path: Path, edit=None, drop: str | None = None) -> Path:
+    folder = tmp_path / "collectives" / "example"
+    shutil.copytree(EXAMPLE, folder)
+    if edit:
+        toml = folder / "problem.toml"
+        toml.write_text(edit(toml.read_text()))
+    if drop:
+        (folder / drop).unlink()
+    return folder
+
+
+def test_the_example_problem_loads(tmp_path):
+    problem = load_problem(make_problem(tmp_path), tmp_path)
+    assert problem.id == "collectives/example"
+    assert problem.presets["bench"].dtype == "bfloat16"
+    assert problem.roofline_terms(4, "bench")["link_bytes_per_rank"] == 2 * 3 / 4 * 8388608 * 2
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda t: t.replace('title = "All-reduce (sum)"\n', ""), "field 'title' is missing"),
+    (lambda t: t.replace("version = 1", 'version = "one"'), "field 'version' must be int"),
+    (lambda t: t.replace('category = "collectives"', 'category = "misc"'), "use one of collectives"),
+    (lambda t: t.replace("world_sizes = [2, 4, 8]", "world_sizes = []"), "'world_sizes' must be a non-empty"),
+    (lambda t: t.replace('dtype = "bfloat16"', 'dtype = "bf16"'), "[presets.bench]: the field 'dtype'"),
+    (lambda t: t.replace("[presets.small]", "[presets.tiny]"), "[presets.small] is missing"),
+    (lambda t: t.replace("[tolerance.bfloat16]", "[tolerance.float16]"), "[tolerance.bfloat16] is missing"),
+    (lambda t: t.replace('"(W + 1) * numel * E"', '"__import__(\'os\')"'), "calls something other than"),
+    (lambda t: t.replace('"(W + 1) * numel * E"', '"(W + 1) * numl * E"'), "names 'numl'"),
+    (lambda t: t + "\n[[broken", "not valid TOML"),
+])
+def test_malformed_metadata_is_refused_naming_file_and_field(tmp_path, edit, fragment):
+    with pytest.raises(ProblemError) as err:
+        load_problem(make_problem(tmp_path, edit), tmp_path)
+    assert fragment in str(err.value)
+    assert "problem.toml" in str(err.value)
+
+
+def test_missing_reference_function_is_named(tmp_path):
+    folder = make_problem(tmp_path)
+    ref = folder / "reference.py"
+    ref.write_text(ref.read_text().replace("def oracle(", "def not_the_oracle("))
+    with pytest.raises(ProblemError, match="the function 'oracle' is missing"):
+        load_problem(folder, tmp_path)
+
+
+def test_missing_statement_file_is_named(tmp_path):
+    with pytest.raises(ProblemError, match="README.md is missing"):
+        load_problem(make_problem(tmp_path, drop="README.md"), tmp_path)
+
+
+def test_category_must_match_the_folder(tmp_path):
+    folder = make_problem(tmp_path, lambda t: t.replace('category = "collectives"', 'category = "pipeline"'))
+    with pytest.raises(ProblemError, match="move the folder or fix the field"):
+        load_problem(folder, tmp_path)
+
+
+def test_content_hash_changes_with_the_reference(tmp_path):
+    folder = make_problem(tmp_path)
+    before = load_problem(folder, tmp_path).content_hash
+    ref = folder / "reference.py"
+    ref.write_text(ref.read_text() + "\n# changed\n")
+    assert load_problem(folder, tmp_path).content_hash != before
+
+
+def test_unknown_problem_lists_known_ones():
+    with pytest.raises(ProblemError, match="unknown problem 'nope/x'.*collectives/all_reduce"):
+        get("nope/x")
+
+
+def test_roofline_formulas_are_arithmetic_only():
+    assert evaluate_expression("max(a, 2) * W", {"a": 1, "W": 4}) == 8
+    with pytest.raises(ProblemError):
+        evaluate_expression("a.__class__", {"a": 1})
+
+
+def test_the_whole_suite_is_valid():
+    problems = discover()
+    assert "collectives/all_reduce" in problems
+    assert all(p.version >= 1 and p.world_sizes for p in problems.values())

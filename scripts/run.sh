@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs and starts the whole product on one machine: Redis (if none answers), the database migrated and the
+# problem catalogue loaded, one RQ worker for the web queue and the CPU profile, and the web server on
+# http://127.0.0.1:8000.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh
+scripts/services.sh
+export DJANGO_DEBUG=${DJANGO_DEBUG:-1}
+py=.venv/bin/python
+$py manage.py migrate --noinput
+$py manage.py load_problems
+$py manage.py vendor_static
+mkdir -p var
+$py manage.py rqworker web cpu-gloo-2 cpu-gloo-4 >var/worker.log 2>&1 &
+worker=$!
+trap 'kill $worker 2>/dev/null || true' EXIT INT TERM
+echo "worker started (log: var/worker.log); portal on http://127.0.0.1:8000"
+$py manage.py runserver 127.0.0.1:8000

@@ -77,6 +77,11 @@ def free_port() -> int:
 
 def rank_environment(rank: int, world_size: int, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+    # Builds are cached by source hash across evaluations: load_inline and Triton key their caches on the source,
+    # so a re-run of the same solution does not rebuild.
+    cache = Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
+    env.setdefault("TORCH_EXTENSIONS_DIR", str(cache / "torch_extensions"))
+    env.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
     env.update(MULTICAST_OFF)
     env.update({
         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank), "LOCAL_RANK": str(rank),

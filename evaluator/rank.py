@@ -105,7 +105,7 @@ class Rank:
     # -- helpers ------------------------------------------------------------------------------------------
     def inputs(self, seed: int) -> tuple:
         return tuple(self.reference_module.make_inputs(self.rank, self.world_size, seed, self.device,
-                                                       self.preset.dtype, **self.preset.params))
+                                                       self.preset.dtype, **self.config["params"]))
 
     def sync(self) -> None:
         if self.device.type == "cuda":

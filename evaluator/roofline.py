@@ -18,9 +18,10 @@ from problems.registry import Problem
 IMPOSSIBLE_MARGIN = 0.9
 
 
-def roofline(problem: Problem, profile: HardwareProfile, world_size: int) -> dict[str, Any]:
+def roofline(problem: Problem, profile: HardwareProfile, world_size: int,
+             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     preset = profile.preset
-    terms = problem.roofline_terms(world_size, preset)
+    terms = problem.roofline_terms(world_size, preset, overrides)
     dtype = problem.presets[preset].dtype
     link_s = terms["link_bytes_per_rank"] / (profile.link_gbps * 1e9)
     if terms["link_bytes_per_rank"] > 0:

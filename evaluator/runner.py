@@ -46,7 +46,8 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     problem = get(spec.problem_id)
     world_size = profile.world_size
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
-                      "suite": problem.suite, "preset": profile.preset, "world_size": world_size}
+                      "suite": problem.suite, "preset": profile.preset, "world_size": world_size,
+                      "params": problem.params(profile.preset, spec.params)}
     doc["solution"] = {"name": spec.solution_name,
                        "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
                        "uses_collectives_api": _uses_nccl(spec.solution_source)}
@@ -68,11 +69,12 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
             "problem_id": problem.id, "preset": profile.preset, "world_size": world_size,
             "backend": profile.backend, "device": profile.device, "solution_file": filename,
             "trials": spec.trials, "measure_timing": spec.measure_timing,
+            "params": problem.params(profile.preset, spec.params),
             "timing_iterations": spec.timing_iterations or iterations,
             "warmup_iterations": spec.warmup_iterations if spec.warmup_iterations is not None else warmup,
         }))
         outcome = launch(workdir, world_size, _seeds(spec), spec.timeouts)
-        _interpret(doc, outcome, problem, profile, world_size)
+        _interpret(doc, outcome, problem, profile, world_size, spec.params)
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -95,7 +97,7 @@ def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) ->
 
 
 def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profile: HardwareProfile,
-               world_size: int) -> None:
+               world_size: int, overrides: dict[str, Any] | None = None) -> None:
     doc["phases"] = dict(out.phase_seconds)
     doc["phases"]["launch_wall"] = out.wall_seconds
     doc["logs"] = out.logs()
@@ -120,8 +122,10 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
     if rejected:
         return finish(Verdict.REJECTED, rejected[0]["message"], [e["rank"] for e in rejected])
     if errors:
-        first = errors[0]
-        failing = [e["rank"] for e in errors if e["phase"] == first["phase"]]
+        # A rank whose peer died fails too, with a connection error: that is a consequence, not a cause.
+        causes = [e for e in errors if not _peer_failure(e["message"])] or errors
+        first = causes[0]
+        failing = [e["rank"] for e in causes if e["phase"] == first["phase"]]
         verdict = Verdict.COMPILE_ERROR if first["category"] == "compile" else Verdict.RUNTIME_ERROR
         where = "while importing the solution" if first["category"] == "compile" else f"in the {first['phase']} phase"
         doc["traceback"] = first.get("traceback", "")
@@ -154,7 +158,7 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
     doc["timing"], message = _timing(timing_msgs, world_size)
     if message:
         return finish(Verdict.REJECTED, message)
-    roof = rf.roofline(problem, profile, world_size)
+    roof = rf.roofline(problem, profile, world_size, overrides)
     base_us = doc["timing"]["baseline"]["median_us"]
     sol_us = doc["timing"]["solution"]["median_us"]
     roof["baseline_fraction"] = rf.fraction(roof["time_us"], base_us)
@@ -169,6 +173,15 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
     finish(Verdict.PASSED, f"correct on {len(doc['trials'])} trials × {world_size} ranks; "
                            f"{doc['timing']['speedup']:.3f}× the baseline "
                            f"(± {doc['timing']['speedup_uncertainty']:.3f})")
+
+
+_PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote process exited", "aborted",
+                       "broken pipe", "distbackenderror", "socket", "timed out", "peer", "gloo")
+
+
+def _peer_failure(message: str) -> bool:
+    text = message.lower()
+    return any(sign in text for sign in _PEER_FAILURE_SIGNS)
 
 
 def _timing(msgs: list[dict[str, Any]], world_size: int) -> tuple[dict[str, Any], str | None]:

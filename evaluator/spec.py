@@ -22,6 +22,7 @@ class EvalSpec:
     timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIMEOUTS))
     measure_timing: bool = True
     seed: int | None = None  # None: drawn by the launcher where the solution cannot see it
+    params: dict[str, Any] | None = None  # overrides of the preset's size parameters (size sweeps)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -83,10 +83,21 @@ class Problem:
     def tolerance(self, dtype: str) -> Tolerance:
         return self.tolerances[dtype]
 
-    def roofline_terms(self, world_size: int, preset: str) -> dict[str, float]:
+    def params(self, preset: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A preset's size parameters, with overrides for size sweeps (only names the preset already has)."""
+        params = dict(self.presets[preset].params)
+        for key, value in (overrides or {}).items():
+            if key not in params:
+                raise ProblemError(f"{self.id}: preset {preset!r} has no size parameter {key!r}; "
+                                   f"it has {', '.join(params)}")
+            params[key] = value
+        return params
+
+    def roofline_terms(self, world_size: int, preset: str,
+                       overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
         """Bytes each rank must move over the interconnect and through HBM, and its FLOPs."""
         p = self.presets[preset]
-        names = dict(p.params)
+        names = self.params(preset, overrides)
         names["W"] = world_size
         names["E"] = element_size(p.dtype)
         return {term: float(evaluate_expression(expr, names)) for term, expr in self.roofline.items()}

@@ -1,0 +1,53 @@
+"""MoE permute: local copies of each token grouped by expert, their router probs, and the count exchange
+that tells each rank how many copies of each of its experts every other rank will send."""
+
+import torch
+import torch.distributed as dist
+
+from problems.common import dtype_of, randn, rank_generator, shared_generator
+
+ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean, a rank ~1.4x
+
+
+def solution(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int):
+    w = dist.get_world_size()
+    k = topk_ids.shape[1]
+    flat = topk_ids.reshape(-1)
+    # Stable: within one expert the copies keep token order.
+    order = torch.argsort(flat, stable=True)
+    permuted = x.index_select(0, order // k)
+    probs = topk_weights.reshape(-1).index_select(0, order)
+    counts = torch.bincount(flat, minlength=experts)
+    recv_counts = torch.empty_like(counts)
+    dist.all_to_all_single(recv_counts, counts)
+    return permuted, probs, recv_counts.view(w, experts // w)
+
+
+def _routing(seed: int, rank: int, device, tokens: int, experts: int, topk: int):
+    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=ROUTER_BIAS)
+    g = rank_generator(seed, rank, device)
+    logits = randn((tokens, experts), torch.float32, device, g) + bias
+    top = logits.topk(topk, dim=-1)
+    return top.indices, torch.softmax(top.values, dim=-1), g
+
+
+def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
+                tokens: int, hidden: int, topk: int, experts: int):
+    topk_ids, topk_weights, g = _routing(seed, rank, device, tokens, experts, topk)
+    x = randn((tokens, hidden), dtype_of(dtype), device, g)
+    return (x, topk_ids, topk_weights, experts)
+
+
+def oracle(inputs: list[tuple], **_):
+    w = len(inputs)
+    experts = inputs[0][3]
+    local = experts // w
+    counts = torch.stack([torch.bincount(inp[1].reshape(-1), minlength=experts) for inp in inputs])  # (src, e)
+    outs = []
+    for r, (x, ids, wts, _) in enumerate(inputs):
+        tokens, k = ids.shape
+        tok = torch.arange(tokens, device=x.device).repeat_interleave(k)
+        order = torch.argsort(ids.reshape(-1) * tokens + tok)  # (expert, token): keys are unique
+        outs.append((x[tok[order]].clone(), wts.reshape(-1)[order].clone(),
+                     counts[:, r * local:(r + 1) * local].clone()))
+    return outs

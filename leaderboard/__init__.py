@@ -1,0 +1,1 @@
+"""Submissions, results, rankings, their pages, REST API and RQ jobs."""

@@ -1,0 +1,37 @@
+from django.contrib import admin
+
+from leaderboard.models import Problem, Result, Submission
+
+
+@admin.register(Problem)
+class ProblemAdmin(admin.ModelAdmin):
+    list_display = ["id", "title", "category", "version", "is_active", "updated_at"]
+    list_filter = ["category", "is_active", "suite"]
+    search_fields = ["id", "title", "codebase", "function"]
+    readonly_fields = ["content_hash", "created_at", "updated_at"]
+
+
+class ResultInline(admin.StackedInline):
+    model = Result
+    extra = 0
+    can_delete = False
+    readonly_fields = ["verdict", "speedup", "speedup_ci_low", "speedup_ci_high", "baseline_median_us",
+                       "solution_median_us", "roofline_fraction", "problem_version", "problem_hash", "recorded_at",
+                       "document"]
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["id", "user", "problem", "profile", "state", "verdict", "worker", "created_at", "finished_at"]
+    list_filter = ["state", "verdict", "profile", "problem"]
+    search_fields = ["id", "user__username", "sha256", "job_id", "worker"]
+    raw_id_fields = ["user"]
+    readonly_fields = ["sha256", "created_at", "enqueued_at", "started_at", "heartbeat_at", "finished_at"]
+    inlines = [ResultInline]
+
+
+@admin.register(Result)
+class ResultAdmin(admin.ModelAdmin):
+    list_display = ["submission", "verdict", "speedup", "roofline_fraction", "problem_version", "recorded_at"]
+    list_filter = ["verdict", "problem_version"]
+    raw_id_fields = ["submission"]

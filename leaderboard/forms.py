@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from django import forms
+
+from evaluator.profiles import PROFILES
+from leaderboard.selectors import problem_list
+
+
+class SubmissionForm(forms.Form):
+    """The upload form. It only collects input; ``submission_create`` decides whether it can be evaluated."""
+
+    problem = forms.ChoiceField(help_text="The problem your solution answers.")
+    profile = forms.ChoiceField(
+        label="Hardware profile",
+        choices=[(p.name, f"{p.name} — {p.description}") for p in PROFILES.values()],
+        help_text="Where it runs. CPU profiles (gloo) run small sizes and are for trying the pipeline.",
+    )
+    file = forms.FileField(required=False, label="Solution file (.py)")
+    source = forms.CharField(
+        required=False, strip=False, label="…or paste the source",
+        widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false", "class": "code"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["problem"].choices = [(p.id, f"{p.id} — {p.title}") for p in problem_list()]
+
+    def clean(self):
+        data = super().clean()
+        has_file, has_source = bool(data.get("file")), bool((data.get("source") or "").strip())
+        if has_file and has_source:
+            raise forms.ValidationError("Give either a file or pasted source, not both.")
+        if not has_file and not has_source:
+            raise forms.ValidationError("Choose a .py file to upload or paste the source of your solution.")
+        return data

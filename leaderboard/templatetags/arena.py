@@ -1,0 +1,88 @@
+"""Template filters: markdown statements, highlighted code, numbers as people read them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import markdown as markdown_lib
+from django import template
+from django.utils.safestring import mark_safe
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer, get_lexer_by_name
+from pygments.util import ClassNotFound
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text: str) -> str:
+    """Renders a problem statement. Raw HTML in the markdown is escaped, not passed through."""
+    md = markdown_lib.Markdown(
+        extensions=["fenced_code", "tables", "codehilite", "sane_lists"],
+        extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}},
+    )
+    md.preprocessors.deregister("html_block")
+    md.inlinePatterns.deregister("html")
+    return mark_safe(md.convert(text or ""))
+
+
+@register.filter
+def highlight(code: str, language: str = "python") -> str:
+    try:
+        lexer = get_lexer_by_name(language)
+    except ClassNotFound:
+        lexer = PythonLexer()
+    return mark_safe(pygments_highlight(code or "", lexer, HtmlFormatter(cssclass="highlight", linenos="table")))
+
+
+@register.filter
+def us(value: Any) -> str:
+    """Microseconds with sensible precision."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "—"
+    if value >= 1000:
+        return f"{value / 1000:.3f} ms"
+    return f"{value:.2f} µs" if value < 100 else f"{value:.1f} µs"
+
+
+@register.filter
+def times(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "—"
+    return f"{value:.3f}×"
+
+
+@register.filter
+def percent(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "—"
+    return f"{value * 100:.1f} %"
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+@register.filter
+def is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+@register.filter
+def is_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+@register.filter
+def get(mapping: Any, key: Any) -> Any:
+    if isinstance(mapping, dict):
+        return mapping.get(key)
+    return None
+
+
+@register.filter
+def label(key: Any) -> str:
+    return str(key).replace("_", " ")

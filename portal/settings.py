@@ -1,0 +1,241 @@
+"""The one settings module. Everything that differs between a laptop, CI and production comes from the
+environment (or a ``.env`` file beside manage.py, read for values the environment does not set); see
+``.env.example`` for every variable.
+
+Production differs from development only by environment values: ``DEBUG`` defaults to false, and with
+``DEBUG`` false the project refuses to start without a real ``SECRET_KEY``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from evaluator.profiles import PROFILES
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+INSECURE_DEV_SECRET_KEY = "django-insecure-parallel-kernel-arena-dev-only"  # never valid with DEBUG off
+
+
+def _read_env_file(path: Path) -> None:
+    """Loads KEY=VALUE lines into the environment without overriding what is already set."""
+    if not path.is_file():
+        return
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):]
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise ImproperlyConfigured(f"{path}, line {number}: expected KEY=VALUE, got {line!r}.")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        os.environ.setdefault(key.strip(), value)
+
+
+_env_file = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))
+if _env_file:
+    _read_env_file(Path(_env_file))
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use 1/0, true/false, yes/no or on/off.")
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer.") from None
+
+
+# --- core -----------------------------------------------------------------------------------------------
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
+if not SECRET_KEY or SECRET_KEY == INSECURE_DEV_SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set (or is the insecure development default) and DEBUG is off. "
+            "Set SECRET_KEY in the environment to a long random value, for example the output of "
+            "`python -c \"import secrets; print(secrets.token_urlsafe(50))\"`; "
+            "or set DEBUG=1 for local development."
+        )
+    SECRET_KEY = INSECURE_DEV_SECRET_KEY
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_rq",
+    "portal",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "portal.urls"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------------------------
+
+_default_sqlite = BASE_DIR / "var" / "db.sqlite3"
+if not os.environ.get("DATABASE_URL"):
+    _default_sqlite.parent.mkdir(parents=True, exist_ok=True)
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{_default_sqlite}",
+        conn_max_age=env_int("CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- queues ---------------------------------------------------------------------------------------------
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+WEB_QUEUE = "web"
+# "web" stores results; every hardware profile has a queue of its own, served by workers on hosts of that kind.
+RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}}
+for _profile in PROFILES.values():
+    RQ_QUEUES[_profile.queue] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 900}
+
+# --- accounts -------------------------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+# --- API ------------------------------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "leaderboard.apis.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Parallel Kernel Arena API",
+    "DESCRIPTION": (
+        "Submit multi-GPU kernel solutions, follow their evaluation and read problem rankings. "
+        "Authenticate writes with `Authorization: Token <key>` (create a token on /accounts/token/)."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- static files ---------------------------------------------------------------------------------------
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# Production puts a web server in front of gunicorn for /static/; SERVE_STATIC=1 makes Django serve
+# STATIC_ROOT itself, which is fine for a small deployment.
+SERVE_STATIC = env_bool("SERVE_STATIC", False)
+
+# --- security -------------------------------------------------------------------------------------------
+
+HTTPS = env_bool("HTTPS", False)  # true behind a TLS-terminating proxy that sets X-Forwarded-Proto
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- internationalisation -------------------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- the arena ------------------------------------------------------------------------------------------
+
+ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
+ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
+ARENA_JOB_TIMEOUT_FACTOR = 1.2  # the RQ job's limit over the sum of the evaluator's phase limits
+ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit before the reaper acts
+ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)  # times the reaper re-queues a lost job before failing it
+ARENA_DEFAULT_PROFILE = os.environ.get("ARENA_DEFAULT_PROFILE", "cpu-gloo-2")
+ARENA_JOB_RESULT_TTL_S = 7 * 24 * 3600  # the worker's return value stays this long, so the reaper can recover it
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django.db.backends": {"level": "INFO"},
+    },
+}

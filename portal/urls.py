@@ -1,0 +1,25 @@
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, re_path
+from django.views.static import serve
+from drf_spectacular.views import SpectacularAPIView
+
+from portal import views
+
+urlpatterns = [
+    path("", include("leaderboard.urls")),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/token/", views.token, name="account-token"),
+    path("accounts/token/new/", views.token_regenerate, name="account-token-regenerate"),
+    path("api/", include("leaderboard.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", views.api_docs, name="api-docs"),
+    path("admin/", admin.site.urls),
+]
+
+if settings.SERVE_STATIC and not settings.DEBUG:
+    # Small deployments without a web server in front: serve what `collectstatic` gathered.
+    urlpatterns += [re_path(r"^static/(?P<path>.*)$", serve, {"document_root": settings.STATIC_ROOT})]

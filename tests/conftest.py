@@ -1,0 +1,78 @@
+"""Test environment for the whole suite.
+
+Web tests run against the database in DATABASE_URL (SQLite by default; CI uses PostgreSQL) and a REAL Redis:
+a database number of their own (TEST_REDIS_URL, default redis://127.0.0.1:6379/15) that they flush. Nothing
+that a deployment runs (database, Redis, RQ) is mocked; RQ workers run in-process in burst mode.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Set before Django reads its settings: a test-only secret and a Redis database the tests may flush.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789")
+os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+import django  # noqa: E402
+
+django.setup()
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def redis_conn():
+    """The tests' own Redis database, empty before and after the test."""
+    import django_rq
+
+    conn = django_rq.get_connection("web")
+    conn.flushdb()
+    yield conn
+    conn.flushdb()
+
+
+@pytest.fixture
+def run_worker(redis_conn):
+    """Runs a real RQ worker in this process until the given queues are empty (burst mode)."""
+    from rq import Queue, SimpleWorker
+
+    def run(*queue_names: str) -> bool:
+        names = queue_names or ("cpu-gloo-2", "web")
+        queues = [Queue(name, connection=redis_conn) for name in names]
+        return SimpleWorker(queues, connection=redis_conn).work(burst=True)
+
+    return run
+
+
+@pytest.fixture
+def problems(db):
+    """The real problem suite, loaded the way `manage.py load_problems` does."""
+    from leaderboard.services import problems_sync
+
+    problems_sync()
+    from leaderboard.models import Problem
+
+    return Problem.objects.all()
+
+
+@pytest.fixture
+def user(db, django_user_model):
+    return django_user_model.objects.create_user(username="ada", password="a-long-test-password-1")
+
+
+@pytest.fixture
+def api_client(user):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    token = Token.objects.create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def web_client(client, user):
+    client.force_login(user)
+    return client

@@ -226,7 +226,7 @@ ARENA_JOB_TIMEOUT_FACTOR = 1.2  # the RQ job's limit over the sum of the evaluat
 ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit before the reaper acts
 ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)  # times the reaper re-queues a lost job before failing it
 ARENA_DEFAULT_PROFILE = os.environ.get("ARENA_DEFAULT_PROFILE", "cpu-gloo-2")
-ARENA_JOB_RESULT_TTL_S = 7 * 24 * 3600  # the worker's return value stays this long, so the reaper can recover it
+ARENA_JOB_RESULT_TTL_S = 24 * 3600  # the worker's return value stays this long, so the reaper can recover it
 
 LOGGING = {
     "version": 1,

@@ -42,9 +42,15 @@ def us(value: Any) -> str:
     """Microseconds with sensible precision."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "—"
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.3f} s"
     if value >= 1000:
         return f"{value / 1000:.3f} ms"
-    return f"{value:.2f} µs" if value < 100 else f"{value:.1f} µs"
+    if value >= 100:
+        return f"{value:.1f} µs"
+    if value >= 1 or value == 0:
+        return f"{value:.2f} µs"
+    return f"{value:.2g} µs"
 
 
 @register.filter
@@ -55,10 +61,29 @@ def times(value: Any) -> str:
 
 
 @register.filter
+def num(value: Any) -> str:
+    """A measured number with four significant digits."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "—"
+    return f"{value:.4g}"
+
+
+@register.filter
 def percent(value: Any) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "—"
-    return f"{value * 100:.1f} %"
+    pct = value * 100
+    return f"{pct:.1f} %" if pct >= 1 or pct == 0 else f"{pct:.2g} %"
+
+
+@register.filter
+def trial_summary(trial: Any) -> dict[str, Any]:
+    """One trial's ranks folded into a line: how many were right, and each wrong rank's error."""
+    ranks = trial.get("ranks", []) if isinstance(trial, dict) else []
+    bad = [r for r in ranks if isinstance(r, dict) and not r.get("ok")]
+    worst = max((r.get("max_abs_error") for r in ranks if isinstance(r, dict)
+                 and isinstance(r.get("max_abs_error"), (int, float))), default=None)
+    return {"ok": len(ranks) - len(bad), "total": len(ranks), "bad": bad, "max_abs_error": worst}
 
 
 @register.filter

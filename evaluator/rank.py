@@ -119,13 +119,21 @@ class Rank:
     def setup(self) -> None:
         self.begin("setup")
         backend = self.config["backend"]
-        if self.device_type == "cuda":
-            self.device = torch.device("cuda", self.rank)
-            torch.cuda.set_device(self.device)
-            dist.init_process_group(backend, rank=self.rank, world_size=self.world_size, device_id=self.device)
-        else:
-            torch.set_num_threads(max(1, self.config.get("threads_per_rank", 1)))
-            dist.init_process_group(backend, rank=self.rank, world_size=self.world_size)
+        # A file store in the private working directory: no port to race other evaluations for.
+        init = f"file://{self.workdir / 'store'}"
+        try:
+            if self.device_type == "cuda":
+                self.device = torch.device("cuda", self.rank)
+                torch.cuda.set_device(self.device)
+                dist.init_process_group(backend, init_method=init, rank=self.rank, world_size=self.world_size,
+                                        device_id=self.device)
+            else:
+                torch.set_num_threads(max(1, self.config.get("threads_per_rank", 1)))
+                dist.init_process_group(backend, init_method=init, rank=self.rank, world_size=self.world_size)
+        except Exception as exc:  # before any solution code ran: the host's fault, not the solution's
+            self.channel.send("error", phase="setup", category="infra", message=_one_line(exc),
+                              traceback=traceback.format_exc(limit=8))
+            raise SystemExit(5)
         self.reference_module = self.problem.load_reference()
         self.reference = self.reference_module.solution
         self.channel.send("environment", **self.environment())

@@ -121,6 +121,10 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
     rejected = [e for e in errors if e["category"] == "rejected"]
     if rejected:
         return finish(Verdict.REJECTED, rejected[0]["message"], [e["rank"] for e in rejected])
+    infra = [e for e in errors if e["category"] == "infra"]
+    if infra:
+        return finish(Verdict.INFRA_ERROR, f"rank {infra[0]['rank']} could not join the process group: "
+                                           f"{infra[0]['message']}", [e["rank"] for e in infra])
     if errors:
         # A rank whose peer died fails too, with a connection error: that is a consequence, not a cause.
         causes = [e for e in errors if not _peer_failure(e["message"])] or errors

@@ -112,6 +112,29 @@ def submission_detail(*, submission_id: int) -> Submission:
     return get_object_or_404(Submission.objects.select_related("problem", "user", "result"), pk=submission_id)
 
 
+@dataclass(frozen=True)
+class QueueStatus:
+    position: int | None  # 1 = next; None when the job is not waiting in the queue
+    length: int
+    workers: int  # workers listening on this profile's queue now
+
+
+def submission_queue_status(*, submission: Submission) -> QueueStatus | None:
+    """Where a queued submission stands in its profile's queue, and whether any worker serves that queue.
+    None when Redis cannot be reached (the page still renders)."""
+    import django_rq
+    from redis.exceptions import RedisError
+    from rq import Worker
+
+    try:
+        queue = django_rq.get_queue(PROFILES[submission.profile].queue)
+        ids = queue.get_job_ids()
+        position = ids.index(submission.job_id) + 1 if submission.job_id in ids else None
+        return QueueStatus(position=position, length=len(ids), workers=Worker.count(queue=queue))
+    except RedisError:
+        return None
+
+
 def submission_list(*, user) -> QuerySet[Submission]:
     return Submission.objects.filter(user=user).select_related("problem", "result").order_by("-created_at", "-id")
 

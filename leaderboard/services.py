@@ -196,7 +196,10 @@ def _problem_resolve(problem: Problem | str) -> Problem:
     if isinstance(problem, Problem):
         return problem
     problem_id = (problem or "").strip().strip("/")
-    row = Problem.objects.filter(pk=problem_id, is_active=True).first()
+    row = Problem.objects.filter(pk=problem_id).first()
+    if row is not None and not row.is_active:
+        raise ValidationError({"problem": f"{problem_id} has been retired from the suite and takes no new "
+                                          f"submissions. Pick an active problem from the home page."})
     if row is None:
         known = list(Problem.objects.filter(is_active=True).values_list("id", flat=True)[:6])
         hint = f" Known problems include {', '.join(known)}." if known else ""

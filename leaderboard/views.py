@@ -84,6 +84,8 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "document": result.document if result else None,
         "show_source": selectors.submission_source_visible(submission=submission, user=request.user),
         "refresh_s": None if submission.is_done else 3,
+        "queue": selectors.submission_queue_status(submission=submission)
+        if submission.state == submission.State.QUEUED else None,
     })
 
 

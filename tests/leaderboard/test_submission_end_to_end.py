@@ -23,6 +23,7 @@ def test_api_upload_is_evaluated_by_a_worker_and_its_verdict_shown(problems, api
 
     page = client.get(reverse("submission-detail", args=[body["id"]]))
     assert b'http-equiv="refresh"' in page.content and b"queued" in page.content
+    assert b"position 1 of 1" in page.content and b"No worker serves this profile right now" in page.content
 
     run_worker("cpu-gloo-2", "web")
 

@@ -131,3 +131,11 @@ def test_json_source_upload_is_queued_after_commit(problems, api_client, redis_c
     assert spec["problem_id"] == ALL_REDUCE and spec["profile"] == "cpu-gloo-4"
     assert spec["solution_source"] == GOOD and spec["problem_version"] == submission.problem_version
     assert job.timeout == submission.job_timeout_s == 504
+
+
+def test_a_retired_problem_takes_no_new_submissions(problems, api_client, redis_conn):
+    Problem.objects.filter(pk=ALL_REDUCE).update(is_active=False)
+    response = api_client.post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": GOOD},
+                               format="json")
+    assert response.status_code == 400 and "retired" in response.json()["detail"]
+    _assert_nothing_stored(redis_conn)

@@ -49,3 +49,9 @@ def test_a_queue_per_hardware_profile_plus_web():
     from evaluator.profiles import PROFILES
 
     assert set(settings.RQ_QUEUES) == {"web", *PROFILES}
+
+
+def test_models_and_migrations_agree(db):
+    from django.core.management import call_command
+
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)  # exits non-zero when a migration is missing

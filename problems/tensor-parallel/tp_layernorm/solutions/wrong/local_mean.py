@@ -1,4 +1,5 @@
-"""Uses the unbiased variance (divides the centred sum of squares by H - 1 instead of H)."""
+"""All-reduces only the sum of squares; the mean is taken over this rank's slice, so each slice is centred on its
+own mean instead of the row's."""
 
 import torch
 import torch.distributed as dist
@@ -9,8 +10,8 @@ EPS = 1e-5
 def solution(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     hidden = x.shape[-1] * dist.get_world_size()
     xf = x.float()
-    stats = torch.stack([xf.sum(dim=-1), xf.square().sum(dim=-1)], dim=-1)
-    dist.all_reduce(stats)
-    mean = stats[:, :1] / hidden
-    var = (stats[:, 1:] - hidden * mean.square()) / (hidden - 1)
+    mean = xf.mean(dim=-1, keepdim=True)
+    sum_sq = xf.square().sum(dim=-1, keepdim=True)
+    dist.all_reduce(sum_sq)
+    var = sum_sq / hidden - mean.square()
     return ((xf - mean) * torch.rsqrt(var + EPS) * weight.float() + bias.float()).to(x.dtype)

@@ -45,3 +45,14 @@ def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
     if queue is not None:
         queue.enqueue(RECORD_RESULT, submission_id, document)
     return document
+
+
+def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:
+    """Runs on the ``<profile>-build`` queue: compiles the solution's extensions before its GPU job starts."""
+    from evaluator.prebuild import prebuild
+
+    return prebuild(EvalSpec.from_dict(spec))
+
+
+def build_queue(profile: str) -> str:
+    return f"{profile}-build"

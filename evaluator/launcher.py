@@ -82,6 +82,7 @@ def rank_environment(rank: int, world_size: int, port: int, extra: dict[str, str
     cache = Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
     env.setdefault("TORCH_EXTENSIONS_DIR", str(cache / "torch_extensions"))
     env.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
+    env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     env.update(MULTICAST_OFF)
     env.update({
         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank), "LOCAL_RANK": str(rank),

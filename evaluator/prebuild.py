@@ -1,0 +1,56 @@
+"""Builds a solution's compiled extensions ahead of its GPU evaluation, on a CPU-only process of the GPU host.
+
+Importing the solution with no GPU visible runs its module-level ``load_inline`` calls, which compile into the
+shared build cache (keyed by the source and flags); the evaluation that follows finds the build there and its
+set-up phase skips the compiler. Many builds can run in parallel on a host's CPU cores (a worker pool on the
+``<profile>-build`` queue) while the GPU works through the evaluation queue one job at a time. Best effort: a
+solution that needs a GPU at import, or compiles lazily (Triton), simply builds during its evaluation instead.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator.launcher import REPO_ROOT, rank_environment
+from evaluator.result import trim
+from evaluator.spec import EvalSpec
+
+# Hopper (H100/H200); the evaluation's ranks build for the same architecture, so the cache entry matches.
+CUDA_ARCH = "9.0"
+BUILD_TIMEOUT_S = 600.0
+
+_IMPORT_ONLY = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("arena_prebuild", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+"""
+
+
+def needs_build(source: str) -> bool:
+    return "load_inline" in source or "cpp_extension" in source
+
+
+def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, Any]:
+    """Imports the solution with no GPU visible so its extensions compile into the shared cache."""
+    if not needs_build(spec.solution_source):
+        return {"built": False, "reason": "nothing to compile ahead (no load_inline)"}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="arena-build-") as tmp:
+        path = Path(tmp) / "solution.py"
+        path.write_text(spec.solution_source)
+        env = rank_environment(0, 1, 0, {"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": CUDA_ARCH})
+        try:
+            proc = subprocess.run([sys.executable, "-c", _IMPORT_ONLY, str(path)], cwd=tmp, env=env,
+                                  capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return {"built": False, "reason": f"build passed {timeout_s:.0f} s; the evaluation will try again",
+                    "seconds": round(time.monotonic() - started, 2)}
+    return {"built": proc.returncode == 0, "seconds": round(time.monotonic() - started, 2),
+            "log": trim(proc.stdout + proc.stderr, 4000),
+            "reason": "" if proc.returncode == 0 else "import failed without a GPU; the evaluation will build it"}

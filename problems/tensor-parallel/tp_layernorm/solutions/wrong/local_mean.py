@@ -1,5 +1,4 @@
-"""All-reduces only the sum of squares; the mean is taken over this rank's slice, so each slice is centred on its
-own mean instead of the row's."""
+"""All-reduces only the sum of squares and centres each slice on its own mean instead of the row's mean."""
 
 import torch
 import torch.distributed as dist

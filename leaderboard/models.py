@@ -1,7 +1,8 @@
 """Problems (mirrored from the registry), submissions and their results.
 
-A submission's progress (``state``) is kept apart from its outcome (``verdict``). Names leave room for
-model runs: a later ``Submission.model_run`` nullable foreign key ties the k attempts of one run together.
+A submission's progress (``state``) is kept apart from its outcome (``verdict``). A model run's k attempts per
+problem are ordinary submissions tied to their ``ModelRun`` by ``Submission.model_run`` and numbered by
+``Submission.attempt``; ``RunScore`` holds the run's scores, recomputed by a service whenever a result lands.
 """
 
 from __future__ import annotations
@@ -52,6 +53,55 @@ class Problem(models.Model):
         return [name for name in PROFILES if self.supports(name)]
 
 
+class ModelRun(models.Model):
+    """One uploaded model run: the manifest's protocol and provenance, and its progress over its attempts."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        FINISHED = "finished"
+
+    class Mode(models.TextChoices):
+        ZERO_SHOT = "zero-shot"
+        AGENTIC = "agentic"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="model_runs")
+    model = models.CharField(max_length=200, help_text="the model's name, e.g. acme-coder-70b")
+    provider = models.CharField(max_length=200, blank=True)
+    # The protocol: every score is shown beside it.
+    mode = models.CharField(max_length=16, choices=Mode.choices, db_index=True)
+    k = models.PositiveSmallIntegerField(db_index=True, help_text="attempts per problem")
+    turn_budget = models.PositiveIntegerField(default=0, help_text="agent turns per attempt; 0 for zero-shot")
+    tokens = models.PositiveBigIntegerField(default=0, help_text="tokens the whole run spent")
+    wall_time_s = models.FloatField(default=0, help_text="wall time the whole run spent, seconds")
+    profile = models.CharField(max_length=64, db_index=True, help_text="hardware profile its attempts run on")
+    precision = models.CharField(max_length=32, blank=True, db_index=True,
+                                 help_text="the numeric precision the run targeted, e.g. bf16 (manifest)")
+    run_date = models.DateField(null=True, blank=True, help_text="when the attempts were generated")
+    open_weights = models.BooleanField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+    manifest = models.JSONField(default=dict, help_text="the manifest as uploaded (validated)")
+    archive_name = models.CharField(max_length=255, blank=True)
+    archive_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    is_demo = models.BooleanField(default=False, help_text="made up by `seed_demo`; never a real model run")
+
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
+    attempts_total = models.PositiveIntegerField(default=0)
+    attempts_done = models.PositiveIntegerField(default=0, help_text="finished or cancelled attempts")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run #{self.pk}: {self.model} ({self.mode}, k={self.k}) on {self.profile}"
+
+    @property
+    def is_done(self) -> bool:
+        return self.state == self.State.FINISHED
+
+
 class Submission(models.Model):
     class State(models.TextChoices):
         QUEUED = "queued"
@@ -74,6 +124,11 @@ class Submission(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
     verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
 
+    # Set for the attempts of a model run: which run, and which of its k attempts at this problem (1..k).
+    model_run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, null=True, blank=True,
+                                  related_name="attempts")
+    attempt = models.PositiveSmallIntegerField(null=True, blank=True)
+
     # Queue bookkeeping: the reaper compares these with what Redis holds.
     job_id = models.CharField(max_length=100, blank=True)
     enqueue_count = models.PositiveIntegerField(default=0)
@@ -89,6 +144,10 @@ class Submission(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["problem", "profile", "verdict"])]
+        constraints = [
+            models.UniqueConstraint(fields=["model_run", "problem", "attempt"], name="one_submission_per_attempt",
+                                    condition=models.Q(model_run__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.problem_id} on {self.profile} ({self.verdict or self.state})"
@@ -117,3 +176,44 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"result of #{self.submission_id}: {self.verdict}"
+
+
+class Trajectory(models.Model):
+    """A trajectory file a model run shipped for one attempt (the agent's transcript, tool calls, ...)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="trajectories")
+    filename = models.CharField(max_length=255)
+    content = models.TextField()
+    size = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["submission_id", "filename"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} of #{self.submission_id}"
+
+
+class RunScore(models.Model):
+    """A model run's scores, precomputed by ``services.run_score_refresh`` whenever one of its results lands,
+    so ranking pages read one row per run. Scores are at the run's own k (``k``), with pass@1 estimated from
+    the same attempts beside them; ``leaderboard.metrics`` defines every figure."""
+
+    model_run = models.OneToOneField(ModelRun, on_delete=models.CASCADE, primary_key=True, related_name="score")
+    k = models.PositiveSmallIntegerField()
+    pass_at_1 = models.FloatField(null=True, blank=True, db_index=True)
+    pass_at_k = models.FloatField(null=True, blank=True, db_index=True)
+    fast_1_at_k = models.FloatField(null=True, blank=True, help_text="fast_1.0@k")
+    fast_1_5_at_k = models.FloatField(null=True, blank=True, help_text="fast_1.5@k")
+    fast_2_at_k = models.FloatField(null=True, blank=True, help_text="fast_2.0@k")
+    geomean_speedup = models.FloatField(null=True, blank=True)
+    mean_roofline_fraction = models.FloatField(null=True, blank=True)
+    problems_scored = models.PositiveIntegerField(default=0)
+    problems_not_scorable = models.PositiveIntegerField(default=0)
+    problems_not_attempted = models.PositiveIntegerField(default=0)
+    coverage = models.FloatField(null=True, blank=True)
+    correct_attempts = models.PositiveIntegerField(default=0)
+    by_category = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"

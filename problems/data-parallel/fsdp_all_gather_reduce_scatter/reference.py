@@ -11,11 +11,11 @@ def solution(x, weight_shard, grad_out):
     world = dist.get_world_size()
     out_features, in_features = grad_out.shape[1], x.shape[1]
     flat = torch.empty(weight_shard.numel() * world, dtype=weight_shard.dtype, device=weight_shard.device)
-    dist.all_gather_single(flat, weight_shard)
+    dist.all_gather_into_tensor(flat, weight_shard)
     y = x @ flat.view(out_features, in_features).t()
     grad_weight = grad_out.t() @ x
     grad_shard = torch.empty_like(weight_shard)
-    dist.reduce_scatter_single(grad_shard, grad_weight.reshape(-1))
+    dist.reduce_scatter_tensor(grad_shard, grad_weight.reshape(-1))
     return y, grad_shard.div_(world)
 
 

@@ -31,7 +31,7 @@ def solution(grads, master, exp_avg, exp_avg_sq, step):
     grad = chunks.view(world, shard).float().sum(0) / world
     master, exp_avg, exp_avg_sq = adamw(master, exp_avg, exp_avg_sq, grad, int(step.item()) + 1)
     params = torch.empty_like(grads)
-    dist.all_gather_single(params, master.to(grads.dtype))
+    dist.all_gather_into_tensor(params, master.to(grads.dtype))
     return params, master, exp_avg, exp_avg_sq
 
 

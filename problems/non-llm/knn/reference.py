@@ -17,8 +17,8 @@ def solution(queries, database):
     idx = idx + rank * x.shape[0]
     all_d = torch.empty((world * d.shape[0], K), dtype=d.dtype, device=d.device)
     all_idx = torch.empty((world * idx.shape[0], K), dtype=idx.dtype, device=idx.device)
-    dist.all_gather_single(all_d, d)
-    dist.all_gather_single(all_idx, idx)
+    dist.all_gather_into_tensor(all_d, d)
+    dist.all_gather_into_tensor(all_idx, idx)
     n = d.shape[0]
     cand_d = all_d.view(world, n, K).transpose(0, 1).reshape(n, world * K)
     cand_idx = all_idx.view(world, n, K).transpose(0, 1).reshape(n, world * K)

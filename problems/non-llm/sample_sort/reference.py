@@ -23,14 +23,14 @@ def solution(keys):
     # Regular sampling (PSRS): W evenly spaced samples per rank, splitters every W-th of the sorted samples.
     samples = local[torch.arange(world, device=keys.device) * (n // world)]
     every = torch.empty(world * world, dtype=keys.dtype, device=keys.device)
-    dist.all_gather_single(every, samples)
+    dist.all_gather_into_tensor(every, samples)
     splitters = every.sort().values[world * torch.arange(1, world, device=keys.device) + world // 2 - 1]
     cuts = torch.searchsorted(local, splitters)
     bounds = torch.cat([cuts.new_zeros(1), cuts, cuts.new_full((1,), n)])
     bucket = _exchange(local, bounds.diff()).sort().values
     # Rebalance: this bucket covers global positions [offset, offset + len); position p belongs to rank p // n.
     sizes = torch.empty(world, dtype=torch.int64, device=keys.device)
-    dist.all_gather_single(sizes, torch.tensor([bucket.numel()], device=keys.device))
+    dist.all_gather_into_tensor(sizes, torch.tensor([bucket.numel()], device=keys.device))
     offset = int(sizes[:rank].sum())
     starts = torch.arange(world, device=keys.device) * n
     lo = torch.clamp(starts, min=offset)

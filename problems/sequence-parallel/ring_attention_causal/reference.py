@@ -23,10 +23,10 @@ def solution(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     dist.all_gather_into_tensor(gathered, kv)
     # Only blocks 0..r are visible to this rank's queries.
     prefix = gathered.view(w, 2, s_local, heads, d)[:r + 1]
-    kv_vis = prefix.permute(1, 3, 0, 2, 4).reshape(2, heads, (r + 1) * s_local, d)
+    kv_vis = prefix.permute(1, 3, 0, 2, 4).reshape(2, 1, heads, (r + 1) * s_local, d)  # 4-D for fused kernels
     mask = causal_lower_right(s_local, (r + 1) * s_local)
-    out = F.scaled_dot_product_attention(q.transpose(0, 1), kv_vis[0], kv_vis[1], attn_mask=mask)
-    return out.transpose(0, 1).contiguous()
+    out = F.scaled_dot_product_attention(q.transpose(0, 1)[None], kv_vis[0], kv_vis[1], attn_mask=mask)
+    return out[0].transpose(0, 1).contiguous()
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,

@@ -19,8 +19,9 @@ def solution(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     send = torch.stack([q, k, v]).reshape(3, s_local, w, hl, d).permute(2, 0, 1, 3, 4).contiguous()
     recv = torch.empty_like(send)
     dist.all_to_all_single(recv, send)
-    # recv[j] is sequence block j: lay it out as (3, heads, sequence, dim) for attention.
-    qkv = recv.permute(1, 3, 0, 2, 4).reshape(3, hl, w * s_local, d)
+    # recv[j] is sequence block j: lay it out as (3, batch 1, heads, sequence, dim); the fused attention
+    # kernels need 4-D inputs.
+    qkv = recv.permute(1, 3, 0, 2, 4).reshape(3, 1, hl, w * s_local, d)
     out = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True)
     send = out.reshape(hl, w, s_local, d).permute(1, 2, 0, 3).contiguous()
     recv = torch.empty_like(send)

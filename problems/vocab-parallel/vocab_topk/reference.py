@@ -15,8 +15,8 @@ def solution(logits):
     idx = idx + rank * logits.shape[1]
     all_values = torch.empty((world * values.shape[0], K), dtype=values.dtype, device=values.device)
     all_idx = torch.empty((world * idx.shape[0], K), dtype=idx.dtype, device=idx.device)
-    dist.all_gather_single(all_values, values)
-    dist.all_gather_single(all_idx, idx)
+    dist.all_gather_into_tensor(all_values, values)
+    dist.all_gather_into_tensor(all_idx, idx)
     rows = values.shape[0]
     cand_values = all_values.view(world, rows, K).transpose(0, 1).reshape(rows, world * K)
     cand_idx = all_idx.view(world, rows, K).transpose(0, 1).reshape(rows, world * K)

@@ -11,9 +11,9 @@ def solution(bucket_cap_bytes, *grads):
         padded = torch.zeros(-(-n // world) * world, dtype=g.dtype, device=g.device)
         padded[:n] = g.reshape(-1)
         shard = torch.empty(padded.numel() // world, dtype=g.dtype, device=g.device)
-        dist.reduce_scatter_single(shard, padded)
+        dist.reduce_scatter_tensor(shard, padded)
         shard /= world
         full = torch.empty_like(padded)
-        dist.all_gather_single(full, shard)
+        dist.all_gather_into_tensor(full, shard)
         out.append(full[:n].view(g.shape).clone())
     return tuple(out)

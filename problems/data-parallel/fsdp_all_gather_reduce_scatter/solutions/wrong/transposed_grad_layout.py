@@ -7,8 +7,8 @@ import torch.distributed as dist
 def solution(x, weight_shard, grad_out):
     world = dist.get_world_size()
     flat = torch.empty(weight_shard.numel() * world, dtype=weight_shard.dtype, device=weight_shard.device)
-    dist.all_gather_single(flat, weight_shard)
+    dist.all_gather_into_tensor(flat, weight_shard)
     y = x @ flat.view(grad_out.shape[1], x.shape[1]).t()
     grad_shard = torch.empty_like(weight_shard)
-    dist.reduce_scatter_single(grad_shard, (x.t() @ grad_out).reshape(-1))
+    dist.reduce_scatter_tensor(grad_shard, (x.t() @ grad_out).reshape(-1))
     return y, grad_shard / world

@@ -9,7 +9,7 @@ def solution(max_norm, *grads):
     flat = torch.cat([g.reshape(-1).float() for g in grads])
     mine = torch.dot(flat, flat).reshape(1)
     every = torch.empty(world, dtype=torch.float32, device=flat.device)
-    dist.all_gather_single(every, mine)
+    dist.all_gather_into_tensor(every, mine)
     total_norm = every.sum().sqrt()
     coef = torch.minimum(max_norm / (total_norm + 1e-6), torch.ones_like(total_norm))
     if bool(coef < 1):

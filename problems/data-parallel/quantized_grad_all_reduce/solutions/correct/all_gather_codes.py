@@ -15,8 +15,8 @@ def solution(grad):
     codes = torch.round(x / safe[:, None]).clamp(-127, 127).to(torch.int8)
     all_codes = torch.empty((world * codes.shape[0], BLOCK), dtype=torch.int8, device=grad.device)
     all_scales = torch.empty(world * scale.numel(), dtype=torch.float32, device=grad.device)
-    dist.all_gather_single(all_codes, codes)
-    dist.all_gather_single(all_scales, scale)
+    dist.all_gather_into_tensor(all_codes, codes)
+    dist.all_gather_into_tensor(all_scales, scale)
     all_codes, all_scales = all_codes.view(world, *codes.shape), all_scales.view(world, -1)
     total = torch.zeros_like(x)
     for r in range(world):

@@ -8,7 +8,7 @@ import torch.distributed as dist
 def solution(grads, master, exp_avg, exp_avg_sq, step):
     world = dist.get_world_size()
     grad = torch.empty_like(master)
-    dist.reduce_scatter_single(grad, grads.float())
+    dist.reduce_scatter_tensor(grad, grads.float())
     grad /= world
     t = int(step.item()) + 1
     p = master.clone().mul_(1 - 1e-3 * 0.1)

@@ -8,7 +8,7 @@ import torch.distributed as dist
 def solution(grads, master, exp_avg, exp_avg_sq, step):
     world = dist.get_world_size()
     grad = torch.empty_like(master)
-    dist.reduce_scatter_single(grad, grads.float())
+    dist.reduce_scatter_tensor(grad, grads.float())
     grad /= world
     t = int(step.item())
     p = master * (1 - 1e-3 * 0.1)
@@ -16,5 +16,5 @@ def solution(grads, master, exp_avg, exp_avg_sq, step):
     v = exp_avg_sq * 0.95 + 0.05 * grad * grad
     p = p - (1e-3 / (1 - 0.9 ** t)) * m / (v.sqrt() / math.sqrt(1 - 0.95 ** t) + 1e-8)
     params = torch.empty_like(grads)
-    dist.all_gather_single(params, p.to(grads.dtype))
+    dist.all_gather_into_tensor(params, p.to(grads.dtype))
     return params, p, m, v

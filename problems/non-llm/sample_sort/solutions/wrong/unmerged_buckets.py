@@ -18,12 +18,12 @@ def solution(keys):
     local = keys.sort().values
     samples = local[torch.arange(world) * (n // world)]
     every = torch.empty(world * world, dtype=keys.dtype)
-    dist.all_gather_single(every, samples)
+    dist.all_gather_into_tensor(every, samples)
     splitters = every.sort().values[world * torch.arange(1, world) + world // 2 - 1]
     cuts = torch.searchsorted(local, splitters)
     bucket = _exchange(local, torch.cat([cuts.new_zeros(1), cuts, cuts.new_full((1,), n)]).diff())
     sizes = torch.empty(world, dtype=torch.int64)
-    dist.all_gather_single(sizes, torch.tensor([bucket.numel()]))
+    dist.all_gather_into_tensor(sizes, torch.tensor([bucket.numel()]))
     offset = int(sizes[:rank].sum())
     starts = torch.arange(world) * n
     lo = torch.clamp(starts, min=offset)

@@ -1,0 +1,26 @@
+# The web and CPU-worker image: the portal under gunicorn, or an RQ worker when given another command, e.g.
+#   docker run IMAGE python manage.py rqworker web cpu-gloo-2
+# GPU hosts do not use this image: they run the evaluator under their own CUDA PyTorch (see README).
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ libpq5 \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY requirements.txt pyproject.toml ./
+# PyTorch's CPU build: the portal and the CPU profiles need no CUDA.
+RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+
+COPY . .
+RUN pip install --no-deps --no-build-isolation -e . \
+    && SECRET_KEY=build-only-collectstatic DEBUG=0 python manage.py vendor_static \
+    && SECRET_KEY=build-only-collectstatic DEBUG=0 python manage.py collectstatic --noinput
+
+RUN useradd --create-home --uid 10001 arena && mkdir -p /app/var && chown -R arena /app/var
+USER arena
+
+EXPOSE 8000
+CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py load_problems && gunicorn portal.wsgi:application --bind 0.0.0.0:8000 --workers ${GUNICORN_WORKERS:-4} --access-logfile -"]

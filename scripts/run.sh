@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
 scripts/services.sh
-export DJANGO_DEBUG=${DJANGO_DEBUG:-1}
+# Local use: DEBUG on (static files served by runserver, the development secret allowed).
+export DEBUG=${DEBUG:-1}
 py=.venv/bin/python
 $py manage.py migrate --noinput
 $py manage.py load_problems

@@ -77,6 +77,7 @@ class ModelRun(models.Model):
     profile = models.CharField(max_length=64, db_index=True, help_text="hardware profile its attempts run on")
     precision = models.CharField(max_length=32, blank=True, db_index=True,
                                  help_text="the numeric precision the run targeted, e.g. bf16 (manifest)")
+    suite = models.CharField(max_length=64, default="arena", help_text="the problem suite the run attempted")
     run_date = models.DateField(null=True, blank=True, help_text="when the attempts were generated")
     open_weights = models.BooleanField(null=True, blank=True)
     notes = models.TextField(blank=True)
@@ -182,9 +183,10 @@ class Trajectory(models.Model):
     """A trajectory file a model run shipped for one attempt (the agent's transcript, tool calls, ...)."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="trajectories")
-    filename = models.CharField(max_length=255)
+    filename = models.CharField(max_length=255, help_text="its path inside the archive")
+    format = models.CharField(max_length=8, help_text="json, jsonl, md or txt")
     content = models.TextField()
-    size = models.PositiveIntegerField()
+    size = models.PositiveIntegerField(help_text="bytes")
 
     class Meta:
         ordering = ["submission_id", "filename"]

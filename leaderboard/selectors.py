@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,7 +13,8 @@ from django.shortcuts import get_object_or_404
 
 from evaluator.profiles import PROFILES
 from evaluator.result import Verdict
-from leaderboard.models import Problem, Result, Submission
+from leaderboard import metrics
+from leaderboard.models import ModelRun, Problem, Result, Submission
 from problems.registry import CATEGORIES
 
 
@@ -67,13 +70,18 @@ class RankingEntry:
     solution_median_us: float | None
     roofline_fraction: float | None
     submitted_at: datetime
+    # Set when the solution is a model run's attempt: the run, its model and its protocol's label.
+    model_run_id: int | None = None
+    model: str = ""
+    protocol: str = ""
 
 
 def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
-    """Each user's best passed submission for ``problem`` on ``profile``, fastest first.
+    """Each user's best passed solo submission, and each model run's best attempt, for ``problem`` on
+    ``profile``, fastest first.
 
     Only results measured on the problem's current version count, so a ranking compares like with like.
-    A user's best is the highest speedup (earliest submission on ties); passed results without a timing come last.
+    A best is the highest speedup (earliest submission on ties); passed results without a timing come last.
     """
     if profile not in PROFILES:
         return []
@@ -85,9 +93,10 @@ def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
             submission__profile=profile,
             problem_version=problem.version,
         )
-        .annotate(user_rank=Window(RowNumber(), partition_by=[F("submission__user_id")], order_by=best_first))
+        .annotate(user_rank=Window(RowNumber(), partition_by=[F("submission__user_id"), F("submission__model_run_id")],
+                                   order_by=best_first))
         .filter(user_rank=1)
-        .select_related("submission__user")
+        .select_related("submission__user", "submission__model_run")
         .order_by(*best_first)
     )
     return [
@@ -103,6 +112,9 @@ def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
             solution_median_us=r.solution_median_us,
             roofline_fraction=r.roofline_fraction,
             submitted_at=r.submission.created_at,
+            model_run_id=r.submission.model_run_id,
+            model=r.submission.model_run.model if r.submission.model_run else "",
+            protocol=model_run_protocol(run=r.submission.model_run).label() if r.submission.model_run else "",
         )
         for position, r in enumerate(results, start=1)
     ]
@@ -142,3 +154,316 @@ def submission_list(*, user) -> QuerySet[Submission]:
 def submission_source_visible(*, submission: Submission, user) -> bool:
     """Sources are private to their author (and staff) until the site publishes best solutions."""
     return bool(user.is_authenticated and (user.pk == submission.user_id or user.is_staff))
+
+
+# --- model runs -----------------------------------------------------------------------------------------
+#
+# A model run's scores are computed in one place, ``model_run_score``, from its attempts as loaded by
+# ``model_run_attempts``: the service that stores RunScore rows, the run page, the comparison and the API all
+# call it, and ``leaderboard.metrics`` does the arithmetic.
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """One attempt of a model run with what its result says (None while it is not evaluated)."""
+
+    submission_id: int
+    problem_id: str
+    problem_title: str
+    category: str
+    attempt: int
+    state: str
+    verdict: str | None
+    speedup: float | None
+    roofline_fraction: float | None
+    solution_median_us: float | None
+    baseline_median_us: float | None
+
+    @property
+    def is_done(self) -> bool:
+        return self.state in (Submission.State.FINISHED, Submission.State.CANCELLED)
+
+
+def model_run_detail(*, run_id: int) -> ModelRun:
+    return get_object_or_404(ModelRun.objects.select_related("user", "score"), pk=run_id)
+
+
+def model_run_protocol(*, run: ModelRun) -> metrics.Protocol:
+    return metrics.Protocol(mode=run.mode, k=run.k, turn_budget=run.turn_budget, tokens=run.tokens,
+                            wall_time_s=run.wall_time_s)
+
+
+def model_run_attempts(*, run: ModelRun) -> list[AttemptRow]:
+    """Every attempt of the run, by category, problem and attempt number: one query."""
+    rows = (
+        Submission.objects.filter(model_run=run)
+        .order_by("problem__category", "problem_id", "attempt")
+        .values_list("pk", "problem_id", "problem__title", "problem__category", "attempt", "state", "verdict",
+                     "result__speedup", "result__roofline_fraction", "result__solution_median_us",
+                     "result__baseline_median_us")
+    )
+    return [AttemptRow(*row) for row in rows]
+
+
+def model_run_suite(*, run: ModelRun) -> dict[str, str]:
+    """The problems the run could have attempted (problem id -> category): the active problems of its suite that
+    run on its hardware profile. Problems it skipped count against its coverage (one query)."""
+    world_size = PROFILES[run.profile].world_size if run.profile in PROFILES else None
+    return {
+        pid: category
+        for pid, category, sizes in Problem.objects.filter(is_active=True, suite=run.suite)
+        .values_list("id", "category", "world_sizes")
+        if world_size in (sizes or [])
+    }
+
+
+def _scorable(value: float | None) -> float | None:
+    return value if isinstance(value, (int, float)) and value > 0 and math.isfinite(value) else None
+
+
+def attempts_for_scoring(attempts: list[AttemptRow]) -> list[metrics.Attempt]:
+    """Attempts as ``leaderboard.metrics`` takes them: an attempt not finished yet has no verdict."""
+    return [
+        metrics.Attempt(
+            problem_id=a.problem_id, category=a.category,
+            verdict=a.verdict if a.state == Submission.State.FINISHED else None,
+            speedup=_scorable(a.speedup), roofline_fraction=_scorable(a.roofline_fraction),
+        )
+        for a in attempts
+    ]
+
+
+def model_run_score(*, run: ModelRun, attempts: list[AttemptRow] | None = None, k: int | None = None,
+                    suite: dict[str, str] | None = None) -> metrics.RunScore:
+    """The run scored at ``k`` (default: its protocol's k) — the one place a run's scores are computed."""
+    attempts = model_run_attempts(run=run) if attempts is None else attempts
+    suite = model_run_suite(run=run) if suite is None else suite
+    return metrics.score_run(attempts_for_scoring(attempts), model_run_protocol(run=run), k=k, suite=suite)
+
+
+@dataclass(frozen=True)
+class GridRow:
+    problem_id: str
+    title: str
+    category: str
+    cells: list[AttemptRow | None]  # one per attempt number 1..k
+    score: metrics.ProblemScore
+
+
+def model_run_grid(*, run: ModelRun, attempts: list[AttemptRow], score: metrics.RunScore) -> list[GridRow]:
+    """The problem × attempt grid: a row per attempted problem, a cell per attempt number (None if missing)."""
+    by_problem: dict[str, list[AttemptRow]] = {}
+    for a in attempts:
+        by_problem.setdefault(a.problem_id, []).append(a)
+    width = max([run.k] + [a.attempt for a in attempts if a.attempt])
+    rows = []
+    for pid, items in by_problem.items():
+        cells: list[AttemptRow | None] = [None] * width
+        for a in items:
+            if a.attempt and 1 <= a.attempt <= width:
+                cells[a.attempt - 1] = a
+        rows.append(GridRow(problem_id=pid, title=items[0].problem_title, category=items[0].category, cells=cells,
+                            score=score.problems[pid]))
+    return rows
+
+
+RUN_SORTS = {
+    "pass_at_k": "score__pass_at_k",
+    "pass_at_1": "score__pass_at_1",
+    "fast_1": "score__fast_1_at_k",
+    "fast_1_5": "score__fast_1_5_at_k",
+    "fast_2": "score__fast_2_at_k",
+    "speedup": "score__geomean_speedup",
+    "roofline": "score__mean_roofline_fraction",
+    "coverage": "score__coverage",
+    "model": "model",
+    "user": "user__username",
+    "k": "k",
+    "tokens": "tokens",
+    "wall_time": "wall_time_s",
+    "created": "created_at",
+}
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    profile: str | None = None
+    precision: str | None = None
+    mode: str | None = None
+    k: int | None = None
+
+
+def model_run_ranking(*, filters: RunFilters = RunFilters(), user=None, sort: str = "-pass_at_k"
+                      ) -> QuerySet[ModelRun]:
+    """Model runs with their precomputed RunScore, filtered and sorted (``sort`` is a RUN_SORTS key, ``-`` for
+    descending; missing scores last). The ranking page, its exports and the API all read this."""
+    runs = ModelRun.objects.select_related("score", "user")
+    if filters.profile:
+        runs = runs.filter(profile=filters.profile)
+    if filters.precision:
+        runs = runs.filter(precision=filters.precision)
+    if filters.mode:
+        runs = runs.filter(mode=filters.mode)
+    if filters.k:
+        runs = runs.filter(k=filters.k)
+    if user is not None:
+        runs = runs.filter(user=user)
+    descending = sort.startswith("-")
+    field_name = RUN_SORTS.get(sort.lstrip("-"), RUN_SORTS["pass_at_k"])
+    order = F(field_name).desc(nulls_last=True) if descending else F(field_name).asc(nulls_last=True)
+    return runs.order_by(order, F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id")
+
+
+@dataclass(frozen=True)
+class RunFilterChoices:
+    profiles: list[str]
+    precisions: list[str]
+    modes: list[str]
+    ks: list[int]
+
+
+def model_run_filter_choices() -> RunFilterChoices:
+    """The values the ranking's filters offer: those some run has (one query)."""
+    seen = set(ModelRun.objects.values_list("profile", "precision", "k").distinct())
+    return RunFilterChoices(
+        profiles=[p for p in PROFILES if any(s[0] == p for s in seen)],
+        precisions=sorted({s[1] for s in seen if s[1]}),
+        modes=[m.value for m in ModelRun.Mode],
+        ks=sorted({s[2] for s in seen}),
+    )
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    problem_id: str
+    title: str
+    category: str
+    a: metrics.ProblemScore | None
+    b: metrics.ProblemScore | None
+
+    @property
+    def speedup_ratio(self) -> float | None:
+        """b's best speedup over a's (how much faster b's best attempt is), when both have one."""
+        if self.a and self.b and self.a.best_speedup and self.b.best_speedup:
+            return self.b.best_speedup / self.a.best_speedup
+        return None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: ModelRun
+    b: ModelRun
+    k: int  # both runs are scored at this k, the smaller of their two, so the figures compare like with like
+    a_score: metrics.RunScore
+    b_score: metrics.RunScore
+    rows: list[ComparisonRow]
+    categories: list[str]
+
+
+def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison:
+    """Two runs side by side, both scored at the smaller of their ks (a run that drew more samples would
+    otherwise look better for it)."""
+    k = min(a.k, b.k)
+    a_attempts, b_attempts = model_run_attempts(run=a), model_run_attempts(run=b)
+    a_score = model_run_score(run=a, attempts=a_attempts, k=k)
+    b_score = model_run_score(run=b, attempts=b_attempts, k=k)
+    titles = {x.problem_id: (x.problem_title, x.category) for x in a_attempts + b_attempts}
+    rows = [
+        ComparisonRow(problem_id=pid, title=titles[pid][0], category=titles[pid][1],
+                      a=a_score.problems.get(pid), b=b_score.problems.get(pid))
+        for pid in sorted(titles, key=lambda p: (titles[p][1], p))
+    ]
+    categories = sorted(set(a_score.by_category) | set(b_score.by_category),
+                        key=lambda c: (list(CATEGORIES).index(c) if c in CATEGORIES else len(CATEGORIES), c))
+    return Comparison(a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories)
+
+
+def model_run_choices() -> list[tuple[int, str]]:
+    """(id, label) of every run, newest first, for the comparison form (one query)."""
+    return [(pk, f"#{pk} {model} ({mode}, k={k}, {profile})") for pk, model, mode, k, profile in
+            ModelRun.objects.order_by("-created_at", "-id").values_list("pk", "model", "mode", "k", "profile")]
+
+
+# --- problem page figures -------------------------------------------------------------------------------
+
+
+def problem_speedups(*, problem: Problem, profile: str) -> list[float]:
+    """Every passed attempt's speedup on the problem's current version and this profile (solo submissions and
+    model-run attempts alike): the distribution chart's data."""
+    return list(
+        Result.objects.filter(submission__problem=problem, submission__profile=profile, verdict=Verdict.PASSED.value,
+                              problem_version=problem.version, speedup__isnull=False)
+        .order_by("speedup").values_list("speedup", flat=True)
+    )
+
+
+@dataclass(frozen=True)
+class Baseline:
+    median_us: float | None  # the median over evaluations of the baseline's median time
+    evaluations: int
+    roofline_us: float | None
+    roofline_bound: str | None
+
+
+def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
+    """The baseline's time on this profile (every evaluation times it beside the solution) and the roofline."""
+    rows = list(
+        Result.objects.filter(submission__problem=problem, submission__profile=profile,
+                              problem_version=problem.version, baseline_median_us__isnull=False)
+        .order_by("baseline_median_us").values_list("baseline_median_us", flat=True)
+    )
+    median = statistics.median(rows) if rows else None
+    roofline_us, bound = _roofline(problem, profile)
+    return Baseline(median_us=median, evaluations=len(rows), roofline_us=roofline_us, roofline_bound=bound)
+
+
+def _roofline(problem: Problem, profile: str) -> tuple[float | None, str | None]:
+    if problem.suite != "arena" or profile not in PROFILES:
+        return None, None
+    try:
+        from evaluator.roofline import roofline
+        from problems.registry import get
+
+        spec = get(problem.id)
+        if spec.version != problem.version:
+            return None, None
+        figure = roofline(spec, PROFILES[profile], PROFILES[profile].world_size)
+    except Exception:  # a folder that changed under a running site: show no roofline rather than fail the page
+        return None, None
+    return figure["time_us"], figure["bound"]
+
+
+# --- users ----------------------------------------------------------------------------------------------
+
+
+def user_by_username(*, username: str):
+    from django.contrib.auth import get_user_model
+
+    return get_object_or_404(get_user_model(), username=username)
+
+
+@dataclass(frozen=True)
+class BestSolution:
+    problem_id: str
+    problem_title: str
+    profile: str
+    submission_id: int
+    speedup: float | None
+    roofline_fraction: float | None
+    submitted_at: datetime
+
+
+def user_best_solutions(*, user) -> list[BestSolution]:
+    """The user's best passed solo submission per problem and profile (model-run attempts are on run pages)."""
+    best_first = [F("speedup").desc(nulls_last=True), F("submission__created_at").asc(), F("pk").asc()]
+    results = (
+        Result.objects.filter(verdict=Verdict.PASSED.value, submission__user=user,
+                              submission__model_run__isnull=True)
+        .annotate(slot=Window(RowNumber(), partition_by=[F("submission__problem_id"), F("submission__profile")],
+                              order_by=best_first))
+        .filter(slot=1)
+        .order_by("submission__problem_id", "submission__profile")
+        .values_list("submission__problem_id", "submission__problem__title", "submission__profile",
+                     "submission_id", "speedup", "roofline_fraction", "submission__created_at")
+    )
+    return [BestSolution(*row) for row in results]

@@ -4,6 +4,9 @@
 - ``submission_create`` validates an upload, saves it and, once the transaction commits, enqueues the evaluation
   on the queue of its hardware profile;
 - ``submission_mark_running`` and ``result_record`` store what workers report (both idempotent);
+- ``model_run_create`` validates a model-run archive whole, then stores the run and one submission per attempt
+  in one transaction, each enqueued the way ``submission_create`` enqueues;
+- ``run_score_refresh`` recomputes a run's progress and its RunScore row whenever one of its results lands;
 - ``submissions_reap`` makes the database, the source of truth for what is queued, agree with Redis again.
 
 Errors raised for people are ``django.core.exceptions.ValidationError`` keyed by the field at fault
@@ -29,16 +32,20 @@ from django.db import transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
+from rq import Queue
 from rq.job import Job, JobStatus
 
+from evaluator.jobs import build_queue
+from evaluator.prebuild import needs_build
 from evaluator.profiles import PROFILES
 from evaluator.result import Verdict, empty_document, trim
 from evaluator.spec import DEFAULT_TIMEOUTS, EvalSpec
-from leaderboard.models import Problem, Result, Submission
+from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission
 
 logger = logging.getLogger(__name__)
 
 EVALUATE_JOB = "evaluator.jobs.evaluate_job"
+PREBUILD_JOB = "evaluator.jobs.prebuild_job"
 VERDICTS = {v.value for v in Verdict}
 
 
@@ -274,8 +281,15 @@ def _enqueue_after_commit(submission: Submission) -> None:
     description = f"submission #{submission.pk}: {submission.problem_id} on {profile}"
     timeout = submission.job_timeout_s
 
+    prebuild = PROFILES[profile].device == "cuda" and needs_build(submission.source)
+
     def enqueue() -> None:
         try:
+            if prebuild:
+                # Compiles on the GPU host's CPUs while the GPU works through the jobs ahead of this one.
+                Queue(build_queue(profile), connection=django_rq.get_connection("web")).enqueue(
+                    PREBUILD_JOB, spec, job_timeout=900, result_ttl=settings.ARENA_JOB_RESULT_TTL_S,
+                    description=f"build for {description}")
             django_rq.get_queue(PROFILES[profile].queue).enqueue(
                 EVALUATE_JOB, spec, submission_id, job_id=job_id, job_timeout=timeout,
                 result_ttl=settings.ARENA_JOB_RESULT_TTL_S, failure_ttl=settings.ARENA_JOB_RESULT_TTL_S,
@@ -310,6 +324,9 @@ def submission_mark_running(*, submission_id: int, worker: str, started_at: floa
             submission.heartbeat_at = started
             submission.worker = (worker or "")[:255]
             submission.save(update_fields=["state", "started_at", "heartbeat_at", "worker"])
+            if submission.model_run_id is not None:
+                ModelRun.objects.filter(pk=submission.model_run_id, state=ModelRun.State.QUEUED).update(
+                    state=ModelRun.State.RUNNING)
         elif submission.state == Submission.State.FINISHED and submission.started_at is None:
             submission.started_at = started
             submission.worker = submission.worker or (worker or "")[:255]
@@ -397,6 +414,8 @@ def result_record(*, submission_id: int, document: Any) -> Result | None:
         submission.verdict = result.verdict
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "verdict", "finished_at"])
+        if submission.model_run_id is not None:
+            run_score_refresh(model_run_id=submission.model_run_id)
     return result
 
 
@@ -531,3 +550,67 @@ def submissions_reap(*, now: datetime | None = None) -> ReapReport:
         report.checked += 1
         _reap_running(submission, now, grace, report)
     return report
+
+
+# --- model runs -----------------------------------------------------------------------------------------
+
+
+def _aggregate_fields(aggregate) -> dict[str, Any]:
+    return {
+        "problems": aggregate.problems,
+        "mean_pass_at_k": aggregate.mean_pass_at_k,
+        "mean_fast_p_at_k": {str(p): v for p, v in aggregate.mean_fast_p_at_k.items()},
+        "geomean_speedup": aggregate.geomean_speedup,
+        "mean_roofline_fraction": aggregate.mean_roofline_fraction,
+        "correct_attempts": aggregate.correct_attempts,
+        "not_scorable": list(aggregate.not_scorable),
+        "not_attempted": list(aggregate.not_attempted),
+        "coverage": aggregate.coverage,
+    }
+
+
+def run_score_refresh(*, model_run_id: int) -> RunScore | None:
+    """Recomputes a run's progress (attempts done, state) and its RunScore from its attempts as they stand.
+
+    Called inside ``result_record``'s transaction; the run's row is locked so results of one run landing at
+    once on several web workers are counted one after another. Recomputing from scratch keeps it idempotent.
+    """
+    from leaderboard import selectors
+
+    with transaction.atomic():
+        run = ModelRun.objects.select_for_update().filter(pk=model_run_id).first()
+        if run is None:
+            return None
+        attempts = selectors.model_run_attempts(run=run)
+        score = selectors.model_run_score(run=run, attempts=attempts)
+        at_1 = selectors.model_run_score(run=run, attempts=attempts, k=1, suite={})
+        overall = score.overall
+        values = {
+            "k": score.k,
+            "pass_at_1": at_1.overall.mean_pass_at_k,
+            "pass_at_k": overall.mean_pass_at_k,
+            "fast_1_at_k": overall.mean_fast_p_at_k.get(1.0),
+            "fast_1_5_at_k": overall.mean_fast_p_at_k.get(1.5),
+            "fast_2_at_k": overall.mean_fast_p_at_k.get(2.0),
+            "geomean_speedup": overall.geomean_speedup,
+            "mean_roofline_fraction": overall.mean_roofline_fraction,
+            "problems_scored": overall.problems,
+            "problems_not_scorable": len(overall.not_scorable),
+            "problems_not_attempted": len(overall.not_attempted),
+            "coverage": overall.coverage,
+            "correct_attempts": overall.correct_attempts,
+            "by_category": {cat: _aggregate_fields(agg) for cat, agg in score.by_category.items()},
+        }
+        row, _ = RunScore.objects.update_or_create(model_run=run, defaults=values)
+
+        done = sum(1 for a in attempts if a.is_done)
+        started = any(a.state != Submission.State.QUEUED for a in attempts)
+        state = (ModelRun.State.FINISHED if attempts and done == len(attempts)
+                 else ModelRun.State.RUNNING if started else ModelRun.State.QUEUED)
+        if (run.attempts_done, run.attempts_total, run.state) != (done, len(attempts), state):
+            run.attempts_done, run.attempts_total = done, len(attempts)
+            if state == ModelRun.State.FINISHED and run.state != state:
+                run.finished_at = timezone.now()
+            run.state = state
+            run.save(update_fields=["attempts_done", "attempts_total", "state", "finished_at"])
+    return row

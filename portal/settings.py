@@ -222,6 +222,8 @@ USE_TZ = True
 
 ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
 ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
+ARENA_MAX_ARCHIVE_BYTES = env_int("ARENA_MAX_ARCHIVE_BYTES", 20 * 1024 * 1024)  # one model-run archive
+ARENA_MAX_PENDING_RUNS_PER_USER = env_int("ARENA_MAX_PENDING_RUNS_PER_USER", 3)  # model runs being evaluated
 ARENA_JOB_TIMEOUT_FACTOR = 1.2  # the RQ job's limit over the sum of the evaluator's phase limits
 ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit before the reaper acts
 ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)  # times the reaper re-queues a lost job before failing it

@@ -188,7 +188,7 @@ def _run():
     """Two collectives, one tensor-parallel, one unscorable expert-parallel problem; k=2.
 
     collectives/all_reduce     passed 1.2 rf 0.5, passed 2.5 rf 0.7  n=2 c=2 pass@2=1   fast1: 2 -> 1, fast1.5: 1 -> 1,
-                                                                                         fast2: 1 -> 1 - C(1,2)/C(2,2) = 1
+                                                                                         fast2: 1 -> n-c=1 < 2: 1
     collectives/all_gather     wrong,            passed 0.5 rf 0.2   n=2 c=1 pass@2=1   fast1: 0 -> 0 (all p)
     tensor-parallel/tp_mlp     wrong,            wrong                n=2 c=0 pass@2=0   fast: 0
     expert-parallel/moe_combine passed 3.0, infra_error               n=1 < 2: not scorable

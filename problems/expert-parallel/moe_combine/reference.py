@@ -11,7 +11,8 @@ from problems.common import dtype_of, randn, rank_generator, shared_generator
 ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean, a rank ~1.4x
 
 
-def solution(expert_out: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int):
+def solution(expert_out: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: torch.Tensor):
+    experts = int(experts)
     w = dist.get_world_size()
     tokens, k = topk_ids.shape
     local = experts // w
@@ -53,12 +54,12 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     n = sum(int(((_routing(seed, j, device, tokens, experts, topk)[0] // local) == rank).sum())
             for j in range(world_size))
     expert_out = randn((n, hidden), dtype_of(dtype), device, g)
-    return (expert_out, topk_ids, topk_weights, experts)
+    return (expert_out, topk_ids, topk_weights, torch.tensor(experts, dtype=torch.int64, device=device))
 
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
-    experts = inputs[0][3]
+    experts = int(inputs[0][3])
     tokens, k = inputs[0][1].shape
     dt = inputs[0][0].dtype
     device = inputs[0][0].device

@@ -11,7 +11,8 @@ from problems.common import dtype_of, randn, rank_generator, shared_generator
 ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean, a rank ~1.4x
 
 
-def solution(x: torch.Tensor, topk_ids: torch.Tensor, experts: int):
+def solution(x: torch.Tensor, topk_ids: torch.Tensor, experts: torch.Tensor):
+    experts = int(experts)
     w = dist.get_world_size()
     tokens, k = topk_ids.shape
     local = experts // w
@@ -48,12 +49,12 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
                 tokens: int, hidden: int, topk: int, experts: int):
     topk_ids, g = _routing(seed, rank, device, tokens, experts, topk)
     x = randn((tokens, hidden), dtype_of(dtype), device, g)
-    return (x, topk_ids, experts)
+    return (x, topk_ids, torch.tensor(experts, dtype=torch.int64, device=device))
 
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
-    experts = inputs[0][2]
+    experts = int(inputs[0][2])
     local = experts // w
     tokens, k = inputs[0][1].shape
     device = inputs[0][0].device

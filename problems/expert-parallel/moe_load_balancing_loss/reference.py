@@ -9,7 +9,8 @@ import torch.distributed as dist
 from problems.common import dtype_of, randn, rank_generator, shared_generator
 
 
-def solution(logits: torch.Tensor, topk: int, coeff: float) -> torch.Tensor:
+def solution(logits: torch.Tensor, topk: torch.Tensor, coeff: torch.Tensor) -> torch.Tensor:
+    topk, coeff = int(topk), float(coeff)
     layers, tokens, experts = logits.shape
     probs = torch.softmax(logits.float(), dim=-1)
     chosen = logits.topk(topk, dim=-1).indices.reshape(layers, tokens * topk)
@@ -30,12 +31,13 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     bias = randn((layers, 1, experts), torch.float32, device, shared_generator(seed, device)) * spread
     g = rank_generator(seed, rank, device)
     logits = (randn((layers, tokens, experts), torch.float32, device, g) + bias).to(dtype_of(dtype))
-    return (logits, topk, coeff)
+    return (logits, torch.tensor(topk, dtype=torch.int64, device=device),
+            torch.tensor(coeff, dtype=torch.float32, device=device))
 
 
 def oracle(inputs: list[tuple], **_):
     logits = torch.cat([inp[0] for inp in inputs], dim=1).to(torch.float64)
-    topk, coeff = inputs[0][1], inputs[0][2]
+    topk, coeff = int(inputs[0][1]), float(inputs[0][2])
     layers, n, experts = logits.shape
     probs = torch.softmax(logits, dim=-1).sum(dim=1)
     chosen = logits.topk(topk, dim=-1).indices

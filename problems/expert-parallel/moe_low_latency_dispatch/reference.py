@@ -12,7 +12,8 @@ from problems.common import dtype_of, randn, rank_generator, shared_generator
 ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: popular experts get several times the mean load
 
 
-def solution(x: torch.Tensor, topk_ids: torch.Tensor, experts: int):
+def solution(x: torch.Tensor, topk_ids: torch.Tensor, experts: torch.Tensor):
+    experts = int(experts)
     w, r = dist.get_world_size(), dist.get_rank()
     tokens, k = topk_ids.shape
     local = experts // w
@@ -52,12 +53,12 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
                 tokens: int, hidden: int, topk: int, experts: int):
     topk_ids, g = _routing(seed, rank, device, tokens, experts, topk)
     x = randn((tokens, hidden), dtype_of(dtype), device, g)
-    return (x, topk_ids, experts)
+    return (x, topk_ids, torch.tensor(experts, dtype=torch.int64, device=device))
 
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
-    experts = inputs[0][2]
+    experts = int(inputs[0][2])
     local = experts // w
     tokens, hidden = inputs[0][0].shape
     device = inputs[0][0].device

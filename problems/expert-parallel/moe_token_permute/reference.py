@@ -9,7 +9,8 @@ from problems.common import dtype_of, randn, rank_generator, shared_generator
 ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean, a rank ~1.4x
 
 
-def solution(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int):
+def solution(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: torch.Tensor):
+    experts = int(experts)
     w = dist.get_world_size()
     k = topk_ids.shape[1]
     flat = topk_ids.reshape(-1)
@@ -35,12 +36,12 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
                 tokens: int, hidden: int, topk: int, experts: int):
     topk_ids, topk_weights, g = _routing(seed, rank, device, tokens, experts, topk)
     x = randn((tokens, hidden), dtype_of(dtype), device, g)
-    return (x, topk_ids, topk_weights, experts)
+    return (x, topk_ids, topk_weights, torch.tensor(experts, dtype=torch.int64, device=device))
 
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
-    experts = inputs[0][3]
+    experts = int(inputs[0][3])
     local = experts // w
     counts = torch.stack([torch.bincount(inp[1].reshape(-1), minlength=experts) for inp in inputs])  # (src, e)
     outs = []

@@ -1,10 +1,11 @@
+"""Scales each copy by its router weight before the expert instead of after: equal only for linear experts."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
 
 def solution(x, topk_ids, topk_weights, w1, w2):
-    # Scales each copy by its router weight before the expert instead of after: equal only for linear experts.
     w = dist.get_world_size()
     tokens, k = topk_ids.shape
     local = w1.shape[0]

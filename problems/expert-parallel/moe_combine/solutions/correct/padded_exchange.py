@@ -3,6 +3,7 @@ import torch.distributed as dist
 
 
 def solution(expert_out, topk_ids, topk_weights, experts):
+    experts = int(experts)
     # Counts are all-gathered and the return trip uses one equal-split all-to-all with every slot padded to
     # the largest count; each token then sums its copies slot by slot.
     w, r = dist.get_world_size(), dist.get_rank()

@@ -1,10 +1,12 @@
+"""Right exchange, but the router weights are applied in token order instead of the order the copies came back in, so
+each copy is scaled by some other copy's weight."""
+
 import torch
 import torch.distributed as dist
 
 
 def solution(expert_out, topk_ids, topk_weights, experts):
-    # Right exchange, but the router weights are applied in token order instead of the order the copies
-    # came back in, so each copy is scaled by some other copy's weight.
+    experts = int(experts)
     w = dist.get_world_size()
     tokens, k = topk_ids.shape
     local = experts // w

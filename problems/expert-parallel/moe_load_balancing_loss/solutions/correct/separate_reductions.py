@@ -3,6 +3,7 @@ import torch.distributed as dist
 
 
 def solution(logits, topk, coeff):
+    topk, coeff = int(topk), float(coeff)
     # Integer counts and float probability sums reduced separately; token total reduced too, not assumed.
     layers, tokens, experts = logits.shape
     probs = torch.softmax(logits.float(), dim=-1).sum(dim=1)

@@ -1,8 +1,10 @@
+"""Computes the loss from this rank's tokens alone: the per-rank imbalance is not the global one."""
+
 import torch
 
 
 def solution(logits, topk, coeff):
-    # Computes the loss from this rank's tokens alone: the per-rank imbalance is not the global one.
+    topk, coeff = int(topk), float(coeff)
     layers, tokens, experts = logits.shape
     probs = torch.softmax(logits.float(), dim=-1).sum(dim=1)
     chosen = logits.topk(topk, dim=-1).indices

@@ -3,6 +3,7 @@ import torch.distributed as dist
 
 
 def solution(x, topk_ids, experts):
+    experts = int(experts)
     # With few tokens the routing table is tiny: all-gather it, so every rank knows who sends what where.
     # Then each token goes to each destination rank once (deduplicated), in one padded all-to-all, and
     # the receiver fans it out to its experts.

@@ -1,10 +1,12 @@
+"""Right rows and counts, but each expert's buffer is ordered by (token index, source rank) instead of (source rank,
+token index)."""
+
 import torch
 import torch.distributed as dist
 
 
 def solution(x, topk_ids, experts):
-    # Right rows and counts, but each expert's buffer is ordered by (token index, source rank)
-    # instead of (source rank, token index).
+    experts = int(experts)
     w, r = dist.get_world_size(), dist.get_rank()
     tokens, k = topk_ids.shape
     local = experts // w

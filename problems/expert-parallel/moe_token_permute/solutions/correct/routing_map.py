@@ -3,6 +3,7 @@ import torch.distributed as dist
 
 
 def solution(x, topk_ids, topk_weights, experts):
+    experts = int(experts)
     # Megatron's formulation: a dense (tokens, experts) routing map, read expert-major with masked_select;
     # the counts come from an all-gather instead of an all-to-all.
     w, r = dist.get_world_size(), dist.get_rank()

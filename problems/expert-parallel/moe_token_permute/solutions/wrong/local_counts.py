@@ -1,10 +1,12 @@
+"""Permutes correctly but returns the counts this rank SENDS (per destination rank and its experts) instead of the
+counts it will RECEIVE for its own experts."""
+
 import torch
 import torch.distributed as dist
 
 
 def solution(x, topk_ids, topk_weights, experts):
-    # Permutes correctly but returns the counts this rank SENDS (per destination rank and its experts)
-    # instead of the counts it will RECEIVE for its own experts.
+    experts = int(experts)
     w = dist.get_world_size()
     k = topk_ids.shape[1]
     flat = topk_ids.reshape(-1)

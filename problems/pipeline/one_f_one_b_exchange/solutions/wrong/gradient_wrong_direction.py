@@ -1,10 +1,11 @@
+"""Sends gradients forward like activations, so each rank gets the previous stage's gradient. (With W=2 the previous
+and next stage are the same rank, so only W >= 4 exposes it.)"""
+
 import torch
 import torch.distributed as dist
 
 
 def solution(act, grad):
-    # Sends gradients forward like activations, so each rank gets the previous stage's gradient.
-    # (With W=2 the previous and next stage are the same rank, so only W >= 4 exposes it.)
     w, r = dist.get_world_size(), dist.get_rank()
     act_in = torch.empty_like(act)
     grad_in = torch.empty_like(grad)

@@ -1,3 +1,6 @@
+"""Passes K/V around the ring correctly but averages the per-block outputs instead of weighting them by their softmax
+mass (log-sum-exp)."""
+
 import math
 
 import torch
@@ -5,8 +8,6 @@ import torch.distributed as dist
 
 
 def solution(q, k, v):
-    # Passes K/V around the ring correctly but averages the per-block outputs instead of weighting them
-    # by their softmax mass (log-sum-exp).
     w, r = dist.get_world_size(), dist.get_rank()
     qh = q.transpose(0, 1).float()
     kv = torch.stack([k, v]).contiguous()

@@ -1,11 +1,12 @@
+"""Gathers the right K/V prefix but uses is_causal=True, whose mask is aligned to the top-left corner: local query i
+then sees only keys 0..i instead of 0..r*S/W+i."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
 
 def solution(q, k, v):
-    # Gathers the right K/V prefix but uses is_causal=True, whose mask is aligned to the top-left corner:
-    # local query i then sees only keys 0..i instead of 0..r*S/W+i.
     w, r = dist.get_world_size(), dist.get_rank()
     s_local, heads, d = q.shape
     ks = [torch.empty_like(k) for _ in range(w)]

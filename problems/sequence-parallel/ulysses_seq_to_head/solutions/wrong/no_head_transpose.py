@@ -1,9 +1,10 @@
+"""Sends contiguous sequence slices instead of head groups: the shape is right, the content is not."""
+
 import torch
 import torch.distributed as dist
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:
-    # Sends contiguous sequence slices instead of head groups: the shape is right, the content is not.
     w = dist.get_world_size()
     s_local, heads, d = x.shape
     recv = torch.empty_like(x)

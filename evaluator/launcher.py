@@ -31,7 +31,8 @@ FAILURE_GRACE_S = 2.0
 # Variables a rank may inherit; everything else (tokens, database URLs, cloud credentials) stays behind.
 _PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH",
                "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "CC", "CXX", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME",
-               "TORCH_CUDA_ARCH_LIST", "VIRTUAL_ENV")
+               "TORCH_CUDA_ARCH_LIST", "VIRTUAL_ENV",
+               "ARENA_SUITES_DIR")  # where imported suites live (problems/registry.py), so ranks find them too
 
 
 @dataclass

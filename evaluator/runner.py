@@ -39,11 +39,17 @@ def _uses_nccl(source: str) -> bool:
     return any(n in source for n in needles)
 
 
-def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False) -> dict[str, Any]:
+def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False, *,
+             imported_inner: bool = False) -> dict[str, Any]:
     started = time.monotonic()
     doc = empty_document()
     profile = get_profile(spec.profile)
     problem = get(spec.problem_id)
+    if problem.imported and not imported_inner:
+        # Imported suites (arena import-pkb): randomized or original inputs, decided and reported there.
+        from evaluator.pkb import evaluate_imported
+
+        return evaluate_imported(spec, problem, workdir_parent, keep_workdir)
     world_size = profile.world_size
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
                       "suite": problem.suite, "preset": profile.preset, "world_size": world_size,

@@ -4,6 +4,13 @@ A problem is a folder ``problems/<category>/<name>/`` holding ``problem.toml`` (
 ``reference.py`` (``solution``, ``make_inputs``, ``oracle``) and ``README.md`` (the statement).
 Every field is checked here, once, so the evaluator and the portal can trust what they are given;
 a malformed folder raises :class:`ProblemError` naming the file and the field.
+
+Imported suites (``arena import-pkb``; see docs/pkb.md) live outside the repository, under ``$ARENA_SUITES_DIR``
+(default ``<repo>/var/suites``): ``<suites>/<suite>/suite.toml`` plus one problem folder per problem, with the
+id ``<suite>/<name>``. Their contract differs in two places only: ``problem.toml`` carries an ``[imported]``
+table (``source``, ``commit``, ``file``) saying where the problem came from, and ``reference.py`` needs no
+``oracle`` (its ``solution`` may be a plain assignment): an imported reference is the ground truth as its
+source defines it, and the evaluator compares solutions against it, never against an oracle.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +44,10 @@ DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int8",
 PRESETS = ("small", "bench")
 ROOFLINE_TERMS = ("link_bytes_per_rank", "hbm_bytes_per_rank", "flops_per_rank")
 REFERENCE_FUNCTIONS = ("solution", "make_inputs", "oracle")
+IMPORTED_REFERENCE_FUNCTIONS = ("solution", "make_inputs")  # imported suites: no oracle (see the module docstring)
+SUITES_ENV = "ARENA_SUITES_DIR"
+SUITE_FILE = "suite.toml"
+_SUITE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 class ProblemError(ValueError):
@@ -104,6 +117,11 @@ class Problem:
 
     def load_reference(self) -> ModuleType:
         return load_module(self.reference_path, f"arena_problem_{self.id.replace('/', '_').replace('-', '_')}")
+
+    @property
+    def imported(self) -> Mapping[str, Any] | None:
+        """For a problem of an imported suite, where it came from (``source``, ``commit``, ``file``, ...)."""
+        return self.extra.get("imported")
 
 
 def element_size(dtype: str) -> int:
@@ -177,6 +195,11 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
     except tomllib.TOMLDecodeError as exc:
         raise ProblemError(f"{where}: not valid TOML ({exc}).") from exc
 
+    imported = suite != "arena"
+    if imported:
+        table = _require(meta, "imported", dict, where)
+        for key in ("source", "commit", "file"):
+            _require(table, key, str, f"{where} [imported]")
     title = _require(meta, "title", str, where)
     category = _require(meta, "category", str, where)
     if category not in CATEGORIES:
@@ -250,7 +273,9 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
     except SyntaxError as exc:
         raise ProblemError(f"{problem_id}/reference.py: syntax error at line {exc.lineno}: {exc.msg}.") from exc
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    for fn in REFERENCE_FUNCTIONS:
+    if imported:
+        defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    for fn in (IMPORTED_REFERENCE_FUNCTIONS if imported else REFERENCE_FUNCTIONS):
         if fn not in defined:
             raise ProblemError(f"{problem_id}/reference.py: the function '{fn}' is missing; a reference defines "
                                f"solution(*inputs), make_inputs(...) and oracle(...).")
@@ -263,7 +288,7 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
         function=function, world_sizes=world_sizes, presets=presets, tolerances=tolerances,
         roofline={k: str(v) for k, v in roofline.items()}, statement=statement,
         content_hash=content_hash(folder), suite=suite,
-        extra={k: v for k, v in meta.items() if k in ("summary", "tags")},
+        extra={k: v for k, v in meta.items() if k in ("summary", "tags", "imported")},
     )
 
 
@@ -276,15 +301,64 @@ def discover(root: Path = PROBLEMS_ROOT) -> dict[str, Problem]:
     return problems
 
 
+def suites_root() -> Path:
+    """Where imported suites live: ``$ARENA_SUITES_DIR``, default ``<repo>/var/suites`` (not in git)."""
+    return Path(os.environ.get(SUITES_ENV) or PROBLEMS_ROOT.parent / "var" / "suites").resolve()
+
+
+def suite_name_error(name: str) -> str | None:
+    """Why ``name`` cannot name an imported suite (it would collide with built-in ids), or None."""
+    if not _SUITE_NAME.match(name):
+        return f"suite name {name!r} must be lower-case letters, digits, '-' or '_'"
+    if name in CATEGORIES or name == "arena":
+        return f"suite name {name!r} is taken by the built-in suite; choose another (e.g. 'pkb')"
+    return None
+
+
+def imported_suites(root: Path | None = None) -> list[str]:
+    """Names of the imported suites under ``root`` (default :func:`suites_root`): folders with a suite.toml."""
+    root = Path(root) if root is not None else suites_root()
+    names = []
+    for marker in sorted(root.glob(f"*/{SUITE_FILE}")):
+        error = suite_name_error(marker.parent.name)
+        if error:
+            raise ProblemError(f"{marker}: {error}.")
+        names.append(marker.parent.name)
+    return names
+
+
+def discover_suites(root: Path | None = None) -> dict[str, Problem]:
+    """Every problem of every imported suite under ``root`` (default :func:`suites_root`), validated."""
+    root = Path(root).resolve() if root is not None else suites_root()
+    problems: dict[str, Problem] = {}
+    for suite in imported_suites(root):
+        for toml_path in sorted((root / suite).glob("*/problem.toml")):
+            problem = load_problem(toml_path.parent, root, suite=suite)
+            problems[problem.id] = problem
+    return problems
+
+
 @functools.cache
 def catalogue() -> dict[str, Problem]:
-    """The built-in suite, validated once per process."""
-    return discover(PROBLEMS_ROOT)
+    """The built-in suite and every imported suite, validated once per process."""
+    return {**discover(PROBLEMS_ROOT), **discover_suites()}
+
+
+def clear_caches() -> None:
+    """Forget what :func:`catalogue` and :func:`get` read (after an import, or when ARENA_SUITES_DIR changes)."""
+    catalogue.cache_clear()
+    get.cache_clear()
 
 
 @functools.cache
 def get(problem_id: str) -> Problem:
     """One problem by id, validated on its own, so one broken folder elsewhere cannot stop an evaluation."""
+    head = problem_id.split("/", 1)[0]
+    if head not in CATEGORIES and suite_name_error(head) is None:
+        root = suites_root()
+        folder = (root / problem_id).resolve()
+        if (root / head / SUITE_FILE).is_file() and root in folder.parents and (folder / "problem.toml").is_file():
+            return load_problem(folder, root, suite=head)
     folder = (PROBLEMS_ROOT / problem_id).resolve()
     if PROBLEMS_ROOT not in folder.parents or not (folder / "problem.toml").is_file():
         known = ", ".join(sorted(p.parent.relative_to(PROBLEMS_ROOT).as_posix()

@@ -33,3 +33,42 @@ class SubmissionForm(forms.Form):
         if not has_file and not has_source:
             raise forms.ValidationError("Choose a .py file to upload or paste the source of your solution.")
         return data
+
+
+class ModelRunForm(forms.Form):
+    """The model-run upload form: one archive; ``model_run_create`` validates everything in it."""
+
+    archive = forms.FileField(
+        label="Model-run archive (.zip or .tar.gz)",
+        help_text=("manifest.json (model, provider, protocol, k, turn_budget, tokens, wall_time_s, hardware, date, "
+                   "open_weights; optionally precision, notes, suite), attempts/<category>/<name>/attempt_<i>.py "
+                   "for i = 1..k, and optionally trajectories/<category>/<name>/attempt_<i>.jsonl."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar.gz,.tgz,application/zip,application/gzip"}),
+    )
+
+
+class RunFilterForm(forms.Form):
+    """The ranking's filters. Unknown values are ignored, not errors: a stale link still shows a ranking."""
+
+    profile = forms.ChoiceField(required=False, label="Hardware")
+    precision = forms.ChoiceField(required=False)
+    mode = forms.ChoiceField(required=False, label="Protocol")
+    k = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+
+    def __init__(self, data=None, *, choices):
+        super().__init__(data)
+        anything = [("", "any")]
+        self.fields["profile"].choices = anything + [(p, p) for p in choices.profiles]
+        self.fields["precision"].choices = anything + [(p, p) for p in choices.precisions]
+        self.fields["mode"].choices = anything + [(m, m) for m in choices.modes]
+        self.fields["k"].choices = anything + [(str(k), str(k)) for k in choices.ks]
+
+    def filters(self):
+        from leaderboard.selectors import RunFilters
+
+        if not self.is_bound:
+            return RunFilters()
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
+        return RunFilters(profile=data.get("profile") or None, precision=data.get("precision") or None,
+                          mode=data.get("mode") or None, k=data.get("k") or None)

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from evaluator.profiles import PROFILES
 from evaluator.result import Verdict
 from leaderboard import metrics
-from leaderboard.models import ModelRun, Problem, Result, Submission
+from leaderboard.models import ModelRun, Problem, Result, Submission, Trajectory
 from problems.registry import CATEGORIES
 
 
@@ -121,7 +121,13 @@ def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
 
 
 def submission_detail(*, submission_id: int) -> Submission:
-    return get_object_or_404(Submission.objects.select_related("problem", "user", "result"), pk=submission_id)
+    return get_object_or_404(Submission.objects.select_related("problem", "user", "result", "model_run"),
+                             pk=submission_id)
+
+
+def submission_trajectories(*, submission: Submission) -> QuerySet[Trajectory]:
+    """The trajectory files a model run shipped with this attempt (shown with the source, to the same people)."""
+    return Trajectory.objects.filter(submission=submission).order_by("filename")
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,25 @@ def submission_list(*, user) -> QuerySet[Submission]:
 def submission_source_visible(*, submission: Submission, user) -> bool:
     """Sources are private to their author (and staff) until the site publishes best solutions."""
     return bool(user.is_authenticated and (user.pk == submission.user_id or user.is_staff))
+
+
+PRIVATE_RESULT_KEYS = ("logs", "traceback")  # they quote the solution's source (tracebacks, compiler errors)
+
+
+def submission_result_document(*, submission: Submission, user) -> dict | None:
+    """The result document as ``user`` may read it: whole for the author and staff; for anyone else without the
+    rank logs and the traceback, which quote lines of the private source."""
+    result = getattr(submission, "result", None)
+    if result is None:
+        return None
+    document = result.document
+    if submission_source_visible(submission=submission, user=user) or not isinstance(document, dict):
+        return document
+    return {k: v for k, v in document.items() if k not in PRIVATE_RESULT_KEYS}
+
+
+def submission_cancellable(*, submission: Submission, user) -> bool:
+    return not submission.is_done and submission_source_visible(submission=submission, user=user)
 
 
 # --- model runs -----------------------------------------------------------------------------------------

@@ -27,20 +27,23 @@ from typing import Any
 
 import django_rq
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 from redis.exceptions import RedisError
-from rq.exceptions import NoSuchJobError
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq import Queue
 from rq.job import Job, JobStatus
+from rq.registry import StartedJobRegistry
 
 from evaluator.jobs import build_queue
 from evaluator.prebuild import needs_build
 from evaluator.profiles import PROFILES
 from evaluator.result import Verdict, empty_document, trim
 from evaluator.spec import DEFAULT_TIMEOUTS, EvalSpec
-from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission
+from leaderboard import archive
+from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -251,19 +254,28 @@ def submission_create(*, user, problem: Problem | str, profile: str, filename: s
     _profile_check(problem, profile)
     name = filename_clean(filename)
     text = source_validate(source)
-    pending = Submission.objects.filter(user=user, state__in=[Submission.State.QUEUED, Submission.State.RUNNING])
+    pending = Submission.objects.filter(user=user, state__in=[Submission.State.QUEUED, Submission.State.RUNNING],
+                                        model_run__isnull=True)  # a model run's attempts have a limit of their own
     if pending.count() >= settings.ARENA_MAX_PENDING_PER_USER:
         raise ValidationError(f"You already have {settings.ARENA_MAX_PENDING_PER_USER} submissions waiting or "
                               f"running. Wait for some to finish, then submit again.")
 
     with transaction.atomic():
-        submission = Submission.objects.create(
-            user=user, problem=problem, profile=profile, problem_version=problem.version,
-            problem_hash=problem.content_hash, filename=name, source=text,
-            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), job_timeout_s=job_timeout_s(),
-        )
+        submission = _submission_row(user=user, problem=problem, profile=profile, filename=name, text=text)
+        submission.save()
         _enqueue_after_commit(submission)
     return submission
+
+
+def _submission_row(*, user, problem: Problem, profile: str, filename: str, text: str,
+                    model_run: ModelRun | None = None, attempt: int | None = None) -> Submission:
+    """A new, unsaved submission of validated source: the one way a row to evaluate is made."""
+    return Submission(
+        user=user, problem=problem, profile=profile, problem_version=problem.version,
+        problem_hash=problem.content_hash, filename=filename, source=text,
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), job_timeout_s=job_timeout_s(),
+        model_run=model_run, attempt=attempt,
+    )
 
 
 def _enqueue_after_commit(submission: Submission) -> None:
@@ -308,16 +320,19 @@ def _epoch_to_datetime(value: Any) -> datetime:
         return timezone.now()
 
 
-def submission_mark_running(*, submission_id: int, worker: str, started_at: float | datetime | None
-                            ) -> Submission | None:
+def submission_mark_running(*, submission_id: int, worker: str, started_at: float | datetime | None,
+                            job_id: str | None = None) -> Submission | None:
     """A worker started the job. Only a queued row moves to running; a late or repeated message changes nothing
-    (except filling in when and where a finished row ran, if its result arrived first)."""
+    (except filling in when and where a finished row ran, if its result arrived first), and neither does one from
+    an attempt (``job_id``) that is no longer the current one."""
     started = started_at if isinstance(started_at, datetime) else _epoch_to_datetime(started_at)
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None:
             logger.warning("mark_running for unknown submission %s", submission_id)
             return None
+        if job_id and submission.job_id and job_id != submission.job_id:
+            return submission  # an attempt the reaper already replaced
         if submission.state == Submission.State.QUEUED:
             submission.state = Submission.State.RUNNING
             submission.started_at = started
@@ -378,9 +393,14 @@ def _document_normalise(document: Any) -> dict[str, Any]:
     return document
 
 
-def result_record(*, submission_id: int, document: Any) -> Result | None:
+def result_record(*, submission_id: int, document: Any, job_id: str | None = None) -> Result | None:
     """Stores a result document and finishes the submission. Idempotent: once a submission has a result, a
-    second delivery (a retried job, the reaper recovering a return value) changes nothing."""
+    second delivery (a retried job, the reaper recovering a return value) changes nothing.
+
+    An ``infra_error`` (the platform failed, not the solution) does not finish a submission that has attempts
+    left (settings.ARENA_MAX_ENQUEUES): the submission goes back to the queue as a new job and None is returned.
+    ``job_id`` names the attempt that reported: an infra_error from an attempt that is no longer the current one
+    changes nothing; a real verdict from any attempt is kept (the first result wins)."""
     document = _document_normalise(document)
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
@@ -390,6 +410,8 @@ def result_record(*, submission_id: int, document: Any) -> Result | None:
         existing = Result.objects.filter(submission=submission).first()
         if existing is not None or submission.state == Submission.State.CANCELLED:
             return existing
+        if _attempt_settled_without_result(submission, document, job_id):
+            return None
         timing = document.get("timing") if isinstance(document.get("timing"), dict) else {}
         roofline = document.get("roofline") if isinstance(document.get("roofline"), dict) else {}
         problem = document.get("problem") if isinstance(document.get("problem"), dict) else {}
@@ -430,13 +452,93 @@ def _infra_error_document(submission: Submission, message: str) -> dict[str, Any
     return document
 
 
-def submission_fail(*, submission_id: int, message: str) -> Result | None:
-    """Ends a submission with ``infra_error``: the platform, not the solution, failed."""
+def submission_fail(*, submission_id: int, message: str, job_id: str | None = None) -> Result | None:
+    """Reports an ``infra_error`` for the attempt ``job_id`` (default: the current one): the platform, not the
+    solution, failed. Like a worker's infra_error, it re-enqueues the submission while it has attempts left and
+    ends it as infra_error after the last; None when it was re-enqueued (or the attempt was already replaced)."""
     submission = Submission.objects.get(pk=submission_id)
-    return result_record(submission_id=submission_id, document=_infra_error_document(submission, message))
+    return result_record(submission_id=submission_id, document=_infra_error_document(submission, message),
+                         job_id=job_id)
+
+
+def _attempt_settled_without_result(submission: Submission, document: dict[str, Any], job_id: str | None) -> bool:
+    """Called by result_record with the row locked. True when the report ends here without a Result: an infra_error
+    from a replaced attempt (ignored), or one with attempts left (the submission is queued again as a new job).
+    Wrong answers, timeouts and every other verdict of the solution are never retried."""
+    stale = bool(job_id and submission.job_id and job_id != submission.job_id)
+    if document.get("verdict") != Verdict.INFRA_ERROR.value:
+        if stale:  # a replaced attempt finished after all: keep its verdict, drop the attempt now queued
+            _job_discard_after_commit(submission.profile, submission.job_id)
+        return False
+    if stale:
+        logger.warning("submission %s: infra_error from replaced attempt %s ignored (current: %s)",
+                       submission.pk, job_id, submission.job_id)
+        return True
+    attempts = submission.enqueue_count
+    if attempts >= settings.ARENA_MAX_ENQUEUES:
+        if attempts > 1:
+            document["message"] = (f"{document.get('message') or 'The platform failed.'} "
+                                   f"(Attempt {attempts} of {settings.ARENA_MAX_ENQUEUES}: every attempt failed on the "
+                                   f"platform's side.)")
+        return False
+    logger.warning("submission %s: attempt %s failed on the platform's side (%s); enqueueing attempt %s",
+                   submission.pk, attempts, trim(str(document.get("message") or ""), 300), attempts + 1)
+    submission.state = Submission.State.QUEUED
+    submission.worker = ""
+    submission.started_at = submission.heartbeat_at = None
+    submission.save(update_fields=["state", "worker", "started_at", "heartbeat_at"])
+    _enqueue_after_commit(submission)
+    return True
+
+
+def _job_discard_after_commit(profile: str, job_id: str) -> None:
+    """Takes a job that is no longer wanted off its queue once the transaction commits. A job a worker already
+    started is left to finish (its report is then ignored): stopping it would kill the work horse but not the rank
+    processes it started."""
+    if not job_id or profile not in PROFILES:
+        return
+
+    def discard() -> None:
+        try:
+            job = Job.fetch(job_id, connection=django_rq.get_connection(PROFILES[profile].queue))
+            if job.get_status() in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
+                job.cancel()
+        except (NoSuchJobError, RedisError, InvalidJobOperation):
+            pass
+
+    transaction.on_commit(discard)
+
+
+def submission_cancel(*, submission_id: int, user) -> Submission:
+    """The owner (or staff) stops a submission that is still queued or running. Its job leaves the queue; one a
+    worker already started runs to its end and its result is dropped. Raises PermissionDenied for anyone else and
+    ValidationError when the submission already ended."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None:
+            raise Http404(f"There is no submission #{submission_id}.")
+        if not (user.is_authenticated and (user.pk == submission.user_id or user.is_staff)):
+            raise PermissionDenied("Only the author of a submission can cancel it.")
+        if submission.state == Submission.State.CANCELLED:
+            return submission
+        if submission.state == Submission.State.FINISHED:
+            raise ValidationError(f"Submission #{submission.pk} already finished ({submission.verdict}); "
+                                  f"there is nothing to cancel.")
+        submission.state = Submission.State.CANCELLED
+        submission.finished_at = timezone.now()
+        submission.save(update_fields=["state", "finished_at"])
+        _job_discard_after_commit(submission.profile, submission.job_id)
+    return submission
 
 
 # --- the reaper -----------------------------------------------------------------------------------------
+#
+# The database says what should be queued or running; Redis says what is. The reaper compares the two for every
+# unfinished submission and settles each disagreement as a platform failure of the current attempt (submission_fail):
+# the submission is queued again as a new job while it has attempts left, and ends as infra_error after the last.
+# Liveness comes from RQ's own worker heartbeat: while a worker runs a job it keeps pushing the job's entry in the
+# queue's StartedJobRegistry into the future (a forking worker: every 30 s, to 60-90 s ahead) and stamps
+# job.last_heartbeat; an entry left behind by the clock means the worker is gone. No extra traffic is needed.
 
 
 @dataclass
@@ -451,11 +553,26 @@ class ReapReport:
                 f"recovered results of {self.recovered or 'none'}")
 
 
+@dataclass
+class _Redis:
+    """What one reaper pass reads from Redis, once per queue."""
+
+    waiting: dict[str, set[str]] = field(default_factory=dict)
+
+    def queued_ids(self, queue_name: str) -> set[str]:
+        if queue_name not in self.waiting:
+            self.waiting[queue_name] = set(django_rq.get_queue(queue_name).get_job_ids())
+        return self.waiting[queue_name]
+
+
+PLATFORM_FAILURE = "This is a platform failure, not a verdict on your solution; submit it again later."
+
+
 def _job(submission: Submission) -> Job | None:
     if not submission.job_id:
         return None
     try:
-        return Job.fetch(submission.job_id, connection=django_rq.get_connection(submission.profile))
+        return Job.fetch(submission.job_id, connection=django_rq.get_connection(PROFILES[submission.profile].queue))
     except NoSuchJobError:
         return None
 
@@ -467,88 +584,118 @@ def _job_failure(job: Job) -> str:
     return trim(str(last_line), 500)
 
 
-def _reap_job_outcome(submission: Submission, job: Job, report: ReapReport) -> bool:
-    """Acts on a job that ended without its reply reaching us. Returns True when the row was settled."""
-    status = job.get_status(refresh=False)
+def _job_abandoned(job: Job, now: datetime) -> bool:
+    """True when the worker running this started job stopped heartbeating: its StartedJobRegistry entry expired,
+    or (no entry at all) its last heartbeat is older than the job's limit plus RQ's minute of slack."""
+    registry = StartedJobRegistry(job.origin, connection=job.connection)
+    if job.id in registry.get_expired_job_ids(now.timestamp()):
+        return True
+    if job.id in registry.get_job_ids(cleanup=False):
+        return False
+    last = job.last_heartbeat or job.started_at
+    return last is None or now - last > timedelta(seconds=max(job.timeout or 0, 0) + 90)
+
+
+def _attempt_failed(submission: Submission, message: str, report: ReapReport) -> None:
+    """The current attempt failed on the platform's side: a new attempt, or infra_error after the last."""
+    submission_fail(submission_id=submission.pk, message=f"{message} {PLATFORM_FAILURE}", job_id=submission.job_id)
+    row = Submission.objects.filter(pk=submission.pk).values("state", "verdict", "job_id").first() or {}
+    if row.get("state") == Submission.State.QUEUED and row.get("job_id") != submission.job_id:
+        report.requeued.append(submission.pk)
+    elif row.get("state") == Submission.State.FINISHED and row.get("verdict") == Verdict.INFRA_ERROR.value:
+        report.failed.append(submission.pk)
+
+
+def _where(submission: Submission, job: Job | None = None) -> str:
+    worker = submission.worker or (job.worker_name if job is not None else "") or ""
+    return f" on worker {worker}" if worker else ""
+
+
+def _reap_ended_job(submission: Submission, job: Job, status: str, now: datetime, grace: timedelta,
+                    report: ReapReport) -> None:
+    """The job ended but the row did not: its reply was lost (recover the return value) or never sent."""
     if status == JobStatus.FINISHED:
+        if job.ended_at and now - job.ended_at < grace:
+            return  # its reply is probably still on the web queue
         document = job.return_value()
         if isinstance(document, dict):
-            result_record(submission_id=submission.pk, document=document)
-            report.recovered.append(submission.pk)
-            return True
-        submission_fail(submission_id=submission.pk, message="The evaluation job finished but its result was "
-                                                             "lost. Submit the solution again.")
-        report.failed.append(submission.pk)
-        return True
-    if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
-        where = f" on worker {submission.worker}" if submission.worker else ""
-        submission_fail(submission_id=submission.pk,
-                        message=f"The evaluation job {getattr(status, 'value', status)}{where} before it could report a result "
-                                f"({_job_failure(job)}). This is a platform failure, not a verdict on your "
-                                f"solution; submit it again.")
-        report.failed.append(submission.pk)
-        return True
-    return False
-
-
-def _reap_queued(submission: Submission, report: ReapReport) -> None:
-    job = _job(submission)
-    if job is not None:
-        if _reap_job_outcome(submission, job, report):
+            if result_record(submission_id=submission.pk, document=document, job_id=job.id) is not None:
+                report.recovered.append(submission.pk)
+            else:  # an infra_error document: retried like any other
+                report.requeued.append(submission.pk)
             return
-        status = job.get_status(refresh=False)
-        if status != JobStatus.QUEUED:
-            return  # started, deferred or scheduled: a worker has it
-        queue = django_rq.get_queue(PROFILES[submission.profile].queue)
-        if job.id in queue.get_job_ids():
-            return  # waiting its turn
-        job.delete()  # its hash survived but the queue lost it
-    if submission.enqueue_count >= settings.ARENA_MAX_ENQUEUES:
-        submission_fail(submission_id=submission.pk,
-                        message=f"The evaluation job was lost {submission.enqueue_count} times before a worker "
-                                f"took it. This is a platform failure; submit the solution again later.")
-        report.failed.append(submission.pk)
+        _attempt_failed(submission, "The evaluation job finished but its result was lost.", report)
         return
-    with transaction.atomic():
-        row = Submission.objects.select_for_update().get(pk=submission.pk)
-        if row.state != Submission.State.QUEUED or row.job_id != submission.job_id:
-            return  # it moved on while we looked
-        _enqueue_after_commit(row)
-    report.requeued.append(submission.pk)
+    _attempt_failed(submission, f"The evaluation job {getattr(status, 'value', status)}{_where(submission, job)} "
+                                f"before it could report a result ({_job_failure(job)}).", report)
 
 
-def _reap_running(submission: Submission, now: datetime, grace: timedelta, report: ReapReport) -> None:
+def _reap_started_job(submission: Submission, job: Job, now: datetime, report: ReapReport) -> None:
+    if _job_abandoned(job, now):
+        last = job.last_heartbeat or job.started_at
+        when = f" at {last:%H:%M:%S} UTC" if last else ""
+        _attempt_failed(submission, f"The worker evaluating this submission{_where(submission, job)} stopped sending "
+                                    f"heartbeats{when} (it was killed, or its host went down).", report)
+        return
+    if submission.state == Submission.State.QUEUED:  # the worker's "running" message was lost or is late
+        submission_mark_running(submission_id=submission.pk, worker=job.worker_name or "",
+                                started_at=job.started_at, job_id=job.id)
+    if job.last_heartbeat and (submission.heartbeat_at is None or job.last_heartbeat > submission.heartbeat_at):
+        Submission.objects.filter(pk=submission.pk, job_id=job.id).update(heartbeat_at=job.last_heartbeat)
+
+
+def _reap_one(submission: Submission, now: datetime, grace: timedelta, redis: _Redis, report: ReapReport) -> None:
+    if submission.profile not in PROFILES:
+        logger.error("submission %s has an unknown profile %r; the reaper leaves it", submission.pk, submission.profile)
+        return
     job = _job(submission)
-    if job is not None and _reap_job_outcome(submission, job, report):
+    if job is None:
+        if submission.state == Submission.State.QUEUED:
+            _attempt_failed(submission, "The evaluation job was lost from the queue before a worker took it "
+                                        "(Redis restarted or dropped it).", report)
+            return
+        last_sign = submission.heartbeat_at or submission.started_at or submission.enqueued_at or submission.created_at
+        if now - last_sign > timedelta(seconds=submission.job_timeout_s) + grace:
+            silent = int((now - last_sign).total_seconds())
+            who = f"Worker {submission.worker}" if submission.worker else "The worker"
+            _attempt_failed(submission, f"{who} started this evaluation {silent} s ago and never reported a result; "
+                                        f"Redis no longer knows its job, and the limit is {submission.job_timeout_s} s.",
+                            report)
         return
-    last_sign = submission.heartbeat_at or submission.started_at or submission.enqueued_at or submission.created_at
-    limit = timedelta(seconds=submission.job_timeout_s) + grace
-    if now - last_sign > limit:
-        silent = int((now - last_sign).total_seconds())
-        where = f"Worker {submission.worker}" if submission.worker else "The worker"
-        submission_fail(submission_id=submission.pk,
-                        message=f"{where} started this evaluation {silent} s ago and never reported a result; "
-                                f"the limit is {submission.job_timeout_s} s. This is a platform failure, not a "
-                                f"verdict on your solution; submit it again.")
-        report.failed.append(submission.pk)
+    status = job.get_status(refresh=False)
+    if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+        _reap_ended_job(submission, job, status, now, grace, report)
+    elif status == JobStatus.STARTED:
+        _reap_started_job(submission, job, now, report)
+    elif status == JobStatus.QUEUED and submission.state == Submission.State.QUEUED:
+        if job.id not in redis.queued_ids(job.origin):
+            job.delete()  # its hash survived but the queue lost it
+            _attempt_failed(submission, "The evaluation job was lost from the queue before a worker took it.", report)
+    # scheduled or deferred: RQ holds it and will queue it
 
 
 def submissions_reap(*, now: datetime | None = None) -> ReapReport:
-    """Re-enqueues queued rows whose job Redis lost, and fails (``infra_error``) running rows whose worker went
-    silent past their limit or whose job failed without replying. Safe to run at any time, from many places.
+    """Makes Redis agree with the database again. Queued rows whose job Redis lost, running rows whose worker
+    stopped heartbeating or whose job failed without a reply: each is a failed attempt, queued again while it has
+    attempts left (settings.ARENA_MAX_ENQUEUES) and ended as infra_error after. A finished job whose reply was lost
+    has its result recovered. Safe to run at any time, from many places at once (every change re-checks the row
+    under a lock and names the attempt it is about).
     """
     now = now or timezone.now()
     grace = timedelta(seconds=settings.ARENA_REAP_GRACE_S)
     report = ReapReport()
+    redis = _Redis()
     queued = Submission.objects.filter(state=Submission.State.QUEUED, created_at__lt=now - grace)
     for submission in queued.order_by("id"):
         if submission.enqueued_at and submission.enqueued_at > now - grace:
             continue  # just (re-)enqueued: give the job time to show up
         report.checked += 1
-        _reap_queued(submission, report)
+        with transaction.atomic():  # what it enqueues goes to Redis when this commits
+            _reap_one(submission, now, grace, redis, report)
     for submission in Submission.objects.filter(state=Submission.State.RUNNING).order_by("id"):
         report.checked += 1
-        _reap_running(submission, now, grace, report)
+        with transaction.atomic():
+            _reap_one(submission, now, grace, redis, report)
     return report
 
 
@@ -614,3 +761,91 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             run.state = state
             run.save(update_fields=["attempts_done", "attempts_total", "state", "finished_at"])
     return row
+
+
+def archive_upload_read(upload) -> bytes:
+    """The bytes of an uploaded archive, refusing one over the size limit without reading it all."""
+    limit = settings.ARENA_MAX_ARCHIVE_BYTES
+    if upload.size is not None and upload.size > limit:
+        raise ValidationError({"archive": f"{upload.name}: {_kib(upload.size)} is more than the {_kib(limit)} an "
+                                          f"upload may be; trim the trajectories (they are optional) or split the "
+                                          f"run."})
+    return upload.read(limit + 1)
+
+
+def _archive_refusal(problems: list[str]) -> ValidationError:
+    shown = problems[:archive.MAX_PROBLEMS_LISTED]
+    if len(problems) > len(shown):
+        shown.append(f"… and {len(problems) - len(shown)} more problems.")
+    return ValidationError({"archive": shown})
+
+
+def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool = False) -> ModelRun:
+    """Validates a model-run archive whole, then stores the run, one submission per attempt (each enqueued on
+    the run's hardware profile queue after the commit, as ``submission_create`` does) and its trajectories, in
+    one transaction.
+
+    Raises ValidationError({"archive": [every problem found, each naming the file and field]}): nothing is
+    stored and nothing queued unless the whole archive is good.
+    """
+    name = posixpath.basename((filename or "").replace("\\", "/")).strip()[:255] or "model-run"
+    if len(data) > settings.ARENA_MAX_ARCHIVE_BYTES:
+        raise ValidationError({"archive": f"{name}: {_kib(len(data))} is more than the "
+                                          f"{_kib(settings.ARENA_MAX_ARCHIVE_BYTES)} an upload may be; trim the "
+                                          f"trajectories (they are optional) or split the run."})
+    known = {p.pk: p for p in Problem.objects.all()}
+    try:
+        parsed = archive.read_archive(data, name, known, max_bytes=settings.ARENA_MAX_ARCHIVE_BYTES,
+                                      max_attempt_bytes=settings.ARENA_MAX_SOURCE_BYTES)
+    except archive.ArchiveError as exc:
+        raise _archive_refusal(exc.problems) from None
+    manifest = parsed.manifest
+
+    # The same checks a solo upload gets, each message naming the attempt's file.
+    problems: list[str] = []
+    texts: dict[tuple[str, int], str] = {}
+    for attempt in parsed.attempts:
+        try:
+            _profile_check(known[attempt.problem_id], manifest.hardware)
+            texts[attempt.problem_id, attempt.index] = source_validate(attempt.source)
+        except ValidationError as exc:
+            problems.extend(f"{attempt.filename}: {m}" for m in exc.messages)
+    if problems:
+        raise _archive_refusal(problems)
+
+    digest = hashlib.sha256(data).hexdigest()
+    earlier = ModelRun.objects.filter(user=user, archive_sha256=digest).values_list("pk", flat=True).first()
+    if earlier is not None and not is_demo:
+        raise ValidationError({"archive": f"{name}: you uploaded this very archive already, as model run "
+                                          f"#{earlier}; its results are on that run's page."})
+    pending = ModelRun.objects.filter(user=user).exclude(state=ModelRun.State.FINISHED).count()
+    if pending >= settings.ARENA_MAX_PENDING_RUNS_PER_USER:
+        raise ValidationError(f"You already have {pending} model runs being evaluated; the limit is "
+                              f"{settings.ARENA_MAX_PENDING_RUNS_PER_USER}. Upload this one when one has finished.")
+
+    with transaction.atomic():
+        run = ModelRun.objects.create(
+            user=user, model=manifest.model, provider=manifest.provider, mode=manifest.protocol, k=manifest.k,
+            turn_budget=manifest.turn_budget, tokens=manifest.tokens, wall_time_s=manifest.wall_time_s,
+            profile=manifest.hardware, precision=manifest.precision or "", suite=manifest.suite,
+            run_date=manifest.date, open_weights=manifest.open_weights, notes=manifest.notes,
+            manifest=manifest.as_dict(), archive_name=name, archive_sha256=digest, is_demo=is_demo,
+            attempts_total=len(parsed.attempts),
+        )
+        rows = Submission.objects.bulk_create([
+            _submission_row(user=user, problem=known[a.problem_id], profile=manifest.hardware,
+                            filename=posixpath.basename(a.filename), text=texts[a.problem_id, a.index],
+                            model_run=run, attempt=a.index)
+            for a in parsed.attempts
+        ])
+        by_attempt = {(s.problem_id, s.attempt): s for s in rows}
+        Trajectory.objects.bulk_create([
+            Trajectory(submission=by_attempt[t.problem_id, t.index], filename=t.filename, format=t.format,
+                       content=t.text.replace("\x00", "\\0"), size=len(t.text.encode("utf-8")))
+            for t in parsed.trajectories
+        ])
+        for submission in rows:
+            _enqueue_after_commit(submission)
+        run_score_refresh(model_run_id=run.pk)
+    run.refresh_from_db()
+    return run

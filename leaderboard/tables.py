@@ -209,3 +209,198 @@ def _query(params: QueryDict, changes: dict[str, str | None]) -> str:
         if key not in changes:
             query.pop(key, None)
     return query.urlencode()
+
+
+# --- the site's tables ----------------------------------------------------------------------------------
+#
+# Scores are exported as plain fractions (0.5, not "50 %") with every digit; each exported row of a model run
+# carries its protocol beside its scores.
+
+
+def _score(name: str) -> Callable[[Any], Any]:
+    def get(run: Any) -> Any:
+        return getattr(getattr(run, "score", None), name, None)  # a missing RunScore reads as None
+
+    return get
+
+
+def run_protocol_fields(run: Any) -> dict[str, Any]:
+    from leaderboard.selectors import model_run_protocol
+
+    return {
+        "protocol": model_run_protocol(run=run).label(),
+        "protocol_mode": run.mode,
+        "protocol_k": run.k,
+        "protocol_turn_budget": run.turn_budget,
+        "protocol_tokens": run.tokens,
+        "protocol_wall_time_s": run.wall_time_s,
+    }
+
+
+def _run_extra(run: Any) -> dict[str, Any]:
+    return {
+        **run_protocol_fields(run),
+        "scored_at_k": _score("k")(run),
+        "provider": run.provider,
+        "open_weights": run.open_weights,
+        "suite": run.suite,
+        "state": run.state,
+        "attempts_done": run.attempts_done,
+        "attempts_total": run.attempts_total,
+        "problems_scored": _score("problems_scored")(run),
+        "problems_not_scorable": _score("problems_not_scorable")(run),
+        "problems_not_attempted": _score("problems_not_attempted")(run),
+        "is_demo": run.is_demo,
+        "url": f"/runs/{run.pk}/",
+    }
+
+
+RUN_COLUMNS = [
+    Column("id", "Run", lambda r: r.pk, "id", numeric=True),
+    Column("model", "Model", lambda r: r.model, "model"),
+    Column("user", "By", lambda r: r.user.get_username(), "user__username"),
+    Column("profile", "Hardware", lambda r: r.profile, "profile"),
+    Column("precision", "Precision", lambda r: r.precision or None, "precision"),
+    Column("protocol", "Protocol", lambda r: run_protocol_fields(r)["protocol"], sortable=False,
+           title="how the attempts were produced; every score on the row was obtained this way"),
+    Column("k", "k", lambda r: r.k, "k", numeric=True, title="attempts per problem"),
+    Column("pass_at_k", "pass@k", _score("pass_at_k"), "score__pass_at_k", numeric=True,
+           title="unbiased pass@k at the run's own k, mean over scorable problems"),
+    Column("pass_at_1", "pass@1", _score("pass_at_1"), "score__pass_at_1", numeric=True,
+           title="pass@1 estimated from the same k attempts: comparable across runs with different k"),
+    Column("fast_1", "fast₁@k", _score("fast_1_at_k"), "score__fast_1_at_k", numeric=True,
+           title="correct and faster than the PyTorch + NCCL baseline, at k"),
+    Column("fast_1_5", "fast₁.₅@k", _score("fast_1_5_at_k"), "score__fast_1_5_at_k", numeric=True,
+           title="correct and more than 1.5× faster than the baseline, at k"),
+    Column("fast_2", "fast₂@k", _score("fast_2_at_k"), "score__fast_2_at_k", numeric=True,
+           title="correct and more than 2× faster than the baseline, at k"),
+    Column("speedup", "Geomean speedup", _score("geomean_speedup"), "score__geomean_speedup", numeric=True,
+           title="geometric mean over every correct, timed attempt"),
+    Column("roofline", "Roofline", _score("mean_roofline_fraction"), "score__mean_roofline_fraction", numeric=True,
+           title="mean fraction of the roofline reached by correct attempts"),
+    Column("coverage", "Coverage", _score("coverage"), "score__coverage", numeric=True,
+           title="scorable problems / problems of the suite on this hardware"),
+    Column("progress", "Done", lambda r: f"{r.attempts_done}/{r.attempts_total}", sortable=False,
+           title="attempts evaluated / attempts uploaded"),
+    Column("created", "Uploaded", lambda r: r.created_at, "created_at", numeric=True),
+]
+
+
+def run_ranking_table(*, prefix: str = "", name: str = "runs") -> Table:
+    return Table(name, RUN_COLUMNS, default_sort="-pass_at_k", prefix=prefix, extra=_run_extra)
+
+
+def _ps(name: str, p: float | None = None) -> Callable[[Any], Any]:
+    """A field of a row's ProblemScore (``row.score``)."""
+    def get(row: Any) -> Any:
+        value = getattr(row.score, name)
+        return value.get(p) if p is not None else value
+
+    return get
+
+
+def run_problems_table() -> Table:
+    """The run page's grid: one row per attempted problem with its per-problem scores."""
+    return Table("problems", [
+        Column("problem", "Problem", lambda r: r.problem_id),
+        Column("category", "Category", lambda r: r.category),
+        Column("n", "n", _ps("n"), numeric=True, title="attempts counted (infra errors and unfinished left out)"),
+        Column("c", "correct", _ps("c"), numeric=True),
+        Column("pass_at_k", "pass@k", _ps("pass_at_k"), numeric=True),
+        Column("fast_1", "fast₁@k", _ps("fast_p_at_k", 1.0), numeric=True),
+        Column("fast_1_5", "fast₁.₅@k", _ps("fast_p_at_k", 1.5), numeric=True),
+        Column("fast_2", "fast₂@k", _ps("fast_p_at_k", 2.0), numeric=True),
+        Column("best_speedup", "Best speedup", _ps("best_speedup"), numeric=True),
+        Column("geomean_speedup", "Geomean speedup", _ps("geomean_speedup"), numeric=True),
+        Column("roofline", "Roofline", _ps("mean_roofline_fraction"), numeric=True),
+    ], default_sort="category", per_page=100)
+
+
+def run_attempts_table() -> Table:
+    return Table("attempts", [
+        Column("problem", "Problem", lambda a: a.problem_id),
+        Column("category", "Category", lambda a: a.category),
+        Column("attempt", "Attempt", lambda a: a.attempt, numeric=True),
+        Column("state", "State", lambda a: a.state),
+        Column("verdict", "Verdict", lambda a: a.verdict),
+        Column("speedup", "Speedup", lambda a: a.speedup, numeric=True),
+        Column("roofline_fraction", "Roofline", lambda a: a.roofline_fraction, numeric=True),
+        Column("solution_median_us", "Solution median (µs)", lambda a: a.solution_median_us, numeric=True),
+        Column("baseline_median_us", "Baseline median (µs)", lambda a: a.baseline_median_us, numeric=True),
+        Column("submission", "Submission", lambda a: a.submission_id, numeric=True),
+    ], default_sort="problem", per_page=500)
+
+
+def _agg(name: str, p: float | None = None) -> Callable[[Any], Any]:
+    def get(row: Any) -> Any:
+        value = getattr(row[1], name)
+        return value.get(p) if p is not None else value
+
+    return get
+
+
+def run_categories_table() -> Table:
+    """Rows are (category, metrics.Aggregate) pairs."""
+    return Table("categories", [
+        Column("category", "Category", lambda r: r[0]),
+        Column("problems", "Scored problems", _agg("problems"), numeric=True),
+        Column("pass_at_k", "pass@k", _agg("mean_pass_at_k"), numeric=True),
+        Column("fast_1", "fast₁@k", _agg("mean_fast_p_at_k", 1.0), numeric=True),
+        Column("fast_1_5", "fast₁.₅@k", _agg("mean_fast_p_at_k", 1.5), numeric=True),
+        Column("fast_2", "fast₂@k", _agg("mean_fast_p_at_k", 2.0), numeric=True),
+        Column("speedup", "Geomean speedup", _agg("geomean_speedup"), numeric=True),
+        Column("roofline", "Roofline", _agg("mean_roofline_fraction"), numeric=True),
+        Column("coverage", "Coverage", _agg("coverage"), numeric=True),
+    ], default_sort="category", per_page=100)
+
+
+def problem_ranking_table() -> Table:
+    return Table("ranking", [
+        Column("rank", "#", lambda e: e.rank, numeric=True),
+        Column("who", "Solution by", lambda e: e.model or e.username),
+        Column("protocol", "Protocol", lambda e: e.protocol or None),
+        Column("speedup", "Speedup", lambda e: e.speedup, numeric=True),
+        Column("speedup_ci_low", "CI low", lambda e: e.speedup_ci_low, numeric=True, sortable=False),
+        Column("speedup_ci_high", "CI high", lambda e: e.speedup_ci_high, numeric=True, sortable=False),
+        Column("solution_median_us", "Solution median (µs)", lambda e: e.solution_median_us, numeric=True),
+        Column("baseline_median_us", "Baseline median (µs)", lambda e: e.baseline_median_us, numeric=True),
+        Column("roofline_fraction", "Roofline", lambda e: e.roofline_fraction, numeric=True),
+        Column("submitted", "Submitted", lambda e: e.submitted_at, numeric=True),
+    ], default_sort="rank", extra=lambda e: {"username": e.username, "submission_id": e.submission_id,
+                                            "model_run_id": e.model_run_id})
+
+
+def comparison_table() -> Table:
+    """Rows are selectors.ComparisonRow: one problem, both runs' scores at the common k."""
+    def side(which: str, name: str, p: float | None = None) -> Callable[[Any], Any]:
+        def get(row: Any) -> Any:
+            score = getattr(row, which)
+            if score is None:
+                return None
+            value = getattr(score, name)
+            return value.get(p) if p is not None else value
+
+        return get
+
+    return Table("problems", [
+        Column("problem", "Problem", lambda r: r.problem_id),
+        Column("category", "Category", lambda r: r.category),
+        Column("a_pass_at_k", "A pass@k", side("a", "pass_at_k"), numeric=True),
+        Column("b_pass_at_k", "B pass@k", side("b", "pass_at_k"), numeric=True),
+        Column("a_fast_1", "A fast₁@k", side("a", "fast_p_at_k", 1.0), numeric=True),
+        Column("b_fast_1", "B fast₁@k", side("b", "fast_p_at_k", 1.0), numeric=True),
+        Column("a_best_speedup", "A best speedup", side("a", "best_speedup"), numeric=True),
+        Column("b_best_speedup", "B best speedup", side("b", "best_speedup"), numeric=True),
+        Column("ratio", "B / A", lambda r: r.speedup_ratio, numeric=True, title="B's best speedup over A's"),
+    ], default_sort="category", per_page=100)
+
+
+def best_solutions_table(*, prefix: str = "sol_") -> Table:
+    return Table("solutions", [
+        Column("problem", "Problem", lambda s: s.problem_id),
+        Column("profile", "Hardware", lambda s: s.profile),
+        Column("speedup", "Best speedup", lambda s: s.speedup, numeric=True),
+        Column("roofline_fraction", "Roofline", lambda s: s.roofline_fraction, numeric=True),
+        Column("submitted", "Submitted", lambda s: s.submitted_at, numeric=True),
+        Column("submission", "Submission", lambda s: s.submission_id, numeric=True),
+    ], default_sort="problem", prefix=prefix)

@@ -9,4 +9,10 @@ urlpatterns = [
     path("submit/", views.submission_create, name="submission-create"),
     path("submissions/", views.submission_list, name="submission-list"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission-detail"),
+    path("submissions/<int:submission_id>/cancel/", views.submission_cancel, name="submission-cancel"),
+    path("runs/", views.model_run_list, name="model-run-list"),
+    path("runs/upload/", views.model_run_create, name="model-run-create"),
+    path("runs/compare/", views.model_run_compare, name="model-run-compare"),
+    path("runs/<int:run_id>/", views.model_run_detail, name="model-run-detail"),
+    path("users/<str:username>/", views.user_detail, name="user-detail"),
 ]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from evaluator.profiles import PROFILES
-from leaderboard import selectors, services
-from leaderboard.forms import SubmissionForm
+from leaderboard import selectors, services, tables
+from leaderboard.forms import ModelRunForm, RunFilterForm, SubmissionForm
+from leaderboard.models import ModelRun
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -20,10 +25,16 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
     problem = selectors.problem_detail(problem_id=problem_id)
     profile = selectors.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
     ranking = selectors.problem_ranking(problem=problem, profile=profile) if profile else []
+    table = tables.problem_ranking_table()
+    if table.wants_export(request, main=True):
+        return table.export(request, ranking, filename=f"ranking-{problem.id.replace('/', '-')}-{profile}",
+                            meta={"problem": problem.id, "problem_version": problem.version, "profile": profile})
+    speedups = selectors.problem_speedups(problem=problem, profile=profile) if profile else []
+    ranked = table.context(request, ranking)
     chart = {
-        "labels": [e.username for e in ranking],
-        "speedups": [e.speedup for e in ranking],
-        "submissions": [e.submission_id for e in ranking],
+        "labels": [e.model or e.username for e in ranked["rows"]],
+        "speedups": [e.speedup for e in ranked["rows"]],
+        "submissions": [e.submission_id for e in ranked["rows"]],
         "profile": profile,
     }
     return render(request, "leaderboard/problem_detail.html", {
@@ -31,8 +42,28 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "profile": PROFILES.get(profile) if profile else None,
         "profiles": [PROFILES[name] for name in problem.supported_profiles],
         "ranking": ranking,
+        "table": ranked,
         "chart": chart,
+        "baseline": selectors.problem_baseline(problem=problem, profile=profile) if profile else None,
+        "speedups": speedups,
+        "distribution": _distribution(speedups),
+        "speedup_data": {"speedups": speedups, "profile": profile},
     })
+
+
+def _distribution(speedups: list[float]) -> dict[str, float] | None:
+    """The speedups' summary for readers without JavaScript (the chart shows the same data)."""
+    if not speedups:
+        return None
+    ordered = sorted(speedups)
+
+    def q(f: float) -> float:
+        i = (len(ordered) - 1) * f
+        low, high = int(i), min(int(i) + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (i - low)
+
+    return {"n": len(ordered), "min": ordered[0], "p25": q(.25), "median": q(.5), "p75": q(.75),
+            "max": ordered[-1], "faster": sum(1 for v in ordered if v > 1.0)}
 
 
 @login_required
@@ -78,11 +109,16 @@ def _form_errors_from(form: SubmissionForm, exc: ValidationError) -> None:
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = selectors.submission_detail(submission_id=submission_id)
     result = getattr(submission, "result", None)
+    show_source = selectors.submission_source_visible(submission=submission, user=request.user)
     return render(request, "leaderboard/submission_detail.html", {
         "submission": submission,
         "result": result,
-        "document": result.document if result else None,
-        "show_source": selectors.submission_source_visible(submission=submission, user=request.user),
+        "document": selectors.submission_result_document(submission=submission, user=request.user),
+        "show_source": show_source,
+        "can_cancel": selectors.submission_cancellable(submission=submission, user=request.user),
+        "max_attempts": settings.ARENA_MAX_ENQUEUES,
+        "trajectories": selectors.submission_trajectories(submission=submission)
+        if show_source and submission.model_run_id else [],
         "refresh_s": None if submission.is_done else 3,
         "queue": selectors.submission_queue_status(submission=submission)
         if submission.state == submission.State.QUEUED else None,
@@ -90,6 +126,162 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def submission_cancel(request: HttpRequest, submission_id: int) -> HttpResponse:
+    try:
+        services.submission_cancel(submission_id=submission_id, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"Submission #{submission_id} was cancelled.")
+    return redirect("submission-detail", submission_id=submission_id)
+
+
+@login_required
 def submission_list(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/submission_list.html",
                   {"submissions": selectors.submission_list(user=request.user)[:200]})
+
+
+# --- model runs -----------------------------------------------------------------------------------------
+
+
+def model_run_list(request: HttpRequest) -> HttpResponse:
+    """The overall ranking of model runs, filtered by hardware, precision, protocol and k."""
+    form = RunFilterForm(request.GET or None, choices=selectors.model_run_filter_choices())
+    filters = form.filters()
+    table = tables.run_ranking_table()
+    runs = selectors.model_run_ranking(filters=filters)
+    if table.wants_export(request, main=True):
+        return table.export(request, runs, filename="model-runs",
+                            meta={"filters": {k: v for k, v in vars(filters).items() if v}})
+    return render(request, "leaderboard/model_run_list.html", {"form": form, "table": table.context(request, runs)})
+
+
+@login_required
+def model_run_create(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = ModelRunForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["archive"]
+            try:
+                run = services.model_run_create(user=request.user, filename=upload.name,
+                                                data=services.archive_upload_read(upload))
+            except ValidationError as exc:
+                _form_errors_from(form, exc)
+            else:
+                return redirect("model-run-detail", run_id=run.pk)
+        status = 400
+    else:
+        form, status = ModelRunForm(), 200
+    return render(request, "leaderboard/model_run_form.html", {"form": form}, status=status)
+
+
+def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.model_run_detail(run_id=run_id)
+    attempts = selectors.model_run_attempts(run=run)
+    score = selectors.model_run_score(run=run, attempts=attempts)
+    grid = selectors.model_run_grid(run=run, attempts=attempts, score=score)
+    categories = list(score.by_category.items())
+    exports = {"problems": (tables.run_problems_table(), grid), "attempts": (tables.run_attempts_table(), attempts),
+               "categories": (tables.run_categories_table(), categories)}
+    for name, (table, rows) in exports.items():
+        if table.wants_export(request, main=name == "problems"):
+            return table.export(request, rows, filename=f"model-run-{run.pk}-{name}", meta={
+                "model_run": run.pk, "model": run.model, **tables.run_protocol_fields(run), "scored_at_k": score.k})
+    problems = exports["problems"][0].context(request, grid)
+    return render(request, "leaderboard/model_run_detail.html", {
+        "run": run,
+        "score": score,
+        "pass_at_1": getattr(getattr(run, "score", None), "pass_at_1", None),
+        "protocol": score.label(),
+        "coverage_total": score.overall.problems + len(score.not_scorable) + len(score.not_attempted),
+        "problems": problems,
+        "attempt_numbers": range(1, len(grid[0].cells) + 1) if grid else range(1, run.k + 1),
+        "categories": exports["categories"][0].context(request, categories),
+        "category_chart": {
+            "categories": [c for c, _ in categories],
+            "pass_at_k": [a.mean_pass_at_k for _, a in categories],
+            "fast_1": [a.mean_fast_p_at_k.get(1.0) for _, a in categories],
+            "fast_2": [a.mean_fast_p_at_k.get(2.0) for _, a in categories],
+            "k": score.k,
+        },
+        "export": {fmt: f"?format={fmt}&table=attempts" for fmt in tables.EXPORT_FORMATS},
+        "refresh_s": None if run.is_done else 3,
+    })
+
+
+def model_run_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs side by side, both scored at the smaller of their ks."""
+    choices = selectors.model_run_choices()
+    ids = {pk for pk, _ in choices}
+    chosen = []
+    for key in ("a", "b"):
+        try:
+            value = int(request.GET.get(key, ""))
+        except ValueError:
+            value = None
+        chosen.append(value if value in ids else None)
+    comparison = None
+    if chosen[0] and chosen[1]:
+        comparison = selectors.model_run_comparison(a=selectors.model_run_detail(run_id=chosen[0]),
+                                                    b=selectors.model_run_detail(run_id=chosen[1]))
+    table = tables.comparison_table()
+    if comparison is not None and table.wants_export(request, main=True):
+        return table.export(request, comparison.rows, filename=f"compare-{chosen[0]}-{chosen[1]}", meta={
+            "k": comparison.k,
+            "a": {"model_run": comparison.a.pk, "model": comparison.a.model, **tables.run_protocol_fields(comparison.a),
+                  "scores": _overall(comparison.a_score)},
+            "b": {"model_run": comparison.b.pk, "model": comparison.b.model, **tables.run_protocol_fields(comparison.b),
+                  "scores": _overall(comparison.b_score)},
+        })
+    context = {"choices": choices, "a_id": chosen[0], "b_id": chosen[1], "comparison": comparison}
+    if comparison is not None:
+        a, b = comparison.a_score, comparison.b_score
+        context.update({
+            "table": table.context(request, comparison.rows),
+            "summary": [
+                ("pass@k", a.overall.mean_pass_at_k, b.overall.mean_pass_at_k, "percent"),
+                ("fast₁@k", a.overall.mean_fast_p_at_k[1.0], b.overall.mean_fast_p_at_k[1.0], "percent"),
+                ("fast₁.₅@k", a.overall.mean_fast_p_at_k[1.5], b.overall.mean_fast_p_at_k[1.5], "percent"),
+                ("fast₂@k", a.overall.mean_fast_p_at_k[2.0], b.overall.mean_fast_p_at_k[2.0], "percent"),
+                ("Geomean speedup", a.overall.geomean_speedup, b.overall.geomean_speedup, "times"),
+                ("Mean roofline fraction", a.overall.mean_roofline_fraction, b.overall.mean_roofline_fraction,
+                 "percent"),
+                ("Coverage", a.overall.coverage, b.overall.coverage, "percent"),
+            ],
+            "category_rows": [(c, a.by_category.get(c), b.by_category.get(c)) for c in comparison.categories],
+            "chart": {
+                "categories": comparison.categories,
+                "a": [getattr(a.by_category.get(c), "mean_pass_at_k", None) for c in comparison.categories],
+                "b": [getattr(b.by_category.get(c), "mean_pass_at_k", None) for c in comparison.categories],
+                "a_label": f"A: {comparison.a.model} (#{comparison.a.pk})",
+                "b_label": f"B: {comparison.b.model} (#{comparison.b.pk})",
+                "k": comparison.k,
+            },
+        })
+    return render(request, "leaderboard/model_run_compare.html", context)
+
+
+def _overall(score) -> dict:
+    o = score.overall
+    return {"scored_at_k": score.k, "pass_at_k": o.mean_pass_at_k,
+            "fast_p_at_k": {str(p): v for p, v in o.mean_fast_p_at_k.items()},
+            "geomean_speedup": o.geomean_speedup, "mean_roofline_fraction": o.mean_roofline_fraction,
+            "coverage": o.coverage}
+
+
+def user_detail(request: HttpRequest, username: str) -> HttpResponse:
+    person = selectors.user_by_username(username=username)
+    runs_table, solutions_table = tables.run_ranking_table(), tables.best_solutions_table()
+    runs = selectors.model_run_ranking(user=person)
+    solutions = selectors.user_best_solutions(user=person)
+    if runs_table.wants_export(request, main=True):
+        return runs_table.export(request, runs, filename=f"user-{person.get_username()}-runs")
+    if solutions_table.wants_export(request, main=False):
+        return solutions_table.export(request, solutions, filename=f"user-{person.get_username()}-solutions")
+    return render(request, "leaderboard/user_detail.html", {
+        "person": person,
+        "runs": runs_table.context(request, runs),
+        "solutions": solutions_table.context(request, solutions),
+    })

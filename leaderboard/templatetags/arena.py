@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
 import markdown as markdown_lib
+from markdown.treeprocessors import Treeprocessor
 from django import template
 from django.utils.safestring import mark_safe
 from pygments import highlight as pygments_highlight
@@ -16,15 +18,38 @@ from pygments.util import ClassNotFound
 register = template.Library()
 
 
+SAFE_URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def url_is_safe(url: str) -> bool:
+    """A link or image target that runs no script: relative, or http(s)/mailto. Entities are decoded and the
+    characters browsers skip inside a scheme dropped first, so ``java&#115;cript:`` or ``java&#9;script:`` fail."""
+    text = "".join(ch for ch in html.unescape(url or "") if ord(ch) > 32 and ch != "\x7f").lower()
+    scheme, colon, _ = text.partition(":")
+    if not colon or any(c in scheme for c in "/?#"):
+        return True  # no scheme: a path, a query or an anchor on this site
+    return scheme in SAFE_URL_SCHEMES
+
+
+class _DropUnsafeUrls(Treeprocessor):
+    def run(self, root):
+        for element in root.iter():
+            for attribute in ("href", "src"):
+                if attribute in element.attrib and not url_is_safe(element.attrib[attribute]):
+                    del element.attrib[attribute]
+
+
 @register.filter
 def markdown(text: str) -> str:
-    """Renders a problem statement. Raw HTML in the markdown is escaped, not passed through."""
+    """Renders a problem statement. Raw HTML in the markdown is escaped, not passed through, and links or images
+    to anything but http(s), mailto or this site (``javascript:``, ``data:``) lose their target."""
     md = markdown_lib.Markdown(
         extensions=["fenced_code", "tables", "codehilite", "sane_lists"],
         extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}},
     )
     md.preprocessors.deregister("html_block")
     md.inlinePatterns.deregister("html")
+    md.treeprocessors.register(_DropUnsafeUrls(md), "drop_unsafe_urls", -10)
     return mark_safe(md.convert(text or ""))
 
 
@@ -111,3 +136,53 @@ def get(mapping: Any, key: Any) -> Any:
 @register.filter
 def label(key: Any) -> str:
     return str(key).replace("_", " ")
+
+
+@register.filter
+def protocol_label(run: Any) -> str:
+    """A model run's protocol in one line: ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h``."""
+    from leaderboard.selectors import model_run_protocol
+
+    try:
+        return model_run_protocol(run=run).label()
+    except (ValueError, TypeError, AttributeError):
+        return f"{getattr(run, 'mode', '?')} · k={getattr(run, 'k', '?')}"
+
+
+@register.filter
+def speed_bucket(speedup: Any) -> str:
+    """The grid's colour class for a passed attempt's speedup."""
+    if not isinstance(speedup, (int, float)) or isinstance(speedup, bool):
+        return "speed-none"
+    if speedup > 2.0:
+        return "speed-2"
+    if speedup > 1.5:
+        return "speed-15"
+    if speedup > 1.0:
+        return "speed-1"
+    return "speed-slow"
+
+
+VERDICT_SHORT = {"passed": "pass", "wrong_output": "wrong", "compile_error": "compile", "runtime_error": "runtime",
+                 "timeout": "timeout", "rejected": "rejected", "infra_error": "infra"}
+
+
+@register.filter
+def verdict_short(verdict: Any) -> str:
+    return VERDICT_SHORT.get(str(verdict), str(verdict or ""))
+
+
+@register.filter
+def fast_p(mapping: Any, p: Any) -> Any:
+    """``score.fast_p_at_k|fast_p:"1.5"`` — a fast_p mapping keyed by float thresholds."""
+    if not isinstance(mapping, dict) and not hasattr(mapping, "get"):
+        return None
+    return mapping.get(float(p))
+
+
+@register.filter
+def divide(a: Any, b: Any) -> float | None:
+    try:
+        return float(a) / float(b) if b else None
+    except (TypeError, ValueError):
+        return None

@@ -535,6 +535,8 @@ def _probe_all(report: ImportReport, profile: str, jobs: int | None) -> None:
 
     preset = get_profile(profile).preset
     workers = jobs or max(1, min(8, (os.cpu_count() or 2) // 2))
+    if get_profile(profile).device == "cuda":
+        workers = 1  # each run takes all of the profile's GPUs
 
     def one(entry: ImportedEntry) -> None:
         try:

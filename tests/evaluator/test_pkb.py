@@ -1,12 +1,5 @@
-"""ParallelKernelBench interoperability (evaluator/pkb.py, problems/imported.py), on CPU ranks over gloo.
-
-The tests build their own small checkout of PKB's shape in a temporary folder (written here, in this project's
-words; nothing of PKB is used): four reference files, an input generator, one git commit.
-  1_all_reduce                 every rank's input is the same constant tensor (ones), as PKB's collectives are
-  2_all_gather                 every rank's input is a constant of its own (rank + 1)
-  3_matmul_all_reduce          per-rank activations and a weight replicated on every rank
-  4_expert_split_by_counts     a float tensor of whole-number counts: the reference refuses random values
-"""
+"""ParallelKernelBench interoperability (evaluator/pkb.py, problems/imported.py), on CPU ranks over gloo, against
+the small fake checkout that tests/evaluator/pkb_fake.py writes (see there for its four problems)."""
 
 from __future__ import annotations
 
@@ -14,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,131 +15,9 @@ from evaluator import pkb
 from evaluator.runner import evaluate
 from evaluator.spec import EvalSpec
 from problems import registry
+from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, head, write_checkout
 
 REPO = Path(__file__).resolve().parents[2]
-
-GENERATOR = '''
-"""Inputs of the fake checkout: create_input_tensor(rank, world_size, problem_id, base_shape, dtype, trial, device)."""
-import torch
-
-
-def create_input_tensor(rank, world_size, problem_id, base_shape, dtype=torch.bfloat16, trial=0, device=None):
-    device = device if device is not None else torch.device("cuda", rank)
-    rows, cols = base_shape
-    if problem_id == 1:
-        return (torch.ones(rows, cols, dtype=dtype, device=device),)
-    if problem_id == 2:
-        return (torch.full((rows, cols), float(rank + 1), dtype=dtype, device=device),)
-    if problem_id == 3:
-        mine = torch.Generator().manual_seed(100 * trial + rank + 1)
-        common = torch.Generator().manual_seed(100 * trial)
-        x = torch.randn(rows, cols, generator=mine).to(device=device, dtype=dtype)
-        w = (torch.randn(cols, cols, generator=common) / cols ** 0.5).to(device=device, dtype=dtype)
-        return (x, w)
-    if problem_id == 4:
-        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(trial + rank)).to(device=device, dtype=dtype)
-        counts = [rows // world_size] * world_size
-        counts[-1] += rows - sum(counts)
-        return (x, torch.tensor(counts, dtype=torch.float32, device=device))
-    raise ValueError(f"no problem {problem_id}")
-'''
-
-REFERENCES = {
-    "1_all_reduce.py": '''
-        import torch.distributed as dist
-
-
-        def solution(x):
-            out = x.clone()
-            dist.all_reduce(out)
-            return out
-        ''',
-    "2_all_gather.py": '''
-        import torch
-        import torch.distributed as dist
-
-
-        def solution(x):
-            out = torch.empty((dist.get_world_size() * x.shape[0], *x.shape[1:]), dtype=x.dtype, device=x.device)
-            dist.all_gather_into_tensor(out, x.contiguous())
-            return out
-        ''',
-    "3_matmul_all_reduce.py": '''
-        import torch.distributed as dist
-
-
-        def solution(x, w):
-            y = x @ w
-            dist.all_reduce(y)
-            return y
-        ''',
-    "4_expert_split_by_counts.py": '''
-        import torch.distributed as dist
-
-
-        def solution(x, counts):
-            sizes = counts.tolist()
-            if any(c != int(c) or c < 0 for c in sizes) or sum(sizes) != x.shape[0]:
-                raise ValueError("counts must be whole numbers that add up to the rows of x")
-            start = int(sum(sizes[:dist.get_rank()]))
-            piece = x[start:start + int(sizes[dist.get_rank()])].clone()
-            dist.all_reduce(piece)
-            return piece
-        ''',
-}
-
-CORRECT_ALL_REDUCE = '''
-import torch
-import torch.distributed as dist
-
-
-def solution(x):
-    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, x)
-    return torch.stack(parts).sum(0)
-'''
-
-CONSTANT_CHEAT = '''
-import torch
-import torch.distributed as dist
-
-
-def solution(x):
-    # What the sum is when every rank holds ones: no communication at all.
-    return torch.full_like(x, float(dist.get_world_size()))
-'''
-
-# Correct only while w is the same on every rank: sum the activations first, multiply once.
-REPLICATION_AWARE_MATMUL = '''
-import torch.distributed as dist
-
-
-def solution(x, w):
-    total = x.clone()
-    dist.all_reduce(total)
-    return total @ w
-'''
-
-
-def write_checkout(root: Path, git: bool = True) -> Path:
-    (root / "reference").mkdir(parents=True)
-    (root / "utils").mkdir()
-    (root / "solutions").mkdir()
-    (root / "utils" / "input_output_tensors.py").write_text(GENERATOR)
-    for name, body in REFERENCES.items():
-        (root / "reference" / name).write_text(textwrap.dedent(body).lstrip())
-    (root / "solutions" / "1_all_reduce_triton.py").write_text(CORRECT_ALL_REDUCE)
-    if git:
-        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-        for cmd in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "fake checkout"]):
-            subprocess.run(["git", "-C", str(root), *cmd], check=True, env=env, capture_output=True)
-    return root
-
-
-def head(root: Path) -> str:
-    return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -329,6 +199,18 @@ def test_suite_folder_that_is_not_an_import_is_never_overwritten(tmp_path):
     assert (precious / "notes.txt").read_text() == "keep"
     bad = pkb.import_checkout(checkout, into=tmp_path / "collectives", probe=False)
     assert not bad.ok and "taken by the built-in suite" in bad.summary()
+
+
+def test_load_problems_gives_imported_problems_their_own_rows(imported, db):
+    from leaderboard.models import Problem
+    from leaderboard.services import problems_sync
+
+    report = problems_sync()
+    assert "pkb/3_matmul_all_reduce" in report.created
+    row = Problem.objects.get(pk="pkb/3_matmul_all_reduce")
+    assert row.suite == "pkb" and row.category == "tensor-parallel" and row.is_active
+    assert "ParallelKernelBench" in row.codebase and imported[0].commit[:12] in row.codebase
+    assert Problem.objects.get(pk="collectives/all_reduce").suite == "arena"
 
 
 def test_solution_file_names(imported):

@@ -32,15 +32,18 @@ import sys
 import tomllib
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from problems.registry import SUITE_FILE, ProblemError, load_module
 
 INPUT_MODES = ("randomized", "original", "undecided")
 CHECKOUT_TRIALS = 5  # the checkout's own trial numbers 0..4; each evaluation trial maps onto one of them
 _LOADED: dict[tuple[str, str], ModuleType] = {}  # (path, sha256) -> module, one load per process
+
+if TYPE_CHECKING:
+    import torch
+# torch is imported where inputs are made, not at import: the evaluator's parent process only checks the
+# checkout (ImportedProblem.changed) and need not load torch for that.
 
 
 class CheckoutChanged(ProblemError):
@@ -85,10 +88,14 @@ def _rebuild(value: Any, replace: dict[str, Any], path: str = "") -> Any:
 
 
 def _randomizable(x: Any) -> bool:
+    import torch
+
     return isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()) and x.numel() > 0
 
 
 def _is_constant(x: torch.Tensor) -> bool:
+    import torch
+
     v = x.detach()
     v = v[torch.isfinite(v)] if not x.is_complex() else v.flatten()
     return v.numel() > 1 and bool((v == v.flatten()[0]).all())
@@ -96,6 +103,8 @@ def _is_constant(x: torch.Tensor) -> bool:
 
 def input_modes(per_rank_inputs: list[tuple]) -> dict[str, str]:
     """``{path: "shared" | "per-rank" | "kept"}`` from every rank's original inputs (see the module docstring)."""
+    import torch
+
     first = _leaves(per_rank_inputs[0])
     others = [dict(_leaves(inp)) for inp in per_rank_inputs[1:]]
     modes: dict[str, str] = {}
@@ -111,6 +120,8 @@ def input_modes(per_rank_inputs: list[tuple]) -> dict[str, str]:
 
 def random_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Random values of ``x``'s shape, dtype, device, strides and requires_grad, shaped after ``x``'s values."""
+    import torch
+
     src = x.detach().to("cpu", torch.complex128 if x.is_complex() else torch.float64)
     if x.is_complex():
         values = torch.randn(src.shape, dtype=torch.complex128, generator=generator)
@@ -138,6 +149,8 @@ def random_like(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 def randomize(inputs: tuple, modes: dict[str, str], seed: int, rank: int) -> tuple:
     """``inputs`` with every floating-point tensor replaced as ``modes`` says (shared or per-rank values)."""
+    import torch
+
     replace: dict[str, Any] = {}
     for path, x in _leaves(inputs):
         mode = modes.get(path, "per-rank")
@@ -199,6 +212,8 @@ class ImportedProblem:
 
     def original_inputs(self, rank: int, world_size: int, seed: int, device: torch.device, dtype: torch.dtype,
                         shape: tuple[int, ...], trial: int) -> tuple:
+        import torch
+
         create = self.generator()
         devices = [device.index if device.index is not None else torch.cuda.current_device()] \
             if device.type == "cuda" else []
@@ -220,6 +235,8 @@ class ImportedProblem:
 
     def make_inputs(self, rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                     base_shape: str, inputs: str) -> tuple:
+        import torch
+
         if inputs not in INPUT_MODES:
             raise ProblemError(f"inputs must be one of {', '.join(INPUT_MODES)}, not {inputs!r}")
         torch_dtype = getattr(torch, dtype)

@@ -4,10 +4,12 @@ torch and this package, so code under test on them cannot reach the database."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
-from rq import Queue, get_current_job
+from rq import Queue, Retry, get_current_job
+from rq.timeouts import JobTimeoutException
 
 from evaluator.result import Verdict, empty_document
 from evaluator.spec import EvalSpec
@@ -15,6 +17,16 @@ from evaluator.spec import EvalSpec
 WEB_QUEUE = "web"
 RECORD_RESULT = "leaderboard.jobs.record_result"
 MARK_RUNNING = "leaderboard.jobs.mark_running"
+# A reply whose job fails (the database is down) runs again after these pauses, in seconds; the web worker's
+# scheduler (`rqworker web --with-scheduler`) queues it again. After the last, the reaper still recovers the result
+# from this job's return value. ARENA_REPLY_RETRY_INTERVALS="5,30,..." overrides them on the worker's host.
+REPLY_RETRY_INTERVALS = (5, 15, 30, 60, 120, 300, 600, 900)
+
+
+def reply_retry() -> Retry:
+    raw = os.environ.get("ARENA_REPLY_RETRY_INTERVALS", "").strip()
+    intervals = [int(float(x)) for x in raw.split(",") if x.strip()] if raw else list(REPLY_RETRY_INTERVALS)
+    return Retry(max=len(intervals), interval=intervals)
 
 
 def _reply_queue() -> Queue | None:
@@ -34,16 +46,23 @@ def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
 
     queue = _reply_queue()
     job = get_current_job()
+    job_id = job.id if job else None
     if queue is not None:
-        queue.enqueue(MARK_RUNNING, submission_id, job.worker_name if job else "", time.time())
+        queue.enqueue(MARK_RUNNING, submission_id, job.worker_name if job else "", time.time(), job_id,
+                      retry=reply_retry())
     try:
         document = evaluate(EvalSpec.from_dict(spec))
+    except JobTimeoutException:  # the whole job ran past its limit: the evaluator's phase limits should fire first
+        document = empty_document()
+        document["verdict"] = Verdict.INFRA_ERROR.value
+        document["message"] = (f"The evaluation ran past the job's limit of {job.timeout if job else '?'} s and was "
+                               f"stopped; the evaluator's own phase limits should have ended it first.")
     except Exception as exc:  # the evaluator's own failure, not the solution's
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
         document["message"] = f"the evaluator failed: {type(exc).__name__}: {exc}"
     if queue is not None:
-        queue.enqueue(RECORD_RESULT, submission_id, document)
+        queue.enqueue(RECORD_RESULT, submission_id, document, job_id, retry=reply_retry())
     return document
 
 

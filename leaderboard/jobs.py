@@ -1,16 +1,46 @@
 """RQ jobs on the "web" queue. Workers of every hardware profile send these; they carry ids and plain data
-and call a service, nothing more. Run them with ``python manage.py rqworker web``."""
+and call a service, nothing more. Run them with ``python manage.py rqworker web --with-scheduler``.
+
+If the database is unreachable the job fails, and RQ runs it again later (the worker enqueues these replies with
+``Retry``; the scheduler, ``--with-scheduler``, puts a retried job back on the queue when its interval has passed).
+Both services are idempotent, so a retried reply can never count twice. Database connections are checked before
+and closed after each job, so a worker that lives through a database outage (a SimpleWorker, which does not fork)
+does not keep using a dead connection.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from django.db import connections
 
 from leaderboard import services
 
 
-def mark_running(submission_id: int, worker_name: str, started_at_epoch: float) -> None:
-    services.submission_mark_running(submission_id=submission_id, worker=worker_name, started_at=started_at_epoch)
+def _close_stale_connections() -> None:
+    """What Django does around each request: drop connections that broke or outlived CONN_MAX_AGE. A connection
+    inside a transaction (a test running jobs in-process) is left alone."""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
 
 
-def record_result(submission_id: int, document: dict[str, Any]) -> None:
-    services.result_record(submission_id=submission_id, document=document)
+@contextmanager
+def _database() -> Iterator[None]:
+    _close_stale_connections()
+    try:
+        yield
+    finally:
+        _close_stale_connections()
+
+
+def mark_running(submission_id: int, worker_name: str, started_at_epoch: float, job_id: str | None = None) -> None:
+    with _database():
+        services.submission_mark_running(submission_id=submission_id, worker=worker_name,
+                                         started_at=started_at_epoch, job_id=job_id)
+
+
+def record_result(submission_id: int, document: dict[str, Any], job_id: str | None = None) -> None:
+    with _database():
+        services.result_record(submission_id=submission_id, document=document, job_id=job_id)

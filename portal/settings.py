@@ -107,6 +107,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "portal.middleware.SecurityHeadersMiddleware",
+    "portal.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -202,14 +204,46 @@ SERVE_STATIC = env_bool("SERVE_STATIC", False)
 
 # --- security -------------------------------------------------------------------------------------------
 
-HTTPS = env_bool("HTTPS", False)  # true behind a TLS-terminating proxy that sets X-Forwarded-Proto
+# Production (DEBUG off) is HTTPS-only unless HTTPS=0 says otherwise: http is redirected to https, cookies are
+# secure, HSTS is on. Behind a TLS-terminating proxy, the proxy must set X-Forwarded-Proto. `python manage.py check
+# --deploy` is clean with these defaults (tests/portal/test_security.py runs it).
+HTTPS = env_bool("HTTPS", not DEBUG)
 if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# Sent on every response by portal.middleware.SecurityHeadersMiddleware. Scripts only from this site: no inline
+# scripts, no eval (the vendored plotly draws the ranking charts without it); inline style attributes are allowed
+# because plotly sets them while drawing.
+CONTENT_SECURITY_POLICY = os.environ.get("CONTENT_SECURITY_POLICY", "").strip() or "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+# Request size. Solution files are capped by ARENA_MAX_SOURCE_BYTES (a clear 400 from the service); a request body
+# over ARENA_MAX_REQUEST_BYTES is refused before it is read (413, portal.middleware.RequestSizeLimitMiddleware), and
+# form fields other than files over DATA_UPLOAD_MAX_MEMORY_SIZE get the same 413. Model-run archives go up to
+# 20 MiB (leaderboard/archive.py), so the request cap stays above that. Put the same cap in the proxy in front.
+ARENA_MAX_REQUEST_BYTES = env_int("ARENA_MAX_REQUEST_BYTES", 24 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2 * 1024 * 1024)  # larger files go to a temp file
 
 # --- internationalisation -------------------------------------------------------------------------------
 
@@ -224,9 +258,13 @@ ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
 ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
 ARENA_MAX_ARCHIVE_BYTES = env_int("ARENA_MAX_ARCHIVE_BYTES", 20 * 1024 * 1024)  # one model-run archive
 ARENA_MAX_PENDING_RUNS_PER_USER = env_int("ARENA_MAX_PENDING_RUNS_PER_USER", 3)  # model runs being evaluated
-ARENA_JOB_TIMEOUT_FACTOR = 1.2  # the RQ job's limit over the sum of the evaluator's phase limits
+# The RQ job's limit over the sum of the evaluator's phase limits (tests lower it to make a job outlive its limit).
+ARENA_JOB_TIMEOUT_FACTOR = float(os.environ.get("ARENA_JOB_TIMEOUT_FACTOR", "").strip() or 1.2)
 ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit before the reaper acts
-ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)  # times the reaper re-queues a lost job before failing it
+# Attempts a submission gets when the platform fails (job lost, worker died, job past its limit, infra_error
+# verdict): each one is a new RQ job; after the last, the submission ends as infra_error. Wrong answers are never
+# retried. See docs/operations.md.
+ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)
 ARENA_DEFAULT_PROFILE = os.environ.get("ARENA_DEFAULT_PROFILE", "cpu-gloo-2")
 ARENA_JOB_RESULT_TTL_S = 24 * 3600  # the worker's return value stays this long, so the reaper can recover it
 

@@ -20,6 +20,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "portal.views.bad_request"
+
 if settings.SERVE_STATIC and not settings.DEBUG:
     # Small deployments without a web server in front: serve what `collectstatic` gathered.
     urlpatterns += [re_path(r"^static/(?P<path>.*)$", serve, {"document_root": settings.STATIC_ROOT})]

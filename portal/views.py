@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import defaults
 from django.views.decorators.http import require_POST
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 
 from portal import services
+from portal.middleware import request_too_large
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -98,3 +102,10 @@ def _fields(schema: dict, components: dict) -> list[dict]:
         out.append({"name": name, "type": kind, "description": prop.get("description", ""),
                     "required": name in required, "read_only": prop.get("readOnly", False)})
     return out
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler400: form data over DATA_UPLOAD_MAX_MEMORY_SIZE gets the same clear 413 as an oversized body."""
+    if isinstance(exception, RequestDataTooBig):
+        return request_too_large(request, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE, what="form data")
+    return defaults.bad_request(request, exception)

@@ -12,6 +12,7 @@ import os
 # Set before Django reads its settings: a test-only secret and a Redis database the tests may flush.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789")
+os.environ.setdefault("HTTPS", "0")  # the test client speaks plain http; production's HTTPS defaults are tested apart
 os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 import django  # noqa: E402

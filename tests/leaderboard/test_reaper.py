@@ -72,11 +72,14 @@ def test_reaper_does_not_touch_a_submission_enqueued_moments_ago(create, reap, r
     assert reap().checked == 0
 
 
-def test_reaper_fails_a_running_submission_whose_worker_went_silent(create, reap, redis_conn):
+def test_reaper_fails_a_running_submission_whose_worker_went_silent(create, reap, redis_conn, settings):
+    settings.ARENA_MAX_ENQUEUES = 1  # no attempt left: the row ends (tests/leaderboard/test_retries.py: retried)
     stale, fresh = create(), create()
     long_ago = timezone.now() - timedelta(hours=2)
     services.submission_mark_running(submission_id=stale.pk, worker="gpu-host-7", started_at=long_ago)
     services.submission_mark_running(submission_id=fresh.pk, worker="gpu-host-8", started_at=timezone.now())
+    for submission in (stale, fresh):  # Redis lost both jobs while they ran
+        Job.fetch(submission.job_id, connection=redis_conn).delete()
 
     report = reap()
 
@@ -89,8 +92,10 @@ def test_reaper_fails_a_running_submission_whose_worker_went_silent(create, reap
     assert fresh.state == "running"
 
 
-def test_a_late_result_after_the_reaper_failed_the_row_changes_nothing(create, reap):
+def test_a_late_result_after_the_reaper_failed_the_row_changes_nothing(create, reap, redis_conn, settings):
+    settings.ARENA_MAX_ENQUEUES = 1
     submission = create()
+    Job.fetch(submission.job_id, connection=redis_conn).delete()
     services.submission_mark_running(submission_id=submission.pk, worker="w",
                                      started_at=timezone.now() - timedelta(hours=2))
     reap()
@@ -124,12 +129,14 @@ def test_reaper_gives_up_after_the_job_is_lost_too_often(create, reap, redis_con
         Job.fetch(submission.job_id, connection=redis_conn).delete()
         reap(now=later(3600 * _))
     submission.refresh_from_db()
-    assert submission.verdict == "infra_error" and "lost 3 times" in submission.result.document["message"]
+    assert submission.verdict == "infra_error" and "Attempt 3 of 3" in submission.result.document["message"]
 
 
-def test_reap_command_runs_once(create, redis_conn, capsys):
+def test_reap_command_runs_once(create, redis_conn, capsys, django_capture_on_commit_callbacks):
     submission = create()
     services.submission_mark_running(submission_id=submission.pk, worker="w",
                                      started_at=timezone.now() - timedelta(hours=2))
-    call_command("reap")
-    assert f"failed [{submission.pk}]" in capsys.readouterr().out
+    Job.fetch(submission.job_id, connection=redis_conn).delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("reap")
+    assert f"re-enqueued [{submission.pk}]" in capsys.readouterr().out

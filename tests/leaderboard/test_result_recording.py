@@ -54,7 +54,8 @@ def test_result_denormalises_timing_roofline_and_problem_version(submission):
     assert result.roofline_fraction == 0.1 and result.problem_version == 7
 
 
-def test_a_result_with_nan_or_an_unknown_verdict_is_stored_as_an_infra_error(submission):
+def test_a_result_with_nan_or_an_unknown_verdict_is_stored_as_an_infra_error(submission, settings):
+    settings.ARENA_MAX_ENQUEUES = 1  # an infra_error with attempts left is retried instead (test_retries.py)
     document = passed_document(1.0)
     document["verdict"] = "excellent"
     document["roofline"]["solution_fraction"] = math.inf

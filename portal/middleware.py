@@ -1,0 +1,65 @@
+"""Two small middlewares: security headers Django does not send itself, and a cap on the request body.
+
+- ``SecurityHeadersMiddleware`` adds ``Content-Security-Policy`` (settings.CONTENT_SECURITY_POLICY) to every
+  response that has none. Django 5.2 sends nosniff, Referrer-Policy, Cross-Origin-Opener-Policy (SecurityMiddleware)
+  and X-Frame-Options (XFrameOptionsMiddleware) already.
+- ``RequestSizeLimitMiddleware`` refuses a body whose declared length is over settings.ARENA_MAX_REQUEST_BYTES with
+  a 413 that says the limit, before anything reads it. ``request_too_large`` is the same answer for Django's own
+  ``RequestDataTooBig`` (form fields over DATA_UPLOAD_MAX_MEMORY_SIZE), used by ``portal.views.bad_request``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+
+
+class SecurityHeadersMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        policy = getattr(settings, "CONTENT_SECURITY_POLICY", "")
+        if policy and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = policy
+        return response
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.0f} MiB"
+    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
+
+
+def request_too_large(request: HttpRequest, *, declared: int | None = None, limit: int | None = None,
+                      what: str = "request") -> HttpResponse:
+    """A 413 saying what the limit is and what to send instead: JSON under /api/, a page elsewhere."""
+    limit = limit if limit is not None else settings.ARENA_MAX_REQUEST_BYTES
+    size = f" ({_size(declared)})" if declared else ""
+    message = (f"The {what} is too large{size}; the limit is {_size(limit)}. A solution is one Python file of at most "
+               f"{_size(settings.ARENA_MAX_SOURCE_BYTES)}; send just that file.")
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message, "errors": {"non_field_errors": [message]}}, status=413)
+    body = render_to_string("errors/413.html", {"message": message}, request=None)
+    return HttpResponse(body, status=413)
+
+
+class RequestSizeLimitMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        raw = request.META.get("CONTENT_LENGTH") or ""
+        try:
+            declared = int(raw) if raw else 0
+        except ValueError:
+            declared = 0
+        if declared > settings.ARENA_MAX_REQUEST_BYTES:
+            response = request_too_large(request, declared=declared)
+            response["Connection"] = "close"  # the body was not read; the connection cannot be reused
+            return response
+        return self.get_response(request)

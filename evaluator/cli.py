@@ -97,18 +97,53 @@ def _request(url: str, token: str, data: bytes | None = None, content_type: str 
             return json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         body = exc.read().decode(errors="replace")
-        raise SystemExit(f"arena: the portal refused the request ({exc.code}): {body[:2000]}")
+        raise SystemExit(f"arena: the portal refused the request ({exc.code}): {_refusal(body)}")
     except urllib.error.URLError as exc:
         raise SystemExit(f"arena: cannot reach the portal at {url}: {exc.reason}")
 
 
-def _follow(url: str, token: str, done: Any, timeout_s: float) -> dict[str, Any]:
+def _refusal(body: str) -> str:
+    """The portal's refusal as lines a person reads: every message of ``errors``, or the raw body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body[:2000]
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if not isinstance(errors, dict):
+        return str(data.get("detail", body))[:2000] if isinstance(data, dict) else body[:2000]
+    lines = [f"{field}: {m}" if field != "non_field_errors" else str(m)
+             for field, messages in errors.items() for m in (messages if isinstance(messages, list) else [messages])]
+    return "\n  " + "\n  ".join(lines)
+
+
+def _follow(url: str, token: str, done: Any, timeout_s: float, progress: Any = None) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while True:
         data = _request(url, token)
+        if progress is not None:
+            progress(data)
         if done(data) or time.monotonic() > deadline:
             return data
         time.sleep(2)
+
+
+def _print_run(run: dict[str, Any]) -> None:
+    """A finished model run's scores, always with the protocol they were obtained with."""
+    scores = run.get("scores") or {}
+    k = scores.get("scored_at_k")
+
+    def pct(value: Any) -> str:
+        return "—" if value is None else f"{100 * value:.1f} %"
+
+    fast = scores.get("fast_p_at_k") or {}
+    print(f"protocol: {(run.get('protocol') or {}).get('label', '?')}")
+    print(f"  pass@{k} {pct(scores.get('pass_at_k'))}   pass@1 {pct(scores.get('pass_at_1'))}   "
+          + "   ".join(f"fast_{p}@{k} {pct(v)}" for p, v in fast.items()))
+    speedup = scores.get("geomean_speedup")
+    print(f"  geomean speedup {'—' if speedup is None else f'{speedup:.3f}x'}   mean roofline fraction "
+          f"{pct(scores.get('mean_roofline_fraction'))}   coverage {pct(scores.get('coverage'))}")
+    if run.get("url"):
+        print(f"  {run['url']}")
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -121,11 +156,21 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued")
         if args.no_follow:
             return 0
+        seen: list[Any] = [None]
+
+        def progress(d: dict[str, Any]) -> None:
+            done = (d.get("attempts_done"), d.get("attempts_total"))
+            if not args.json and done != seen[0]:
+                seen[0] = done
+                print(f"model run {d['id']}: {done[0]}/{done[1]} attempts done", flush=True)
+
         final = _follow(f"{portal}/api/model-runs/{created['id']}/", args.token,
-                        lambda d: d.get("state") == "finished", args.timeout)
-        print(json.dumps(final, indent=2) if args.json else
-              f"model run {final['id']}: {final.get('attempts_done')}/{final.get('attempts_total')} attempts done")
-        return 0
+                        lambda d: d.get("state") == "finished", args.timeout, progress)
+        if args.json:
+            print(json.dumps(final, indent=2))
+        else:
+            _print_run(final)
+        return 0 if final.get("state") == "finished" else 1
     if not (args.problem and args.solution):
         print("arena: submit needs --problem and --solution, or --model-run ARCHIVE", file=sys.stderr)
         return 2

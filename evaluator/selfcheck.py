@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import tempfile
 import traceback
-from pathlib import Path
 from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -15,7 +16,7 @@ import torch.multiprocessing as mp
 
 from evaluator.correctness import as_tuple, clone_inputs, compare
 from problems.common import dtype_of
-from problems.registry import Problem, get, load_module
+from problems.registry import Problem, get, load_module, load_problem
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,13 @@ def _inputs(problem: Problem, module, rank: int, world_size: int, seed: int, pre
     return tuple(module.make_inputs(rank, world_size, seed, torch.device("cpu"), p.dtype, **p.params))
 
 
-def _rank_main(rank: int, problem_id: str, world_size: int, seed: int, preset: str, store_path: str,
-               result_dir: str, solution_path: str | None) -> None:
+def _rank_main(rank: int, problem: Problem, world_size: int, seed: int, preset: str, store_path: str,
+               result_dir: str, solution_path: str | None, timeout_s: float | None) -> None:
     torch.set_num_threads(1)
-    problem = get(problem_id)
     module = problem.load_reference()
     solve = module.solution if solution_path is None else load_module(Path(solution_path), "arena_selfcheck").solution
-    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=world_size)
+    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=world_size,
+                            **({"timeout": timedelta(seconds=timeout_s)} if timeout_s else {}))
     try:
         inputs = _inputs(problem, module, rank, world_size, seed, preset)
         out = solve(*clone_inputs(inputs))
@@ -70,7 +71,25 @@ def flatness_error(problem: Problem, expected: list, preset: str) -> str | None:
 def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "small",
           solution_path: str | Path | None = None) -> SelfCheckReport:
     """Checks the reference (or, given ``solution_path``, that solution file) against the oracle on CPU."""
-    problem = get(problem_id)
+    return check_problem(get(problem_id), world_size, seed, preset, solution_path)
+
+
+def check_problem(problem: Problem | str | Path, world_size: int, seed: int = 1234, preset: str = "small",
+                  solution_path: str | Path | None = None, timeout_s: float | None = None) -> SelfCheckReport:
+    """:func:`check` for a problem that need not be in the catalogue: a registry ``Problem``, or a folder
+    ``<root>/<category>/<name>/`` that is validated with ``load_problem`` first (a proposal under review).
+
+    ``timeout_s`` bounds each collective (gloo's timeout), so a reference that deadlocks fails instead of hanging.
+    """
+    if not isinstance(problem, Problem):
+        folder = Path(problem).resolve()
+        problem = load_problem(folder, folder.parent.parent)
+    problem_id = problem.id
+    who = "reference" if solution_path is None else "solution"
+    if problem.imported:  # imported suites have no oracle: their reference is the ground truth (docs/pkb.md)
+        return SelfCheckReport(problem_id, world_size, preset, (
+            f"{problem_id} is imported from {problem.imported['source']} and has no oracle to check against; "
+            f"evaluate solutions against its reference with `arena eval`",))
     errors: list[str] = []
     module = problem.load_reference()
     all_inputs = [_inputs(problem, module, r, world_size, seed, preset) for r in range(world_size)]
@@ -81,18 +100,18 @@ def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "sma
                                                                 f"{world_size} ranks",))
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            mp.start_processes(_rank_main, args=(problem_id, world_size, seed, preset, os.path.join(tmp, "store"), tmp,
-                                                   None if solution_path is None else str(solution_path)),
+            mp.start_processes(_rank_main, args=(problem, world_size, seed, preset, os.path.join(tmp, "store"), tmp,
+                                                   None if solution_path is None else str(solution_path), timeout_s),
                                nprocs=world_size, join=True, start_method="fork")
         except Exception:
             return SelfCheckReport(problem_id, world_size, preset,
-                                   (f"reference failed: {traceback.format_exc(limit=3)[-2000:]}",))
+                                   (f"{who} failed: {traceback.format_exc(limit=3)[-2000:]}",))
         tol = problem.tolerance(problem.presets[preset].dtype)
         for r in range(world_size):
             got = torch.load(os.path.join(tmp, f"rank{r}.pt"))
             mismatch = compare(tuple(got), as_tuple(expected[r]), tol.atol, tol.rtol)
             if mismatch:
-                errors.append(f"rank {r}: reference differs from oracle: {mismatch.message}")
+                errors.append(f"rank {r}: {who} differs from oracle: {mismatch.message}")
     if solution_path is not None:
         return SelfCheckReport(problem_id, world_size, preset, tuple(errors))
     flat = flatness_error(problem, expected, preset)

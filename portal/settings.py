@@ -157,6 +157,10 @@ WEB_QUEUE = "web"
 RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}}
 for _profile in PROFILES.values():
     RQ_QUEUES[_profile.queue] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 900}
+# Problem proposals are checked on CPU here (evaluator/problem_check.py): it runs contributors' unreviewed reference
+# code, so in production serve it from a worker without database credentials, like a GPU host.
+CHECKS_QUEUE = "checks"
+RQ_QUEUES[CHECKS_QUEUE] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}
 
 # --- accounts -------------------------------------------------------------------------------------------
 
@@ -258,6 +262,7 @@ ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
 ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
 ARENA_MAX_ARCHIVE_BYTES = env_int("ARENA_MAX_ARCHIVE_BYTES", 20 * 1024 * 1024)  # one model-run archive
 ARENA_MAX_PENDING_RUNS_PER_USER = env_int("ARENA_MAX_PENDING_RUNS_PER_USER", 3)  # model runs being evaluated
+ARENA_MAX_OPEN_PROPOSALS_PER_USER = env_int("ARENA_MAX_OPEN_PROPOSALS_PER_USER", 5)  # proposals awaiting review
 # The RQ job's limit over the sum of the evaluator's phase limits (tests lower it to make a job outlive its limit).
 ARENA_JOB_TIMEOUT_FACTOR = float(os.environ.get("ARENA_JOB_TIMEOUT_FACTOR", "").strip() or 1.2)
 ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit before the reaper acts

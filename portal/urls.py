@@ -9,6 +9,7 @@ from portal import views
 
 urlpatterns = [
     path("", include("leaderboard.urls")),
+    path("", include("portal.contributions.urls")),  # /contribute/... and /api/proposals/...
     path("accounts/signup/", views.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts the whole product on one machine: Redis (if none answers), the database migrated and the
-# problem catalogue loaded, one RQ worker for the web queue and the CPU profile, and the web server on
-# http://127.0.0.1:8000.
+# problem catalogue loaded, one RQ worker for the web queue, the problem-proposal checks and the CPU profiles, and
+# the web server on http://127.0.0.1:8000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
@@ -13,7 +13,7 @@ $py manage.py migrate --noinput
 $py manage.py load_problems
 $py manage.py vendor_static
 mkdir -p var
-$py manage.py rqworker web cpu-gloo-2 cpu-gloo-4 >var/worker.log 2>&1 &
+$py manage.py rqworker web checks cpu-gloo-2 cpu-gloo-4 >var/worker.log 2>&1 &
 worker=$!
 trap 'kill $worker 2>/dev/null || true' EXIT INT TERM
 echo "worker started (log: var/worker.log); portal on http://127.0.0.1:8000"

@@ -43,12 +43,12 @@ def test_development_needs_no_secret_key():
     assert run.returncode == 0, run.stderr
 
 
-def test_a_queue_per_hardware_profile_plus_web():
+def test_a_queue_per_hardware_profile_plus_web_and_checks():
     from django.conf import settings
 
     from evaluator.profiles import PROFILES
 
-    assert set(settings.RQ_QUEUES) == {"web", *PROFILES}
+    assert set(settings.RQ_QUEUES) == {"web", "checks", *PROFILES}  # checks: problem proposals, on CPU
 
 
 def test_models_and_migrations_agree(db):

@@ -77,40 +77,49 @@ class ProposalOutputSerializer(serializers.ModelSerializer):
         return self._absolute(reverse("proposal-download", kwargs={"proposal_id": obj.pk}))
 
 
-class ProposalListCreateApi(APIView):
-    """``GET``: your own problem proposals, newest first. ``POST``: propose a problem.
+class ProposalInputSerializer(serializers.Serializer):
+    """A proposed problem folder: the three files and, optionally, known answers."""
 
-    Send ``multipart/form-data`` with the three files as uploads (or text fields) and known answers as repeated
-    ``correct`` / ``wrong`` file fields, or JSON with the files' text and known answers as
-    ``[{"filename", "source"}]``. The folder is validated at once (400 naming the file and the field; nothing is
-    stored); a valid one is stored as ``submitted`` and checked on CPU: follow ``api_url`` until ``state`` is
-    ``checked`` or ``failed`` and read ``check_report``. A moderator then accepts or rejects it.
-    """
+    category = serializers.CharField(help_text=f"one of {', '.join(CATEGORIES)}")
+    name = serializers.CharField(help_text="the folder name: lower-case letters, digits, underscores")
+    problem_toml = FileOrTextField(help_text="problem.toml: an upload (multipart) or its text")
+    reference_py = FileOrTextField(help_text="reference.py: an upload (multipart) or its text")
+    readme_md = FileOrTextField(help_text="README.md, the statement: an upload (multipart) or its text")
+    correct = serializers.ListField(child=KnownAnswerField(), required=False,
+                                    help_text="known answers that must pass (solutions/correct/)")
+    wrong = serializers.ListField(child=KnownAnswerField(), required=False,
+                                  help_text="known answers that must fail (solutions/wrong/)")
+
+
+LIST_DESCRIPTION = "Your own problem proposals, newest first (the latest 200)."
+CREATE_DESCRIPTION = """Propose a problem: the folder problems/<category>/<name>/ as its three files, plus optional
+known answers.
+
+Send `multipart/form-data` with the three files as uploads (or text fields) and known answers as repeated `correct` /
+`wrong` file fields, or JSON with the files' text and known answers as `[{"filename", "source"}]`. The folder is
+validated at once by the problem registry (400 naming the file and the field; nothing is stored). A valid one is stored
+as `submitted` and checked on CPU (reference against oracle at world sizes 2 and 4, known answers): follow `api_url`
+until `state` is `checked` or `failed` and read `check_report`. A moderator then accepts or rejects it on the site;
+an accepted folder is merged into the catalogue by pull request."""
+
+
+class ProposalListCreateApi(APIView):
+    """``GET``: your own problem proposals. ``POST``: propose a problem (see ``CREATE_DESCRIPTION``)."""
 
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
-    class InputSerializer(serializers.Serializer):
-        category = serializers.CharField(help_text=f"one of {', '.join(CATEGORIES)}")
-        name = serializers.CharField(help_text="the folder name: lower-case letters, digits, underscores")
-        problem_toml = FileOrTextField(help_text="problem.toml: an upload (multipart) or its text")
-        reference_py = FileOrTextField(help_text="reference.py: an upload (multipart) or its text")
-        readme_md = FileOrTextField(help_text="README.md, the statement: an upload (multipart) or its text")
-        correct = serializers.ListField(child=KnownAnswerField(), required=False,
-                                        help_text="known answers that must pass (solutions/correct/)")
-        wrong = serializers.ListField(child=KnownAnswerField(), required=False,
-                                      help_text="known answers that must fail (solutions/wrong/)")
-
-    @extend_schema(operation_id="proposals_list", responses=ProposalOutputSerializer(many=True))
+    @extend_schema(operation_id="proposals_list", description=LIST_DESCRIPTION,
+                   responses=ProposalOutputSerializer(many=True))
     def get(self, request):
         proposals = selectors.proposal_list(user=request.user)[:200]
         return Response(ProposalOutputSerializer(proposals, many=True, context={"request": request}).data)
 
-    @extend_schema(operation_id="proposals_create", request={"multipart/form-data": InputSerializer,
-                                                             "application/json": InputSerializer},
+    @extend_schema(operation_id="proposals_create", description=CREATE_DESCRIPTION,
+                   request={"multipart/form-data": ProposalInputSerializer, "application/json": ProposalInputSerializer},
                    responses={201: ProposalOutputSerializer})
     def post(self, request):
-        params = self.InputSerializer(data=request.data)
+        params = ProposalInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         answers = [(kind, filename, source) for kind in ("correct", "wrong")
@@ -127,7 +136,9 @@ class ProposalDetailApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="proposals_retrieve", responses=ProposalOutputSerializer)
+    @extend_schema(operation_id="proposals_retrieve", description="One of your proposals (moderators: any proposal): "
+                   "its state, check report and the moderator's note; `download_url` once accepted.",
+                   responses=ProposalOutputSerializer)
     def get(self, request, proposal_id: int):
         proposal = selectors.proposal_detail(proposal_id=proposal_id, user=request.user)
         return Response(ProposalOutputSerializer(proposal, context={"request": request}).data)

@@ -99,16 +99,29 @@ def test_api_proposes_with_a_token_and_reads_ones_own_proposals(api_client, run_
     assert created["state"] == "submitted" and created["problem_id"] == "collectives/sum_api"
     assert created["known_answers"] == [{"kind": "correct", "filename": "copy.py"}]
     assert response["Location"].endswith(f"/api/proposals/{created['id']}/") and created["download_url"] is None
+    uploads = {"category": "collectives", "name": "sum_multipart",
+               **{field: _upload(name, FILES[name]) for field, name in (("problem_toml", "problem.toml"),
+                                                                        ("reference_py", "reference.py"),
+                                                                        ("readme_md", "README.md"))},
+               "correct": [_upload("a.py", CORRECT.read_text()), _upload("b.py", CORRECT.read_text())],
+               "wrong": [_upload(WRONG.name, WRONG.read_text())]}
+    response = api_client.post("/api/proposals/", uploads, format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json()["known_answers"] == [{"kind": "correct", "filename": "a.py"},
+                                                {"kind": "correct", "filename": "b.py"},
+                                                {"kind": "wrong", "filename": WRONG.name}]
 
     run_worker("checks", "web")
 
     detail = api_client.get(created["api_url"]).json()
     assert detail["state"] == "checked", detail["check_report"]
     assert any("no wrong known answer" in w for w in detail["check_report"]["warnings"])
-    assert [p["id"] for p in api_client.get("/api/proposals/").json()] == [created["id"]]
+    assert [p["id"] for p in api_client.get("/api/proposals/").json()] == [created["id"] + 1, created["id"]]
+    assert api_client.get(f"/api/proposals/{created['id'] + 1}/").json()["state"] == "checked"
     assert client.get("/api/proposals/").status_code in (401, 403)  # anonymous
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert "/api/proposals/" in schema and "proposals_create" in schema and "/api/proposals/{proposal_id}/" in schema
+    assert "proposals_create" in client.get(reverse("api-docs")).content.decode()
 
 
 def test_malformed_toml_is_refused_naming_the_file_and_field_and_nothing_is_stored(web_client, api_client,

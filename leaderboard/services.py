@@ -110,6 +110,8 @@ def problems_sync(*, problems: dict[str, Any] | None = None) -> SyncReport:
         else:
             report.unchanged.append(problem_id)
     for problem_id, row in existing.items():
+        if row.suite == "demo":
+            continue  # made up by `manage.py seed_demo`, never in a registry: not for this sync to retire
         if problem_id not in problems and row.is_active:
             row.is_active = False
             row.save(update_fields=["is_active", "updated_at"])

@@ -38,13 +38,13 @@ class ProposalForm(forms.Form):
                                  help_text="The folder under problems/ (and the 'category' in problem.toml).")
     name = forms.CharField(max_length=64, help_text="The folder name: lower-case letters, digits and underscores, "
                                                     "e.g. all_gather_matmul. The problem id is category/name.")
-    problem_toml_file = forms.FileField(required=False, label="problem.toml",
+    problem_toml_file = forms.FileField(required=False, label="Upload problem.toml",
                                         widget=forms.ClearableFileInput(attrs={"accept": ".toml"}))
     problem_toml = forms.CharField(required=False, strip=False, widget=_code(14), label="…or paste problem.toml")
-    reference_py_file = forms.FileField(required=False, label="reference.py",
+    reference_py_file = forms.FileField(required=False, label="Upload reference.py",
                                         widget=forms.ClearableFileInput(attrs={"accept": ".py"}))
     reference_py = forms.CharField(required=False, strip=False, widget=_code(18), label="…or paste reference.py")
-    readme_md_file = forms.FileField(required=False, label="README.md (the statement)",
+    readme_md_file = forms.FileField(required=False, label="Upload README.md",
                                      widget=forms.ClearableFileInput(attrs={"accept": ".md,text/markdown"}))
     readme_md = forms.CharField(required=False, strip=False, widget=_code(14), label="…or paste README.md")
     correct = MultipleFileField(required=False, label="Known answers that must pass (solutions/correct/*.py)",

@@ -32,7 +32,7 @@ def proposal_create(request: HttpRequest) -> HttpResponse:
         status = 400
     else:
         form, status = ProposalForm(initial={k: request.GET[k] for k in ("category", "name") if k in request.GET}), 200
-    groups = [(form[f"{field}_file"], form[field]) for field, _, _ in PROBLEM_FILES]
+    groups = [(filename, form[f"{field}_file"], form[field]) for field, filename, _ in PROBLEM_FILES]
     return render(request, "contribute/proposal_form.html", {
         "form": form, "file_groups": groups,
         "answer_fields": [form["correct"], form["correct_source"], form["wrong"], form["wrong_source"]],

@@ -437,24 +437,37 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
 
 # -- which inputs: the trusted probe -----------------------------------------------------------------------
 
-_PROBE_SOLUTION = '''"""Not a user's solution: the evaluator's stand-in that runs the imported reference itself, so that a run tells
-whether the reference accepts the inputs it is given. Non-finite outputs count as not accepting them."""
+# Appended to the checkout's reference source to make the stand-in that a trusted run evaluates: the reference
+# itself, as a solution, refusing non-finite outputs. It imports nothing of this project, so it passes the
+# evaluator's static checks like any honest solution would.
+_PROBE_WRAPPER = """
 
-import torch
+# --- appended by the evaluator (evaluator/pkb.py): the reference above, refusing NaN/Inf outputs ---
+import torch as _arena_torch
 
-from problems.registry import get
-
-_reference = get({problem_id!r}).load_reference().solution
+_arena_reference_solution = solution
 
 
 def solution(*inputs):
-    out = _reference(*inputs)
+    out = _arena_reference_solution(*inputs)
     for t in (out if isinstance(out, (tuple, list)) else (out,)):
-        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() \\
-                and not bool(torch.isfinite(t).all()):
+        if isinstance(t, _arena_torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() \\
+                and not bool(_arena_torch.isfinite(t).all()):
             raise FloatingPointError("the reference gives NaN or Inf on these inputs")
     return out
-'''
+"""
+
+
+def _probe_source(problem: Problem) -> str:
+    """The stand-in's source: the checkout's reference file (read from the checkout, never stored here) plus
+    the wrapper above."""
+    from problems.imported import CheckoutChanged, ImportedProblem
+
+    bound = ImportedProblem(problem.path)
+    changed = bound.changed()
+    if changed:
+        raise CheckoutChanged(changed)
+    return bound.reference_file.read_text(encoding="utf-8") + _PROBE_WRAPPER
 
 
 @dataclass(frozen=True)
@@ -472,7 +485,7 @@ def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[s
     from evaluator.spec import EvalSpec
 
     started = time.monotonic()
-    spec = EvalSpec(problem_id=problem_id, solution_source=_PROBE_SOLUTION.format(problem_id=problem_id),
+    spec = EvalSpec(problem_id=problem_id, solution_source=_probe_source(get(problem_id)),
                     profile=profile, solution_name="reference_probe.py", trials=2, measure_timing=False,
                     seed=PROBE_SEED, params={"inputs": inputs}, timeouts=dict(timeouts or PROBE_TIMEOUTS))
     doc = evaluate(spec, imported_inner=True)

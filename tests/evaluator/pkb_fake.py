@@ -106,15 +106,20 @@ def solution(x):
     return torch.full_like(x, float(dist.get_world_size()))
 '''
 
-# Correct only while w is the same on every rank: sum the activations first, multiply once.
+# Correct only while w is the same on every rank: each rank multiplies every rank's activations by its own copy
+# of w. The products and their sum round exactly as the reference's (for two ranks), so it passes even in bf16.
 REPLICATION_AWARE_MATMUL = '''
+import torch
 import torch.distributed as dist
 
 
 def solution(x, w):
-    total = x.clone()
-    dist.all_reduce(total)
-    return total @ w
+    xs = [torch.empty_like(x) for _ in range(dist.get_world_size())]
+    dist.all_gather(xs, x.contiguous())
+    out = xs[0] @ w
+    for other in xs[1:]:
+        out = out + other @ w
+    return out
 '''
 
 

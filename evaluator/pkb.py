@@ -652,6 +652,20 @@ def _preset_of(profile: str) -> str:
     return get_profile(profile).preset
 
 
+def rank_read_paths(problem: Problem) -> list[Path]:
+    """What the rank processes evaluating ``problem`` read outside the repository: for an imported problem its
+    suite folder and the checkout (the reference imports its siblings from there). A sandbox that runs ranks as
+    an unprivileged user must check these are readable too; [] for built-in problems."""
+    if not problem.imported:
+        return []
+    suite = problem.path.parent
+    try:
+        checkout = Path(tomllib.loads((suite / SUITE_FILE).read_text())["checkout"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return [suite]
+    return [suite, checkout]
+
+
 # -- solution file names (uploads, model runs) ------------------------------------------------------------
 
 

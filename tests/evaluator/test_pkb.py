@@ -213,6 +213,13 @@ def test_load_problems_gives_imported_problems_their_own_rows(imported, db):
     assert Problem.objects.get(pk="collectives/all_reduce").suite == "arena"
 
 
+def test_paths_the_ranks_read_for_an_imported_problem(imported):
+    report, checkout = imported
+    paths = pkb.rank_read_paths(registry.get("pkb/1_all_reduce"))
+    assert paths == [report.suite_dir, checkout]
+    assert pkb.rank_read_paths(registry.get("collectives/all_reduce")) == []
+
+
 def test_solution_file_names(imported):
     ok = pkb.solution_filename_ok
     assert ok("pkb/2_all_gather", "2_all_gather_cuda.py") is None

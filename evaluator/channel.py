@@ -13,9 +13,15 @@ import json
 import os
 from typing import Any
 
+# Bound at import, before any solution code exists in the process.
+_write = os.write
+_dumps = json.dumps
+_hmac_new = hmac.new
+_sha256 = hashlib.sha256
+
 
 def _mac(key: bytes, body: str) -> str:
-    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    return _hmac_new(key, body.encode(), _sha256).hexdigest()
 
 
 class RankChannel:
@@ -28,12 +34,12 @@ class RankChannel:
         self._seq = 0
 
     def send(self, kind: str, **payload: Any) -> None:
-        body = json.dumps({"rank": self._rank, "seq": self._seq, "kind": kind, **payload}, default=str)
+        body = _dumps({"rank": self._rank, "seq": self._seq, "kind": kind, **payload}, default=str)
         self._seq += 1
-        line = json.dumps({"body": body, "mac": _mac(self._key, body)}) + "\n"
+        line = _dumps({"body": body, "mac": _mac(self._key, body)}) + "\n"
         data = line.encode()
         while data:
-            written = os.write(self._fd, data)
+            written = _write(self._fd, data)
             data = data[written:]
 
 
@@ -48,11 +54,15 @@ class ChannelReader:
         self._expected_seq = 0
         self.closed = False
 
-    def read_available(self) -> list[dict[str, Any]]:
-        """Messages now readable. Raises ValueError on a forged, reordered or malformed message."""
+    def read_available(self, killed: bool = False) -> list[dict[str, Any]]:
+        """Messages now readable. Raises ValueError on a forged, reordered or malformed message, and on a partial
+        line left at the end by a rank that ended by itself (``killed``: the launcher cut it off mid-write)."""
         chunk = os.read(self.fd, 1 << 20)
         if not chunk:
             self.closed = True
+            if self._buffer.strip() and not killed:
+                raise ValueError(f"rank {self._rank} left a partial line that is not a harness message on the result "
+                                 f"channel (forged result)")
         self._buffer += chunk
         messages = []
         while b"\n" in self._buffer:

@@ -12,29 +12,105 @@ from typing import Any
 
 import torch
 
+# The functions the comparison uses, bound now: built-in functions and methods of torch's C tensor type, which a
+# solution cannot replace (it can rebind torch.abs or add Tensor.__sub__, but not change these objects).
 _Tensor = torch.Tensor
+_TB = torch._C.TensorBase
 _isfinite = torch.isfinite
 _abs = torch.abs
+_sub = torch.sub
+_gt = torch.gt
+_ne = torch.ne
+_where = torch.where
+_zeros_like = torch.zeros_like
+_logical_and = torch.logical_and
+_logical_not = torch.logical_not
+_logical_or = torch.logical_or
+_equal = torch.equal
+_sum = torch.sum
+_any = torch.any
+_add = torch.add
+_mul = torch.mul
+_amax = torch.amax
+_to = _TB.to
+_detach = _TB.detach
+_item = _TB.item
+_numel = _TB.numel
 _float64 = torch.float64
 _float32 = torch.float32
+_int64 = torch.int64
+_strided = torch.strided
+_type = type
+_tuple = tuple
+_list = list
+_len = len
 
 
 @dataclass(frozen=True)
 class Mismatch:
-    """Why an output was refused, in words a solution author can act on."""
+    """Why an output was refused, in words a solution author can act on.
+
+    ``gaming``: the output is not a plain tensor at all (a subclass can override how it compares, or run code when
+    the harness inspects it) — a broken rule, so the verdict is ``rejected`` rather than ``wrong_output``.
+    """
 
     message: str
     max_abs_error: float | None = None
     bad_fraction: float | None = None
+    gaming: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"message": self.message, "max_abs_error": self.max_abs_error, "bad_fraction": self.bad_fraction}
+        return {"message": self.message, "max_abs_error": self.max_abs_error, "bad_fraction": self.bad_fraction,
+                "gaming": self.gaming}
 
 
 def as_tuple(out: Any) -> tuple:
-    if isinstance(out, (tuple, list)):
-        return tuple(out)
+    if _type(out) is _tuple or _type(out) is _list:
+        return _tuple(out)
     return (out,)
+
+
+def structure(actual: Any, expected: Any) -> Mismatch | None:
+    """None when ``actual`` has the structure of ``expected``: as many outputs, each a plain dense tensor of the same
+    shape, dtype and device. Needs no device synchronisation."""
+    act, exp = as_tuple(actual), as_tuple(expected)
+    if _len(act) != _len(exp):
+        return Mismatch(f"returned {_len(act)} output(s), expected {_len(exp)}")
+    for i, (a, e) in enumerate(zip(act, exp)):
+        label = f"output {i}" if _len(exp) > 1 else "output"
+        if _type(a) is not _Tensor:
+            if isinstance(a, _Tensor):
+                return Mismatch(f"{label} is a {_type(a).__module__}.{_type(a).__qualname__}, a tensor subclass: "
+                                f"outputs must be plain torch.Tensor objects (a subclass can change how it is compared)",
+                                gaming=True)
+            return Mismatch(f"{label} is a {_type(a).__module__}.{_type(a).__qualname__}, expected a plain torch.Tensor")
+        if a.layout != _strided:
+            return Mismatch(f"{label} has layout {a.layout}, expected a dense tensor")
+        if _tuple(a.shape) != _tuple(e.shape):
+            return Mismatch(f"{label} has shape {_tuple(a.shape)}, expected {_tuple(e.shape)}")
+        if a.dtype != e.dtype:
+            return Mismatch(f"{label} has dtype {a.dtype}, expected {e.dtype}")
+        if a.device != e.device:
+            return Mismatch(f"{label} is on {a.device}, expected {e.device}")
+    return None
+
+
+def _bad_values(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> tuple[Any, Any, Any]:
+    """(count of values out of tolerance, count of NaN/Inf where the reference is finite, max abs error), as
+    tensors on the device: nothing here waits for the device."""
+    if e.dtype.is_floating_point or e.dtype.is_complex:
+        wide = _float64 if e.device.type == "cpu" else _float32
+        a64 = _to(_detach(a), wide)
+        e64 = _to(_detach(e), wide)
+        finite_expected = _isfinite(e64)
+        nonfinite = _logical_and(_logical_not(_isfinite(a64)), finite_expected)
+        err = _where(finite_expected, _abs(_sub(a64, e64)), _zeros_like(e64))
+        limit = _add(_mul(_abs(_where(finite_expected, e64, _zeros_like(e64))), rtol), atol)
+        bad = _logical_or(_gt(err, limit), nonfinite)
+        return _sum(bad, dtype=_int64), _sum(nonfinite, dtype=_int64), _amax(_where(nonfinite, _zeros_like(err), err))
+    bad = _ne(a, e)
+    count = _sum(bad, dtype=_int64)
+    return count, _mul(count, 0), None
 
 
 def compare(actual: Any, expected: Any, atol: float, rtol: float) -> Mismatch | None:
@@ -43,58 +119,63 @@ def compare(actual: Any, expected: Any, atol: float, rtol: float) -> Mismatch | 
     Outputs must be plain ``torch.Tensor`` objects (subclasses could override comparisons), of the expected
     shape and dtype, with no NaN or Inf where the expected value is finite.
     """
+    wrong = structure(actual, expected)
+    if wrong:
+        return wrong
     act, exp = as_tuple(actual), as_tuple(expected)
-    if len(act) != len(exp):
-        return Mismatch(f"returned {len(act)} output(s), expected {len(exp)}")
     for i, (a, e) in enumerate(zip(act, exp)):
-        label = f"output {i}" if len(exp) > 1 else "output"
-        if type(a) is not _Tensor:
-            return Mismatch(f"{label} is a {type(a).__module__}.{type(a).__qualname__}, expected a plain torch.Tensor")
-        if a.layout != torch.strided:
-            return Mismatch(f"{label} has layout {a.layout}, expected a dense tensor")
-        if tuple(a.shape) != tuple(e.shape):
-            return Mismatch(f"{label} has shape {tuple(a.shape)}, expected {tuple(e.shape)}")
-        if a.dtype != e.dtype:
-            return Mismatch(f"{label} has dtype {a.dtype}, expected {e.dtype}")
-        if a.device != e.device:
-            return Mismatch(f"{label} is on {a.device}, expected {e.device}")
-        if e.numel() == 0:
+        label = f"output {i}" if _len(exp) > 1 else "output"
+        n = _numel(e)
+        if n == 0:
             continue
-        if e.dtype.is_floating_point or e.dtype.is_complex:
-            wide = _float64 if e.device.type == "cpu" else _float32
-            a64 = a.detach().to(wide)
-            e64 = e.detach().to(wide)
-            finite_expected = _isfinite(e64)
-            nonfinite = (~_isfinite(a64)) & finite_expected
-            if bool(nonfinite.any()):
-                return Mismatch(f"{label} holds {int(nonfinite.sum())} NaN/Inf values where the reference is finite",
-                                bad_fraction=float(nonfinite.sum()) / e.numel())
-            err = _abs(a64 - e64)
-            err = torch.where(finite_expected, err, torch.zeros_like(err))
-            bad = err > (atol + rtol * _abs(torch.where(finite_expected, e64, torch.zeros_like(e64))))
-            if bool(bad.any()):
-                n_bad = int(bad.sum())
-                max_err = float(err.max())
-                return Mismatch(f"{label}: {n_bad} of {e.numel()} values differ beyond atol={atol:g}, rtol={rtol:g} "
-                                f"(max abs error {max_err:.4g})", max_abs_error=max_err, bad_fraction=n_bad / e.numel())
-        else:
-            bad = a != e
-            if bool(bad.any()):
-                n_bad = int(bad.sum())
-                return Mismatch(f"{label}: {n_bad} of {e.numel()} values differ (exact match required)",
-                                bad_fraction=n_bad / e.numel())
+        bad, nonfinite, max_err = _bad_values(a, e, atol, rtol)
+        n_nonfinite = _item(nonfinite)
+        if n_nonfinite:
+            return Mismatch(f"{label} holds {n_nonfinite} NaN/Inf values where the reference is finite",
+                            bad_fraction=n_nonfinite / n)
+        n_bad = _item(bad)
+        if n_bad:
+            if max_err is None:
+                return Mismatch(f"{label}: {n_bad} of {n} values differ (exact match required)", bad_fraction=n_bad / n)
+            err = _item(max_err)
+            return Mismatch(f"{label}: {n_bad} of {n} values differ beyond atol={atol:g}, rtol={rtol:g} "
+                            f"(max abs error {err:.4g})", max_abs_error=err, bad_fraction=n_bad / n)
     return None
+
+
+def count_bad(actual: Any, expected: Any, atol: float, rtol: float) -> Any:
+    """The number of output values out of tolerance, as a tensor on the device (no synchronisation); the caller
+    checks ``structure`` first."""
+    total = None
+    for a, e in zip(as_tuple(actual), as_tuple(expected)):
+        if _numel(e) == 0:
+            continue
+        bad = _bad_values(a, e, atol, rtol)[0]
+        total = bad if total is None else _add(total, bad)
+    return total
+
+
+def count_changed(before: tuple, after: tuple) -> Any:
+    """The number of input values that differ from what the solution was given, as a tensor on the device."""
+    total = None
+    for b, a in zip(before, after):
+        if _type(b) is _Tensor:
+            changed = _sum(_ne(a, b), dtype=_int64) if _tuple(a.shape) == _tuple(b.shape) else None
+            if changed is None:
+                return None
+            total = changed if total is None else _add(total, changed)
+    return total
 
 
 def clone_inputs(inputs: tuple) -> tuple:
     """A separate copy of the inputs, so the reference and the solution each get their own."""
-    return tuple(x.clone() if isinstance(x, _Tensor) else x for x in inputs)
+    return _tuple(_TB.clone(x) if _type(x) is _Tensor else x for x in inputs)
 
 
 def inputs_unchanged(before: tuple, after: tuple) -> str | None:
     """None when the solution left its inputs alone; otherwise which input it changed."""
     for i, (b, a) in enumerate(zip(before, after)):
         if isinstance(b, _Tensor):
-            if tuple(a.shape) != tuple(b.shape) or not bool(torch.equal(a, b)):
+            if _type(a) is not _Tensor or _tuple(a.shape) != _tuple(b.shape) or not _equal(a, b):
                 return f"input {i} was modified; a solution must not write to its inputs"
     return None

@@ -2,8 +2,10 @@
 report through the channel the launcher opened itself.
 
 Each rank runs in a fresh process in its own session (process group), with a scrubbed environment, in a
-private working directory. When a phase outlives its limit, or a rank dies, every rank's whole process group
-is killed, so no process (and no GPU memory) outlives the evaluation.
+private working directory, under resource limits and, when the launcher is root, as an unprivileged user
+(evaluator.sandbox). When a phase outlives its limit, or a rank dies, every rank's whole process group is killed,
+and so is any process a rank started that left its group, so no process (and no GPU memory) outlives the
+evaluation.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from evaluator.channel import ChannelReader
 from evaluator.profiles import MULTICAST_OFF
 from evaluator.result import trim
+from evaluator.sandbox import Containment, become_subreaper, boot_ticks, kill_escaped
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # After one rank fails, the others get this long to report their own errors before everything is killed.
@@ -46,6 +49,7 @@ class RankState:
     messages: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
     exit_code: int | None = None
+    killed: bool = False  # the launcher killed it (timeout, or another rank failed)
 
 
 @dataclass
@@ -56,6 +60,7 @@ class LaunchOutcome:
     channel_error: str | None
     phase_seconds: dict[str, float]
     wall_seconds: float
+    containment: dict[str, Any] = field(default_factory=dict)
 
     def messages(self, kind: str) -> list[dict[str, Any]]:
         return [m for r in self.ranks for m in r.messages if m["kind"] == kind]
@@ -76,13 +81,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def rank_environment(rank: int, world_size: int, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+def rank_environment(rank: int, world_size: int, port: int, extra: dict[str, str] | None = None,
+                     workdir: Path | None = None, containment: Containment | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
-    # Builds are cached by source hash across evaluations: load_inline and Triton key their caches on the source,
-    # so a re-run of the same solution does not rebuild.
-    cache = Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
-    env.setdefault("TORCH_EXTENSIONS_DIR", str(cache / "torch_extensions"))
-    env.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
+    if containment is not None and workdir is not None:
+        # HOME and TMPDIR inside the working directory; builds cached per solution (by its source hash), so a
+        # re-run of the same solution does not rebuild and no solution reads another's build tree.
+        env.update(containment.environment(workdir))
+    else:
+        cache = Path(os.environ.get("ARENA_CACHE_DIR", Path.home() / ".cache" / "arena"))
+        env.setdefault("TORCH_EXTENSIONS_DIR", str(cache / "torch_extensions"))
+        env.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
     env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     env.update(MULTICAST_OFF)
     env.update({
@@ -98,6 +107,7 @@ def rank_environment(rank: int, world_size: int, port: int, extra: dict[str, str
 def _kill(states: list[RankState]) -> None:
     for s in states:
         if s.process.poll() is None:
+            s.killed = True
             try:
                 os.killpg(s.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -115,12 +125,20 @@ def _kill(states: list[RankState]) -> None:
 
 
 def launch(workdir: Path, world_size: int, seeds: list[int], timeouts: dict[str, float],
-           extra_env: dict[str, str] | None = None, python: str | None = None) -> LaunchOutcome:
-    """Runs ``world_size`` ranks of ``evaluator.rank`` over ``workdir`` and returns what they reported."""
+           extra_env: dict[str, str] | None = None, python: str | None = None,
+           containment: Containment | None = None) -> LaunchOutcome:
+    """Runs ``world_size`` ranks of ``evaluator.rank`` over ``workdir`` and returns what they reported.
+
+    ``containment`` (evaluator.sandbox.plan) says as which user and under which limits the ranks run; the caller
+    has already prepared the working directory with it."""
     port = free_port()
     key = secrets.token_bytes(32)
     states: list[RankState] = []
     started = time.monotonic()
+    since = boot_ticks()
+    if containment is not None:
+        containment.subreaper = become_subreaper()
+    child_kwargs = containment.popen_kwargs() if containment is not None else {}
     for rank in range(world_size):
         read_fd, write_fd = os.pipe()
         log_path = workdir / f"rank{rank}.log"
@@ -128,7 +146,8 @@ def launch(workdir: Path, world_size: int, seeds: list[int], timeouts: dict[str,
         process = subprocess.Popen(
             [python or sys.executable, "-m", "evaluator.rank", str(workdir), str(rank), str(write_fd)],
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-            cwd=str(workdir), env=rank_environment(rank, world_size, port, extra_env), start_new_session=True,
+            cwd=str(workdir), env=rank_environment(rank, world_size, port, extra_env, workdir, containment),
+            start_new_session=True, **child_kwargs,
         )
         log.close()
         os.close(write_fd)
@@ -195,13 +214,15 @@ def launch(workdir: Path, world_size: int, seeds: list[int], timeouts: dict[str,
         pass
     finally:
         _kill(states)
+        if containment is not None and containment.subreaper:
+            containment.escaped_killed = kill_escaped(since, {s.process.pid for s in states})
         for s in states:
             # Drain what a rank wrote before it died: its error message is the most useful thing it said.
             while not s.reader.closed and channel_error is None:
                 if not select.select([s.reader.fd], [], [], 0)[0]:
                     break
                 try:
-                    for m in s.reader.read_available():
+                    for m in s.reader.read_available(killed=s.killed):
                         m["at"] = time.monotonic() - started
                         s.messages.append(m)
                         if m["kind"] == "done":
@@ -211,7 +232,8 @@ def launch(workdir: Path, world_size: int, seeds: list[int], timeouts: dict[str,
             os.close(s.reader.fd)
     end = time.monotonic()
     phase_seconds = {p: round(phase_last_end.get(p, end) - t0, 3) for p, t0 in phase_first_start.items()}
-    return LaunchOutcome(states, timed_out, timeout_phase, channel_error, phase_seconds, round(end - started, 3))
+    return LaunchOutcome(states, timed_out, timeout_phase, channel_error, phase_seconds, round(end - started, 3),
+                         containment.record() if containment is not None else {})
 
 
 class _Stop(Exception):

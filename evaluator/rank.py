@@ -8,7 +8,10 @@ Phases, each reported to the launcher before it starts so the launcher can hold 
                unmodified;
   timing       baseline and solution interleaved in one process; per-iteration times sent to the launcher, which
                takes the slowest rank per iteration; outputs from a sample of timed iterations re-checked.
-Everything the harness relies on is imported and captured before the solution is, and checked unchanged after.
+Everything the harness relies on is imported and captured before the solution is, and checked unchanged after
+every call into it (evaluator.guard: an audit hook that refuses what the rules forbid, and an integrity snapshot of
+the modules, classes and operators the harness and the baseline use). The check after a call is always made through
+a function bound before that call, so nothing the call replaced can answer for it.
 """
 
 from __future__ import annotations
@@ -25,8 +28,14 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 
+import problems.common
+import problems.registry
+from evaluator import guard
 from evaluator.channel import RankChannel
 from evaluator.correctness import as_tuple, clone_inputs, compare, inputs_unchanged
+from evaluator.guard import Refusal
+from evaluator.profiles import MULTICAST_OFF
+from evaluator.timing import Timer
 from problems.registry import Problem, get, load_module
 
 # Captured before any solution code is imported: a solution that replaces these afterwards neither changes how
@@ -71,8 +80,8 @@ _CUDA_SETTINGS = {
 _SETTINGS_BEFORE = {name: read() for name, read in _CUDA_SETTINGS.items()}
 
 
-class Refusal(Exception):
-    """The solution did something the rules forbid; the verdict is ``rejected``."""
+class _Exit(SystemExit):
+    """The harness ending the rank on purpose, after reporting why (a SystemExit the solution raises is refused)."""
 
 
 def _tampering() -> str | None:
@@ -101,6 +110,8 @@ class Rank:
         self.reference: Callable[..., Any] | None = None
         self.solution: Callable[..., Any] | None = None
         self.phase = "setup"
+        self.verify: Callable[[], str | None] = lambda: None
+        self.solution_path = self.workdir / "solution" / self.config["solution_file"]
 
     # -- helpers ------------------------------------------------------------------------------------------
     def inputs(self, seed: int) -> tuple:
@@ -133,60 +144,118 @@ class Rank:
         except Exception as exc:  # before any solution code ran: the host's fault, not the solution's
             self.channel.send("error", phase="setup", category="infra", message=_one_line(exc),
                               traceback=traceback.format_exc(limit=8))
-            raise SystemExit(5)
+            raise _Exit(5)
         self.reference_module = self.problem.load_reference()
         self.reference = self.reference_module.solution
         self.channel.send("environment", **self.environment())
+        verify = self.arm()
         try:
-            module = load_module(self.workdir / "solution" / self.config["solution_file"], "arena_solution")
+            module = load_module(self.solution_path, "arena_solution")
             solve = getattr(module, "solution", None)
             if not callable(solve):
                 raise AttributeError("the solution file defines no callable `solution`")
         except Exception as exc:  # anything at import is the solution's compile step failing
+            problem = verify()  # unless it failed because the sandbox refused something
+            if problem:
+                raise Refusal(problem) from exc
             self.channel.send("error", phase="setup", category="compile", message=_one_line(exc),
                               traceback=traceback.format_exc(limit=8))
-            raise SystemExit(3)
+            raise _Exit(3)
+        problem = verify()
+        if problem:
+            raise Refusal(problem)
         self.solution = solve
-        # The first call does the solution's own set-up; its inputs come from a seed used nowhere else.
-        warm = self.inputs(self.seeds[0])
-        as_tuple(self.solution(*clone_inputs(warm)))
+        # The first call does the solution's own set-up; its inputs come from a seed used nowhere else. Every input
+        # the solution is given stays alive until the correctness trials end, so no call sees memory an earlier
+        # call saw: a result cached by pointer never hits here, and fails under the timing phase's refilled buffers.
+        warm = clone_inputs(self.inputs(self.seeds[0]))
+        self.kept = [warm]
+        as_tuple(solve(*warm))
         self.sync()
-        self.check_tampering()
+        problem = verify()
+        if problem:
+            raise Refusal(problem)
         self.channel.send("phase_done", phase="setup")
+
+    def arm(self) -> Callable[[], str | None]:
+        """Installs the audit hook and takes the integrity snapshot, just before the solution is imported; returns
+        the check to run after every call into the solution."""
+        sandbox = self.config.get("sandbox") or {}
+        policy = guard.Policy.from_config(str(self.workdir), sandbox, MULTICAST_OFF)
+        here = sys.modules[__name__]
+        strict = {"evaluator.rank": here, "evaluator.guard": guard,
+                  "evaluator.correctness": sys.modules["evaluator.correctness"],
+                  "evaluator.timing": sys.modules["evaluator.timing"],
+                  "evaluator.channel": sys.modules["evaluator.channel"],
+                  "problems.common": problems.common, f"the reference of {self.problem.id}": self.reference_module}
+        loose = {"builtins": sys.modules["builtins"], "time": time, "os": os, "random": random, "json": json,
+                 "torch": torch, "torch.distributed": dist,
+                 "torch.distributed.distributed_c10d": sys.modules["torch.distributed.distributed_c10d"],
+                 "torch.cuda": torch.cuda, "torch.nn.functional": torch.nn.functional,
+                 "problems.registry": problems.registry}
+        classes = {"torch.Tensor": torch.Tensor, "torch.cuda.Event": torch.cuda.Event,
+                   "torch.cuda.Stream": torch.cuda.Stream, "torch.cuda.CUDAGraph": torch.cuda.CUDAGraph,
+                   "torch.distributed.ProcessGroup": dist.ProcessGroup, "random.Random": random.Random,
+                   "json.JSONEncoder": json.JSONEncoder}
+        check_integrity = guard.snapshot(strict, loose, classes, guard.existing_operators(guard.HARNESS_OPERATORS),
+                                         protected_env={k: os.environ[k] for k in MULTICAST_OFF if k in os.environ},
+                                         solution_files=[str(self.solution_path)])
+        violations = guard.install(policy)
+        tampering = _tampering
+
+        def verify() -> str | None:
+            changed = check_integrity()
+            refused = violations()
+            if refused:
+                return f"the sandbox refused: {refused[0]}"
+            return changed or tampering()
+
+        self.verify = verify
+        self.channel.send("sandbox", audit_hook=True, integrity_snapshot=True, uid=os.getuid(),
+                          write_roots=list(policy.write_roots), limits=_limits())
+        return verify
 
     def correctness(self) -> bool:
         self.begin("correctness")
+        verify, solution, reference = self.verify, self.solution, self.reference
         all_ok = True
         for t, seed in enumerate(self.seeds[1:1 + self.config["trials"]]):
             inputs = self.inputs(seed)
-            expected = self.reference(*clone_inputs(inputs))
-            expected = tuple(x.clone() for x in as_tuple(expected))
+            expected = reference(*clone_inputs(inputs))
+            expected = clone_inputs(as_tuple(expected))
             _barrier()
             given = clone_inputs(inputs)
-            actual = self.solution(*given)
+            self.kept.append(given)
+            actual = solution(*given)
             self.sync()
-            self.check_tampering()
+            problem = verify()
+            if problem:
+                raise Refusal(problem)
             mismatch = _compare(actual, expected, self.tol.atol, self.tol.rtol)
-            error = mismatch.message if mismatch else inputs_unchanged(inputs, given)
+            if mismatch and mismatch.gaming:
+                raise Refusal(f"trial {t}: {mismatch.message}")
+            changed = inputs_unchanged(inputs, given)
+            if changed:
+                raise Refusal(f"trial {t}: {changed}")
+            error = mismatch.message if mismatch else None
             self.channel.send("trial", trial=t, ok=error is None, error=error,
                               max_abs_error=mismatch.max_abs_error if mismatch else None)
             all_ok = all_ok and error is None
             del inputs, expected, given, actual
+        self.kept = []
         self.channel.send("phase_done", phase="correctness")
         return all_ok
 
     def timing(self) -> None:
-        from evaluator.timing import Timer
-
         self.begin("timing")
-        timer = Timer(self, seeds=self.seeds[1 + self.config["trials"]:])
+        timer = Timer(self, seeds=self.seeds[1 + self.config["trials"]:], verify=self.verify)
         report = timer.run()
         self.check_tampering()
         self.channel.send("timing", **report)
         self.channel.send("phase_done", phase="timing")
 
     def check_tampering(self) -> None:
-        problem = _tampering()
+        problem = self.verify()
         if problem:
             raise Refusal(problem)
 
@@ -216,6 +285,17 @@ class Rank:
         self.channel.send("done")
 
 
+def _limits() -> dict[str, Any]:
+    import resource
+
+    out = {}
+    for name in ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE",
+                 "RLIMIT_CORE"):
+        soft, _ = resource.getrlimit(getattr(resource, name))
+        out[name] = None if soft == resource.RLIM_INFINITY else soft
+    return out
+
+
 def _one_line(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0][:500] if text else type(exc).__name__
@@ -228,16 +308,26 @@ def main(argv: list[str]) -> int:
     channel = RankChannel(fd, bytes.fromhex(secret.pop("key")), rank)
     os.chdir(workdir / "solution")
     runner = Rank(workdir, rank, channel, secret)
+    send = channel.send  # bound before the solution exists, like everything main relies on
     try:
         runner.run()
-    except SystemExit:
-        raise
+    except _Exit as exc:
+        return int(exc.code or 0)
     except Refusal as exc:
-        channel.send("error", phase=runner.phase, category="rejected", message=str(exc), traceback="")
+        send("error", phase=runner.phase, category="rejected", message=str(exc), traceback="")
+        return 4
+    except SystemExit as exc:
+        send("error", phase=runner.phase, category="rejected", traceback="",
+             message=f"the solution raised SystemExit({exc.code!r}) (sys.exit) in the {runner.phase} phase: a solution "
+                     f"must return its outputs, never end the process")
         return 4
     except BaseException as exc:
-        channel.send("error", phase=runner.phase, category="runtime", message=_one_line(exc),
-                     traceback=traceback.format_exc(limit=12))
+        refused = runner.verify()  # an exception the sandbox caused says less than the refusal itself
+        if refused:
+            send("error", phase=runner.phase, category="rejected", message=refused, traceback="")
+            return 4
+        send("error", phase=runner.phase, category="runtime", message=_one_line(exc),
+             traceback=traceback.format_exc(limit=12))
         return 2
     try:
         dist.destroy_process_group()

@@ -1,5 +1,9 @@
-"""evaluate(spec) -> result document: prepares a private working directory, launches the ranks, and turns what
-they reported into exactly one verdict."""
+"""evaluate(spec) -> result document: checks the source statically, prepares a private working directory,
+launches the ranks under the sandbox, and turns what they reported into exactly one verdict.
+
+Verdicts for broken rules: ``rejected`` for gaming (tampering with the harness or the baseline, forged results,
+ending the process early, outputs that are right only when not timed, physically impossible times, what the
+sandbox refused); ``wrong_output`` for plain wrong values; ``runtime_error``/``timeout`` for crashes and hangs."""
 
 from __future__ import annotations
 
@@ -7,12 +11,15 @@ import hashlib
 import json
 import secrets
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from evaluator import roofline as rf
+from evaluator import sandbox
+from evaluator import static_checks
 from evaluator import stats
 from evaluator.launcher import LaunchOutcome, launch
 from evaluator.profiles import HardwareProfile, get_profile
@@ -54,9 +61,13 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
                       "suite": problem.suite, "preset": profile.preset, "world_size": world_size,
                       "params": problem.params(profile.preset, spec.params)}
+    static = static_checks.check(spec.solution_source)
     doc["solution"] = {"name": spec.solution_name,
                        "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
                        "uses_collectives_api": _uses_nccl(spec.solution_source)}
+    doc["static_checks"] = static.as_dict()
+    doc["flags"].update({"uses_nccl": static.uses_nccl, "nccl_calls": static.collectives,
+                         "uses_collectives_api": doc["solution"]["uses_collectives_api"]})
     doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
                       "world_size": world_size}
     refusal = _spec_refusal(spec, problem, profile)
@@ -64,13 +75,19 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
         doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value if "version" in refusal else \
             Verdict.REJECTED.value, refusal
         return doc
+    if static.refused:
+        doc["verdict"], doc["message"] = Verdict.REJECTED.value, static.message()
+        doc["phases"]["total"] = round(time.monotonic() - started, 3)
+        return doc
 
     iterations, warmup = ITERATIONS[profile.device]
-    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent))
+    containment = sandbox.plan(profile.device, spec.timeouts, spec.solution_source)
+    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or sandbox.workdir_root()))
     try:
         (workdir / "solution").mkdir()
         filename = Path(spec.solution_name).name if spec.solution_name.endswith(".py") else "solution.py"
         (workdir / "solution" / filename).write_text(spec.solution_source)
+        sandbox_config = containment.prepare(workdir)
         (workdir / "config.json").write_text(json.dumps({
             "problem_id": problem.id, "preset": profile.preset, "world_size": world_size,
             "backend": profile.backend, "device": profile.device, "solution_file": filename,
@@ -78,9 +95,11 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
             "params": problem.params(profile.preset, spec.params),
             "timing_iterations": spec.timing_iterations or iterations,
             "warmup_iterations": spec.warmup_iterations if spec.warmup_iterations is not None else warmup,
+            "sandbox": sandbox_config,
         }))
-        outcome = launch(workdir, world_size, _seeds(spec), spec.timeouts)
+        outcome = launch(workdir, world_size, _seeds(spec), spec.timeouts, containment=containment)
         _interpret(doc, outcome, problem, profile, world_size, spec.params)
+        doc["containment"] = {**outcome.containment, **_rank_sandbox(outcome)}
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -100,6 +119,18 @@ def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) ->
     if spec.trials < 1:
         return "at least one correctness trial is needed"
     return None
+
+
+def _rank_sandbox(out: LaunchOutcome) -> dict[str, Any]:
+    """What the ranks themselves reported about their containment (their uid and limits as seen from inside)."""
+    reports = out.messages("sandbox")
+    if not reports:
+        return {"audit_hook": False}
+    first = reports[0]
+    return {"audit_hook": all(r.get("audit_hook") for r in reports),
+            "integrity_snapshot": all(r.get("integrity_snapshot") for r in reports),
+            "rank_uids": sorted({r.get("uid") for r in reports}), "rank_limits": first.get("limits"),
+            "write_roots": first.get("write_roots")}
 
 
 def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profile: HardwareProfile,
@@ -126,14 +157,29 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
         return finish(Verdict.REJECTED, out.channel_error)
     rejected = [e for e in errors if e["category"] == "rejected"]
     if rejected:
-        return finish(Verdict.REJECTED, rejected[0]["message"], [e["rank"] for e in rejected])
+        return finish(Verdict.REJECTED, f"rank {rejected[0]['rank']}: {rejected[0]['message']}",
+                      [e["rank"] for e in rejected])
+    reporters = {e["rank"] for e in errors}
+    # A rank that ended with status 0 before the harness finished, without reporting an error: the solution ended
+    # the process (os._exit). Judged before the errors its peers report when they lose it.
+    early = [r for r in out.ranks if not r.done and not r.killed and r.exit_code == 0 and r.rank not in reporters]
+    if early:
+        return finish(Verdict.REJECTED, "; ".join(f"rank {r.rank} exited in the {r.phase} phase before the harness "
+                                                  f"finished (a solution must return, never end the process)"
+                                                  for r in early), [r.rank for r in early])
     infra = [e for e in errors if e["category"] == "infra"]
     if infra:
         return finish(Verdict.INFRA_ERROR, f"rank {infra[0]['rank']} could not join the process group: "
                                            f"{infra[0]['message']}", [e["rank"] for e in infra])
+    # Ranks that died on their own (a signal, a non-zero status) without reporting why.
+    died = [r for r in out.ranks if not r.done and not r.killed and r.exit_code not in (0, None)
+            and r.rank not in reporters]
     if errors:
         # A rank whose peer died fails too, with a connection error: that is a consequence, not a cause.
-        causes = [e for e in errors if not _peer_failure(e["message"])] or errors
+        causes = [e for e in errors if not _peer_failure(e["message"])]
+        if not causes and died:
+            return finish(Verdict.RUNTIME_ERROR, "; ".join(_death(r) for r in died), [r.rank for r in died])
+        causes = causes or errors
         first = causes[0]
         failing = [e["rank"] for e in causes if e["phase"] == first["phase"]]
         verdict = Verdict.COMPILE_ERROR if first["category"] == "compile" else Verdict.RUNTIME_ERROR
@@ -146,10 +192,7 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
                                        f"finish it and every rank was stopped", out.timed_out)
     crashed = [r for r in out.ranks if r.exit_code not in (0, None) and not r.done]
     if crashed:
-        return finish(Verdict.RUNTIME_ERROR,
-                      "; ".join(f"rank {r.rank} exited with status {r.exit_code} in the {r.phase} phase "
-                                f"without reporting an error (killed by a signal or os._exit)" for r in crashed),
-                      [r.rank for r in crashed])
+        return finish(Verdict.RUNTIME_ERROR, "; ".join(_death(r) for r in crashed), [r.rank for r in crashed])
     early = [r for r in out.ranks if not r.done]
     if early:
         return finish(Verdict.REJECTED, "; ".join(f"rank {r.rank} exited in the {r.phase} phase before the harness "
@@ -174,7 +217,6 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
     roof["baseline_fraction"] = rf.fraction(roof["time_us"], base_us)
     roof["solution_fraction"] = rf.fraction(roof["time_us"], sol_us)
     doc["roofline"] = roof
-    doc["flags"]["uses_collectives_api"] = doc["solution"]["uses_collectives_api"]
     doc["flags"]["suspicious_speedup"] = doc["timing"]["speedup"] > SUSPICIOUS_SPEEDUP
     if rf.impossible(roof["time_us"], sol_us):
         return finish(Verdict.REJECTED, f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the "
@@ -183,6 +225,17 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
     finish(Verdict.PASSED, f"correct on {len(doc['trials'])} trials × {world_size} ranks; "
                            f"{doc['timing']['speedup']:.3f}× the baseline "
                            f"(± {doc['timing']['speedup_uncertainty']:.3f})")
+
+
+def _death(r: Any) -> str:
+    how = f"status {r.exit_code}"
+    if r.exit_code is not None and r.exit_code < 0:
+        try:
+            how = f"signal {signal.Signals(-r.exit_code).name}"
+        except ValueError:
+            how = f"signal {-r.exit_code}"
+    return (f"rank {r.rank} died ({how}) in the {r.phase} phase without reporting an error (a crash in native "
+            f"code, a signal, or os._exit)")
 
 
 _PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote process exited", "aborted",
@@ -196,7 +249,8 @@ def _peer_failure(message: str) -> bool:
 
 def _timing(msgs: list[dict[str, Any]], world_size: int) -> tuple[dict[str, Any], str | None]:
     eager = [m["eager"] for m in msgs]
-    recheck_errors = [e for m in eager for e in m["recheck_errors"]]
+    recheck_errors = [f"rank {m['rank']}, {e}" for m, g in zip(msgs, eager) for e in g["recheck_errors"]]
+    input_errors = [f"rank {m['rank']}, {e}" for m, g in zip(msgs, eager) for e in g.get("input_errors", [])]
     base = stats.slowest_rank([m["times_us"]["baseline"] for m in eager])
     sol = stats.slowest_rank([m["times_us"]["solution"] for m in eager])
     sp = stats.speedup(base, sol)
@@ -221,15 +275,21 @@ def _timing(msgs: list[dict[str, Any]], world_size: int) -> tuple[dict[str, Any]
         gb = stats.slowest_rank([g["times_us"]["baseline"] for g in graphs])
         gs = stats.slowest_rank([g["times_us"]["solution"] for g in graphs])
         gsp = stats.speedup(gb, gs)
-        recheck_errors += [e for g in graphs for e in g["recheck_errors"]]
+        recheck_errors += [f"rank {m['rank']}, CUDA graph replay {e}" for m, g in zip(msgs, graphs)
+                           for e in g["recheck_errors"]]
+        input_errors += [f"rank {m['rank']}, CUDA graph replay {e}" for m, g in zip(msgs, graphs)
+                         for e in g.get("input_errors", [])]
         timing["graph"] = {"method": "cuda-graph-replay-behind-spin-kernel", "baseline": stats.summarize(gb),
                            "solution": stats.summarize(gs), "speedup": gsp["speedup"],
                            "speedup_ci": [gsp["ci_low"], gsp["ci_high"]]}
     else:
         timing["graph"] = {"available": False,
                            "reason": next((g.get("reason") for g in graphs if not g.get("available")), "")}
+    if input_errors:
+        return timing, (f"the solution wrote to its inputs while being timed ({input_errors[0]}): a solution must "
+                        f"not write to its inputs")
     if recheck_errors:
         return timing, (f"outputs produced while being timed were wrong although the correctness trials passed "
-                        f"({recheck_errors[0]}): results that depend on being timed, or work left running "
-                        f"on another stream, are not allowed")
+                        f"({recheck_errors[0]}): results that depend on being timed, cached from earlier calls, "
+                        f"or left running on another stream are not allowed")
     return timing, None

@@ -20,7 +20,8 @@ def run(path: Path, profile: str = "cpu-gloo-2", **kw) -> dict:
                              profile=profile, solution_name=path.name, **kw))
 
 
-def rank_processes() -> list[str]:
+def rank_processes(under: Path | None = None) -> list[str]:
+    """Rank processes still alive (only those of evaluations under ``under``: other runs may share the host)."""
     found = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
@@ -28,7 +29,7 @@ def rank_processes() -> list[str]:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if "evaluator.rank" in cmd:
+            if "evaluator.rank" in cmd and (under is None or str(under) in cmd):
                 found.append(cmd)
     return found
 
@@ -58,16 +59,18 @@ def test_raise_on_rank1_is_runtime_error_naming_rank1():
     assert "rank 1" in doc["message"] and "deliberate failure on rank 1" in doc["message"]
 
 
-def test_hang_on_rank0_times_out_within_limit_and_leaves_no_process():
+def test_hang_on_rank0_times_out_within_limit_and_leaves_no_process(tmp_path):
     limits = {"setup": 6.0, "correctness": 6.0, "timing": 6.0}
     started = time.monotonic()
-    doc = run(HERE / "hangs_on_rank0.py", timeouts=limits)
+    path = HERE / "hangs_on_rank0.py"
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=path.read_text(),
+                            solution_name=path.name, timeouts=limits), workdir_parent=str(tmp_path))
     elapsed = time.monotonic() - started
     assert doc["verdict"] == "timeout"
     assert 0 in doc["failed_ranks"]
     assert "setup" in doc["message"]
     assert elapsed < limits["setup"] + 10
-    assert rank_processes() == []
+    assert rank_processes(tmp_path) == []
 
 
 def test_syntax_error_is_compile_error_on_every_rank():

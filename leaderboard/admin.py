@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from leaderboard.models import Problem, Result, Submission
+from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
 
 @admin.register(Problem)
@@ -34,4 +34,28 @@ class SubmissionAdmin(admin.ModelAdmin):
 class ResultAdmin(admin.ModelAdmin):
     list_display = ["submission", "verdict", "speedup", "roofline_fraction", "problem_version", "recorded_at"]
     list_filter = ["verdict", "problem_version"]
+    raw_id_fields = ["submission"]
+
+
+class RunScoreInline(admin.StackedInline):
+    model = RunScore
+    extra = 0
+    can_delete = False
+    readonly_fields = [f.name for f in RunScore._meta.fields if f.name != "model_run"]
+
+
+@admin.register(ModelRun)
+class ModelRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "model", "provider", "mode", "k", "profile", "precision", "user", "state", "attempts_done",
+                    "attempts_total", "is_demo", "created_at"]
+    list_filter = ["state", "mode", "k", "profile", "precision", "is_demo"]
+    search_fields = ["id", "model", "provider", "user__username", "archive_sha256"]
+    raw_id_fields = ["user"]
+    readonly_fields = ["archive_sha256", "manifest", "attempts_done", "attempts_total", "created_at", "finished_at"]
+    inlines = [RunScoreInline]
+
+
+@admin.register(Trajectory)
+class TrajectoryAdmin(admin.ModelAdmin):
+    list_display = ["id", "submission", "filename", "format", "size"]
     raw_id_fields = ["submission"]

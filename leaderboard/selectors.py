@@ -322,7 +322,8 @@ def model_run_ranking(*, filters: RunFilters = RunFilters(), user=None, sort: st
                       ) -> QuerySet[ModelRun]:
     """Model runs with their precomputed RunScore, filtered and sorted (``sort`` is a RUN_SORTS key, ``-`` for
     descending; missing scores last). The ranking page, its exports and the API all read this."""
-    runs = ModelRun.objects.select_related("score", "user")
+    # The manifest, notes and per-category breakdown are big JSON/text a ranking never shows: left in the database.
+    runs = ModelRun.objects.select_related("score", "user").defer("manifest", "notes", "score__by_category")
     if filters.profile:
         runs = runs.filter(profile=filters.profile)
     if filters.precision:

@@ -530,6 +530,8 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "finished_at"])
         _job_discard_after_commit(submission.profile, submission.job_id)
+        if submission.model_run_id is not None:  # a cancelled attempt is done: the run's progress counts it
+            run_score_refresh(model_run_id=submission.model_run_id)
     return submission
 
 

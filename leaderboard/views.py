@@ -7,14 +7,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from evaluator.profiles import PROFILES
 from leaderboard import selectors, services, tables
 from leaderboard.forms import ModelRunForm, RunFilterForm, SubmissionForm
-from leaderboard.models import ModelRun
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -140,6 +140,15 @@ def test_overall_ranking_filters_sorts_and_exports(page, live_server, user, prob
     text = Path(download.value.path()).read_text()
     assert text.startswith("id,model,") and "handworked-coder" in text and fx.PROTOCOL_LABEL in text
 
+    # a problem's page: each run's best attempt ranked with its protocol, the baseline, the speedup distribution
+    page.goto(f"{base}/problems/collectives/all_reduce/?profile=cpu-gloo-2")
+    expect(page.locator("#problem-ranking tbody tr")).to_have_count(2)  # the two cpu-gloo-2 runs' best attempts
+    expect(page.locator("#problem-ranking")).to_contain_text("agentic · k=3 · 20 turns")
+    expect(page.locator('#baseline [data-metric="baseline"]')).to_have_text("150.0 µs")  # median of 180 and 120
+    expect(page.locator('#speedup-chart[data-drawn="1"] .main-svg').first).to_be_visible()
+    page.click("#problem-ranking thead a:has-text('Solution by')")
+    expect(page.locator("#problem-ranking tbody tr").first).to_contain_text("agent-x")
+
 
 def test_comparison_page_puts_two_runs_side_by_side(page, live_server, user, problems):
     from playwright.sync_api import expect

@@ -79,11 +79,11 @@ def structure(actual: Any, expected: Any) -> Mismatch | None:
     for i, (a, e) in enumerate(zip(act, exp)):
         label = f"output {i}" if _len(exp) > 1 else "output"
         if _type(a) is not _Tensor:
+            kind = f"{_type(a).__module__}.{_type(a).__qualname__}"
             if isinstance(a, _Tensor):
-                return Mismatch(f"{label} is a {_type(a).__module__}.{_type(a).__qualname__}, a tensor subclass: "
-                                f"outputs must be plain torch.Tensor objects (a subclass can change how it is compared)",
-                                gaming=True)
-            return Mismatch(f"{label} is a {_type(a).__module__}.{_type(a).__qualname__}, expected a plain torch.Tensor")
+                return Mismatch(f"{label} is a {kind}, a tensor subclass: outputs must be plain torch.Tensor objects "
+                                f"(a subclass can change how it is compared)", gaming=True)
+            return Mismatch(f"{label} is a {kind}, expected a plain torch.Tensor")
         if a.layout != _strided:
             return Mismatch(f"{label} has layout {a.layout}, expected a dense tensor")
         if _tuple(a.shape) != _tuple(e.shape):

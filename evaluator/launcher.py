@@ -26,7 +26,7 @@ from typing import Any
 from evaluator.channel import ChannelReader
 from evaluator.profiles import MULTICAST_OFF
 from evaluator.result import trim
-from evaluator.sandbox import Containment, become_subreaper, boot_ticks, kill_escaped
+from evaluator.sandbox import Containment, become_subreaper, boot_ticks, kill_leftovers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # After one rank fails, the others get this long to report their own errors before everything is killed.
@@ -215,7 +215,10 @@ def launch(workdir: Path, world_size: int, seeds: list[int], timeouts: dict[str,
     finally:
         _kill(states)
         if containment is not None and containment.subreaper:
-            containment.escaped_killed = kill_escaped(since, {s.process.pid for s in states})
+            groups = {s.process.pid for s in states}  # each rank leads its own process group
+            leftovers = kill_leftovers(since, groups)
+            containment.leftovers_killed = len(leftovers)
+            containment.escaped = [f"pid {pid}: {cmd}" for pid, pgid, cmd in leftovers if pgid not in groups]
         for s in states:
             # Drain what a rank wrote before it died: its error message is the most useful thing it said.
             while not s.reader.closed and channel_error is None:

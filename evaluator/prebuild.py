@@ -1,14 +1,16 @@
 """Builds a solution's compiled extensions ahead of its GPU evaluation, on a CPU-only process of the GPU host.
 
 Importing the solution with no GPU visible runs its module-level ``load_inline`` calls, which compile into the
-shared build cache (keyed by the source and flags); the evaluation that follows finds the build there and its
-set-up phase skips the compiler. Many builds can run in parallel on a host's CPU cores (a worker pool on the
-``<profile>-build`` queue) while the GPU works through the evaluation queue one job at a time. Best effort: a
+solution's build cache (evaluator.sandbox: one per solution source, so no solution reads or plants another's
+builds); the evaluation that follows finds the build there and its set-up phase skips the compiler. The import
+runs contained like a rank: as the sandbox user with its limits, under the same audit hook. Many builds can run
+in parallel on a host's CPU cores (a worker pool on the ``<profile>-build`` queue) while the GPU works through the evaluation queue one job at a time. Best effort: a
 solution that needs a GPU at import, or compiles lazily (Triton), simply builds during its evaluation instead.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -16,7 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluator.launcher import REPO_ROOT, rank_environment
+from evaluator import sandbox
+from evaluator.launcher import rank_environment
+from evaluator.profiles import MULTICAST_OFF
 from evaluator.result import trim
 from evaluator.spec import EvalSpec
 
@@ -25,7 +29,9 @@ CUDA_ARCH = "9.0"
 BUILD_TIMEOUT_S = 600.0
 
 _IMPORT_ONLY = """
-import importlib.util, sys
+import importlib.util, json, sys
+from evaluator import guard
+guard.install(guard.Policy.from_config(sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])))
 spec = importlib.util.spec_from_file_location("arena_prebuild", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -41,13 +47,20 @@ def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, An
     if not needs_build(spec.solution_source):
         return {"built": False, "reason": "nothing to compile ahead (no load_inline)"}
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="arena-build-") as tmp:
-        path = Path(tmp) / "solution.py"
+    containment = sandbox.plan("cuda", {"build": timeout_s}, spec.solution_source)
+    with tempfile.TemporaryDirectory(prefix="arena-build-", dir=sandbox.workdir_root()) as tmp:
+        workdir = Path(tmp)
+        (workdir / "solution").mkdir()
+        path = workdir / "solution" / "solution.py"
         path.write_text(spec.solution_source)
-        env = rank_environment(0, 1, 0, {"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": CUDA_ARCH})
+        policy = containment.prepare(workdir)
+        env = rank_environment(0, 1, 0, {"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": CUDA_ARCH}, workdir,
+                               containment)
+        argv = [sys.executable, "-c", _IMPORT_ONLY, str(path), str(workdir), json.dumps(policy),
+                json.dumps(sorted(MULTICAST_OFF))]
         try:
-            proc = subprocess.run([sys.executable, "-c", _IMPORT_ONLY, str(path)], cwd=tmp, env=env,
-                                  capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
+            proc = subprocess.run(argv, cwd=workdir / "solution", env=env, capture_output=True, text=True,
+                                  timeout=timeout_s, start_new_session=True, **containment.popen_kwargs())
         except subprocess.TimeoutExpired:
             return {"built": False, "reason": f"build passed {timeout_s:.0f} s; the evaluation will try again",
                     "seconds": round(time.monotonic() - started, 2)}

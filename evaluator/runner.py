@@ -100,6 +100,12 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
         outcome = launch(workdir, world_size, _seeds(spec), spec.timeouts, containment=containment)
         _interpret(doc, outcome, problem, profile, world_size, spec.params)
         doc["containment"] = {**outcome.containment, **_rank_sandbox(outcome)}
+        escaped = doc["containment"].get("escaped_processes") or []
+        if escaped and doc["verdict"] != Verdict.INFRA_ERROR.value:
+            doc["verdict"], doc["failed_ranks"] = Verdict.REJECTED.value, []
+            doc["message"] = (f"the solution left {len(escaped)} process(es) running outside its rank's process group "
+                              f"(killed when the evaluation ended): {escaped[0]}; nothing a solution starts may "
+                              f"outlive its evaluation")
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)

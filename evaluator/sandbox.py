@@ -69,7 +69,8 @@ class Containment:
     cache_root: Path = Path()
     cache_dir: Path = Path()
     subreaper: bool = False
-    escaped_killed: list[int] = field(default_factory=list)
+    leftovers_killed: int = 0  # processes of the ranks' trees still alive after the ranks were killed
+    escaped: list[str] = field(default_factory=list)  # ... of which had left their rank's process group
 
     # -- the child's side ------------------------------------------------------------------------------------
     def preexec(self) -> Callable[[], None]:
@@ -134,7 +135,8 @@ class Containment:
             "limits": {name: soft for name, (soft, _) in self.limits.items()},
             "environment": "scrubbed (an allow-list of variables); HOME and TMPDIR inside the working directory",
             "build_cache": "per solution (keyed by its source hash)",
-            "subreaper": self.subreaper, "escaped_processes_killed": len(self.escaped_killed),
+            "subreaper": self.subreaper, "leftover_processes_killed": self.leftovers_killed,
+            "escaped_processes": self.escaped,
             "not_contained": "native code (C/CUDA extensions, started programs) bypasses the Python-level checks; "
                              "no network namespace — see docs/threat-model.md",
         }
@@ -256,7 +258,9 @@ def boot_ticks() -> float:
         return float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")
 
 
-def _children_since(since: float, ours: set[int]) -> list[int]:
+def _children_since(since: float, ours: set[int]) -> list[tuple[int, int, str]]:
+    """(pid, process group, command line) of this process's children that started after ``since`` and are not
+    in ``ours``."""
     me = os.getpid()
     found = []
     for name in os.listdir("/proc"):
@@ -268,29 +272,35 @@ def _children_since(since: float, ours: set[int]) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        ppid, started = int(fields[1]), int(fields[19])
+        ppid, pgid, started = int(fields[1]), int(fields[2]), int(fields[19])
         if ppid == me and started >= since - 1:
-            found.append(int(name))
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+            except OSError:
+                cmd = ""
+            found.append((int(name), pgid, cmd))
     return found
 
 
-def kill_escaped(since: float, ours: set[int]) -> list[int]:
-    """Kills this process's children that it did not start itself and that began after ``since``: descendants of
-    the ranks that left their process group and were re-parented here. Repeats until none is left."""
+def kill_leftovers(since: float, ours: set[int]) -> list[tuple[int, int, str]]:
+    """Kills (and reaps) this process's children that it did not start itself and that began after ``since``:
+    descendants of the ranks re-parented here when their parents died. Repeats until none is left. Returns
+    (pid, process group, command line) of each; the caller tells the ones that had left their rank's group."""
     if not sys.platform.startswith("linux"):
         return []
-    killed: list[int] = []
+    killed: list[tuple[int, int, str]] = []
     for _ in range(50):
         found = _children_since(since, ours)
         if not found:
             break
-        for pid in found:
+        for pid, pgid, cmd in found:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
             except ProcessLookupError:
                 pass
-        for pid in found:
+            killed.append((pid, pgid, cmd))
+        for pid, _, _ in found:
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:

@@ -281,8 +281,9 @@ class _Checker(ast.NodeVisitor):
                 return
             owner = self.qualname(target.value)
             if owner and _startswith(owner, PROTECTED) and not _startswith(owner, WRITABLE):
-                self.refuse("patching", node, f"assigns {owner}.{target.attr}: replacing parts of {owner.split('.')[0]} "
-                                              f"changes how the harness or the baseline runs")
+                root = owner.split(".")[0]
+                self.refuse("patching", node, f"assigns {owner}.{target.attr}: replacing parts of {root} changes how "
+                                              f"the harness or the baseline runs")
         elif isinstance(target, ast.Subscript):
             owner = self.qualname(target.value)
             if owner in ("sys.modules", "builtins.__dict__", "__builtins__"):

@@ -1,0 +1,7 @@
+"""Returns its own input unchanged: no communication, no copy."""
+
+import torch
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    return x

@@ -4,8 +4,9 @@ Importing the solution with no GPU visible runs its module-level ``load_inline``
 solution's build cache (evaluator.sandbox: one per solution source, so no solution reads or plants another's
 builds); the evaluation that follows finds the build there and its set-up phase skips the compiler. The import
 runs contained like a rank: as the sandbox user with its limits, under the same audit hook. Many builds can run
-in parallel on a host's CPU cores (a worker pool on the ``<profile>-build`` queue) while the GPU works through the evaluation queue one job at a time. Best effort: a
-solution that needs a GPU at import, or compiles lazily (Triton), simply builds during its evaluation instead.
+in parallel on a host's CPU cores (a worker pool on the ``<profile>-build`` queue) while the GPU works through the
+evaluation queue one job at a time. Best effort: a solution that needs a GPU at import, or compiles lazily
+(Triton), simply builds during its evaluation instead.
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""The Content-Security-Policy in a real browser (Debian's headless Chromium driven by Playwright): the pages and
+their plotly charts work under it with no violation, and it does stop an injected inline script.
+
+Skipped only when /usr/bin/chromium is absent. Playwright never downloads a browser here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from leaderboard import services
+from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)"),
+    pytest.mark.django_db(transaction=True),
+]
+
+# Runs before any page script; CSP does not apply to what the browser's debugging protocol injects.
+RECORD_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__violations.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " " + (e.sample || ""));
+});
+"""
+
+
+@pytest.fixture
+def page(monkeypatch):
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls the test makes stay synchronous
+    if not (Path(settings.BASE_DIR) / "static" / "vendor" / "plotly.min.js").is_file():
+        call_command("vendor_static")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        tab = browser.new_context().new_page()
+        tab.set_default_timeout(30_000)
+        tab.add_init_script(RECORD_VIOLATIONS)
+        tab.console_errors = []
+        tab.on("console", lambda m: tab.console_errors.append(m.text) if m.type == "error" else None)
+        tab.on("pageerror", lambda exc: tab.console_errors.append(str(exc)))
+        yield tab
+        browser.close()
+
+
+@pytest.fixture
+def ranked(problems, user, django_capture_on_commit_callbacks):
+    """Two passed submissions on cpu-gloo-2 (pre-made results, no evaluation), so the charts have data."""
+    for speedup in (1.3, 2.1):
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = services.submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2",
+                                                    filename="s.py", source=CORRECT.read_text())
+        services.result_record(submission_id=submission.pk, document=passed_document(speedup))
+
+
+def test_pages_and_plotly_charts_work_under_the_policy_and_inline_script_is_blocked(page, live_server, ranked):
+    base = live_server.url
+    response = page.goto(f"{base}/problems/{ALL_REDUCE}/?profile=cpu-gloo-2")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    page.wait_for_selector("#ranking-chart .main-svg")  # plotly drew the chart: no eval needed
+    for url in ("/", "/runs/", "/runs/compare/", "/accounts/login/", "/api/docs/"):
+        page.goto(base + url)
+        page.wait_for_load_state("load")
+    page.goto(f"{base}/problems/{ALL_REDUCE}/?profile=cpu-gloo-2")
+    page.wait_for_selector("#ranking-chart .main-svg")
+    assert page.evaluate("window.__violations") == []
+    assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
+
+    # The profile menu submits itself from static/js/site.js (an inline onchange would be blocked).
+    page.select_option("select[data-autosubmit]", "cpu-gloo-4")
+    page.wait_for_url(f"{base}/problems/{ALL_REDUCE}/?profile=cpu-gloo-4")
+
+    # What an injection would try: an inline script and an inline event handler. Neither runs.
+    ran = page.evaluate("""() => {
+        const s = document.createElement("script");
+        s.textContent = "window.__inline = 1";
+        document.body.appendChild(s);
+        const div = document.createElement("div");
+        div.innerHTML = '<img src="data:," onerror="window.__handler = 1">';
+        document.body.appendChild(div);
+        return new Promise(r => setTimeout(() => r([window.__inline || 0, window.__handler || 0]), 300));
+    }""")
+    assert ran == [0, 0]
+    assert any(v.startswith("script-src") for v in page.evaluate("window.__violations"))

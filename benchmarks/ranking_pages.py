@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     data = {"model_runs": ModelRun.objects.count(), "submissions": Submission.objects.count(),
             "attempts": Submission.objects.filter(model_run__isnull=False).count()}
     pages = _pages()
+    load_before = [round(x, 2) for x in os.getloadavg()]
     print(f"database: {connection.vendor} {connection.settings_dict.get('NAME')}: {data}", flush=True)
     rows = in_process(pages, args.repeat)
     load = under_load(pages, args.concurrency, args.seconds, args.workers) if args.concurrency > 0 else None
@@ -198,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     report = {"date": today, "command": command,
               "seeded_with": "python manage.py seed_demo --runs 100 --problems 60 --attempts 3",
               "environment": {"python": platform.python_version(), "machine": platform.machine(),
-                              "cpus": os.cpu_count(), "database": f"{connection.vendor}: {db_version}"},
+                              "cpus": os.cpu_count(), "database": f"{connection.vendor}: {db_version}",
+                              "load_average_before": load_before,
+                              "load_average_after": [round(x, 2) for x in os.getloadavg()]},
               "data": data, "pages": rows, "under_load": load}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -206,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# Ranking pages on a seeded database — {today}", "",
              f"Command: `{command}` (database seeded with `{report['seeded_with']}`).", "",
              f"Environment: Python {report['environment']['python']}, {report['environment']['cpus']} CPUs, "
-             f"{report['environment']['database'][:80]}.", "",
+             f"{report['environment']['database'][:80]}; load average {load_before[0]} before and "
+             f"{report['environment']['load_average_after'][0]} after (the machine was shared with other work; "
+             f"the client threads of the load test run on the same CPUs as the server).", "",
              f"Data: {data['model_runs']} model runs, {data['attempts']} attempts, {data['submissions']} "
              f"submissions in all.", "",
              "In process (Django test client, no network; the server's own cost):", "",

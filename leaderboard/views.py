@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from evaluator.profiles import PROFILES
@@ -153,7 +154,15 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     if table.wants_export(request, main=True):
         return table.export(request, runs, filename="model-runs",
                             meta={"filters": {k: v for k, v in vars(filters).items() if v}})
-    return render(request, "leaderboard/model_run_list.html", {"form": form, "table": table.context(request, runs)})
+    return render(request, "leaderboard/model_run_list.html", {
+        "form": form, "table": table.context(request, runs), **_url_prefixes()})
+
+
+def _url_prefixes() -> dict[str, str]:
+    """URL prefixes for links in long tables (one reverse() per page instead of one per row)."""
+    return {"runs_url": reverse("model-run-list"), "users_url": reverse("user-detail", args=["x"])[:-2],
+            "submissions_url": reverse("submission-list"),
+            "problems_url": reverse("problem-detail", args=["a/b"])[:-4]}
 
 
 @login_required
@@ -206,6 +215,7 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         },
         "export": {fmt: f"?format={fmt}&table=attempts" for fmt in tables.EXPORT_FORMATS},
         "refresh_s": None if run.is_done else 3,
+        **_url_prefixes(),
     })
 
 

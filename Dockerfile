@@ -1,5 +1,6 @@
 # The web and CPU-worker image: the portal under gunicorn, or an RQ worker when given another command, e.g.
-#   docker run IMAGE python manage.py rqworker web cpu-gloo-2
+#   docker run IMAGE python manage.py rqworker web cpu-gloo-2 --with-scheduler
+#   docker run IMAGE python manage.py reap --every 60
 # GPU hosts do not use this image: they run the evaluator under their own CUDA PyTorch (see README).
 FROM python:3.11-slim-bookworm
 

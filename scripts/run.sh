@@ -13,8 +13,12 @@ $py manage.py migrate --noinput
 $py manage.py load_problems
 $py manage.py vendor_static
 mkdir -p var
-$py manage.py rqworker web checks cpu-gloo-2 cpu-gloo-4 >var/worker.log 2>&1 &
+# --with-scheduler: replies RQ retries (the database was down) go back on the queue when their pause is over.
+$py manage.py rqworker web checks cpu-gloo-2 cpu-gloo-4 --with-scheduler >var/worker.log 2>&1 &
 worker=$!
-trap 'kill $worker 2>/dev/null || true' EXIT INT TERM
-echo "worker started (log: var/worker.log); portal on http://127.0.0.1:8000"
+# The reaper: re-enqueues what Redis lost and what dead workers dropped (docs/operations.md).
+$py manage.py reap --every 60 >var/reaper.log 2>&1 &
+reaper=$!
+trap 'kill $worker $reaper 2>/dev/null || true' EXIT INT TERM
+echo "worker and reaper started (logs: var/worker.log, var/reaper.log); portal on http://127.0.0.1:8000"
 $py manage.py runserver 127.0.0.1:8000

@@ -99,6 +99,8 @@ def main() -> int:
                 except Exception as exc:  # the suite reports an evaluator crash as a failed row, then goes on
                     doc, wall, problems = {"verdict": "harness crashed", "message": repr(exc)}, 0.0, [repr(exc)]
                 timing = doc.get("timing") or {}
+                if doc.get("environment") and not ENVIRONMENT:
+                    ENVIRONMENT.update(doc["environment"])
                 row = {"kind": kind, "case": case.name, "expected": case.expected, "got": doc.get("verdict"),
                        "ok": not problems, "problems": problems, "caught_by": _caught_by(doc),
                        "message": (doc.get("message") or "")[:400], "wall_s": round(wall, 2),
@@ -119,17 +121,19 @@ def main() -> int:
     return 1 if bad else 0
 
 
-def _write(out: Path, profile: str, rows: list[dict], started: float) -> None:
-    import torch
+ENVIRONMENT: dict = {}  # what the ranks reported (the launcher itself never touches a GPU)
 
-    env = {"python": platform.python_version(), "torch": torch.__version__, "host": platform.node(),
-           "gpus": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
-           "uid": os.getuid()}
+
+def _write(out: Path, profile: str, rows: list[dict], started: float) -> None:
+    env = {"python": platform.python_version(), "host": platform.node(), "launcher_uid": os.getuid(),
+           "torch": ENVIRONMENT.get("torch", "?"), "gpus": ENVIRONMENT.get("gpus", []),
+           "ranks": ENVIRONMENT}
     doc = {"profile": profile, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "environment": env,
            "wall_s": round(time.monotonic() - started, 1), "all_ok": all(r["ok"] for r in rows), "rows": rows}
     (out / "cheat_suite.json").write_text(json.dumps(doc, indent=2, default=str))
-    lines = [f"# Cheat suite on {profile}", "", f"{doc['date']}, {env['host']}, torch {env['torch']}, "
-             f"{len(env['gpus'])} GPU(s); {sum(r['ok'] for r in rows)}/{len(rows)} as expected.", "",
+    gpus = f"{ENVIRONMENT.get('gpu_count', 0)} × {', '.join(env['gpus']) or 'no GPU'}"
+    lines = [f"# Cheat suite on {profile}", "", f"{doc['date']}, {env['host']}, torch {env['torch']}, {gpus}; "
+             f"{sum(r['ok'] for r in rows)}/{len(rows)} as expected.", "",
              "| case | kind | expected | got | caught by | ok | message |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         message = r["message"].replace("|", "\\|").replace("\n", " ")[:160]

@@ -196,7 +196,8 @@ def _interpret(doc: dict[str, Any], out: LaunchOutcome, problem: Problem, profil
         names = ", ".join(str(r) for r in out.timed_out)
         return finish(Verdict.TIMEOUT, f"the {out.timeout_phase} phase passed its limit; rank(s) {names} did not "
                                        f"finish it and every rank was stopped", out.timed_out)
-    crashed = [r for r in out.ranks if r.exit_code not in (0, None) and not r.done]
+    # The ranks that died on their own, not those the launcher killed once a peer had died.
+    crashed = died or [r for r in out.ranks if r.exit_code not in (0, None) and not r.done]
     if crashed:
         return finish(Verdict.RUNTIME_ERROR, "; ".join(_death(r) for r in crashed), [r.rank for r in crashed])
     early = [r for r in out.ranks if not r.done]

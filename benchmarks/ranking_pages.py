@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# Ranking pages on a seeded database — {today}", "",
              f"Command: `{command}` (database seeded with `{report['seeded_with']}`).", "",
              f"Environment: Python {report['environment']['python']}, {report['environment']['cpus']} CPUs, "
-             f"{report['environment']['database'].split(" on ")[0]}; load average {load_before[0]} before and "
+             f"{report['environment']['database'].split(' on ')[0]}; load average {load_before[0]} before and "
              f"{report['environment']['load_average_after'][0]} after (the machine was shared with other work; "
              f"the client threads of the load test run on the same CPUs as the server).", "",
              f"Data: {data['model_runs']} model runs, {data['attempts']} attempts, {data['submissions']} "

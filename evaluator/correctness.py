@@ -64,8 +64,13 @@ class Mismatch:
                 "gaming": self.gaming}
 
 
+# torch's own named result tuples (torch.topk, torch.sort, torch.max(dim=...)): C types a solution cannot redefine.
+_STRUCTSEQS = frozenset(t for t in (getattr(torch.return_types, n) for n in dir(torch.return_types))
+                        if isinstance(t, type) and issubclass(t, tuple))
+
+
 def as_tuple(out: Any) -> tuple:
-    if _type(out) is _tuple or _type(out) is _list:
+    if _type(out) is _tuple or _type(out) is _list or _type(out) in _STRUCTSEQS:
         return _tuple(out)
     return (out,)
 

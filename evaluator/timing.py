@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 import torch.distributed as dist
 
-from evaluator.correctness import as_tuple, clone_inputs, count_bad, count_changed, structure
+from evaluator.correctness import _STRUCTSEQS, as_tuple, clone_inputs, count_bad, count_changed, structure
 from evaluator.guard import Refusal
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def _take(out: Any, clone: Any = _clone, tensor: type = _Tensor, tuple_: type = 
           type_: Any = type) -> tuple:
     """Copies of the outputs, queued on the current stream; anything that is not a plain tensor is kept as it is
     (and refused by the structure check) — no method of the solution's objects runs here."""
-    items = out if (type_(out) is tuple_ or type_(out) is list_) else (out,)
+    items = out if (type_(out) is tuple_ or type_(out) is list_ or type_(out) in _STRUCTSEQS) else (out,)
     return tuple_(clone(x) if type_(x) is tensor else x for x in items)
 
 

@@ -293,7 +293,7 @@ class ModelRunOutputSerializer(serializers.Serializer):
     run_date = serializers.DateField(allow_null=True)
     open_weights = serializers.BooleanField(allow_null=True)
     is_demo = serializers.BooleanField()
-    state = serializers.ChoiceField(choices=["queued", "running", "finished"])
+    state = serializers.CharField(help_text="queued, running or finished (every attempt evaluated or cancelled)")
     attempts_done = serializers.IntegerField()
     attempts_total = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -398,15 +398,23 @@ class ModelRunCreateApi(APIView):
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 
 
+class ModelRunDetailOutputSerializer(ModelRunOutputSerializer):
+    manifest = serializers.DictField(help_text="the manifest as uploaded (validated)")
+    breakdown = serializers.SerializerMethodField(help_text="scores per problem and per category, computed now")
+
+    @extend_schema_field(ScoreBreakdown)
+    def get_breakdown(self, obj) -> dict:
+        return _run_score(selectors.model_run_score(run=obj))
+
+
 class ModelRunDetailApi(APIView):
-    @extend_schema(operation_id="model_runs_retrieve", responses=inline_serializer("ModelRunDetail", {
-        "run": ModelRunOutputSerializer(), "manifest": serializers.DictField(), "breakdown": ScoreBreakdown}))
+    """A model run: its progress (``attempts_done`` of ``attempts_total``; ``state`` is ``finished`` when every
+    attempt is), its protocol, its stored scores and a per-problem and per-category breakdown."""
+
+    @extend_schema(operation_id="model_runs_retrieve", responses=ModelRunDetailOutputSerializer)
     def get(self, request, run_id: int):
         run = selectors.model_run_detail(run_id=run_id)
-        body = ModelRunOutputSerializer(run, context={"request": request}).data
-        body["manifest"] = run.manifest
-        body["breakdown"] = _run_score(selectors.model_run_score(run=run))
-        return Response(body)
+        return Response(ModelRunDetailOutputSerializer(run, context={"request": request}).data)
 
 
 class AttemptOutputSerializer(serializers.Serializer):

@@ -141,7 +141,10 @@ def test_api_gives_the_same_numbers_with_the_protocol(run, client):
     assert client.get(attempts["attempts"][0]["result_url"]).json()["result"]["verdict"]
 
 
-def test_the_openapi_schema_documents_runs_rankings_and_results(client):
+def test_the_openapi_schema_documents_runs_rankings_and_results(client, tmp_path):
+    from django.core.management import call_command
+
+    call_command("spectacular", validate=True, fail_on_warn=True, file=str(tmp_path / "schema.yaml"))
     schema = client.get("/api/schema/?format=json").json()
     paths = schema["paths"]
     for path in ("/api/model-runs/", "/api/model-runs/{run_id}/", "/api/model-runs/{run_id}/attempts/",
@@ -149,6 +152,8 @@ def test_the_openapi_schema_documents_runs_rankings_and_results(client):
                  "/api/users/{username}/"):
         assert path in paths, path
     assert "ModelRunUpload" in str(paths["/api/model-runs/"]["post"]["requestBody"])
+    detail = schema["components"]["schemas"]["ModelRunDetail"]["properties"]
+    assert {"attempts_done", "attempts_total", "state", "protocol", "scores", "breakdown"} <= set(detail)
     assert "archive" in schema["components"]["schemas"]["ModelRunUploadRequest"]["properties"]
 
 

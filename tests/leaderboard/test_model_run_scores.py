@@ -152,7 +152,7 @@ def test_the_openapi_schema_documents_runs_rankings_and_results(client, tmp_path
                  "/api/users/{username}/"):
         assert path in paths, path
     assert "ModelRunUpload" in str(paths["/api/model-runs/"]["post"]["requestBody"])
-    detail = schema["components"]["schemas"]["ModelRunDetail"]["properties"]
+    detail = schema["components"]["schemas"]["ModelRunDetailOutput"]["properties"]
     assert {"attempts_done", "attempts_total", "state", "protocol", "scores", "breakdown"} <= set(detail)
     assert "archive" in schema["components"]["schemas"]["ModelRunUploadRequest"]["properties"]
 

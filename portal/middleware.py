@@ -59,7 +59,7 @@ class RequestSizeLimitMiddleware:
         except ValueError:
             declared = 0
         if declared > settings.ARENA_MAX_REQUEST_BYTES:
-            response = request_too_large(request, declared=declared)
-            response["Connection"] = "close"  # the body was not read; the connection cannot be reused
-            return response
+            # The body is not read. (No "Connection: close" here: WSGI apps may not set hop-by-hop headers; the
+            # server in front drains or closes the connection itself.)
+            return request_too_large(request, declared=declared)
         return self.get_response(request)

@@ -40,8 +40,10 @@ def request_too_large(request: HttpRequest, *, declared: int | None = None, limi
     """A 413 saying what the limit is and what to send instead: JSON under /api/, a page elsewhere."""
     limit = limit if limit is not None else settings.ARENA_MAX_REQUEST_BYTES
     size = f" ({_size(declared)})" if declared else ""
+    archive = getattr(settings, "ARENA_MAX_ARCHIVE_BYTES", None)
     message = (f"The {what} is too large{size}; the limit is {_size(limit)}. A solution is one Python file of at most "
-               f"{_size(settings.ARENA_MAX_SOURCE_BYTES)}; send just that file.")
+               f"{_size(settings.ARENA_MAX_SOURCE_BYTES)}"
+               + (f", a model-run archive at most {_size(archive)}" if archive else "") + "; send just that.")
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message, "errors": {"non_field_errors": [message]}}, status=413)
     body = render_to_string("errors/413.html", {"message": message}, request=None)

@@ -198,3 +198,19 @@ def test_the_owner_cancels_from_the_status_page(create, web_client, redis_conn, 
     submission.refresh_from_db()
     assert submission.state == "cancelled" and _queued(redis_conn) == []
     assert web_client.get(reverse("submission-cancel", args=[submission.pk])).status_code == 405
+
+
+def test_cancelling_the_last_pending_attempt_of_a_model_run_finishes_the_run(problems, user, api_client,
+                                                                           django_capture_on_commit_callbacks):
+    from leaderboard.archive import build_archive
+    from leaderboard.models import ModelRun
+    from tests.leaderboard.model_runs import MANIFEST
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.model_run_create(user=user, filename="run.zip", data=build_archive(
+            dict(MANIFEST, k=1), {(ALL_REDUCE, 1): CORRECT.read_text()}))
+    attempt = Submission.objects.get(model_run=run)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api_client.post(f"/api/submissions/{attempt.pk}/cancel/").status_code == 200
+    run.refresh_from_db()
+    assert (run.state, run.attempts_done, run.attempts_total) == (ModelRun.State.FINISHED, 1, 1)

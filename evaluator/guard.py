@@ -61,6 +61,9 @@ class Policy:
     private_siblings: tuple[tuple[str, str, str], ...] = ()
     protected_env: frozenset[str] = frozenset()
     solution_dir: str = ""
+    # Where the code lives whose functions may not be given new code or defaults: the harness, the problems,
+    # PyTorch and the standard library (other libraries, which rewrite their own functions, are left alone).
+    protected_code: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, workdir: str, sandbox: dict[str, Any], protected_env: Iterable[str]) -> "Policy":
@@ -70,8 +73,12 @@ class Policy:
         cache = sandbox.get("cache_dir")
         if cache and sandbox.get("cache_root"):
             siblings.append((_realpath(sandbox["cache_root"]), _realpath(cache), ""))
+        repo = os.path.dirname(os.path.dirname(_realpath(__file__)))
+        code = (os.path.join(repo, "evaluator"), os.path.join(repo, "problems"),
+                os.path.dirname(_realpath(torch.__file__)), os.path.dirname(_realpath(os.__file__)))
         return cls(workdir=real, write_roots=writes + ("/dev/null",), private_siblings=tuple(siblings),
-                   protected_env=frozenset(protected_env), solution_dir=_realpath(os.path.join(real, "solution")))
+                   protected_env=frozenset(protected_env), solution_dir=_realpath(os.path.join(real, "solution")),
+                   protected_code=code)
 
 
 class SandboxViolation(PermissionError):
@@ -227,9 +234,10 @@ def _on_setattr(args: tuple, policy: Policy) -> None:
     if isinstance(target, types.FunctionType) and name in ("__code__", "__defaults__", "__kwdefaults__",
                                                             "__globals__", "__closure__"):
         filename = target.__code__.co_filename
-        if not _inside(_resolve(filename) or filename, policy.solution_dir):
+        path = _resolve(filename) or filename
+        if any(_inside(path, root) for root in policy.protected_code):
             _refuse(f"replacing {name} of {getattr(target, '__module__', '?')}.{target.__qualname__}, "
-                    f"a function the solution did not define")
+                    f"a function of the harness, the problems, PyTorch or the standard library")
 
 
 def _on_reflection(event: str) -> Any:
@@ -448,6 +456,8 @@ def _snapshot(strict_modules: dict[str, types.ModuleType], loose_modules: dict[s
                     repr(torch._C._dispatch_tls_local_exclude_set()))
     env = dict(protected_env or {})
     environ = os.environ
+    benign = _pytorch_lazy_wrapper
+    wrapper_codes = _disable_dynamo_codes()
     threads_before = {id(t) for t in threading.enumerate()}
     solution_files = tuple(os.path.realpath(f) for f in solution_files)
     sysmod, sig, gcmod, thr, torch_c = sys, signal, gc, threading, torch._C
@@ -455,15 +465,28 @@ def _snapshot(strict_modules: dict[str, types.ModuleType], loose_modules: dict[s
     def check() -> str | None:
         # First pass: only dict methods, closure variables and `is`, so a rebound builtin or global cannot blind
         # it; once it passes, the builtins and globals the rest relies on are the originals.
+        pending = []
         for label, live, snap, strict in dicts:
             for key, value in snap.items():
-                if live.get(key, missing) is not value:
-                    verb = "replaced" if key in live else "removed"
+                current = live.get(key, missing)
+                if current is not value:
+                    if current is not missing and not strict and label.startswith("torch"):
+                        pending.append((label, snap, key, value, current))  # decided once builtins are trusted
+                        continue
+                    verb = "replaced" if current is not missing else "removed"
                     return f"the solution {verb} {label}.{key}, which the harness or the baseline uses"
             if strict:
                 extra = live.keys() - snap.keys() - ignored
                 for key in extra:
                     return f"the solution added {label}.{key}, which changes how the harness or the baseline behaves"
+        for label, snap, key, value, current in pending:
+            if not benign(current, value, wrapper_codes):
+                return f"the solution replaced {label}.{key}, which the harness or the baseline uses"
+            # PyTorch wrapped its own function (torch._dynamo does so to torch.manual_seed when first imported):
+            # follow the wrapper from now on.
+            snap[key] = current
+            functions.append((f"{label}.{key}", current, current.__code__, current.__defaults__,
+                              current.__kwdefaults__, _cells(current, missing)))
         for label, f, code, defaults, kwdefaults, cells in functions:
             if f.__code__ is not code or f.__defaults__ is not defaults or f.__kwdefaults__ is not kwdefaults:
                 return f"the solution replaced the code of {label}, which the harness or the baseline uses"
@@ -501,6 +524,28 @@ def _snapshot(strict_modules: dict[str, types.ModuleType], loose_modules: dict[s
         return None
 
     return check
+
+
+def _disable_dynamo_codes() -> tuple[types.CodeType, ...]:
+    """The code objects of the wrapper torch._disable_dynamo makes (its nested function), compared by identity."""
+    compile_module = sys.modules.get("torch._compile")
+    maker = getattr(compile_module, "_disable_dynamo", None)
+    code = getattr(maker, "__code__", None)
+    return tuple(c for c in (code.co_consts if code else ()) if isinstance(c, types.CodeType))
+
+
+def _pytorch_lazy_wrapper(new: Any, old: Any, wrapper_codes: tuple[types.CodeType, ...]) -> bool:
+    """Whether ``new`` is PyTorch's own torch._disable_dynamo wrapper around exactly ``old`` (torch._dynamo does
+    ``torch.manual_seed = torch._disable_dynamo(torch.manual_seed)`` when it is first imported). The wrapper's code
+    must be the very code object torch/_compile.py defines, and the function it calls the original."""
+    if not isinstance(new, types.FunctionType) or not any(new.__code__ is c for c in wrapper_codes):
+        return False
+    cells = dict(zip(new.__code__.co_freevars, new.__closure__ or ()))
+    fn = cells.get("fn")
+    try:
+        return fn is not None and fn.cell_contents is old
+    except ValueError:
+        return False
 
 
 def _solution_thread(t: threading.Thread, solution_files: tuple[str, ...]) -> bool:

@@ -76,6 +76,7 @@ CHEATS: list[Case] = [
     Case("cheats/aten_override.py", "rejected", ("re-registered the PyTorch operator",)),
     Case("cheats/patch_harness_class.py", "rejected", ("evaluator.rank",)),
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
+    Case("cheats/background_thread.py", "rejected", ("Python thread", "torch.distributed.all_reduce")),
     Case("cheats/escape_daemon.py", "rejected", ("outside its rank's process group",),
          leaves_no="arena_escape_marker"),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
@@ -89,6 +90,7 @@ HONEST: list[Case] = [
     Case("honest/persistent_workspace.py", "passed"),
     Case("honest/side_stream_joined.py", "passed"),
     Case("honest/chunked_async.py", "passed"),
+    Case("honest/compiled_copy.py", "passed"),
     Case("../../benchmarks/solutions/symm_mem_one_shot_all_reduce.py", "passed", where="gpu"),
 ]
 

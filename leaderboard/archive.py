@@ -662,6 +662,15 @@ def _check_trajectory(path: str, fmt: str, data: bytes, problems: list[str]) -> 
     return text
 
 
+def _pkb_problem(parts: list[str], known: Mapping[str, Any]) -> str | None:
+    """The imported ParallelKernelBench problem an ``attempts/<id>_<name>_<backend>.py`` file belongs to."""
+    if len(parts) != 2 or not parts[1].endswith(".py"):
+        return None
+    from evaluator.pkb import problem_for_solution_filename
+
+    return problem_for_solution_filename(parts[1], [pid for pid in known if pid.startswith("pkb/")])
+
+
 def read_archive(data: bytes, filename: str, known_problems: Mapping[str, Any] | Iterable[Any], *,
                  max_bytes: int = MAX_ARCHIVE_BYTES, max_total_bytes: int = MAX_TOTAL_BYTES,
                  max_files: int = MAX_FILES, max_attempt_bytes: int = MAX_ATTEMPT_BYTES,
@@ -754,9 +763,18 @@ def _validate(collector: _Collector, known_problems: Mapping[str, Any] | Iterabl
 
     attempts: list[ParsedAttempt] = []
     indices: dict[str, set[int]] = {}
+    pkb_numbering: dict[str, int] = {}
     for entry in sorted(by_kind["attempt"], key=lambda e: e.path):
         parts = entry.path.split("/")
         match = ATTEMPT_RE.fullmatch(parts[-1]) if len(parts) == 4 else None
+        pkb_pid = _pkb_problem(parts, known) if match is None else None
+        if pkb_pid is not None:
+            # ParallelKernelBench's own file names, attempts/<id>_<name>_<backend>.py: one attempt per file,
+            # numbered in name order for each problem.
+            pkb_numbering[pkb_pid] = pkb_numbering.get(pkb_pid, 0) + 1
+            pid, index = pkb_pid, pkb_numbering[pkb_pid]
+            parts = ["attempts", *pid.split("/"), f"attempt_{index}.py"]
+            match = ATTEMPT_RE.fullmatch(parts[-1])
         if match is None:
             problems.append(f"{entry.path}: not where an attempt goes; name attempts "
                             f"attempts/<category>/<name>/attempt_<i>.py, e.g. attempts/collectives/all_reduce/"

@@ -38,6 +38,7 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from evaluator.jobs import build_queue
+from evaluator.pkb import solution_filename_ok
 from evaluator.prebuild import needs_build
 from evaluator.profiles import PROFILES
 from evaluator.result import Verdict, empty_document, trim
@@ -255,6 +256,9 @@ def submission_create(*, user, problem: Problem | str, profile: str, filename: s
     problem = _problem_resolve(problem)
     _profile_check(problem, profile)
     name = filename_clean(filename)
+    wrong_name = solution_filename_ok(problem.id, name)  # ParallelKernelBench file names for its imported suite
+    if wrong_name:
+        raise ValidationError({"source": wrong_name})
     text = source_validate(source)
     pending = Submission.objects.filter(user=user, state__in=[Submission.State.QUEUED, Submission.State.RUNNING],
                                         model_run__isnull=True)  # a model run's attempts have a limit of their own

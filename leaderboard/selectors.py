@@ -154,7 +154,9 @@ def submission_queue_status(*, submission: Submission) -> QueueStatus | None:
 
 
 def submission_list(*, user) -> QuerySet[Submission]:
-    return Submission.objects.filter(user=user).select_related("problem", "result").order_by("-created_at", "-id")
+    """The user's solo submissions, newest first (a model run's attempts are listed on the run's page)."""
+    return (Submission.objects.filter(user=user, model_run__isnull=True).select_related("problem", "result")
+            .order_by("-created_at", "-id"))
 
 
 def submission_source_visible(*, submission: Submission, user) -> bool:

@@ -442,6 +442,13 @@ def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
     )
     median = statistics.median(rows) if rows else None
     roofline_us, bound = _roofline(problem, profile)
+    if roofline_us is None and rows:  # not computable here (e.g. an imported or demo problem): as evaluated
+        measured = (Result.objects.filter(submission__problem=problem, submission__profile=profile,
+                                          problem_version=problem.version, document__roofline__time_us__isnull=False)
+                    .order_by("-recorded_at").values_list("document__roofline__time_us", "document__roofline__bound")
+                    .first())
+        if measured and isinstance(measured[0], (int, float)):
+            roofline_us, bound = float(measured[0]), str(measured[1] or "") or None
     return Baseline(median_us=median, evaluations=len(rows), roofline_us=roofline_us, roofline_bound=bound)
 
 

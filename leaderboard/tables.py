@@ -36,6 +36,7 @@ class Column:
     sortable: bool = True
     numeric: bool = False
     title: str = ""  # a tooltip saying what the column means
+    shown: bool = True  # False: in exports and ?sort= only (the page shows it inside another cell)
 
 
 @dataclass
@@ -102,6 +103,8 @@ class Table:
         column, descending = self.sort_of(request)
         headers = []
         for c in self.columns:
+            if not c.shown:
+                continue
             if not c.sortable:
                 headers.append(Header(c, None, False, False))
                 continue
@@ -256,11 +259,11 @@ def _run_extra(run: Any) -> dict[str, Any]:
 
 
 RUN_COLUMNS = [
-    Column("id", "Run", lambda r: r.pk, "id", numeric=True),
+    Column("id", "Run", lambda r: r.pk, "id", numeric=True, shown=False),
     Column("model", "Model", lambda r: r.model, "model"),
-    Column("user", "By", lambda r: r.user.get_username(), "user__username"),
+    Column("user", "By", lambda r: r.user.get_username(), "user__username", shown=False),
     Column("profile", "Hardware", lambda r: r.profile, "profile"),
-    Column("precision", "Precision", lambda r: r.precision or None, "precision"),
+    Column("precision", "Precision", lambda r: r.precision or None, "precision", shown=False),
     Column("protocol", "Protocol", lambda r: run_protocol_fields(r)["protocol"], sortable=False,
            title="how the attempts were produced; every score on the row was obtained this way"),
     Column("k", "k", lambda r: r.k, "k", numeric=True, title="attempts per problem"),
@@ -274,8 +277,8 @@ RUN_COLUMNS = [
            title="correct and more than 1.5× faster than the baseline, at k"),
     Column("fast_2", "fast₂@k", _score("fast_2_at_k"), "score__fast_2_at_k", numeric=True,
            title="correct and more than 2× faster than the baseline, at k"),
-    Column("speedup", "Geomean speedup", _score("geomean_speedup"), "score__geomean_speedup", numeric=True,
-           title="geometric mean over every correct, timed attempt"),
+    Column("speedup", "Geomean", _score("geomean_speedup"), "score__geomean_speedup", numeric=True,
+           title="geometric-mean speedup over every correct, timed attempt"),
     Column("roofline", "Roofline", _score("mean_roofline_fraction"), "score__mean_roofline_fraction", numeric=True,
            title="mean fraction of the roofline reached by correct attempts"),
     Column("coverage", "Coverage", _score("coverage"), "score__coverage", numeric=True,

@@ -137,7 +137,7 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
     now = timezone.now()
     with transaction.atomic():
         demo = _demo_problems(problems, rng)
-        difficulty = {p.id: rng.gauss(0.0, 1.2) for p in demo}
+        difficulty = {p.id: rng.gauss(1.0, 1.6) for p in demo}
         speed_offset = {p.id: rng.gauss(0.0, 0.25) for p in demo}
         baseline_us = {p.id: math.exp(rng.uniform(math.log(15), math.log(5000))) for p in demo}
         roof_share = {p.id: rng.uniform(0.15, 0.6) for p in demo}  # roofline / baseline time
@@ -208,7 +208,7 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
                 flush()
 
         for run in run_rows:
-            skill, speed = rng.gauss(0.3, 1.0), rng.gauss(0.05, 0.2)
+            skill, speed = rng.gauss(-0.3, 1.0), rng.gauss(0.05, 0.2)
             coverage = rng.uniform(min(max(min_coverage, 0.0), 1.0), 1.0)
             for problem in demo:
                 if coverage < 1.0 and rng.random() > coverage:

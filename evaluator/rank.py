@@ -191,8 +191,10 @@ class Rank:
         loose = {"builtins": sys.modules["builtins"], "time": time, "os": os, "random": random, "json": json,
                  "torch": torch, "torch.distributed": dist,
                  "torch.distributed.distributed_c10d": sys.modules["torch.distributed.distributed_c10d"],
-                 "torch.cuda": torch.cuda, "torch.nn.functional": torch.nn.functional,
-                 "problems.registry": problems.registry}
+                 "torch.cuda": torch.cuda, "torch.nn.functional": torch.nn.functional}
+        for name, module in list(sys.modules.items()):  # the rest of the harness and the problems' helpers
+            if name.split(".")[0] in ("evaluator", "problems") and module is not None and name not in strict:
+                loose.setdefault(name, module)
         classes = {"torch.Tensor": torch.Tensor, "torch.cuda.Event": torch.cuda.Event,
                    "torch.cuda.Stream": torch.cuda.Stream, "torch.cuda.CUDAGraph": torch.cuda.CUDAGraph,
                    "torch.distributed.ProcessGroup": dist.ProcessGroup, "random.Random": random.Random,

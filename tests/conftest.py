@@ -21,6 +21,8 @@ django.setup()
 
 import pytest  # noqa: E402
 
+from tests.browser import chromium_page  # noqa: E402,F401  (a fixture for the browser tests)
+
 
 @pytest.fixture
 def redis_conn():

@@ -11,17 +11,15 @@ import re
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 
 from leaderboard.archive import build_archive
 from leaderboard.models import ModelRun
 from tests.leaderboard import model_runs as fx
+from tests.browser import needs_chromium
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, WRONG
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)"),
+    needs_chromium,
     pytest.mark.django_db(transaction=True),
 ]
 PASSWORD = "a-long-test-password-1"  # the `user` fixture's
@@ -29,26 +27,9 @@ TIMEOUT_MS = 30_000
 
 
 @pytest.fixture
-def page(monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the test itself makes are still
-    # synchronous, one at a time, so Django's guard against ORM use inside an event loop does not apply.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    if not (Path(settings.BASE_DIR) / "static" / "vendor" / "plotly.min.js").is_file():
-        call_command("vendor_static")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync"])
-        context = browser.new_context()
-        tab = context.new_page()
-        tab.set_default_timeout(TIMEOUT_MS)
-        errors: list[str] = []
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
-        yield tab
-        browser.close()
-    assert not errors, f"JavaScript errors on the pages: {errors}"
+def page(chromium_page):
+    yield chromium_page
+    assert not chromium_page.errors, f"JavaScript errors on the pages: {chromium_page.errors}"
 
 
 def _sign_in(page, base: str, user, next_url: str) -> None:

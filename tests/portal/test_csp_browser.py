@@ -6,18 +6,15 @@ Skipped only when /usr/bin/chromium is absent. Playwright never downloads a brow
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 
 from leaderboard import services
+from tests.browser import needs_chromium
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)"),
+    needs_chromium,
     pytest.mark.django_db(transaction=True),
 ]
 
@@ -31,24 +28,11 @@ document.addEventListener("securitypolicyviolation", function (e) {
 
 
 @pytest.fixture
-def page(monkeypatch):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the ORM calls the test makes stay synchronous
-    if not (Path(settings.BASE_DIR) / "static" / "vendor" / "plotly.min.js").is_file():
-        call_command("vendor_static")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync"])
-        tab = browser.new_context().new_page()
-        tab.set_default_timeout(30_000)
-        tab.add_init_script(RECORD_VIOLATIONS)
-        tab.console_errors = []
-        tab.on("console", lambda m: tab.console_errors.append(m.text) if m.type == "error" else None)
-        tab.on("pageerror", lambda exc: tab.console_errors.append(str(exc)))
-        yield tab
-        browser.close()
+def page(chromium_page):
+    chromium_page.add_init_script(RECORD_VIOLATIONS)
+    chromium_page.console_errors = chromium_page.errors
+    chromium_page.on("console", lambda m: chromium_page.console_errors.append(m.text) if m.type == "error" else None)
+    return chromium_page
 
 
 @pytest.fixture

@@ -1,10 +1,31 @@
 from django.contrib import admin
 
+from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
 
+class ChangesRankings(admin.ModelAdmin):
+    """An edit in the admin is a write like any other: the cached ranking pages must not outlive it."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        rankings_changed()
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        rankings_changed()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        rankings_changed()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        rankings_changed()
+
+
 @admin.register(Problem)
-class ProblemAdmin(admin.ModelAdmin):
+class ProblemAdmin(ChangesRankings):
     list_display = ["id", "title", "category", "version", "is_active", "updated_at"]
     list_filter = ["category", "is_active", "suite"]
     search_fields = ["id", "title", "codebase", "function"]
@@ -21,7 +42,7 @@ class ResultInline(admin.StackedInline):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(ChangesRankings):
     list_display = ["id", "user", "problem", "profile", "state", "verdict", "worker", "created_at", "finished_at"]
     list_filter = ["state", "verdict", "profile", "problem"]
     search_fields = ["id", "user__username", "sha256", "job_id", "worker"]
@@ -31,7 +52,7 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Result)
-class ResultAdmin(admin.ModelAdmin):
+class ResultAdmin(ChangesRankings):
     list_display = ["submission", "verdict", "speedup", "roofline_fraction", "problem_version", "recorded_at"]
     list_filter = ["verdict", "problem_version"]
     raw_id_fields = ["submission"]
@@ -45,7 +66,7 @@ class RunScoreInline(admin.StackedInline):
 
 
 @admin.register(ModelRun)
-class ModelRunAdmin(admin.ModelAdmin):
+class ModelRunAdmin(ChangesRankings):
     list_display = ["id", "model", "provider", "mode", "k", "profile", "precision", "user", "state", "attempts_done",
                     "attempts_total", "is_demo", "created_at"]
     list_filter = ["state", "mode", "k", "profile", "precision", "is_demo"]

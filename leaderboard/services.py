@@ -44,6 +44,7 @@ from evaluator.profiles import PROFILES
 from evaluator.result import Verdict, empty_document, trim
 from evaluator.spec import DEFAULT_TIMEOUTS, EvalSpec
 from leaderboard import archive
+from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,8 @@ def problems_sync(*, problems: dict[str, Any] | None = None) -> SyncReport:
             row.is_active = False
             row.save(update_fields=["is_active", "updated_at"])
             report.deactivated.append(problem_id)
+    if report.created or report.updated or report.deactivated:
+        rankings_changed()
     return report
 
 
@@ -348,6 +351,7 @@ def submission_mark_running(*, submission_id: int, worker: str, started_at: floa
             if submission.model_run_id is not None:
                 ModelRun.objects.filter(pk=submission.model_run_id, state=ModelRun.State.QUEUED).update(
                     state=ModelRun.State.RUNNING)
+            rankings_changed()  # a run's page shows its attempts' state
         elif submission.state == Submission.State.FINISHED and submission.started_at is None:
             submission.started_at = started
             submission.worker = submission.worker or (worker or "")[:255]
@@ -416,6 +420,7 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         existing = Result.objects.filter(submission=submission).first()
         if existing is not None or submission.state == Submission.State.CANCELLED:
             return existing
+        rankings_changed()  # a verdict lands, or the attempt goes back to the queue
         if _attempt_settled_without_result(submission, document, job_id):
             return None
         timing = document.get("timing") if isinstance(document.get("timing"), dict) else {}
@@ -533,6 +538,7 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         submission.state = Submission.State.CANCELLED
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "finished_at"])
+        rankings_changed()
         _job_discard_after_commit(submission.profile, submission.job_id)
         if submission.model_run_id is not None:  # a cancelled attempt is done: the run's progress counts it
             run_score_refresh(model_run_id=submission.model_run_id)
@@ -757,6 +763,7 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "by_category": {cat: _aggregate_fields(agg) for cat, agg in score.by_category.items()},
         }
         row, _ = RunScore.objects.update_or_create(model_run=run, defaults=values)
+        rankings_changed()
 
         done = sum(1 for a in attempts if a.is_done)
         started = any(a.state != Submission.State.QUEUED for a in attempts)

@@ -162,6 +162,23 @@ for _profile in PROFILES.values():
 CHECKS_QUEUE = "checks"
 RQ_QUEUES[CHECKS_QUEUE] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}
 
+# Rendered ranking pages (leaderboard/cache.py): in Redis, keyed by URL and the rankings generation that the write
+# path bumps, so a page is never older than the last recorded result. The TTL only frees memory of old generations.
+ARENA_PAGE_CACHE = env_bool("ARENA_PAGE_CACHE", True)
+ARENA_PAGE_CACHE_TTL_S = env_int("ARENA_PAGE_CACHE_TTL_S", 600)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ.get("CACHE_URL", "").strip() or REDIS_URL,
+        "KEY_PREFIX": os.environ.get("ARENA_CACHE_PREFIX", "").strip() or "arena",
+        "TIMEOUT": ARENA_PAGE_CACHE_TTL_S,
+        # bytes only, never pickle; a Redis that hangs costs a page at most about a second, then it renders uncached
+        "OPTIONS": {"serializer": "leaderboard.cache.PageSerializer", "socket_connect_timeout": 0.5,
+                    "socket_timeout": 0.5},
+    },
+}
+
 # --- accounts -------------------------------------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [

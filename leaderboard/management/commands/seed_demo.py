@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from evaluator.result import empty_document
 from leaderboard import services
+from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 from problems.registry import CATEGORIES
 
@@ -57,6 +58,7 @@ class Command(BaseCommand):
             raise CommandError("--runs, --problems, --attempts and --users must be 1 or more")
         started = time.perf_counter()
         removed = clear_demo()
+        rankings_changed()  # rows written and deleted here bypass the services: cached ranking pages are stale
         if removed:
             self.stdout.write(f"removed the previous demo data: {removed}")
         if clear:
@@ -64,6 +66,7 @@ class Command(BaseCommand):
         report = seed_demo(runs=runs, problems=problems, attempts=attempts, users=users, seed=seed,
                            min_coverage=min_coverage,
                            log=lambda text: self.stdout.write(text))
+        rankings_changed()
         self.stdout.write(self.style.SUCCESS(f"seeded {report} in {time.perf_counter() - started:.1f} s"))
 
 

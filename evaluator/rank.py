@@ -244,13 +244,13 @@ class Rank:
                               max_abs_error=mismatch.max_abs_error if mismatch else None)
             all_ok = all_ok and error is None
             del inputs, expected, given, actual
-        self.kept = []
         self.channel.send("phase_done", phase="correctness")
         return all_ok
 
     def timing(self) -> None:
         self.begin("timing")
         timer = Timer(self, seeds=self.seeds[1 + self.config["trials"]:], verify=self.verify)
+        self.kept = []  # only now: the timer's buffers were allocated while they were alive
         report = timer.run()
         self.check_tampering()
         self.channel.send("timing", **report)

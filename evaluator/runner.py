@@ -265,7 +265,8 @@ def _timing(msgs: list[dict[str, Any]], world_size: int) -> tuple[dict[str, Any]
         "method": msgs[0]["method"],
         "figure": "device time per call, slowest rank per iteration, median over iterations"
                   if msgs[0]["method"].startswith("cuda") else
-                  "host time per call after a barrier, slowest rank per iteration, median over iterations",
+                  "host time per call after a barrier, slowest rank per iteration, median over iterations; coarse: "
+                  "CPU profiles exist to test the whole pipeline, and their speedups say nothing about GPU kernels",
         "spin_us": msgs[0].get("spin_us", 0.0),
         "iterations": len(base),
         "baseline": stats.summarize(base),

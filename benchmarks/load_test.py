@@ -20,8 +20,10 @@ What it does, in order:
    over the first half of the warm-up; only requests sent after the warm-up and finished before its end count.
    Latency is from just before the request is written to the last byte of the body read. Errors: any answer that
    is not a 200, a connection failure, or no complete answer within 30 s.
-   ``--write-every S`` adds a second reader phase (same length) during which a result is recorded through the
-   services every S seconds, as a worker's reply would be: every record invalidates every cached page.
+   ``--write-every S`` adds a second reader phase (same length) while a model run is evaluated: a new run (by a demo
+   user, 3 attempts at each demo problem) whose attempts are marked running and get their results through the
+   services, one every S seconds, as the web worker records GPU workers' replies. Each result invalidates the cached
+   pages that show it (the overall ranking, the comparisons, the owner's page, the problem's page).
 4. **Burst.** ``--burst`` API submissions (``POST /api/submissions/``, JSON, token auth) fired at once, each on its
    own connection, from 50 users made for the test (``load-user-NN``, 10 each: under the per-user pending limit of
    20, which stays as configured). Then the database must hold exactly that many new submissions, all ``queued``,
@@ -116,6 +118,7 @@ def prepare_database(args: argparse.Namespace) -> dict:
         _manage("seed_demo", *SEED_ARGS, timeout=1800)
         seeded = f"seeded in {time.monotonic() - started:.0f} s"
     _burst_cleanup()
+    live_run_cleanup()
     runs, attempts = shape()
     from django.db import connection
 
@@ -437,39 +440,61 @@ def verify_burst(burst: dict, redis_conn) -> dict:
 
 # --- results landing while readers read -----------------------------------------------------------------
 
+LIVE_RUN_MODEL = "load-test-live-run"
+
+
+def live_run_cleanup() -> None:
+    from leaderboard.models import ModelRun
+
+    ModelRun.objects.filter(model=LIVE_RUN_MODEL).delete()  # its submissions, results and score go with it
+
 
 def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> threading.Thread:
-    """Records a result every ``every`` seconds through the services, as the web worker does for a worker's reply:
-    a new solo submission by a load user, then its passed result (the generation is bumped by both services)."""
+    """A model run being evaluated while the readers read: a new run by a demo user with k=3 attempts at every demo
+    problem, all queued; every ``every`` seconds one attempt is marked running and its result recorded through the
+    services, as the web worker does with a GPU worker's replies. Each result changes the overall ranking, the run's
+    owner's page and the attempt's problem page, so those cached pages are rendered again on their next read."""
     from django.contrib.auth import get_user_model
     from django.db import connection
 
     from evaluator.result import empty_document
     from leaderboard import services
+    from leaderboard.models import ModelRun, Problem, Submission
 
-    source = (ROOT / "problems/collectives/all_reduce/solutions/correct/nccl_inplace_copy.py").read_text()
-    user = get_user_model().objects.get(username="load-user-01")
+    live_run_cleanup()
+    owner = get_user_model().objects.get(username="demo-user-01")
+    profile = ModelRun.objects.filter(is_demo=True).order_by("id").values_list("profile", flat=True).first()
+    run = ModelRun.objects.create(user=owner, model=LIVE_RUN_MODEL, provider="load test", mode="zero-shot", k=3,
+                                  profile=profile, suite="demo", state=ModelRun.State.QUEUED)
+    source = "def solution(*inputs):\n    raise NotImplementedError('load test')\n"
+    attempts = Submission.objects.bulk_create([
+        Submission(user=owner, problem=problem, profile=profile, problem_version=problem.version,
+                   problem_hash=problem.content_hash, filename=f"attempt_{k}.py", source=source, sha256="0" * 64,
+                   job_timeout_s=60, job_id=f"load-test-{problem.id}-{k}", enqueue_count=1, model_run=run,
+                   attempt=k)
+        for problem in Problem.objects.filter(suite="demo").order_by("?") for k in (1, 2, 3)])
+    services.run_score_refresh(model_run_id=run.pk)
+    connection.close()
     rng = random.Random(11)
 
     def work() -> None:
         try:
-            while not stop.wait(every):
-                # Not through submission_create: its enqueue would put a job on the queue the burst counts.
-                from leaderboard.models import Problem, Submission
-
-                problem = Problem.objects.get(pk=BURST_PROBLEM)
-                submission = Submission.objects.create(
-                    user=user, problem=problem, profile=BURST_PROFILE, problem_version=problem.version,
-                    problem_hash=problem.content_hash, filename="solution.py", source=source, sha256="0" * 64,
-                    job_timeout_s=60, state=Submission.State.RUNNING, job_id="load-test", enqueue_count=1)
-                speedup = round(rng.uniform(0.8, 2.5), 3)
+            for attempt in attempts:
+                if stop.wait(every):
+                    break
+                services.submission_mark_running(submission_id=attempt.pk, worker="load-test", started_at=None,
+                                                 job_id=attempt.job_id)
                 doc = empty_document()
-                doc.update(verdict="passed", message="load test",
-                           problem={"id": problem.id, "version": problem.version,
-                                    "content_hash": problem.content_hash},
-                           timing={"method": "load-test", "baseline": {"median_us": 100 * speedup},
-                                   "solution": {"median_us": 100.0}, "speedup": speedup})
-                services.result_record(submission_id=submission.pk, document=doc, job_id="load-test")
+                doc["problem"] = {"id": attempt.problem_id, "version": attempt.problem_version,
+                                  "content_hash": attempt.problem_hash}
+                if rng.random() < 0.5:
+                    speedup = round(rng.uniform(0.6, 2.5), 3)
+                    doc.update(verdict="passed", message="load test",
+                               timing={"method": "load-test", "baseline": {"median_us": 100 * speedup},
+                                       "solution": {"median_us": 100.0}, "speedup": speedup})
+                else:
+                    doc.update(verdict="wrong_output", message="load test")
+                services.result_record(submission_id=attempt.pk, document=doc, job_id=attempt.job_id)
                 counter[0] += 1
         finally:
             connection.close()
@@ -488,16 +513,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _cpu_seconds(pids: list[int]) -> float:
+def _cpu_by_pid(pids: list[int]) -> dict[int, float]:
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    out = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+            out[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
         except (OSError, IndexError, ValueError):
             pass
-    return total
+    return out
 
 
 def _children(pid: int) -> list[int]:
@@ -507,15 +532,24 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _postgres_pids() -> list[int]:
+def _postgres_pids(database: str) -> list[int]:
+    """The backends serving ``database`` and the server's shared background processes (WAL writer, checkpointer...);
+    not the backends of other databases on the same server."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
-                    pids.append(int(entry.name))
+                if (entry / "comm").read_text().strip() not in ("postgres", "postmaster"):
+                    continue
+                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
-                pass
+                continue
+            # a backend: "postgres: [<cluster>:] <user> <database> <host(port)|[local]> <state>"
+            words = title.split()
+            at = next((i for i, w in enumerate(words) if "(" in w or w == "[local]"), None)
+            if at is not None and at >= 2 and words[at - 1] != database:
+                continue  # another database's backend
+            pids.append(int(entry.name))
     return pids
 
 
@@ -539,22 +573,26 @@ def _machine_busy() -> tuple[float, float]:
 
 
 class CpuMeter:
-    def __init__(self, server: subprocess.Popen):
-        self.server = server
+    """CPU seconds of each party between two snapshots, counted per process (one that started in between counts
+    from zero, one that ended in between is lost)."""
+
+    def __init__(self, server: subprocess.Popen, database: str):
+        self.server, self.database = server, database
 
     def snapshot(self) -> dict:
-        workers = _children(self.server.pid)
-        return {"gunicorn": _cpu_seconds([self.server.pid, *workers]), "postgres": _cpu_seconds(_postgres_pids()),
-                "redis": _cpu_seconds(_redis_pids()), "client": sum(os.times()[:2]), "machine": _machine_busy(),
-                "wall": time.monotonic()}
+        return {"gunicorn": _cpu_by_pid([self.server.pid, *_children(self.server.pid)]),
+                "postgres": _cpu_by_pid(_postgres_pids(self.database)), "redis": _cpu_by_pid(_redis_pids()),
+                "client": {0: sum(os.times()[:2])}, "machine": _machine_busy(), "wall": time.monotonic()}
 
     @staticmethod
     def between(a: dict, b: dict) -> dict:
         wall = b["wall"] - a["wall"]
         busy = (b["machine"][0] - a["machine"][0]) / max(1, b["machine"][1] - a["machine"][1])
+        used = {k: sum(v - a[k].get(pid, 0.0) for pid, v in b[k].items())
+                for k in ("gunicorn", "postgres", "redis", "client")}
         return {"seconds": round(wall, 1), "machine_busy": round(busy, 3),
-                **{f"{k}_cpu_s": round(b[k] - a[k], 1) for k in ("gunicorn", "postgres", "redis", "client")},
-                **{f"{k}_cpus": round((b[k] - a[k]) / wall, 2) for k in ("gunicorn", "postgres", "redis", "client")}}
+                **{f"{k}_cpu_s": round(v, 1) for k, v in used.items()},
+                **{f"{k}_cpus": round(v / wall, 2) for k, v in used.items()}}
 
 
 def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[subprocess.Popen, int]:
@@ -635,9 +673,11 @@ def write_report(out: Path, report: dict) -> Path:
     lines += [f"| {k} | {v['requests']} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in reads["by_kind"].items()]
     if report.get("readers_with_writes"):
         w = report["readers_with_writes"]
-        lines += ["", f"### Readers while results land (a result recorded every {w['write_every_s']} s)", "",
-                  f"Every recorded result moves the rankings generation, so every page is rendered again on its next "
-                  f"read ({w['results_recorded']} results recorded during the phase).", "",
+        lines += ["", f"### Readers while a model run is evaluated (a result every {w['write_every_s']} s)", "",
+                  f"A new model run's attempts are marked running and their results recorded through the services, "
+                  f"one every {w['write_every_s']} s ({w['results_recorded']} during the phase, warm-up included). "
+                  f"Each one invalidates the overall ranking and its exports, every comparison, the run owner's page "
+                  f"and the attempt's problem page: those are rendered again on their next read.", "",
                   _reader_line(w) + ".", "", _cpu_line(w["cpu"]) + "."]
     v = burst["verification"]
     lines += ["", "## Burst of API submissions", "",
@@ -702,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     connection.close()  # the server's connections only, while it is measured
 
     server, port = start_gunicorn(env, args.workers, args.threads)
-    meter = CpuMeter(server)
+    meter = CpuMeter(server, args.database)
     report: dict = {}
     try:
         print(f"gunicorn on 127.0.0.1:{port}: {args.readers} readers, {args.warmup:g} s warm-up + "
@@ -728,9 +768,7 @@ def main(argv: list[str] | None = None) -> int:
             with_writes.update(write_every_s=args.write_every, results_recorded=counter[0])
             print(f"readers while results land: "
                   f"{json.dumps({k: v for k, v in with_writes.items() if k != 'by_kind'})}", flush=True)
-            from leaderboard.models import Submission
-
-            Submission.objects.filter(job_id="load-test").delete()
+            live_run_cleanup()
 
         print(f"burst: {args.burst} submissions", flush=True)
         a = meter.snapshot()

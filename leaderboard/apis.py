@@ -20,7 +20,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from evaluator.profiles import PROFILES
 from leaderboard import selectors, services
-from leaderboard.cache import cached_page
+from leaderboard import cache  # cache.cached_page: the public read API is cached (leaderboard/cache.py)
 from leaderboard.models import Problem, Submission
 
 
@@ -63,7 +63,7 @@ class ProblemDetailOutputSerializer(ProblemOutputSerializer):
                                                         "roofline", "is_active"]
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page, name="dispatch")
 class ProblemListApi(APIView):
     @extend_schema(operation_id="problems_list", responses=ProblemOutputSerializer(many=True),
                    parameters=[OpenApiParameter("category", str, description="only this category")])
@@ -72,7 +72,7 @@ class ProblemListApi(APIView):
         return Response(ProblemOutputSerializer(problems, many=True).data)
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page, name="dispatch")
 class ProblemDetailApi(APIView):
     @extend_schema(operation_id="problems_retrieve", responses=ProblemDetailOutputSerializer)
     def get(self, request, problem_id: str):
@@ -96,7 +96,7 @@ class RankingEntryOutputSerializer(serializers.Serializer):
     submitted_at = serializers.DateTimeField()
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.problem_page_scopes), name="dispatch")
 class ProblemRankingApi(APIView):
     class InputSerializer(serializers.Serializer):
         profile = serializers.CharField(required=False, help_text="hardware profile; default: the site's default")
@@ -412,7 +412,7 @@ class ModelRunDetailOutputSerializer(ModelRunOutputSerializer):
         return _run_score(selectors.model_run_score(run=obj))
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.run_page_scopes), name="dispatch")
 class ModelRunDetailApi(APIView):
     """A model run: its progress (``attempts_done`` of ``attempts_total``; ``state`` is ``finished`` when every
     attempt is), its protocol, its stored scores and a per-problem and per-category breakdown."""
@@ -442,7 +442,7 @@ class AttemptOutputSerializer(serializers.Serializer):
         return request.build_absolute_uri(path) if request else path
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.run_page_scopes), name="dispatch")
 class ModelRunAttemptsApi(APIView):
     @extend_schema(operation_id="model_runs_attempts", responses=inline_serializer("ModelRunAttempts", {
         "model_run": serializers.IntegerField(), "protocol": ProtocolOutputSerializer(),
@@ -454,7 +454,7 @@ class ModelRunAttemptsApi(APIView):
                          "attempts": AttemptOutputSerializer(attempts, many=True, context={"request": request}).data})
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.ranking_scopes), name="dispatch")
 class ModelRunRankingApi(APIView):
     """The overall ranking of model runs (the same rows, order and filters as /runs/)."""
 
@@ -488,7 +488,7 @@ class ModelRunRankingApi(APIView):
                                                              context={"request": request}).data})
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.comparison_scopes), name="dispatch")
 class ModelRunCompareApi(APIView):
     """Two runs side by side, both scored at the smaller of their ks."""
 
@@ -513,7 +513,7 @@ class ModelRunCompareApi(APIView):
                          "b_breakdown": _run_score(comparison.b_score)})
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.problem_page_scopes), name="dispatch")
 class ProblemResultsApi(APIView):
     """A problem's figures on one profile: the baseline's time, the roofline and every passed speedup."""
 
@@ -553,7 +553,7 @@ class BestSolutionOutputSerializer(serializers.Serializer):
     submitted_at = serializers.DateTimeField()
 
 
-@method_decorator(cached_page, name="dispatch")  # public reads: leaderboard/cache.py
+@method_decorator(cache.cached_page(scopes=cache.user_page_scopes), name="dispatch")
 class UserDetailApi(APIView):
     @extend_schema(operation_id="users_retrieve", responses=inline_serializer("UserDetail", {
         "username": serializers.CharField(), "model_runs": ModelRunOutputSerializer(many=True),

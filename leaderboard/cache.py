@@ -1,15 +1,30 @@
 """Rendered ranking pages kept in Redis, invalidated by the write path.
 
-Every public read page (the model-run ranking, problem pages, run pages, the comparison, user pages, their CSV/JSON
-exports and the read API) is stored whole in the ``pages`` cache (Django's RedisCache on REDIS_URL) under a key made
-of the request's full URL (scheme, host, path, query string) and the **rankings generation**: a number in Redis that
-``rankings_changed()`` increments. The services call it whenever something a ranking shows changes: a result is
-recorded (or an attempt goes back to the queue), a submission starts running or is cancelled, a run's score is
-refreshed, a model run is created, problems are synced. A new generation makes every stored page unreachable at
-once, so a reader never gets a verdict older than the last write; the TTL (``ARENA_PAGE_CACHE_TTL_S``, 10 minutes)
-only frees the memory of old generations.
+Every public read page (the model-run ranking, problem pages, run pages, the comparison, user pages, the home page,
+their CSV/JSON exports and the read API) is stored whole in the ``pages`` cache (Django's RedisCache on REDIS_URL)
+under a key made of the request's full URL (scheme, host, path, query string) and **rankings generations**: numbers in
+Redis that ``rankings_changed()`` increments. A page's key holds the global generation and the generations of its
+scopes, the parts of the data it shows:
 
-The generation is incremented twice: at once, and again when the writing transaction commits. The second increment
+| page | scopes |
+|---|---|
+| the overall ranking (``/runs/``, its exports, ``/api/rankings/model-runs/``) | ``runs`` |
+| a model run's page, its exports, ``/api/model-runs/<id>/[attempts/]`` | ``run:<id>`` |
+| the comparison (page and API) | ``runs``, ``run:<a>``, ``run:<b>`` |
+| a problem's page, its export, ``/api/problems/<id>/ranking|results/`` | ``problem:<id>`` |
+| a user's page and ``/api/users/<name>/`` | ``user:<name>`` |
+| the home page, ``/api/problems/[<id>/]`` | the global generation only |
+
+The services name what they change: a submission's state or result bumps its problem, its author and (for a model
+run's attempt) its run and ``runs`` (``submission_changed``); a run's score bumps ``runs``, the run and its owner;
+``problems_sync``, admin edits and ``seed_demo`` bump the global generation, which every page's key holds. A bumped
+generation makes every page under it unreachable at once, so a reader never gets a verdict older than the last write;
+the TTL (``ARENA_PAGE_CACHE_TTL_S``, 10 minutes) only frees the memory of old generations. **A page's scopes must
+cover everything it shows that a service changes**: a page that starts showing another run's or the overall
+ranking's figures needs those scopes too (or none: ``@cached_page`` alone keys on the global generation, which is
+bumped only by the rare global writes, so such a page must show nothing that results change).
+
+Each generation is incremented twice: at once, and again when the writing transaction commits. The second increment
 is the one correctness rests on: a reader that rendered the page between the first increment and the commit (and so
 saw the old rows) stored it under a generation nobody asks for any more. The first one makes the write visible at
 once to readers inside the same transaction (tests run that way).
@@ -34,6 +49,7 @@ import functools
 import hashlib
 import json
 import logging
+import re
 import time
 import zlib
 from typing import Any, Callable
@@ -74,45 +90,89 @@ def _cache():
     return caches[PAGE_CACHE]
 
 
-def generation() -> int | None:
-    """The current rankings generation; None when Redis cannot be reached (then nothing is cached)."""
+# --- generations ----------------------------------------------------------------------------------------
+
+RUNS = "runs"  # the set of model runs and their scores: the overall ranking, its filters, the comparison's choices
+
+
+def run_scope(run_id: int) -> str:
+    return f"run:{int(run_id)}"
+
+
+def problem_scope(problem_id: str) -> str:
+    return f"problem:{problem_id}"
+
+
+def user_scope(username: str) -> str:
+    return f"user:{username}"
+
+
+def _generation_key(scope: str | None) -> str:
+    if scope is None:
+        return GENERATION_KEY
+    if len(scope) > 150 or not re.fullmatch(r"[\w:./@+-]+", scope, re.ASCII):  # user names may hold anything
+        scope = "sha256:" + hashlib.sha256(scope.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{GENERATION_KEY}:{scope}"
+
+
+def generations(scopes: list[str] = ()) -> list[int] | None:
+    """The global generation followed by each scope's (one round trip); None when Redis cannot be reached (then
+    nothing is cached)."""
+    keys = [_generation_key(None)] + [_generation_key(s) for s in scopes]
     cache = _cache()
     try:
-        value = cache.get(GENERATION_KEY)
-        if value is None:
+        found = cache.get_many(keys)
+        missing = [k for k in keys if not isinstance(found.get(k), int)]
+        if missing:
             # First use, or Redis lost the key (restart, eviction): start a sequence no earlier page can be under.
-            cache.add(GENERATION_KEY, time.time_ns(), timeout=None)
-            value = cache.get(GENERATION_KEY)
+            for key in missing:
+                cache.add(key, time.time_ns(), timeout=None)
+            found.update(cache.get_many(missing))
     except RedisError:
         logger.warning("pages cache: Redis unreachable; serving pages uncached", exc_info=True)
         return None
-    return value if isinstance(value, int) else None
+    values = [found.get(k) for k in keys]
+    return values if all(isinstance(v, int) for v in values) else None
 
 
-def _bump() -> None:
+def _bump(scopes: tuple[str | None, ...] = (None,)) -> None:
     cache = _cache()
     try:
-        try:
-            cache.incr(GENERATION_KEY)
-        except ValueError:  # the key is gone: a fresh start is as good as an increment
-            cache.add(GENERATION_KEY, time.time_ns(), timeout=None)
-    except RedisError:
+        for scope in scopes:
+            key = _generation_key(scope)
+            cache.add(key, time.time_ns(), timeout=None)  # a key Redis lost starts a fresh sequence
+            cache.incr(key)
+    except (RedisError, ValueError):
         # Pages stored under the current generation may now be stale until the TTL (a Redis that lost this write
         # has usually lost the pages too). Logged loudly: this is the one way a reader could see an old verdict.
-        logger.error("pages cache: could not bump the rankings generation; cached pages may be stale for up to "
-                     "%s s", settings.ARENA_PAGE_CACHE_TTL_S, exc_info=True)
+        logger.error("pages cache: could not bump the rankings generation %s; cached pages may be stale for up to "
+                     "%s s", scopes, settings.ARENA_PAGE_CACHE_TTL_S, exc_info=True)
 
 
-def rankings_changed() -> None:
-    """Something a ranking page shows changed: every cached page is out of date. Called by the services (inside
-    their transaction, or outside one); bumps the generation now and again once the transaction commits."""
-    _bump()
-    transaction.on_commit(_bump)
+def rankings_changed(*scopes: str) -> None:
+    """Something ranking pages show changed: every cached page (no ``scopes``), or the pages of these scopes
+    (``RUNS``, ``run_scope(id)``, ``problem_scope(id)``, ``user_scope(name)``). Called by the services, inside their
+    transaction or outside one; bumps the generations now and again once the transaction commits."""
+    keys: tuple[str | None, ...] = tuple(scopes) or (None,)
+    _bump(keys)
+    transaction.on_commit(lambda: _bump(keys))
 
 
-def _key(request: HttpRequest, gen: int) -> str:
+def submission_changed(*, problem_id: str, username: str, model_run_id: int | None) -> None:
+    """A submission's state or result changed: the pages of its problem, its author, and its run (with the overall
+    ranking, which shows each run's progress and score) are out of date."""
+    scopes = [problem_scope(problem_id), user_scope(username)]
+    if model_run_id is not None:
+        scopes += [run_scope(model_run_id), RUNS]
+    rankings_changed(*scopes)
+
+
+# --- the decorator --------------------------------------------------------------------------------------
+
+
+def _key(request: HttpRequest, gens: list[int]) -> str:
     url = request.build_absolute_uri()  # scheme + host + path + the whole query string
-    return f"page:{gen}:{hashlib.sha256(url.encode('utf-8', 'surrogateescape')).hexdigest()}"
+    return f"page:{'.'.join(map(str, gens))}:{hashlib.sha256(url.encode('utf-8', 'surrogateescape')).hexdigest()}"
 
 
 def _personal(request: HttpRequest) -> bool:
@@ -152,19 +212,38 @@ def _store(key: str, request: HttpRequest, response: HttpResponse) -> None:
         logger.warning("pages cache: could not store %s", request.path, exc_info=True)
 
 
-def cached_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def canonical_int(value: str | None) -> int | None:
+    """The integer a query parameter names, only if it is written the one plain way (``12``, not ``012`` or
+    ``12.0``): a page whose scope cannot be named for sure is not cached."""
+    return int(value) if value and value.isascii() and value.isdigit() and str(int(value)) == value else None
+
+
+Scopes = Callable[..., "list[str] | None"]
+
+
+def cached_page(view: Callable[..., HttpResponse] | None = None, *, scopes: Scopes | None = None):
     """Serves a public read view from the pages cache and stores what it renders (rules in the module's doc).
-    For function views, and for class-based views through ``method_decorator(cached_page, name="dispatch")``."""
+
+    ``scopes(request, **view_kwargs)`` names what the page shows beyond what only the global generation covers
+    (problem metadata, run metadata, user names): ``[problem_scope(problem_id)]`` for a problem page, and so on. It
+    must cover **everything** the page shows that a service changes, or the page goes stale; None means "do not
+    cache this request". Without ``scopes`` only the global generation keys the page.
+
+    ``@cached_page`` or ``@cached_page(scopes=...)`` on function views; on class-based views
+    ``method_decorator(cached_page(scopes=...), name="dispatch")``."""
+    if view is None:
+        return functools.partial(cached_page, scopes=scopes)
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if (request.method not in ("GET", "HEAD") or "HTTP_AUTHORIZATION" in request.META
                 or not settings.ARENA_PAGE_CACHE):
             return view(request, *args, **kwargs)
-        gen = generation()
-        if gen is None:
+        names = scopes(request, **kwargs) if scopes is not None else []
+        gens = generations(names) if names is not None else None
+        if gens is None:
             return view(request, *args, **kwargs)
-        key = _key(request, gen)
+        key = _key(request, gens)
         try:
             data = _cache().get(key)
         except RedisError:
@@ -182,3 +261,35 @@ def cached_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
         return response
 
     return wrapper
+
+
+# Scopes of the pages (views and API views share them).
+
+def problem_page_scopes(request: HttpRequest, problem_id: str, **_) -> list[str]:
+    return [problem_scope(problem_id)]
+
+
+def run_page_scopes(request: HttpRequest, run_id: int, **_) -> list[str]:
+    return [run_scope(run_id)]
+
+
+def user_page_scopes(request: HttpRequest, username: str, **_) -> list[str]:
+    return [user_scope(username)]
+
+
+def ranking_scopes(request: HttpRequest, **_) -> list[str]:
+    return [RUNS]
+
+
+def comparison_scopes(request: HttpRequest, **_) -> list[str] | None:
+    """The two runs (from ?a= and ?b=) and the list of every run the form offers."""
+    scopes = [RUNS]
+    for name in ("a", "b"):
+        value = request.GET.get(name)
+        if value is None or value == "":
+            continue
+        number = canonical_int(value)
+        if number is None:
+            return None
+        scopes.append(run_scope(number))
+    return scopes

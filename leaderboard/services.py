@@ -44,6 +44,7 @@ from evaluator.profiles import PROFILES
 from evaluator.result import Verdict, empty_document, trim
 from evaluator.spec import DEFAULT_TIMEOUTS, EvalSpec
 from leaderboard import archive
+from leaderboard import cache
 from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
@@ -322,6 +323,18 @@ def _enqueue_after_commit(submission: Submission) -> None:
     transaction.on_commit(enqueue)
 
 
+def _username(user_id: int) -> str:
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(pk=user_id).values_list("username", flat=True).first() or ""
+
+
+def _submission_changed(submission: Submission) -> None:
+    """The cached pages that show this submission (its problem's, its author's, its run's) are out of date."""
+    cache.submission_changed(problem_id=submission.problem_id, username=_username(submission.user_id),
+                             model_run_id=submission.model_run_id)
+
+
 def _epoch_to_datetime(value: Any) -> datetime:
     try:
         return datetime.fromtimestamp(float(value), tz=dt_timezone.utc)
@@ -351,7 +364,7 @@ def submission_mark_running(*, submission_id: int, worker: str, started_at: floa
             if submission.model_run_id is not None:
                 ModelRun.objects.filter(pk=submission.model_run_id, state=ModelRun.State.QUEUED).update(
                     state=ModelRun.State.RUNNING)
-            rankings_changed()  # a run's page shows its attempts' state
+            _submission_changed(submission)  # a run's page shows its attempts' state
         elif submission.state == Submission.State.FINISHED and submission.started_at is None:
             submission.started_at = started
             submission.worker = submission.worker or (worker or "")[:255]
@@ -420,7 +433,7 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         existing = Result.objects.filter(submission=submission).first()
         if existing is not None or submission.state == Submission.State.CANCELLED:
             return existing
-        rankings_changed()  # a verdict lands, or the attempt goes back to the queue
+        _submission_changed(submission)  # a verdict lands, or the attempt goes back to the queue
         if _attempt_settled_without_result(submission, document, job_id):
             return None
         timing = document.get("timing") if isinstance(document.get("timing"), dict) else {}
@@ -538,7 +551,7 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         submission.state = Submission.State.CANCELLED
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "finished_at"])
-        rankings_changed()
+        _submission_changed(submission)
         _job_discard_after_commit(submission.profile, submission.job_id)
         if submission.model_run_id is not None:  # a cancelled attempt is done: the run's progress counts it
             run_score_refresh(model_run_id=submission.model_run_id)
@@ -763,7 +776,7 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "by_category": {cat: _aggregate_fields(agg) for cat, agg in score.by_category.items()},
         }
         row, _ = RunScore.objects.update_or_create(model_run=run, defaults=values)
-        rankings_changed()
+        rankings_changed(cache.RUNS, cache.run_scope(run.pk), cache.user_scope(_username(run.user_id)))
 
         done = sum(1 for a in attempts if a.is_done)
         started = any(a.state != Submission.State.QUEUED for a in attempts)

@@ -13,16 +13,16 @@ from django.views.decorators.http import require_POST
 
 from evaluator.profiles import PROFILES
 from leaderboard import selectors, services, tables
-from leaderboard.cache import cached_page  # public read pages only: never on a page with private data
+from leaderboard import cache  # cached_page: public read pages only, never on a page with private data
 from leaderboard.forms import ModelRunForm, RunFilterForm, SubmissionForm
 
 
-@cached_page
+@cache.cached_page
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", {"categories": selectors.problem_list_by_category()})
 
 
-@cached_page
+@cache.cached_page(scopes=cache.problem_page_scopes)
 def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
     problem = selectors.problem_detail(problem_id=problem_id)
     profile = selectors.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
@@ -148,7 +148,7 @@ def submission_list(request: HttpRequest) -> HttpResponse:
 # --- model runs -----------------------------------------------------------------------------------------
 
 
-@cached_page
+@cache.cached_page(scopes=cache.ranking_scopes)
 def model_run_list(request: HttpRequest) -> HttpResponse:
     """The overall ranking of model runs, filtered by hardware, precision, protocol and k."""
     form = RunFilterForm(request.GET or None, choices=selectors.model_run_filter_choices())
@@ -188,7 +188,7 @@ def model_run_create(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/model_run_form.html", {"form": form}, status=status)
 
 
-@cached_page
+@cache.cached_page(scopes=cache.run_page_scopes)
 def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.model_run_detail(run_id=run_id)
     attempts = selectors.model_run_attempts(run=run)
@@ -224,7 +224,7 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     })
 
 
-@cached_page
+@cache.cached_page(scopes=cache.comparison_scopes)
 def model_run_compare(request: HttpRequest) -> HttpResponse:
     """Two runs side by side, both scored at the smaller of their ks."""
     choices = selectors.model_run_choices()
@@ -285,7 +285,7 @@ def _overall(score) -> dict:
             "coverage": o.coverage}
 
 
-@cached_page
+@cache.cached_page(scopes=cache.user_page_scopes)
 def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     person = selectors.user_by_username(username=username)
     runs_table, solutions_table = tables.run_ranking_table(), tables.best_solutions_table()

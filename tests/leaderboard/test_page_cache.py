@@ -62,23 +62,25 @@ def test_the_generation_moves_again_when_the_write_commits(submit, django_user_m
     """The increment that correctness rests on is the one after the commit: a reader between the first increment
     and the commit may have cached the old rows under the new generation."""
     submission = submit(django_user_model.objects.create_user("ada"))
-    before = cache.generation()
+    scopes = [cache.problem_scope(ALL_REDUCE), cache.user_scope("ada")]
+    before = cache.generations(scopes)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         services.result_record(submission_id=submission.pk, document=passed_document(1.8))
-    during = cache.generation()
-    assert during > before
-    assert cache._bump in callbacks
+    during = cache.generations(scopes)
+    assert during[0] == before[0] and during[1] > before[1] and during[2] > before[2]  # scoped: not the global one
+    assert callbacks
     for callback in callbacks:
         callback()
-    assert cache.generation() > during
+    after = cache.generations(scopes)
+    assert after[1] > during[1] and after[2] > during[2]
 
 
 def test_cancelling_and_run_scores_and_problem_sync_invalidate(submit, client, django_user_model):
     ada = django_user_model.objects.create_user("ada")
     submission = submit(ada)
-    client.get("/runs/")
+    client.get("/users/ada/")
     services.submission_cancel(submission_id=submission.pk, user=ada)
-    assert client.get("/runs/")[cache.HEADER] == "miss"
+    assert client.get("/users/ada/")[cache.HEADER] == "miss"
 
     client.get("/runs/")
     run = ModelRun.objects.create(user=ada, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
@@ -90,6 +92,52 @@ def test_cancelling_and_run_scores_and_problem_sync_invalidate(submit, client, d
     Problem.objects.filter(pk=ALL_REDUCE).update(title="changed behind the registry's back")
     services.problems_sync()  # puts the registry's title back
     assert client.get("/")[cache.HEADER] == "miss"
+
+
+def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, client, django_user_model):
+    """A solo result on one problem: its problem's pages and its author's page change; the model-run ranking, other
+    problems and other users do not. An attempt of a model run: its run's pages, the ranking and the comparison too."""
+    ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
+    run = ModelRun.objects.create(user=bob, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
+    other = ModelRun.objects.create(user=bob, model="n", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
+    attempt = services._submission_row(user=bob, problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2",
+                                       filename="a.py", text=CORRECT.read_text(), model_run=run, attempt=1)
+    attempt.save()
+    services.run_score_refresh(model_run_id=run.pk)
+    other_problem = Problem.objects.exclude(pk=ALL_REDUCE).filter(is_active=True).first()
+    pages = {
+        "problem": PAGE, "problem api": f"/api/problems/{ALL_REDUCE}/ranking/?profile=cpu-gloo-2",
+        "ada": "/users/ada/", "bob": "/users/bob/", "ranking": "/runs/", "ranking api": "/api/rankings/model-runs/",
+        "run": f"/runs/{run.pk}/", "run api": f"/api/model-runs/{run.pk}/attempts/", "other run": f"/runs/{other.pk}/",
+        "compare": f"/runs/compare/?a={run.pk}&b={other.pk}", "other problem": f"/problems/{other_problem.id}/",
+        "home": "/",
+    }
+
+    def missed() -> set[str]:
+        return {name for name, path in pages.items() if client.get(path)[cache.HEADER] == "miss"}
+
+    missed()
+    assert missed() == set()
+
+    solo = services.submission_create(user=ada, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
+                                      source=CORRECT.read_text())
+    services.result_record(submission_id=solo.pk, document=passed_document(1.8))
+    assert missed() == {"problem", "problem api", "ada"}
+
+    services.submission_mark_running(submission_id=attempt.pk, worker="w", started_at=None)
+    assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare"}
+    services.result_record(submission_id=attempt.pk, document=passed_document(2.5))
+    assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare"}
+    assert "2.500×" in client.get(PAGE).content.decode()
+
+    services.problems_sync(problems={})  # deactivates every registry problem: a global change
+    assert missed() == set(pages)
+
+
+def test_a_comparison_whose_runs_cannot_be_named_for_sure_is_not_cached(problems, client):
+    for query in ("a=012&b=3", "a=1.0&b=2", "a=x"):
+        assert cache.HEADER not in client.get(f"/runs/compare/?{query}")
+    assert client.get("/runs/compare/?a=1&b=2")[cache.HEADER] == "miss"
 
 
 def test_a_signed_in_reader_never_gets_or_leaves_a_page_with_a_name_in_it(problems, client, web_client, user):

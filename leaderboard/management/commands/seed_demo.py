@@ -58,7 +58,6 @@ class Command(BaseCommand):
             raise CommandError("--runs, --problems, --attempts and --users must be 1 or more")
         started = time.perf_counter()
         removed = clear_demo()
-        rankings_changed()  # rows written and deleted here bypass the services: cached ranking pages are stale
         if removed:
             self.stdout.write(f"removed the previous demo data: {removed}")
         if clear:
@@ -66,7 +65,6 @@ class Command(BaseCommand):
         report = seed_demo(runs=runs, problems=problems, attempts=attempts, users=users, seed=seed,
                            min_coverage=min_coverage,
                            log=lambda text: self.stdout.write(text))
-        rankings_changed()
         self.stdout.write(self.style.SUCCESS(f"seeded {report} in {time.perf_counter() - started:.1f} s"))
 
 
@@ -86,6 +84,7 @@ def clear_demo() -> str:
     counts["runs"] = ModelRun.objects.filter(is_demo=True).delete()[0]
     counts["problems"] = demo_problems.delete()[0]
     counts["users"] = demo_users.delete()[0]
+    rankings_changed()  # rows deleted here bypass the services: every cached ranking page may show them
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
 
@@ -228,4 +227,5 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
 
         for run in run_rows:
             services.run_score_refresh(model_run_id=run.pk)
+        rankings_changed()  # results written here bypass the services: every cached ranking page may be stale
     return f"{len(demo)} problems, {len(people)} users, {len(run_rows)} runs, {total['submissions']} submissions"

@@ -10,14 +10,14 @@ scopes, the parts of the data it shows:
 |---|---|
 | the overall ranking (``/runs/``, its exports, ``/api/rankings/model-runs/``) | ``runs`` |
 | a model run's page, its exports, ``/api/model-runs/<id>/[attempts/]`` | ``run:<id>`` |
-| the comparison (page and API) | ``runs``, ``run:<a>``, ``run:<b>`` |
+| the comparison (page and API) | ``run-list``, ``run:<a>``, ``run:<b>`` |
 | a problem's page, its export, ``/api/problems/<id>/ranking|results/`` | ``problem:<id>`` |
 | a user's page and ``/api/users/<name>/`` | ``user:<name>`` |
 | the home page, ``/api/problems/[<id>/]`` | the global generation only |
 
 The services name what they change: a submission's state or result bumps its problem, its author and (for a model
 run's attempt) its run and ``runs`` (``submission_changed``); a run's score bumps ``runs``, the run and its owner;
-``problems_sync``, admin edits and ``seed_demo`` bump the global generation, which every page's key holds. A bumped
+a new run ``run-list`` too; ``problems_sync``, admin edits and ``seed_demo`` bump the global generation, which every page's key holds. A bumped
 generation makes every page under it unreachable at once, so a reader never gets a verdict older than the last write;
 the TTL (``ARENA_PAGE_CACHE_TTL_S``, 10 minutes) only frees the memory of old generations. **A page's scopes must
 cover everything it shows that a service changes**: a page that starts showing another run's or the overall
@@ -92,7 +92,8 @@ def _cache():
 
 # --- generations ----------------------------------------------------------------------------------------
 
-RUNS = "runs"  # the set of model runs and their scores: the overall ranking, its filters, the comparison's choices
+RUNS = "runs"  # every run's score and progress, and which runs exist: the overall ranking and its filters
+RUN_LIST = "run-list"  # which runs exist (id, model, protocol): the comparison's choices
 
 
 def run_scope(run_id: int) -> str:
@@ -200,16 +201,58 @@ def _unpack(data: bytes) -> tuple[bool, HttpResponse]:
     return bool(meta["public"]), response
 
 
-def _store(key: str, request: HttpRequest, response: HttpResponse) -> None:
-    if response.status_code != 200 or response.streaming or response.cookies:
-        return
-    public = not response.get("Content-Type", "").startswith("text/html")
-    if not public and _personal(request):
-        return
+RENDER_LOCK_S = 10  # how long a render may hold a page's lock (it is released as soon as the page is stored)
+WAIT_S = 2.0  # how long a request waits for another's render before rendering the page itself
+_POLL_S = 0.02
+
+
+def _lock(key: str) -> bool:
+    """True if this request is to render the page (it took the page's lock, or Redis cannot say)."""
     try:
-        _cache().set(key, _pack(response, public), timeout=settings.ARENA_PAGE_CACHE_TTL_S)
+        return _cache().add(f"lock:{key}", 1, timeout=RENDER_LOCK_S)
     except RedisError:
-        logger.warning("pages cache: could not store %s", request.path, exc_info=True)
+        return True
+
+
+def _unlock(key: str) -> None:
+    try:
+        _cache().delete(f"lock:{key}")
+    except RedisError:
+        pass
+
+
+def _wait_for(key: str, request: HttpRequest) -> HttpResponse | None:
+    """The page another request is rendering, once it is stored; None if it is not there within WAIT_S, or is a
+    page this reader may not get (then the caller renders it)."""
+    deadline = time.monotonic() + WAIT_S
+    cache = _cache()
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+        try:
+            data = cache.get(key)
+            if data is None and not cache.has_key(f"lock:{key}"):
+                return None  # the render ended without storing (an error, a page not to store)
+        except RedisError:
+            return None
+        if isinstance(data, bytes):
+            public, cached = _unpack(data)
+            return cached if public or not _personal(request) else None
+    return None
+
+
+def _store(key: str, request: HttpRequest, response: HttpResponse) -> None:
+    try:
+        if response.status_code != 200 or response.streaming or response.cookies:
+            return
+        public = not response.get("Content-Type", "").startswith("text/html")
+        if not public and _personal(request):
+            return
+        try:
+            _cache().set(key, _pack(response, public), timeout=settings.ARENA_PAGE_CACHE_TTL_S)
+        except RedisError:
+            logger.warning("pages cache: could not store %s", request.path, exc_info=True)
+    finally:
+        _unlock(key)
 
 
 def canonical_int(value: str | None) -> int | None:
@@ -252,7 +295,17 @@ def cached_page(view: Callable[..., HttpResponse] | None = None, *, scopes: Scop
             public, cached = _unpack(data)
             if public or not _personal(request):
                 return cached
-        response = view(request, *args, **kwargs)
+        elif data is None and not _lock(key):
+            # Another request is rendering this very page for these generations: wait for its copy rather than
+            # render it again (after a write, every reader of a popular page misses at once).
+            cached = _wait_for(key, request)
+            if cached is not None:
+                return cached
+        try:
+            response = view(request, *args, **kwargs)
+        except BaseException:  # a 404 and the like: let the next reader render it without waiting
+            _unlock(key)
+            raise
         response[HEADER] = "miss"
         if callable(getattr(response, "render", None)) and not getattr(response, "is_rendered", True):
             response.add_post_render_callback(lambda r: _store(key, request, r))
@@ -283,7 +336,7 @@ def ranking_scopes(request: HttpRequest, **_) -> list[str]:
 
 def comparison_scopes(request: HttpRequest, **_) -> list[str] | None:
     """The two runs (from ?a= and ?b=) and the list of every run the form offers."""
-    scopes = [RUNS]
+    scopes = [RUN_LIST]
     for name in ("a", "b"):
         value = request.GET.get(name)
         if value is None or value == "":

@@ -875,5 +875,6 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
         for submission in rows:
             _enqueue_after_commit(submission)
         run_score_refresh(model_run_id=run.pk)
+        rankings_changed(cache.RUN_LIST)  # the comparison offers every run
     run.refresh_from_db()
     return run

@@ -130,8 +130,26 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare"}
     assert "2.500×" in client.get(PAGE).content.decode()
 
+    third = ModelRun.objects.create(user=bob, model="o", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
+    services.run_score_refresh(model_run_id=third.pk)  # another run's score: not in this comparison
+    assert missed() == {"bob", "ranking", "ranking api"}
+
     services.problems_sync(problems={})  # deactivates every registry problem: a global change
     assert missed() == set(pages)
+
+
+def test_a_new_model_run_is_offered_by_every_comparison(problems, client, django_user_model):
+    from tests.leaderboard.model_runs import make_run
+
+    ada = django_user_model.objects.create_user("ada")
+    a = ModelRun.objects.create(user=ada, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
+    b = ModelRun.objects.create(user=ada, model="n", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
+    url = f"/runs/compare/?a={a.pk}&b={b.pk}"
+    client.get(url)
+    assert client.get(url)[cache.HEADER] == "hit"
+    run = make_run(ada, record=False)
+    page = client.get(url)
+    assert page[cache.HEADER] == "miss" and f'value="{run.pk}"' in page.content.decode()
 
 
 def test_a_comparison_whose_runs_cannot_be_named_for_sure_is_not_cached(problems, client):
@@ -182,3 +200,48 @@ def test_pages_render_without_redis(problems, client):
         response = client.get("/runs/")
         assert response.status_code == 200 and cache.HEADER not in response
         cache.rankings_changed()  # a write while Redis is down is logged, not an error for the writer
+
+
+def _page_key(path: str, scopes: list[str]) -> str:
+    from django.test import RequestFactory
+
+    return cache._key(RequestFactory().get(path), cache.generations(scopes))
+
+
+def test_readers_that_miss_together_wait_for_one_render(problems, client, monkeypatch):
+    """After a write every reader of a popular page misses at once; one renders it, the others wait for its copy."""
+    import threading
+    import time
+
+    monkeypatch.setattr(cache, "WAIT_S", 5.0)
+    key = _page_key("/runs/", [cache.RUNS])
+    assert cache._lock(key)  # another request is rendering /runs/ for these generations
+
+    def other_request_stores_its_page():
+        time.sleep(0.3)
+        cache._cache().set(key, b'{"public":false,"headers":{"Content-Type":"text/html"}}\n\nrendered elsewhere')
+        cache._unlock(key)
+
+    threading.Thread(target=other_request_stores_its_page).start()
+    started = time.monotonic()
+    page = client.get("/runs/")
+    assert page.content == b"rendered elsewhere" and page[cache.HEADER] == "hit"
+    assert time.monotonic() - started >= 0.3
+
+
+def test_a_render_that_stores_nothing_does_not_hold_up_the_next_reader(problems, client, monkeypatch):
+    import time
+
+    monkeypatch.setattr(cache, "WAIT_S", 5.0)
+    for _ in range(2):  # a 404 releases the page's lock
+        started = time.monotonic()
+        assert client.get("/runs/999999/").status_code == 404
+        assert time.monotonic() - started < 2
+    import threading
+
+    key = _page_key("/runs/", [cache.RUNS])
+    assert cache._lock(key)
+    threading.Timer(0.2, cache._unlock, [key]).start()  # another render ends without a page to store
+    started = time.monotonic()
+    assert client.get("/runs/")[cache.HEADER] == "miss"
+    assert 0.2 <= time.monotonic() - started < 2  # it waited for the other render, not for WAIT_S

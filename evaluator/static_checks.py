@@ -367,6 +367,18 @@ class _Checker(ast.NodeVisitor):
         return self.report
 
 
+# NVLink multicast (the CUDA driver's multicast objects, PyTorch's multimem operations, NVLS) can take a shared
+# host's GPUs out of service; it is refused wherever it appears, CUDA source in strings included. The names are
+# assembled here so that this file itself does not spell them.
+_MULTICAST = re.compile("|".join(("cu" + "Multicast", "multi" + "mem_", "multi" + "mem.", "NVLS" + "_ENABLE")))
+
+
+def _multicast_findings(source: str) -> list[Finding]:
+    return [Finding("multicast", source.count("\n", 0, m.start()) + 1,
+                    f"uses {m.group(0)!r}: NVLink multicast must stay off on the shared GPU hosts")
+            for m in _MULTICAST.finditer(source)]
+
+
 def check(source: str) -> StaticReport:
     """Reads ``source`` and returns what it flags and refuses. Source that does not parse is left to the ranks,
     which report it as a compile error."""
@@ -377,4 +389,6 @@ def check(source: str) -> StaticReport:
     checker = _Checker()
     checker.collect_aliases(tree)
     checker.visit(tree)
-    return checker.finish()
+    report = checker.finish()
+    report.refusals = sorted(report.refusals + _multicast_findings(source), key=lambda f: f.line)
+    return report

@@ -115,3 +115,13 @@ def test_a_refused_solution_is_rejected_before_any_process_starts() -> None:
     assert doc["phases"]["total"] < 1.0 and doc["logs"] == {}
     assert doc["static_checks"]["rules"] == ["exit"]
     assert doc["flags"]["uses_nccl"] is False
+
+
+@pytest.mark.parametrize("snippet", [
+    'CUDA = "CUresult r = cuMulticastCreate(&handle, &prop);"',
+    "out = torch.ops.symm_mem.multimem_all_reduce_(buf, 'sum', group)",
+])
+def test_nvlink_multicast_is_refused_even_inside_cuda_source_strings(snippet):
+    report = check("import torch\n" + snippet + "\ndef solution(x):\n    return x\n")
+    assert report.refused
+    assert report.refusals[0].rule == "multicast" and report.refusals[0].line == 2

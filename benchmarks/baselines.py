@@ -19,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"})
+from evaluator.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
+
+os.environ.update(MULTICAST_OFF)
 
 from evaluator.profiles import get_profile  # noqa: E402
 from evaluator.runner import evaluate  # noqa: E402
@@ -64,7 +66,7 @@ def main() -> int:
         (out / f"baselines_{profile.name}.json").write_text(json.dumps(
             {"date": time.strftime("%Y-%m-%d"), "profile": profile.name, "command": " ".join(sys.argv),
              "environment": doc.get("environment"), "rows": rows}, indent=1))
-    lines = [f"| problem | W | dtype | baseline median µs (p10–p90) | roofline µs (bound) | fraction | identical A/B |",
+    lines = ["| problem | W | dtype | baseline median µs (p10–p90) | roofline µs (bound) | fraction | identical A/B |",
              "|---|---|---|---|---|---|---|"]
     for row in rows:
         if row["verdict"] != "passed":

@@ -23,7 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"})
+from evaluator.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
+
+os.environ.update(MULTICAST_OFF)
 
 
 def main() -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import grp
 import hashlib
 import importlib.util
 import os

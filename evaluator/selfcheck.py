@@ -15,7 +15,6 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from evaluator.correctness import as_tuple, clone_inputs, compare
-from problems.common import dtype_of
 from problems.registry import Problem, get, load_module, load_problem
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 import torch.distributed as dist
 
-from evaluator.correctness import _STRUCTSEQS, as_tuple, clone_inputs, count_bad, count_changed, structure
+from evaluator.correctness import _STRUCTSEQS, clone_inputs, count_bad, count_changed, structure
 from evaluator.guard import Refusal
 
 if TYPE_CHECKING:

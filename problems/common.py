@@ -7,6 +7,8 @@ rank and in the oracle, which calls make_inputs for each rank on one device.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 _RANK_STRIDE = 1_000_003
@@ -46,3 +48,19 @@ def randint(low: int, high: int, shape: tuple[int, ...] | list[int], device: tor
 def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
     """The dtype an oracle sums in: float64 on the CPU for reduced precision, so the oracle is the exact answer."""
     return torch.float64 if dtype.is_floating_point else dtype
+
+
+ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean load, a rank ~1.4x
+
+
+def skewed_router(seed: int, rank: int, device: torch.device | str, tokens: int, experts: int, topk: int,
+                  bias_scale: float = ROUTER_BIAS) -> tuple[Any, torch.Generator]:
+    """One rank's MoE router decision: distinct top-k experts per token from logits with a per-expert bias shared
+    by every rank, so some experts are far more popular than others (uneven counts, as real routers give).
+
+    Returns torch.topk's (values, indices) and the rank's generator, from which the rest of its inputs are drawn.
+    """
+    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=bias_scale)
+    g = rank_generator(seed, rank, device)
+    logits = randn((tokens, experts), torch.float32, device, g) + bias
+    return logits.topk(topk, dim=-1), g

@@ -7,9 +7,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from problems.common import dtype_of, randn, rank_generator, shared_generator
-
-ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean, a rank ~1.4x
+from problems.common import dtype_of, randn, skewed_router
 
 
 def solution(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor,
@@ -47,18 +45,11 @@ def solution(x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor
     return out.to(x.dtype)
 
 
-def _routing(seed: int, rank: int, device, tokens: int, experts: int, topk: int):
-    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=ROUTER_BIAS)
-    g = rank_generator(seed, rank, device)
-    logits = randn((tokens, experts), torch.float32, device, g) + bias
-    top = logits.topk(topk, dim=-1)
-    return top.indices, torch.softmax(top.values, dim=-1), g
-
-
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 tokens: int, hidden: int, ffn: int, topk: int, experts: int):
     dt = dtype_of(dtype)
-    topk_ids, topk_weights, g = _routing(seed, rank, device, tokens, experts, topk)
+    top, g = skewed_router(seed, rank, device, tokens, experts, topk)
+    topk_ids, topk_weights = top.indices, torch.softmax(top.values, dim=-1)
     local = experts // world_size
     x = randn((tokens, hidden), dt, device, g)
     # Scaled so every GEMM output has unit variance, as with a standard init.

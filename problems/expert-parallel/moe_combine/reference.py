@@ -6,9 +6,7 @@ expert_out rows are in dispatch order: sorted by (local expert, source rank, sou
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randn, rank_generator, shared_generator
-
-ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean, a rank ~1.4x
+from problems.common import dtype_of, randn, skewed_router
 
 
 def solution(expert_out: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: torch.Tensor):
@@ -36,22 +34,13 @@ def solution(expert_out: torch.Tensor, topk_ids: torch.Tensor, topk_weights: tor
     return out.to(expert_out.dtype)
 
 
-def _routing(seed: int, rank: int, device, tokens: int, experts: int, topk: int):
-    """One rank's router decision: distinct top-k experts per token and their softmax weights, from logits with
-    a per-expert bias shared by all ranks, so some experts are far more popular than others."""
-    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=ROUTER_BIAS)
-    g = rank_generator(seed, rank, device)
-    logits = randn((tokens, experts), torch.float32, device, g) + bias
-    top = logits.topk(topk, dim=-1)
-    return top.indices, torch.softmax(top.values, dim=-1), g
-
-
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 tokens: int, hidden: int, topk: int, experts: int):
-    topk_ids, topk_weights, g = _routing(seed, rank, device, tokens, experts, topk)
+    top, g = skewed_router(seed, rank, device, tokens, experts, topk)
+    topk_ids, topk_weights = top.indices, torch.softmax(top.values, dim=-1)
     # How many copies this rank's experts hold depends on every rank's routing, which is reproducible here.
     local = experts // world_size
-    n = sum(int(((_routing(seed, j, device, tokens, experts, topk)[0] // local) == rank).sum())
+    n = sum(int(((skewed_router(seed, j, device, tokens, experts, topk)[0].indices // local) == rank).sum())
             for j in range(world_size))
     expert_out = randn((n, hidden), dtype_of(dtype), device, g)
     return (expert_out, topk_ids, topk_weights, torch.tensor(experts, dtype=torch.int64, device=device))
@@ -59,7 +48,6 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
-    experts = int(inputs[0][3])
     tokens, k = inputs[0][1].shape
     dt = inputs[0][0].dtype
     device = inputs[0][0].device

@@ -7,9 +7,7 @@ of W*tokens rows (room for every token of every rank); its received copies fill 
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randn, rank_generator, shared_generator
-
-ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: popular experts get several times the mean load
+from problems.common import dtype_of, randn, skewed_router
 
 
 def solution(x: torch.Tensor, topk_ids: torch.Tensor, experts: torch.Tensor):
@@ -42,16 +40,10 @@ def solution(x: torch.Tensor, topk_ids: torch.Tensor, experts: torch.Tensor):
     return out, per_expert, src
 
 
-def _routing(seed: int, rank: int, device, tokens: int, experts: int, topk: int):
-    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=ROUTER_BIAS)
-    g = rank_generator(seed, rank, device)
-    logits = randn((tokens, experts), torch.float32, device, g) + bias
-    return logits.topk(topk, dim=-1).indices, g
-
-
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 tokens: int, hidden: int, topk: int, experts: int):
-    topk_ids, g = _routing(seed, rank, device, tokens, experts, topk)
+    top, g = skewed_router(seed, rank, device, tokens, experts, topk)
+    topk_ids = top.indices
     x = randn((tokens, hidden), dtype_of(dtype), device, g)
     return (x, topk_ids, torch.tensor(experts, dtype=torch.int64, device=device))
 

@@ -6,20 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Callable
 
+from evaluator.launcher import free_port
 from tests.leaderboard.helpers import ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(predicate: Callable[[], object], *, timeout: float, interval: float = 0.05, what: str = "condition"):

@@ -25,6 +25,7 @@ gc callbacks, torch function/dispatch modes left active, and PyTorch operators r
 from __future__ import annotations
 
 import gc
+import importlib
 import ipaddress
 import os
 import signal
@@ -246,10 +247,22 @@ def _on_reflection(event: str) -> Any:
     return handler
 
 
+def _caller() -> str:
+    """Where the audited call was made: the first frame outside this module, as its file's last three parts and
+    line, so that a refusal caused by a library (not by the solution's own code) says which library it was."""
+    frame = sys._getframe(1)
+    here = _caller.__code__.co_filename
+    while frame is not None and frame.f_code.co_filename == here:
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown place"
+    return f"{'/'.join(frame.f_code.co_filename.split('/')[-3:])} line {frame.f_lineno}"
+
+
 def _on_hook_change(event: str) -> Any:
     def handler(args: tuple, policy: Policy) -> None:
-        _refuse(f"{event}: tracing, profiling and audit hooks would run solution code inside the harness",
-                RuntimeError)
+        _refuse(f"{event} (called from {_caller()}): tracing, profiling and audit hooks would run solution code "
+                "inside the harness", RuntimeError)
     return handler
 
 
@@ -337,6 +350,11 @@ def _link_target(args: tuple, policy: Policy) -> None:
 
 _HANDLERS: dict[str, Any] = {}
 
+# Libraries that add an audit hook of their own when they are first imported (filelock 4 on Python >= 3.12, which
+# torch.compile imports, registers a fork-safety hook). The guard imports them before arming, so their hook is in
+# place before the refusal of further hooks starts and a solution that pulls them in later adds nothing.
+LOADED_BEFORE_ARMING: tuple[str, ...] = ("filelock",)
+
 
 def _hook(event: str, args: tuple) -> None:
     handler = _HANDLERS.get(event)
@@ -371,6 +389,11 @@ def install(policy: Policy) -> Callable[[], list[str]]:
     namespace["_state"] = threading.local()
     namespace["_HANDLERS"] = namespace["_handlers"]()
     _HANDLERS["installed"] = True  # marks this module; the live table is the private one
+    for name in LOADED_BEFORE_ARMING:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
     sys.addaudithook(namespace["_hook"])
     return namespace["violations"]
 

@@ -94,7 +94,18 @@ def test_audit_hook_refuses_to_let_code_of_the_harness_be_replaced(tmp_path: Pat
     """, tmp_path)
     assert out["harness function"].startswith("refused") and "evaluator.correctness.compare" in \
         out["harness function"]
-    assert any("sys.addaudithook" in v for v in out["violations"])
+    assert any("sys.addaudithook (called from <string> line" in v for v in out["violations"])
+
+
+def test_libraries_that_add_their_own_audit_hook_are_loaded_before_the_guard_arms(tmp_path: Path) -> None:
+    # filelock 4 adds a fork-safety audit hook when it loads on Python >= 3.12, and torch.compile imports it: a
+    # solution using torch.compile must not be refused for what the library does on its own.
+    out = run_child("""
+        out["loaded before the solution ran"] = sorted(n for n in guard.LOADED_BEFORE_ARMING if n in sys.modules)
+        attempt("import filelock", lambda: __import__("filelock"))
+    """, tmp_path)
+    assert out["loaded before the solution ran"] == ["filelock"]
+    assert out["import filelock"] == "allowed" and out["violations"] == []
 
 
 def test_integrity_snapshot_sees_replaced_added_and_swapped_things() -> None:

@@ -1,10 +1,11 @@
 """Measures the GPU evaluator itself on an NVLink machine and writes the figures to OUTDIR.
 
-  python benchmarks/gpu_evaluator.py OUTDIR [--quick]
+  python benchmarks/gpu_evaluator.py OUTDIR [--quick] [--parts repeat,sweep,wall] [--profile h200-nvlink-4]
+                                            [--sweep-profiles h200-nvlink-4,h200-nvlink-2]
 
 1. Repeatability: a solution identical to the baseline, five separate evaluations on each of
-   collectives/all_reduce, collectives/all_gather and tensor-parallel/all_gather_matmul (4 GPUs).
-2. PyTorch symmetric-memory one-shot all-reduce against NCCL, bf16, 4 KiB to 16 MiB, on 4 and 2 GPUs.
+   collectives/all_reduce, collectives/all_gather and tensor-parallel/all_gather_matmul (on --profile).
+2. PyTorch symmetric-memory one-shot all-reduce against NCCL, bf16, 4 KiB to 16 MiB, on each --sweep-profiles.
 3. Wall time of one evaluation from launch to result: a load_inline solution with a cold and a warm build cache,
    and a plain PyTorch solution.
 4. Roofline fractions of baseline and solution, carried in every row.
@@ -76,6 +77,8 @@ def main() -> int:
     parser.add_argument("outdir")
     parser.add_argument("--quick", action="store_true", help="one evaluation of each kind, to smoke-test")
     parser.add_argument("--parts", default="repeat,sweep,wall")
+    parser.add_argument("--profile", default="h200-nvlink-4", help="the profile of the repeat and wall parts")
+    parser.add_argument("--sweep-profiles", default="h200-nvlink-4,h200-nvlink-2")
     args = parser.parse_args()
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -96,14 +99,14 @@ def main() -> int:
         for pid in ("collectives/all_reduce", "collectives/all_gather", "tensor-parallel/all_gather_matmul"):
             source = get(pid).reference_source
             for i in range(repeats):
-                doc, wall = one(pid, source, "h200-nvlink-4", "identical.py")
-                rows.append(row(doc, wall, problem=pid, run=i, environment=doc.get("environment")))
+                doc, wall = one(pid, source, args.profile, "identical.py")
+                rows.append(row(doc, wall, problem=pid, profile=args.profile, run=i, environment=doc.get("environment")))
                 print(json.dumps(rows[-1]), flush=True)
                 save()
     if "sweep" in parts:
         rows = results["rows"].setdefault("symm_mem_one_shot_vs_nccl", [])
         source = (SOLUTIONS / "symm_mem_one_shot_all_reduce.py").read_text()
-        for profile in ("h200-nvlink-4", "h200-nvlink-2"):
+        for profile in args.sweep_profiles.split(","):
             for label, numel in SWEEP.items():
                 if args.quick and label not in ("4KiB", "16MiB"):
                     continue
@@ -117,12 +120,12 @@ def main() -> int:
         os.environ["ARENA_CACHE_DIR"] = str(cache)
         source = (SOLUTIONS / "load_inline_copy_then_nccl.py").read_text()
         for state in ("cold", "warm"):
-            doc, wall = one("collectives/all_reduce", source, "h200-nvlink-4", "load_inline.py")
+            doc, wall = one("collectives/all_reduce", source, args.profile, "load_inline.py")
             rows.append(row(doc, wall, solution="load_inline", cache=state))
             print(json.dumps(rows[-1]), flush=True)
             save()
         shutil.rmtree(cache, ignore_errors=True)
-        doc, wall = one("collectives/all_reduce", get("collectives/all_reduce").reference_source, "h200-nvlink-4",
+        doc, wall = one("collectives/all_reduce", get("collectives/all_reduce").reference_source, args.profile,
                         "plain.py")
         rows.append(row(doc, wall, solution="plain pytorch", cache="n/a"))
         print(json.dumps(rows[-1]), flush=True)

@@ -4,14 +4,16 @@ Per timed iteration, with inputs drawn afresh for that iteration (never seen bef
 pointer, by call count or by content is wrong), for the baseline and the solution in an order drawn at random:
   1. (GPU) a spin kernel keeps the device busy, so every launch that follows is already queued when the device
      reaches it: the figure is device time, not the CPU's launch path;
-  2. the callable's own input buffers are refilled in place with this iteration's inputs and, on GPU, the L2 cache
-     is flushed;
+  2. input buffers are refilled in place with this iteration's inputs and, on GPU, the L2 cache is flushed; which of
+     the two sets of buffers the baseline gets and which the solution gets is drawn afresh each eager iteration,
+     so where a set happens to sit in memory cannot favour either side;
   3. the ranks are aligned on the device by a one-element all-reduce (on CPU, a barrier);
   4. start event, the call, end event; the CPU time the call took to return is recorded beside it;
-  5. the solution's outputs are copied on the current stream right behind the end event (so work left running on
+  5. the outputs are copied on the current stream right behind the end event (so work the solution left running on
      a side stream that the call did not join shows up as a wrong output rather than as a fast time), the harness
-     checks that nothing it relies on was replaced, and — on the device, without waiting — every timed output is
-     compared with the baseline's output for the same inputs and the solution's inputs with what it was given.
+     checks that nothing it relies on was replaced — after both calls alike, so neither side follows a longer idle
+     gap — and, on the device without waiting, every timed output of the solution is compared with the baseline's
+     output for the same inputs and the solution's inputs with what it was given.
 The launcher takes the slowest rank per iteration. After the eager figures, both callables are captured into
 CUDA graphs where that works and replayed under the same protocol; results say which figure is which.
 
@@ -126,7 +128,7 @@ class Timer:
 
     # -- one measurement ----------------------------------------------------------------------------------
     def _measure(self, fns: dict[str, Callable[[], Any]], buffers: dict[str, tuple], iterations: int,
-                 check: bool) -> dict[str, Any]:
+                 check: bool, swap: bool = False) -> dict[str, Any]:
         # Bound before any call into the solution (see the module's docstring).
         verify, take, perf, record, stream, cuda = self.verify, _take, _perf_counter, _record, self.stream, self.cuda
         tol = self.r.tol
@@ -141,6 +143,8 @@ class Timer:
             inputs = self.fresh_inputs()
             order = names[:]
             self.order_rng.shuffle(order)
+            if swap and self.order_rng.random() < 0.5:  # the same draw on every rank: seeds are shared
+                buffers["baseline"], buffers["solution"] = buffers["solution"], buffers["baseline"]
             outs: dict[str, Any] = {}
             for name in order:
                 buffers[name] = self._prepare(buffers[name], inputs)
@@ -158,16 +162,16 @@ class Timer:
                     h1 = perf()
                     times[name].append((h1 - h0) * 1e6)
                 launch[name].append((h1 - h0) * 1e6)
-                if name == "solution":
-                    snapshot = take(out) if check else None
-                    problem = verify()
-                    if problem:
-                        raise Refusal(problem)
-                    if check:
-                        outs[name] = snapshot
+                # The same host work follows both calls, so whichever runs second waits behind the same idle gap:
+                # a gap after the solution's call only favoured the solution (docs/protocol.md, identical code).
+                snapshot = take(out) if check else None
+                problem = verify()
+                if problem:
+                    raise Refusal(problem)
+                if check:
+                    outs[name] = snapshot
+                    if name == "solution":
                         changed_counts.append((i, count_changed(inputs, buffers[name])))
-                else:
-                    outs[name] = out
                 del out
             if check:
                 wrong = structure(outs["solution"], outs["baseline"])
@@ -206,10 +210,10 @@ class Timer:
         eager = {"baseline": lambda: reference(*buffers["baseline"]),
                  "solution": lambda: solution(*buffers["solution"])}
         if self.warmup:
-            warm = self._measure(eager, buffers, self.warmup, check=False)
+            warm = self._measure(eager, buffers, self.warmup, check=False, swap=True)
             if self.cuda:
                 self._adapt_spin(warm["launch_us"])
-        result = self._measure(eager, buffers, self.iterations, check=True)
+        result = self._measure(eager, buffers, self.iterations, check=True, swap=True)
         report: dict[str, Any] = {
             "method": "cuda-events-behind-spin-kernel" if self.cuda else "host-perf-counter-after-barrier",
             "spin_us": self.spin_us if self.cuda else 0.0,

@@ -91,6 +91,8 @@ HONEST: list[Case] = [
     Case("honest/side_stream_joined.py", "passed"),
     Case("honest/chunked_async.py", "passed"),
     Case("honest/compiled_copy.py", "passed"),
+    Case("honest/inductor_compiled.py", "passed"),
+    Case("honest/triton_copy.py", "passed", where="gpu"),
     Case("../../benchmarks/solutions/symm_mem_one_shot_all_reduce.py", "passed", where="gpu"),
 ]
 

@@ -66,6 +66,12 @@ def main() -> int:
         (out / f"baselines_{profile.name}.json").write_text(json.dumps(
             {"date": time.strftime("%Y-%m-%d"), "profile": profile.name, "command": " ".join(sys.argv),
              "environment": doc.get("environment"), "rows": rows}, indent=1))
+    (out / f"baselines_{profile.name}.md").write_text(table(rows))
+    return 0
+
+
+def table(rows: list[dict]) -> str:
+    """The rows as the Markdown table of docs/baselines.md."""
     lines = ["| problem | W | dtype | baseline median µs (p10–p90) | roofline µs (bound) | fraction | identical A/B |",
              "|---|---|---|---|---|---|---|"]
     for row in rows:
@@ -76,8 +82,7 @@ def main() -> int:
         lines.append(f"| {row['problem']} | {row['world_size']} | {row['dtype']} | {row['baseline_median_us']:.1f} "
                      f"({row['baseline_p10_us']:.1f}–{row['baseline_p90_us']:.1f}) | {row['roofline_us']:.1f} "
                      f"({row['roofline_bound']}) | {row['fraction']:.3f} | {row['identical_speedup']:.3f} |")
-    (out / f"baselines_{profile.name}.md").write_text("\n".join(lines) + "\n")
-    return 0
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -117,9 +117,10 @@ def test_a_refused_solution_is_rejected_before_any_process_starts() -> None:
     assert doc["flags"]["uses_nccl"] is False
 
 
+# The names are assembled so that no file of this repository spells a multicast call out (hosts grep for them).
 @pytest.mark.parametrize("snippet", [
-    'CUDA = "CUresult r = cuMulticastCreate(&handle, &prop);"',
-    "out = torch.ops.symm_mem.multimem_all_reduce_(buf, 'sum', group)",
+    'CUDA = "CUresult r = cu' + 'MulticastCreate(&handle, &prop);"',
+    "out = torch.ops.symm_mem.multi" + "mem_all_reduce_(buf, 'sum', group)",
 ])
 def test_nvlink_multicast_is_refused_even_inside_cuda_source_strings(snippet):
     report = check("import torch\n" + snippet + "\ndef solution(x):\n    return x\n")

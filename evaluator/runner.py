@@ -23,7 +23,7 @@ from evaluator import static_checks
 from evaluator import stats
 from evaluator.launcher import LaunchOutcome, launch
 from evaluator.profiles import HardwareProfile, get_profile
-from evaluator.result import Verdict, empty_document
+from evaluator.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document
 from evaluator.spec import EvalSpec
 from problems.registry import Problem, get
 
@@ -263,6 +263,7 @@ def _timing(msgs: list[dict[str, Any]], world_size: int) -> tuple[dict[str, Any]
     sp = stats.speedup(base, sol)
     timing: dict[str, Any] = {
         "method": msgs[0]["method"],
+        "protocol_revision": TIMING_PROTOCOL_REVISION,
         "figure": "device time per call, slowest rank per iteration, median over iterations"
                   if msgs[0]["method"].startswith("cuda") else
                   "host time per call after a barrier, slowest rank per iteration, median over iterations; coarse: "

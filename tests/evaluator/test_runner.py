@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.result import TIMING_PROTOCOL_REVISION
 from evaluator.runner import evaluate
 from evaluator.spec import EvalSpec
 
@@ -42,6 +43,7 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["timing"]["speedup_ci"][0] <= doc["timing"]["speedup"] <= doc["timing"]["speedup_ci"][1]
     assert doc["roofline"]["time_us"] > 0 and 0 < doc["roofline"]["solution_fraction"] < 1
     assert doc["problem"]["version"] == 1 and len(doc["problem"]["content_hash"]) == 64
+    assert doc["timing"]["protocol_revision"] == TIMING_PROTOCOL_REVISION
 
 
 def test_off_on_one_rank_is_wrong_output_naming_that_rank():

@@ -39,6 +39,7 @@ def test_api_upload_is_evaluated_by_a_worker_and_its_verdict_shown(problems, api
     assert 'id="verdict"' in html and ">passed<" in html
     assert 'http-equiv="refresh"' not in html
     assert 'id="timings"' in html and 'id="roofline"' in html and 'id="trials"' in html
+    assert "timing protocol revision" in html  # which timing loop produced these figures
 
     detail = api_client.get(body["api_url"]).json()
     assert detail["state"] == "finished" and detail["verdict"] == "passed"

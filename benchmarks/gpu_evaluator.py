@@ -100,7 +100,8 @@ def main() -> int:
             source = get(pid).reference_source
             for i in range(repeats):
                 doc, wall = one(pid, source, args.profile, "identical.py")
-                rows.append(row(doc, wall, problem=pid, profile=args.profile, run=i, environment=doc.get("environment")))
+                rows.append(row(doc, wall, problem=pid, profile=args.profile, run=i,
+                                environment=doc.get("environment")))
                 print(json.dumps(rows[-1]), flush=True)
                 save()
     if "sweep" in parts:

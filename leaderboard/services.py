@@ -45,7 +45,6 @@ from evaluator.result import Verdict, empty_document, trim
 from evaluator.spec import DEFAULT_TIMEOUTS, EvalSpec
 from leaderboard import archive
 from leaderboard import cache
-from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -120,7 +119,7 @@ def problems_sync(*, problems: dict[str, Any] | None = None) -> SyncReport:
             row.save(update_fields=["is_active", "updated_at"])
             report.deactivated.append(problem_id)
     if report.created or report.updated or report.deactivated:
-        rankings_changed()
+        cache.rankings_changed()
     return report
 
 
@@ -776,7 +775,7 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "by_category": {cat: _aggregate_fields(agg) for cat, agg in score.by_category.items()},
         }
         row, _ = RunScore.objects.update_or_create(model_run=run, defaults=values)
-        rankings_changed(cache.RUNS, cache.run_scope(run.pk), cache.user_scope(_username(run.user_id)))
+        cache.rankings_changed(cache.RUNS, cache.run_scope(run.pk), cache.user_scope(_username(run.user_id)))
 
         done = sum(1 for a in attempts if a.is_done)
         started = any(a.state != Submission.State.QUEUED for a in attempts)
@@ -875,6 +874,6 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
         for submission in rows:
             _enqueue_after_commit(submission)
         run_score_refresh(model_run_id=run.pk)
-        rankings_changed(cache.RUN_LIST)  # the comparison offers every run
+        cache.rankings_changed(cache.RUN_LIST)  # the comparison offers every run
     run.refresh_from_db()
     return run

@@ -19,13 +19,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from evaluator.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
+from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
 
 os.environ.update(MULTICAST_OFF)
 
-from evaluator.profiles import get_profile  # noqa: E402
+from evaluator.contract.profiles import get_profile  # noqa: E402
 from evaluator.runner import evaluate  # noqa: E402
-from evaluator.spec import EvalSpec  # noqa: E402
+from evaluator.contract.spec import EvalSpec  # noqa: E402
 from problems.registry import catalogue  # noqa: E402
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from evaluator.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
+from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
 
 os.environ.update(MULTICAST_OFF)
 
@@ -79,7 +79,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     table = _load_table()
-    from evaluator.profiles import get_profile
+    from evaluator.contract.profiles import get_profile
 
     profile = get_profile(args.profile)
     gpu = profile.device == "cuda"

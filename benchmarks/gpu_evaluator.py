@@ -26,12 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from evaluator.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
+from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
 
 os.environ.update(MULTICAST_OFF)
 
 from evaluator.runner import evaluate  # noqa: E402
-from evaluator.spec import EvalSpec  # noqa: E402
+from evaluator.contract.spec import EvalSpec  # noqa: E402
 from problems.registry import get  # noqa: E402
 
 SOLUTIONS = ROOT / "benchmarks" / "solutions"

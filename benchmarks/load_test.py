@@ -408,7 +408,7 @@ def verify_burst(burst: dict, redis_conn) -> dict:
     from rq import Queue
     from rq.job import Job
 
-    from evaluator.profiles import PROFILES
+    from evaluator.contract.profiles import PROFILES
     from leaderboard.models import Submission
 
     rows = list(Submission.objects.filter(user__username__startswith="load-user-")
@@ -457,7 +457,7 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from evaluator.result import empty_document
+    from evaluator.contract.result import empty_document
     from leaderboard import services
     from leaderboard.models import ModelRun, Problem, Submission
 

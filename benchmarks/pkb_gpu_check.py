@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from evaluator.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
+from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402  (no torch import: set before torch loads)
 
 os.environ.update(MULTICAST_OFF)
 
@@ -40,7 +40,7 @@ def main() -> int:
 
     from evaluator import pkb
     from evaluator.runner import evaluate
-    from evaluator.spec import EvalSpec
+    from evaluator.contract.spec import EvalSpec
     from problems import registry
     from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, write_checkout
 

@@ -11,8 +11,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Sequence
 
-from evaluator.profiles import PROFILES
-from evaluator.spec import EvalSpec
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.spec import EvalSpec
 
 
 def _print_result(doc: dict[str, Any]) -> None:

@@ -11,12 +11,10 @@ from typing import Any
 from rq import Queue, Retry, get_current_job
 from rq.timeouts import JobTimeoutException
 
-from evaluator.result import Verdict, empty_document
-from evaluator.spec import EvalSpec
+from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT, WEB_QUEUE
+from evaluator.contract.result import Verdict, empty_document
+from evaluator.contract.spec import EvalSpec
 
-WEB_QUEUE = "web"
-RECORD_RESULT = "leaderboard.jobs.record_result"
-MARK_RUNNING = "leaderboard.jobs.mark_running"
 # A reply whose job fails (the database is down) runs again after these pauses, in seconds; the web worker's
 # scheduler (`rqworker web --with-scheduler`) queues it again. After the last, the reaper still recovers the result
 # from this job's return value. ARENA_REPLY_RETRY_INTERVALS="5,30,..." overrides them on the worker's host.
@@ -71,7 +69,3 @@ def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:
     from evaluator.prebuild import prebuild
 
     return prebuild(EvalSpec.from_dict(spec))
-
-
-def build_queue(profile: str) -> str:
-    return f"{profile}-build"

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.channel import ChannelReader
-from evaluator.profiles import MULTICAST_OFF
-from evaluator.result import trim
+from evaluator.contract.profiles import MULTICAST_OFF
+from evaluator.contract.result import trim
 from evaluator.sandbox import Containment, become_subreaper, boot_ticks, kill_leftovers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -482,7 +482,7 @@ def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[s
     """Runs the imported reference alone (no user code) on ``inputs`` ("randomized" or "original") on
     ``profile``: accepted when it runs, gives finite outputs and agrees with itself."""
     from evaluator.runner import evaluate
-    from evaluator.spec import EvalSpec
+    from evaluator.contract.spec import EvalSpec
 
     started = time.monotonic()
     spec = EvalSpec(problem_id=problem_id, solution_source=_probe_source(get(problem_id)),
@@ -544,7 +544,7 @@ def record_probe(folder: Path, profile: str, preset: str, inputs: str, reason: s
 
 
 def _probe_all(report: ImportReport, profile: str, jobs: int | None) -> None:
-    from evaluator.profiles import get_profile
+    from evaluator.contract.profiles import get_profile
 
     preset = get_profile(profile).preset
     workers = jobs or max(1, min(8, (os.cpu_count() or 2) // 2))
@@ -590,7 +590,7 @@ def evaluate_imported(spec, problem: Problem, workdir_parent: str | None = None,
     started = time.monotonic()
     changed = ImportedProblem(problem.path).changed()
     if changed:
-        from evaluator.result import Verdict, empty_document
+        from evaluator.contract.result import Verdict, empty_document
 
         doc = empty_document()
         doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
@@ -647,7 +647,7 @@ def evaluate_imported(spec, problem: Problem, workdir_parent: str | None = None,
 
 
 def _preset_of(profile: str) -> str:
-    from evaluator.profiles import get_profile
+    from evaluator.contract.profiles import get_profile
 
     return get_profile(profile).preset
 

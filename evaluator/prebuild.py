@@ -21,9 +21,10 @@ from typing import Any
 
 from evaluator import sandbox
 from evaluator.launcher import rank_environment
-from evaluator.profiles import MULTICAST_OFF
-from evaluator.result import trim
-from evaluator.spec import EvalSpec
+from evaluator.contract.profiles import MULTICAST_OFF
+from evaluator.contract.result import trim
+from evaluator.contract.build import needs_build
+from evaluator.contract.spec import EvalSpec
 
 # Hopper (H100/H200); the evaluation's ranks build for the same architecture, so the cache entry matches.
 CUDA_ARCH = "9.0"
@@ -37,10 +38,6 @@ spec = importlib.util.spec_from_file_location("arena_prebuild", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 """
-
-
-def needs_build(source: str) -> bool:
-    return "load_inline" in source or "cpp_extension" in source
 
 
 def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, Any]:

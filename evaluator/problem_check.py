@@ -20,17 +20,14 @@ from typing import Any
 
 from rq import Queue, get_current_job
 
-from evaluator.jobs import WEB_QUEUE
+from evaluator.contract.jobs import MARK_CHECKING, RECORD_CHECK, WEB_QUEUE
 
-CHECKS_QUEUE = "checks"
 CHECK_WORLD_SIZES = (2, 4)
 COLLECTIVE_TIMEOUT_S = 60  # a reference that deadlocks fails after this long instead of holding the worker
 REPORT_VERSION = 1
 FILES = ("problem.toml", "reference.py", "README.md")
 KINDS = ("correct", "wrong")
 SOLUTION_FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
-MARK_CHECKING = "portal.contributions.jobs.proposal_mark_checking"
-RECORD_CHECK = "portal.contributions.jobs.proposal_record_check"
 
 
 def write_folder(root: Path, category: str, name: str, files: dict[str, str],

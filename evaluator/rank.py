@@ -34,7 +34,7 @@ from evaluator import guard
 from evaluator.channel import RankChannel
 from evaluator.correctness import as_tuple, clone_inputs, compare, inputs_unchanged
 from evaluator.guard import Refusal
-from evaluator.profiles import MULTICAST_OFF
+from evaluator.contract.profiles import MULTICAST_OFF
 from evaluator.timing import Timer
 from problems.registry import Problem, get, load_module
 

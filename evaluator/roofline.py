@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.profiles import HardwareProfile
+from evaluator.contract.profiles import HardwareProfile
 from problems.registry import Problem
 
 # A measured time below the roofline by more than this margin is physically impossible; the margin absorbs

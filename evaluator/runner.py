@@ -22,9 +22,9 @@ from evaluator import sandbox
 from evaluator import static_checks
 from evaluator import stats
 from evaluator.launcher import LaunchOutcome, launch
-from evaluator.profiles import HardwareProfile, get_profile
-from evaluator.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document
-from evaluator.spec import EvalSpec
+from evaluator.contract.profiles import HardwareProfile, get_profile
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document
+from evaluator.contract.spec import EvalSpec
 from problems.registry import Problem, get
 
 # Defaults per device: CPU timings on gloo are coarse and only prove the pipeline; GPU timings are the product.

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from evaluator.profiles import PROFILES
+from evaluator.contract.profiles import PROFILES
 from leaderboard import selectors, services
 from leaderboard import cache  # cache.cached_page: the public read API is cached (leaderboard/cache.py)
 from leaderboard.models import Problem, Submission

@@ -43,7 +43,7 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
-from evaluator.profiles import PROFILES
+from evaluator.contract.profiles import PROFILES
 from leaderboard.metrics import PROTOCOL_MODES, Protocol
 
 KiB = 1024

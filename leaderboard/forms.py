@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from evaluator.profiles import PROFILES
+from evaluator.contract.profiles import PROFILES
 from leaderboard.selectors import problem_list
 
 

@@ -32,7 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping
 
-from evaluator.result import Verdict
+from evaluator.contract.result import Verdict
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (1.0, 1.5, 2.0)
 PROTOCOL_MODES: tuple[str, ...] = ("zero-shot", "agentic")
@@ -92,7 +92,7 @@ def fast_p_at_k(n: int, c_fast: int, k: int) -> float:
 class Attempt:
     """One evaluated attempt of a model run, as the scorer needs it.
 
-    ``verdict`` is a :class:`~evaluator.result.Verdict` value (``"passed"``, ...) or None while it is not yet
+    ``verdict`` is a :class:`~evaluator.contract.result.Verdict` value (``"passed"``, ...) or None while it is not yet
     evaluated; ``speedup`` is baseline time / solution time (None when not timed); ``roofline_fraction`` is
     roofline time / solution time (None when not computed).
     """

@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from evaluator.profiles import PROFILES
-from evaluator.result import Verdict
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.result import Verdict
 
 VERDICT_CHOICES = [(v.value, v.value.replace("_", " ")) for v in Verdict]
 
@@ -112,7 +112,7 @@ class Submission(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="submissions")
-    # A name from evaluator.profiles.PROFILES (validated by the service; no choices here, so adding a profile
+    # A name from evaluator.contract.profiles.PROFILES (validated by the service; no choices here, so adding a profile
     # needs no migration).
     profile = models.CharField(max_length=64, db_index=True)
     # The problem as it was when the solution was submitted; the worker refuses another version.

@@ -11,8 +11,8 @@ from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404
 
-from evaluator.profiles import PROFILES
-from evaluator.result import Verdict
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.result import Verdict
 from leaderboard import metrics
 from leaderboard.models import ModelRun, Problem, Result, Submission, Trajectory
 from problems.registry import CATEGORIES

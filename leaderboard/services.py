@@ -37,12 +37,12 @@ from rq import Queue
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
-from evaluator.jobs import build_queue
+from evaluator.contract.jobs import build_queue
 from evaluator.pkb import solution_filename_ok
-from evaluator.prebuild import needs_build
-from evaluator.profiles import PROFILES
-from evaluator.result import Verdict, empty_document, trim
-from evaluator.spec import DEFAULT_TIMEOUTS, EvalSpec
+from evaluator.contract.build import needs_build
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.result import Verdict, empty_document, trim
+from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
 from leaderboard import archive
 from leaderboard import cache
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evaluator.profiles import PROFILES
+from evaluator.contract.profiles import PROFILES
 from leaderboard import selectors, services, tables
 from leaderboard import cache  # cached_page: public read pages only, never on a page with private data
 from leaderboard.forms import ModelRunForm, RunFilterForm, SubmissionForm

@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from evaluator.profiles import PROFILES
+from evaluator.contract.profiles import PROFILES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 INSECURE_DEV_SECRET_KEY = "django-insecure-parallel-kernel-arena-dev-only"  # never valid with DEBUG off

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from evaluator.profiles import PROFILES
+from evaluator.contract.profiles import PROFILES
 from evaluator.runner import evaluate
-from evaluator.spec import EvalSpec
+from evaluator.contract.spec import EvalSpec
 
 HERE = Path(__file__).resolve().parent
 CHEATS_DIR = HERE / "cheats"

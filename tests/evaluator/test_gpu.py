@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from evaluator.runner import evaluate
-from evaluator.spec import EvalSpec
+from evaluator.contract.spec import EvalSpec
 from problems.registry import get
 
 pytestmark = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs at least two CUDA devices")

@@ -13,7 +13,7 @@ import pytest
 
 from evaluator import pkb
 from evaluator.runner import evaluate
-from evaluator.spec import EvalSpec
+from evaluator.contract.spec import EvalSpec
 from problems import registry
 from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, head, write_checkout
 

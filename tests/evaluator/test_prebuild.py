@@ -1,5 +1,6 @@
-from evaluator.prebuild import needs_build, prebuild
-from evaluator.spec import EvalSpec
+from evaluator.contract.build import needs_build
+from evaluator.prebuild import prebuild
+from evaluator.contract.spec import EvalSpec
 
 
 def test_plain_pytorch_solution_has_nothing_to_build():

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.result import TIMING_PROTOCOL_REVISION
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from evaluator.runner import evaluate
-from evaluator.spec import EvalSpec
+from evaluator.contract.spec import EvalSpec
 
 HERE = Path(__file__).parent / "solutions"
 ALL_REDUCE = Path(__file__).resolve().parents[2] / "problems" / "collectives" / "all_reduce" / "solutions"
@@ -83,7 +83,7 @@ def test_syntax_error_is_compile_error_on_every_rank():
 
 
 def test_world_size_the_problem_does_not_support_is_refused_before_launch(tmp_path):
-    from evaluator.profiles import PROFILES
+    from evaluator.contract.profiles import PROFILES
 
     assert "cpu-gloo-4" in PROFILES
     doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source="def solution(x): return x",

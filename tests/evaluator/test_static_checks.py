@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.runner import evaluate
-from evaluator.spec import EvalSpec
+from evaluator.contract.spec import EvalSpec
 from evaluator.static_checks import check
 
 REPO = Path(__file__).resolve().parents[2]

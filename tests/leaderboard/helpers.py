@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluator.result import empty_document
+from evaluator.contract.result import empty_document
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_REDUCE = "collectives/all_reduce"

@@ -22,7 +22,7 @@ Per category: collectives pass@3 2/3 over 3 problems; tensor-parallel 0 problems
 
 from __future__ import annotations
 
-from evaluator.result import empty_document
+from evaluator.contract.result import empty_document
 from leaderboard import services
 from leaderboard.archive import build_archive
 from tests.leaderboard.helpers import CORRECT, WRONG

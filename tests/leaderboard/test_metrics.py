@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from evaluator.result import Verdict
+from evaluator.contract.result import Verdict
 from leaderboard.metrics import (
     Attempt,
     Protocol,

@@ -46,7 +46,7 @@ def test_development_needs_no_secret_key():
 def test_a_queue_per_hardware_profile_plus_web_and_checks():
     from django.conf import settings
 
-    from evaluator.profiles import PROFILES
+    from evaluator.contract.profiles import PROFILES
 
     assert set(settings.RQ_QUEUES) == {"web", "checks", *PROFILES}  # checks: problem proposals, on CPU
 

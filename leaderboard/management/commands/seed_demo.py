@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from evaluator.result import empty_document
+from evaluator.contract.result import empty_document
 from leaderboard import services
 from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory

@@ -1,0 +1,56 @@
+"""Every queue and every job that crosses between the portal and the workers, named once.
+
+Both sides enqueue by these names and each worker runs only the jobs listed for its role, so a job name that is
+not here is never executed. Payloads are plain JSON (ids, strings, the spec's and the result document's dicts);
+nothing pickled crosses a queue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WEB_QUEUE = "web"  # replies that the portal's web worker stores in the database
+CHECKS_QUEUE = "checks"  # problem proposals' checks: contributors' unreviewed code, on a worker with no database
+
+
+def evaluation_queue(profile: str) -> str:
+    """The queue a host of ``profile`` serves, one evaluation at a time."""
+    return profile
+
+
+def build_queue(profile: str) -> str:
+    """CUDA builds ahead of the GPU work, on the same host's CPU cores."""
+    return f"{profile}-build"
+
+
+def test_queue(profile: str) -> str:
+    """The fast lane of a profile: unranked test-mode evaluations, served before the ranked queue."""
+    return f"{profile}-test"
+
+
+# Worker-side jobs (hosts with no database credentials).
+EVALUATE = "evaluator.jobs.evaluate_job"
+PREBUILD = "evaluator.jobs.prebuild_job"
+CHECK_PROPOSAL = "evaluator.problem_check.check_proposal_job"
+# Web-side replies (the portal's web worker, which holds the database).
+MARK_RUNNING = "leaderboard.jobs.mark_running"
+RECORD_RESULT = "leaderboard.jobs.record_result"
+MARK_CHECKING = "portal.contributions.jobs.proposal_mark_checking"
+RECORD_CHECK = "portal.contributions.jobs.proposal_record_check"
+
+WORKER_JOBS = frozenset({EVALUATE, PREBUILD, CHECK_PROPOSAL})
+WEB_JOBS = frozenset({MARK_RUNNING, RECORD_RESULT, MARK_CHECKING, RECORD_CHECK})
+
+
+@dataclass(frozen=True)
+class JobName:
+    """One job: its dotted function path and the queue role that may run it."""
+    function: str
+    role: str  # "worker" or "web"
+
+
+def role_of(function: str) -> str | None:
+    if function in WORKER_JOBS:
+        return "worker"
+    if function in WEB_JOBS:
+        return "web"
+    return None

@@ -43,6 +43,15 @@ CATEGORIES: dict[str, str] = {
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "float8_e4m3fn")
 PRESETS = ("small", "bench")
 ROOFLINE_TERMS = ("link_bytes_per_rank", "hbm_bytes_per_rank", "flops_per_rank")
+# Terms a problem may add: bytes each rank must send to other nodes, bounded by the profile's inter-node figure
+# (used only on profiles with more than one node).
+OPTIONAL_ROOFLINE_TERMS = ("internode_bytes_per_rank",)
+HARD_MAX_CHARS = 160  # "why this is hard": one short line
+TAG_MAX_CHARS = 32
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# The built-in suite's version, named by model runs and results; bump it (and add a line to the change log in
+# docs/problems.md) whenever problems are added, removed or get a new version.
+SUITE_VERSION = "2026.12"
 REFERENCE_FUNCTIONS = ("solution", "make_inputs", "oracle")
 IMPORTED_REFERENCE_FUNCTIONS = ("solution", "make_inputs")  # imported suites: no oracle (see the module docstring)
 SUITES_ENV = "ARENA_SUITES_DIR"
@@ -84,6 +93,16 @@ class Problem:
     content_hash: str
     suite: str = "arena"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    hard: str = ""  # why this is hard, one short line (optional in problem.toml)
+    tags: tuple[str, ...] = ()  # e.g. ("inter-node",)
+    communication: str = ""  # what communication it needs, one short line (optional in problem.toml)
+
+    @property
+    def summary(self) -> str:
+        return str(self.extra.get("summary", ""))
+
+    def has_tag(self, tag: str) -> bool:
+        return tag in self.tags
 
     @property
     def reference_path(self) -> Path:
@@ -108,7 +127,8 @@ class Problem:
 
     def roofline_terms(self, world_size: int, preset: str,
                        overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
-        """Bytes each rank must move over the interconnect and through HBM, and its FLOPs."""
+        """Bytes each rank must move over the interconnect and through HBM, and its FLOPs (and, where the problem
+        gives it, ``internode_bytes_per_rank``: the bytes it must send to other nodes)."""
         p = self.presets[preset]
         names = self.params(preset, overrides)
         names["W"] = world_size
@@ -249,8 +269,12 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
         if p.dtype not in tolerances:
             raise ProblemError(f"{where}: preset '{p.name}' uses {p.dtype} but [tolerance.{p.dtype}] is missing.")
 
+    hard = _optional_line(meta, "hard", HARD_MAX_CHARS, where)
+    communication = _optional_line(meta, "communication", HARD_MAX_CHARS, where)
+    tags = _tags(meta, where)
+
     roofline = _require(meta, "roofline", dict, where)
-    for term in ROOFLINE_TERMS:
+    for term in ROOFLINE_TERMS + tuple(t for t in OPTIONAL_ROOFLINE_TERMS if t in roofline):
         expr = _require(roofline, term, (str, int, float), f"{where} [roofline]")
         for p in presets.values():
             for w in world_sizes:
@@ -263,9 +287,10 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
                                        f"W={w}: {exc}") from exc
                 if value < 0:
                     raise ProblemError(f"{where} [roofline] {term}: {expr!r} is negative for preset {p.name}.")
-    unknown = set(roofline) - set(ROOFLINE_TERMS)
+    unknown = set(roofline) - set(ROOFLINE_TERMS) - set(OPTIONAL_ROOFLINE_TERMS)
     if unknown:
-        raise ProblemError(f"{where} [roofline]: unknown terms {sorted(unknown)}; use {', '.join(ROOFLINE_TERMS)}.")
+        raise ProblemError(f"{where} [roofline]: unknown terms {sorted(unknown)}; use "
+                           f"{', '.join(ROOFLINE_TERMS + OPTIONAL_ROOFLINE_TERMS)}.")
 
     reference_source = (folder / "reference.py").read_text()
     try:
@@ -289,7 +314,40 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
         roofline={k: str(v) for k, v in roofline.items()}, statement=statement,
         content_hash=content_hash(folder), suite=suite,
         extra={k: v for k, v in meta.items() if k in ("summary", "tags", "imported")},
+        hard=hard, tags=tags, communication=communication,
     )
+
+
+def _optional_line(meta: Mapping[str, Any], key: str, max_chars: int, where: str) -> str:
+    """An optional one-line string field (``hard``, ``communication``): no line breaks, at most max_chars."""
+    if key not in meta:
+        return ""
+    value = meta[key]
+    if not isinstance(value, str):
+        raise ProblemError(f"{where}: the field '{key}' must be str, not {type(value).__name__} ({value!r}).")
+    value = value.strip()
+    if not value or "\n" in value or "\r" in value:
+        raise ProblemError(f"{where}: the field '{key}' must be one non-empty line.")
+    if len(value) > max_chars:
+        raise ProblemError(f"{where}: the field '{key}' is {len(value)} characters; keep it to {max_chars} "
+                           f"(one short line).")
+    return value
+
+
+def _tags(meta: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """The optional ``tags`` field: a list of short lower-case strings such as "inter-node"."""
+    if "tags" not in meta:
+        return ()
+    value = meta["tags"]
+    if not isinstance(value, list):
+        raise ProblemError(f"{where}: the field 'tags' must be a list of strings, not {type(value).__name__}.")
+    for tag in value:
+        if not isinstance(tag, str) or len(tag) > TAG_MAX_CHARS or not _TAG.match(tag):
+            raise ProblemError(f"{where}: the field 'tags' holds {tag!r}; each tag is a short string of lower-case "
+                               f"letters, digits and '-' (at most {TAG_MAX_CHARS} characters), e.g. \"inter-node\".")
+    if len(set(value)) != len(value):
+        raise ProblemError(f"{where}: the field 'tags' repeats a tag.")
+    return tuple(value)
 
 
 def discover(root: Path = PROBLEMS_ROOT) -> dict[str, Problem]:

@@ -1,5 +1,6 @@
 """The registry accepts the suite and refuses malformed problems with a message that names file and field."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -89,3 +90,57 @@ def test_the_whole_suite_is_valid():
     problems = discover()
     assert "collectives/all_reduce" in problems
     assert all(p.version >= 1 and p.world_sizes for p in problems.values())
+
+
+def test_hard_line_and_tags_are_read_onto_the_problem(tmp_path):
+    problem = load_problem(make_problem(tmp_path, lambda t: 'hard = "bandwidth-bound at large sizes"\n'
+                                        'tags = ["inter-node", "decode"]\n' + t), tmp_path)
+    assert problem.hard == "bandwidth-bound at large sizes"
+    assert problem.tags == ("inter-node", "decode") and problem.has_tag("inter-node")
+
+
+def test_hard_and_tags_are_optional(tmp_path):
+    toml = EXAMPLE / "problem.toml"
+    stripped = "\n".join(line for line in toml.read_text().splitlines()
+                         if not line.startswith(("hard =", "tags =")))
+    problem = load_problem(make_problem(tmp_path, lambda t: stripped), tmp_path)
+    assert problem.hard == "" and problem.tags == ()
+
+
+@pytest.mark.parametrize("line, fragment", [
+    ('hard = 3', "the field 'hard' must be str"),
+    ('hard = "' + "x" * 161 + '"', "the field 'hard' is 161 characters; keep it to 160"),
+    ('hard = "two\\nlines"', "the field 'hard' must be one non-empty line"),
+    ('hard = ""', "the field 'hard' must be one non-empty line"),
+    ('tags = "inter-node"', "the field 'tags' must be a list of strings"),
+    ('tags = ["Inter Node"]', "the field 'tags' holds 'Inter Node'"),
+    ('tags = [1]', "the field 'tags' holds 1"),
+    ('tags = ["a", "a"]', "the field 'tags' repeats a tag"),
+])
+def test_malformed_hard_or_tags_is_refused_naming_file_and_field(tmp_path, line, fragment):
+    def edit(text):
+        kept = "\n".join(l for l in text.splitlines() if not l.startswith(("hard =", "tags =")))
+        return line + "\n" + kept
+    with pytest.raises(ProblemError) as err:
+        load_problem(make_problem(tmp_path, edit), tmp_path)
+    assert fragment in str(err.value) and "problem.toml" in str(err.value)
+
+
+def test_internode_roofline_term_is_optional_and_validated(tmp_path):
+    plain = load_problem(make_problem(tmp_path), tmp_path)
+    assert "internode_bytes_per_rank" not in plain.roofline_terms(4, "bench")
+    shutil.rmtree(tmp_path / "collectives")
+    with_term = load_problem(make_problem(tmp_path, lambda t: t.replace(
+        "[roofline]\n", '[roofline]\ninternode_bytes_per_rank = "numel * E / W"\n')), tmp_path)
+    assert with_term.roofline_terms(4, "bench")["internode_bytes_per_rank"] == 8388608 * 2 / 4
+    for bad, fragment in (('"numl * E"', "names 'numl'"), ('"-numel"', "is negative")):
+        shutil.rmtree(tmp_path / "collectives")
+        with pytest.raises(ProblemError) as err:
+            load_problem(make_problem(tmp_path, lambda t: t.replace(
+                "[roofline]\n", f"[roofline]\ninternode_bytes_per_rank = {bad}\n")), tmp_path)
+        assert "internode_bytes_per_rank" in str(err.value) and fragment in str(err.value)
+
+
+def test_suite_version_is_a_date_like_string():
+    from problems.registry import SUITE_VERSION
+    assert re.fullmatch(r"\d{4}\.\d{2}(\.\d+)?", SUITE_VERSION)

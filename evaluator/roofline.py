@@ -4,6 +4,12 @@ Three ceilings, each a lower bound on its own: bytes each rank must move over th
 nominal per-GPU link bandwidth (not NCCL's measured figure: a better kernel may beat NCCL, never the wires),
 HBM bytes at the memory bandwidth, and FLOPs at the dense peak for the dtype. The roofline is the largest of the
 three; overlap can hide the others behind it, so the sum would not be a safe bound.
+
+On a profile of more than one node a fourth ceiling applies where the problem gives ``internode_bytes_per_rank``
+(the bytes the busiest rank must send to other nodes): those bytes at the profile's per-GPU inter-node bandwidth.
+There the link term is bounded by NVLink and the network together (``link_bytes_per_rank`` counts every byte a
+rank sends, and a GPU can drive its NVLink and its NIC at once), so each ceiling stays a lower bound on its own.
+On one node the inter-node term is ignored: those bytes then travel over NVLink and are in the link term already.
 """
 
 from __future__ import annotations
@@ -23,15 +29,25 @@ def roofline(problem: Problem, profile: HardwareProfile, world_size: int,
     preset = profile.preset
     terms = problem.roofline_terms(world_size, preset, overrides)
     dtype = problem.presets[preset].dtype
-    link_s = terms["link_bytes_per_rank"] / (profile.link_gbps * 1e9)
+    nodes = getattr(profile, "nodes", 1)
+    internode_gbps = getattr(profile, "internode_gbps", None) or 0.0
+    multi_node = nodes > 1 and internode_gbps > 0
+    link_gbps = profile.link_gbps + (internode_gbps if multi_node else 0.0)
+    link_s = terms["link_bytes_per_rank"] / (link_gbps * 1e9)
     if terms["link_bytes_per_rank"] > 0:
         link_s += profile.link_latency_us * 1e-6
+    internode_bytes = terms.get("internode_bytes_per_rank", 0.0) if multi_node else 0.0
+    internode_s = internode_bytes / (internode_gbps * 1e9) if multi_node else 0.0
+    if internode_bytes > 0:
+        internode_s += getattr(profile, "internode_latency_us", 0.0) * 1e-6
     hbm_s = terms["hbm_bytes_per_rank"] / (profile.hbm_gbps * 1e9)
     peak = profile.peak_tflops.get(dtype, max(profile.peak_tflops.values()))
     compute_s = terms["flops_per_rank"] / (peak * 1e12)
     bounds = {"link": link_s, "hbm": hbm_s, "compute": compute_s}
+    if multi_node:
+        bounds["internode"] = internode_s
     bound = max(bounds, key=bounds.get)
-    return {
+    result = {
         "time_us": bounds[bound] * 1e6,
         "bound": bound,
         "link_us": link_s * 1e6,
@@ -40,6 +56,10 @@ def roofline(problem: Problem, profile: HardwareProfile, world_size: int,
         "terms": terms,
         "ceilings": {"link_gbps": profile.link_gbps, "hbm_gbps": profile.hbm_gbps, "peak_tflops": peak},
     }
+    if multi_node:
+        result["internode_us"] = internode_s * 1e6
+        result["ceilings"].update(internode_gbps=internode_gbps, nodes=nodes)
+    return result
 
 
 def fraction(roofline_us: float, measured_us: float) -> float:

@@ -4,6 +4,14 @@ Figures for the H200 profiles were measured on a 4×H200 NVLink machine (NV18 be
 NCCL all-gather bus bandwidth 307 GB/s at 1 GiB and all-reduce 304 GB/s at 256 MiB with NVLink multicast off;
 478 GB/s is the nominal per-GPU NVLink figure (18 links × 26.6 GB/s). The roofline uses the nominal link figure,
 so no honest implementation can beat it; the measured NCCL figures are kept beside it for the reader.
+
+Two-node profiles (``nodes`` > 1) group consecutive ranks into nodes of ``world_size // nodes``: ranks
+``n * ranks_per_node ... (n + 1) * ranks_per_node - 1`` are node ``n``. Inside a node, GPUs talk over NVLink at
+``link_gbps``; between nodes each GPU has its own network interface at ``internode_gbps``. The inter-node figure
+is an assumption, not a measurement: one 400 Gb/s InfiniBand/RoCE NIC per GPU, i.e. 50 GB/s per GPU per direction
+(the usual rail-optimised H100/H200 cluster node). Rank processes learn the layout from ``LOCAL_WORLD_SIZE``,
+``LOCAL_RANK`` and ``GROUP_RANK`` (torchrun's names); problems that depend on it take ``ranks_per_node`` as a
+preset parameter (docs/contributing-problems.md).
 """
 
 from __future__ import annotations
@@ -29,6 +37,23 @@ class HardwareProfile:
     peak_tflops: dict[str, float]  # dense peak per dtype, TFLOP/s
     measured_link_gbps: float | None = None  # NCCL bus bandwidth measured on such a machine, for reference
     link_latency_us: float = 0.0  # the smallest time any cross-device step can take
+    nodes: int = 1  # machines the ranks are spread over; ranks per node = world_size // nodes
+    internode_gbps: float | None = None  # per-GPU unidirectional bandwidth between nodes, GB/s (nodes > 1)
+    internode_latency_us: float = 0.0  # the smallest time a step that crosses nodes can take
+
+    def __post_init__(self) -> None:
+        if self.nodes < 1 or self.world_size % self.nodes:
+            raise ValueError(f"profile {self.name}: {self.world_size} ranks cannot be split into {self.nodes} nodes")
+        if self.nodes > 1 and not self.internode_gbps:
+            raise ValueError(f"profile {self.name}: a profile of {self.nodes} nodes needs internode_gbps")
+
+    @property
+    def ranks_per_node(self) -> int:
+        return self.world_size // self.nodes
+
+    def node_of(self, rank: int) -> int:
+        """The node a rank sits on: consecutive ranks share a node."""
+        return rank // self.ranks_per_node
 
     @property
     def queue(self) -> str:
@@ -62,6 +87,24 @@ def _h200(world_size: int) -> HardwareProfile:
     )
 
 
+# One 400 Gb/s NIC per GPU (ConnectX-7 class, InfiniBand NDR or RoCE): 50 GB/s per GPU per direction. An
+# assumption stated in each two-node profile's description; the roofline bounds inter-node bytes with it.
+_INTERNODE_GBPS = 50.0
+_INTERNODE_LATENCY_US = 5.0  # one RDMA write across a switch, a few µs; a floor, not a typical figure
+
+
+def _cpu_nodes(nodes: int, ranks_per_node: int) -> HardwareProfile:
+    world_size = nodes * ranks_per_node
+    return HardwareProfile(
+        name=f"cpu-gloo-{nodes}x{ranks_per_node}",
+        description=(f"{world_size} CPU processes on one host over gloo, grouped as {nodes} nodes of {ranks_per_node} "
+                     f"ranks; small sizes; for development and CI of inter-node problems"),
+        world_size=world_size, backend="gloo", device="cpu", preset="small",
+        link_gbps=1000.0, hbm_gbps=1000.0, peak_tflops={"float32": 100.0, "float64": 50.0, "bfloat16": 100.0},
+        nodes=nodes, internode_gbps=1000.0,
+    )
+
+
 PROFILES: dict[str, HardwareProfile] = {
     p.name: p
     for p in (
@@ -70,6 +113,23 @@ PROFILES: dict[str, HardwareProfile] = {
             name="h100-nvlink-8", description="8× NVIDIA H100 SXM, NVSwitch (450 GB/s per GPU per direction), NCCL",
             world_size=8, backend="nccl", device="cuda", preset="bench", link_gbps=450.0, hbm_gbps=3350.0,
             peak_tflops=_H100_PEAK, link_latency_us=2.0,
+        ),
+        _cpu_nodes(2, 2),
+        HardwareProfile(
+            name="h200-2x4",
+            description=("2 nodes × 4 NVIDIA H200 SXM: NVLink inside a node (NV18, 478 GB/s per GPU per direction); "
+                         "between nodes one 400 Gb/s NIC per GPU (50 GB/s per GPU per direction, an assumption); NCCL"),
+            world_size=8, backend="nccl", device="cuda", preset="bench", link_gbps=478.0, hbm_gbps=4800.0,
+            peak_tflops=_H200_PEAK, measured_link_gbps=307.0, link_latency_us=2.0,
+            nodes=2, internode_gbps=_INTERNODE_GBPS, internode_latency_us=_INTERNODE_LATENCY_US,
+        ),
+        HardwareProfile(
+            name="h100-2x8",
+            description=("2 nodes × 8 NVIDIA H100 SXM: NVSwitch inside a node (450 GB/s per GPU per direction); "
+                         "between nodes one 400 Gb/s NIC per GPU (50 GB/s per GPU per direction, an assumption); NCCL"),
+            world_size=16, backend="nccl", device="cuda", preset="bench", link_gbps=450.0, hbm_gbps=3350.0,
+            peak_tflops=_H100_PEAK, link_latency_us=2.0,
+            nodes=2, internode_gbps=_INTERNODE_GBPS, internode_latency_us=_INTERNODE_LATENCY_US,
         ),
     )
 }

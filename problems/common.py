@@ -64,3 +64,39 @@ def skewed_router(seed: int, rank: int, device: torch.device | str, tokens: int,
     g = rank_generator(seed, rank, device)
     logits = randn((tokens, experts), torch.float32, device, g) + bias
     return logits.topk(topk, dim=-1), g
+
+
+def node_layout(world_size: int, ranks_per_node: int) -> tuple[int, int]:
+    """(nodes, ranks_per_node) of an inter-node problem: ranks are grouped into nodes of ``ranks_per_node``
+    consecutive ranks, so rank r sits on node ``r // ranks_per_node`` as local rank ``r % ranks_per_node``.
+
+    Inter-node problems take ``ranks_per_node`` as a preset parameter (small: 2, bench: 4, i.e. two nodes at
+    W = 4 and W = 8) and hand it to ``solution`` as a 0-dim int64 input, so make_inputs, the oracle and every
+    solution agree on the layout without reading the environment. On a multi-node profile it equals the launcher's
+    ``LOCAL_WORLD_SIZE``.
+    """
+    if ranks_per_node < 1 or world_size % ranks_per_node:
+        raise ValueError(f"{world_size} ranks cannot be grouped into nodes of {ranks_per_node}")
+    return world_size // ranks_per_node, ranks_per_node
+
+
+_NODE_GROUPS: dict = {}
+
+
+def node_groups(ranks_per_node: int):
+    """This rank's (intra-node group, inter-node group) for the current default process group: the ranks of its
+    node, and the ranks with its local index on every node. Made once per process group and layout (every rank
+    must call it the first time, as dist.new_group requires), then reused, so timing a reference does not time
+    group creation."""
+    import torch.distributed as dist
+
+    world = dist.group.WORLD
+    key = (id(world), ranks_per_node)
+    cached = _NODE_GROUPS.get(key)
+    if cached is not None and cached[0] is world:
+        return cached[1], cached[2]
+    nodes, per_node = node_layout(dist.get_world_size(), ranks_per_node)
+    intra, _ = dist.new_subgroups_by_enumeration([list(range(n * per_node, (n + 1) * per_node)) for n in range(nodes)])
+    inter, _ = dist.new_subgroups_by_enumeration([list(range(l, nodes * per_node, per_node)) for l in range(per_node)])
+    _NODE_GROUPS[key] = (world, intra, inter)
+    return intra, inter

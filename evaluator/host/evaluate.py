@@ -1,0 +1,391 @@
+"""evaluate(spec) -> result document: one evaluation, from the spec to exactly one verdict.
+
+The judge's ranks make the inputs from secret seeds, run the reference for the expected outputs and time the
+baseline; meanwhile the solution's ranks start inside the sandbox. The host then hands the solution each input as
+data, when its turn comes: the warm-up call (its own set-up, not timed), the correctness trials (compared in full
+by the judge), and the timed iterations (each iteration's inputs made only after the previous one ended, moved
+into the sandbox's view, loaded, and removed again before the call; every timed output checked by the judge at
+secret positions). Timings of both sides come from the same compiled timer under the same protocol."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator import roofline as rf
+from evaluator import static_checks
+from evaluator import stats
+from evaluator import timer as compiled_timer
+from evaluator.contract.profiles import HardwareProfile, get_profile
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
+from evaluator.contract.spec import EvalSpec
+from evaluator.host import sandbox
+from evaluator.host.session import Session, Stop
+from problems.registry import Problem, get
+
+ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
+SUSPICIOUS_SPEEDUP = 20.0
+TMP_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
+_RUNTIME: dict[str, Path] = {}
+
+
+def workdir_root() -> str | None:
+    return os.environ.get("ARENA_WORKDIR_ROOT") or None
+
+
+def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:
+    """Independent secrets for the warm-up, every trial, every timed iteration and the checked positions; the
+    solution's ranks never see any of them. A spec that pins a seed (tests) gets a repeatable draw."""
+    draw = random.Random(spec.seed).getrandbits if spec.seed is not None else secrets.randbits
+    return {"warm": draw(62), "trials": [draw(62) for _ in range(spec.trials)],
+            "timing": [draw(62) for _ in range(warmup + iterations)], "positions": draw(62)}
+
+
+def _runtime_dir() -> Path:
+    """The runtime files the sandbox sees, staged once per worker process (they never change under it)."""
+    key = "runtime"
+    if key not in _RUNTIME or not _RUNTIME[key].exists():
+        _RUNTIME[key] = sandbox.stage_runtime(Path(tempfile.mkdtemp(prefix="arena-runtime-")))
+        os.chmod(_RUNTIME[key], 0o755)
+    return _RUNTIME[key]
+
+
+def _cache_dir(source: str) -> Path:
+    """This solution's build cache (by the hash of its source): a re-run finds its builds, no other solution can."""
+    root = Path(os.environ.get("ARENA_CACHE_DIR") or "/var/tmp/arena-cache")
+    path = root / "solutions" / hashlib.sha256(source.encode()).hexdigest()[:24]
+    path.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        for p in (root, root / "solutions"):
+            os.chmod(p, 0o711)
+        os.chown(path, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+        os.chmod(path, 0o700)
+    return path
+
+
+def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False, *,
+             imported_inner: bool = False) -> dict[str, Any]:
+    started = time.monotonic()
+    doc = empty_document()
+    profile = get_profile(spec.profile)
+    problem = get(spec.problem_id)
+    if problem.imported and not imported_inner:
+        from evaluator.suites.pkb.evaluate import evaluate_imported
+
+        return evaluate_imported(spec, problem, workdir_parent, keep_workdir)
+    params = problem.params(profile.preset, spec.params)
+    doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
+                      "suite": problem.suite, "preset": profile.preset, "world_size": profile.world_size,
+                      "params": params}
+    static = static_checks.check(spec.solution_source)
+    doc["solution"] = {"name": spec.solution_name, "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest()}
+    doc["static_checks"] = static.as_dict()
+    doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
+                      "world_size": profile.world_size, "nodes": profile.nodes}
+    refusal = _spec_refusal(spec, problem, profile)
+    if refusal:
+        verdict = Verdict.INFRA_ERROR if "version" in refusal or "content hash" in refusal else Verdict.REJECTED
+        doc["verdict"], doc["message"] = verdict.value, refusal
+        return doc
+    if static.refused:
+        doc["verdict"], doc["message"] = Verdict.REJECTED.value, static.message()
+        doc["phases"]["total"] = round(time.monotonic() - started, 3)
+        return doc
+    missing = sandbox.probe(profile.device)
+    if missing is None:
+        try:
+            timer_path = compiled_timer.build()
+        except compiled_timer.TimerBuildError as exc:
+            missing = str(exc)
+    if missing:
+        doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"the evaluation cannot run here: {missing}"
+        return doc
+    default_iterations, default_warmup = ITERATIONS[profile.device]
+    iterations = spec.timing_iterations or default_iterations
+    warmup = spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup
+    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))
+    try:
+        _run(doc, spec, problem, profile, params, workdir, timer_path, iterations, warmup)
+    finally:
+        if not keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    doc["phases"]["total"] = round(time.monotonic() - started, 3)
+    return doc
+
+
+def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) -> str | None:
+    if profile.world_size not in problem.world_sizes:
+        return (f"{problem.id} supports world sizes {list(problem.world_sizes)}; profile {profile.name} has "
+                f"{profile.world_size}")
+    if spec.problem_version is not None and spec.problem_version != problem.version:
+        return (f"this worker has {problem.id} version {problem.version}, the submission was made against version "
+                f"{spec.problem_version}; update the worker's checkout")
+    if spec.problem_hash is not None and spec.problem_hash != problem.content_hash:
+        return f"this worker's copy of {problem.id} differs from the portal's (content hash); update the worker"
+    if spec.trials < 1:
+        return "at least one correctness trial is needed"
+    return None
+
+
+def _prepare_workdir(workdir: Path, spec: EvalSpec, world_size: int) -> tuple[Path, str]:
+    os.chmod(workdir, 0o711)
+    (workdir / "judge").mkdir(mode=0o700)
+    solution_dir = workdir / "solution"
+    solution_dir.mkdir(mode=0o755)
+    filename = Path(spec.solution_name).name if spec.solution_name.endswith(".py") else "solution.py"
+    (solution_dir / filename).write_text(spec.solution_source)
+    io = workdir / "io"
+    io.mkdir(mode=0o755)
+    for r in range(world_size):
+        (io / f"r{r}").mkdir()
+        if os.geteuid() == 0:
+            os.chown(io / f"r{r}", sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+    return solution_dir, filename
+
+
+def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: HardwareProfile, params: dict[str, Any],
+         workdir: Path, timer_path: Path, iterations: int, warmup: int) -> None:
+    world = profile.world_size
+    solution_dir, filename = _prepare_workdir(workdir, spec, world)
+    seeds = _secrets(spec, warmup, iterations)
+    limits = spec.timeouts
+    session = Session(workdir, profile, timer_path, _runtime_dir(), solution_dir, _cache_dir(spec.solution_source),
+                      TMP_BYTES[profile.device])
+    judge_config = {"problem_id": problem.id, "preset": profile.preset, "params": params, "world_size": world,
+                    "backend": profile.backend, "device": profile.device, "seeds": seeds,
+                    "measure_timing": spec.measure_timing, "warmup_iterations": warmup,
+                    "private": str(session.private), "exchange": str(session.io), "timer": str(timer_path)}
+    rank_config = {"world_size": world, "backend": profile.backend, "device": profile.device,
+                   "timer": "/arena/_arena_timer.so"}
+    trials: list[dict[str, Any]] = []
+    calls: dict[str, int] = {}
+    try:
+        session.start_judges(judge_config)
+        session.start_sandbox(rank_config)
+        session.tell_judges(op="prepare")
+        judge_limit = sum(limits.values())
+        session.wait(session.ranks, "booted", limits.get("setup", 120.0))
+        session.snapshot_threads()
+        session.wait(session.judges, "prepared", judge_limit)
+        session.tell_ranks(op="load", path=f"/solution/{filename}")
+        session.wait(session.ranks, "loaded", limits.get("setup", 120.0))
+        _note(calls, session, "loaded")
+        session.check_threads("the solution was imported")
+        _call(session, "warm", "setup", limits.get("setup", 120.0))
+        _note(calls, session, "called")
+        session.check_threads("its first call")
+        session.begin("correctness")
+        session.watching = True
+        for t in range(spec.trials):
+            _call(session, f"t{t}", "correctness", limits.get("correctness", 120.0))
+            _note(calls, session, "called")
+            session.check_threads(f"trial {t}")
+            session.tell_judges(op="check_trial", t=t)
+            session.wait(session.judges, "trial", limits.get("correctness", 120.0), {"trial": t})
+            reports = [p.last("trial") for p in session.judges]
+            trials.append({"trial": t, "ranks": [{"rank": m["rank"], "ok": m["ok"], "error": m["error"],
+                                                  "max_abs_error": m.get("max_abs_error")} for m in reports]})
+            gaming = [m for m in reports if m.get("gaming")]
+            if gaming:
+                raise Stop("rejected", f"trial {t}, rank {gaming[0]['rank']}: {gaming[0]['error']}",
+                           [m["rank"] for m in gaming])
+        doc["trials"] = trials
+        bad = [(t["trial"], r) for t in trials for r in t["ranks"] if not r["ok"]]
+        if bad:
+            t, r = bad[0]
+            raise Stop("wrong_output", f"trial {t}, rank {r['rank']}: {r['error']}", [x["rank"] for _, x in bad])
+        if spec.measure_timing:
+            session.begin("timing")
+            _time(session, iterations, warmup, limits.get("timing", 180.0))
+            _note(calls, session, "timed")
+            doc["timing"], message = _timing(session, warmup)
+            if message:
+                raise Stop("rejected", message)
+            _finish_timing(doc, problem, profile, params)
+        else:
+            doc["verdict"], doc["message"] = Verdict.PASSED.value, f"correct on {len(trials)} trials × {world} ranks; not timed"
+    except Stop as stop:
+        doc["verdict"], doc["message"], doc["failed_ranks"] = stop.verdict, stop.message, stop.ranks
+        if stop.traceback:
+            doc["traceback"] = trim(stop.traceback, 4000)
+        doc["trials"] = trials
+    finally:
+        session.close()
+        doc["phases"] = session.phases()
+        doc["logs"] = _logs(session)
+        booted = next((p.last("booted") for p in session.ranks if p.last("booted")), None)
+        if booted:
+            doc["environment"] = booted.get("environment", {})
+            if profile.device == "cuda":
+                doc["environment"]["gpus"] = sorted({(p.last("booted") or {}).get("environment", {}).get("gpu")
+                                                     for p in session.ranks} - {None})
+        doc["containment"] = {"sandbox": "bubblewrap", "uid": sandbox.SANDBOX_UID, "network": "loopback only",
+                              "namespaces": ["net", "pid", "ipc", "uts", "mount", "cgroup"],
+                              "judge_separate": True, "leftover_processes": session.escaped}
+        doc["flags"].update(_flags(calls))
+    if session.escaped and doc["verdict"] not in (Verdict.INFRA_ERROR.value,):
+        doc["verdict"], doc["failed_ranks"] = Verdict.REJECTED.value, []
+        doc["message"] = (f"the solution left {len(session.escaped)} process(es) running in the sandbox after the "
+                          f"evaluation ended (killed): {session.escaped[0]}")
+
+
+def _stage(session: Session, name: str) -> None:
+    for r in range(session.world_size):
+        src = session.private / f"r{r}" / f"in.{name}.pt"
+        dst = session.io / f"r{r}" / f"in.{name}.pt"
+        os.replace(src, dst)
+        os.chmod(dst, 0o644)
+
+
+def _unstage(session: Session, name: str) -> None:
+    for r in range(session.world_size):
+        (session.io / f"r{r}" / f"in.{name}.pt").unlink(missing_ok=True)
+
+
+def _call(session: Session, name: str, phase: str, limit_s: float) -> None:
+    _stage(session, name)
+    session.tell_ranks(op="call", name=name, phase=phase)
+    session.wait(session.ranks, "called", limit_s, {"name": name})
+    _unstage(session, name)
+    _check_returned(session, "called", f"the {phase} call" if name == "warm" else f"trial {name[1:]}")
+
+
+def _check_returned(session: Session, kind: str, what: str) -> None:
+    device = session.profile.device
+    for p in session.ranks:
+        m = p.last(kind) or {}
+        if m.get("multicast_changed"):
+            raise Stop("rejected", f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
+                                   f"environment ({what}); NVLink multicast stays off on shared hosts", [p.rank])
+        if m.get("aliases"):
+            raise Stop("rejected", f"rank {p.rank}, {what}: {m['aliases'][0]}; outputs must be new tensors, never "
+                                   f"an input or another output", [p.rank])
+        for k, dev in enumerate(m.get("devices") or []):
+            if dev is not None and not str(dev).startswith(device):
+                raise Stop("wrong_output", f"rank {p.rank}, {what}: output {k} is on {dev}, expected the rank's "
+                                           f"{device} device", [p.rank])
+
+
+def _time(session: Session, iterations: int, warmup: int, limit_s: float) -> None:
+    deadline = time.monotonic() + limit_s
+    for i in range(warmup + iterations):
+        left = max(0.1, deadline - time.monotonic())
+        session.tell_judges(op="feed", i=i)
+        session.wait(session.judges, "fed", left, {"i": i})
+        _stage(session, f"i{i}")
+        session.tell_ranks(op="stage", i=i)
+        session.wait(session.ranks, "staged", left, {"i": i})
+        _unstage(session, f"i{i}")
+        if i == warmup and warmup:
+            launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
+            session.tell_ranks(op="spin", launch_us=launch)
+            session.wait(session.ranks, "spun", left)
+        record = i >= warmup
+        session.tell_ranks(op="time", i=i, record=record)
+        session.wait(session.ranks, "timed", left, {"i": i})
+        _check_returned(session, "timed", f"timed iteration {i}")
+        session.check_threads(f"timed iteration {i}")
+        if record:
+            session.tell_judges(op="check_timed", i=i)
+    last = warmup + iterations - 1
+    session.wait(session.judges, "timed", max(1.0, deadline - time.monotonic()), {"i": last})
+    session._pump(0.05)
+
+
+def _timing(session: Session, warmup: int) -> tuple[dict[str, Any], str | None]:
+    forged = next((p for p in session.ranks if p.samples and p.samples.error), None)
+    if forged:
+        return {}, f"rank {forged.rank}: {forged.samples.error}; a solution must not write to the evaluator's timer"
+    wrong = [m for p in session.judges for m in p.messages if m.get("kind") == "timed" and not m.get("ok")]
+    if wrong:
+        m = wrong[0]
+        return {}, (f"outputs produced while being timed were wrong although the correctness trials passed (rank "
+                    f"{m['rank']}, iteration {m['i'] - warmup}: {m['error']}): results that depend on being timed, "
+                    f"cached from earlier calls, or left running on another stream are not allowed")
+    baselines = [p.last("baseline") for p in session.judges]
+    base = stats.slowest_rank([b["times_us"] for b in baselines])
+    sol = stats.slowest_rank([[s[0] for s in p.samples.samples[warmup:]] for p in session.ranks])
+    if len(sol) != len(base):
+        return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
+    sp = stats.speedup(base, sol)
+    method = baselines[0]["method"]
+    timing: dict[str, Any] = {
+        "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
+        "figure": "device time per call, slowest rank per iteration, median over iterations" if method.startswith(
+            "cuda") else "host time per call after a barrier, slowest rank per iteration, median over iterations; "
+                         "coarse: CPU profiles test the whole pipeline, their speedups say nothing about GPU kernels",
+        "spin_us": baselines[0].get("spin_us", 0.0), "iterations": len(base),
+        "baseline": stats.summarize(base), "solution": stats.summarize(sol),
+        "speedup": sp["speedup"], "speedup_ci": [sp["ci_low"], sp["ci_high"]], "speedup_uncertainty": sp["uncertainty"],
+        "speedup_estimator": "median of per-iteration ratios; iteration i of the baseline (timed in the judge's "
+                             "processes) and of the solution (timed in the sandbox) ran on the same inputs",
+        "ratio_of_medians": sp["ratio_of_medians"],
+        "launch_cpu_us": {
+            "baseline": stats.summarize(stats.slowest_rank([b["launch_us"] for b in baselines]))["median_us"],
+            "solution": stats.summarize(stats.slowest_rank(
+                [[s[1] for s in p.samples.samples[warmup:]] for p in session.ranks]))["median_us"]},
+        "rechecked_outputs": sum(1 for p in session.judges for m in p.messages if m.get("kind") == "timed"),
+        "timer": "compiled (evaluator/timer/_timer.c): samples keyed by the timer, read by the host",
+        "graph": {"available": False, "reason": "CUDA-graph figures are not taken under the separated judge"},
+    }
+    return timing, None
+
+
+def _finish_timing(doc: dict[str, Any], problem: Problem, profile: HardwareProfile, params: dict[str, Any]) -> None:
+    roof = rf.roofline(problem, profile, profile.world_size, params)
+    base_us, sol_us = doc["timing"]["baseline"]["median_us"], doc["timing"]["solution"]["median_us"]
+    roof["baseline_fraction"] = rf.fraction(roof["time_us"], base_us)
+    roof["solution_fraction"] = rf.fraction(roof["time_us"], sol_us)
+    doc["roofline"] = roof
+    doc["flags"]["suspicious_speedup"] = doc["timing"]["speedup"] > SUSPICIOUS_SPEEDUP
+    if rf.impossible(roof["time_us"], sol_us):
+        raise Stop("rejected", f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the {profile.name} "
+                               f"hardware allows for this problem ({roof['bound']}-bound): physically impossible, so "
+                               f"the work was not all done or not all timed")
+    doc["verdict"] = Verdict.PASSED.value
+    doc["message"] = (f"correct on {len(doc['trials'])} trials × {profile.world_size} ranks; "
+                      f"{doc['timing']['speedup']:.3f}× the baseline (± {doc['timing']['speedup_uncertainty']:.3f})")
+
+
+def _note(calls: dict[str, int], session: Session, kind: str) -> None:
+    for p in session.ranks:
+        for m in p.messages:
+            if m.get("kind") == kind and not m.get("_counted"):
+                m["_counted"] = True
+                for name, n in (m.get("calls") or {}).items():
+                    calls[name] = calls.get(name, 0) + int(n)
+
+
+def _flags(calls: dict[str, int]) -> dict[str, Any]:
+    from evaluator.rank.calls import POINT_TO_POINT
+
+    names = sorted(calls)
+    collectives = sorted({n.rsplit(".", 1)[1] for n in names if n.rsplit(".", 1)[1] not in POINT_TO_POINT
+                          and not n.endswith("barrier")})
+    p2p = sorted({n.rsplit(".", 1)[1] for n in names if n.rsplit(".", 1)[1] in POINT_TO_POINT})
+    return {"uses_nccl": bool(collectives or p2p), "nccl_calls": collectives, "point_to_point_calls": p2p,
+            "uses_collectives_api": bool(collectives), "communication_calls": calls,
+            "communication_source": "counted at run time inside the sandbox"}
+
+
+def _logs(session: Session) -> dict[str, str]:
+    out = {}
+    for r in range(session.world_size):
+        try:
+            out[f"rank{r}"] = trim((session.io / f"r{r}" / "log.txt").read_text(errors="replace"))
+        except OSError:
+            out[f"rank{r}"] = ""
+    try:
+        sandbox_log = (session.workdir / "sandbox.log").read_text(errors="replace").strip()
+        if sandbox_log:
+            out["sandbox"] = trim(sandbox_log, 2000)
+    except OSError:
+        pass
+    return out

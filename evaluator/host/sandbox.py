@@ -1,0 +1,193 @@
+"""The OS sandbox of one evaluation, with bubblewrap: every rank of the solution in one sandbox.
+
+Inside: private network (loopback only, for the ranks' own rendezvous), PID, IPC and UTS namespaces; an unprivileged
+uid that is not the judge's; the system, the interpreter and its site-packages read-only; the evaluator's runtime
+(rank worker, timer, wire format — never the problems or the judge) read-only at /arena; the solution read-only at
+/solution; the exchange folder at /io; the solution's own build cache at /cache; a size-capped tmpfs at /tmp (its
+home and working directory). Nothing else of the host: not the repository, the database, var/, .env, other
+evaluations, /root or /home. ``--die-with-parent``: the sandbox dies with the worker, also on SIGKILL.
+
+When bubblewrap is missing or cannot start, :func:`probe` says what is missing and the evaluation ends as
+``infra_error``; solution code never runs outside the sandbox."""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import resource
+import shutil
+import site
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from evaluator.contract.profiles import MULTICAST_OFF
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # evaluator/
+SANDBOX_UID = int(os.environ.get("ARENA_SANDBOX_UID", "65534"))
+SANDBOX_GID = int(os.environ.get("ARENA_SANDBOX_GID", "65534"))
+GiB = 1 << 30
+# The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
+RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "rank/__init__.py",
+                 "rank/spawn.py", "rank/worker.py", "rank/calls.py")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
+             "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/localtime", "/etc/os-release")
+# Compilers and build tools a solution's set-up may run (load_inline, Triton); by their installed paths.
+TOOLCHAIN = ("nvcc", "ptxas", "cicc", "fatbinary", "nvlink", "cudafe++", "ninja", "cc", "c++", "gcc", "g++",
+             "x86_64-linux-gnu-gcc-12", "x86_64-linux-gnu-g++-12", "cc1", "cc1plus", "collect2", "as", "ld",
+             "ld.bfd", "ld.gold", "sh", "dash", "bash", "ldconfig", "ldconfig.real", "uname", "which")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot be set up here; the message says what is missing and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Mounts:
+    runtime: Path  # a folder holding evaluator/ (runtime files only)
+    timer: Path  # the compiled timer's shared object
+    solution: Path  # folder with the solution file
+    io: Path  # the exchange folder
+    cache: Path  # this solution's build cache
+
+
+def interpreter_paths(python: str | None = None) -> list[str]:
+    """The interpreter and its libraries, bound read-only at their own paths."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(python or sys.executable))}
+    for p in site.getsitepackages() + [site.getusersitepackages()]:
+        if os.path.isdir(p):
+            paths.add(os.path.realpath(p))
+    out = sorted(p for p in paths if p and os.path.isdir(p))
+    # A path inside another bound one needs no bind of its own.
+    return [p for p in out if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in out)]
+
+
+def toolchain_paths() -> list[str]:
+    """CUDA toolkits, when the host has them (load_inline and Triton need them at set-up)."""
+    found = [p for p in glob.glob("/usr/local/cuda*") if os.path.isdir(p) and not os.path.islink(p)]
+    cuda_home = os.environ.get("CUDA_HOME")
+    if cuda_home and os.path.isdir(cuda_home):
+        found.append(os.path.realpath(cuda_home))
+    return sorted(set(found))
+
+
+def gpu_devices() -> list[str]:
+    return sorted(glob.glob("/dev/nvidia*") + glob.glob("/dev/nvidia-caps/*"))
+
+
+def stage_runtime(into: Path) -> Path:
+    """Copies the runtime files into ``into``/evaluator (once per folder); returns ``into``."""
+    target = into / "evaluator"
+    for rel in RUNTIME_FILES:
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PACKAGE_ROOT / rel, dst)
+    return into
+
+
+def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, tmp_bytes: int) -> list[str]:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable("bubblewrap (`bwrap`) is not installed on this worker; install it (Debian: "
+                                 "`apt-get install bubblewrap`, which the README's set-up command does)")
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("the worker is not root, so it cannot run the solution under a uid of its own; run "
+                                 "the worker as root (the ranks then run as ARENA_SANDBOX_UID, default 65534)")
+    # No user namespace: with one, the sandbox's uid would map back to the worker's own (root) on the host. The
+    # sandbox starts as root with only the right to change uid, and its first process drops to SANDBOX_UID
+    # (evaluator.rank.spawn) before anything else runs, so every rank is that uid on the host too.
+    args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--hostname", "arena-sandbox",
+            "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    for d in SYSTEM_DIRS:
+        args += ["--ro-bind-try", d, d]
+    for f in ETC_FILES:
+        args += ["--ro-bind-try", f, f]
+    own = interpreter_paths() + toolchain_paths()
+    # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them.
+    bound = [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    parents = sorted({str(a) for p in own + ["/arena/evaluator"] for a in Path(p).parents
+                      if str(a) != "/" and not any(str(a) == b or str(a).startswith(b + "/") for b in bound)},
+                     key=lambda x: x.count("/"))
+    for d in parents:
+        args += ["--perms", "0755", "--dir", d]
+    for p in own:
+        args += ["--ro-bind", p, p]
+    args += ["--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator",
+             "--ro-bind", str(mounts.timer), "/arena/_arena_timer.so",
+             "--ro-bind", str(mounts.solution), "/solution",
+             "--bind", str(mounts.io), "/io",
+             "--bind", str(mounts.cache), "/cache",
+             "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+    if device == "cuda":
+        for node in gpu_devices():
+            args += ["--dev-bind", node, node]
+    args += ["--chdir", "/tmp", "--clearenv"]
+    for k, v in sorted(env.items()):
+        args += ["--setenv", k, v]
+    return args + ["--"] + argv
+
+
+def environment(base: dict[str, str], device: str) -> dict[str, str]:
+    """The variables a rank sees: the host's allow-list, the multicast switches, and the sandbox's own paths."""
+    env = {k: v for k, v in base.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH",
+                                                   "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
+                                                   "NCCL_DEBUG", "VIRTUAL_ENV")}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(MULTICAST_OFF)
+    env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": "/arena", "PYTHONUNBUFFERED": "1",
+                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "ARENA_IO": "/io",
+                "TORCH_EXTENSIONS_DIR": "/cache/torch_extensions", "TRITON_CACHE_DIR": "/cache/triton",
+                "TORCHINDUCTOR_CACHE_DIR": "/cache/inductor", "TORCHINDUCTOR_COMPILE_THREADS": "1",
+                "NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo", "MASTER_ADDR": "127.0.0.1",
+                "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "ARENA_SANDBOX_UID": str(SANDBOX_UID),
+                "ARENA_SANDBOX_GID": str(SANDBOX_GID)})
+    env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    return env
+
+
+def limits(device: str) -> Callable[[], None]:
+    """Resource limits for everything in the sandbox, set in bwrap's process before it execs."""
+    file_bytes = (16 if device == "cuda" else 2) * GiB
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+    return apply
+
+
+_PROBE = ("import os, socket; os.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
+          "os.setuid(int(os.environ['ARENA_SANDBOX_UID'])); socket.socket().close(); print(os.getuid())")
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(python: str, device: str) -> str | None:
+    env = environment(dict(os.environ), device)
+    with __import__("tempfile").TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        for name in ("rt/evaluator", "sol", "io", "cache"):
+            (t / name).mkdir(parents=True)
+        (t / "timer.so").write_bytes(b"")
+        mounts = Mounts(t / "rt", t / "timer.so", t / "sol", t / "io", t / "cache")
+        try:
+            argv = command(mounts, [python, "-c", _PROBE], env, device, 64 << 20)
+        except SandboxUnavailable as exc:
+            return str(exc)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=limits(device))
+    if done.returncode != 0:
+        return (f"bubblewrap could not start the sandbox on this worker (exit {done.returncode}: "
+                f"{done.stderr.strip()[:400]}); it needs unprivileged or root namespaces (see docs/operations.md)")
+    if done.stdout.strip() != str(SANDBOX_UID):
+        return f"the sandbox did not run as uid {SANDBOX_UID} (got {done.stdout.strip()!r})"
+    return None
+
+
+def probe(device: str, python: str | None = None) -> str | None:
+    """None when a sandbox can be started here; otherwise what is missing (cached per worker process)."""
+    return _probe(python or sys.executable, device)

@@ -1,0 +1,351 @@
+"""The processes of one evaluation and the host's conversation with them: the judge's ranks (trusted, outside the
+sandbox) and the solution's ranks (inside it), commands on pipes the host opened, reports read back as JSON lines,
+timer samples read and authenticated, every phase held to its limit, and the sandbox's processes and threads
+watched from /proc. Any rule broken or limit passed ends the conversation with a :class:`Stop`."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator import timer as compiled_timer
+from evaluator import wire
+from evaluator.contract.profiles import MULTICAST_OFF, HardwareProfile
+from evaluator.host import sandbox, watch
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
+WATCH_EVERY_S = 0.25
+_JUDGE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
+              "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "VIRTUAL_ENV", "ARENA_SUITES_DIR", "ARENA_CACHE_DIR")
+
+
+class Stop(Exception):
+    """The evaluation ends here with ``verdict``; ``message`` is for the person who submitted."""
+
+    def __init__(self, verdict: str, message: str, ranks: list[int] | None = None, traceback: str = "") -> None:
+        super().__init__(message)
+        self.verdict, self.message, self.ranks, self.traceback = verdict, message, sorted(set(ranks or [])), traceback
+
+
+def node_environment(profile: HardwareProfile, rank: int) -> dict[str, str]:
+    """torchrun's names for where a rank sits; on a one-host simulation of several nodes, NCCL is told the groups
+    are separate hosts (NCCL_HOSTID), so traffic between them takes its network transport."""
+    per_node = profile.world_size // max(1, profile.nodes)
+    env = {"RANK": str(rank), "LOCAL_RANK": str(rank % per_node), "WORLD_SIZE": str(profile.world_size),
+           "LOCAL_WORLD_SIZE": str(per_node), "GROUP_RANK": str(rank // per_node)}
+    if profile.nodes > 1:
+        env["NCCL_HOSTID"] = f"arena-node-{rank // per_node}"
+    return env
+
+
+@dataclass
+class Peer:
+    """One process the host talks to: a judge rank or a sandboxed rank."""
+    rank: int
+    commands: Any  # a writable file
+    reports: wire.Lines
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    samples: compiled_timer.SampleReader | None = None
+    ended: bool = False
+
+    def send(self, **command: Any) -> None:
+        try:
+            self.commands.write(json.dumps(command) + "\n")
+            self.commands.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.ended = True
+
+    def last(self, kind: str) -> dict[str, Any] | None:
+        return next((m for m in reversed(self.messages) if m.get("kind") == kind), None)
+
+
+class Session:
+    def __init__(self, workdir: Path, profile: HardwareProfile, timer_path: Path, runtime: Path,
+                 solution_dir: Path, cache: Path, tmp_bytes: int) -> None:
+        self.workdir = workdir
+        self.profile = profile
+        self.world_size = profile.world_size
+        self.private = workdir / "judge"
+        self.io = workdir / "io"
+        self.started = time.monotonic()
+        self.judges: list[Peer] = []
+        self.ranks: list[Peer] = []
+        self.judge_procs: list[subprocess.Popen] = []
+        self.box: subprocess.Popen | None = None
+        self.spawner_reports: wire.Lines | None = None
+        self.exits: dict[int, int] = {}
+        self.rank_pids: dict[int, int] = {}
+        self.threads_before: dict[int, set[int]] = {}
+        self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
+        self.phase = "setup"
+        self.phase_seconds: dict[str, float] = {}
+        self.escaped: list[str] = []
+        self.timer_path, self.runtime, self.solution_dir, self.cache, self.tmp_bytes = \
+            timer_path, runtime, solution_dir, cache, tmp_bytes
+        self._last_watch = 0.0
+
+    # -- starting -----------------------------------------------------------------------------------------
+    def start_judges(self, config: dict[str, Any]) -> None:
+        for r in range(self.world_size):
+            read_fd, write_fd = os.pipe()
+            env = {k: os.environ[k] for k in _JUDGE_ENV if k in os.environ}
+            env.update(MULTICAST_OFF)
+            env.update(node_environment(self.profile, r))
+            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
+                        "PYTHONDONTWRITEBYTECODE": "1", "MASTER_ADDR": "127.0.0.1"})
+            log = open(self.private / f"judge{r}.log", "wb")
+            proc = subprocess.Popen([sys.executable, "-m", "evaluator.judge.rank", str(r), str(write_fd)],
+                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
+                                    cwd=str(self.private), env=env, start_new_session=True, text=True)
+            log.close()
+            os.close(write_fd)
+            peer = Peer(r, proc.stdin, wire.Lines(read_fd))
+            peer.send(**config)
+            self.judges.append(peer)
+            self.judge_procs.append(proc)
+
+    def start_sandbox(self, config: dict[str, Any]) -> None:
+        (self.io / "config.json").write_text(json.dumps(config))
+        fds: list[tuple[int, int, int]] = []
+        keep: list[int] = []
+        for r in range(self.world_size):
+            cmd_r, cmd_w = os.pipe()
+            rep_r, rep_w = os.pipe()
+            tim_r, tim_w = os.pipe()
+            fds.append((cmd_r, rep_w, tim_w))
+            keep += [cmd_r, rep_w, tim_w]
+            peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
+            os.set_blocking(tim_r, False)
+            self.ranks.append(peer)
+        spawn_r, spawn_w = os.pipe()
+        keep.append(spawn_w)
+        env = sandbox.environment(dict(os.environ), self.profile.device)
+        env["ARENA_NODES"] = json.dumps([node_environment(self.profile, r) for r in range(self.world_size)])
+        mounts = sandbox.Mounts(self.runtime, self.timer_path, self.solution_dir, self.io, self.cache)
+        argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds), str(spawn_w)],
+                               env, self.profile.device, self.tmp_bytes)
+        log = open(self.workdir / "sandbox.log", "wb")
+        self.box = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    pass_fds=tuple(keep), start_new_session=True,
+                                    preexec_fn=sandbox.limits(self.profile.device))
+        log.close()
+        for fd in keep:
+            os.close(fd)
+        self.spawner_reports = wire.Lines(spawn_r)
+
+    # -- talking ------------------------------------------------------------------------------------------
+    def tell_judges(self, **command: Any) -> None:
+        for p in self.judges:
+            p.send(**command)
+
+    def tell_ranks(self, **command: Any) -> None:
+        for p in self.ranks:
+            p.send(**command)
+
+    def begin(self, phase: str) -> None:
+        now = time.monotonic() - self.started
+        self.phase_seconds[self.phase] = round(now - self.phase_seconds.get(f"_{self.phase}", 0.0), 3)
+        self.phase = phase
+        self.phase_seconds[f"_{phase}"] = now
+
+    def phases(self) -> dict[str, float]:
+        self.begin("end")
+        return {k: v for k, v in self.phase_seconds.items() if not k.startswith("_") and k != "end"}
+
+    def wait(self, peers: list[Peer], kind: str, limit_s: float, match: dict[str, Any] | None = None) -> None:
+        """Returns once every peer has reported ``kind`` (with ``match``'s fields); raises :class:`Stop` when a rank
+        fails, dies, breaks a rule, or the limit passes."""
+        deadline = time.monotonic() + limit_s
+        failed_at: float | None = None
+        match = match or {}
+
+        def arrived(p: Peer) -> bool:
+            return any(m.get("kind") == kind and all(m.get(k) == v for k, v in match.items()) for m in p.messages)
+
+        while True:
+            self._pump(0.05 if failed_at is None else 0.02)
+            judge_error = next((m for p in self.judges for m in p.messages if m.get("kind") == "judge_error"), None)
+            if judge_error or any(p.returncode not in (None, 0) for p in self.judge_procs):
+                detail = judge_error["message"] if judge_error else "a judge process ended unexpectedly"
+                raise Stop("infra_error", f"the judge failed ({detail}); this is the platform's fault, not the "
+                                          f"solution's", traceback=(judge_error or {}).get("traceback", ""))
+            errors = [m for p in self.ranks for m in p.messages if m.get("kind") in ("error", "garbled")]
+            dead = [p.rank for p in self.ranks if p.reports.closed and not p.last("finished")]
+            if self.spawner_reports is not None:
+                for m in self.spawner_reports.read_available():
+                    if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
+                        self.exits[m["rank"]] = int(m.get("code", 0))
+            if (errors or dead) and failed_at is None:
+                failed_at = time.monotonic()
+            if failed_at is not None and (time.monotonic() - failed_at >= FAILURE_GRACE_S or
+                                          all(p.reports.closed or p.last("error") for p in self.ranks)):
+                raise self._failure(errors, dead)
+            self._watch()
+            if failed_at is None and all(arrived(p) for p in peers):
+                return
+            if time.monotonic() > deadline and failed_at is None:
+                late = [p.rank for p in peers if not arrived(p)]
+                raise Stop("timeout", f"the {self.phase} phase passed its limit of {limit_s:g} s: rank(s) "
+                                      f"{', '.join(map(str, late))} did not finish it (stuck in a collective, a "
+                                      f"send/recv waiting for a peer, or a loop) and every rank was stopped", late)
+
+    def _pump(self, wait_s: float) -> None:
+        fds: dict[int, Any] = {}
+        for p in self.judges + self.ranks:
+            if not p.reports.closed:
+                fds[p.reports.fd] = p
+            if p.samples is not None and p.samples.fd >= 0:
+                fds[p.samples.fd] = p.samples
+        if self.spawner_reports is not None and not self.spawner_reports.closed:
+            fds[self.spawner_reports.fd] = self.spawner_reports
+        if not fds:
+            time.sleep(wait_s)
+            return
+        ready, _, _ = select.select(list(fds), [], [], wait_s)
+        for fd in ready:
+            target = fds[fd]
+            if isinstance(target, Peer):
+                for m in target.reports.read_available():
+                    m["at"] = round(time.monotonic() - self.started, 3)
+                    target.messages.append(m)
+            elif isinstance(target, compiled_timer.SampleReader):
+                if not target.read_available():
+                    os.close(target.fd)
+                    target.fd = -1
+            elif isinstance(target, wire.Lines):
+                for m in target.read_available():
+                    if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
+                        self.exits[m["rank"]] = int(m.get("code", 0))
+
+    def _failure(self, errors: list[dict[str, Any]], dead: list[int]) -> Stop:
+        for m in errors:
+            if m.get("kind") == "garbled":
+                return Stop("rejected", "a rank wrote something other than the evaluator's reports on the channel "
+                                        "to the host: a solution must not write to the evaluator's descriptors")
+        infra = [m for m in errors if m.get("category") == "infra"]
+        if infra:
+            return Stop("infra_error", f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
+                        [m.get("rank") for m in infra])
+        causes = [m for m in errors if not _peer_failure(str(m.get("message", "")))] or errors
+        if causes:
+            first = min(causes, key=lambda m: m.get("at", 0))
+            phase = first.get("phase", self.phase)
+            ranks = [m.get("rank") for m in causes if m.get("phase") == phase]
+            if first.get("category") == "compile":
+                return Stop("compile_error", f"rank {first.get('rank')} failed while importing the solution: "
+                                             f"{first.get('message')}", ranks, first.get("traceback", ""))
+            return Stop("runtime_error", f"rank {first.get('rank')} failed in the {self.phase} phase: "
+                                         f"{first.get('message')}", ranks, first.get("traceback", ""))
+        time.sleep(0.1)
+        self._pump(0.05)
+        parts = []
+        for r in dead:
+            code = self.exits.get(r)
+            if code is not None and code < 0:
+                try:
+                    how = f"signal {signal.Signals(-code).name}"
+                except ValueError:
+                    how = f"signal {-code}"
+                parts.append(f"rank {r} died ({how}) in the {self.phase} phase without reporting an error (a crash "
+                             f"in native code, or a signal)")
+            else:
+                return Stop("rejected", f"rank {r} exited in the {self.phase} phase before the evaluation finished "
+                                        f"(status {code}): a solution must return its outputs, never end the process "
+                                        f"(sys.exit, os._exit)", dead)
+        return Stop("runtime_error", "; ".join(parts), dead)
+
+    # -- watching -----------------------------------------------------------------------------------------
+    def _watch(self, force: bool = False) -> None:
+        if self.box is None or not self.watching:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_watch < WATCH_EVERY_S:
+            return
+        self._last_watch = now
+        _, strange = watch.classify(self.box.pid, self.world_size, sys.executable)
+        if strange:
+            p = strange[0]
+            raise Stop("rejected", f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
+                                   f"pid {p.pid} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
+                                   f"ranks (and compilers, from their installed paths) may run")
+
+    def find_ranks(self) -> None:
+        if self.box is None:
+            return
+        ranks, _ = watch.classify(self.box.pid, self.world_size, sys.executable)
+        self.rank_pids = ranks
+
+    def snapshot_threads(self) -> None:
+        self.find_ranks()
+        self.threads_before = {r: set(watch.threads(pid)) for r, pid in self.rank_pids.items()}
+
+    def check_threads(self, what: str) -> None:
+        """Nothing the solution starts may outlive its call."""
+        for r, pid in self.rank_pids.items():
+            extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+            if extra:
+                raise Stop("rejected", f"rank {r}: {len(extra)} thread(s) the solution started were still running "
+                                       f"after {what} ({extra[0]}); threads, pools and processes a solution starts "
+                                       f"must end before its call returns", [r])
+        self._watch(force=True)
+
+    # -- ending -------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        for p in self.judges + self.ranks:
+            p.send(op="exit")
+            try:
+                p.commands.close()
+            except OSError:
+                pass
+        deadline = time.monotonic() + 3.0
+        procs = list(self.judge_procs) + ([self.box] if self.box else [])
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        if self.box is not None:
+            left = watch.descendants(self.box.pid) if self.box.poll() is None else []
+            self.escaped = [f"pid {p.pid}: {p.cmdline[:200]}" for p in left]
+        for proc in procs:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                proc.wait(timeout=10)
+        for p in self.judges + self.ranks:
+            if not p.reports.closed:
+                p.reports.read_available()
+            try:
+                os.close(p.reports.fd)
+            except OSError:
+                pass
+            if p.samples is not None and p.samples.fd >= 0:
+                while p.samples.read_available():
+                    pass
+                os.close(p.samples.fd)
+                p.samples.fd = -1
+        if self.spawner_reports is not None:
+            try:
+                os.close(self.spawner_reports.fd)
+            except OSError:
+                pass
+
+
+_PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote process exited", "aborted",
+                       "broken pipe", "distbackenderror", "socket", "timed out", "peer", "gloo")
+
+
+def _peer_failure(message: str) -> bool:
+    text = message.lower()
+    return any(sign in text for sign in _PEER_FAILURE_SIGNS)

@@ -1,0 +1,112 @@
+"""What runs inside one sandbox, read from the host's /proc: the processes under bubblewrap and each rank's
+threads. The judge's rules on processes and threads are checked here, outside anything the solution can reach."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from evaluator.host.sandbox import TOOLCHAIN
+
+# Threads that PyTorch, CUDA, NCCL, gloo and Triton start for themselves carry names; a thread a Python program
+# starts (threading, concurrent.futures, _thread) carries its process's name on Linux before Python 3.14.
+LIBRARY_THREAD_PREFIXES = ("pt_", "cuda", "nccl", "NCCL", "gloo", "torch", "triton", "c10d", "jemalloc", "rocm",
+                           "gdrcopy", "nvshmem", "cufile")
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    exe: str
+    cmdline: str
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    name_end = raw.rfind(")")
+    fields = raw[name_end + 2:].split()
+    return int(fields[1]), raw[raw.find("(") + 1:name_end]
+
+
+def descendants(root: int) -> list[Proc]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        st = _stat(int(entry))
+        if st is not None:
+            children.setdefault(st[0], []).append(int(entry))
+    out: list[Proc] = []
+    stack = list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            exe = ""
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            cmd = ""
+        st = _stat(pid)
+        out.append(Proc(pid, st[0] if st else -1, exe, cmd))
+    return out
+
+
+def is_toolchain(proc: Proc) -> bool:
+    exe = proc.exe.removesuffix(" (deleted)")
+    name = os.path.basename(exe)
+    return name in TOOLCHAIN and (exe.startswith("/usr/") or exe.startswith("/bin/") or "/cuda" in exe)
+
+
+def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int], list[Proc]]:
+    """The rank processes in the sandbox (rank -> pid) and every process that is neither bubblewrap, the spawner, a
+    rank nor a compiler run from its installed path."""
+    procs = descendants(root)
+    by_pid = {p.pid: p for p in procs}
+    python = os.path.realpath(python_exe)
+    spawners = {p.pid for p in procs if " -m evaluator.rank.spawn " in f" {p.cmdline} "
+                and os.path.realpath(p.exe) == python and os.path.basename(by_pid.get(p.ppid, p).exe) == "bwrap"}
+    ranks: dict[int, int] = {}
+    strange: list[Proc] = []
+    for p in procs:
+        if os.path.basename(p.exe) == "bwrap" or p.pid in spawners or is_toolchain(p):
+            continue
+        words = p.cmdline.split()
+        if p.ppid in spawners and os.path.realpath(p.exe) == python and words[1:3] == ["-m", "evaluator.rank.worker"]:
+            r = int(words[3]) if len(words) > 3 and words[3].isdigit() else -1
+            if 0 <= r < world_size and r not in ranks:
+                ranks[r] = p.pid
+                continue
+        strange.append(p)
+    return ranks, strange
+
+
+def threads(pid: int) -> dict[int, str]:
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                out[int(tid)] = f.read().strip()
+        except OSError:
+            continue
+    return out
+
+
+def new_solution_threads(pid: int, before: set[int]) -> list[str]:
+    """Threads of a rank that did not exist before the solution was loaded and are not a library's own."""
+    now = threads(pid)
+    main = now.get(pid, "")
+    return [f"thread {tid} ({name})" for tid, name in now.items()
+            if tid not in before and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))]

@@ -1,0 +1,255 @@
+"""One rank of the judge: ``python -m evaluator.judge.rank RANK REPORT_FD`` (commands arrive on stdin).
+
+It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
+is given, runs the problem's reference for the expected outputs, times the baseline under the timing protocol, and
+later checks what the solution's ranks wrote back:
+  prepare        the process group, the warm-up and trial inputs (written to the exchange folder as data, one file
+                 per rank, moved into the sandbox's view by the host when their turn comes), expected outputs (kept
+                 in the judge's private folder), and the baseline's timing with a fingerprint of every timed
+                 output (values at secret random positions);
+  feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended;
+  check_trial T  the solution's outputs of trial T against the expected ones, in full; its inputs unchanged;
+  check_timed I  the solution's outputs of timed iteration I: structure, finite values, and the fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from evaluator import timer as compiled_timer
+from evaluator import wire
+from evaluator.judge.compare import as_tuple, clone_inputs, compare, structure
+from evaluator.timer.protocol import TimedLoop
+from problems.registry import get
+
+FINGERPRINT_POSITIONS = 4096  # per output tensor of a timed iteration
+MAX_REPORTED = 5
+
+
+def _outputs(values: Any) -> list[Any]:
+    return list(as_tuple(values))
+
+
+class JudgeRank:
+    def __init__(self, rank: int, report_fd: int, config: dict[str, Any]) -> None:
+        self.rank = rank
+        self.fd = report_fd
+        self.config = config
+        self.world_size: int = config["world_size"]
+        self.problem = get(config["problem_id"])
+        self.preset = self.problem.presets[config["preset"]]
+        self.tol = self.problem.tolerance(self.preset.dtype)
+        self.private = Path(config["private"]) / f"r{rank}"
+        self.private.mkdir(parents=True, exist_ok=True)
+        self.exchange = Path(config["exchange"])
+        self.seeds: dict[str, Any] = config["seeds"]
+        self.device = torch.device("cpu")
+        self.fingerprints: dict[int, list[Any]] = {}
+        self.secret = random.Random(self.seeds["positions"])
+
+    def send(self, kind: str, **payload: Any) -> None:
+        wire.send(self.fd, kind, rank=self.rank, **payload)
+
+    def inputs(self, seed: int) -> tuple:
+        return tuple(self.module.make_inputs(self.rank, self.world_size, seed, self.device, self.preset.dtype,
+                                             **self.config["params"]))
+
+    def staged(self, name: str) -> Path:
+        """Where this rank's inputs named ``name`` wait until the host moves them into the sandbox's view."""
+        return self.private / f"in.{name}.pt"
+
+    # -- prepare ------------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        cfg = self.config
+        init = f"file://{Path(cfg['private']) / 'store'}"
+        if cfg["device"] == "cuda":
+            self.device = torch.device("cuda", self.rank)
+            torch.cuda.set_device(self.device)
+            dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size,
+                                    device_id=self.device)
+        else:
+            torch.set_num_threads(1)
+            dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size)
+        self.module = self.problem.load_reference()
+        wire.save_tensors(self.staged("warm"), list(self.inputs(self.seeds["warm"])))
+        for t, seed in enumerate(self.seeds["trials"]):
+            inputs = self.inputs(seed)
+            wire.save_tensors(self.staged(f"t{t}"), list(inputs))
+            expected = _outputs(self.module.solution(*clone_inputs(inputs)))
+            wire.save_tensors(self.private / f"expected.t{t}.pt", expected)
+            wire.save_tensors(self.private / f"given.t{t}.pt", list(inputs))
+        self.send("expected", trials=len(self.seeds["trials"]))
+        if cfg["measure_timing"]:
+            self.time_baseline()
+        self.send("prepared")
+
+    def time_baseline(self) -> None:
+        cfg = self.config
+        timer = compiled_timer.load(cfg["timer"])
+        read_fd, write_fd = os.pipe()
+        stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
+        timer.open(write_fd, stream)
+        reader = compiled_timer.SampleReader(read_fd)
+        loop = TimedLoop(timer, dist.group.WORLD, self.device)
+        reference = self.module.solution
+        first = self.inputs(self.seeds["timing"][0])
+        buffers = clone_inputs(first)
+        warmup = cfg["warmup_iterations"]
+        launches: list[float] = []
+        for i, seed in enumerate(self.seeds["timing"]):
+            inputs = self.inputs(seed)
+            if any(type(b) is torch.Tensor and (b.shape != x.shape or b.dtype != x.dtype)
+                   for b, x in zip(buffers, inputs)):
+                buffers = clone_inputs(inputs)  # uneven shapes per draw: fresh buffers, refilled all the same
+            _, launch, out = loop.measure(lambda: reference(*buffers), buffers, inputs)
+            launches.append(launch)
+            if i == warmup - 1:
+                loop.adapt_spin(launches)
+            if i >= warmup:
+                self.fingerprints[i] = self._fingerprint(_outputs(out))
+            del out
+            reader.read_available()
+        os.close(write_fd)
+        while reader.read_available():
+            pass
+        os.close(read_fd)
+        samples = reader.samples[warmup:]
+        self.send("baseline", times_us=[s[0] for s in samples], launch_us=[s[1] for s in samples],
+                  spin_us=loop.spin_us, method="cuda-events-behind-spin-kernel" if loop.cuda
+                  else "host-clock-after-barrier")
+
+    def _fingerprint(self, outputs: list[Any]) -> list[Any]:
+        prints = []
+        for out in outputs:
+            if type(out) is not torch.Tensor:
+                prints.append(None)
+                continue
+            flat = out.detach().reshape(-1)
+            n = flat.numel()
+            k = min(n, FINGERPRINT_POSITIONS)
+            positions = torch.tensor(self.secret.sample(range(n), k) if n > k else list(range(n)), dtype=torch.int64)
+            values = flat[positions.to(flat.device)].to("cpu").clone() if n else flat.to("cpu")
+            prints.append((tuple(out.shape), out.dtype, positions, values))
+        return prints
+
+    # -- feeding and checks -------------------------------------------------------------------------------
+    def feed(self, i: int) -> None:
+        seed = self.seeds["timing"][i]
+        wire.save_tensors(self.staged(f"i{i}"), list(self.inputs(seed)))
+        self.send("fed", i=i)
+
+    def check_trial(self, t: int) -> None:
+        expected = wire.load_tensors(self.private / f"expected.t{t}.pt")
+        given = wire.load_tensors(self.private / f"given.t{t}.pt")
+        error, max_abs, gaming = self._check_returned(self.exchange / f"r{self.rank}" / f"out.t{t}.pt", expected,
+                                                      given)
+        self.send("trial", trial=t, ok=error is None, error=error, max_abs_error=max_abs, gaming=gaming)
+
+    def _check_returned(self, path: Path, expected: list[Any], given: list[Any]) -> tuple[str | None, Any, bool]:
+        try:
+            returned = wire.load_tensors(path)
+            outputs, after = returned[0], returned[1]
+            if not isinstance(outputs, list) or not isinstance(after, list):
+                raise ValueError("not two lists")
+        except Exception as exc:  # whatever the solution's process left there is data, and this is not ours
+            return f"the solution's outputs could not be read back ({type(exc).__name__}); it must return tensors", \
+                None, True
+        mismatch = compare(tuple(outputs), tuple(expected), self.tol.atol, self.tol.rtol)
+        if mismatch:
+            return mismatch.message, mismatch.max_abs_error, mismatch.gaming
+        changed = _changed_inputs(given, after)
+        if changed:
+            return changed, None, True
+        return None, 0.0, False
+
+    def check_timed(self, i: int) -> None:
+        path = self.exchange / f"r{self.rank}" / f"out.i{i}.pt"
+        error = None
+        try:
+            returned = wire.load_tensors(path)
+            outputs = returned[0]
+            prints = self.fingerprints[i]
+            error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol)
+        except Exception as exc:
+            error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
+        finally:
+            path.unlink(missing_ok=True)
+        self.send("timed", i=i, ok=error is None, error=error)
+
+    def run(self, commands: Any) -> None:
+        for line in commands:
+            cmd = json.loads(line)
+            op = cmd["op"]
+            if op == "prepare":
+                self.prepare()
+            elif op == "feed":
+                self.feed(cmd["i"])
+            elif op == "check_trial":
+                self.check_trial(cmd["t"])
+            elif op == "check_timed":
+                self.check_timed(cmd["i"])
+            elif op == "exit":
+                return
+
+
+def _changed_inputs(given: list[Any], after: list[Any]) -> str | None:
+    if len(given) != len(after):
+        return "the solution's inputs came back in another number than they were given"
+    for k, (g, a) in enumerate(zip(given, after)):
+        if type(g) is torch.Tensor and (type(a) is not torch.Tensor or a.shape != g.shape or
+                                        not torch.equal(a, g)):
+            return (f"the solution wrote to its input {k} (a solution must not write to its inputs, nor return "
+                    f"them as its output to be changed later)")
+    return None
+
+
+def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: float) -> str | None:
+    if not isinstance(outputs, list) or len(outputs) != len(prints):
+        return f"returned {len(outputs) if isinstance(outputs, list) else '?'} outputs, the baseline {len(prints)}"
+    for k, (out, fp) in enumerate(zip(outputs, prints)):
+        if fp is None:
+            continue
+        shape, dtype, positions, values = fp
+        wrong = structure(out, torch.empty(shape, dtype=dtype))
+        if wrong:
+            return f"output {k}: {wrong.message}"
+        flat = out.reshape(-1)
+        if out.dtype.is_floating_point and not bool(torch.isfinite(flat).all()):
+            return f"output {k} holds NaN or Inf"
+        got = flat[positions] if flat.numel() else flat
+        mismatch = compare((got,), (values,), atol, rtol)
+        if mismatch:
+            return f"output {k} differs from the baseline's output for the same inputs ({mismatch.message})"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    rank, fd = int(argv[1]), int(argv[2])
+    config = json.loads(sys.stdin.readline())
+    judge = JudgeRank(rank, fd, config)
+    try:
+        judge.run(sys.stdin)
+    except BaseException as exc:  # the judge's own failure: the evaluation ends as infra_error
+        wire.send(fd, "judge_error", rank=rank, message=f"{type(exc).__name__}: {exc}"[:1000],
+                  traceback=traceback.format_exc(limit=10)[-4000:])
+        return 1
+    try:
+        dist.destroy_process_group()
+    except Exception:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    os._exit(code)

@@ -1,0 +1,242 @@
+"""One sandboxed rank: ``python -m evaluator.rank.worker RANK COMMAND_FD REPORT_FD TIMER_FD``.
+
+Before the solution is loaded: the process group (every communicator the evaluation itself uses), the device, a
+warm-up of the runtime, the compiled timer (which sends its key to the host), and references to everything the
+runtime calls later. Then, on the host's commands: load the solution; call it on inputs read from the exchange
+folder and write its outputs, and the inputs as they were after the call, back there; stage and time the
+iterations of the timing phase. Reports go to the host as JSON lines; they are claims the judge checks, never
+verdicts."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+import torch.distributed as dist
+
+from evaluator import timer as compiled_timer
+from evaluator import wire
+from evaluator.rank.calls import CallCounter
+from evaluator.timer.protocol import TimedLoop
+
+IO = Path(os.environ.get("ARENA_IO", "/io"))
+MULTICAST_VARS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+_Tensor = torch.Tensor
+_libc_getenv = ctypes.CDLL(None).getenv
+_libc_getenv.restype = ctypes.c_char_p
+_libc_getenv.argtypes = [ctypes.c_char_p]
+_environ = os.environ
+_send = wire.send
+_load = wire.load_tensors
+_synchronize = torch.cuda.synchronize
+_clone = torch._C.TensorBase.clone
+_to = torch._C.TensorBase.to
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text.splitlines()[0][:500] if text else type(exc).__name__
+
+
+def _as_list(out: Any) -> list[Any]:
+    return list(out) if type(out) in (tuple, list) or isinstance(out, tuple) and type(out).__module__ == \
+        "torch.return_types" else [out]
+
+
+class Worker:
+    def __init__(self, rank: int, report_fd: int, timer_fd: int) -> None:
+        self.rank = rank
+        self.fd = report_fd
+        self.config = json.loads((IO / "config.json").read_text())
+        self.world_size: int = self.config["world_size"]
+        self.io = IO / f"r{rank}"
+        self.device = torch.device("cpu")
+        self.solution: Callable[..., Any] | None = None
+        self.buffers: tuple | None = None
+        self.staged: tuple | None = None
+        self.multicast = {k: _libc_getenv(k.encode()) for k in MULTICAST_VARS}
+        self.boot(timer_fd)
+
+    def send(self, kind: str, **payload: Any) -> None:
+        _send(self.fd, kind, rank=self.rank, **payload)
+
+    def boot(self, timer_fd: int) -> None:
+        cfg = self.config
+        init = "file:///tmp/arena-store"
+        try:
+            if cfg["device"] == "cuda":
+                self.device = torch.device("cuda", self.rank)
+                torch.cuda.set_device(self.device)
+                dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
+                                        world_size=self.world_size, device_id=self.device)
+            else:
+                torch.set_num_threads(1)
+                dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
+                                        world_size=self.world_size)
+            self.group = dist.group.WORLD
+            # Warm the runtime so the threads it starts for itself exist before the solution does.
+            probe = torch.ones(8, device=self.device)
+            dist.all_reduce(probe)
+            (probe @ probe).item()
+            timer = compiled_timer.load(cfg["timer"])
+            stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
+            timer.open(timer_fd, stream)
+            self.loop = TimedLoop(timer, self.group, self.device)
+        except Exception as exc:
+            self.send("error", phase="setup", category="infra", message=_one_line(exc),
+                      traceback=traceback.format_exc(limit=8))
+            raise SystemExit(5)
+        self.counter = CallCounter()
+        self.send("booted", pid=os.getpid(), environment=self.environment())
+
+    def environment(self) -> dict[str, Any]:
+        env: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
+                               "backend": self.config["backend"], "hostname": os.uname().nodename}
+        if self.device.type == "cuda":
+            props = torch.cuda.get_device_properties(self.device)
+            env.update({"gpu": props.name, "gpu_count": torch.cuda.device_count(), "cuda": torch.version.cuda,
+                        "nccl": ".".join(map(str, torch.cuda.nccl.version())), "sm_count": props.multi_processor_count,
+                        "multicast_off": {k: (v or b"").decode() for k, v in self.multicast.items()}})
+        return env
+
+    # -- commands -----------------------------------------------------------------------------------------
+    def load_solution(self, path: str) -> None:
+        try:
+            spec = importlib.util.spec_from_file_location("arena_solution", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["arena_solution"] = module
+            with self.counter.active():
+                spec.loader.exec_module(module)
+            solve = getattr(module, "solution", None)
+            if not callable(solve):
+                raise AttributeError("the solution file defines no callable `solution`")
+        except BaseException as exc:
+            self.send("error", phase="setup", category="compile", message=_one_line(exc),
+                      traceback=traceback.format_exc(limit=8))
+            raise SystemExit(3)
+        self.solution = solve
+        self.send("loaded", **self.after_call())
+
+    def after_call(self) -> dict[str, Any]:
+        changed = [k for k, v in self.multicast.items() if _libc_getenv(k.encode()) != v or
+                   (v is not None and _environ.get(k) != v.decode())]
+        return {"multicast_changed": changed, "calls": self.counter.take()}
+
+    def _device_inputs(self, name: str) -> tuple:
+        values = _load(self.io / f"in.{name}.pt")
+        return tuple(_to(v, self.device) if type(v) is _Tensor else v for v in values)
+
+    def call(self, name: str, phase: str) -> None:
+        inputs = self._device_inputs(name)
+        given = tuple(_clone(v) if type(v) is _Tensor else v for v in inputs)
+        assert self.solution is not None
+        with self.counter.active():
+            out = self.solution(*given)
+        if self.device.type == "cuda":
+            _synchronize(self.device)
+        outputs = _as_list(out)
+        _save_pair(self.io / f"out.{name}.pt", outputs, list(given))
+        self.send("called", name=name, phase=phase, devices=[str(o.device) if type(o) is _Tensor else None
+                                                             for o in outputs],
+                  aliases=_aliases(outputs, given), **self.after_call())
+
+    def stage(self, i: int) -> None:
+        self.staged = self._device_inputs(f"i{i}")
+        if self.buffers is None or any(type(b) is _Tensor and (b.shape != s.shape or b.dtype != s.dtype)
+                                       for b, s in zip(self.buffers, self.staged)):
+            self.buffers = tuple(_clone(v) if type(v) is _Tensor else v for v in self.staged)
+        if self.device.type == "cuda":
+            _synchronize(self.device)
+        self.send("staged", i=i)
+
+    def time(self, i: int, record: bool) -> None:
+        assert self.solution is not None and self.buffers is not None and self.staged is not None
+        solve, buffers = self.solution, self.buffers
+        with self.counter.active():
+            _, launch, out = self.loop.measure(lambda: solve(*buffers), buffers, self.staged)
+        outputs = _as_list(out)
+        if record:
+            _save_pair(self.io / f"out.i{i}.pt", outputs, [])
+        self.staged = None
+        self.send("timed", i=i, launch_us=launch, devices=[str(o.device) if type(o) is _Tensor else None
+                                                          for o in outputs],
+                  aliases=_aliases(outputs, buffers), **self.after_call())
+
+    def run(self, commands: Any) -> None:
+        for line in commands:
+            cmd = json.loads(line)
+            op = cmd["op"]
+            try:
+                if op == "load":
+                    self.load_solution(cmd["path"])
+                elif op == "call":
+                    self.call(cmd["name"], cmd["phase"])
+                elif op == "stage":
+                    self.stage(cmd["i"])
+                elif op == "time":
+                    self.time(cmd["i"], cmd["record"])
+                elif op == "spin":
+                    self.loop.adapt_spin(cmd["launch_us"])
+                    self.send("spun")
+                elif op == "exit":
+                    return
+            except SystemExit:
+                raise
+            except BaseException as exc:
+                self.send("error", phase=cmd.get("phase", op), category="runtime", message=_one_line(exc),
+                          traceback=traceback.format_exc(limit=12)[-6000:])
+                raise SystemExit(2)
+
+
+def _save_pair(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
+    import torch as _torch
+
+    plain_out = [o.detach().to("cpu").clone() if type(o) is _Tensor else None for o in outputs]
+    plain_in = [o.detach().to("cpu").clone() if type(o) is _Tensor else None for o in inputs_after]
+    partial = path.with_name(path.name + ".part")
+    _torch.save([plain_out, plain_in], partial)
+    os.replace(partial, path)
+
+
+def _aliases(outputs: list[Any], inputs: tuple) -> list[str]:
+    """Outputs that share memory with an input or with another output."""
+    found = []
+    spans = [(f"input {k}", v) for k, v in enumerate(inputs) if type(v) is _Tensor and v.numel()]
+    for k, out in enumerate(outputs):
+        if type(out) is not _Tensor or not out.numel():
+            continue
+        for label, other in spans:
+            if out.untyped_storage().data_ptr() == other.untyped_storage().data_ptr():
+                found.append(f"output {k} shares memory with {label}")
+        spans.append((f"output {k}", out))
+    return found
+
+
+def main(argv: list[str]) -> int:
+    rank, cmd_fd, report_fd, timer_fd = (int(a) for a in argv[1:5])
+    os.chdir(os.environ.get("HOME", "/tmp"))
+    worker = Worker(rank, report_fd, timer_fd)
+    send = worker.send
+    try:
+        with os.fdopen(cmd_fd, "r") as commands:
+            worker.run(commands)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    send("finished")
+    return 0
+
+
+if __name__ == "__main__":
+    # os._exit: nothing the solution registered with atexit runs, and no rank lingers on a broken collective.
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

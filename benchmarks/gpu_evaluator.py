@@ -30,7 +30,7 @@ from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402  (no torch i
 
 os.environ.update(MULTICAST_OFF)
 
-from evaluator.runner import evaluate  # noqa: E402
+from evaluator.host.evaluate import evaluate  # noqa: E402
 from evaluator.contract.spec import EvalSpec  # noqa: E402
 from problems.registry import get  # noqa: E402
 

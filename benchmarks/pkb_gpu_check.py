@@ -39,7 +39,7 @@ def main() -> int:
     os.environ["ARENA_SUITES_DIR"] = str(work / "suites")
 
     from evaluator import pkb
-    from evaluator.runner import evaluate
+    from evaluator.host.evaluate import evaluate
     from evaluator.contract.spec import EvalSpec
     from problems import registry
     from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, write_checkout

@@ -42,7 +42,7 @@ def _print_result(doc: dict[str, Any]) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from evaluator.runner import evaluate
+    from evaluator.host.evaluate import evaluate
 
     path = Path(args.solution)
     if not path.is_file():

@@ -40,7 +40,7 @@ def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
     The reply is sent even when the evaluator itself fails, as an ``infra_error`` document, so the row never
     waits for the reaper when the worker is alive.
     """
-    from evaluator.runner import evaluate  # imported here so the web side can import this module without torch
+    from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
 
     queue = _reply_queue()
     job = get_current_job()
@@ -66,6 +66,6 @@ def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
 
 def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:
     """Runs on the ``<profile>-build`` queue: compiles the solution's extensions before its GPU job starts."""
-    from evaluator.prebuild import prebuild
+    from evaluator.host.prebuild import prebuild
 
     return prebuild(EvalSpec.from_dict(spec))

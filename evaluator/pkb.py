@@ -481,7 +481,7 @@ def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[s
                     ) -> ProbeOutcome:
     """Runs the imported reference alone (no user code) on ``inputs`` ("randomized" or "original") on
     ``profile``: accepted when it runs, gives finite outputs and agrees with itself."""
-    from evaluator.runner import evaluate
+    from evaluator.host.evaluate import evaluate
     from evaluator.contract.spec import EvalSpec
 
     started = time.monotonic()
@@ -584,7 +584,7 @@ def evaluate_imported(spec, problem: Problem, workdir_parent: str | None = None,
                       keep_workdir: bool = False) -> dict[str, Any]:
     """``runner.evaluate`` for a problem of an imported suite: picks randomized or original inputs (see the
     module docstring), evaluates, and says in ``doc["problem"]["inputs"]`` which inputs were used."""
-    from evaluator.runner import evaluate
+    from evaluator.host.evaluate import evaluate
     from problems.imported import ImportedProblem
 
     started = time.monotonic()

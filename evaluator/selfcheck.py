@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from evaluator.correctness import as_tuple, clone_inputs, compare
+from evaluator.judge.compare import as_tuple, clone_inputs, compare
 from problems.registry import Problem, get, load_module, load_problem
 
 

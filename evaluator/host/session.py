@@ -200,6 +200,9 @@ class Session:
 
     def _pump(self, wait_s: float) -> None:
         fds: dict[int, Any] = {}
+        if self.box is not None:
+            # Every process of the sandbox is gone with it (its PID namespace ends with its first process).
+            self.escaped = [f"pid {p.pid}: {p.cmdline[:200]}" for p in watch.descendants(self.box.pid)]
         for p in self.judges + self.ranks:
             if not p.reports.closed:
                 fds[p.reports.fd] = p
@@ -313,9 +316,6 @@ class Session:
                 proc.wait(timeout=max(0.05, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-        if self.box is not None:
-            left = watch.descendants(self.box.pid) if self.box.poll() is None else []
-            self.escaped = [f"pid {p.pid}: {p.cmdline[:200]}" for p in left]
         for proc in procs:
             if proc.poll() is None:
                 try:
@@ -323,6 +323,9 @@ class Session:
                 except (ProcessLookupError, PermissionError):
                     pass
                 proc.wait(timeout=10)
+        if self.box is not None:
+            # Every process of the sandbox is gone with it (its PID namespace ends with its first process).
+            self.escaped = [f"pid {p.pid}: {p.cmdline[:200]}" for p in watch.descendants(self.box.pid)]
         for p in self.judges + self.ranks:
             if not p.reports.closed:
                 p.reports.read_available()
@@ -349,3 +352,12 @@ _PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote 
 def _peer_failure(message: str) -> bool:
     text = message.lower()
     return any(sign in text for sign in _PEER_FAILURE_SIGNS)
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for tests and tools that start their own services)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.runner import evaluate
+from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 
 HERE = Path(__file__).resolve().parent

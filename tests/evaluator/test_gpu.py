@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluator.runner import evaluate
+from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 from problems.registry import get
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evaluator import pkb
-from evaluator.runner import evaluate
+from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 from problems import registry
 from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, head, write_checkout

@@ -1,5 +1,5 @@
 from evaluator.contract.build import needs_build
-from evaluator.prebuild import prebuild
+from evaluator.host.prebuild import prebuild
 from evaluator.contract.spec import EvalSpec
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
-from evaluator.runner import evaluate
+from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 
 HERE = Path(__file__).parent / "solutions"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from evaluator.launcher import free_port
+from evaluator.host.session import free_port
 from tests.leaderboard.helpers import ROOT
 
 

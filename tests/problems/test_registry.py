@@ -92,18 +92,19 @@ def test_the_whole_suite_is_valid():
     assert all(p.version >= 1 and p.world_sizes for p in problems.values())
 
 
+def _without_hard_and_tags(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("hard =", "tags =")))
+
+
 def test_hard_line_and_tags_are_read_onto_the_problem(tmp_path):
     problem = load_problem(make_problem(tmp_path, lambda t: 'hard = "bandwidth-bound at large sizes"\n'
-                                        'tags = ["inter-node", "decode"]\n' + t), tmp_path)
+                                        'tags = ["inter-node", "decode"]\n' + _without_hard_and_tags(t)), tmp_path)
     assert problem.hard == "bandwidth-bound at large sizes"
     assert problem.tags == ("inter-node", "decode") and problem.has_tag("inter-node")
 
 
 def test_hard_and_tags_are_optional(tmp_path):
-    toml = EXAMPLE / "problem.toml"
-    stripped = "\n".join(line for line in toml.read_text().splitlines()
-                         if not line.startswith(("hard =", "tags =")))
-    problem = load_problem(make_problem(tmp_path, lambda t: stripped), tmp_path)
+    problem = load_problem(make_problem(tmp_path, _without_hard_and_tags), tmp_path)
     assert problem.hard == "" and problem.tags == ()
 
 
@@ -118,11 +119,8 @@ def test_hard_and_tags_are_optional(tmp_path):
     ('tags = ["a", "a"]', "the field 'tags' repeats a tag"),
 ])
 def test_malformed_hard_or_tags_is_refused_naming_file_and_field(tmp_path, line, fragment):
-    def edit(text):
-        kept = "\n".join(l for l in text.splitlines() if not l.startswith(("hard =", "tags =")))
-        return line + "\n" + kept
     with pytest.raises(ProblemError) as err:
-        load_problem(make_problem(tmp_path, edit), tmp_path)
+        load_problem(make_problem(tmp_path, lambda t: line + "\n" + _without_hard_and_tags(t)), tmp_path)
     assert fragment in str(err.value) and "problem.toml" in str(err.value)
 
 
@@ -144,3 +142,16 @@ def test_internode_roofline_term_is_optional_and_validated(tmp_path):
 def test_suite_version_is_a_date_like_string():
     from problems.registry import SUITE_VERSION
     assert re.fullmatch(r"\d{4}\.\d{2}(\.\d+)?", SUITE_VERSION)
+
+
+def test_every_built_in_problem_says_why_it_is_hard():
+    missing = [pid for pid, p in discover().items() if not p.hard]
+    assert not missing, f"problems without a 'hard' line: {missing}"
+
+
+def test_inter_node_problems_take_ranks_per_node_and_bound_internode_bytes():
+    inter = {pid: p for pid, p in discover().items() if p.has_tag("inter-node")}
+    assert len(inter) >= 6
+    for pid, p in inter.items():
+        assert "internode_bytes_per_rank" in p.roofline, pid
+        assert 4 in p.world_sizes and 8 in p.world_sizes, pid

@@ -40,6 +40,7 @@ class HardwareProfile:
     nodes: int = 1  # machines the ranks are spread over; ranks per node = world_size // nodes
     internode_gbps: float | None = None  # per-GPU unidirectional bandwidth between nodes, GB/s (nodes > 1)
     internode_latency_us: float = 0.0  # the smallest time a step that crosses nodes can take
+    smoke: bool = False  # tests the evaluator itself on any problem at this world size; never queued, never ranked
 
     def __post_init__(self) -> None:
         if self.nodes < 1 or self.world_size % self.nodes:
@@ -139,7 +140,19 @@ class UnknownProfile(ValueError):
     pass
 
 
-def get_profile(name: str) -> HardwareProfile:
+# Profiles for checking the evaluator on one GPU (sandbox with CUDA, the compiled timer, repeatability): any problem
+# runs at one rank. Only `arena eval` and the benchmarks reach them; the portal never offers them.
+SMOKE_PROFILES: dict[str, HardwareProfile] = {
+    "h200-smoke-1": HardwareProfile(
+        name="h200-smoke-1", description="1× NVIDIA H200, one rank, bench sizes: a smoke test of the evaluator on a "
+        "GPU, not a ranked measurement", world_size=1, backend="nccl", device="cuda", preset="bench",
+        link_gbps=478.0, hbm_gbps=4800.0, peak_tflops=_H200_PEAK, link_latency_us=0.0, smoke=True),
+}
+
+
+def get_profile(name: str, allow_smoke: bool = False) -> HardwareProfile:
+    if allow_smoke and name in SMOKE_PROFILES:
+        return SMOKE_PROFILES[name]
     if name not in PROFILES:
         raise UnknownProfile(f"unknown hardware profile {name!r}; choose one of {', '.join(PROFILES)}")
     return PROFILES[name]

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from leaderboard.cache import rankings_changed
+from leaderboard.rankings.generations import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 
 

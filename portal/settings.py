@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluator.contract.jobs import CHECKS_QUEUE, WEB_QUEUE
 from evaluator.contract.profiles import PROFILES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -102,6 +103,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_rq",
     "portal",
+    "portal.accounts",
+    "portal.contributions",
     "leaderboard",
 ]
 
@@ -131,6 +134,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The site's template tags live with the views (leaderboard/web/), not in an app's templatetags/.
+            "libraries": {"arena": "leaderboard.web.templatetags.arena"},
         },
     },
 ]
@@ -152,17 +157,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- queues ---------------------------------------------------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-WEB_QUEUE = "web"
+# Queue names come from the contract (evaluator/contract/jobs.py), the one place they are defined.
 # "web" stores results; every hardware profile has a queue of its own, served by workers on hosts of that kind.
 RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}}
 for _profile in PROFILES.values():
     RQ_QUEUES[_profile.queue] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 900}
 # Problem proposals are checked on CPU here (evaluator/problem_check.py): it runs contributors' unreviewed reference
 # code, so in production serve it from a worker without database credentials, like a GPU host.
-CHECKS_QUEUE = "checks"
 RQ_QUEUES[CHECKS_QUEUE] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}
 
-# Rendered ranking pages (leaderboard/cache.py): in Redis, keyed by URL and the rankings generation that the write
+# Rendered ranking pages (leaderboard/web/cache.py): in Redis, keyed by URL and the rankings generation that the write
 # path bumps, so a page is never older than the last recorded result. The TTL only frees memory of old generations.
 ARENA_PAGE_CACHE = env_bool("ARENA_PAGE_CACHE", True)
 ARENA_PAGE_CACHE_TTL_S = env_int("ARENA_PAGE_CACHE_TTL_S", 600)
@@ -174,7 +178,7 @@ CACHES = {
         "KEY_PREFIX": os.environ.get("ARENA_CACHE_PREFIX", "").strip() or "arena",
         "TIMEOUT": ARENA_PAGE_CACHE_TTL_S,
         # bytes only, never pickle; a Redis that hangs costs a page at most about a second, then it renders uncached
-        "OPTIONS": {"serializer": "leaderboard.cache.PageSerializer", "socket_connect_timeout": 0.5,
+        "OPTIONS": {"serializer": "leaderboard.web.cache.PageSerializer", "socket_connect_timeout": 0.5,
                     "socket_timeout": 0.5},
     },
 }
@@ -201,7 +205,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "leaderboard.apis.exception_handler",
+    "EXCEPTION_HANDLER": "leaderboard.web.apis.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Parallel Kernel Arena API",
@@ -261,7 +265,8 @@ CONTENT_SECURITY_POLICY = os.environ.get("CONTENT_SECURITY_POLICY", "").strip() 
 # Request size. Solution files are capped by ARENA_MAX_SOURCE_BYTES (a clear 400 from the service); a request body
 # over ARENA_MAX_REQUEST_BYTES is refused before it is read (413, portal.middleware.RequestSizeLimitMiddleware), and
 # form fields other than files over DATA_UPLOAD_MAX_MEMORY_SIZE get the same 413. Model-run archives go up to
-# 20 MiB (leaderboard/archive.py), so the request cap stays above that. Put the same cap in the proxy in front.
+# 20 MiB (leaderboard/model_runs/container.py), so the request cap stays above that. Put the same cap in the proxy in
+# front.
 ARENA_MAX_REQUEST_BYTES = env_int("ARENA_MAX_REQUEST_BYTES", 24 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2 * 1024 * 1024)  # larger files go to a temp file

@@ -1,6 +1,5 @@
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.static import serve
 from drf_spectacular.views import SpectacularAPIView
@@ -8,14 +7,10 @@ from drf_spectacular.views import SpectacularAPIView
 from portal import views
 
 urlpatterns = [
-    path("", include("leaderboard.urls")),
+    path("", include("leaderboard.web.urls")),
     path("", include("portal.contributions.urls")),  # /contribute/... and /api/proposals/...
-    path("accounts/signup/", views.signup, name="signup"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/token/", views.token, name="account-token"),
-    path("accounts/token/new/", views.token_regenerate, name="account-token-regenerate"),
-    path("api/", include("leaderboard.api_urls")),
+    path("", include("portal.accounts.urls")),  # /accounts/...
+    path("api/", include("leaderboard.web.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", views.api_docs, name="api-docs"),
     path("admin/", admin.site.urls),

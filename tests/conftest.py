@@ -14,8 +14,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789")
 os.environ.setdefault("HTTPS", "0")  # the test client speaks plain http; production's HTTPS defaults are tested apart
 os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-# The cached ranking pages (leaderboard/cache.py) live in that Redis too, under a prefix of this session's own, so two
-# test sessions on one machine never serve each other's pages (subprocesses the tests start inherit it).
+# The cached ranking pages (leaderboard/web/cache.py) live in that Redis too, under a prefix of this session's own, so
+# two test sessions on one machine never serve each other's pages (subprocesses the tests start inherit it).
 os.environ["ARENA_CACHE_PREFIX"] = f"test-{os.getpid()}-{os.urandom(4).hex()}"
 
 import django  # noqa: E402
@@ -33,9 +33,9 @@ def _no_cached_pages_from_earlier_tests(request):
     generation, so no page another test cached can be served to it."""
     if request.node.get_closest_marker("django_db") or {"db", "transactional_db", "client", "live_server"} & set(
             request.fixturenames):
-        from leaderboard.cache import _bump
+        from leaderboard.rankings.generations import bump
 
-        _bump()
+        bump()
     yield
 
 
@@ -66,7 +66,7 @@ def run_worker(redis_conn):
 @pytest.fixture
 def problems(db):
     """The real problem suite, loaded the way `manage.py load_problems` does."""
-    from leaderboard.services import problems_sync
+    from leaderboard.catalogue.services import problems_sync
 
     problems_sync()
     from leaderboard.models import Problem

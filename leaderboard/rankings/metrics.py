@@ -280,6 +280,12 @@ class Protocol:
                 or not math.isfinite(self.wall_time_s) or self.wall_time_s < 0:
             raise ValueError(f"wall_time_s must be a finite number of seconds, 0 or more, not {self.wall_time_s!r}")
 
+    @classmethod
+    def of_run(cls, run: object) -> "Protocol":
+        """The protocol of a model run (anything with ``mode``, ``k``, ``turn_budget``, ``tokens``, ``wall_time_s``)."""
+        return cls(mode=getattr(run, "mode"), k=getattr(run, "k"), turn_budget=getattr(run, "turn_budget"),
+                   tokens=getattr(run, "tokens"), wall_time_s=getattr(run, "wall_time_s"))
+
     def label(self) -> str:
         """One line, e.g. ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h`` (zero-shot shows no turns)."""
         parts = [self.mode, f"k={self.k}"]

@@ -1,4 +1,6 @@
-"""Every read the pages, the API and exports make. ``problem_ranking`` is the one place a ranking is computed."""
+"""The reads that compute rankings, for the page, the export and the API alike: ``problem_ranking`` (one problem on
+one profile), ``model_run_score`` (one run, the one place a run's scores are computed), ``model_run_ranking`` (every
+run, filtered and sorted), the comparison of two runs, a problem's figures and a user's best solutions."""
 
 from __future__ import annotations
 
@@ -13,48 +15,11 @@ from django.shortcuts import get_object_or_404
 
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
-from leaderboard import metrics
-from leaderboard.models import ModelRun, Problem, Result, Submission, Trajectory
+from leaderboard.beyond_contract import roofline
+from leaderboard.models import ModelRun, Problem, Result, Submission
+from leaderboard.rankings import metrics, tables
+from leaderboard.rankings.filters import RunFilterSet
 from problems.registry import CATEGORIES
-
-
-def problem_list(*, category: str | None = None) -> QuerySet[Problem]:
-    problems = Problem.objects.filter(is_active=True)
-    if category:
-        problems = problems.filter(category=category)
-    return problems.order_by("category", "title")
-
-
-@dataclass(frozen=True)
-class Category:
-    key: str
-    label: str
-    problems: list[Problem]
-
-
-def problem_list_by_category() -> list[Category]:
-    """Active problems grouped by category, categories in the suite's order."""
-    grouped: dict[str, list[Problem]] = {}
-    for problem in problem_list():
-        grouped.setdefault(problem.category, []).append(problem)
-    order = list(CATEGORIES) + sorted(set(grouped) - set(CATEGORIES))
-    return [Category(key, CATEGORIES.get(key, key), grouped[key]) for key in order if key in grouped]
-
-
-def problem_detail(*, problem_id: str) -> Problem:
-    """The problem, or Http404 (which pages and the API both turn into a 404)."""
-    return get_object_or_404(Problem, pk=problem_id)
-
-
-def problem_default_profile(*, problem: Problem, preferred: str | None = None) -> str | None:
-    supported = problem.supported_profiles
-    if preferred in supported:
-        return preferred
-    from django.conf import settings
-
-    if settings.ARENA_DEFAULT_PROFILE in supported:
-        return settings.ARENA_DEFAULT_PROFILE
-    return supported[0] if supported else None
 
 
 @dataclass(frozen=True)
@@ -114,73 +79,10 @@ def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
             submitted_at=r.submission.created_at,
             model_run_id=r.submission.model_run_id,
             model=r.submission.model_run.model if r.submission.model_run else "",
-            protocol=model_run_protocol(run=r.submission.model_run).label() if r.submission.model_run else "",
+            protocol=metrics.Protocol.of_run(r.submission.model_run).label() if r.submission.model_run else "",
         )
         for position, r in enumerate(results, start=1)
     ]
-
-
-def submission_detail(*, submission_id: int) -> Submission:
-    return get_object_or_404(Submission.objects.select_related("problem", "user", "result", "model_run"),
-                             pk=submission_id)
-
-
-def submission_trajectories(*, submission: Submission) -> QuerySet[Trajectory]:
-    """The trajectory files a model run shipped with this attempt (shown with the source, to the same people)."""
-    return Trajectory.objects.filter(submission=submission).order_by("filename")
-
-
-@dataclass(frozen=True)
-class QueueStatus:
-    position: int | None  # 1 = next; None when the job is not waiting in the queue
-    length: int
-    workers: int  # workers listening on this profile's queue now
-
-
-def submission_queue_status(*, submission: Submission) -> QueueStatus | None:
-    """Where a queued submission stands in its profile's queue, and whether any worker serves that queue.
-    None when Redis cannot be reached (the page still renders)."""
-    import django_rq
-    from redis.exceptions import RedisError
-    from rq import Worker
-
-    try:
-        queue = django_rq.get_queue(PROFILES[submission.profile].queue)
-        ids = queue.get_job_ids()
-        position = ids.index(submission.job_id) + 1 if submission.job_id in ids else None
-        return QueueStatus(position=position, length=len(ids), workers=Worker.count(queue=queue))
-    except RedisError:
-        return None
-
-
-def submission_list(*, user) -> QuerySet[Submission]:
-    """The user's solo submissions, newest first (a model run's attempts are listed on the run's page)."""
-    return (Submission.objects.filter(user=user, model_run__isnull=True).select_related("problem", "result")
-            .order_by("-created_at", "-id"))
-
-
-def submission_source_visible(*, submission: Submission, user) -> bool:
-    """Sources are private to their author (and staff) until the site publishes best solutions."""
-    return bool(user.is_authenticated and (user.pk == submission.user_id or user.is_staff))
-
-
-PRIVATE_RESULT_KEYS = ("logs", "traceback")  # they quote the solution's source (tracebacks, compiler errors)
-
-
-def submission_result_document(*, submission: Submission, user) -> dict | None:
-    """The result document as ``user`` may read it: whole for the author and staff; for anyone else without the
-    rank logs and the traceback, which quote lines of the private source."""
-    result = getattr(submission, "result", None)
-    if result is None:
-        return None
-    document = result.document
-    if submission_source_visible(submission=submission, user=user) or not isinstance(document, dict):
-        return document
-    return {k: v for k, v in document.items() if k not in PRIVATE_RESULT_KEYS}
-
-
-def submission_cancellable(*, submission: Submission, user) -> bool:
-    return not submission.is_done and submission_source_visible(submission=submission, user=user)
 
 
 # --- model runs -----------------------------------------------------------------------------------------
@@ -213,11 +115,6 @@ class AttemptRow:
 
 def model_run_detail(*, run_id: int) -> ModelRun:
     return get_object_or_404(ModelRun.objects.select_related("user", "score"), pk=run_id)
-
-
-def model_run_protocol(*, run: ModelRun) -> metrics.Protocol:
-    return metrics.Protocol(mode=run.mode, k=run.k, turn_budget=run.turn_budget, tokens=run.tokens,
-                            wall_time_s=run.wall_time_s)
 
 
 def model_run_attempts(*, run: ModelRun) -> list[AttemptRow]:
@@ -265,7 +162,7 @@ def model_run_score(*, run: ModelRun, attempts: list[AttemptRow] | None = None, 
     """The run scored at ``k`` (default: its protocol's k) — the one place a run's scores are computed."""
     attempts = model_run_attempts(run=run) if attempts is None else attempts
     suite = model_run_suite(run=run) if suite is None else suite
-    return metrics.score_run(attempts_for_scoring(attempts), model_run_protocol(run=run), k=k, suite=suite)
+    return metrics.score_run(attempts_for_scoring(attempts), metrics.Protocol.of_run(run), k=k, suite=suite)
 
 
 @dataclass(frozen=True)
@@ -294,52 +191,12 @@ def model_run_grid(*, run: ModelRun, attempts: list[AttemptRow], score: metrics.
     return rows
 
 
-RUN_SORTS = {
-    "pass_at_k": "score__pass_at_k",
-    "pass_at_1": "score__pass_at_1",
-    "fast_1": "score__fast_1_at_k",
-    "fast_1_5": "score__fast_1_5_at_k",
-    "fast_2": "score__fast_2_at_k",
-    "speedup": "score__geomean_speedup",
-    "roofline": "score__mean_roofline_fraction",
-    "coverage": "score__coverage",
-    "model": "model",
-    "user": "user__username",
-    "k": "k",
-    "tokens": "tokens",
-    "wall_time": "wall_time_s",
-    "created": "created_at",
-}
-
-
-@dataclass(frozen=True)
-class RunFilters:
-    profile: str | None = None
-    precision: str | None = None
-    mode: str | None = None
-    k: int | None = None
-
-
-def model_run_ranking(*, filters: RunFilters = RunFilters(), user=None, sort: str = "-pass_at_k"
-                      ) -> QuerySet[ModelRun]:
-    """Model runs with their precomputed RunScore, filtered and sorted (``sort`` is a RUN_SORTS key, ``-`` for
-    descending; missing scores last). The ranking page, its exports and the API all read this."""
+def _runs() -> QuerySet[ModelRun]:
+    """Every model run with its precomputed RunScore, best pass@k first (then newest): the ranking's base order,
+    which also breaks the ties of any other sort."""
     # The manifest, notes and per-category breakdown are big JSON/text a ranking never shows: left in the database.
-    runs = ModelRun.objects.select_related("score", "user").defer("manifest", "notes", "score__by_category")
-    if filters.profile:
-        runs = runs.filter(profile=filters.profile)
-    if filters.precision:
-        runs = runs.filter(precision=filters.precision)
-    if filters.mode:
-        runs = runs.filter(mode=filters.mode)
-    if filters.k:
-        runs = runs.filter(k=filters.k)
-    if user is not None:
-        runs = runs.filter(user=user)
-    descending = sort.startswith("-")
-    field_name = RUN_SORTS.get(sort.lstrip("-"), RUN_SORTS["pass_at_k"])
-    order = F(field_name).desc(nulls_last=True) if descending else F(field_name).asc(nulls_last=True)
-    return runs.order_by(order, F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id")
+    return (ModelRun.objects.select_related("score", "user").defer("manifest", "notes", "score__by_category")
+            .order_by(F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id"))
 
 
 @dataclass(frozen=True)
@@ -359,6 +216,23 @@ def model_run_filter_choices() -> RunFilterChoices:
         modes=[m.value for m in ModelRun.Mode],
         ks=sorted({s[2] for s in seen}),
     )
+
+
+def model_run_filters(data=None) -> RunFilterSet:
+    """The ranking's filters bound to ``data`` (a query string; None: no filter), offering the values some run has.
+    The page shows ``.form`` and ignores values it does not offer; the API refuses them (``.is_valid()``)."""
+    return RunFilterSet(data, queryset=_runs(), choices=model_run_filter_choices())
+
+
+def model_run_ranking(*, filters: RunFilterSet | None = None, user=None,
+                      sort: str = tables.RUN_DEFAULT_SORT) -> QuerySet[ModelRun]:
+    """Model runs with their precomputed RunScore, filtered (the valid values of ``filters``; ``user``: only that
+    user's) and sorted by ``sort`` (a sort key of the runs table, ``-`` for descending; missing scores last). The
+    ranking page, its exports, user pages and the API all read this."""
+    runs = filters.qs if filters is not None else _runs()
+    if user is not None:
+        runs = runs.filter(user=user)
+    return tables.run_ranking_table().order(runs, sort)
 
 
 @dataclass(frozen=True)
@@ -456,7 +330,6 @@ def _roofline(problem: Problem, profile: str) -> tuple[float | None, str | None]
     if problem.suite != "arena" or profile not in PROFILES:
         return None, None
     try:
-        from evaluator.roofline import roofline
         from problems.registry import get
 
         spec = get(problem.id)

@@ -23,8 +23,18 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 
+from leaderboard.rankings import metrics, scores
+
 EXPORT_FORMATS = ("csv", "json")
 MAX_EXPORT_ROWS = 20_000
+DEFAULT_PER_PAGE = 50
+MAX_PER_PAGE = 500
+
+
+def paginate(rows: QuerySet | Sequence[Any], *, number: Any, per_page: int = DEFAULT_PER_PAGE) -> Page:
+    """Page ``number`` (1-based; past the end: the last page, not a number: the first) of ``per_page`` rows, at most
+    MAX_PER_PAGE: the one way pages and the API page a table."""
+    return Paginator(rows, min(max(per_page, 1), MAX_PER_PAGE)).get_page(number)
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,7 @@ class Column:
     numeric: bool = False
     title: str = ""  # a tooltip saying what the column means
     shown: bool = True  # False: in exports and ?sort= only (the page shows it inside another cell)
+    exported: bool = True  # False: a sort key only (?sort= and the API's sort), in no export
 
 
 @dataclass
@@ -66,19 +77,31 @@ class Table:
     def param(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
-    def sort_of(self, request: HttpRequest) -> tuple[Column, bool]:
-        """The column and direction ``?sort=`` asks for; the default when it names no sortable column."""
-        for raw in (request.GET.get(self.param("sort"), ""), self.default_sort):
+    def sort_keys(self) -> list[str]:
+        """Every value ``?sort=`` (and the API's ``sort``) accepts: each sortable column's key, ``-`` for descending."""
+        return [s for c in self.columns if c.sortable for s in (c.key, f"-{c.key}")]
+
+    def sort_by(self, sort: str | None) -> tuple[Column, bool]:
+        """The column and direction ``sort`` names; the default when it names no sortable column."""
+        for raw in (sort or "", self.default_sort):
             key = raw.lstrip("-")
             column = self._by_key.get(key)
             if column is not None and column.sortable:
                 return column, raw.startswith("-")
         raise ValueError(f"table {self.name}: default sort {self.default_sort!r} names no sortable column")
 
+    def sort_of(self, request: HttpRequest) -> tuple[Column, bool]:
+        """The column and direction ``?sort=`` asks for."""
+        return self.sort_by(request.GET.get(self.param("sort")))
+
     # --- rows ---
 
     def sorted(self, request: HttpRequest, rows: QuerySet | Iterable[Any]) -> QuerySet | list[Any]:
-        column, descending = self.sort_of(request)
+        return self.order(rows, request.GET.get(self.param("sort")))
+
+    def order(self, rows: QuerySet | Iterable[Any], sort: str | None) -> QuerySet | list[Any]:
+        """``rows`` sorted by ``sort`` (see :meth:`sort_by`), missing values last; ties keep the rows' own order."""
+        column, descending = self.sort_by(sort)
         if isinstance(rows, QuerySet):
             if column.order_by is None:
                 return rows
@@ -96,8 +119,7 @@ class Table:
             per_page = int(request.GET.get(self.param("per_page"), self.per_page))
         except ValueError:
             per_page = self.per_page
-        per_page = min(max(per_page, 5), 500)
-        return Paginator(rows, per_page).get_page(request.GET.get(self.param("page")))
+        return paginate(rows, number=request.GET.get(self.param("page")), per_page=per_page)
 
     def headers(self, request: HttpRequest) -> list[Header]:
         column, descending = self.sort_of(request)
@@ -149,7 +171,7 @@ class Table:
     def records(self, rows: Iterable[Any]) -> list[dict[str, Any]]:
         records = []
         for row in rows:
-            record = {c.key: _plain(c.get(row)) for c in self.columns}
+            record = {c.key: _plain(c.get(row)) for c in self.columns if c.exported}
             if self.extra is not None:
                 record.update({k: _plain(v) for k, v in self.extra(row).items()})
             records.append(record)
@@ -167,7 +189,7 @@ class Table:
             response["Content-Disposition"] = f'inline; filename="{filename}.json"'
             return response
         out = io.StringIO()
-        fields = list(records[0]) if records else [c.key for c in self.columns]
+        fields = list(records[0]) if records else [c.key for c in self.columns if c.exported]
         writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for record in records:
@@ -227,22 +249,9 @@ def _score(name: str) -> Callable[[Any], Any]:
     return get
 
 
-def run_protocol_fields(run: Any) -> dict[str, Any]:
-    from leaderboard.selectors import model_run_protocol
-
-    return {
-        "protocol": model_run_protocol(run=run).label(),
-        "protocol_mode": run.mode,
-        "protocol_k": run.k,
-        "protocol_turn_budget": run.turn_budget,
-        "protocol_tokens": run.tokens,
-        "protocol_wall_time_s": run.wall_time_s,
-    }
-
-
 def _run_extra(run: Any) -> dict[str, Any]:
     return {
-        **run_protocol_fields(run),
+        **scores.protocol_fields(run),
         "scored_at_k": _score("k")(run),
         "provider": run.provider,
         "open_weights": run.open_weights,
@@ -264,7 +273,7 @@ RUN_COLUMNS = [
     Column("user", "By", lambda r: r.user.get_username(), "user__username", shown=False),
     Column("profile", "Hardware", lambda r: r.profile, "profile"),
     Column("precision", "Precision", lambda r: r.precision or None, "precision", shown=False),
-    Column("protocol", "Protocol", lambda r: run_protocol_fields(r)["protocol"], sortable=False,
+    Column("protocol", "Protocol", lambda r: metrics.Protocol.of_run(r).label(), sortable=False,
            title="how the attempts were produced; every score on the row was obtained this way"),
     Column("k", "k", lambda r: r.k, "k", numeric=True, title="attempts per problem"),
     Column("pass_at_k", "pass@k", _score("pass_at_k"), "score__pass_at_k", numeric=True,
@@ -286,11 +295,16 @@ RUN_COLUMNS = [
     Column("progress", "Done", lambda r: f"{r.attempts_done}/{r.attempts_total}", sortable=False,
            title="attempts evaluated / attempts uploaded"),
     Column("created", "Uploaded", lambda r: r.created_at, "created_at", numeric=True),
+    Column("tokens", "Tokens", lambda r: r.tokens, "tokens", numeric=True, shown=False, exported=False),
+    Column("wall_time", "Wall time", lambda r: r.wall_time_s, "wall_time_s", numeric=True, shown=False,
+           exported=False),
 ]
+RUN_DEFAULT_SORT = "-pass_at_k"
 
 
 def run_ranking_table(*, prefix: str = "", name: str = "runs") -> Table:
-    return Table(name, RUN_COLUMNS, default_sort="-pass_at_k", prefix=prefix, extra=_run_extra)
+    """The overall ranking of model runs: its columns are the one definition of its sort keys (page and API)."""
+    return Table(name, RUN_COLUMNS, default_sort=RUN_DEFAULT_SORT, prefix=prefix, extra=_run_extra)
 
 
 def _ps(name: str, p: float | None = None) -> Callable[[Any], Any]:

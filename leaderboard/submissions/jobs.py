@@ -1,5 +1,6 @@
-"""RQ jobs on the "web" queue. Workers of every hardware profile send these; they carry ids and plain data
-and call a service, nothing more. Run them with ``python manage.py rqworker web --with-scheduler``.
+"""RQ jobs on the "web" queue, named in ``evaluator.contract.jobs`` (``MARK_RUNNING``, ``RECORD_RESULT``). Workers
+of every hardware profile send these; they carry ids and plain data and call a service, nothing more. Run them
+with ``python manage.py rqworker web --with-scheduler``.
 
 If the database is unreachable the job fails, and RQ runs it again later (the worker enqueues these replies with
 ``Retry``; the scheduler, ``--with-scheduler``, puts a retried job back on the queue when its interval has passed).
@@ -15,7 +16,7 @@ from typing import Any, Iterator
 
 from django.db import connections
 
-from leaderboard import services
+from leaderboard.submissions import results, services
 
 
 def _close_stale_connections() -> None:
@@ -43,4 +44,4 @@ def mark_running(submission_id: int, worker_name: str, started_at_epoch: float, 
 
 def record_result(submission_id: int, document: dict[str, Any], job_id: str | None = None) -> None:
     with _database():
-        services.result_record(submission_id=submission_id, document=document, job_id=job_id)
+        results.result_record(submission_id=submission_id, document=document, job_id=job_id)

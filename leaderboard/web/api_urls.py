@@ -1,7 +1,7 @@
 from django.urls import path
 
-from leaderboard import apis
-from leaderboard import converters  # noqa: F401  registers <problem:...>
+from leaderboard.web import apis
+from leaderboard.web import converters  # noqa: F401  registers <problem:...>
 
 urlpatterns = [
     path("problems/", apis.ProblemListApi.as_view(), name="api-problem-list"),

@@ -15,19 +15,12 @@ scopes, the parts of the data it shows:
 | a user's page and ``/api/users/<name>/`` | ``user:<name>`` |
 | the home page, ``/api/problems/[<id>/]`` | the global generation only |
 
-The services name what they change: a submission's state or result bumps its problem, its author and (for a model
-run's attempt) its run and ``runs`` (``submission_changed``); a run's score bumps ``runs``, the run and its owner;
-a new run ``run-list`` too; ``problems_sync``, admin edits and ``seed_demo`` bump the global generation, which every page's key holds. A bumped
+The services name what they change (``leaderboard.rankings.generations``, which also says who bumps what). A bumped
 generation makes every page under it unreachable at once, so a reader never gets a verdict older than the last write;
 the TTL (``ARENA_PAGE_CACHE_TTL_S``, 10 minutes) only frees the memory of old generations. **A page's scopes must
 cover everything it shows that a service changes**: a page that starts showing another run's or the overall
 ranking's figures needs those scopes too (or none: ``@cached_page`` alone keys on the global generation, which is
 bumped only by the rare global writes, so such a page must show nothing that results change).
-
-Each generation is incremented twice: at once, and again when the writing transaction commits. The second increment
-is the one correctness rests on: a reader that rendered the page between the first increment and the commit (and so
-saw the old rows) stored it under a generation nobody asks for any more. The first one makes the write visible at
-once to readers inside the same transaction (tests run that way).
 
 Who gets what (``cached_page``):
 
@@ -49,21 +42,19 @@ import functools
 import hashlib
 import json
 import logging
-import re
 import time
 import zlib
 from typing import Any, Callable
 
 from django.conf import settings
-from django.core.cache import caches
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from redis.exceptions import RedisError
 
+from leaderboard.rankings.generations import RUN_LIST, RUNS, generations, problem_scope, run_scope, user_scope
+from leaderboard.rankings.generations import pages_cache as _cache
+
 logger = logging.getLogger(__name__)
 
-PAGE_CACHE = "pages"
-GENERATION_KEY = "rankings-generation"
 HEADER = "X-Arena-Cache"  # "hit" or "miss" on every answer of a cached view (the load test counts them)
 _SEPARATOR = b"\n\n"
 
@@ -84,88 +75,6 @@ class PageSerializer:
             return int(data)
         except ValueError:
             return zlib.decompress(data)
-
-
-def _cache():
-    return caches[PAGE_CACHE]
-
-
-# --- generations ----------------------------------------------------------------------------------------
-
-RUNS = "runs"  # every run's score and progress, and which runs exist: the overall ranking and its filters
-RUN_LIST = "run-list"  # which runs exist (id, model, protocol): the comparison's choices
-
-
-def run_scope(run_id: int) -> str:
-    return f"run:{int(run_id)}"
-
-
-def problem_scope(problem_id: str) -> str:
-    return f"problem:{problem_id}"
-
-
-def user_scope(username: str) -> str:
-    return f"user:{username}"
-
-
-def _generation_key(scope: str | None) -> str:
-    if scope is None:
-        return GENERATION_KEY
-    if len(scope) > 150 or not re.fullmatch(r"[\w:./@+-]+", scope, re.ASCII):  # user names may hold anything
-        scope = "sha256:" + hashlib.sha256(scope.encode("utf-8", "surrogateescape")).hexdigest()
-    return f"{GENERATION_KEY}:{scope}"
-
-
-def generations(scopes: list[str] = ()) -> list[int] | None:
-    """The global generation followed by each scope's (one round trip); None when Redis cannot be reached (then
-    nothing is cached)."""
-    keys = [_generation_key(None)] + [_generation_key(s) for s in scopes]
-    cache = _cache()
-    try:
-        found = cache.get_many(keys)
-        missing = [k for k in keys if not isinstance(found.get(k), int)]
-        if missing:
-            # First use, or Redis lost the key (restart, eviction): start a sequence no earlier page can be under.
-            for key in missing:
-                cache.add(key, time.time_ns(), timeout=None)
-            found.update(cache.get_many(missing))
-    except RedisError:
-        logger.warning("pages cache: Redis unreachable; serving pages uncached", exc_info=True)
-        return None
-    values = [found.get(k) for k in keys]
-    return values if all(isinstance(v, int) for v in values) else None
-
-
-def _bump(scopes: tuple[str | None, ...] = (None,)) -> None:
-    cache = _cache()
-    try:
-        for scope in scopes:
-            key = _generation_key(scope)
-            cache.add(key, time.time_ns(), timeout=None)  # a key Redis lost starts a fresh sequence
-            cache.incr(key)
-    except (RedisError, ValueError):
-        # Pages stored under the current generation may now be stale until the TTL (a Redis that lost this write
-        # has usually lost the pages too). Logged loudly: this is the one way a reader could see an old verdict.
-        logger.error("pages cache: could not bump the rankings generation %s; cached pages may be stale for up to "
-                     "%s s", scopes, settings.ARENA_PAGE_CACHE_TTL_S, exc_info=True)
-
-
-def rankings_changed(*scopes: str) -> None:
-    """Something ranking pages show changed: every cached page (no ``scopes``), or the pages of these scopes
-    (``RUNS``, ``run_scope(id)``, ``problem_scope(id)``, ``user_scope(name)``). Called by the services, inside their
-    transaction or outside one; bumps the generations now and again once the transaction commits."""
-    keys: tuple[str | None, ...] = tuple(scopes) or (None,)
-    _bump(keys)
-    transaction.on_commit(lambda: _bump(keys))
-
-
-def submission_changed(*, problem_id: str, username: str, model_run_id: int | None) -> None:
-    """A submission's state or result changed: the pages of its problem, its author, and its run (with the overall
-    ranking, which shows each run's progress and score) are out of date."""
-    scopes = [problem_scope(problem_id), user_scope(username)]
-    if model_run_id is not None:
-        scopes += [run_scope(model_run_id), RUNS]
-    rankings_changed(*scopes)
 
 
 # --- the decorator --------------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
+"""The site's upload forms. They only collect input; the services decide whether it can be evaluated (the ranking's
+filter form is ``rankings.filters.RunFilterSet``'s)."""
+
 from __future__ import annotations
 
 from django import forms
 
 from evaluator.contract.profiles import PROFILES
-from leaderboard.selectors import problem_list
+from leaderboard.catalogue.selectors import problem_list
 
 
 class SubmissionForm(forms.Form):
@@ -45,30 +48,3 @@ class ModelRunForm(forms.Form):
                    "for i = 1..k, and optionally trajectories/<category>/<name>/attempt_<i>.jsonl."),
         widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar.gz,.tgz,application/zip,application/gzip"}),
     )
-
-
-class RunFilterForm(forms.Form):
-    """The ranking's filters. Unknown values are ignored, not errors: a stale link still shows a ranking."""
-
-    profile = forms.ChoiceField(required=False, label="Hardware")
-    precision = forms.ChoiceField(required=False)
-    mode = forms.ChoiceField(required=False, label="Protocol")
-    k = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
-
-    def __init__(self, data=None, *, choices):
-        super().__init__(data)
-        anything = [("", "any")]
-        self.fields["profile"].choices = anything + [(p, p) for p in choices.profiles]
-        self.fields["precision"].choices = anything + [(p, p) for p in choices.precisions]
-        self.fields["mode"].choices = anything + [(m, m) for m in choices.modes]
-        self.fields["k"].choices = anything + [(str(k), str(k)) for k in choices.ks]
-
-    def filters(self):
-        from leaderboard.selectors import RunFilters
-
-        if not self.is_bound:
-            return RunFilters()
-        self.is_valid()
-        data = getattr(self, "cleaned_data", {})
-        return RunFilters(profile=data.get("profile") or None, precision=data.get("precision") or None,
-                          mode=data.get("mode") or None, k=data.get("k") or None)

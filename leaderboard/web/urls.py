@@ -1,7 +1,7 @@
 from django.urls import path
 
-from leaderboard import converters  # noqa: F401  registers <problem:...>
-from leaderboard import views
+from leaderboard.web import converters  # noqa: F401  registers <problem:...>
+from leaderboard.web import views
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -12,26 +12,33 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from evaluator.contract.profiles import PROFILES
-from leaderboard import selectors, services, tables
-from leaderboard import cache  # cached_page: public read pages only, never on a page with private data
-from leaderboard.forms import ModelRunForm, RunFilterForm, SubmissionForm
+from leaderboard.beyond_contract import percentile
+from leaderboard.catalogue import selectors as catalogue
+from leaderboard.model_runs import services as model_runs
+from leaderboard.rankings import scores, tables
+from leaderboard.rankings import selectors as rankings
+from leaderboard.submissions import selectors as submissions
+from leaderboard.submissions import services as submission_services
+from leaderboard.submissions import validation
+from leaderboard.web import cache  # cached_page: public read pages only, never on a page with private data
+from leaderboard.web.forms import ModelRunForm, SubmissionForm
 
 
 @cache.cached_page
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {"categories": selectors.problem_list_by_category()})
+    return render(request, "home.html", {"categories": catalogue.problem_list_by_category()})
 
 
 @cache.cached_page(scopes=cache.problem_page_scopes)
 def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
-    problem = selectors.problem_detail(problem_id=problem_id)
-    profile = selectors.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
-    ranking = selectors.problem_ranking(problem=problem, profile=profile) if profile else []
+    problem = catalogue.problem_detail(problem_id=problem_id)
+    profile = catalogue.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
+    ranking = rankings.problem_ranking(problem=problem, profile=profile) if profile else []
     table = tables.problem_ranking_table()
     if table.wants_export(request, main=True):
         return table.export(request, ranking, filename=f"ranking-{problem.id.replace('/', '-')}-{profile}",
                             meta={"problem": problem.id, "problem_version": problem.version, "profile": profile})
-    speedups = selectors.problem_speedups(problem=problem, profile=profile) if profile else []
+    speedups = rankings.problem_speedups(problem=problem, profile=profile) if profile else []
     ranked = table.context(request, ranking)
     chart = {
         "labels": [e.model or e.username for e in ranked["rows"]],
@@ -46,7 +53,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "ranking": ranking,
         "table": ranked,
         "chart": chart,
-        "baseline": selectors.problem_baseline(problem=problem, profile=profile) if profile else None,
+        "baseline": rankings.problem_baseline(problem=problem, profile=profile) if profile else None,
         "speedups": speedups,
         "distribution": _distribution(speedups),
         "speedup_data": {"speedups": speedups, "profile": profile},
@@ -58,14 +65,8 @@ def _distribution(speedups: list[float]) -> dict[str, float] | None:
     if not speedups:
         return None
     ordered = sorted(speedups)
-
-    def q(f: float) -> float:
-        i = (len(ordered) - 1) * f
-        low, high = int(i), min(int(i) + 1, len(ordered) - 1)
-        return ordered[low] + (ordered[high] - ordered[low]) * (i - low)
-
-    return {"n": len(ordered), "min": ordered[0], "p25": q(.25), "median": q(.5), "p75": q(.75),
-            "max": ordered[-1], "faster": sum(1 for v in ordered if v > 1.0)}
+    return {"n": len(ordered), "min": ordered[0], "p25": percentile(ordered, 25), "median": percentile(ordered, 50),
+            "p75": percentile(ordered, 75), "max": ordered[-1], "faster": sum(1 for v in ordered if v > 1.0)}
 
 
 @login_required
@@ -76,11 +77,11 @@ def submission_create(request: HttpRequest) -> HttpResponse:
             upload = form.cleaned_data.get("file")
             try:
                 if upload is not None:
-                    source = services.upload_read(upload)
+                    source = validation.upload_read(upload)
                     filename = upload.name
                 else:
                     source, filename = form.cleaned_data["source"], "solution.py"
-                submission = services.submission_create(
+                submission = submission_services.submission_create(
                     user=request.user, problem=form.cleaned_data["problem"], profile=form.cleaned_data["profile"],
                     filename=filename, source=source,
                 )
@@ -109,20 +110,20 @@ def _form_errors_from(form: SubmissionForm, exc: ValidationError) -> None:
 
 
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = selectors.submission_detail(submission_id=submission_id)
+    submission = submissions.submission_detail(submission_id=submission_id)
     result = getattr(submission, "result", None)
-    show_source = selectors.submission_source_visible(submission=submission, user=request.user)
+    show_source = submissions.submission_source_visible(submission=submission, user=request.user)
     return render(request, "leaderboard/submission_detail.html", {
         "submission": submission,
         "result": result,
-        "document": selectors.submission_result_document(submission=submission, user=request.user),
+        "document": submissions.submission_result_document(submission=submission, user=request.user),
         "show_source": show_source,
-        "can_cancel": selectors.submission_cancellable(submission=submission, user=request.user),
+        "can_cancel": submissions.submission_cancellable(submission=submission, user=request.user),
         "max_attempts": settings.ARENA_MAX_ENQUEUES,
-        "trajectories": selectors.submission_trajectories(submission=submission)
+        "trajectories": submissions.submission_trajectories(submission=submission)
         if show_source and submission.model_run_id else [],
         "refresh_s": None if submission.is_done else 3,
-        "queue": selectors.submission_queue_status(submission=submission)
+        "queue": submissions.submission_queue_status(submission=submission)
         if submission.state == submission.State.QUEUED else None,
     })
 
@@ -131,7 +132,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 @require_POST
 def submission_cancel(request: HttpRequest, submission_id: int) -> HttpResponse:
     try:
-        services.submission_cancel(submission_id=submission_id, user=request.user)
+        submission_services.submission_cancel(submission_id=submission_id, user=request.user)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
@@ -142,7 +143,7 @@ def submission_cancel(request: HttpRequest, submission_id: int) -> HttpResponse:
 @login_required
 def submission_list(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/submission_list.html",
-                  {"submissions": selectors.submission_list(user=request.user)[:200]})
+                  {"submissions": submissions.submission_list(user=request.user)[:200]})
 
 
 # --- model runs -----------------------------------------------------------------------------------------
@@ -151,15 +152,13 @@ def submission_list(request: HttpRequest) -> HttpResponse:
 @cache.cached_page(scopes=cache.ranking_scopes)
 def model_run_list(request: HttpRequest) -> HttpResponse:
     """The overall ranking of model runs, filtered by hardware, precision, protocol and k."""
-    form = RunFilterForm(request.GET or None, choices=selectors.model_run_filter_choices())
-    filters = form.filters()
+    filters = rankings.model_run_filters(request.GET or None)
     table = tables.run_ranking_table()
-    runs = selectors.model_run_ranking(filters=filters)
+    runs = rankings.model_run_ranking(filters=filters)
     if table.wants_export(request, main=True):
-        return table.export(request, runs, filename="model-runs",
-                            meta={"filters": {k: v for k, v in vars(filters).items() if v}})
+        return table.export(request, runs, filename="model-runs", meta={"filters": filters.active()})
     return render(request, "leaderboard/model_run_list.html", {
-        "form": form, "table": table.context(request, runs), **_url_prefixes()})
+        "form": filters.form, "table": table.context(request, runs), **_url_prefixes()})
 
 
 def _url_prefixes() -> dict[str, str]:
@@ -176,8 +175,8 @@ def model_run_create(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             upload = form.cleaned_data["archive"]
             try:
-                run = services.model_run_create(user=request.user, filename=upload.name,
-                                                data=services.archive_upload_read(upload))
+                run = model_runs.model_run_create(user=request.user, filename=upload.name,
+                                                data=model_runs.archive_upload_read(upload))
             except ValidationError as exc:
                 _form_errors_from(form, exc)
             else:
@@ -190,17 +189,17 @@ def model_run_create(request: HttpRequest) -> HttpResponse:
 
 @cache.cached_page(scopes=cache.run_page_scopes)
 def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = selectors.model_run_detail(run_id=run_id)
-    attempts = selectors.model_run_attempts(run=run)
-    score = selectors.model_run_score(run=run, attempts=attempts)
-    grid = selectors.model_run_grid(run=run, attempts=attempts, score=score)
+    run = rankings.model_run_detail(run_id=run_id)
+    attempts = rankings.model_run_attempts(run=run)
+    score = rankings.model_run_score(run=run, attempts=attempts)
+    grid = rankings.model_run_grid(run=run, attempts=attempts, score=score)
     categories = list(score.by_category.items())
     exports = {"problems": (tables.run_problems_table(), grid), "attempts": (tables.run_attempts_table(), attempts),
                "categories": (tables.run_categories_table(), categories)}
     for name, (table, rows) in exports.items():
         if table.wants_export(request, main=name == "problems"):
             return table.export(request, rows, filename=f"model-run-{run.pk}-{name}", meta={
-                "model_run": run.pk, "model": run.model, **tables.run_protocol_fields(run), "scored_at_k": score.k})
+                "model_run": run.pk, "model": run.model, **scores.protocol_fields(run), "scored_at_k": score.k})
     problems = exports["problems"][0].context(request, grid)
     return render(request, "leaderboard/model_run_detail.html", {
         "run": run,
@@ -227,7 +226,7 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @cache.cached_page(scopes=cache.comparison_scopes)
 def model_run_compare(request: HttpRequest) -> HttpResponse:
     """Two runs side by side, both scored at the smaller of their ks."""
-    choices = selectors.model_run_choices()
+    choices = rankings.model_run_choices()
     ids = {pk for pk, _ in choices}
     chosen = []
     for key in ("a", "b"):
@@ -238,16 +237,16 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
         chosen.append(value if value in ids else None)
     comparison = None
     if chosen[0] and chosen[1]:
-        comparison = selectors.model_run_comparison(a=selectors.model_run_detail(run_id=chosen[0]),
-                                                    b=selectors.model_run_detail(run_id=chosen[1]))
+        comparison = rankings.model_run_comparison(a=rankings.model_run_detail(run_id=chosen[0]),
+                                                    b=rankings.model_run_detail(run_id=chosen[1]))
     table = tables.comparison_table()
     if comparison is not None and table.wants_export(request, main=True):
         return table.export(request, comparison.rows, filename=f"compare-{chosen[0]}-{chosen[1]}", meta={
             "k": comparison.k,
-            "a": {"model_run": comparison.a.pk, "model": comparison.a.model, **tables.run_protocol_fields(comparison.a),
-                  "scores": _overall(comparison.a_score)},
-            "b": {"model_run": comparison.b.pk, "model": comparison.b.model, **tables.run_protocol_fields(comparison.b),
-                  "scores": _overall(comparison.b_score)},
+            "a": {"model_run": comparison.a.pk, "model": comparison.a.model, **scores.protocol_fields(comparison.a),
+                  "scores": scores.overall(comparison.a_score)},
+            "b": {"model_run": comparison.b.pk, "model": comparison.b.model, **scores.protocol_fields(comparison.b),
+                  "scores": scores.overall(comparison.b_score)},
         })
     context = {"choices": choices, "a_id": chosen[0], "b_id": chosen[1], "comparison": comparison}
     if comparison is not None:
@@ -277,20 +276,12 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/model_run_compare.html", context)
 
 
-def _overall(score) -> dict:
-    o = score.overall
-    return {"scored_at_k": score.k, "pass_at_k": o.mean_pass_at_k,
-            "fast_p_at_k": {str(p): v for p, v in o.mean_fast_p_at_k.items()},
-            "geomean_speedup": o.geomean_speedup, "mean_roofline_fraction": o.mean_roofline_fraction,
-            "coverage": o.coverage}
-
-
 @cache.cached_page(scopes=cache.user_page_scopes)
 def user_detail(request: HttpRequest, username: str) -> HttpResponse:
-    person = selectors.user_by_username(username=username)
+    person = rankings.user_by_username(username=username)
     runs_table, solutions_table = tables.run_ranking_table(), tables.best_solutions_table()
-    runs = selectors.model_run_ranking(user=person)
-    solutions = selectors.user_best_solutions(user=person)
+    runs = rankings.model_run_ranking(user=person)
+    solutions = rankings.user_best_solutions(user=person)
     if runs_table.wants_export(request, main=True):
         return runs_table.export(request, runs, filename=f"user-{person.get_username()}-runs")
     if solutions_table.wants_export(request, main=False):

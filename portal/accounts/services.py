@@ -1,4 +1,4 @@
-"""Account writes."""
+"""Account writes: a new user, a new API token."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from portal.models import ProblemProposal
+from portal.contributions.models import ProblemProposal
 
 
 @admin.register(ProblemProposal)

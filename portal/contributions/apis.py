@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from portal.contributions import selectors, services
-from portal.models import ProblemProposal
+from portal.contributions.models import ProblemProposal
 from problems.registry import CATEGORIES
 
 

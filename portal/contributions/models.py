@@ -49,6 +49,7 @@ class ProblemProposal(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "portal_problemproposal"  # the table it had when it lived in the portal app
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:

@@ -8,7 +8,7 @@ import zipfile
 from django.db.models import QuerySet
 from django.http import Http404
 
-from portal.models import ProblemProposal
+from portal.contributions.models import ProblemProposal
 
 MODERATORS_GROUP = "moderators"
 _ZIP_DATE = (2024, 1, 1, 0, 0, 0)  # fixed, so the same proposal always gives the same bytes

@@ -2,9 +2,12 @@
 
 - ``proposal_create`` validates a proposed folder at once with the problem registry (in a temporary directory;
   nothing is stored when it is invalid), stores it as ``submitted`` and, once the transaction commits, enqueues
-  its CPU check on the ``checks`` queue (``evaluator.problem_check.check_proposal_job``);
+  its CPU check on the ``checks`` queue (``evaluator.contract.jobs.CHECK_PROPOSAL``);
 - ``proposal_mark_checking`` and ``proposal_record_check`` store what the check worker reports (idempotent: a
   report for a job that is not the proposal's current one is ignored);
+- ``proposal_check_failed`` is the platform's failure of a check (its job was lost, or its worker died), reported by
+  the reaper (``reaper.proposals_reap``): the check is queued again while it has attempts left
+  (settings.ARENA_MAX_ENQUEUES) and the proposal ends ``failed`` after the last;
 - ``proposal_review`` (accept or reject, with a note) and ``proposal_recheck`` are for moderators only.
 
 Errors raised for people are ``django.core.exceptions.ValidationError`` keyed by the field at fault (``category``,
@@ -26,26 +29,21 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
-from rq import Callback
 
-from evaluator.problem_check import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, write_folder
-from leaderboard.services import source_validate
+from evaluator.contract.jobs import CHECK_PROPOSAL, CHECKS_QUEUE
+from leaderboard import formats
+from leaderboard.beyond_contract import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
+from leaderboard.submissions.validation import source_validate
 from portal.contributions.selectors import is_moderator
-from portal.models import ProblemProposal
+from portal.contributions.models import ProblemProposal
 from problems.registry import CATEGORIES, PROBLEMS_ROOT, Problem, ProblemError, load_problem
 
 logger = logging.getLogger(__name__)
 
-CHECK_JOB = "evaluator.problem_check.check_proposal_job"
-CHECK_FAILED = "evaluator.problem_check.check_proposal_failed"
 CHECK_JOB_TIMEOUT_S = 240  # the reference, twice, and every known answer at two world sizes, on small sizes
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 FILE_FIELDS = {"problem.toml": "problem_toml", "reference.py": "reference_py", "README.md": "readme_md"}
 MAX_KNOWN_ANSWERS = 8
-
-
-def _kib(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def _text(field: str, filename: str, data: Any) -> str:
@@ -53,11 +51,12 @@ def _text(field: str, filename: str, data: Any) -> str:
     limit = settings.ARENA_MAX_SOURCE_BYTES
     if hasattr(data, "read"):  # an upload: refused by its declared size before reading, and never read past the limit
         if getattr(data, "size", None) and data.size > limit:
-            raise ValidationError({field: f"{filename} is {_kib(data.size)}; the limit is {_kib(limit)}."})
+            raise ValidationError({field: f"{filename} is {formats.size(data.size)}; the limit is "
+                                          f"{formats.size(limit)}."})
         data = data.read(limit + 1)
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else (data or b"")
     if len(raw) > limit:
-        raise ValidationError({field: f"{filename} is {_kib(len(raw))}; the limit is {_kib(limit)}."})
+        raise ValidationError({field: f"{filename} is {formats.size(len(raw))}; the limit is {formats.size(limit)}."})
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -167,7 +166,7 @@ def proposal_create(*, user, category: str, name: str, problem_toml: Any, refere
 
 def _enqueue_check_after_commit(proposal: ProblemProposal) -> None:
     """Gives the proposal its next check job id now; the job is enqueued once the transaction commits. If Redis
-    is down then, the proposal stays ``submitted``, and a moderator's "check again" enqueues it anew."""
+    is down then, the proposal stays ``submitted`` with a job Redis does not know, and the reaper enqueues it anew."""
     proposal.check_count += 1
     proposal.check_job_id = f"proposal-{proposal.pk}-{proposal.check_count}"
     proposal.save(update_fields=["check_count", "check_job_id", "updated_at"])
@@ -176,8 +175,8 @@ def _enqueue_check_after_commit(proposal: ProblemProposal) -> None:
 
     def enqueue() -> None:
         try:
-            django_rq.get_queue(settings.CHECKS_QUEUE).enqueue(
-                CHECK_JOB, *args, job_id=job_id, job_timeout=CHECK_JOB_TIMEOUT_S, on_failure=Callback(CHECK_FAILED),
+            django_rq.get_queue(CHECKS_QUEUE).enqueue(
+                CHECK_PROPOSAL, *args, job_id=job_id, job_timeout=CHECK_JOB_TIMEOUT_S,
                 result_ttl=settings.ARENA_JOB_RESULT_TTL_S, failure_ttl=settings.ARENA_JOB_RESULT_TTL_S,
                 description=description)
         except RedisError:
@@ -211,6 +210,28 @@ def proposal_record_check(*, proposal_id: int, job_id: str, report: dict) -> Pro
         proposal.checked_at = timezone.now()
         proposal.save(update_fields=["check_report", "state", "checked_at", "updated_at"])
     return proposal
+
+
+def proposal_check_failed(*, proposal_id: int, job_id: str, message: str) -> str | None:
+    """The platform failed the check ``job_id`` (lost, or its worker died): ``"requeued"`` when it is queued again,
+    ``"failed"`` when that was its last attempt (the proposal ends ``failed`` with ``message``), None when the job is
+    no longer the proposal's current check or the proposal is no longer being checked."""
+    with transaction.atomic():
+        proposal = ProblemProposal.objects.select_for_update().filter(pk=proposal_id).first()
+        if proposal is None or proposal.check_job_id != job_id or not proposal.is_checking:
+            return None
+        if proposal.check_count < settings.ARENA_MAX_ENQUEUES:
+            logger.warning("proposal %s: check %s failed on the platform's side (%s); enqueueing check %s",
+                           proposal.pk, job_id, message, proposal.check_count + 1)
+            proposal.state, proposal.check_worker = ProblemProposal.State.SUBMITTED, ""
+            proposal.save(update_fields=["state", "check_worker", "updated_at"])
+            _enqueue_check_after_commit(proposal)
+            return "requeued"
+    attempts = (f" (Check {proposal.check_count} of {settings.ARENA_MAX_ENQUEUES}: every one failed on the platform's "
+                f"side.)")
+    proposal_record_check(proposal_id=proposal_id, job_id=job_id,
+                          report=failed_report(message + (attempts if proposal.check_count > 1 else "")))
+    return "failed"
 
 
 def _moderator_required(user) -> None:

@@ -23,8 +23,9 @@ Per category: collectives pass@3 2/3 over 3 problems; tensor-parallel 0 problems
 from __future__ import annotations
 
 from evaluator.contract.result import empty_document
-from leaderboard import services
-from leaderboard.archive import build_archive
+from leaderboard.model_runs.services import model_run_create
+from leaderboard.submissions.results import result_record
+from leaderboard.model_runs.writer import build_archive
 from tests.leaderboard.helpers import CORRECT, WRONG
 
 MANIFEST = {
@@ -83,13 +84,13 @@ def archive_bytes(manifest: dict | None = None, outcomes: dict | None = None, **
 
 def make_run(user, *, outcomes: dict | None = None, manifest: dict | None = None, record: bool = True):
     """Uploads the fixture archive through the service and records the pre-made results."""
-    run = services.model_run_create(user=user, filename="handworked.zip",
+    run = model_run_create(user=user, filename="handworked.zip",
                                     data=archive_bytes(manifest=manifest, outcomes=outcomes))
     if record:
         for submission in run.attempts.select_related("problem"):
             verdict, speedup, fraction = (outcomes or OUTCOMES)[submission.problem_id, submission.attempt]
             for _ in range(10):  # an infra_error is retried (re-enqueued) until the last allowed attempt
-                if services.result_record(submission_id=submission.pk, document=document(
+                if result_record(submission_id=submission.pk, document=document(
                         verdict, speedup, fraction, submission.problem_id, submission.problem.version)):
                     break
     run.refresh_from_db()

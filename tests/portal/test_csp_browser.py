@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import services
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create
 from tests.browser import needs_chromium
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
@@ -40,9 +41,9 @@ def ranked(problems, user, django_capture_on_commit_callbacks):
     """Two passed submissions on cpu-gloo-2 (pre-made results, no evaluation), so the charts have data."""
     for speedup in (1.3, 2.1):
         with django_capture_on_commit_callbacks(execute=True):
-            submission = services.submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2",
+            submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2",
                                                     filename="s.py", source=CORRECT.read_text())
-        services.result_record(submission_id=submission.pk, document=passed_document(speedup))
+        result_record(submission_id=submission.pk, document=passed_document(speedup))
 
 
 def test_pages_and_plotly_charts_work_under_the_policy_and_inline_script_is_blocked(page, live_server, ranked):

@@ -16,8 +16,10 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from leaderboard import services
-from leaderboard.archive import build_archive
+from leaderboard.model_runs.services import model_run_create
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create
+from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import Problem, Submission
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
@@ -108,13 +110,13 @@ def hostile(problems, django_user_model, django_capture_on_commit_callbacks):
     evil = django_user_model.objects.create_user(username=EVIL_USERNAME, password="a-long-test-password-1")
     source = CORRECT.read_text() + f"\n# {SCRIPT} </code></pre></td></tr></table>{IMG}\n"
     with django_capture_on_commit_callbacks(execute=True):
-        submission = services.submission_create(user=evil, problem=ALL_REDUCE, profile="cpu-gloo-2",
+        submission = submission_create(user=evil, problem=ALL_REDUCE, profile="cpu-gloo-2",
                                                 filename=f"{IMG}.py", source=source)
     document = passed_document(2.0)
     document.update(message=f"correct {SCRIPT}", logs={"rank0": f"{SCRIPT}{IMG}"}, traceback=SCRIPT,
                     environment={"gpu": IMG, "driver": [SCRIPT]}, flags={IMG: True},
                     trials=[{"trial": 0, "ranks": [{"rank": 0, "ok": False, "error": SCRIPT}]}])
-    services.result_record(submission_id=submission.pk, document=document)
+    result_record(submission_id=submission.pk, document=document)
     Problem.objects.filter(pk=ALL_REDUCE).update(
         statement=f"# Title {SCRIPT}\n\n{IMG} [click](javascript:alert(1)) [ok](https://example.org)\n\n"
                   f"```\n{SCRIPT}\n```\n", title=f"All-reduce {SCRIPT}")
@@ -122,7 +124,7 @@ def hostile(problems, django_user_model, django_capture_on_commit_callbacks):
                 "tokens": 1, "wall_time_s": 1, "hardware": "cpu-gloo-2", "date": "2026-11-29",
                 "open_weights": True, "notes": f"{SCRIPT}{IMG}"}
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.model_run_create(user=evil, filename=f"{IMG}.zip", data=build_archive(
+        run = model_run_create(user=evil, filename=f"{IMG}.zip", data=build_archive(
             manifest, {(ALL_REDUCE, 1): source}, {(ALL_REDUCE, 1): f'{{"role": "assistant", "text": "{IMG}"}}'}))
     return evil, submission, run
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.services import problems_sync
+from leaderboard.catalogue.services import problems_sync
 
 
 class Command(BaseCommand):

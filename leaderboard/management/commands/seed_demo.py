@@ -23,9 +23,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluator.contract.result import empty_document
-from leaderboard import services
-from leaderboard.cache import rankings_changed
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
+from leaderboard.rankings.generations import rankings_changed
+from leaderboard.rankings.services import run_score_refresh
+from leaderboard.submissions.queueing import job_timeout_s
 from problems.registry import CATEGORIES
 
 DEMO_SUITE = "demo"
@@ -171,7 +172,7 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
         run_rows = ModelRun.objects.bulk_create(run_rows)
         log(f"  {len(demo)} demo problems, {len(people)} users, {len(run_rows)} runs")
 
-        timeout = services.job_timeout_s()
+        timeout = job_timeout_s()
         pending: list[tuple[Submission, dict]] = []
         total = {"submissions": 0}
 
@@ -226,6 +227,6 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
         flush()
 
         for run in run_rows:
-            services.run_score_refresh(model_run_id=run.pk)
+            run_score_refresh(model_run_id=run.pk)
         rankings_changed()  # results written here bypass the services: every cached ranking page may be stale
     return f"{len(demo)} problems, {len(people)} users, {len(run_rows)} runs, {total['submissions']} submissions"

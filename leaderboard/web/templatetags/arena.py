@@ -15,6 +15,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from leaderboard.rankings.metrics import Protocol
+
 register = template.Library()
 
 
@@ -141,10 +143,8 @@ def label(key: Any) -> str:
 @register.filter
 def protocol_label(run: Any) -> str:
     """A model run's protocol in one line: ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h``."""
-    from leaderboard.selectors import model_run_protocol
-
     try:
-        return model_run_protocol(run=run).label()
+        return Protocol.of_run(run).label()
     except (ValueError, TypeError, AttributeError):
         return f"{getattr(run, 'mode', '?')} · k={getattr(run, 'k', '?')}"
 

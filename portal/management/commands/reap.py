@@ -2,15 +2,16 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.services import submissions_reap
+from leaderboard.submissions.reaper import submissions_reap
+from portal.contributions.reaper import proposals_reap
 
 
 class Command(BaseCommand):
-    help = ("Makes the queues agree with the database: re-enqueues queued submissions whose RQ job Redis lost, "
-            "fails (infra_error) running ones whose worker went silent past their limit or whose job died, and "
-            "recovers results whose reply was lost. Run it periodically: from cron every minute "
-            "(`* * * * * cd /srv/arena && .venv/bin/python manage.py reap`), or as a long-lived process with "
-            "`python manage.py reap --every 60`.")
+    help = ("Makes the queues agree with the database, for evaluations and proposal checks alike: re-enqueues "
+            "queued work whose RQ job Redis lost, fails (infra_error for a submission, failed for a proposal) work "
+            "whose worker went silent past its limit or whose job died, and recovers results whose reply was lost. "
+            "Run it periodically: from cron every minute (`* * * * * cd /srv/arena && .venv/bin/python manage.py "
+            "reap`), or as a long-lived process with `python manage.py reap --every 60`.")
 
     def add_arguments(self, parser):
         parser.add_argument("--every", type=float, default=0, metavar="SECONDS",
@@ -18,9 +19,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float = 0, **options):
         while True:
-            report = submissions_reap()
-            if report.requeued or report.failed or report.recovered or options["verbosity"] > 1:
-                self.stdout.write(str(report))
+            for report in (submissions_reap(), proposals_reap()):
+                if report.requeued or report.failed or report.recovered or options["verbosity"] > 1:
+                    self.stdout.write(str(report))
             if not every:
                 return
             time.sleep(every)

@@ -15,14 +15,9 @@ import zipfile
 
 import pytest
 
-from leaderboard.archive import (
-    EXAMPLE_MANIFEST,
-    ArchiveError,
-    build_archive,
-    example_archive,
-    manifest_toml,
-    read_archive,
-)
+from leaderboard.model_runs.container import ArchiveError
+from leaderboard.model_runs.layout import read_archive
+from leaderboard.model_runs.writer import EXAMPLE_MANIFEST, build_archive, example_archive, manifest_toml
 
 KNOWN = {
     "collectives/all_reduce": {"suite": "arena", "world_sizes": [2, 4, 8]},
@@ -437,13 +432,19 @@ def test_an_attempt_with_no_attempts_at_all_is_refused():
     (b"def solution(x):\n    return x\n# caf\xe9\n", "not UTF-8 text (byte 0xe9 at line 3); save the file as UTF-8"),
     (b"import torch\n\ndef solution(x)\n    return x\n", "not valid Python at line 3"),
     (b"def solution(x):\n    return x\x00\n", "not Python source (a NUL byte at line 2)"),
-    (b"import torch\n\ndef solve(x):\n    return x\n", "defines no top-level function `solution`"),
-    (b"class A:\n    def solution(self, x):\n        return x\n", "defines no top-level function `solution`"),
     (b"import torch\n\nasync def solution(x):\n    return x\n", "line 3: `solution` is async"),
 ])
 def test_bad_attempt_files_are_named_with_the_line(source, message):
     data = build_archive(MANIFEST, {**ATTEMPTS, ("collectives/all_gather", 2): source})
     assert f"attempts/collectives/all_gather/attempt_2.py: {message}" in refused(data)
+
+
+@pytest.mark.parametrize("source", [b"import torch\n\ndef solve(x):\n    return x\n",
+                                    b"class A:\n    def solution(self, x):\n        return x\n"])
+def test_an_attempt_without_a_top_level_solution_is_named(source):
+    """The contract's one check (evaluator.contract.source), as for a single upload, naming the attempt's file."""
+    data = build_archive(MANIFEST, {**ATTEMPTS, ("collectives/all_gather", 2): source})
+    assert "attempts/collectives/all_gather/attempt_2.py defines no top-level `solution`" in refused(data)
 
 
 def test_an_oversized_attempt_is_named_and_not_read():
@@ -510,7 +511,7 @@ def test_content_problems_are_reported_together():
     assert len(problems) == 4
     assert any("'hardware' is 'tpu'" in p for p in problems)
     assert any("'date' is 'yesterday'" in p for p in problems)
-    assert any("attempt_2.py: defines no top-level function `solution`" in p for p in problems)
+    assert any("attempt_2.py defines no top-level `solution`" in p for p in problems)
     assert any("notes.txt" in p for p in problems)
     assert str(info.value).startswith("the archive has 4 problems:\n- ")
 

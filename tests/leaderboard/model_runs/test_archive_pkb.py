@@ -2,7 +2,9 @@
 
 import pytest
 
-from leaderboard.archive import ArchiveError, build_archive, read_archive
+from leaderboard.model_runs.container import ArchiveError
+from leaderboard.model_runs.layout import read_archive
+from leaderboard.model_runs.writer import build_archive
 
 MANIFEST = {"model": "m", "provider": "p", "protocol": "zero-shot", "k": 1, "turn_budget": 0, "tokens": 10,
             "wall_time_s": 1.0, "hardware": "cpu-gloo-2", "date": "2026-11-29", "open_weights": True,

@@ -14,7 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
-from leaderboard.archive import build_archive
+from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import ModelRun
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, ROOT, WRONG
 

@@ -11,10 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError
 from rq import Queue
 
-from leaderboard import services
-from leaderboard.archive import build_archive
+from django.core.exceptions import ValidationError
+from leaderboard.model_runs.services import model_run_create
+from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import ModelRun, RunScore, Submission, Trajectory
-from tests.leaderboard import model_runs as fx
+from tests.leaderboard import run_fixtures as fx
 from tests.leaderboard.helpers import CORRECT
 
 GOOD = CORRECT.read_text()
@@ -115,23 +116,23 @@ def test_a_failure_half_way_through_storing_leaves_nothing(problems, user, redis
 
     monkeypatch.setattr(Trajectory.objects, "bulk_create", broken)
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(IntegrityError):
-        services.model_run_create(user=user, filename="run.zip", data=fx.archive_bytes())
+        model_run_create(user=user, filename="run.zip", data=fx.archive_bytes())
     _assert_nothing_stored(redis_conn)
 
 
 def test_the_same_archive_twice_is_refused(problems, user):
-    services.model_run_create(user=user, filename="run.zip", data=fx.archive_bytes())
-    with pytest.raises(services.ValidationError, match=r"uploaded this very archive already, as model run #\d+"):
-        services.model_run_create(user=user, filename="again.zip", data=fx.archive_bytes())
+    model_run_create(user=user, filename="run.zip", data=fx.archive_bytes())
+    with pytest.raises(ValidationError, match=r"uploaded this very archive already, as model run #\d+"):
+        model_run_create(user=user, filename="again.zip", data=fx.archive_bytes())
     assert ModelRun.objects.count() == 1
 
 
 def test_too_many_runs_being_evaluated_at_once_are_refused(problems, user, settings):
     settings.ARENA_MAX_PENDING_RUNS_PER_USER = 1
-    services.model_run_create(user=user, filename="run.zip", data=fx.archive_bytes())
+    model_run_create(user=user, filename="run.zip", data=fx.archive_bytes())
     other = fx.archive_bytes(manifest=dict(fx.MANIFEST, model="another"))
-    with pytest.raises(services.ValidationError, match="limit is 1"):
-        services.model_run_create(user=user, filename="run2.zip", data=other)
+    with pytest.raises(ValidationError, match="limit is 1"):
+        model_run_create(user=user, filename="run2.zip", data=other)
 
 
 def test_uploading_needs_an_account(problems, client):

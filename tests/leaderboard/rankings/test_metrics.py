@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from evaluator.contract.result import Verdict
-from leaderboard.metrics import (
+from leaderboard.rankings.metrics import (
     Attempt,
     Protocol,
     fast_count,

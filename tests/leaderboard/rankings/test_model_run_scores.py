@@ -11,7 +11,7 @@ import math
 import pytest
 
 from leaderboard.models import ModelRun, RunScore, Submission, Trajectory
-from tests.leaderboard import model_runs as fx
+from tests.leaderboard import run_fixtures as fx
 
 pytestmark = pytest.mark.django_db
 
@@ -46,10 +46,10 @@ def test_scores_update_as_results_land(problems, user):
     run = fx.make_run(user, record=False)
     assert (run.state, run.attempts_done, run.attempts_total) == ("queued", 0, 12)
     assert run.score.pass_at_k is None and run.score.problems_not_scorable == 4
-    from leaderboard import services
+    from leaderboard.submissions.results import result_record
 
     first = run.attempts.get(problem_id="collectives/all_reduce", attempt=1)
-    services.result_record(submission_id=first.pk, document=fx.document("passed", 1.8, 0.5, first.problem_id, 1))
+    result_record(submission_id=first.pk, document=fx.document("passed", 1.8, 0.5, first.problem_id, 1))
     run.refresh_from_db()
     assert (run.state, run.attempts_done) == ("running", 1)
     assert run.score.pass_at_1 == 1.0  # one problem, one counted attempt, correct

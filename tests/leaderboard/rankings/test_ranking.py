@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import selectors, services
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create
+from leaderboard.rankings.selectors import problem_ranking
 from leaderboard.models import Problem
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document
 
@@ -12,9 +14,9 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, pass
 @pytest.fixture
 def submit(problems):
     def make(user, document, profile="cpu-gloo-2"):
-        submission = services.submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
+        submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
                                                 source=CORRECT.read_text())
-        services.result_record(submission_id=submission.pk, document=document)
+        result_record(submission_id=submission.pk, document=document)
         return submission
 
     return make
@@ -35,11 +37,11 @@ def test_ranking_orders_by_speedup_and_only_includes_passed(submit, django_user_
     submit(dee, failed_document("timeout", "too slow"))
 
     problem = Problem.objects.get(pk=ALL_REDUCE)
-    ranking = selectors.problem_ranking(problem=problem, profile="cpu-gloo-2")
+    ranking = problem_ranking(problem=problem, profile="cpu-gloo-2")
 
     assert [(e.rank, e.username, e.speedup) for e in ranking] == [(1, "bob", 3.0), (2, "ada", 2.0)]
     assert [e.submission_id for e in ranking] == [bob_best.pk, ada_best.pk]
-    assert [e.username for e in selectors.problem_ranking(problem=problem, profile="cpu-gloo-4")] == ["cy"]
+    assert [e.username for e in problem_ranking(problem=problem, profile="cpu-gloo-4")] == ["cy"]
 
 
 def test_ranking_is_shown_on_the_problem_page_and_the_api(submit, django_user_model, client):
@@ -56,5 +58,5 @@ def test_ties_go_to_the_earlier_submission(submit, django_user_model):
     ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
     submit(bob, passed_document(2.0))
     submit(ada, passed_document(2.0))
-    ranking = selectors.problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2")
+    ranking = problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2")
     assert [e.username for e in ranking] == ["bob", "ada"]

@@ -102,7 +102,7 @@ def test_malformed_json_is_refused_with_a_parse_message(body, words, problems, a
     _nothing_stored(redis_conn)
 
 
-# --- model-run archives (leaderboard/archive.py validates them; these check the answer at the web's door) ----
+# --- model-run archives (leaderboard/model_runs/ validates them; these check the answer at the web's door) ---
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:

@@ -16,7 +16,9 @@ from django.utils import timezone
 from rq import Queue, SimpleWorker
 from rq.job import Job
 
-from leaderboard import selectors, services
+from leaderboard.submissions.reaper import submissions_reap
+from leaderboard.submissions.services import submission_create
+from leaderboard.rankings.selectors import problem_ranking
 from leaderboard.models import Problem, Result, Submission
 from tests.leaderboard.faults import DatabaseBlock, RedisServer, Worker, alive, descendants, kill_tree, wait_for
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT
@@ -60,7 +62,7 @@ def spare_redis(redis_server, db):
 
 
 def _submit(user, source: str) -> Submission:
-    submission = services.submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
+    submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
                                             source=source)
     submission.refresh_from_db()
     return submission
@@ -74,7 +76,7 @@ def _recorded_once(*submissions: Submission) -> None:
     """One result per submission, and the ranking shows the author once, with one of them."""
     for submission in submissions:
         assert Result.objects.filter(submission=submission).count() == 1
-    ranking = selectors.problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2")
+    ranking = problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2")
     assert len(ranking) == 1 and ranking[0].submission_id in {s.pk for s in submissions}
 
 
@@ -101,12 +103,12 @@ def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(sp
     assert submission.state == "running"
 
     # RQ's heartbeat entry for the job is still in the future: the reaper leaves it alone and notes the heartbeat.
-    report = services.submissions_reap()
+    report = submissions_reap()
     assert (report.requeued, report.failed) == ([], [])
     submission.refresh_from_db()
     assert submission.heartbeat_at is not None
     # Past it (a forking worker pushes it 60-90 s ahead), the worker is gone: the attempt failed, a new one is queued.
-    report = services.submissions_reap(now=_later(200))
+    report = submissions_reap(now=_later(200))
     assert report.requeued == [submission.pk]
     submission.refresh_from_db()
     assert (submission.state, submission.enqueue_count) == ("queued", 2)
@@ -140,7 +142,7 @@ def test_submissions_queued_when_redis_restarts_or_is_down_are_requeued_and_eval
 
     ids = sorted([lost.json()["id"], never_queued.json()["id"]])
     assert set(Submission.objects.filter(pk__in=ids).values_list("state", flat=True)) == {"queued"}
-    report = services.submissions_reap(now=_later(settings.ARENA_REAP_GRACE_S + 1))
+    report = submissions_reap(now=_later(settings.ARENA_REAP_GRACE_S + 1))
     assert sorted(report.requeued) == ids
     assert sorted(Queue("cpu-gloo-2", connection=conn).job_ids) == sorted(f"submission-{i}-2" for i in ids)
 
@@ -170,7 +172,7 @@ def test_a_job_past_its_limit_is_retried_then_ends_as_infra_error(spare_redis, p
     message = submission.result.document["message"]
     assert "ran past the job's limit of 3 s" in message and "Attempt 2 of 2" in message
     assert Result.objects.filter(submission=submission).count() == 1
-    assert selectors.problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2") == []
+    assert problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2") == []
 
 
 def _failed_reply(conn) -> Job | None:

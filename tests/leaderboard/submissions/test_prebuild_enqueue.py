@@ -2,7 +2,7 @@
 
 from rq import Queue
 
-from leaderboard.services import submission_create
+from leaderboard.submissions.services import submission_create
 
 CUDA_SOURCE = (
     "from torch.utils.cpp_extension import load_inline\n"

@@ -10,7 +10,9 @@ from django.utils import timezone
 from rq import Queue
 from rq.job import Job
 
-from leaderboard import services
+from leaderboard.submissions.reaper import submissions_reap
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Submission
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
@@ -19,7 +21,7 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
     def make(profile: str = "cpu-gloo-2") -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
-            submission = services.submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
+            submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
                                                     source=CORRECT.read_text())
         submission.refresh_from_db()
         return submission
@@ -32,7 +34,7 @@ def reap(django_capture_on_commit_callbacks):
     """Runs the reaper; what it enqueues goes to Redis when its transaction commits, as in production."""
     def run(**kwargs):
         with django_capture_on_commit_callbacks(execute=True):
-            return services.submissions_reap(**kwargs)
+            return submissions_reap(**kwargs)
 
     return run
 
@@ -76,8 +78,8 @@ def test_reaper_fails_a_running_submission_whose_worker_went_silent(create, reap
     settings.ARENA_MAX_ENQUEUES = 1  # no attempt left: the row ends (tests/leaderboard/test_retries.py: retried)
     stale, fresh = create(), create()
     long_ago = timezone.now() - timedelta(hours=2)
-    services.submission_mark_running(submission_id=stale.pk, worker="gpu-host-7", started_at=long_ago)
-    services.submission_mark_running(submission_id=fresh.pk, worker="gpu-host-8", started_at=timezone.now())
+    submission_mark_running(submission_id=stale.pk, worker="gpu-host-7", started_at=long_ago)
+    submission_mark_running(submission_id=fresh.pk, worker="gpu-host-8", started_at=timezone.now())
     for submission in (stale, fresh):  # Redis lost both jobs while they ran
         Job.fetch(submission.job_id, connection=redis_conn).delete()
 
@@ -96,10 +98,10 @@ def test_a_late_result_after_the_reaper_failed_the_row_changes_nothing(create, r
     settings.ARENA_MAX_ENQUEUES = 1
     submission = create()
     Job.fetch(submission.job_id, connection=redis_conn).delete()
-    services.submission_mark_running(submission_id=submission.pk, worker="w",
+    submission_mark_running(submission_id=submission.pk, worker="w",
                                      started_at=timezone.now() - timedelta(hours=2))
     reap()
-    services.result_record(submission_id=submission.pk, document=passed_document(3.0))
+    result_record(submission_id=submission.pk, document=passed_document(3.0))
     submission.refresh_from_db()
     assert submission.verdict == "infra_error"
 
@@ -134,7 +136,7 @@ def test_reaper_gives_up_after_the_job_is_lost_too_often(create, reap, redis_con
 
 def test_reap_command_runs_once(create, redis_conn, capsys, django_capture_on_commit_callbacks):
     submission = create()
-    services.submission_mark_running(submission_id=submission.pk, worker="w",
+    submission_mark_running(submission_id=submission.pk, worker="w",
                                      started_at=timezone.now() - timedelta(hours=2))
     Job.fetch(submission.job_id, connection=redis_conn).delete()
     with django_capture_on_commit_callbacks(execute=True):

@@ -7,23 +7,24 @@ import math
 import pytest
 from rq import Queue
 
-from leaderboard import services
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Result, Submission
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document
 
 
 @pytest.fixture
 def submission(problems, user):
-    return services.submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
+    return submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
                                       source=CORRECT.read_text())
 
 
 def test_record_result_twice_changes_nothing_the_second_time(submission):
-    first = services.result_record(submission_id=submission.pk, document=passed_document(1.5))
+    first = result_record(submission_id=submission.pk, document=passed_document(1.5))
     submission.refresh_from_db()
     finished_at = submission.finished_at
 
-    again = services.result_record(submission_id=submission.pk, document=failed_document())
+    again = result_record(submission_id=submission.pk, document=failed_document())
 
     assert again.pk == first.pk and Result.objects.count() == 1
     submission.refresh_from_db()
@@ -47,7 +48,7 @@ def test_duplicate_deliveries_through_the_web_queue_are_recorded_once(submission
 
 
 def test_result_denormalises_timing_roofline_and_problem_version(submission):
-    result = services.result_record(submission_id=submission.pk, document=passed_document(1.25, version=7))
+    result = result_record(submission_id=submission.pk, document=passed_document(1.25, version=7))
     assert result.speedup == 1.25
     assert (result.speedup_ci_low, result.speedup_ci_high) == pytest.approx((1.25 * .95, 1.25 * 1.05))
     assert result.baseline_median_us == 125.0 and result.solution_median_us == 100.0
@@ -60,7 +61,7 @@ def test_a_result_with_nan_or_an_unknown_verdict_is_stored_as_an_infra_error(sub
     document["verdict"] = "excellent"
     document["roofline"]["solution_fraction"] = math.inf
     document["logs"] = {"rank0": "nul\x00byte"}
-    result = services.result_record(submission_id=submission.pk, document=document)
+    result = result_record(submission_id=submission.pk, document=document)
     result.refresh_from_db()
     assert result.verdict == "infra_error" and "unknown verdict 'excellent'" in result.document["message"]
     assert result.roofline_fraction is None and result.document["roofline"]["solution_fraction"] is None
@@ -68,15 +69,15 @@ def test_a_result_with_nan_or_an_unknown_verdict_is_stored_as_an_infra_error(sub
 
 
 def test_mark_running_only_moves_a_queued_submission(submission):
-    services.submission_mark_running(submission_id=submission.pk, worker="w1", started_at=1_700_000_000.0)
+    submission_mark_running(submission_id=submission.pk, worker="w1", started_at=1_700_000_000.0)
     submission.refresh_from_db()
     assert submission.state == Submission.State.RUNNING and submission.heartbeat_at == submission.started_at
-    services.result_record(submission_id=submission.pk, document=failed_document())
-    services.submission_mark_running(submission_id=submission.pk, worker="w2", started_at=1_800_000_000.0)
+    result_record(submission_id=submission.pk, document=failed_document())
+    submission_mark_running(submission_id=submission.pk, worker="w2", started_at=1_800_000_000.0)
     submission.refresh_from_db()
     assert (submission.state, submission.worker) == ("finished", "w1")
 
 
 def test_reports_about_unknown_submissions_are_dropped(db):
-    assert services.result_record(submission_id=999_999, document=passed_document(1.0)) is None
-    assert services.submission_mark_running(submission_id=999_999, worker="w", started_at=0) is None
+    assert result_record(submission_id=999_999, document=passed_document(1.0)) is None
+    assert submission_mark_running(submission_id=999_999, worker="w", started_at=0) is None

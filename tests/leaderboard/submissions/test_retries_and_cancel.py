@@ -13,7 +13,10 @@ from rq import Queue
 from rq.job import Job
 from rq.results import Result as JobResult
 
-from leaderboard import services
+from leaderboard.model_runs.services import model_run_create
+from leaderboard.submissions.reaper import submissions_reap
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Result, Submission
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document
 
@@ -22,7 +25,7 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, pass
 def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
     def make(owner=None) -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
-            submission = services.submission_create(user=owner or user, problem=ALL_REDUCE, profile="cpu-gloo-2",
+            submission = submission_create(user=owner or user, problem=ALL_REDUCE, profile="cpu-gloo-2",
                                                     filename="s.py", source=CORRECT.read_text())
         submission.refresh_from_db()
         return submission
@@ -36,7 +39,7 @@ def deliver(django_capture_on_commit_callbacks):
     reaches Redis when its transaction commits."""
     def run(submission, document, job_id=None):
         with django_capture_on_commit_callbacks(execute=True):
-            return services.result_record(submission_id=submission.pk, document=document, job_id=job_id)
+            return result_record(submission_id=submission.pk, document=document, job_id=job_id)
 
     return run
 
@@ -101,7 +104,7 @@ def test_a_real_verdict_from_a_replaced_attempt_is_kept_and_the_queued_attempt_d
 def test_a_running_message_from_a_replaced_attempt_changes_nothing(create, deliver):
     submission = create()
     deliver(submission, failed_document("infra_error"), job_id=submission.job_id)
-    services.submission_mark_running(submission_id=submission.pk, worker="old", started_at=0,
+    submission_mark_running(submission_id=submission.pk, worker="old", started_at=0,
                                      job_id=f"submission-{submission.pk}-1")
     submission.refresh_from_db()
     assert (submission.state, submission.worker) == ("queued", "")
@@ -109,14 +112,14 @@ def test_a_running_message_from_a_replaced_attempt_changes_nothing(create, deliv
 
 def test_the_reaper_retries_a_job_that_failed_without_replying(create, redis_conn, django_capture_on_commit_callbacks):
     submission = create()
-    services.submission_mark_running(submission_id=submission.pk, worker="gpu-7", started_at=timezone.now())
+    submission_mark_running(submission_id=submission.pk, worker="gpu-7", started_at=timezone.now())
     job = Job.fetch(submission.job_id, connection=redis_conn)
     redis_conn.lrem(Queue("cpu-gloo-2", connection=redis_conn).key, 0, job.id)
     job.set_status("failed")  # what RQ records when the work horse is killed (OOM killer, a segfault)
     JobResult.create_failure(job, ttl=600, exc_string="Work-horse terminated unexpectedly; waitpid returned 9")
 
     with django_capture_on_commit_callbacks(execute=True):
-        report = services.submissions_reap()
+        report = submissions_reap()
 
     assert report.requeued == [submission.pk]
     submission.refresh_from_db()
@@ -135,7 +138,7 @@ def test_the_reaper_retries_a_finished_job_whose_lost_reply_was_an_infra_error(c
     from django.conf import settings
 
     with django_capture_on_commit_callbacks(execute=True):
-        report = services.submissions_reap(now=timezone.now() + timedelta(seconds=settings.ARENA_REAP_GRACE_S + 1))
+        report = submissions_reap(now=timezone.now() + timedelta(seconds=settings.ARENA_REAP_GRACE_S + 1))
 
     assert report.requeued == [submission.pk]
     submission.refresh_from_db()
@@ -202,12 +205,12 @@ def test_the_owner_cancels_from_the_status_page(create, web_client, redis_conn, 
 
 def test_cancelling_the_last_pending_attempt_of_a_model_run_finishes_the_run(problems, user, api_client,
                                                                            django_capture_on_commit_callbacks):
-    from leaderboard.archive import build_archive
+    from leaderboard.model_runs.writer import build_archive
     from leaderboard.models import ModelRun
-    from tests.leaderboard.model_runs import MANIFEST
+    from tests.leaderboard.run_fixtures import MANIFEST
 
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.model_run_create(user=user, filename="run.zip", data=build_archive(
+        run = model_run_create(user=user, filename="run.zip", data=build_archive(
             dict(MANIFEST, k=1), {(ALL_REDUCE, 1): CORRECT.read_text()}))
     attempt = Submission.objects.get(model_run=run)
     with django_capture_on_commit_callbacks(execute=True):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.archive import build_archive
+from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import ModelRun
-from tests.leaderboard import model_runs as fx
+from tests.leaderboard import run_fixtures as fx
 from tests.browser import needs_chromium
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, WRONG
 

@@ -1,4 +1,4 @@
-"""The cached ranking pages (leaderboard/cache.py): served from Redis with no SQL, never older than the last write,
+"""The cached ranking pages (leaderboard/web/cache.py): served from Redis with no SQL, never older than the last write,
 never holding what one user may see and another may not."""
 
 from __future__ import annotations
@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from leaderboard import cache, services
+from leaderboard.catalogue.services import problems_sync
+from leaderboard.rankings.services import run_score_refresh
+from leaderboard.submissions.queueing import submission_row
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_cancel, submission_create, submission_mark_running
+from leaderboard.rankings import generations
+from leaderboard.web import cache
 from leaderboard.models import ModelRun, Problem
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
@@ -16,7 +22,7 @@ PAGE = f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2"
 @pytest.fixture
 def submit(problems):
     def make(user, *, profile="cpu-gloo-2"):
-        return services.submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
+        return submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
                                           source=CORRECT.read_text())
 
     return make
@@ -49,7 +55,7 @@ def test_a_cached_page_shows_a_verdict_as_soon_as_result_record_lands(submit, cl
     assert client.get(api).json()["entries"] == []
     assert client.get(PAGE)[cache.HEADER] == "hit"
 
-    services.result_record(submission_id=submission.pk, document=passed_document(1.8))
+    result_record(submission_id=submission.pk, document=passed_document(1.8))
 
     page = client.get(PAGE)
     assert page[cache.HEADER] == "miss" and "1.800×" in page.content.decode()
@@ -62,16 +68,16 @@ def test_the_generation_moves_again_when_the_write_commits(submit, django_user_m
     """The increment that correctness rests on is the one after the commit: a reader between the first increment
     and the commit may have cached the old rows under the new generation."""
     submission = submit(django_user_model.objects.create_user("ada"))
-    scopes = [cache.problem_scope(ALL_REDUCE), cache.user_scope("ada")]
-    before = cache.generations(scopes)
+    scopes = [generations.problem_scope(ALL_REDUCE), generations.user_scope("ada")]
+    before = generations.generations(scopes)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        services.result_record(submission_id=submission.pk, document=passed_document(1.8))
-    during = cache.generations(scopes)
+        result_record(submission_id=submission.pk, document=passed_document(1.8))
+    during = generations.generations(scopes)
     assert during[0] == before[0] and during[1] > before[1] and during[2] > before[2]  # scoped: not the global one
     assert callbacks
     for callback in callbacks:
         callback()
-    after = cache.generations(scopes)
+    after = generations.generations(scopes)
     assert after[1] > during[1] and after[2] > during[2]
 
 
@@ -79,18 +85,18 @@ def test_cancelling_and_run_scores_and_problem_sync_invalidate(submit, client, d
     ada = django_user_model.objects.create_user("ada")
     submission = submit(ada)
     client.get("/users/ada/")
-    services.submission_cancel(submission_id=submission.pk, user=ada)
+    submission_cancel(submission_id=submission.pk, user=ada)
     assert client.get("/users/ada/")[cache.HEADER] == "miss"
 
     client.get("/runs/")
     run = ModelRun.objects.create(user=ada, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
-    services.run_score_refresh(model_run_id=run.pk)
+    run_score_refresh(model_run_id=run.pk)
     page = client.get("/runs/")
     assert page[cache.HEADER] == "miss" and f"/runs/{run.pk}/" in page.content.decode()
 
     client.get("/")
     Problem.objects.filter(pk=ALL_REDUCE).update(title="changed behind the registry's back")
-    services.problems_sync()  # puts the registry's title back
+    problems_sync()  # puts the registry's title back
     assert client.get("/")[cache.HEADER] == "miss"
 
 
@@ -100,10 +106,10 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
     run = ModelRun.objects.create(user=bob, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
     other = ModelRun.objects.create(user=bob, model="n", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
-    attempt = services._submission_row(user=bob, problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2",
+    attempt = submission_row(user=bob, problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2",
                                        filename="a.py", text=CORRECT.read_text(), model_run=run, attempt=1)
     attempt.save()
-    services.run_score_refresh(model_run_id=run.pk)
+    run_score_refresh(model_run_id=run.pk)
     other_problem = Problem.objects.exclude(pk=ALL_REDUCE).filter(is_active=True).first()
     pages = {
         "problem": PAGE, "problem api": f"/api/problems/{ALL_REDUCE}/ranking/?profile=cpu-gloo-2",
@@ -119,27 +125,27 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     missed()
     assert missed() == set()
 
-    solo = services.submission_create(user=ada, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
+    solo = submission_create(user=ada, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
                                       source=CORRECT.read_text())
-    services.result_record(submission_id=solo.pk, document=passed_document(1.8))
+    result_record(submission_id=solo.pk, document=passed_document(1.8))
     assert missed() == {"problem", "problem api", "ada"}
 
-    services.submission_mark_running(submission_id=attempt.pk, worker="w", started_at=None)
+    submission_mark_running(submission_id=attempt.pk, worker="w", started_at=None)
     assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare"}
-    services.result_record(submission_id=attempt.pk, document=passed_document(2.5))
+    result_record(submission_id=attempt.pk, document=passed_document(2.5))
     assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare"}
     assert "2.500×" in client.get(PAGE).content.decode()
 
     third = ModelRun.objects.create(user=bob, model="o", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
-    services.run_score_refresh(model_run_id=third.pk)  # another run's score: not in this comparison
+    run_score_refresh(model_run_id=third.pk)  # another run's score: not in this comparison
     assert missed() == {"bob", "ranking", "ranking api"}
 
-    services.problems_sync(problems={})  # deactivates every registry problem: a global change
+    problems_sync(problems={})  # deactivates every registry problem: a global change
     assert missed() == set(pages)
 
 
 def test_a_new_model_run_is_offered_by_every_comparison(problems, client, django_user_model):
-    from tests.leaderboard.model_runs import make_run
+    from tests.leaderboard.run_fixtures import make_run
 
     ada = django_user_model.objects.create_user("ada")
     a = ModelRun.objects.create(user=ada, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
@@ -194,18 +200,18 @@ def test_private_pages_are_never_cached(submit, web_client, user, api_client):
 
 def test_pages_render_without_redis(problems, client):
     pages = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
-             "OPTIONS": {"serializer": "leaderboard.cache.PageSerializer", "socket_connect_timeout": 0.2}}
+             "OPTIONS": {"serializer": "leaderboard.web.cache.PageSerializer", "socket_connect_timeout": 0.2}}
     with override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
                                    "pages": pages}):
         response = client.get("/runs/")
         assert response.status_code == 200 and cache.HEADER not in response
-        cache.rankings_changed()  # a write while Redis is down is logged, not an error for the writer
+        generations.rankings_changed()  # a write while Redis is down is logged, not an error for the writer
 
 
 def _page_key(path: str, scopes: list[str]) -> str:
     from django.test import RequestFactory
 
-    return cache._key(RequestFactory().get(path), cache.generations(scopes))
+    return cache._key(RequestFactory().get(path), generations.generations(scopes))
 
 
 def test_readers_that_miss_together_wait_for_one_render(problems, client, monkeypatch):
@@ -214,12 +220,12 @@ def test_readers_that_miss_together_wait_for_one_render(problems, client, monkey
     import time
 
     monkeypatch.setattr(cache, "WAIT_S", 5.0)
-    key = _page_key("/runs/", [cache.RUNS])
+    key = _page_key("/runs/", [generations.RUNS])
     assert cache._lock(key)  # another request is rendering /runs/ for these generations
 
     def other_request_stores_its_page():
         time.sleep(0.3)
-        cache._cache().set(key, b'{"public":false,"headers":{"Content-Type":"text/html"}}\n\nrendered elsewhere')
+        generations.pages_cache().set(key, b'{"public":false,"headers":{"Content-Type":"text/html"}}\n\nrendered elsewhere')
         cache._unlock(key)
 
     threading.Thread(target=other_request_stores_its_page).start()
@@ -239,7 +245,7 @@ def test_a_render_that_stores_nothing_does_not_hold_up_the_next_reader(problems,
         assert time.monotonic() - started < 2
     import threading
 
-    key = _page_key("/runs/", [cache.RUNS])
+    key = _page_key("/runs/", [generations.RUNS])
     assert cache._lock(key)
     threading.Timer(0.2, cache._unlock, [key]).start()  # another render ends without a page to store
     started = time.monotonic()

@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rq import Queue
 
-from portal.models import ProblemProposal
+from portal.contributions.models import ProblemProposal
 from problems.registry import PROBLEMS_ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

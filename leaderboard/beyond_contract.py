@@ -1,0 +1,22 @@
+"""Everything the web side still takes from ``evaluator/`` beyond ``evaluator.contract``, in one place.
+
+The leaderboard and the portal import the workers' code only through ``evaluator.contract`` (standard library only)
+and through this module; ``tests/test_architecture.py`` holds them to that. Each name below says where it comes
+from today. When its owner moves it into the contract, import it from there where it is used and delete it here;
+when this module is empty, delete it.
+"""
+
+from __future__ import annotations
+
+# ParallelKernelBench's file-name rules (uploads and model-run attempts may keep the checkout's own names).
+from evaluator.pkb import problem_for_solution_filename, solution_filename_ok
+# The roofline of an arena problem on a profile, shown on its page when no evaluation has recorded one.
+from evaluator.roofline import roofline
+# Linear-interpolated percentile (the evaluator's timing summaries use the same one): the problem page's quartiles.
+from evaluator.stats import percentile
+# The check worker's folder rules for a proposal: the world sizes it checks at, the kinds of known answers, their
+# file names, how the three files are written as a folder, and the report of a check that could not run to the end.
+from evaluator.problem_check import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
+
+__all__ = ["CHECK_WORLD_SIZES", "KINDS", "SOLUTION_FILENAME", "failed_report", "percentile",
+           "problem_for_solution_filename", "roofline", "solution_filename_ok", "write_folder"]

@@ -1,0 +1,50 @@
+"""Reads of the problem catalogue: the active problems (by category), one problem, and the profile a problem's
+pages show by default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from leaderboard.models import Problem
+from problems.registry import CATEGORIES
+
+
+def problem_list(*, category: str | None = None) -> QuerySet[Problem]:
+    problems = Problem.objects.filter(is_active=True)
+    if category:
+        problems = problems.filter(category=category)
+    return problems.order_by("category", "title")
+
+
+@dataclass(frozen=True)
+class Category:
+    key: str
+    label: str
+    problems: list[Problem]
+
+
+def problem_list_by_category() -> list[Category]:
+    """Active problems grouped by category, categories in the suite's order."""
+    grouped: dict[str, list[Problem]] = {}
+    for problem in problem_list():
+        grouped.setdefault(problem.category, []).append(problem)
+    order = list(CATEGORIES) + sorted(set(grouped) - set(CATEGORIES))
+    return [Category(key, CATEGORIES.get(key, key), grouped[key]) for key in order if key in grouped]
+
+
+def problem_detail(*, problem_id: str) -> Problem:
+    """The problem, or Http404 (which pages and the API both turn into a 404)."""
+    return get_object_or_404(Problem, pk=problem_id)
+
+
+def problem_default_profile(*, problem: Problem, preferred: str | None = None) -> str | None:
+    supported = problem.supported_profiles
+    if preferred in supported:
+        return preferred
+    if settings.ARENA_DEFAULT_PROFILE in supported:
+        return settings.ARENA_DEFAULT_PROFILE
+    return supported[0] if supported else None

@@ -1,0 +1,45 @@
+"""The filters of the overall ranking of model runs: one FilterSet for the page's form and the API.
+
+A filter offers, and accepts, the values some run has (``selectors.model_run_filter_choices``: hardware, precision,
+k; both protocol modes always). The page shows ``.form`` and ignores a value it does not offer (a stale link still
+shows a ranking); the API refuses it with a 400 that names the field.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import django_filters
+
+from leaderboard.models import ModelRun
+
+if TYPE_CHECKING:
+    from leaderboard.rankings.selectors import RunFilterChoices
+
+ANY = "any"
+
+
+class RunFilterSet(django_filters.FilterSet):
+    profile = django_filters.ChoiceFilter(label="Hardware", empty_label=ANY)
+    precision = django_filters.ChoiceFilter(label="Precision", empty_label=ANY)
+    mode = django_filters.ChoiceFilter(label="Protocol", empty_label=ANY)
+    k = django_filters.ChoiceFilter(label="K", empty_label=ANY)
+
+    class Meta:
+        model = ModelRun
+        fields = ["profile", "precision", "mode", "k"]
+
+    def __init__(self, data=None, queryset=None, *, choices: RunFilterChoices, **kwargs: Any) -> None:
+        super().__init__(data, queryset, **kwargs)
+        offered = {"profile": choices.profiles, "precision": choices.precisions, "mode": choices.modes,
+                   "k": [str(k) for k in choices.ks]}
+        for name, values in offered.items():
+            self.filters[name].extra["choices"] = [(v, v) for v in values]
+
+    def active(self) -> dict[str, Any]:
+        """The filters in effect (valid and set), as exports record them."""
+        if not self.is_bound:
+            return {}
+        self.is_valid()  # cleans the form; the valid values are in cleaned_data, as .qs uses them
+        values = {name: self.form.cleaned_data.get(name) for name in self.filters}
+        return {name: int(v) if name == "k" else v for name, v in values.items() if v}

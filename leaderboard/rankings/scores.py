@@ -1,0 +1,84 @@
+"""How scores are written as JSON, once for every page, export and API answer.
+
+Two shapes exist and each is written here only: the **public** one (the API, exports' metadata): ``pass_at_k``,
+``fast_p_at_k`` keyed ``"1"``, ``"1.5"``, ``"2"``; and the **stored** one (``RunScore.by_category``), the field names
+of ``metrics.Aggregate`` with fast_p keyed ``"1.0"``, kept as rows already hold it. A score never travels without
+its protocol: the public shapes carry its label.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from leaderboard.rankings import metrics
+
+
+def fast_p(mapping: Mapping[float, float | None]) -> dict[str, float | None]:
+    """fast_p@k keyed as the public shape writes p: ``"1"``, ``"1.5"``, ``"2"``."""
+    return {f"{float(p):g}": v for p, v in mapping.items()}
+
+
+def protocol(run: Any) -> dict[str, Any]:
+    """A run's protocol as an object: mode, k, turn budget, tokens, wall time and its one-line label."""
+    p = metrics.Protocol.of_run(run)
+    return {"mode": p.mode, "k": p.k, "turn_budget": p.turn_budget, "tokens": p.tokens,
+            "wall_time_s": p.wall_time_s, "label": p.label()}
+
+
+def protocol_fields(run: Any) -> dict[str, Any]:
+    """The same, flat, for the rows and metadata of exports (``protocol`` is the label)."""
+    p = protocol(run)
+    return {"protocol": p["label"], "protocol_mode": p["mode"], "protocol_k": p["k"],
+            "protocol_turn_budget": p["turn_budget"], "protocol_tokens": p["tokens"],
+            "protocol_wall_time_s": p["wall_time_s"]}
+
+
+def aggregate(a: metrics.Aggregate) -> dict[str, Any]:
+    """A run's (or a category's) means, public shape."""
+    return {"problems": a.problems, "pass_at_k": a.mean_pass_at_k, "fast_p_at_k": fast_p(a.mean_fast_p_at_k),
+            "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
+            "coverage": a.coverage, "not_scorable": list(a.not_scorable), "not_attempted": list(a.not_attempted)}
+
+
+def aggregate_record(a: metrics.Aggregate) -> dict[str, Any]:
+    """The same means as ``RunScore.by_category`` stores them (stored shape)."""
+    return {"problems": a.problems, "mean_pass_at_k": a.mean_pass_at_k,
+            "mean_fast_p_at_k": {str(p): v for p, v in a.mean_fast_p_at_k.items()},
+            "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
+            "correct_attempts": a.correct_attempts, "not_scorable": list(a.not_scorable),
+            "not_attempted": list(a.not_attempted), "coverage": a.coverage}
+
+
+def problem_score(s: metrics.ProblemScore) -> dict[str, Any]:
+    return {"problem": s.problem_id, "category": s.category, "n": s.n, "c": s.c, "scorable": s.scorable,
+            "pass_at_k": s.pass_at_k, "fast_p_at_k": fast_p(s.fast_p_at_k), "best_speedup": s.best_speedup,
+            "geomean_speedup": s.geomean_speedup, "mean_roofline_fraction": s.mean_roofline_fraction}
+
+
+def run_score(score: metrics.RunScore) -> dict[str, Any]:
+    """A run scored now: overall, per category and per problem, with the k it is scored at and the protocol."""
+    return {"scored_at_k": score.k, "protocol": score.label(), "overall": aggregate(score.overall),
+            "by_category": {c: aggregate(a) for c, a in score.by_category.items()},
+            "problems": [problem_score(s) for s in score.problems.values()]}
+
+
+def overall(score: metrics.RunScore) -> dict[str, Any]:
+    """The whole run's means and the k they are at (exports' metadata)."""
+    return {"scored_at_k": score.k, **aggregate(score.overall)}
+
+
+def stored(run: Any) -> dict[str, Any]:
+    """A run's precomputed scores (its RunScore row; all empty before the first result), public shape."""
+    row = getattr(run, "score", None)
+    label = protocol(run)["label"]
+    if row is None:
+        return {"scored_at_k": run.k, "protocol": label, "pass_at_k": None, "pass_at_1": None,
+                "fast_p_at_k": fast_p({p: None for p in metrics.FAST_P_THRESHOLDS}), "geomean_speedup": None,
+                "mean_roofline_fraction": None, "coverage": None, "problems_scored": 0, "problems_not_scorable": 0,
+                "problems_not_attempted": 0, "correct_attempts": 0}
+    return {"scored_at_k": row.k, "protocol": label, "pass_at_k": row.pass_at_k, "pass_at_1": row.pass_at_1,
+            "fast_p_at_k": fast_p({1.0: row.fast_1_at_k, 1.5: row.fast_1_5_at_k, 2.0: row.fast_2_at_k}),
+            "geomean_speedup": row.geomean_speedup, "mean_roofline_fraction": row.mean_roofline_fraction,
+            "coverage": row.coverage, "problems_scored": row.problems_scored,
+            "problems_not_scorable": row.problems_not_scorable,
+            "problems_not_attempted": row.problems_not_attempted, "correct_attempts": row.correct_attempts}

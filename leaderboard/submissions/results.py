@@ -1,0 +1,172 @@
+"""What a worker reports at the end of an evaluation, stored once; and the platform's failures, retried.
+
+- ``result_record`` stores a result document and finishes the submission (idempotent: the first result wins);
+- an ``infra_error`` (the platform failed, not the solution) sends the submission back to the queue as a new job
+  while it has attempts left (settings.ARENA_MAX_ENQUEUES), and ends it as ``infra_error`` after the last;
+- ``submission_fail`` is how the reaper reports such a failure for a job that could not report one itself.
+
+The document arrives as JSON from a worker: it is made JSON-safe and its verdict checked against the contract's
+``Verdict`` before anything is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from evaluator.contract.result import Verdict, empty_document, trim
+from leaderboard.models import Result, Submission
+from leaderboard.rankings.services import run_score_refresh
+from leaderboard.submissions import queueing, services
+
+logger = logging.getLogger(__name__)
+
+VERDICTS = {v.value for v in Verdict}
+
+
+def _json_safe(value: Any) -> Any:
+    """What a JSON column accepts: no NaN/inf (PostgreSQL refuses them), no NUL characters, only JSON types."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return value.replace("\x00", "\\0")
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, dict):
+        return {str(_json_safe(k)): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return _json_safe(str(value))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _ci(value: Any) -> tuple[float | None, float | None]:
+    if isinstance(value, dict):
+        return _number(value.get("low")), _number(value.get("high"))
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return _number(value[0]), _number(value[1])
+    return None, None
+
+
+def _document_normalise(document: Any) -> dict[str, Any]:
+    if not isinstance(document, dict):
+        broken = empty_document()
+        broken["verdict"] = Verdict.INFRA_ERROR.value
+        broken["message"] = f"The worker sent a result that is not a JSON object ({type(document).__name__})."
+        return broken
+    document = _json_safe(document)
+    if document.get("verdict") not in VERDICTS:
+        document["message"] = (f"The worker sent an unknown verdict {document.get('verdict')!r}. "
+                               + str(document.get("message") or ""))
+        document["verdict"] = Verdict.INFRA_ERROR.value
+    return document
+
+
+def result_record(*, submission_id: int, document: Any, job_id: str | None = None) -> Result | None:
+    """Stores a result document and finishes the submission. Idempotent: once a submission has a result, a
+    second delivery (a retried job, the reaper recovering a return value) changes nothing.
+
+    An ``infra_error`` (the platform failed, not the solution) does not finish a submission that has attempts
+    left (settings.ARENA_MAX_ENQUEUES): the submission goes back to the queue as a new job and None is returned.
+    ``job_id`` names the attempt that reported: an infra_error from an attempt that is no longer the current one
+    changes nothing; a real verdict from any attempt is kept (the first result wins)."""
+    document = _document_normalise(document)
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None:
+            logger.warning("result for unknown submission %s dropped", submission_id)
+            return None
+        existing = Result.objects.filter(submission=submission).first()
+        if existing is not None or submission.state == Submission.State.CANCELLED:
+            return existing
+        services.submission_changed(submission)  # a verdict lands, or the attempt goes back to the queue
+        if _attempt_settled_without_result(submission, document, job_id):
+            return None
+        timing = document.get("timing") if isinstance(document.get("timing"), dict) else {}
+        roofline = document.get("roofline") if isinstance(document.get("roofline"), dict) else {}
+        problem = document.get("problem") if isinstance(document.get("problem"), dict) else {}
+        baseline = timing.get("baseline") if isinstance(timing.get("baseline"), dict) else {}
+        solution = timing.get("solution") if isinstance(timing.get("solution"), dict) else {}
+        ci_low, ci_high = _ci(timing.get("speedup_ci"))
+        version = problem.get("version")
+        result = Result.objects.create(
+            submission=submission,
+            document=document,
+            verdict=document["verdict"],
+            speedup=_number(timing.get("speedup")),
+            speedup_ci_low=ci_low,
+            speedup_ci_high=ci_high,
+            baseline_median_us=_number(baseline.get("median_us")),
+            solution_median_us=_number(solution.get("median_us")),
+            roofline_fraction=_number(roofline.get("solution_fraction")),
+            problem_version=version if isinstance(version, int) and version > 0 else submission.problem_version,
+            problem_hash=str(problem.get("content_hash") or problem.get("hash") or submission.problem_hash)[:64],
+        )
+        submission.state = Submission.State.FINISHED
+        submission.verdict = result.verdict
+        submission.finished_at = timezone.now()
+        submission.save(update_fields=["state", "verdict", "finished_at"])
+        if submission.model_run_id is not None:
+            run_score_refresh(model_run_id=submission.model_run_id)
+    return result
+
+
+def _infra_error_document(submission: Submission, message: str) -> dict[str, Any]:
+    document = empty_document()
+    document["verdict"] = Verdict.INFRA_ERROR.value
+    document["message"] = message
+    document["problem"] = {"id": submission.problem_id, "version": submission.problem_version,
+                           "content_hash": submission.problem_hash}
+    document["profile"] = {"name": submission.profile}
+    document["solution"] = {"name": submission.filename, "sha256": submission.sha256}
+    return document
+
+
+def submission_fail(*, submission_id: int, message: str, job_id: str | None = None) -> Result | None:
+    """Reports an ``infra_error`` for the attempt ``job_id`` (default: the current one): the platform, not the
+    solution, failed. Like a worker's infra_error, it re-enqueues the submission while it has attempts left and
+    ends it as infra_error after the last; None when it was re-enqueued (or the attempt was already replaced)."""
+    submission = Submission.objects.get(pk=submission_id)
+    return result_record(submission_id=submission_id, document=_infra_error_document(submission, message),
+                         job_id=job_id)
+
+
+def _attempt_settled_without_result(submission: Submission, document: dict[str, Any], job_id: str | None) -> bool:
+    """Called by result_record with the row locked. True when the report ends here without a Result: an infra_error
+    from a replaced attempt (ignored), or one with attempts left (the submission is queued again as a new job).
+    Wrong answers, timeouts and every other verdict of the solution are never retried."""
+    stale = bool(job_id and submission.job_id and job_id != submission.job_id)
+    if document.get("verdict") != Verdict.INFRA_ERROR.value:
+        if stale:  # a replaced attempt finished after all: keep its verdict, drop the attempt now queued
+            queueing.job_discard_after_commit(submission.profile, submission.job_id)
+        return False
+    if stale:
+        logger.warning("submission %s: infra_error from replaced attempt %s ignored (current: %s)",
+                       submission.pk, job_id, submission.job_id)
+        return True
+    attempts = submission.enqueue_count
+    if attempts >= settings.ARENA_MAX_ENQUEUES:
+        if attempts > 1:
+            document["message"] = (f"{document.get('message') or 'The platform failed.'} "
+                                   f"(Attempt {attempts} of {settings.ARENA_MAX_ENQUEUES}: every attempt failed on the "
+                                   f"platform's side.)")
+        return False
+    logger.warning("submission %s: attempt %s failed on the platform's side (%s); enqueueing attempt %s",
+                   submission.pk, attempts, trim(str(document.get("message") or ""), 300), attempts + 1)
+    submission.state = Submission.State.QUEUED
+    submission.worker = ""
+    submission.started_at = submission.heartbeat_at = None
+    submission.save(update_fields=["state", "worker", "started_at", "heartbeat_at"])
+    queueing.enqueue_after_commit(submission)
+    return True

@@ -1,0 +1,221 @@
+"""The API's output serializers: how problems, submissions, runs, scores and rankings are written as JSON (the scores
+themselves by ``rankings.scores``). Every score a run object carries sits beside its protocol."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field, inline_serializer
+from rest_framework import serializers
+
+from leaderboard.models import Problem, Submission
+from leaderboard.rankings import scores
+from leaderboard.rankings import selectors as rankings
+from leaderboard.submissions import selectors as submissions
+
+
+class ProblemOutputSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    supported_profiles = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = Problem
+        fields = ["id", "title", "category", "summary", "version", "content_hash", "world_sizes",
+                  "supported_profiles", "codebase", "function", "url"]
+
+    def get_url(self, obj: Problem) -> str:
+        return reverse("problem-detail", kwargs={"problem_id": obj.id})
+
+
+class ProblemDetailOutputSerializer(ProblemOutputSerializer):
+    class Meta(ProblemOutputSerializer.Meta):
+        fields = ProblemOutputSerializer.Meta.fields + ["statement", "reference_source", "presets", "tolerances",
+                                                        "roofline", "is_active"]
+
+
+class RankingEntryOutputSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    username = serializers.CharField()
+    submission_id = serializers.IntegerField()
+    model_run_id = serializers.IntegerField(allow_null=True, help_text="set when the solution is a model run's attempt")
+    model = serializers.CharField(help_text="the model run's model, or empty for a solo submission")
+    protocol = serializers.CharField(help_text="the model run's protocol label, or empty")
+    speedup = serializers.FloatField(allow_null=True)
+    speedup_ci_low = serializers.FloatField(allow_null=True)
+    speedup_ci_high = serializers.FloatField(allow_null=True)
+    baseline_median_us = serializers.FloatField(allow_null=True)
+    solution_median_us = serializers.FloatField(allow_null=True)
+    roofline_fraction = serializers.FloatField(allow_null=True)
+    submitted_at = serializers.DateTimeField()
+
+
+class SubmissionOutputSerializer(serializers.ModelSerializer):
+    problem = serializers.CharField(source="problem_id")
+    url = serializers.SerializerMethodField(help_text="the status page")
+    api_url = serializers.SerializerMethodField()
+    message = serializers.SerializerMethodField()
+    result = serializers.SerializerMethodField(help_text="the evaluator's result document once finished (rank logs "
+                                                         "and traceback only for its author)")
+    source = serializers.SerializerMethodField(help_text="only shown to its author")
+
+    class Meta:
+        model = Submission
+        fields = ["id", "problem", "profile", "problem_version", "problem_hash", "filename", "sha256", "state",
+                  "verdict", "message", "created_at", "started_at", "finished_at", "worker", "url", "api_url",
+                  "result", "source"]
+
+    def get_url(self, obj: Submission) -> str:
+        return self._absolute(reverse("submission-detail", kwargs={"submission_id": obj.pk}))
+
+    def get_api_url(self, obj: Submission) -> str:
+        return self._absolute(reverse("api-submission-detail", kwargs={"submission_id": obj.pk}))
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+    def get_message(self, obj: Submission) -> str:
+        result = getattr(obj, "result", None)
+        return result.document.get("message", "") if result else ""
+
+    def get_result(self, obj: Submission) -> dict | None:
+        request = self.context.get("request")
+        return submissions.submission_result_document(submission=obj, user=request.user if request else AnonymousUser())
+
+    def get_source(self, obj: Submission) -> str | None:
+        request = self.context.get("request")
+        if request and submissions.submission_source_visible(submission=obj, user=request.user):
+            return obj.source
+        return None
+
+
+class ProtocolOutputSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=["zero-shot", "agentic"])
+    k = serializers.IntegerField(help_text="attempts per problem")
+    turn_budget = serializers.IntegerField(help_text="agent turns per attempt; 0 for zero-shot")
+    tokens = serializers.IntegerField(help_text="tokens the whole run spent")
+    wall_time_s = serializers.FloatField(help_text="wall time the whole run spent")
+    label = serializers.CharField(help_text="the one-line form every page shows beside the scores")
+
+
+class RunScoresOutputSerializer(serializers.Serializer):
+    scored_at_k = serializers.IntegerField(allow_null=True)
+    protocol = serializers.CharField(help_text="the protocol's label, repeated so a score never travels without it")
+    pass_at_k = serializers.FloatField(allow_null=True, help_text="mean unbiased pass@k over scorable problems")
+    pass_at_1 = serializers.FloatField(allow_null=True, help_text="pass@1 estimated from the same attempts")
+    fast_p_at_k = serializers.DictField(child=serializers.FloatField(allow_null=True),
+                                        help_text='fast_p@k keyed by p: "1", "1.5", "2"')
+    geomean_speedup = serializers.FloatField(allow_null=True)
+    mean_roofline_fraction = serializers.FloatField(allow_null=True)
+    coverage = serializers.FloatField(allow_null=True)
+    problems_scored = serializers.IntegerField()
+    problems_not_scorable = serializers.IntegerField()
+    problems_not_attempted = serializers.IntegerField()
+    correct_attempts = serializers.IntegerField()
+
+
+class ModelRunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    model = serializers.CharField()
+    provider = serializers.CharField()
+    user = serializers.CharField(source="user.username")
+    profile = serializers.CharField(help_text="hardware profile the attempts run on")
+    precision = serializers.CharField()
+    suite = serializers.CharField()
+    run_date = serializers.DateField(allow_null=True)
+    open_weights = serializers.BooleanField(allow_null=True)
+    is_demo = serializers.BooleanField()
+    state = serializers.CharField(help_text="queued, running or finished (every attempt evaluated or cancelled)")
+    attempts_done = serializers.IntegerField()
+    attempts_total = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField(help_text="the run's page")
+    api_url = serializers.SerializerMethodField()
+    protocol = serializers.SerializerMethodField()
+    scores = serializers.SerializerMethodField()
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+    def get_url(self, obj) -> str:
+        return self._absolute(reverse("model-run-detail", kwargs={"run_id": obj.pk}))
+
+    def get_api_url(self, obj) -> str:
+        return self._absolute(reverse("api-model-run-detail", kwargs={"run_id": obj.pk}))
+
+    @extend_schema_field(ProtocolOutputSerializer)
+    def get_protocol(self, obj) -> dict:
+        return scores.protocol(obj)
+
+    @extend_schema_field(RunScoresOutputSerializer)
+    def get_scores(self, obj) -> dict:
+        return scores.stored(obj)
+
+
+class ProblemScoreOutputSerializer(serializers.Serializer):
+    problem = serializers.CharField()
+    category = serializers.CharField()
+    n = serializers.IntegerField(help_text="attempts counted (infra errors and unfinished ones are left out)")
+    c = serializers.IntegerField(help_text="correct attempts")
+    scorable = serializers.BooleanField(help_text="n >= k")
+    pass_at_k = serializers.FloatField(allow_null=True)
+    fast_p_at_k = serializers.DictField(child=serializers.FloatField(allow_null=True))
+    best_speedup = serializers.FloatField(allow_null=True)
+    geomean_speedup = serializers.FloatField(allow_null=True)
+    mean_roofline_fraction = serializers.FloatField(allow_null=True)
+
+
+class AggregateOutputSerializer(serializers.Serializer):
+    problems = serializers.IntegerField(help_text="scorable problems the means are over")
+    pass_at_k = serializers.FloatField(allow_null=True)
+    fast_p_at_k = serializers.DictField(child=serializers.FloatField(allow_null=True))
+    geomean_speedup = serializers.FloatField(allow_null=True)
+    mean_roofline_fraction = serializers.FloatField(allow_null=True)
+    coverage = serializers.FloatField(allow_null=True)
+    not_scorable = serializers.ListField(child=serializers.CharField())
+    not_attempted = serializers.ListField(child=serializers.CharField())
+
+
+ScoreBreakdown = inline_serializer("ScoreBreakdown", {
+    "scored_at_k": serializers.IntegerField(), "protocol": serializers.CharField(),
+    "overall": AggregateOutputSerializer(), "by_category": serializers.DictField(child=AggregateOutputSerializer()),
+    "problems": ProblemScoreOutputSerializer(many=True)})
+
+
+class ModelRunDetailOutputSerializer(ModelRunOutputSerializer):
+    manifest = serializers.DictField(help_text="the manifest as uploaded (validated)")
+    breakdown = serializers.SerializerMethodField(help_text="scores per problem and per category, computed now")
+
+    @extend_schema_field(ScoreBreakdown)
+    def get_breakdown(self, obj) -> dict:
+        return scores.run_score(rankings.model_run_score(run=obj))
+
+
+class AttemptOutputSerializer(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    problem = serializers.CharField(source="problem_id")
+    category = serializers.CharField()
+    attempt = serializers.IntegerField()
+    state = serializers.CharField()
+    verdict = serializers.CharField(allow_null=True)
+    speedup = serializers.FloatField(allow_null=True)
+    roofline_fraction = serializers.FloatField(allow_null=True)
+    solution_median_us = serializers.FloatField(allow_null=True)
+    baseline_median_us = serializers.FloatField(allow_null=True)
+    result_url = serializers.SerializerMethodField(help_text="the submission, with its whole result document")
+
+    def get_result_url(self, obj) -> str:
+        path = reverse("api-submission-detail", kwargs={"submission_id": obj.submission_id})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+
+class BestSolutionOutputSerializer(serializers.Serializer):
+    problem = serializers.CharField(source="problem_id")
+    profile = serializers.CharField()
+    submission_id = serializers.IntegerField()
+    speedup = serializers.FloatField(allow_null=True)
+    roofline_fraction = serializers.FloatField(allow_null=True)
+    submitted_at = serializers.DateTimeField()

@@ -1,0 +1,1 @@
+"""Accounts: sign-up, log-in, API tokens; a person's public profile is their user page (``leaderboard.web``)."""

@@ -1,0 +1,46 @@
+"""One FilterSet (rankings.filters.RunFilterSet) serves the ranking page's form and the ranking API: both offer the
+values some run has; the page ignores a value it does not offer, the API refuses it naming the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import ModelRun
+from leaderboard.rankings import tables
+
+
+@pytest.fixture
+def runs(user):
+    common = dict(user=user, provider="Lab", turn_budget=0, tokens=1, wall_time_s=1.0)
+    return [ModelRun.objects.create(model="alpha", mode="zero-shot", k=1, profile="cpu-gloo-2", precision="bf16",
+                                    **common),
+            ModelRun.objects.create(model="beta", mode="zero-shot", k=3, profile="cpu-gloo-4", precision="fp32",
+                                    **common)]
+
+
+def test_page_and_api_filter_the_same_runs(client, runs):
+    page = client.get("/runs/?profile=cpu-gloo-2&format=json").json()
+    api = client.get("/api/rankings/model-runs/?profile=cpu-gloo-2").json()
+    assert [r["model"] for r in page["rows"]] == [r["model"] for r in api["results"]] == ["alpha"]
+    assert page["filters"] == {"profile": "cpu-gloo-2"}
+    assert client.get("/api/rankings/model-runs/?k=3&precision=fp32").json()["count"] == 1
+
+
+def test_the_page_offers_only_values_some_run_has_and_ignores_others(client, runs):
+    html = client.get("/runs/").content.decode()
+    assert 'value="cpu-gloo-4"' in html and 'value="h200-nvlink-8"' not in html
+    stale = client.get("/runs/?profile=h200-nvlink-8&format=json").json()
+    assert len(stale["rows"]) == 2 and stale["filters"] == {}
+
+
+def test_the_api_refuses_a_value_no_run_has_naming_the_field(client, runs):
+    response = client.get("/api/rankings/model-runs/?profile=h200-nvlink-8")
+    assert response.status_code == 400
+    assert "h200-nvlink-8" in response.json()["errors"]["profile"][0]
+
+
+def test_the_api_sorts_by_the_runs_tables_keys(client, runs):
+    assert "-tokens" in tables.run_ranking_table().sort_keys()
+    names = [r["model"] for r in client.get("/api/rankings/model-runs/?sort=-k").json()["results"]]
+    assert names == ["beta", "alpha"]
+    assert client.get("/api/rankings/model-runs/?sort=nonsense").status_code == 400

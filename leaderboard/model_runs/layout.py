@@ -27,8 +27,8 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.source import solution_problem
 from leaderboard.beyond_contract import problem_for_solution_filename
 from leaderboard.model_runs.container import (MAX_ARCHIVE_BYTES, MAX_ATTEMPT_BYTES, MAX_FILES, MAX_MANIFEST_BYTES,
-                                              MAX_RATIO, MAX_TOTAL_BYTES, MAX_TRAJECTORY_BYTES, ArchiveError,
-                                              Collector, Entry, Limits, read_container, refusal)
+                                              MAX_RATIO, MAX_TOTAL_BYTES, MAX_TRAJECTORY_BYTES, Collector,
+                                              Entry, Limits, read_container, refusal)
 from leaderboard.model_runs.manifest import OPTIONAL, REQUIRED, Manifest, parse_manifest
 
 MANIFEST_NAMES = ("manifest.json", "manifest.toml")

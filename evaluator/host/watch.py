@@ -60,6 +60,16 @@ def descendants(root: int) -> list[Proc]:
     return out
 
 
+def _exited(pid: int) -> bool:
+    """A process that has ended (a zombie its parent has not reaped yet, or one that is gone) runs nothing."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return True
+    return raw[raw.rfind(")") + 2:][:1] in ("Z", "X")
+
+
 def is_toolchain(proc: Proc) -> bool:
     exe = proc.exe.removesuffix(" (deleted)")
     name = os.path.basename(exe)
@@ -79,6 +89,8 @@ def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int
     for p in procs:
         if os.path.basename(p.exe) == "bwrap" or p.pid in spawners or is_toolchain(p):
             continue
+        if not p.exe and not p.cmdline and _exited(p.pid):
+            continue  # a rank that just exited, not yet reaped by the spawner: its exit is judged on its own
         words = p.cmdline.split()
         if p.ppid in spawners and os.path.realpath(p.exe) == python and words[1:3] == ["-m", "evaluator.rank.worker"]:
             r = int(words[3]) if len(words) > 3 and words[3].isdigit() else -1

@@ -146,7 +146,7 @@ class Worker:
         _save_pair(self.io / f"out.{name}.pt", outputs, list(given))
         self.send("called", name=name, phase=phase, devices=[str(o.device) if type(o) is _Tensor else None
                                                              for o in outputs],
-                  aliases=_aliases(outputs, given), **self.after_call())
+                  aliases=_aliases(outputs, given), subclasses=_subclasses(outputs), **self.after_call())
 
     def stage(self, i: int) -> None:
         self.staged = self._device_inputs(f"i{i}")
@@ -168,7 +168,7 @@ class Worker:
         self.staged = None
         self.send("timed", i=i, launch_us=launch, devices=[str(o.device) if type(o) is _Tensor else None
                                                           for o in outputs],
-                  aliases=_aliases(outputs, buffers), **self.after_call())
+                  aliases=_aliases(outputs, buffers), subclasses=_subclasses(outputs), **self.after_call())
 
     def run(self, commands: Any) -> None:
         for line in commands:
@@ -204,6 +204,12 @@ def _save_pair(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
     partial = path.with_name(path.name + ".part")
     _torch.save([plain_out, plain_in], partial)
     os.replace(partial, path)
+
+
+def _subclasses(outputs: list[Any]) -> list[str]:
+    """Outputs that are tensors of a subclass (saved as None: a subclass can change how it compares)."""
+    return [f"output {k} is a {type(o).__module__}.{type(o).__qualname__}" for k, o in enumerate(outputs)
+            if isinstance(o, _Tensor) and type(o) is not _Tensor]
 
 
 def _aliases(outputs: list[Any], inputs: tuple) -> list[str]:

@@ -1,26 +1,44 @@
 """The cheat suite: every known way to game the evaluator, each with the verdict it must get, and honest solutions
-that must pass — from real rank processes (KernelBench keeps its cheats beside its tests the same way).
+that must pass — from real sandboxed ranks judged by separate judge processes.
 
 CHEATS and HONEST are the one table; benchmarks/cheat_suite.py runs the same table on a GPU profile. Each cheat's
 docstring says what it tries. ``where``: "any" (every profile), "gpu" (needs CUDA; skipped here), "cpu" (only
 meaningful on the CPU profiles). ``says``: the verdict's message names the reason (any of these substrings).
+
+Three kinds of cheat, three kinds of assertion:
+  - containment (write outside, network, read another evaluation, see the reference or the judge's secrets): the
+    verdict is whatever an honest judge gives the computation the cheat does, AND nothing escaped — no file on the
+    host, no connection to the test's listener, the decoy evaluation's data and the judge's secrets nowhere in the
+    result or the logs, no process left;
+  - harness tampering (patch timers, comparisons, the harness's classes, frames, the process group): the cheat gains
+    nothing — it is refused or its garbage is judged wrong, or, where it only fakes time, the speedup stays below
+    NO_GAIN (a harness that shared the process with it would have read several times the baseline);
+  - broken rules (threads, processes, multicast, aliasing, forged samples): ``rejected`` with the reason named.
+
+Cheat sources may name ARENA_TEST_REPO, ARENA_TEST_PARENT, ARENA_TEST_DECOY (ARENA_TEST_DECOY_HEX, hex-encoded),
+ARENA_TEST_PORT and ARENA_TEST_ADDRS: the test writes in the exact host paths, port and addresses it then checks, so each cheat knows what an attacker
+who knew the host would know.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import secrets
+import socket
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
+from evaluator.host.evaluate import _secrets, evaluate
 
 HERE = Path(__file__).resolve().parent
 CHEATS_DIR = HERE / "cheats"
@@ -31,6 +49,11 @@ PROBLEM = "collectives/all_reduce"
 # second, so any real run is "faster than physics". It exists only while that test runs.
 RIGGED_PROFILE = "cpu-gloo-2-rigged-roofline"
 HANG_TIMEOUTS = {"setup": 90.0, "correctness": 4.0, "timing": 30.0}
+TRIALS = 2  # the call-counting cheats assume this many trials (they read ARENA_TRIALS, default 2)
+NO_GAIN = 4.0  # identical code reads ~1 (± ~1 on shared CPUs); the time-faking cheats would read ~10
+SEED = 8_675_309  # pinned for the cases that look for the judge's secrets, so the test knows them
+OUTSIDE = "arena-cheat-outside"
+SLOW = os.environ.get("ARENA_SLOW_TESTS") == "1"
 
 
 @dataclass(frozen=True)
@@ -41,43 +64,85 @@ class Case:
     where: str = "any"
     timeouts: dict[str, float] | None = None
     profile: str | None = None  # CPU runs only: a test-only profile instead of the suite's
-    decoy: bool = False  # make another evaluation's working directory beside this one first
+    decoy: bool = False  # make another evaluation's working directory beside this one first; its data must not leak
     leaves_no: str = ""  # no process whose command line holds this may survive the evaluation
+    problem: str = PROBLEM
+    no_gain: bool = False  # a passed verdict must show no speedup (below NO_GAIN)
+    outside: tuple[str, ...] = ()  # host paths (placeholders allowed) that must not exist afterwards
+    listen: bool = False  # the test listens on a port; no connection may arrive
+    secret_free: bool = False  # pinned seeds; none of the judge's secrets may appear in the result
+    log_has: tuple[str, ...] = ()  # the cheat's own report, proving it ran and found nothing
+    communicates: bool = True  # honest: the collectives flags must show communication
+    slow: bool = False  # honest: a long build; runs with ARENA_SLOW_TESTS=1 (and in benchmarks/cheat_suite.py)
+    known_open: str = ""  # a hole not closed yet: the test is an expected failure (strict) saying why
 
     @property
     def name(self) -> str:
         return Path(self.file).stem
 
 
+_FILES = tuple(f"{d}/{OUTSIDE}{s}" for d in ("/tmp", "/var/tmp", "ARENA_TEST_REPO", "ARENA_TEST_PARENT")
+               for s in (".txt", "-torch.pt", "-dirfd.txt"))
+
 CHEATS: list[Case] = [
+    # Wrong answers and broken contracts.
     Case("cheats/constant_output.py", "wrong_output", ("differ",)),
-    Case("cheats/return_input.py", "wrong_output", ("differ",)),
+    Case("cheats/return_input.py", "rejected", ("shares memory with input 0",)),
+    Case("cheats/mutate_inputs.py", "rejected", ("shares memory with input 0", "must not write to its inputs")),
+    Case("cheats/tensor_subclass_eq.py", "rejected", ("subclass",)),
+    # Results that depend on being timed.
     Case("cheats/cache_by_data_ptr.py", "rejected", ("while being timed",)),
     Case("cheats/cache_by_call_count.py", "rejected", ("while being timed",)),
     Case("cheats/garbage_when_timed.py", "rejected", ("while being timed",)),
     Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed",), where="gpu"),
-    Case("cheats/patch_perf_counter.py", "rejected", ("time.perf_counter",)),
-    Case("cheats/patch_elapsed_time.py", "rejected", ("elapsed_time",)),
-    Case("cheats/patch_comparison.py", "rejected", ("torch.allclose", "__sub__", "__ne__")),
-    Case("cheats/patch_compare_sys_modules.py", "rejected", ("evaluator.correctness",)),
-    Case("cheats/tensor_subclass_eq.py", "rejected", ("subclass",)),
-    Case("cheats/mutate_inputs.py", "rejected", ("must not write to its inputs",)),
-    Case("cheats/forge_result_channel.py", "rejected", ("result channel", "outside the evaluation")),
-    Case("cheats/early_exit_sys_exit.py", "rejected", ("sys.exit",)),
-    Case("cheats/early_exit_os_exit.py", "rejected", ("before the harness finished",)),
+    # Harness tampering: nothing of the judge or of its timer is in the solution's process.
+    Case("cheats/patch_perf_counter.py", "passed", no_gain=True),
+    Case("cheats/patch_elapsed_time.py", "passed", no_gain=True),
+    Case("cheats/slow_baseline.py", "passed", no_gain=True),
+    Case("cheats/frames_baseline_times.py", "passed", no_gain=True),
+    Case("cheats/finalizer_and_settings.py", "passed", no_gain=True),
+    Case("cheats/patch_comparison.py", "wrong_output", ("differ",)),
+    Case("cheats/patch_compare_sys_modules.py", "wrong_output", ("differ",)),
+    Case("cheats/patch_harness_class.py", "wrong_output", ("differ",)),
+    Case("cheats/gc_harness_state.py", "wrong_output", ("differ",)),
+    Case("cheats/dispatch_mode_compare.py", "wrong_output", ("differ",)),
+    Case("cheats/aten_override.py", "wrong_output", ("differ",)),
+    Case("cheats/replace_default_pg.py", "wrong_output", ("differ",)),
+    Case("cheats/frames_tolerance.py", "wrong_output", ("differ",)),
+    # Forged channels and samples.
+    Case("cheats/forge_result_channel.py", "rejected", ("channel to the host", "evaluator's timer"),
+         outside=("/tmp/arena-forged-result.json",)),
+    Case("cheats/forge_timer_fd.py", "rejected", ("evaluator's timer",)),
+    Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
+         known_open="the timer's key, sequence and descriptor live in the rank's own address space; a solution that "
+                    "reads them (ctypes, /proc/self/mem) forges keyed samples. Needs timing the host can check "
+                    "from outside the process"),
+    # Ending the process, crashing, hanging.
+    Case("cheats/early_exit_sys_exit.py", "rejected", ("before the evaluation finished",)),
+    Case("cheats/early_exit_os_exit.py", "rejected", ("before the evaluation finished",)),
     Case("cheats/hang_one_rank.py", "timeout", ("correctness phase passed its limit",), timeouts=HANG_TIMEOUTS),
     Case("cheats/crash_one_rank.py", "runtime_error", ("rank 1 died (signal SIGSEGV)",)),
-    Case("cheats/write_outside_workdir.py", "rejected", ("/tmp/arena-cheat-outside.txt",)),
-    Case("cheats/network_connection.py", "rejected", ("1.1.1.1",)),
-    Case("cheats/read_other_submission.py", "rejected", ("another evaluation",), decoy=True),
-    Case("cheats/slow_baseline.py", "rejected", ("torch.distributed.all_reduce",)),
-    Case("cheats/gc_harness_state.py", "rejected", ("gc.get_objects",)),
-    Case("cheats/dispatch_mode_compare.py", "rejected", ("mode active",)),
-    Case("cheats/aten_override.py", "rejected", ("re-registered the PyTorch operator",)),
-    Case("cheats/patch_harness_class.py", "rejected", ("evaluator.rank",)),
+    # Containment: the honest computation passes, and nothing reached the host.
+    Case("cheats/write_outside_workdir.py", "passed", outside=_FILES),
+    Case("cheats/torch_save_outside.py", "passed", outside=_FILES),
+    Case("cheats/network_connection.py", "passed", listen=True),
+    Case("cheats/tcpstore_other_address.py", "passed", listen=True),
+    Case("cheats/read_other_submission.py", "passed", decoy=True, log_has=("stolen: {}",)),
+    Case("cheats/from_file_other_eval.py", "passed", decoy=True, log_has=("read: []",)),
+    Case("cheats/proc_memory_seeds.py", "wrong_output", ("differ",), secret_free=True,
+         log_has=("0 secrets",)),
+    Case("cheats/load_reference_by_path.py", "wrong_output", ("differ",), log_has=("ARENA_REFERENCE_VISIBLE 0",)),
+    Case("cheats/read_other_rank_io.py", "rejected", ("while being timed",), log_has=("ARENA_OTHER_INPUTS_MISSING",)),
+    # Rules on the process environment, threads and processes.
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
-    Case("cheats/background_thread.py", "rejected", ("Python thread", "torch.distributed.all_reduce")),
-    Case("cheats/escape_daemon.py", "rejected", ("outside its rank's process group",),
+    Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
+    Case("cheats/background_thread.py", "rejected", ("thread(s) the solution started",)),
+    Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),
+    Case("cheats/pool_not_shut_down.py", "rejected", ("thread(s) the solution started",)),
+    Case("cheats/partial_thread.py", "rejected", ("thread(s) the solution started",)),
+    Case("cheats/helper_process.py", "rejected", ("a process other than the ranks",),
+         leaves_no="arena_helper_marker"),
+    Case("cheats/escape_daemon.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_escape_marker"),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
     Case("cheats/too_fast.py", "rejected", ("physically impossible",), where="cpu", profile=RIGGED_PROFILE),
@@ -85,31 +150,90 @@ CHEATS: list[Case] = [
 
 HONEST: list[Case] = [
     Case("honest/reduce_scatter_all_gather.py", "passed"),
-    Case("honest/ring_send_recv.py", "passed"),
+    Case("honest/ring_send_recv.py", "passed"),  # point-to-point only
     Case("honest/all_gather_sum.py", "passed"),
     Case("honest/persistent_workspace.py", "passed"),
     Case("honest/side_stream_joined.py", "passed"),
     Case("honest/chunked_async.py", "passed"),
     Case("honest/compiled_copy.py", "passed"),
     Case("honest/inductor_compiled.py", "passed"),
+    Case("honest/pickled_all_gather_object.py", "passed"),
+    Case("honest/torch_save_own_tmp.py", "passed"),
+    Case("honest/private_group.py", "passed"),
+    Case("honest/mmap_between_ranks.py", "passed", communicates=False),
+    Case("honest/thread_joined.py", "passed"),
+    Case("honest/non_contiguous_output.py", "passed"),
+    Case("honest/functional_collectives.py", "passed"),
+    Case("honest/lazy_workspace.py", "passed"),
+    Case("honest/list_output.py", "passed", problem="data-parallel/grad_norm_clip"),
+    Case("honest/cpp_load_inline.py", "passed", slow=True,
+         timeouts={"setup": 400.0, "correctness": 60.0, "timing": 120.0}),
     Case("honest/triton_copy.py", "passed", where="gpu"),
     Case("../../benchmarks/solutions/symm_mem_one_shot_all_reduce.py", "passed", where="gpu"),
 ]
 
 
-def spec_for(case: Case, profile: str, gpu: bool) -> EvalSpec:
+def _iterations(gpu: bool) -> tuple[int, int]:
+    return (20, 3) if gpu else (10, 1)
+
+
+def host_addresses() -> list[str]:
+    """The host's own IPv4 addresses other than loopback (what a sandboxed process might try to reach it by)."""
+    found = set()
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            found.add(info[4][0])
+    except OSError:
+        pass
+    return sorted(a for a in found if not a.startswith("127."))
+
+
+class Listener:
+    """A TCP port on every address of the host; counts the connections that arrive."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("0.0.0.0", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> int:
+        self._stop = True
+        self._thread.join(2)
+        self.sock.close()
+        return self.connections
+
+
+def spec_for(case: Case, profile: str, gpu: bool, source: str | None = None) -> EvalSpec:
     path = (HERE / case.file).resolve()
+    iterations, warmup = _iterations(gpu)
     # Timing is not the point of most cases: few iterations, two trials, generous limits except for the hang.
     timeouts = case.timeouts or {"setup": 240.0 if gpu else 90.0, "correctness": 60.0, "timing": 120.0}
-    return EvalSpec(problem_id=PROBLEM, solution_source=path.read_text(), profile=profile, solution_name=path.name,
-                    trials=2, timing_iterations=20 if gpu else 6, warmup_iterations=3 if gpu else 1,
-                    timeouts=timeouts)
+    return EvalSpec(problem_id=case.problem, solution_source=source if source is not None else path.read_text(),
+                    profile=profile, solution_name=path.name, trials=TRIALS, timing_iterations=iterations,
+                    warmup_iterations=warmup, timeouts=timeouts, seed=SEED if case.secret_free else None)
 
 
-def make_decoy(parent: Path) -> Path:
+def make_decoy(parent: Path, token: str) -> Path:
     decoy = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=parent))
     (decoy / "solution").mkdir()
-    (decoy / "solution" / "solution.py").write_text("SECRET = 'another submission'\n")
+    (decoy / "solution" / "solution.py").write_text(f"SECRET = '{token}'\n")
+    os.chmod(decoy, 0o755)
     return decoy
 
 
@@ -126,13 +250,46 @@ def surviving(marker: str) -> list[str]:
     return found
 
 
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
+
+
 def run_case(case: Case, profile: str, gpu: bool, workdir_parent: Path) -> tuple[dict[str, Any], float]:
-    """Evaluates one case; returns the result document and the wall time."""
-    if case.decoy:
-        make_decoy(workdir_parent)
+    """Evaluates one case; returns the result document (with what the test observed on the host under
+    ``observed``) and the wall time."""
+    token = f"arena-decoy-{secrets.token_hex(8)}"
+    decoy = make_decoy(workdir_parent, token) if case.decoy else None
+    listener = Listener() if case.listen else None
+    where = str(decoy or "/nonexistent-decoy")
+    values = {"ARENA_TEST_DECOY_HEX": where.encode().hex(), "ARENA_TEST_DECOY": where,
+              "ARENA_TEST_REPO": str(REPO), "ARENA_TEST_PARENT": str(workdir_parent),
+              "ARENA_TEST_PORT": str(listener.port if listener else 9), "ARENA_TEST_ADDRS": ",".join(host_addresses())}
+    outside = [Path(_fill(p, values)) for p in case.outside]
+    for p in outside:
+        p.unlink(missing_ok=True)  # only the cheats' own marker names are listed
+    source = _fill((HERE / case.file).resolve().read_text(), values)
+    spec = spec_for(case, profile, gpu, source)
     started = time.monotonic()
-    doc = evaluate(spec_for(case, profile, gpu), workdir_parent=str(workdir_parent))
-    return doc, time.monotonic() - started
+    try:
+        doc = evaluate(spec, workdir_parent=str(workdir_parent))
+    finally:
+        connections = listener.close() if listener else 0
+    wall = time.monotonic() - started
+    observed: dict[str, Any] = {"connections": connections, "outside_files": [str(p) for p in outside if p.exists()]}
+    text = json.dumps(doc, default=str)
+    if decoy is not None:
+        observed["decoy_leaked"] = token in text
+    if case.secret_free:
+        iterations, warmup = spec.timing_iterations or 0, spec.warmup_iterations or 0
+        drawn = _secrets(spec, warmup, iterations)
+        numbers = [drawn["warm"], drawn["positions"], *drawn["trials"], *drawn["timing"]]
+        observed["secrets_leaked"] = [n for n in numbers if str(n) in text]
+    for p in outside:
+        p.unlink(missing_ok=True)
+    doc["observed"] = observed
+    return doc, wall
 
 
 def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
@@ -142,14 +299,30 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
         out.append(f"expected {case.expected}, got {doc['verdict']}: {doc['message']}")
     elif case.says and not any(s in doc["message"] for s in case.says):
         out.append(f"the message does not name the reason ({' / '.join(case.says)}): {doc['message']}")
+    if case.no_gain and doc["verdict"] == "passed" and (doc.get("timing") or {}).get("speedup", 0) >= NO_GAIN:
+        out.append(f"the cheat gained: {doc['timing']['speedup']:.2f}× the baseline")
     if case.leaves_no and surviving(case.leaves_no):
         out.append(f"processes survived the evaluation: {surviving(case.leaves_no)}")
+    if (doc.get("containment") or {}).get("leftover_processes"):
+        out.append(f"processes were left in the sandbox: {doc['containment']['leftover_processes']}")
+    seen = doc.get("observed") or {}
+    if seen.get("outside_files"):
+        out.append(f"files escaped onto the host: {seen['outside_files']}")
+    if seen.get("connections"):
+        out.append(f"{seen['connections']} connection(s) reached the host's listener")
+    if seen.get("decoy_leaked"):
+        out.append("another evaluation's solution appears in the result")
+    if seen.get("secrets_leaked"):
+        out.append(f"the judge's secrets appear in the result: {seen['secrets_leaked'][:3]}")
+    logs = "\n".join((doc.get("logs") or {}).values())
+    if "static check" not in doc["message"]:
+        out += [f"the cheat's log does not say {needle!r}" for needle in case.log_has if needle not in logs]
     return out
 
 
 def _summary(doc: dict[str, Any]) -> str:
     logs = "\n".join(f"--- {k}\n{v[-1500:]}" for k, v in (doc.get("logs") or {}).items())
-    return f"{doc['verdict']}: {doc['message']}\n{logs}"
+    return f"{doc['verdict']}: {doc['message']}\nobserved: {doc.get('observed')}\n{logs}"
 
 
 @pytest.fixture
@@ -164,23 +337,35 @@ def test_cheat_gets_its_verdict(case: Case, tmp_path: Path, request) -> None:
         pytest.skip("needs CUDA: run benchmarks/cheat_suite.py on a GPU host")
     if case.profile:
         request.getfixturevalue("rigged_profile")
+    if case.known_open:
+        request.applymarker(pytest.mark.xfail(reason=case.known_open, strict=True))
+    os.chmod(tmp_path, 0o755)
     doc, _ = run_case(case, case.profile or "cpu-gloo-2", False, tmp_path)
     assert not problems_with(case, doc), _summary(doc)
-    assert not list(tmp_path.glob("arena-eval-*/config.json")), "the working directory was left behind"
+    assert not list(tmp_path.glob("arena-eval-*/io")), "the working directory was left behind"
 
 
 @pytest.mark.parametrize("case", HONEST, ids=lambda c: c.name)
 def test_honest_solution_passes(case: Case, tmp_path: Path) -> None:
     if case.where == "gpu":
         pytest.skip("needs CUDA: run benchmarks/cheat_suite.py on a GPU host")
+    if case.slow and not SLOW:
+        pytest.skip("a slow build: set ARENA_SLOW_TESTS=1 (benchmarks/cheat_suite.py runs it too)")
     doc, _ = run_case(case, "cpu-gloo-2", False, tmp_path)
     assert doc["verdict"] == "passed", _summary(doc)
-    assert doc["flags"]["uses_nccl"] and doc["static_checks"]["refusals"] == []
-    assert doc["timing"]["rechecked_outputs"] == 2 * 6  # every timed output on both ranks was checked
+    assert doc["static_checks"]["refusals"] == []
+    if case.communicates:
+        assert doc["flags"]["uses_nccl"], doc["flags"]
+    iterations, _ = _iterations(False)
+    assert doc["timing"]["rechecked_outputs"] == 2 * iterations  # every timed output on both ranks was checked
+    assert not problems_with(case, doc), _summary(doc)
 
 
 def test_every_cheat_and_honest_file_is_in_the_table() -> None:
     listed = {(HERE / c.file).resolve() for c in CHEATS + HONEST}
     on_disk = set(CHEATS_DIR.glob("*.py")) | set(HONEST_DIR.glob("*.py"))
     assert on_disk <= listed, sorted(str(p.name) for p in on_disk - listed)
-    assert len([c for c in CHEATS if c.where != "cpu"]) >= 15 and len(HONEST) >= 5
+    assert len([c for c in CHEATS if c.where != "cpu"]) >= 15 and len(HONEST) >= 10
+    for c in CHEATS:
+        doc = (HERE / c.file).read_text().split('"""')
+        assert len(doc) >= 3 and doc[1].strip(), f"{c.file} has no docstring saying what it tries"

@@ -264,6 +264,9 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
         if m.get("multicast_changed"):
             raise Stop("rejected", f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
                                    f"environment ({what}); NVLink multicast stays off on shared hosts", [p.rank])
+        if m.get("subclasses"):
+            raise Stop("rejected", f"rank {p.rank}, {what}: {m['subclasses'][0]}, a tensor subclass: outputs must be "
+                                   f"plain torch.Tensor objects (a subclass can change how it is compared)", [p.rank])
         if m.get("aliases"):
             raise Stop("rejected", f"rank {p.rank}, {what}: {m['aliases'][0]}; outputs must be new tensors, never "
                                    f"an input or another output", [p.rank])

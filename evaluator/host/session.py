@@ -238,7 +238,8 @@ class Session:
         if infra:
             return Stop("infra_error", f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
                         [m.get("rank") for m in infra])
-        causes = [m for m in errors if not _peer_failure(str(m.get("message", "")))] or errors
+        # A rank that only saw its peer go away is not the cause when a rank died: the dead one is.
+        causes = [m for m in errors if not _peer_failure(str(m.get("message", "")))] or ([] if dead else errors)
         if causes:
             first = min(causes, key=lambda m: m.get("at", 0))
             phase = first.get("phase", self.phase)

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from leaderboard import formats
+
 
 class SecurityHeadersMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
@@ -29,21 +31,15 @@ class SecurityHeadersMiddleware:
         return response
 
 
-def _size(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.0f} MiB"
-    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
-
-
 def request_too_large(request: HttpRequest, *, declared: int | None = None, limit: int | None = None,
                       what: str = "request") -> HttpResponse:
     """A 413 saying what the limit is and what to send instead: JSON under /api/, a page elsewhere."""
     limit = limit if limit is not None else settings.ARENA_MAX_REQUEST_BYTES
-    size = f" ({_size(declared)})" if declared else ""
+    size = f" ({formats.size(declared)})" if declared else ""
     archive = getattr(settings, "ARENA_MAX_ARCHIVE_BYTES", None)
-    message = (f"The {what} is too large{size}; the limit is {_size(limit)}. A solution is one Python file of at most "
-               f"{_size(settings.ARENA_MAX_SOURCE_BYTES)}"
-               + (f", a model-run archive at most {_size(archive)}" if archive else "") + "; send just that.")
+    message = (f"The {what} is too large{size}; the limit is {formats.size(limit)}. A solution is one Python file of "
+               f"at most {formats.size(settings.ARENA_MAX_SOURCE_BYTES)}"
+               + (f", a model-run archive at most {formats.size(archive)}" if archive else "") + "; send just that.")
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message, "errors": {"non_field_errors": [message]}}, status=413)
     body = render_to_string("errors/413.html", {"message": message}, request=None)

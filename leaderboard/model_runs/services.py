@@ -56,7 +56,7 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
     known = {p.pk: p for p in Problem.objects.all()}
     try:
         parsed = read_archive(data, name, known, max_bytes=settings.ARENA_MAX_ARCHIVE_BYTES,
-                                      max_attempt_bytes=settings.ARENA_MAX_SOURCE_BYTES)
+                              max_attempt_bytes=settings.ARENA_MAX_SOURCE_BYTES)
     except ArchiveError as exc:
         raise _archive_refusal(exc.problems) from None
     manifest = parsed.manifest
@@ -94,8 +94,8 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
         )
         rows = Submission.objects.bulk_create([
             queueing.submission_row(user=user, problem=known[a.problem_id], profile=manifest.hardware,
-                            filename=posixpath.basename(a.filename), text=texts[a.problem_id, a.index],
-                            model_run=run, attempt=a.index)
+                                    filename=posixpath.basename(a.filename), text=texts[a.problem_id, a.index],
+                                    model_run=run, attempt=a.index)
             for a in parsed.attempts
         ])
         by_attempt = {(s.problem_id, s.attempt): s for s in rows}

@@ -85,7 +85,7 @@ def archive_bytes(manifest: dict | None = None, outcomes: dict | None = None, **
 def make_run(user, *, outcomes: dict | None = None, manifest: dict | None = None, record: bool = True):
     """Uploads the fixture archive through the service and records the pre-made results."""
     run = model_run_create(user=user, filename="handworked.zip",
-                                    data=archive_bytes(manifest=manifest, outcomes=outcomes))
+                           data=archive_bytes(manifest=manifest, outcomes=outcomes))
     if record:
         for submission in run.attempts.select_related("problem"):
             verdict, speedup, fraction = (outcomes or OUTCOMES)[submission.problem_id, submission.attempt]

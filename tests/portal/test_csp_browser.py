@@ -42,7 +42,7 @@ def ranked(problems, user, django_capture_on_commit_callbacks):
     for speedup in (1.3, 2.1):
         with django_capture_on_commit_callbacks(execute=True):
             submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2",
-                                                    filename="s.py", source=CORRECT.read_text())
+                                           filename="s.py", source=CORRECT.read_text())
         result_record(submission_id=submission.pk, document=passed_document(speedup))
 
 

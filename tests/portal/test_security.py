@@ -111,7 +111,7 @@ def hostile(problems, django_user_model, django_capture_on_commit_callbacks):
     source = CORRECT.read_text() + f"\n# {SCRIPT} </code></pre></td></tr></table>{IMG}\n"
     with django_capture_on_commit_callbacks(execute=True):
         submission = submission_create(user=evil, problem=ALL_REDUCE, profile="cpu-gloo-2",
-                                                filename=f"{IMG}.py", source=source)
+                                       filename=f"{IMG}.py", source=source)
     document = passed_document(2.0)
     document.update(message=f"correct {SCRIPT}", logs={"rank0": f"{SCRIPT}{IMG}"}, traceback=SCRIPT,
                     environment={"gpu": IMG, "driver": [SCRIPT]}, flags={IMG: True},

@@ -15,7 +15,7 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, pass
 def submit(problems):
     def make(user, document, profile="cpu-gloo-2"):
         submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                                source=CORRECT.read_text())
+                                       source=CORRECT.read_text())
         result_record(submission_id=submission.pk, document=document)
         return submission
 

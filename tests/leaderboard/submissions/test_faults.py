@@ -63,7 +63,7 @@ def spare_redis(redis_server, db):
 
 def _submit(user, source: str) -> Submission:
     submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                            source=source)
+                                   source=source)
     submission.refresh_from_db()
     return submission
 

@@ -22,7 +22,7 @@ def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
     def make(profile: str = "cpu-gloo-2") -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
             submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                                    source=CORRECT.read_text())
+                                           source=CORRECT.read_text())
         submission.refresh_from_db()
         return submission
 
@@ -99,7 +99,7 @@ def test_a_late_result_after_the_reaper_failed_the_row_changes_nothing(create, r
     submission = create()
     Job.fetch(submission.job_id, connection=redis_conn).delete()
     submission_mark_running(submission_id=submission.pk, worker="w",
-                                     started_at=timezone.now() - timedelta(hours=2))
+                            started_at=timezone.now() - timedelta(hours=2))
     reap()
     result_record(submission_id=submission.pk, document=passed_document(3.0))
     submission.refresh_from_db()
@@ -137,7 +137,7 @@ def test_reaper_gives_up_after_the_job_is_lost_too_often(create, reap, redis_con
 def test_reap_command_runs_once(create, redis_conn, capsys, django_capture_on_commit_callbacks):
     submission = create()
     submission_mark_running(submission_id=submission.pk, worker="w",
-                                     started_at=timezone.now() - timedelta(hours=2))
+                            started_at=timezone.now() - timedelta(hours=2))
     Job.fetch(submission.job_id, connection=redis_conn).delete()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("reap")

@@ -16,7 +16,7 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, pass
 @pytest.fixture
 def submission(problems, user):
     return submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                      source=CORRECT.read_text())
+                             source=CORRECT.read_text())
 
 
 def test_record_result_twice_changes_nothing_the_second_time(submission):

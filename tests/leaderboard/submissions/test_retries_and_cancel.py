@@ -26,7 +26,7 @@ def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
     def make(owner=None) -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
             submission = submission_create(user=owner or user, problem=ALL_REDUCE, profile="cpu-gloo-2",
-                                                    filename="s.py", source=CORRECT.read_text())
+                                           filename="s.py", source=CORRECT.read_text())
         submission.refresh_from_db()
         return submission
 
@@ -105,7 +105,7 @@ def test_a_running_message_from_a_replaced_attempt_changes_nothing(create, deliv
     submission = create()
     deliver(submission, failed_document("infra_error"), job_id=submission.job_id)
     submission_mark_running(submission_id=submission.pk, worker="old", started_at=0,
-                                     job_id=f"submission-{submission.pk}-1")
+                            job_id=f"submission-{submission.pk}-1")
     submission.refresh_from_db()
     assert (submission.state, submission.worker) == ("queued", "")
 

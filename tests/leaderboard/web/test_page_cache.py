@@ -23,7 +23,7 @@ PAGE = f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2"
 def submit(problems):
     def make(user, *, profile="cpu-gloo-2"):
         return submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                          source=CORRECT.read_text())
+                                 source=CORRECT.read_text())
 
     return make
 
@@ -107,7 +107,7 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     run = ModelRun.objects.create(user=bob, model="m", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
     other = ModelRun.objects.create(user=bob, model="n", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
     attempt = submission_row(user=bob, problem=Problem.objects.get(pk=ALL_REDUCE), profile="cpu-gloo-2",
-                                       filename="a.py", text=CORRECT.read_text(), model_run=run, attempt=1)
+                             filename="a.py", text=CORRECT.read_text(), model_run=run, attempt=1)
     attempt.save()
     run_score_refresh(model_run_id=run.pk)
     other_problem = Problem.objects.exclude(pk=ALL_REDUCE).filter(is_active=True).first()
@@ -126,7 +126,7 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     assert missed() == set()
 
     solo = submission_create(user=ada, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                      source=CORRECT.read_text())
+                             source=CORRECT.read_text())
     result_record(submission_id=solo.pk, document=passed_document(1.8))
     assert missed() == {"problem", "problem api", "ada"}
 

@@ -41,7 +41,13 @@ class CallCounter:
             original = getattr(owner, name, None)
             if original is None:
                 continue
-            setattr(owner, name, self._counted(original, f"{label}.{name}"))
+            counted = self._counted(original, f"{label}.{name}")
+            setattr(owner, name, counted)
+            if owner is dist and name in ("isend", "irecv"):
+                # P2POp accepts only the module's own isend/irecv objects: the module that checks sees the same one.
+                c10d = dist.distributed_c10d
+                if getattr(c10d, name, None) is original:
+                    setattr(c10d, name, counted)
 
     def _counted(self, original: Callable[..., Any], label: str) -> Callable[..., Any]:
         counts = self.counts

@@ -38,7 +38,7 @@ from problems.registry import get  # noqa: E402
 
 PROFILE = "h200-smoke-1"
 REPEAT = {"tensor-parallel/all_gather_matmul": {"S": 4096, "H": 4096, "N": 8192},
-          "tensor-parallel/gemm_all_reduce": None, "tensor-parallel/tp_mlp": None}
+          "tensor-parallel/gemm_all_reduce": None, "tensor-parallel/tp_mlp": {"T": 2048, "H": 2048, "F": 8192}}
 HONEST = ROOT / "tests" / "evaluator" / "honest"
 BACKENDS = {"cuda_load_inline": ROOT / "benchmarks" / "solutions" / "load_inline_copy_then_nccl.py",
             "triton": HONEST / "triton_copy.py", "inductor": HONEST / "inductor_compiled.py",
@@ -62,13 +62,16 @@ def row(doc: dict, wall: float, **extra) -> dict:
             "baseline_median_us": (t.get("baseline") or {}).get("median_us"),
             "solution_median_us": (t.get("solution") or {}).get("median_us"),
             "phases": doc.get("phases"), "gpus": (doc.get("environment") or {}).get("gpus"),
-            "containment": doc.get("containment")}
+            "containment": doc.get("containment"),
+            "logs": {k: v[-1500:] for k, v in (doc.get("logs") or {}).items()}}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("outdir")
     parser.add_argument("--budget-s", type=float, default=480.0)
+    parser.add_argument("--parts", default="repeat,backends", help="which parts to run (repeat, backends)")
+    parser.add_argument("--problems", default=",".join(REPEAT), help="problems of the repeatability part")
     args = parser.parse_args()
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,7 +95,10 @@ def main() -> int:
     report["repeatability"] = []
     report["backends"] = []
     (out / "gpu_smoke.json").write_text(json.dumps(report, indent=1))
+    parts = set(args.parts.split(","))
     for problem_id, params in REPEAT.items():
+        if "repeat" not in parts or problem_id not in args.problems.split(","):
+            continue
         source = identical_solution(problem_id)
         for n in range(5):
             if time.monotonic() - started > args.budget_s:
@@ -101,8 +107,10 @@ def main() -> int:
             doc = evaluate(EvalSpec(problem_id=problem_id, solution_source=source, profile=PROFILE, params=params,
                                     timing_iterations=50, warmup_iterations=5))
             report["repeatability"].append(row(doc, time.monotonic() - t, problem=problem_id, run=n, params=params))
+            if doc["verdict"] != "passed" and n == 0:
+                print(json.dumps(report["repeatability"][-1], indent=1)[:6000])
             (out / "gpu_smoke.json").write_text(json.dumps(report, indent=1))
-    for name, path in BACKENDS.items():
+    for name, path in BACKENDS.items() if "backends" in parts else ():
         for attempt in ("cold", "warm") if name == "cuda_load_inline" else ("first",):
             if time.monotonic() - started > args.budget_s:
                 break

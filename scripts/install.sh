@@ -8,6 +8,8 @@ need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+command -v bwrap >/dev/null || need+=(bubblewrap)  # the evaluation sandbox
+command -v cc >/dev/null || need+=(gcc)  # builds the evaluator's compiled timer
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing system packages: ${need[*]}"

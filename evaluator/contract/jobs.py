@@ -32,8 +32,8 @@ EVALUATE = "evaluator.jobs.evaluate_job"
 PREBUILD = "evaluator.jobs.prebuild_job"
 CHECK_PROPOSAL = "evaluator.problem_check.check_proposal_job"
 # Web-side replies (the portal's web worker, which holds the database).
-MARK_RUNNING = "leaderboard.jobs.mark_running"
-RECORD_RESULT = "leaderboard.jobs.record_result"
+MARK_RUNNING = "leaderboard.submissions.jobs.mark_running"
+RECORD_RESULT = "leaderboard.submissions.jobs.record_result"
 MARK_CHECKING = "portal.contributions.jobs.proposal_mark_checking"
 RECORD_CHECK = "portal.contributions.jobs.proposal_record_check"
 

@@ -72,6 +72,13 @@ def toolchain_paths() -> list[str]:
     cuda_home = os.environ.get("CUDA_HOME")
     if cuda_home and os.path.isdir(cuda_home):
         found.append(os.path.realpath(cuda_home))
+    # Compilers installed outside /usr (a GPU image's own gcc under /opt, say): their whole prefix.
+    for tool in (os.environ.get("CC", "cc"), os.environ.get("CXX", "c++"), "gcc", "g++", "nvcc", "ninja"):
+        path = shutil.which(tool)
+        if path:
+            prefix = os.path.dirname(os.path.dirname(os.path.realpath(path)))
+            if prefix not in ("/", "/usr") and not prefix.startswith("/usr/"):
+                found.append(prefix)
     return sorted(set(found))
 
 
@@ -103,18 +110,21 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
     args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "arena-sandbox",
             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    for d in SYSTEM_DIRS:
-        args += ["--ro-bind-try", d, d]
-    for f in ETC_FILES:
-        args += ["--ro-bind-try", f, f]
     own = interpreter_paths() + toolchain_paths()
-    # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them.
-    bound = [d for d in SYSTEM_DIRS if os.path.exists(d)]
-    parents = sorted({str(a) for p in own + ["/arena/evaluator"] for a in Path(p).parents
-                      if str(a) != "/" and not any(str(a) == b or str(a).startswith(b + "/") for b in bound)},
+    system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    targets = system + [f for f in ETC_FILES if os.path.exists(f)] + own + ["/arena/evaluator", "/solution", "/io",
+                                                                           "/cache"]
+    # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them, so
+    # they are made first, 0755, before any bind creates them.
+    parents = sorted({str(a) for t in targets for a in Path(t).parents
+                      if str(a) != "/" and not any(str(a) == b or str(a).startswith(b + "/") for b in targets)},
                      key=lambda x: x.count("/"))
     for d in parents:
         args += ["--perms", "0755", "--dir", d]
+    for d in system:
+        args += ["--ro-bind", d, d]
+    for f in ETC_FILES:
+        args += ["--ro-bind-try", f, f]
     for p in own:
         args += ["--ro-bind", p, p]
     args += ["--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.runner import evaluate
+from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 from evaluator.static_checks import check
 

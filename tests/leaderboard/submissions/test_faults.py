@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+
+from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
 import redis
 from django.conf import settings
 from django.utils import timezone
@@ -25,7 +27,6 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-RECORD_RESULT = "leaderboard.jobs.record_result"
 REPLY_RETRIES = 30  # the workers of the database test retry replies every second, up to this many times
 # A correct solution that takes two seconds to import, so a worker can be killed while it evaluates it.
 SLOW_CORRECT = CORRECT.read_text() + "\nimport time as _time\n\n_time.sleep(2)\n"
@@ -97,7 +98,7 @@ def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(sp
 
     assert job().get_status() == "started"  # nobody is left to say otherwise
     web = Queue("web", connection=conn)
-    assert [j.func_name for j in web.jobs] == ["leaderboard.jobs.mark_running"]  # no result will ever come
+    assert [j.func_name for j in web.jobs] == [MARK_RUNNING]  # no result will ever come
     SimpleWorker([web], connection=conn).work(burst=True)
     submission.refresh_from_db()
     assert submission.state == "running"

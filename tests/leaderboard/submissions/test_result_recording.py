@@ -7,6 +7,8 @@ import math
 import pytest
 from rq import Queue
 
+from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
+
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Result, Submission
@@ -35,10 +37,10 @@ def test_record_result_twice_changes_nothing_the_second_time(submission):
 
 def test_duplicate_deliveries_through_the_web_queue_are_recorded_once(submission, redis_conn, run_worker):
     web = Queue("web", connection=redis_conn)
-    web.enqueue("leaderboard.jobs.mark_running", submission.pk, "worker-a", 1_700_000_000.0)
-    web.enqueue("leaderboard.jobs.record_result", submission.pk, passed_document(2.0))
-    web.enqueue("leaderboard.jobs.record_result", submission.pk, passed_document(9.0))
-    web.enqueue("leaderboard.jobs.mark_running", submission.pk, "worker-b", 1_800_000_000.0)
+    web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0)
+    web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0))
+    web.enqueue(RECORD_RESULT, submission.pk, passed_document(9.0))
+    web.enqueue(MARK_RUNNING, submission.pk, "worker-b", 1_800_000_000.0)
     run_worker("web")
 
     submission.refresh_from_db()

@@ -35,7 +35,7 @@ def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
 
 @pytest.fixture
 def deliver(django_capture_on_commit_callbacks):
-    """A worker's report, stored the way leaderboard.jobs.record_result stores it; what the service enqueues
+    """A worker's report, stored the way leaderboard.submissions.jobs.record_result stores it; what the service enqueues
     reaches Redis when its transaction commits."""
     def run(submission, document, job_id=None):
         with django_capture_on_commit_callbacks(execute=True):

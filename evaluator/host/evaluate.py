@@ -36,8 +36,22 @@ TMP_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
 _RUNTIME: dict[str, Path] = {}
 
 
+SHM_MIN_FREE = 8 << 30
+
+
 def workdir_root() -> str | None:
-    return os.environ.get("ARENA_WORKDIR_ROOT") or None
+    """Where evaluations' folders are made: ARENA_WORKDIR_ROOT, else /dev/shm when it has room (every input and output
+    of an evaluation passes through files there, and memory is much faster than disk), else the system default."""
+    configured = os.environ.get("ARENA_WORKDIR_ROOT")
+    if configured:
+        return configured
+    try:
+        st = os.statvfs("/dev/shm")
+        if st.f_bavail * st.f_frsize >= SHM_MIN_FREE and os.access("/dev/shm", os.W_OK):
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
 
 
 def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:

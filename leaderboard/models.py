@@ -34,6 +34,11 @@ class Problem(models.Model):
     tolerances = models.JSONField(default=dict)
     roofline = models.JSONField(default=dict)
     suite = models.CharField(max_length=64, default="arena")
+    hard = models.CharField(max_length=200, blank=True, help_text="why this is hard, one short line")
+    communication = models.CharField(max_length=200, blank=True, help_text="what communication it needs")
+    # Lower-case tags between commas (",inter-node,moe,"), so one tag filters with a plain substring match on every
+    # database; ``tag_list`` reads them back.
+    tags = models.CharField(max_length=500, blank=True, db_index=True, help_text="comma-separated, e.g. inter-node")
     is_active = models.BooleanField(default=True, help_text="false once the folder left the registry")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -51,6 +56,15 @@ class Problem(models.Model):
     @property
     def supported_profiles(self) -> list[str]:
         return [name for name in PROFILES if self.supports(name)]
+
+    @property
+    def tag_list(self) -> list[str]:
+        return [t for t in self.tags.split(",") if t]
+
+    @staticmethod
+    def tags_column(tags) -> str:
+        """How ``tags`` stores a list of tags."""
+        return f",{','.join(tags)}," if tags else ""
 
 
 class ModelRun(models.Model):
@@ -85,6 +99,8 @@ class ModelRun(models.Model):
     archive_name = models.CharField(max_length=255, blank=True)
     archive_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     is_demo = models.BooleanField(default=False, help_text="made up by `seed_demo`; never a real model run")
+    published_at = models.DateTimeField(null=True, blank=True, db_index=True,
+                                        help_text="set when the owner published its attempts and trajectories")
 
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
     attempts_total = models.PositiveIntegerField(default=0)
@@ -136,6 +152,9 @@ class Submission(models.Model):
     enqueued_at = models.DateTimeField(null=True, blank=True)
     job_timeout_s = models.PositiveIntegerField(help_text="the RQ job's limit, 1.2× the evaluator's phase limits")
 
+    published_at = models.DateTimeField(null=True, blank=True, db_index=True,
+                                        help_text="set when the owner published the source; readable by everyone")
+
     worker = models.CharField(max_length=255, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -156,6 +175,13 @@ class Submission(models.Model):
     @property
     def is_done(self) -> bool:
         return self.state in (self.State.FINISHED, self.State.CANCELLED)
+
+    @property
+    def is_published(self) -> bool:
+        """Its source is public: published by itself, or as an attempt of a published model run."""
+        if self.published_at is not None:
+            return True
+        return self.model_run_id is not None and self.model_run.published_at is not None
 
 
 class Result(models.Model):

@@ -36,6 +36,9 @@ def _problem_fields(problem: Any) -> dict[str, Any]:
         "tolerances": {d: {"atol": t.atol, "rtol": t.rtol} for d, t in problem.tolerances.items()},
         "roofline": dict(problem.roofline),
         "suite": problem.suite,
+        "hard": str(getattr(problem, "hard", "") or ""),
+        "communication": str(getattr(problem, "communication", "") or ""),
+        "tags": Problem.tags_column(getattr(problem, "tags", ()) or ()),
         "is_active": True,
     }
 

@@ -245,3 +245,48 @@ class RunScore(models.Model):
 
     def __str__(self) -> str:
         return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"
+
+
+class TestRun(models.Model):
+    """One unranked test-mode evaluation (``POST /api/tests/``, ``arena test``): same sandbox and judge as a
+    submission, on the profile's fast lane, visible to its owner only.
+
+    A table of its own, not a flag on ``Submission``: rankings, charts, exports and datasets read ``Submission`` and
+    ``Result`` only, so a test can never reach them, whatever a future selector forgets to filter.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        FINISHED = "finished"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="test_runs")
+    problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="test_runs")
+    profile = models.CharField(max_length=64, db_index=True)
+    problem_version = models.PositiveIntegerField()
+    problem_hash = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255)
+    source = models.TextField()
+    sha256 = models.CharField(max_length=64)
+    timing = models.BooleanField(default=False, help_text="quick timing asked for (fewer iterations than ranked)")
+
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
+    verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
+    document = models.JSONField(null=True, blank=True, help_text="the result document, marked as a test")
+    job_id = models.CharField(max_length=100, blank=True)
+    job_timeout_s = models.PositiveIntegerField()
+    worker = models.CharField(max_length=255, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"test #{self.pk} {self.problem_id} on {self.profile} ({self.verdict or self.state})"
+
+    @property
+    def is_done(self) -> bool:
+        return self.state == self.State.FINISHED

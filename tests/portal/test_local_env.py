@@ -1,0 +1,66 @@
+"""`make run` leaves a .env behind so that the README's manage.py commands (createsuperuser first) see the same
+settings as the running portal: DEBUG=1 and a random SECRET_KEY, written once and never overwritten."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "DJANGO_SETTINGS_MODULE")}
+    clean.update(extra)
+    return clean
+
+
+def _manage(*args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=_env(**extra), capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_dotenv_writes_debug_and_a_random_secret_once(tmp_path):
+    target = tmp_path / ".env"
+    first = subprocess.run(["scripts/dotenv.sh", str(target)], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert first.returncode == 0, first.stderr
+    text = target.read_text()
+    assert re.search(r"^DEBUG=1$", text, re.M)
+    key = re.search(r"^SECRET_KEY=(\S+)$", text, re.M).group(1)
+    assert len(key) >= 50
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    subprocess.run(["scripts/dotenv.sh", str(target)], cwd=ROOT, check=True, timeout=30)
+    assert target.read_text() == text  # an existing .env is never changed
+    other = tmp_path / "other.env"
+    subprocess.run(["scripts/dotenv.sh", str(other)], cwd=ROOT, check=True, capture_output=True, timeout=30)
+    assert re.search(r"^SECRET_KEY=(\S+)$", other.read_text(), re.M).group(1) != key
+
+
+def test_readme_createsuperuser_works_with_the_generated_env(tmp_path):
+    """What the README says after `make run`: `.venv/bin/python manage.py createsuperuser`, with no DEBUG or
+    SECRET_KEY in the shell's environment."""
+    target = tmp_path / ".env"
+    subprocess.run(["scripts/dotenv.sh", str(target)], cwd=ROOT, check=True, capture_output=True, timeout=30)
+    env = {"ENV_FILE": str(target), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    shown = _manage("shell", "--no-imports", "-c",
+                    "from django.conf import settings; print(settings.DEBUG, settings.SECRET_KEY)", **env)
+    assert shown.returncode == 0, shown.stderr
+    debug, secret = shown.stdout.split()
+    assert debug == "True" and secret in target.read_text()
+    migrated = _manage("migrate", "--noinput", "-v", "0", **env)
+    assert migrated.returncode == 0, migrated.stderr
+    created = _manage("createsuperuser", "--noinput", "--username", "admin", "--email", "admin@example.org",
+                      DJANGO_SUPERUSER_PASSWORD="a-long-password-0123", **env)
+    assert created.returncode == 0, created.stderr
+    assert "Superuser created" in created.stdout
+
+
+def test_run_sh_writes_the_env_before_any_manage_command_and_starts_a_worker_per_role():
+    script = (ROOT / "scripts" / "run.sh").read_text()
+    assert script.index("scripts/dotenv.sh .env") < script.index("$py manage.py")
+    assert "export DEBUG" not in script  # DEBUG comes from .env, which every manage.py command reads too
+    assert "rqworker web --with-scheduler" in script
+    assert re.search(r"for queue in checks cpu-gloo-2 cpu-gloo-4", script)

@@ -1,0 +1,63 @@
+"""Wall time of one evaluation, launch to result document, under the separated judge: writes figures to OUTDIR.
+
+  python benchmarks/eval_wall.py OUTDIR [--profile cpu-gloo-2] [--runs 5] [--problem collectives/all_reduce]
+
+A plain correct solution evaluated --runs times in a row in one worker process (warm: the timer is built, the
+runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each phase's
+share. The first run is reported apart (cold)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402
+
+os.environ.update(MULTICAST_OFF)
+
+from evaluator.contract.spec import EvalSpec  # noqa: E402
+from evaluator.host.evaluate import evaluate  # noqa: E402
+from problems.registry import get  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("outdir")
+    parser.add_argument("--profile", default="cpu-gloo-2")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--problem", default="collectives/all_reduce")
+    args = parser.parse_args()
+    out = Path(args.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    problem = get(args.problem)
+    solution = sorted((problem.path / "solutions" / "correct").glob("*.py"))[0]
+    rows = []
+    for n in range(args.runs + 1):
+        t = time.monotonic()
+        doc = evaluate(EvalSpec(problem_id=args.problem, solution_source=solution.read_text(),
+                                solution_name=solution.name, profile=args.profile))
+        rows.append({"run": n, "cold": n == 0, "verdict": doc["verdict"], "wall_s": round(time.monotonic() - t, 3),
+                     "phases": doc.get("phases")})
+    warm = [r["wall_s"] for r in rows if not r["cold"]]
+    report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,
+              "solution": solution.name, "cpus": os.cpu_count(),
+              "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}",
+              "warm_median_s": statistics.median(warm), "warm_max_s": max(warm), "cold_s": rows[0]["wall_s"],
+              "runs": rows}
+    name = f"eval_wall_{report['date']}_{args.profile}"
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=1))
+    for r in rows:
+        print(r)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -163,22 +163,101 @@ _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name
                   ast.Call)
 _ALLOWED_CALLS = {"min": min, "max": max, "log2": lambda x: __import__("math").log2(x)}
 
+# Bounds on a formula, so that evaluating one is cheap whatever it says (a proposal's formulas are evaluated while its
+# form is checked): its length and size, every operand and every intermediate result at most MAX_MAGNITUDE in
+# magnitude (FLOPs and bytes per rank of any real problem are far below it), exponents at most MAX_EXPONENT. Each
+# step is then an operation on numbers of at most ~100 bits, so a formula of MAX_NODES nodes takes microseconds.
+MAX_FORMULA_CHARS = 500
+MAX_NODES = 200
+MAX_MAGNITUDE = 10 ** 30
+MAX_EXPONENT = 64
+
+
+def _bounded(expr: str, value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProblemError(f"roofline formula {expr!r} gives {type(value).__name__}, not a number")
+    if isinstance(value, float) and value != value:
+        raise ProblemError(f"roofline formula {expr!r} is not a number (NaN)")
+    if abs(value) > MAX_MAGNITUDE:
+        raise ProblemError(f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude; a roofline term "
+                           f"is a count of bytes or FLOPs per rank, far below that")
+    return value
+
+
+def _evaluate(node: ast.AST, expr: str, names: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body, expr, names)
+    if isinstance(node, ast.Constant):
+        return _bounded(expr, node.value)
+    if isinstance(node, ast.Name):
+        return _bounded(expr, names[node.id])
+    if isinstance(node, ast.UnaryOp):
+        return _bounded(expr, -_evaluate(node.operand, expr, names))
+    if isinstance(node, ast.Call):
+        if node.keywords:
+            raise ProblemError(f"roofline formula {expr!r} passes keyword arguments, which are not allowed")
+        args = [_evaluate(a, expr, names) for a in node.args]
+        return _bounded(expr, _ALLOWED_CALLS[node.func.id](*args))
+    assert isinstance(node, ast.BinOp)
+    left, right = _evaluate(node.left, expr, names), _evaluate(node.right, expr, names)
+    op = node.op
+    if isinstance(op, ast.Pow):
+        if abs(right) > MAX_EXPONENT:
+            raise ProblemError(f"roofline formula {expr!r} raises to the power {right!r}; exponents are limited to "
+                               f"{MAX_EXPONENT} in magnitude")
+        if abs(left) > 1 and abs(right) * __import__("math").log2(abs(left)) > 100:  # |result| > 2**100 > 1e30
+            raise ProblemError(f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude; a roofline "
+                               f"term is a count of bytes or FLOPs per rank, far below that")
+        if left == 0 and right < 0:
+            raise ZeroDivisionError("0 cannot be raised to a negative power")
+        value = left ** right
+        if isinstance(value, complex):
+            raise ProblemError(f"roofline formula {expr!r} raises a negative number to a fractional power")
+        return _bounded(expr, value)
+    operations = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                  ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+    return _bounded(expr, operations[type(op)](left, right))
+
 
 def evaluate_expression(expr: str, names: Mapping[str, Any]) -> float:
     """Evaluates a roofline formula such as ``2 * (W - 1) / W * N * E`` over a preset's sizes.
 
     Only arithmetic, the size names, ``W`` (world size), ``E`` (element bytes) and min/max/log2 are allowed,
-    so a problem file cannot run code through its metadata.
+    so a problem file cannot run code through its metadata; and the formula is interpreted here, node by node,
+    within the bounds above (length, size, magnitude, exponent), so it cannot take long or use much memory either:
+    ``9**9**9**9`` is refused at once. Raises ProblemError naming the formula and the bound it breaks.
     """
-    tree = ast.parse(str(expr), mode="eval")
-    for node in ast.walk(tree):
+    expr = str(expr)
+    if len(expr) > MAX_FORMULA_CHARS:
+        raise ProblemError(f"roofline formula of {len(expr)} characters; the limit is {MAX_FORMULA_CHARS}")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise ProblemError(f"roofline formula {expr!r} is not an expression ({exc.msg})") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ProblemError(f"roofline formula {expr!r} is not an expression") from None
+    nodes = list(ast.walk(tree))
+    if len(nodes) > MAX_NODES:
+        raise ProblemError(f"roofline formula {expr!r} has {len(nodes)} parts; the limit is {MAX_NODES}")
+    for node in nodes:
         if not isinstance(node, _ALLOWED_NODES):
             raise ProblemError(f"roofline formula {expr!r} uses {type(node).__name__}, which is not allowed")
         if isinstance(node, ast.Name) and node.id not in names and node.id not in _ALLOWED_CALLS:
             raise ProblemError(f"roofline formula {expr!r} names {node.id!r}, which is not a size parameter")
+        if isinstance(node, ast.Name) and node.id in _ALLOWED_CALLS:
+            continue
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _ALLOWED_CALLS):
             raise ProblemError(f"roofline formula {expr!r} calls something other than min, max or log2")
-    return eval(compile(tree, "<roofline>", "eval"), {"__builtins__": {}, **_ALLOWED_CALLS}, dict(names))
+    for node in nodes:  # a function name used as a value (``min + 1``)
+        if isinstance(node, ast.Name) and node.id in _ALLOWED_CALLS and node.id not in names:
+            if not any(isinstance(c, ast.Call) and c.func is node for c in nodes):
+                raise ProblemError(f"roofline formula {expr!r} uses {node.id!r} without calling it")
+    try:
+        return _evaluate(tree, expr, names)
+    except RecursionError:
+        raise ProblemError(f"roofline formula {expr!r} is nested too deeply") from None
+    except OverflowError:
+        raise ProblemError(f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude") from None
 
 
 def _require(table: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:

@@ -155,3 +155,27 @@ def test_inter_node_problems_take_ranks_per_node_and_bound_internode_bytes():
     for pid, p in inter.items():
         assert "internode_bytes_per_rank" in p.roofline, pid
         assert 4 in p.world_sizes and 8 in p.world_sizes, pid
+
+
+@pytest.mark.parametrize("formula, bound", [
+    ("9**9**9**9", "exponents are limited to 64"),
+    ("(10**20) * (10**20)", "beyond 1e30"),
+    ("2**63 * 2**63", "beyond 1e30"),
+    ("1" + " + 1" * 400, "the limit is 500"),
+    ("-" * 250 + "1", "parts; the limit is 200"),
+    ("(-8) ** 0.5", "fractional power"),
+    ("min + 1", "without calling it"),
+])
+def test_roofline_formulas_are_bounded_and_refused_at_once(formula, bound):
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ProblemError, match=re.escape(bound)):
+        evaluate_expression(formula, {"N": 1 << 20, "W": 4, "E": 2})
+    assert time.monotonic() - started < 0.5
+
+
+def test_bounded_formulas_still_give_the_real_suites_figures():
+    assert evaluate_expression("2 * (W - 1) / W * N * E", {"N": 1 << 30, "W": 8, "E": 2}) == 2 * 7 / 8 * (1 << 31)
+    assert evaluate_expression("2 * M * N * K / W", {"M": 8192, "N": 8192, "K": 8192, "W": 4}) == 2 * 8192 ** 3 / 4
+    assert evaluate_expression("log2(W) * N ** 2", {"N": 1000, "W": 8}) == 3e6

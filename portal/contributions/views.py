@@ -29,12 +29,13 @@ def proposal_create(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, f"Proposal #{proposal.pk} is stored; its check runs now.")
                 return redirect("proposal-detail", proposal_id=proposal.pk)
-        status = 400
+        kept, status = form.keep_uploads(), 400  # nothing uploaded has to be given again
     else:
         form, status = ProposalForm(initial={k: request.GET[k] for k in ("category", "name") if k in request.GET}), 200
+        kept = []
     groups = [(filename, form[f"{field}_file"], form[field]) for field, filename, _ in PROBLEM_FILES]
     return render(request, "contribute/proposal_form.html", {
-        "form": form, "file_groups": groups,
+        "form": form, "file_groups": groups, "kept": kept, "kept_answers": form.kept() if kept else [],
         "answer_fields": [form["correct"], form["correct_source"], form["wrong"], form["wrong_source"]],
     }, status=status)
 

@@ -186,3 +186,15 @@ def divide(a: Any, b: Any) -> float | None:
         return float(a) / float(b) if b else None
     except (TypeError, ValueError):
         return None
+
+
+@register.filter
+def roughly(seconds: Any) -> str:
+    """A duration in seconds as people estimate it: ``under a minute``, ``about 4 min``, ``about 1.5 h``."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
+        return "—"
+    if seconds < 60:
+        return "under a minute" if seconds >= 1 else "moments"
+    if seconds < 3600:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"

@@ -31,14 +31,18 @@ def test_queue(profile: str) -> str:
 EVALUATE = "evaluator.jobs.evaluate_job"
 PREBUILD = "evaluator.jobs.prebuild_job"
 CHECK_PROPOSAL = "evaluator.problem_check.check_proposal_job"
+EVALUATE_TEST = "evaluator.jobs.evaluate_test_job"  # test mode: on test_queue(profile), unranked
 # Web-side replies (the portal's web worker, which holds the database).
 MARK_RUNNING = "leaderboard.submissions.jobs.mark_running"
 RECORD_RESULT = "leaderboard.submissions.jobs.record_result"
 MARK_CHECKING = "portal.contributions.jobs.proposal_mark_checking"
 RECORD_CHECK = "portal.contributions.jobs.proposal_record_check"
+TEST_MARK_RUNNING = "leaderboard.testmode.jobs.test_mark_running"
+TEST_RECORD_RESULT = "leaderboard.testmode.jobs.test_record_result"
 
-WORKER_JOBS = frozenset({EVALUATE, PREBUILD, CHECK_PROPOSAL})
-WEB_JOBS = frozenset({MARK_RUNNING, RECORD_RESULT, MARK_CHECKING, RECORD_CHECK})
+WORKER_JOBS = frozenset({EVALUATE, PREBUILD, CHECK_PROPOSAL, EVALUATE_TEST})
+WEB_JOBS = frozenset({MARK_RUNNING, RECORD_RESULT, MARK_CHECKING, RECORD_CHECK, TEST_MARK_RUNNING,
+                      TEST_RECORD_RESULT})
 
 
 @dataclass(frozen=True)

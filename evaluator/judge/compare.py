@@ -32,6 +32,9 @@ _any = torch.any
 _add = torch.add
 _mul = torch.mul
 _amax = torch.amax
+_argmax = torch.argmax
+_reshape = _TB.reshape
+_int32 = torch.int32
 _to = _TB.to
 _detach = _TB.detach
 _item = _TB.item
@@ -100,9 +103,9 @@ def structure(actual: Any, expected: Any) -> Mismatch | None:
     return None
 
 
-def _bad_values(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> tuple[Any, Any, Any]:
-    """(count of values out of tolerance, count of NaN/Inf where the reference is finite, max abs error), as
-    tensors on the device: nothing here waits for the device."""
+def _bad_masks(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> tuple[Any, Any, Any]:
+    """(mask of values out of tolerance, mask of NaN/Inf where the reference is finite or None, abs error or None),
+    as tensors on the device: nothing here waits for the device."""
     if e.dtype.is_floating_point or e.dtype.is_complex:
         wide = _float64 if e.device.type == "cpu" else _float32
         a64 = _to(_detach(a), wide)
@@ -111,11 +114,40 @@ def _bad_values(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> t
         nonfinite = _logical_and(_logical_not(_isfinite(a64)), finite_expected)
         err = _where(finite_expected, _abs(_sub(a64, e64)), _zeros_like(e64))
         limit = _add(_mul(_abs(_where(finite_expected, e64, _zeros_like(e64))), rtol), atol)
-        bad = _logical_or(_gt(err, limit), nonfinite)
-        return _sum(bad, dtype=_int64), _sum(nonfinite, dtype=_int64), _amax(_where(nonfinite, _zeros_like(err), err))
-    bad = _ne(a, e)
+        return _logical_or(_gt(err, limit), nonfinite), nonfinite, _where(nonfinite, _zeros_like(err), err)
+    return _ne(a, e), None, None
+
+
+def _bad_values(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> tuple[Any, Any, Any]:
+    """(count of values out of tolerance, count of NaN/Inf where the reference is finite, max abs error), as
+    tensors on the device: nothing here waits for the device."""
+    bad, nonfinite, err = _bad_masks(a, e, atol, rtol)
     count = _sum(bad, dtype=_int64)
-    return count, _mul(count, 0), None
+    if nonfinite is None:
+        return count, _mul(count, 0), None
+    return count, _sum(nonfinite, dtype=_int64), _amax(err)
+
+
+def _first(mask: Any, shape: tuple) -> tuple[int, tuple[int, ...]]:
+    """The flat and the multi-dimensional index of the first true value of ``mask`` (one that has one)."""
+    flat = _item(_argmax(_to(_reshape(mask, (-1,)), _int32)))
+    index, rest = [], flat
+    for size in reversed(shape):
+        index.append(rest % size if size else 0)
+        rest //= size if size else 1
+    return flat, _tuple(reversed(index))
+
+
+def _value(t: Any, flat: int) -> str:
+    v = _item(_reshape(_detach(t), (-1,))[flat])
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _first_difference(a: Any, e: Any, mask: Any) -> str:
+    """"first at index (i, j): got x, expected y" for the first value the mask marks."""
+    flat, index = _first(mask, _tuple(e.shape))
+    where = index[0] if _len(index) == 1 else index
+    return f"first at index {where}: got {_value(a, flat)}, expected {_value(e, flat)}"
 
 
 def compare(actual: Any, expected: Any, atol: float, rtol: float) -> Mismatch | None:
@@ -133,18 +165,20 @@ def compare(actual: Any, expected: Any, atol: float, rtol: float) -> Mismatch | 
         n = _numel(e)
         if n == 0:
             continue
-        bad, nonfinite, max_err = _bad_values(a, e, atol, rtol)
-        n_nonfinite = _item(nonfinite)
+        bad_mask, nonfinite_mask, err_values = _bad_masks(a, e, atol, rtol)
+        n_nonfinite = 0 if nonfinite_mask is None else _item(_sum(nonfinite_mask, dtype=_int64))
         if n_nonfinite:
-            return Mismatch(f"{label} holds {n_nonfinite} NaN/Inf values where the reference is finite",
-                            bad_fraction=n_nonfinite / n)
-        n_bad = _item(bad)
+            return Mismatch(f"{label} holds {n_nonfinite} NaN/Inf values where the reference is finite, "
+                            f"{_first_difference(a, e, nonfinite_mask)}", bad_fraction=n_nonfinite / n)
+        n_bad = _item(_sum(bad_mask, dtype=_int64))
         if n_bad:
-            if max_err is None:
-                return Mismatch(f"{label}: {n_bad} of {n} values differ (exact match required)", bad_fraction=n_bad / n)
-            err = _item(max_err)
+            first = _first_difference(a, e, bad_mask)
+            if err_values is None:
+                return Mismatch(f"{label}: {n_bad} of {n} values differ (exact match required), {first}",
+                                bad_fraction=n_bad / n)
+            err = _item(_amax(err_values))
             return Mismatch(f"{label}: {n_bad} of {n} values differ beyond atol={atol:g}, rtol={rtol:g} "
-                            f"(max abs error {err:.4g})", max_abs_error=err, bad_fraction=n_bad / n)
+                            f"(max abs error {err:.4g}), {first}", max_abs_error=err, bad_fraction=n_bad / n)
     return None
 
 

@@ -1,0 +1,20 @@
+"""The web worker's replies for tests (``evaluator.contract.jobs.TEST_MARK_RUNNING``, ``TEST_RECORD_RESULT``): ids
+and plain data in, one service call each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leaderboard.submissions.jobs import _database
+from leaderboard.testmode import services
+
+
+def test_mark_running(test_id: int, worker_name: str, started_at_epoch: float, job_id: str | None = None) -> None:
+    with _database():
+        services.test_run_mark_running(test_id=test_id, worker=worker_name, started_at=started_at_epoch,
+                                       job_id=job_id)
+
+
+def test_record_result(test_id: int, document: dict[str, Any], job_id: str | None = None) -> None:
+    with _database():
+        services.test_run_record(test_id=test_id, document=document, job_id=job_id)

@@ -1,0 +1,131 @@
+"""Writes on test runs: create (validated like a submission, stored, queued on the profile's fast lane after the
+commit), mark running, record the result, and settle tests whose worker never answered.
+
+A test goes on ``evaluator.contract.jobs.test_queue(profile)`` (``<profile>-test``); a host's worker serves that
+queue before the ranked one (``rq worker h200-nvlink-4-test h200-nvlink-4``), so a test waits at most for the one
+evaluation that worker is running, never behind a model run's attempts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
+from typing import Any
+
+import django_rq
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from redis.exceptions import RedisError
+from rq import Queue
+
+from evaluator.contract import jobs, testmode
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.result import Verdict, empty_document
+from leaderboard.models import Problem, TestRun
+from leaderboard.submissions import validation
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_PENDING = 4
+
+
+def job_timeout_s() -> int:
+    return math.ceil(getattr(settings, "ARENA_JOB_TIMEOUT_FACTOR", 1.2) * sum(testmode.TEST_TIMEOUTS.values()))
+
+
+def test_run_create(*, user, problem: Problem | str, profile: str, filename: str | None, source: str | bytes,
+                    timing: bool = False) -> TestRun:
+    """Validates the upload exactly as a submission's and queues an unranked test of it on the fast lane."""
+    problem = validation.problem_resolve(problem)
+    validation.profile_check(problem, profile)
+    name = validation.filename_clean(filename)
+    validation.filename_check(problem, name)
+    text = validation.source_validate(source)
+    limit = getattr(settings, "ARENA_MAX_PENDING_TESTS_PER_USER", DEFAULT_MAX_PENDING)
+    if TestRun.objects.filter(user=user, state__in=[TestRun.State.QUEUED, TestRun.State.RUNNING]).count() >= limit:
+        raise ValidationError(f"You already have {limit} tests waiting or running. Wait for one to finish, then "
+                              f"test again.")
+    with transaction.atomic():
+        test = TestRun.objects.create(
+            user=user, problem=problem, profile=profile, problem_version=problem.version,
+            problem_hash=problem.content_hash, filename=name, source=text,
+            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), timing=bool(timing),
+            job_timeout_s=job_timeout_s())
+        test.job_id = f"test-{test.pk}"
+        test.enqueued_at = timezone.now()
+        test.save(update_fields=["job_id", "enqueued_at"])
+        _enqueue_after_commit(test)
+    return test
+
+
+def spec_for(test: TestRun) -> dict[str, Any]:
+    return testmode.test_spec(problem_id=test.problem_id, source=test.source, profile=test.profile,
+                              device=PROFILES[test.profile].device, solution_name=test.filename,
+                              problem_version=test.problem_version, problem_hash=test.problem_hash,
+                              timing=test.timing).to_dict()
+
+
+def _enqueue_after_commit(test: TestRun) -> None:
+    spec, test_id, job_id, timeout = spec_for(test), test.pk, test.job_id, test.job_timeout_s
+    queue_name = jobs.test_queue(test.profile)
+    ttl = getattr(settings, "ARENA_JOB_RESULT_TTL_S", 3600)
+
+    def enqueue() -> None:
+        try:
+            Queue(queue_name, connection=django_rq.get_connection(jobs.WEB_QUEUE)).enqueue(
+                jobs.EVALUATE_TEST, spec, test_id, job_id=job_id, job_timeout=timeout, result_ttl=ttl,
+                failure_ttl=ttl, description=f"test #{test_id}: {test.problem_id} on {test.profile}")
+        except RedisError:
+            logger.exception("could not enqueue test %s; it fails when its limit has passed", test_id)
+
+    transaction.on_commit(enqueue)
+
+
+def _epoch(value: Any) -> datetime:
+    try:
+        return datetime.fromtimestamp(float(value), tz=dt_timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return timezone.now()
+
+
+def test_run_mark_running(*, test_id: int, worker: str, started_at: Any, job_id: str | None = None) -> None:
+    TestRun.objects.filter(pk=test_id, state=TestRun.State.QUEUED).update(
+        state=TestRun.State.RUNNING, worker=str(worker)[:255], started_at=_epoch(started_at))
+
+
+def test_run_record(*, test_id: int, document: dict[str, Any], job_id: str | None = None) -> bool:
+    """Stores a test's document once; a second delivery, or one for another job id, changes nothing."""
+    with transaction.atomic():
+        test = TestRun.objects.select_for_update().filter(pk=test_id).first()
+        if test is None or test.is_done or (job_id and test.job_id and job_id != test.job_id):
+            return False
+        if not isinstance(document, dict) or document.get("verdict") not in {v.value for v in Verdict}:
+            bad = empty_document()
+            bad["verdict"], bad["message"] = Verdict.INFRA_ERROR.value, "the worker's reply was not a result document"
+            document = bad
+        document.setdefault("test", {"ranked": False})
+        test.document, test.verdict = document, document["verdict"]
+        test.state, test.finished_at = TestRun.State.FINISHED, timezone.now()
+        test.save(update_fields=["document", "verdict", "state", "finished_at"])
+    return True
+
+
+def test_runs_reap(*, now: datetime | None = None) -> int:
+    """Tests whose reply never came within twice their job's limit end as ``infra_error`` (a test is not retried:
+    its author runs it again)."""
+    now = now or timezone.now()
+    count = 0
+    for test in TestRun.objects.exclude(state=TestRun.State.FINISHED).only("pk", "job_id", "job_timeout_s",
+                                                                           "enqueued_at", "created_at"):
+        since = test.enqueued_at or test.created_at
+        if since + timedelta(seconds=2 * test.job_timeout_s + 60) < now:
+            document = empty_document()
+            document["verdict"] = Verdict.INFRA_ERROR.value
+            document["message"] = "no worker answered for this test in time; run it again"
+            count += test_run_record(test_id=test.pk, document=document, job_id=test.job_id)
+    return count

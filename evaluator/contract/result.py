@@ -46,5 +46,6 @@ def empty_document() -> dict[str, Any]:
         "flags": {},
         "environment": {},
         "phases": {},
+        "timeline": {},  # when each step of the set-up ended, seconds from the start
         "logs": {},
     }

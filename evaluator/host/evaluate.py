@@ -23,6 +23,7 @@ from evaluator import roofline as rf
 from evaluator import static_checks
 from evaluator import stats
 from evaluator import timer as compiled_timer
+from evaluator.contract import backends
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
@@ -98,11 +99,14 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
                       "suite": problem.suite, "preset": profile.preset, "world_size": profile.world_size,
                       "params": params}
-    static = static_checks.check(spec.solution_source)
-    doc["solution"] = {"name": spec.solution_name, "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest()}
+    static = static_checks.check(spec.solution_source, multicast_allowed=profile.multicast_allowed,
+                                 filename=spec.solution_name)
+    doc["solution"] = {"name": spec.solution_name, "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
+                       "backend": _solution_backend(spec)}
     doc["static_checks"] = static.as_dict()
     doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
-                      "world_size": profile.world_size, "nodes": profile.nodes}
+                      "world_size": profile.world_size, "nodes": profile.nodes,
+                      "multicast_allowed": profile.multicast_allowed}
     refusal = _spec_refusal(spec, problem, profile)
     if refusal:
         verdict = Verdict.INFRA_ERROR if "version" in refusal or "content hash" in refusal else Verdict.REJECTED
@@ -110,6 +114,11 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
         return doc
     if static.refused:
         doc["verdict"], doc["message"] = Verdict.REJECTED.value, static.message()
+        doc["phases"]["total"] = round(time.monotonic() - started, 3)
+        return doc
+    backend_refusal = _backend_refusal(doc["solution"]["backend"], profile)
+    if backend_refusal:
+        doc["verdict"], doc["message"] = backend_refusal
         doc["phases"]["total"] = round(time.monotonic() - started, 3)
         return doc
     missing = sandbox.probe(profile.device)
@@ -132,6 +141,27 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
             shutil.rmtree(workdir, ignore_errors=True)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
     return doc
+
+
+def _solution_backend(spec: EvalSpec) -> str | None:
+    """The backend the solution declares (docs/backends/); None when it declares none or an invalid one (which the
+    static check refuses)."""
+    try:
+        return backends.declared_backend(spec.solution_source, spec.solution_name)
+    except backends.BackendError:
+        return None
+
+
+def _backend_refusal(backend: str | None, profile: HardwareProfile) -> tuple[str, str] | None:
+    """(verdict, message) when this worker cannot run a solution of ``backend`` on ``profile``."""
+    if backend in backends.GPU_ONLY and profile.device != "cuda":
+        return Verdict.REJECTED.value, (f"the {backend} backend runs on GPU profiles only; profile {profile.name} "
+                                        f"is {profile.device}")
+    if backend == "parallelkittens" and not sandbox.thunderkittens_path():
+        return Verdict.INFRA_ERROR.value, (f"this worker has no ThunderKittens checkout ({backends.THUNDERKITTENS_ENV} "
+                                           f"unset or not a folder with include/kittens.cuh); see "
+                                           f"docs/backends/parallelkittens.md")
+    return None
 
 
 def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) -> str | None:
@@ -177,7 +207,8 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
                     "measure_timing": spec.measure_timing, "warmup_iterations": warmup,
                     "private": str(session.private), "exchange": str(session.io), "timer": str(timer_path)}
     rank_config = {"world_size": world, "backend": profile.backend, "device": profile.device,
-                   "timer": "/arena/_arena_timer.so"}
+                   "timer": "/arena/_arena_timer.so",
+                   "symm_mem_backend": backends.SYMM_MEM_BACKEND.get(_solution_backend(spec) or "")}
     trials: list[dict[str, Any]] = []
     calls: dict[str, int] = {}
     try:
@@ -186,10 +217,13 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         session.tell_judges(op="prepare")
         judge_limit = sum(limits.values())
         session.wait(session.ranks, "booted", limits.get("setup", 120.0))
+        session.mark("sandbox_booted")
         session.snapshot_threads()
         session.wait(session.judges, "prepared", judge_limit)
+        session.mark("judge_prepared")
         session.tell_ranks(op="load", path=f"/solution/{filename}")
         session.wait(session.ranks, "loaded", limits.get("setup", 120.0))
+        session.mark("solution_loaded")
         _note(calls, session, "loaded")
         session.check_threads("the solution was imported")
         _call(session, "warm", "setup", limits.get("setup", 120.0))
@@ -233,6 +267,7 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
     finally:
         session.close()
         doc["phases"] = session.phases()
+        doc["timeline"] = dict(session.events)
         doc["logs"] = _logs(session)
         booted = next((p.last("booted") for p in session.ranks if p.last("booted")), None)
         if booted:

@@ -88,6 +88,7 @@ class Session:
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
+        self.events: dict[str, float] = {}
         self.escaped: list[str] = []
         self.timer_path, self.runtime, self.solution_dir, self.cache, self.tmp_bytes = \
             timer_path, runtime, solution_dir, cache, tmp_bytes
@@ -156,6 +157,10 @@ class Session:
         self.phase_seconds[self.phase] = round(now - self.phase_seconds.get(f"_{self.phase}", 0.0), 3)
         self.phase = phase
         self.phase_seconds[f"_{phase}"] = now
+
+    def mark(self, event: str) -> None:
+        """When ``event`` happened, in seconds since the evaluation began (the result's timeline)."""
+        self.events[event] = round(time.monotonic() - self.started, 3)
 
     def phases(self) -> dict[str, float]:
         self.begin("end")

@@ -41,7 +41,8 @@ _PG_METHODS = frozenset({"allreduce", "allgather", "reduce_scatter", "alltoall",
 HARNESS_ROOTS = ("evaluator", "problems", "__main__", "arena_solution", "arena_problem")
 # Read-only helpers every reference uses to make its inputs: a solution that starts as a copy of the reference may
 # keep importing them (writing into them is refused like any other harness module).
-PUBLIC_HELPERS = ("problems.common",)
+# The backends' runtime helpers (evaluator/rank/backends, docs/backends/) are part of what a solution may import.
+PUBLIC_HELPERS = ("problems.common", "evaluator.rank.backends")
 NETWORK_MODULES = frozenset({"socket", "ssl", "urllib", "http", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
                              "telnetlib", "xmlrpc", "socketserver", "paramiko", "websocket", "websockets", "pycurl",
                              "urllib3", "poplib", "imaplib", "nntplib"})
@@ -367,10 +368,15 @@ class _Checker(ast.NodeVisitor):
         return self.report
 
 
-# NVLink multicast (the CUDA driver's multicast objects, PyTorch's multimem operations, NVLS) can take a shared
-# host's GPUs out of service; it is refused wherever it appears, CUDA source in strings included. The names are
-# assembled here so that this file itself does not spell them.
-_MULTICAST = re.compile("|".join(("cu" + "Multicast", "multi" + "mem_", "multi" + "mem.", "NVLS" + "_ENABLE")))
+# NVLink multicast (the CUDA driver's multicast objects, PTX's multi-memory instructions and PyTorch's operations
+# on them, NVLS, the multicast pointers of PyTorch's symmetric memory and of ThunderKittens' parallel layouts, and
+# ThunderKittens' multi-GPU barrier type and helpers built on multicast) can take a shared host's GPUs out of
+# service; on profiles that forbid it (every shared host) it is refused wherever it appears, CUDA source in strings
+# included. The names are assembled here so that this file itself does not spell them.
+_MULTICAST = re.compile("|".join((
+    "cu" + "Multicast", "multi" + "mem", "NVLS" + "_ENABLE", "multicast" + "_ptr", "multicast" + "_create",
+    "multicast" + "_bind", r"\bmc" + r"_ptr", r"\bbarrier" + r"_t\s*<", r"\bsignal" + r"_all\b",
+    r"kittens::barrier" + r"_all\b")))
 
 
 def _multicast_findings(source: str) -> list[Finding]:
@@ -379,9 +385,20 @@ def _multicast_findings(source: str) -> list[Finding]:
             for m in _MULTICAST.finditer(source)]
 
 
-def check(source: str) -> StaticReport:
+def _backend_findings(source: str, filename: str | None) -> list[Finding]:
+    from evaluator.contract.backends import BackendError, declared_backend
+
+    try:
+        declared_backend(source, filename)
+    except BackendError as exc:
+        return [Finding("backend", exc.line, f"{exc} (docs/backends/)")]
+    return []
+
+
+def check(source: str, multicast_allowed: bool = False, filename: str | None = None) -> StaticReport:
     """Reads ``source`` and returns what it flags and refuses. Source that does not parse is left to the ranks,
-    which report it as a compile error."""
+    which report it as a compile error. ``multicast_allowed`` is the hardware profile's (False on shared hosts);
+    ``filename``, when given, is read for a backend declared by its suffix (evaluator.contract.backends)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -390,5 +407,6 @@ def check(source: str) -> StaticReport:
     checker.collect_aliases(tree)
     checker.visit(tree)
     report = checker.finish()
-    report.refusals = sorted(report.refusals + _multicast_findings(source), key=lambda f: f.line)
+    extra = _backend_findings(source, filename) + ([] if multicast_allowed else _multicast_findings(source))
+    report.refusals = sorted(report.refusals + extra, key=lambda f: f.line)
     return report

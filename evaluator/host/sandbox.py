@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from evaluator.contract.backends import THUNDERKITTENS_ENV
 from evaluator.contract.profiles import MULTICAST_OFF
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # evaluator/
@@ -32,7 +33,8 @@ SANDBOX_GID = int(os.environ.get("ARENA_SANDBOX_GID", "65534"))
 GiB = 1 << 30
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
 RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "rank/__init__.py",
-                 "rank/spawn.py", "rank/worker.py", "rank/calls.py")
+                 "rank/spawn.py", "rank/worker.py", "rank/calls.py", "rank/backends/__init__.py",
+                 "rank/backends/parallelkittens.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
              "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/localtime", "/etc/os-release")
@@ -82,6 +84,15 @@ def toolchain_paths() -> list[str]:
     return sorted(set(found))
 
 
+def thunderkittens_path() -> str | None:
+    """The host's ThunderKittens checkout (``ARENA_THUNDERKITTENS``, docs/backends/parallelkittens.md), bound
+    read-only at the same path; None when unset or not a checkout."""
+    path = os.environ.get(THUNDERKITTENS_ENV)
+    if path and os.path.isfile(os.path.join(path, "include", "kittens.cuh")):
+        return os.path.abspath(path)
+    return None
+
+
 def gpu_devices() -> list[str]:
     return sorted(glob.glob("/dev/nvidia*") + glob.glob("/dev/nvidia-caps/*"))
 
@@ -110,7 +121,8 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
     args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "arena-sandbox",
             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    own = interpreter_paths() + toolchain_paths()
+    kittens = thunderkittens_path()
+    own = interpreter_paths() + toolchain_paths() + ([kittens] if kittens else [])
     system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
     targets = system + [f for f in ETC_FILES if os.path.exists(f)] + own + ["/arena/evaluator", "/solution", "/io",
                                                                            "/cache"]
@@ -148,6 +160,9 @@ def environment(base: dict[str, str], device: str) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH",
                                                    "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
                                                    "NCCL_DEBUG", "VIRTUAL_ENV")}
+    kittens = thunderkittens_path()
+    if kittens:
+        env[THUNDERKITTENS_ENV] = kittens
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(MULTICAST_OFF)
     env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": "/arena", "PYTHONUNBUFFERED": "1",

@@ -76,6 +76,12 @@ class Worker:
                 torch.cuda.set_device(self.device)
                 dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
                                         world_size=self.world_size, device_id=self.device)
+                if cfg.get("symm_mem_backend"):
+                    # The solution declared a backend that needs it (docs/backends/nvshmem.md): set before any
+                    # symmetric-memory allocation, i.e. before the solution's first line. NVLS stays off.
+                    import torch.distributed._symmetric_memory as symm_mem
+
+                    symm_mem.set_backend(cfg["symm_mem_backend"])
             else:
                 torch.set_num_threads(1)
                 dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
@@ -98,7 +104,8 @@ class Worker:
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
-                               "backend": self.config["backend"], "hostname": os.uname().nodename}
+                               "backend": self.config["backend"], "hostname": os.uname().nodename,
+                               "symm_mem_backend": self.config.get("symm_mem_backend")}
         if self.device.type == "cuda":
             props = torch.cuda.get_device_properties(self.device)
             env.update({"gpu": props.name, "gpu_count": torch.cuda.device_count(), "cuda": torch.version.cuda,

@@ -9,8 +9,10 @@ import time
 from typing import Any
 
 from rq import Queue, Retry, get_current_job
+from rq.serializers import JSONSerializer
 from rq.timeouts import JobTimeoutException
 
+from evaluator.contract import signing
 from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT, WEB_QUEUE
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
@@ -31,22 +33,31 @@ def _reply_queue() -> Queue | None:
     job = get_current_job()
     if job is None:
         return None
-    return Queue(WEB_QUEUE, connection=job.connection)
+    return Queue(WEB_QUEUE, connection=job.connection, serializer=JSONSerializer)
 
 
-def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
-    """Evaluates one submission and sends the result document to the web side.
+def signed_result(submission_id: int, document: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:
+    """What the web side records (and the reaper recovers from a finished job): the document with the worker's
+    signature over it, this submission, the job issued and its nonce."""
+    return {"document": document, "job_id": job_id, "nonce": nonce,
+            "signature": signing.sign(RECORD_RESULT, submission_id, job_id, nonce, document)}
+
+
+def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[str, Any]:
+    """Evaluates one submission and sends the result document to the web side, signed for this job and nonce.
 
     The reply is sent even when the evaluator itself fails, as an ``infra_error`` document, so the row never
-    waits for the reaper when the worker is alive.
+    waits for the reaper when the worker is alive. Returns the signed result (the reaper's copy).
     """
     from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
 
     queue = _reply_queue()
     job = get_current_job()
-    job_id = job.id if job else None
+    job_id = job.id if job else ""
     if queue is not None:
-        queue.enqueue(MARK_RUNNING, submission_id, job.worker_name if job else "", time.time(), job_id,
+        worker, started = ((job.worker_name if job else "") or "")[:255], time.time()
+        queue.enqueue(MARK_RUNNING, submission_id, worker, started, job_id, nonce,
+                      signing.sign(MARK_RUNNING, submission_id, job_id, nonce, {"worker": worker, "started": started}),
                       retry=reply_retry())
     try:
         document = evaluate(EvalSpec.from_dict(spec))
@@ -59,9 +70,10 @@ def evaluate_job(spec: dict[str, Any], submission_id: int) -> dict[str, Any]:
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
         document["message"] = f"the evaluator failed: {type(exc).__name__}: {exc}"
+    result = signed_result(submission_id, document, job_id, nonce)
     if queue is not None:
-        queue.enqueue(RECORD_RESULT, submission_id, document, job_id, retry=reply_retry())
-    return document
+        queue.enqueue(RECORD_RESULT, submission_id, document, job_id, nonce, result["signature"], retry=reply_retry())
+    return result
 
 
 def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:

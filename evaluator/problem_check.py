@@ -4,9 +4,9 @@ validated by the registry, its reference proved equal to its oracle at world siz
 every size, wrong ones must fail at the largest (the same rule as ``tests/problems``).
 
 Like :mod:`evaluator.jobs`, the job never touches the database: it runs on the ``checks`` queue and reports back by
-enqueueing jobs on the web side's queue. The contributor's ``reference.py`` is code nobody has reviewed yet, and it
-runs inside the checking worker's processes (``make_inputs`` and ``oracle`` in the worker itself), so serve the
-``checks`` queue from a worker that holds no database credentials, as GPU hosts do.
+enqueueing signed jobs on the web side's queue. The contributor's ``reference.py`` is code nobody has reviewed yet: the
+job runs :func:`check_folder` only inside the sandbox (``evaluator.host.check``), never in the worker's own processes,
+and the worker serving ``checks`` holds no database credentials and no Django settings, as GPU hosts do.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-from rq import Queue, get_current_job
 
 from evaluator.contract.jobs import MARK_CHECKING, RECORD_CHECK, WEB_QUEUE
 
@@ -148,36 +146,38 @@ def failed_report(message: str) -> dict[str, Any]:
 # --- RQ -------------------------------------------------------------------------------------------------
 
 
-def _reply_queue() -> Queue | None:
-    job = get_current_job()
-    return None if job is None else Queue(WEB_QUEUE, connection=job.connection)
+def signed_report(proposal_id: int, report: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:
+    """The report with the worker's signature over it, this proposal, the job issued and its nonce (what the web side
+    records, and what the reaper recovers from a finished job)."""
+    from evaluator.contract import signing
+
+    return {"report": report, "job_id": job_id, "nonce": nonce,
+            "signature": signing.sign(RECORD_CHECK, proposal_id, job_id, nonce, report)}
 
 
 def check_proposal_job(proposal_id: int, category: str, name: str, files: dict[str, str],
-                       solutions: list[dict[str, str]]) -> dict[str, Any]:
-    """Runs on the ``checks`` queue: checks one proposal and sends the report to the web side.
+                       solutions: list[dict[str, str]], nonce: str) -> dict[str, Any]:
+    """Runs on the ``checks`` queue: checks one proposal in the sandbox and sends the signed report to the web side.
 
     The report is sent even when the check itself breaks, so the proposal does not stay ``checking``."""
+    from rq import Queue, get_current_job
+    from rq.serializers import JSONSerializer
+
+    from evaluator.contract import signing
+    from evaluator.host.check import check_sandboxed
+
     job = get_current_job()
-    queue = _reply_queue()
+    queue = None if job is None else Queue(WEB_QUEUE, connection=job.connection, serializer=JSONSerializer)
     job_id = job.id if job else ""
     if queue is not None:
-        queue.enqueue(MARK_CHECKING, proposal_id, job_id, job.worker_name if job else "")
+        worker = (job.worker_name or "")[:200]
+        queue.enqueue(MARK_CHECKING, proposal_id, job_id, worker, nonce,
+                      signing.sign(MARK_CHECKING, proposal_id, job_id, nonce, {"worker": worker}))
     try:
-        report = check_files(category, name, files, solutions)
+        report = check_sandboxed(category, name, files, solutions)
     except Exception as exc:  # the checker's own failure
         report = failed_report(f"the check could not run: {type(exc).__name__}: {exc}")
+    signed = signed_report(proposal_id, report, job_id, nonce)
     if queue is not None:
-        queue.enqueue(RECORD_CHECK, proposal_id, job_id, report)
-    return report
-
-
-def check_proposal_failed(job, connection, exc_type, exc_value, tb) -> None:
-    """RQ failure callback of :func:`check_proposal_job` (it outlived its limit, or the worker stopped it)."""
-    proposal_id = job.args[0] if job.args else None
-    if proposal_id is None:
-        return
-    Queue(WEB_QUEUE, connection=connection).enqueue(
-        RECORD_CHECK, proposal_id, job.id,
-        failed_report(f"the check job did not finish ({getattr(exc_type, '__name__', exc_type)}: {exc_value}); "
-                      f"a reference that runs longer than the job's limit or never returns ends here"))
+        queue.enqueue(RECORD_CHECK, proposal_id, job_id, report, nonce, signed["signature"])
+    return signed

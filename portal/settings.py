@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluator.contract import signing
 from evaluator.contract.jobs import CHECKS_QUEUE, WEB_QUEUE
 from evaluator.contract.profiles import PROFILES
 
@@ -157,14 +158,40 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- queues ---------------------------------------------------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+if not DEBUG and not env_bool("ARENA_REDIS_WITHOUT_PASSWORD", False):  # the opt-out: the test suite's own Redis
+    from urllib.parse import urlsplit
+
+    if not urlsplit(REDIS_URL).password:
+        raise ImproperlyConfigured(
+            "REDIS_URL has no password, and DEBUG is off: in production Redis must require one (every worker host can "
+            "reach it). Set REDIS_URL=redis://USER:PASSWORD@HOST:6379/0 with the portal's Redis ACL user "
+            "(docs/operations.md, \"Redis users\").")
+# Jobs are JSON on every queue (never pickle), and a worker runs only the allow-listed jobs of its queues
+# (evaluator/worker.py); `manage.py rqworker` uses this worker class, `rq worker` is given it on its command line.
+RQ_SERIALIZER = "rq.serializers.JSONSerializer"
+RQ = {"WORKER_CLASS": "evaluator.worker.ArenaWorker"}
+# The keys of the workers whose signed replies are recorded (evaluator/contract/signing.py): ARENA_WORKER_KEYS is
+# "id=key,id2=key2" (one id per kind of host, e.g. gpu=...,checks=...); ARENA_WORKER_KEY alone is the key "default".
+try:
+    ARENA_WORKER_KEYS = signing.parse_keys(os.environ.get("ARENA_WORKER_KEYS", ""))
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+if os.environ.get("ARENA_WORKER_KEY", "").strip():
+    ARENA_WORKER_KEYS.setdefault(os.environ.get("ARENA_WORKER_KEY_ID", "").strip() or signing.DEFAULT_KEY_ID,
+                                 os.environ["ARENA_WORKER_KEY"].strip())
+if not DEBUG and not ARENA_WORKER_KEYS:
+    raise ImproperlyConfigured(
+        "ARENA_WORKER_KEYS is empty, and DEBUG is off: without the workers' keys no result can be recorded. Set "
+        "ARENA_WORKER_KEYS=gpu=<key>,checks=<key> here and ARENA_WORKER_KEY=<key> (ARENA_WORKER_KEY_ID=gpu) on each "
+        "worker host; make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\"")
 # Queue names come from the contract (evaluator/contract/jobs.py), the one place they are defined.
 # "web" stores results; every hardware profile has a queue of its own, served by workers on hosts of that kind.
-RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}}
+RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}}
 for _profile in PROFILES.values():
-    RQ_QUEUES[_profile.queue] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 900}
+    RQ_QUEUES[_profile.queue] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 900, "SERIALIZER": RQ_SERIALIZER}
 # Problem proposals are checked on CPU here (evaluator/problem_check.py): it runs contributors' unreviewed reference
 # code, so in production serve it from a worker without database credentials, like a GPU host.
-RQ_QUEUES[CHECKS_QUEUE] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300}
+RQ_QUEUES[CHECKS_QUEUE] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}
 
 # Rendered ranking pages (leaderboard/web/cache.py): in Redis, keyed by URL and the rankings generation that the write
 # path bumps, so a page is never older than the last recorded result. The TTL only frees memory of old generations.

@@ -14,6 +14,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789")
 os.environ.setdefault("HTTPS", "0")  # the test client speaks plain http; production's HTTPS defaults are tested apart
 os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# The workers' signing key (evaluator/contract/signing.py): workers take ARENA_WORKER_KEY, the portal ARENA_WORKER_KEYS.
+TEST_WORKER_KEY = "tests-only-worker-key-0123456789"
+os.environ.setdefault("ARENA_WORKER_KEYS", f"default={TEST_WORKER_KEY}")
+os.environ.setdefault("ARENA_WORKER_KEY", TEST_WORKER_KEY)
+os.environ.setdefault("ARENA_REDIS_WITHOUT_PASSWORD", "1")  # the tests' Redis has none; production settings refuse that
 # The cached ranking pages (leaderboard/web/cache.py) live in that Redis too, under a prefix of this session's own, so
 # two test sessions on one machine never serve each other's pages (subprocesses the tests start inherit it).
 os.environ["ARENA_CACHE_PREFIX"] = f"test-{os.getpid()}-{os.urandom(4).hex()}"
@@ -52,13 +57,17 @@ def redis_conn():
 
 @pytest.fixture
 def run_worker(redis_conn):
-    """Runs a real RQ worker in this process until the given queues are empty (burst mode)."""
-    from rq import Queue, SimpleWorker
+    """Runs real RQ workers (the arena's, JSON and allow-listed) in this process until the given queues are empty
+    (burst mode): one for the worker queues, then one for the web queue, as deployments keep them apart."""
+    from evaluator.worker import ArenaSimpleWorker
 
     def run(*queue_names: str) -> bool:
         names = queue_names or ("cpu-gloo-2", "web")
-        queues = [Queue(name, connection=redis_conn) for name in names]
-        return SimpleWorker(queues, connection=redis_conn).work(burst=True)
+        worked = False
+        for group in ([n for n in names if n != "web"], [n for n in names if n == "web"]):
+            if group:
+                worked = ArenaSimpleWorker(group, connection=redis_conn).work(burst=True) or worked
+        return worked
 
     return run
 

@@ -19,12 +19,14 @@ from redis.exceptions import RedisError
 from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
 
 from evaluator.contract import jobs
 from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
 from leaderboard.models import ModelRun, Problem, Submission
+from leaderboard.submissions.signatures import nonce_for
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ def enqueue_after_commit(submission: Submission) -> None:
     submission.save(update_fields=["enqueue_count", "job_id", "enqueued_at"])
     spec = spec_for(submission).to_dict()
     submission_id, job_id, profile = submission.pk, submission.job_id, submission.profile
+    nonce = nonce_for(job_id)  # the worker signs its replies with it: a result is accepted only for this job
     description = f"submission #{submission.pk}: {submission.problem_id} on {profile}"
     timeout = submission.job_timeout_s
 
@@ -80,11 +83,12 @@ def enqueue_after_commit(submission: Submission) -> None:
         try:
             if prebuild:
                 # Compiles on the GPU host's CPUs while the GPU works through the jobs ahead of this one.
-                Queue(jobs.build_queue(profile), connection=django_rq.get_connection(jobs.WEB_QUEUE)).enqueue(
+                Queue(jobs.build_queue(profile), connection=django_rq.get_connection(jobs.WEB_QUEUE),
+                      serializer=JSONSerializer).enqueue(
                     jobs.PREBUILD, spec, job_timeout=BUILD_JOB_TIMEOUT_S, result_ttl=settings.ARENA_JOB_RESULT_TTL_S,
                     description=f"build for {description}")
             django_rq.get_queue(PROFILES[profile].queue).enqueue(
-                jobs.EVALUATE, spec, submission_id, job_id=job_id, job_timeout=timeout,
+                jobs.EVALUATE, spec, submission_id, nonce, job_id=job_id, job_timeout=timeout,
                 result_ttl=settings.ARENA_JOB_RESULT_TTL_S, failure_ttl=settings.ARENA_JOB_RESULT_TTL_S,
                 description=description,
             )
@@ -103,7 +107,8 @@ def job_discard_after_commit(profile: str, job_id: str) -> None:
 
     def discard() -> None:
         try:
-            job = Job.fetch(job_id, connection=django_rq.get_connection(PROFILES[profile].queue))
+            job = Job.fetch(job_id, connection=django_rq.get_connection(PROFILES[profile].queue),
+                            serializer=JSONSerializer)
             if job.get_status() in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
                 job.cancel()
         except (NoSuchJobError, RedisError, InvalidJobOperation):

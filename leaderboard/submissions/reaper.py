@@ -21,11 +21,14 @@ from django.utils import timezone
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
+from rq.serializers import JSONSerializer
 
+from evaluator.contract.jobs import RECORD_RESULT
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict, trim
 from leaderboard.models import Submission
 from leaderboard.submissions import results, services
+from leaderboard.submissions.signatures import signed_envelope
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +64,8 @@ def _job(submission: Submission) -> Job | None:
     if not submission.job_id:
         return None
     try:
-        return Job.fetch(submission.job_id, connection=django_rq.get_connection(PROFILES[submission.profile].queue))
+        return Job.fetch(submission.job_id, connection=django_rq.get_connection(PROFILES[submission.profile].queue),
+                         serializer=JSONSerializer)
     except NoSuchJobError:
         return None
 
@@ -108,9 +112,11 @@ def _reap_ended_job(submission: Submission, job: Job, status: str, now: datetime
     if status == JobStatus.FINISHED:
         if job.ended_at and now - job.ended_at < grace:
             return  # its reply is probably still on the web queue
-        document = job.return_value()
+        # the worker's signed result, for this submission, job and nonce; anything else in Redis is not a result
+        document = signed_envelope(RECORD_RESULT, submission.pk, job.return_value(), "document")
         if isinstance(document, dict):
-            if results.result_record(submission_id=submission.pk, document=document, job_id=job.id) is not None:
+            if results.result_record(submission_id=submission.pk, document=document, job_id=job.id,
+                                     current_only=True) is not None:
                 report.recovered.append(submission.pk)
             else:  # an infra_error document: retried like any other
                 report.requeued.append(submission.pk)

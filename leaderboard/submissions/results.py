@@ -73,14 +73,18 @@ def _document_normalise(document: Any) -> dict[str, Any]:
     return document
 
 
-def result_record(*, submission_id: int, document: Any, job_id: str | None = None) -> Result | None:
+def result_record(*, submission_id: int, document: Any, job_id: str | None = None,
+                  current_only: bool = False) -> Result | None:
     """Stores a result document and finishes the submission. Idempotent: once a submission has a result, a
     second delivery (a retried job, the reaper recovering a return value) changes nothing.
 
     An ``infra_error`` (the platform failed, not the solution) does not finish a submission that has attempts
     left (settings.ARENA_MAX_ENQUEUES): the submission goes back to the queue as a new job and None is returned.
     ``job_id`` names the attempt that reported: an infra_error from an attempt that is no longer the current one
-    changes nothing; a real verdict from any attempt is kept (the first result wins)."""
+    changes nothing; a real verdict from any attempt is kept (the first result wins).
+
+    ``current_only`` (a worker's signed reply, ``jobs.record_result``): a report for any job but the row's current one
+    is refused and logged, whatever its verdict."""
     document = _document_normalise(document)
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
@@ -90,6 +94,10 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         existing = Result.objects.filter(submission=submission).first()
         if existing is not None or submission.state == Submission.State.CANCELLED:
             return existing
+        if current_only and job_id != submission.job_id:
+            logger.error("refused a result for submission %s from job %r: its current job is %r", submission_id,
+                         job_id, submission.job_id)
+            return None
         services.submission_changed(submission)  # a verdict lands, or the attempt goes back to the queue
         if _attempt_settled_without_result(submission, document, job_id):
             return None

@@ -20,10 +20,12 @@ from django.db import transaction
 from django.utils import timezone
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
 
-from evaluator.contract.jobs import CHECKS_QUEUE
+from evaluator.contract.jobs import CHECKS_QUEUE, RECORD_CHECK
 from leaderboard.beyond_contract import failed_report
 from leaderboard.submissions.reaper import job_abandoned, job_failure
+from leaderboard.submissions.signatures import signed_envelope
 from portal.contributions import services
 from portal.contributions.models import ProblemProposal
 
@@ -46,7 +48,8 @@ def _job(proposal: ProblemProposal) -> Job | None:
     if not proposal.check_job_id:
         return None
     try:
-        return Job.fetch(proposal.check_job_id, connection=django_rq.get_connection(CHECKS_QUEUE))
+        return Job.fetch(proposal.check_job_id, connection=django_rq.get_connection(CHECKS_QUEUE),
+                         serializer=JSONSerializer)
     except NoSuchJobError:
         return None
 
@@ -74,7 +77,7 @@ def _reap_one(proposal: ProblemProposal, now: datetime, grace: timedelta, report
     if status == JobStatus.FINISHED:
         if job.ended_at and now - job.ended_at < grace:
             return  # its report is probably still on the web queue
-        value = job.return_value()
+        value = signed_envelope(RECORD_CHECK, proposal.pk, job.return_value(), "report")  # the worker's, signed
         if isinstance(value, dict):
             services.proposal_record_check(proposal_id=proposal.pk, job_id=job.id, report=value)
             report.recovered.append(proposal.pk)

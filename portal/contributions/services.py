@@ -33,6 +33,7 @@ from redis.exceptions import RedisError
 from evaluator.contract.jobs import CHECK_PROPOSAL, CHECKS_QUEUE
 from leaderboard import formats
 from leaderboard.beyond_contract import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
+from leaderboard.submissions.signatures import nonce_for
 from leaderboard.submissions.validation import source_validate
 from portal.contributions.selectors import is_moderator
 from portal.contributions.models import ProblemProposal
@@ -170,7 +171,9 @@ def _enqueue_check_after_commit(proposal: ProblemProposal) -> None:
     proposal.check_count += 1
     proposal.check_job_id = f"proposal-{proposal.pk}-{proposal.check_count}"
     proposal.save(update_fields=["check_count", "check_job_id", "updated_at"])
-    args = (proposal.pk, proposal.category, proposal.name, proposal.files, proposal.solutions)
+    # the nonce binds the check's signed replies to this job (leaderboard.submissions.signatures)
+    args = (proposal.pk, proposal.category, proposal.name, proposal.files, proposal.solutions,
+            nonce_for(proposal.check_job_id))
     job_id, description = proposal.check_job_id, f"check of proposal #{proposal.pk}: {proposal.problem_id}"
 
     def enqueue() -> None:

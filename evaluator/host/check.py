@@ -1,0 +1,88 @@
+"""A proposal check, sandboxed like an evaluation: the contributor's reference and known answers run inside
+bubblewrap (``evaluator.host.sandbox``: the same ``command()``, ``environment()`` and ``limits()``), as the sandbox's
+uid, with the proposed folder bound read-only at /solution, the check's runtime (the self-check and the comparison,
+nothing of the portal) read-only at /arena, and the report coming back as JSON through the exchange folder /io.
+Where the sandbox cannot start, the check fails closed with a report that says why."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evaluator.host import sandbox
+
+REPO_ROOT = sandbox.PACKAGE_ROOT.parent
+# What runs inside: the check and what it needs of the evaluator (never the host, the jobs' signing key or the portal).
+CHECK_RUNTIME = ("__init__.py", "check_sandbox.py", "problem_check.py", "selfcheck.py", "judge/__init__.py",
+                 "judge/compare.py", "contract/__init__.py", "contract/jobs.py", "contract/result.py")
+PROBLEMS_RUNTIME = ("__init__.py", "registry.py")
+TIMEOUT_S = 210  # inside the RQ job's limit (portal.contributions.services.CHECK_JOB_TIMEOUT_S = 240)
+TMP_BYTES = 1 << 30
+MAX_REPORT_BYTES = 1 << 20
+
+
+def _stage(root: Path, category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]]) -> tuple:
+    from evaluator.problem_check import write_folder
+
+    runtime, solution, io, cache = root / "runtime", root / "solution", root / "io", root / "cache"
+    for rel in CHECK_RUNTIME:
+        dst = runtime / "evaluator" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sandbox.PACKAGE_ROOT / rel, dst)
+    for rel in PROBLEMS_RUNTIME:
+        dst = solution / "problems" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO_ROOT / "problems" / rel, dst)
+    folder = write_folder(solution / "proposal", category, name, files, solutions)
+    for d in (io, cache):
+        d.mkdir()
+        os.chmod(d, 0o777)
+    timer = root / "no-timer"
+    timer.write_bytes(b"")
+    for path in [root, *root.rglob("*")]:  # the sandbox's uid reads what it is given
+        os.chmod(path, 0o777 if path in (io, cache) else (0o755 if path.is_dir() else 0o644))
+    mounts = sandbox.Mounts(runtime, timer, solution, io, cache)
+    return mounts, "/solution/proposal/" + str(folder.relative_to(solution / "proposal"))
+
+
+def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = (),
+                    timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
+    """The check report of a proposal given as data; the contributor's code never runs outside the sandbox."""
+    from evaluator.problem_check import failed_report
+
+    why = sandbox.probe("cpu")
+    if why is not None:
+        return failed_report(f"the check could not run: the sandbox is unavailable on this worker ({why})")
+    with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
+        root = Path(tmp)
+        mounts, inside = _stage(root, category, name, files, list(solutions))
+        env = sandbox.environment(dict(os.environ), "cpu")
+        env["PYTHONPATH"] = "/arena:/solution"
+        argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.check_sandbox", inside], env, "cpu",
+                               TMP_BYTES)
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s,
+                                  preexec_fn=sandbox.limits("cpu"))
+        except subprocess.TimeoutExpired:
+            return failed_report(f"the check ran past its limit of {timeout_s:.0f} s and was stopped (a reference "
+                                 f"that deadlocks or never returns ends here)")
+        report_path = mounts.io / "report.json"
+        tail = (done.stdout[-1500:] + done.stderr[-1500:]).decode("utf-8", "replace").strip()
+        if not report_path.is_file() or report_path.is_symlink():
+            return failed_report(f"the check's sandbox ended (exit {done.returncode}) without a report: {tail[-1500:]}")
+        if report_path.stat().st_size > MAX_REPORT_BYTES:
+            return failed_report("the check's report is larger than the 1 MiB a report may be")
+        try:
+            report = json.loads(report_path.read_text())
+        except ValueError:
+            return failed_report("the check's report is not JSON")
+    if not isinstance(report, dict) or not isinstance(report.get("ok"), bool):
+        return failed_report("the check's report is not a report (no boolean 'ok')")
+    report["sandboxed"] = True
+    return report

@@ -3,10 +3,28 @@ and plain data in, one service call each."""
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
-from leaderboard.submissions.jobs import _database
+from django.db import connections
+
 from leaderboard.testmode import services
+
+
+def _close_stale_connections() -> None:
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
+
+
+@contextmanager
+def _database() -> Iterator[None]:
+    """As around every request: drop connections that broke or outlived CONN_MAX_AGE, before and after the job."""
+    _close_stale_connections()
+    try:
+        yield
+    finally:
+        _close_stale_connections()
 
 
 def test_mark_running(test_id: int, worker_name: str, started_at_epoch: float, job_id: str | None = None) -> None:

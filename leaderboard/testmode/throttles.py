@@ -40,6 +40,7 @@ def limits() -> tuple[int, int]:
 
 
 class TestModeThrottle(BaseThrottle):
+    __test__ = False
     """Who is counted: the API token (each token its own budget), else the signed-in user, else the address."""
 
     def __init__(self) -> None:

@@ -1,4 +1,5 @@
-"""Two small middlewares: security headers Django does not send itself, and a cap on the request body.
+"""Small middlewares: security headers Django does not send itself, a cap on the request body, and no-store on
+private pages.
 
 - ``SecurityHeadersMiddleware`` adds ``Content-Security-Policy`` (settings.CONTENT_SECURITY_POLICY) to every
   response that has none. Django 5.2 sends nosniff, Referrer-Policy, Cross-Origin-Opener-Policy (SecurityMiddleware)
@@ -6,6 +7,9 @@
 - ``RequestSizeLimitMiddleware`` refuses a body whose declared length is over settings.ARENA_MAX_REQUEST_BYTES with
   a 413 that says the limit, before anything reads it. ``request_too_large`` is the same answer for Django's own
   ``RequestDataTooBig`` (form fields over DATA_UPLOAD_MAX_MEMORY_SIZE), used by ``portal.views.bad_request``.
+- ``PrivatePagesMiddleware`` marks every answer that may show something private ``Cache-Control: no-store``: any
+  answer to a signed-in person (their token, submissions, sources, proposals, account pages), to an API request
+  that carries credentials, and every page under /accounts/ and /admin/. Anonymous readers' pages stay cacheable.
 """
 
 from __future__ import annotations
@@ -61,3 +65,20 @@ class RequestSizeLimitMiddleware:
             # server in front drains or closes the connection itself.)
             return request_too_large(request, declared=declared)
         return self.get_response(request)
+
+
+PRIVATE_PREFIXES = ("/accounts/", "/admin/")
+
+
+class PrivatePagesMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        private = (request.path.startswith(PRIVATE_PREFIXES) or "HTTP_AUTHORIZATION" in request.META
+                   or (user is not None and user.is_authenticated))
+        if private:
+            response["Cache-Control"] = "no-store, private"
+        return response

@@ -9,6 +9,7 @@ Production differs from development only by environment values: ``DEBUG`` defaul
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -103,6 +104,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_rq",
+    "axes",
     "portal",
     "portal.accounts",
     "portal.contributions",
@@ -119,6 +121,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "portal.middleware.PrivatePagesMiddleware",
+    # Last, as django-axes asks: it turns a locked-out log-in (the site's or the admin's) into the 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -153,6 +158,15 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite is for one machine's own use (README): WAL lets readers read while one writer writes; every transaction
+    # takes the write lock when it begins (IMMEDIATE), so a quota counted inside one holds, and a writer waits up to
+    # SQLITE_BUSY_TIMEOUT_S for the lock instead of answering "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- queues ---------------------------------------------------------------------------------------------
@@ -199,6 +213,13 @@ ARENA_PAGE_CACHE = env_bool("ARENA_PAGE_CACHE", True)
 ARENA_PAGE_CACHE_TTL_S = env_int("ARENA_PAGE_CACHE_TTL_S", 600)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Rate-limit counts (leaderboard/web/throttles.py), shared by every process and host through Redis.
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ.get("CACHE_URL", "").strip() or REDIS_URL,
+        "KEY_PREFIX": (os.environ.get("ARENA_CACHE_PREFIX", "").strip() or "arena") + "-throttle",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    },
     "pages": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": os.environ.get("CACHE_URL", "").strip() or REDIS_URL,
@@ -218,6 +239,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Log-in lockouts (django-axes, for the site's and the admin's log-in alike): after AXES_FAILURE_LIMIT wrong
+# passwords for one username from one address, that pair is locked out for AXES_COOLOFF_TIME (a 429 page with
+# Retry-After); a right password resets the count. The log-in and sign-up forms are also throttled per address
+# (REST_FRAMEWORK's "login" and "signup" rates).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "portal.accounts.views.locked_out"
+AXES_CLIENT_IP_CALLABLE = "leaderboard.web.throttles.client_ip"
+AXES_VERBOSE = False
+# Proxies in front of gunicorn that append the client's address to X-Forwarded-For (0: trust REMOTE_ADDR only).
+ARENA_TRUSTED_PROXIES = env_int("ARENA_TRUSTED_PROXIES", 0)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
@@ -233,6 +268,18 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.web.apis.exception_handler",
+    # Counted in the "throttle" cache (Redis) by leaderboard/web/throttles.py; a request over a rate gets 429 with
+    # Retry-After. "anon" is per client address: well above what the load test's 200 readers send from one address.
+    "DEFAULT_THROTTLE_CLASSES": ["leaderboard.web.throttles.ApiAnonThrottle",
+                                 "leaderboard.web.throttles.ApiUserThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("ARENA_RATE_API_ANON", "").strip() or "6000/min",
+        "user": os.environ.get("ARENA_RATE_API_USER", "").strip() or "1200/min",
+        "uploads": os.environ.get("ARENA_RATE_UPLOADS", "").strip() or "60/hour",  # submissions, runs, proposals
+        "signup": os.environ.get("ARENA_RATE_SIGNUP", "").strip() or "10/hour",
+        "login": os.environ.get("ARENA_RATE_LOGIN", "").strip() or "30/min",
+    },
+    "NUM_PROXIES": env_int("ARENA_TRUSTED_PROXIES", 0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Parallel Kernel Arena API",
@@ -309,6 +356,11 @@ USE_TZ = True
 
 ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
 ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
+# Evaluations (single submissions and model-run attempts alike) a user may start in an hour; staff are exempt.
+ARENA_EVALUATIONS_PER_HOUR = env_int("ARENA_EVALUATIONS_PER_HOUR", 300)
+# Fair queue: jobs of one user on one profile's RQ queue at a time; the rest wait in the database (still "queued")
+# and the next is released when one ends. 1 means another user's submission waits for at most one evaluation.
+ARENA_QUEUED_JOBS_PER_USER = env_int("ARENA_QUEUED_JOBS_PER_USER", 1)
 ARENA_MAX_ARCHIVE_BYTES = env_int("ARENA_MAX_ARCHIVE_BYTES", 20 * 1024 * 1024)  # one model-run archive
 ARENA_MAX_PENDING_RUNS_PER_USER = env_int("ARENA_MAX_PENDING_RUNS_PER_USER", 3)  # model runs being evaluated
 ARENA_MAX_OPEN_PROPOSALS_PER_USER = env_int("ARENA_MAX_OPEN_PROPOSALS_PER_USER", 5)  # proposals awaiting review

@@ -44,6 +44,26 @@ def _no_cached_pages_from_earlier_tests(request):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _no_rate_limit_counts_from_earlier_tests():
+    """Rate-limit counts live in Redis under this session's prefix (settings' "throttle" cache): each test starts
+    with none, so one test's requests never throttle another's."""
+    from django.core.cache import caches
+
+    def clear() -> None:
+        cache = caches["throttle"]
+        try:
+            client = cache._cache.get_client(write=True)
+            keys = list(client.scan_iter(match=f"{cache.key_prefix}:*", count=1000))
+            if keys:
+                client.delete(*keys)
+        except Exception:  # noqa: BLE001 - no Redis: the tests that need it say so themselves
+            pass
+
+    clear()
+    yield
+
+
 @pytest.fixture
 def redis_conn():
     """The tests' own Redis database, empty before and after the test."""

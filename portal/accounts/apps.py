@@ -5,3 +5,11 @@ class AccountsConfig(AppConfig):
     name = "portal.accounts"
     label = "accounts"
     verbose_name = "Accounts"
+
+    def ready(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_save
+
+        from portal.accounts.services import username_key_keep
+
+        post_save.connect(username_key_keep, sender=get_user_model(), dispatch_uid="accounts-username-key")

@@ -5,7 +5,7 @@ from portal.accounts import views
 
 urlpatterns = [
     path("accounts/signup/", views.signup, name="signup"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", views.login_view, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/token/", views.token, name="account-token"),
     path("accounts/token/new/", views.token_regenerate, name="account-token-regenerate"),

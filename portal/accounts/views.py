@@ -1,20 +1,38 @@
-"""Accounts: sign up, and the API token page (log in and out are Django's own views, in ``urls``)."""
+"""Accounts: sign up, log in (Django's view, throttled), the API token page, and the page of a locked-out log-in.
+
+Sign-up and log-in POSTs are throttled per client address (``leaderboard.web.throttles``); wrong passwords lock a
+username out from that address (django-axes, ``locked_out``). Each answers 429 with Retry-After."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
+from leaderboard.web.throttles import LoginThrottle, SignupThrottle, throttled, too_many_requests
 from portal.accounts import services
 
 
+class SignupForm(UserCreationForm):
+    def clean_username(self):
+        username = super().clean_username()
+        if not username:  # Django's own check already refused it
+            return username
+        try:
+            return services.username_check(username)
+        except ValidationError as exc:
+            raise ValidationError(exc.message_dict["username"]) from None
+
+
+@throttled(SignupThrottle, what="sign-ups")
 def signup(request: HttpRequest) -> HttpResponse:
     next_url = request.POST.get("next") or request.GET.get("next") or ""
     if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()},
@@ -23,15 +41,19 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect(next_url or "home")
     if request.method == "POST":
-        form = UserCreationForm(request.POST)
+        form = SignupForm(request.POST)
         if form.is_valid():
-            user = services.user_create(username=form.cleaned_data["username"],
-                                        password=form.cleaned_data["password1"])
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome, {user.get_username()}. You are signed in.")
-            return redirect(next_url or "home")
+            try:
+                user = services.user_create(username=form.cleaned_data["username"],
+                                            password=form.cleaned_data["password1"])
+            except ValidationError as exc:
+                form.add_error("username", exc.message_dict["username"])
+            else:
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                messages.success(request, f"Welcome, {user.get_username()}. You are signed in.")
+                return redirect(next_url or "home")
     else:
-        form = UserCreationForm()
+        form = SignupForm()
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
 
 
@@ -48,3 +70,15 @@ def token_regenerate(request: HttpRequest) -> HttpResponse:
     messages.success(request, "A new API token was created; the old one no longer works." if had_one
                      else "Your API token was created.")
     return redirect("account-token")
+
+
+login_view = throttled(LoginThrottle, what="log-in attempts")(auth_views.LoginView.as_view())
+
+
+def locked_out(request: HttpRequest, credentials: dict | None = None, *args, **kwargs) -> HttpResponse:
+    """django-axes' answer to a log-in (the site's or the admin's) while its username is locked out from this address."""
+    from django.conf import settings
+
+    wait = settings.AXES_COOLOFF_TIME.total_seconds() if settings.AXES_COOLOFF_TIME else 3600
+    response = too_many_requests(request, wait, "wrong passwords for this account")
+    return response

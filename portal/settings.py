@@ -139,6 +139,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "portal.contributions.context_processors.moderation",  # the header's review and admin links
             ],
             # The site's template tags live with the views (leaderboard/web/), not in an app's templatetags/.
             "libraries": {"arena": "leaderboard.web.templatetags.arena"},
@@ -290,6 +291,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Descriptions in Markdown, never reStructuredText (portal/schema.py); the enum hook is drf-spectacular's default.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.schema.markdown_descriptions"],
 }
 
 # --- static files ---------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.static import serve
+from drf_spectacular.renderers import OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView
 
 from portal import views
@@ -12,6 +13,8 @@ urlpatterns = [
     path("", include("portal.accounts.urls")),  # /accounts/...
     path("api/", include("leaderboard.web.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The same schema as application/json, which a browser shows instead of downloading (the site's links use it).
+    path("api/schema.json", SpectacularAPIView.as_view(renderer_classes=[OpenApiJsonRenderer2]), name="api-schema-json"),
     path("api/docs/", views.api_docs, name="api-docs"),
     path("admin/", admin.site.urls),
 ]

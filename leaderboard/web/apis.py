@@ -101,8 +101,8 @@ class ProblemRankingApi(APIView):
 class SubmissionCreateApi(APIView):
     """Submit one solution file for one problem on one hardware profile.
 
-    Send ``multipart/form-data`` with a ``file`` field, or JSON with ``source`` (and optionally ``filename``).
-    The answer is the queued submission; follow ``api_url`` until ``state`` is ``finished``.
+    Send `multipart/form-data` with a `file` field, or JSON with `source` (and optionally `filename`).
+    The answer is the queued submission; follow `api_url` until `state` is `finished`.
     """
 
     permission_classes = [IsAuthenticated]
@@ -162,17 +162,17 @@ class SubmissionCancelApi(APIView):
 
 # --- model runs -----------------------------------------------------------------------------------------
 #
-# Every score the API returns carries the protocol it was obtained with: ``protocol`` (mode, k, turn budget,
-# tokens, wall time and a one-line ``label``) sits beside ``scores`` in every run object, and ``scores`` names
-# the k it is computed at (``scored_at_k``).
+# Every score the API returns carries the protocol it was obtained with: `protocol` (mode, k, turn budget,
+# tokens, wall time and a one-line `label`) sits beside `scores` in every run object, and `scores` names
+# the k it is computed at (`scored_at_k`).
 
 
 class ModelRunCreateApi(APIView):
-    """Upload a model run: one ``.zip`` or ``.tar.gz`` archive as the multipart field ``archive``.
+    """Upload a model run: one `.zip` or `.tar.gz` archive as the multipart field `archive`.
 
     The whole archive is validated before anything is stored; a refusal (400) lists every problem found in
-    ``errors.archive``, each naming the file and field. The answer is the queued run; follow ``api_url`` until
-    ``state`` is ``finished`` (``attempts_done`` of ``attempts_total`` tells the progress).
+    `errors.archive`, each naming the file and field. The answer is the queued run; follow `api_url` until
+    `state` is `finished` (`attempts_done` of `attempts_total` tells the progress).
     """
 
     permission_classes = [IsAuthenticated]
@@ -197,7 +197,7 @@ class ModelRunCreateApi(APIView):
 
 @method_decorator(cache.cached_page(scopes=cache.run_page_scopes), name="dispatch")
 class ModelRunDetailApi(APIView):
-    """A model run: its progress (``attempts_done`` of ``attempts_total``; ``state`` is ``finished`` when every
+    """A model run: its progress (`attempts_done` of `attempts_total`; `state` is `finished` when every
     attempt is), its protocol, its stored scores and a per-problem and per-category breakdown."""
 
     @extend_schema(operation_id="model_runs_retrieve", responses=ModelRunDetailOutputSerializer)

@@ -7,6 +7,9 @@ from django import forms
 
 from evaluator.contract.profiles import PROFILES
 from leaderboard.catalogue.selectors import problem_list
+from leaderboard.submissions.selectors import live_queues
+
+NO_WORKER = "no worker serves it now: a submission waits until one starts"
 
 
 class SubmissionForm(forms.Form):
@@ -27,6 +30,16 @@ class SubmissionForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["problem"].choices = [(p.id, f"{p.id} — {p.title}") for p in problem_list()]
+        # Profiles no live worker serves are marked before anything is submitted (nothing is said when Redis
+        # cannot be read). They stay selectable: a worker of that kind may start later.
+        live = live_queues()
+        self.unserved = [p.name for p in PROFILES.values() if live and not live.get(p.queue)]
+        if self.unserved:
+            self.fields["profile"].choices = [
+                (p.name, f"{p.name} — {p.description}" + (f" ({NO_WORKER})" if p.name in self.unserved else ""))
+                for p in PROFILES.values()]
+            self.fields["profile"].help_text += (" Profiles marked “no worker” have no live worker right now: "
+                                                 + ", ".join(self.unserved) + ".")
 
     def clean(self):
         data = super().clean()

@@ -21,10 +21,12 @@ from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import validation
 from leaderboard.web import cache  # cached_page: public read pages only, never on a page with private data
+from leaderboard.web import exports
 from leaderboard.web.forms import ModelRunForm, SubmissionForm
 
 
 @cache.cached_page
+@exports.exportable(exports.problem_list_table, exports.problem_rows, filename="problems")
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", {"categories": catalogue.problem_list_by_category()})
 
@@ -141,6 +143,7 @@ def submission_cancel(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 
 @login_required
+@exports.exportable(exports.submission_list_table, exports.submission_rows, filename="submissions")
 def submission_list(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/submission_list.html",
                   {"submissions": submissions.submission_list(user=request.user)[:200]})

@@ -10,7 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from portal.contributions import selectors, services
+from leaderboard.web.exports import exportable
+from portal.contributions import exports, selectors, services
 from portal.contributions.forms import PROBLEM_FILES, ProposalForm, ReviewForm
 
 
@@ -56,6 +57,7 @@ def _form_errors_from(form: ProposalForm, exc: ValidationError) -> None:
 
 
 @login_required
+@exportable(exports.proposal_list_table, exports.proposal_rows, filename="proposals")
 def proposal_list(request: HttpRequest) -> HttpResponse:
     return render(request, "contribute/proposal_list.html", {
         "proposals": selectors.proposal_list(user=request.user)[:200],

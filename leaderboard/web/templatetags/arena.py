@@ -198,3 +198,71 @@ def roughly(seconds: Any) -> str:
     if seconds < 3600:
         return f"about {round(seconds / 60)} min"
     return f"about {seconds / 3600:.1f} h"
+
+
+COMMUNICATION_FLAGS = ("uses_nccl", "nccl_calls", "point_to_point_calls", "uses_collectives_api",
+                       "communication_calls", "communication_source")
+POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
+WARNING_FLAGS = frozenset({"suspicious_speedup"})  # the flags a reader should look twice at, shown in warning colour
+
+
+@register.filter
+def flag_summary(flags: Any, profile: Any = None) -> dict[str, Any]:
+    """A result's flags for people: what communication the solution called (counted at run time, by kind, through
+    which backend), explained and in neutral colour, then the other flags; only WARNING_FLAGS are warnings."""
+    if not isinstance(flags, dict):
+        return {"communication": None, "others": []}
+    if isinstance(profile, str):
+        from evaluator.contract.profiles import PROFILES
+
+        profile = PROFILES.get(profile)
+    backend = getattr(profile, "backend", None) or ""
+    counts = flags.get("communication_calls")
+    p2p: dict[str, int] = {}
+    collectives: dict[str, int] = {}
+    barriers = 0
+    if isinstance(counts, dict):
+        for name, n in counts.items():
+            short = str(name).rsplit(".", 1)[-1]
+            n = int(n) if isinstance(n, (int, float)) and not isinstance(n, bool) else 0
+            if short == "barrier":
+                barriers += n
+            elif short in POINT_TO_POINT:
+                p2p[short] = p2p.get(short, 0) + n
+            else:
+                collectives[short] = collectives.get(short, 0) + n
+    else:  # an older result: names only
+        for key, target in (("point_to_point_calls", p2p), ("nccl_calls", collectives)):
+            names = flags.get(key)
+            if isinstance(names, (list, tuple)):
+                for short in names:
+                    target[str(short)] = 0
+    known = any(k in flags for k in COMMUNICATION_FLAGS)
+    communication = None
+    if known:
+        if p2p and collectives:
+            kind = "point-to-point and collective calls"
+        elif p2p:
+            kind = "point-to-point calls only (send/recv), no collective"
+        elif collectives:
+            kind = "collective calls"
+        else:
+            kind = "no torch.distributed communication (it moves data some other way, or not at all)"
+        communication = {
+            "kind": kind, "backend": backend,
+            "p2p": sorted(p2p.items()), "collectives": sorted(collectives.items()), "barriers": barriers,
+            "source": flags.get("communication_source") or "",
+            "counted": isinstance(counts, dict),
+        }
+    others = []
+    for key, value in flags.items():
+        if key in COMMUNICATION_FLAGS:
+            continue
+        if isinstance(value, bool):
+            shown = "yes" if value else "no"
+        elif isinstance(value, (list, tuple)):
+            shown = ", ".join(str(v) for v in value) or "none"
+        else:
+            shown = str(value)
+        others.append({"key": key, "label": label(key), "value": shown, "warn": key in WARNING_FLAGS and bool(value)})
+    return {"communication": communication, "others": others}

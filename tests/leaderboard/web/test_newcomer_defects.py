@@ -132,3 +132,86 @@ def test_proposal_form_keeps_uploads_and_text_after_an_error_and_succeeds_withou
     proposal = ProblemProposal.objects.get()
     assert sorted((a["kind"], a["filename"]) for a in proposal.solutions) == sorted([
         ("correct", correct.name), ("wrong", "pasted.py"), ("wrong", wrong.name)])
+
+
+# --- 6: the API docs read as Markdown; the schema link opens in the browser ------------------------------------------
+
+
+def test_api_docs_have_no_restructuredtext_and_the_schema_opens_inline(client):
+    page = client.get("/api/docs/").content.decode()
+    assert "``" not in page
+    assert "<code>multipart/form-data</code>" in page  # a description rendered from Markdown
+    schema = client.get("/api/schema.json")
+    assert schema.status_code == 200 and schema["Content-Type"].startswith("application/json")
+    assert "attachment" not in schema.get("Content-Disposition", "")
+    assert "``" not in schema.content.decode()
+    assert 'href="/api/schema.json"' in page
+
+
+# --- 7: the site's own 403 page; moderators' header links ------------------------------------------------------
+
+
+def test_non_moderator_gets_the_sites_403_page_and_moderators_see_review_and_admin_links(web_client, client,
+                                                                                       django_user_model):
+    response = web_client.get("/contribute/review/")
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert 'class="site-header"' in page and "The review queue is for moderators." in page
+    assert 'id="nav-review"' not in page
+    staff = django_user_model.objects.create_user(username="mo", password="a-long-test-password-2", is_staff=True)
+    client.force_login(staff)
+    page = client.get("/").content.decode()
+    assert 'href="/contribute/review/" id="nav-review"' in page
+    assert 'id="nav-admin"' in page and 'href="/admin/"' in page
+
+
+# --- 8: point-to-point calls are explained, in neutral colour ----------------------------------------------------
+
+
+def test_a_gloo_solution_with_only_isend_irecv_shows_point_to_point_in_neutral_colour(create, web_client):
+    mine = create()
+    document = passed_document(1.4)
+    document["flags"] = {"uses_nccl": True, "nccl_calls": [], "point_to_point_calls": ["irecv", "isend"],
+                         "uses_collectives_api": False, "suspicious_speedup": False,
+                         "communication_calls": {"torch.distributed.isend": 6, "torch.distributed.irecv": 6},
+                         "communication_source": "counted at run time inside the sandbox"}
+    result_record(submission_id=mine.pk, document=document)
+    page = web_client.get(f"/submissions/{mine.pk}/").content.decode()
+    assert "point-to-point calls only (send/recv), no collective, through gloo" in page
+    assert "<code>irecv</code> ×6, <code>isend</code> ×6" in page
+    assert "uses nccl: yes" not in page and "nccl calls" not in page
+    assert 'class="flag on"' not in page  # no warning colour
+
+
+# --- 9: ?format=csv|json on the catalogue, one's submissions and one's proposals -------------------------------------
+
+
+def test_home_submissions_and_proposals_answer_csv_and_json(create, web_client):
+    import json
+
+    create()
+    home = web_client.get("/?format=json")
+    assert home["Content-Type"] == "application/json"
+    rows = json.loads(home.content)["rows"]
+    assert any(r["id"] == ALL_REDUCE for r in rows) and {"category", "title", "world_sizes"} <= set(rows[0])
+    csv = web_client.get("/?format=csv")
+    assert csv["Content-Type"].startswith("text/csv") and csv.content.decode().startswith("id,category,title")
+    mine = json.loads(web_client.get("/submissions/?format=json").content)["rows"]
+    assert [r["problem"] for r in mine] == [ALL_REDUCE] and mine[0]["state"] == "queued"
+    assert web_client.get("/submissions/?format=csv").content.decode().startswith("id,problem,")
+    proposals = web_client.get("/contribute/proposals/?format=json")
+    assert proposals["Content-Type"] == "application/json" and json.loads(proposals.content)["rows"] == []
+    assert web_client.get("/contribute/proposals/?format=csv").content.decode().startswith("id,problem,")
+
+
+# --- 10: the submit form marks profiles no worker serves ---------------------------------------------------------
+
+
+def test_submit_form_marks_profiles_without_a_live_worker(web_client, problems, redis_conn):
+    _worker(redis_conn, "cpu-gloo-2", busy=False)
+    page = web_client.get("/submit/").content.decode()
+    import re
+
+    options = dict(re.findall(r'<option value="([^"]+)"[^>]*>([^<]*)</option>', page))
+    assert "no worker" not in options["cpu-gloo-2"]
+    assert "no worker serves it now" in options["h200-nvlink-4"] and "no worker" in options["cpu-gloo-4"]

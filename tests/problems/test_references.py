@@ -1,10 +1,12 @@
 """Every problem's distributed reference equals its single-device oracle on CPU at world sizes 2 and 4; no
-output is so flat that a constant would pass; and every known-answer solution gets the verdict its folder says."""
+output is so flat that a constant would pass; and every known-answer solution gets the verdict its folder says
+(known answers of GPU-only backends, docs/backends/, are left to benchmarks/backends_gpu.py)."""
 
 from pathlib import Path
 
 import pytest
 
+from evaluator.contract.backends import runs_on_cpu
 from evaluator.selfcheck import check
 from problems.registry import catalogue
 
@@ -25,13 +27,27 @@ def test_reference_matches_oracle_and_is_not_flat(problem_id):
         assert report.ok, f"{problem_id} W={w}: {report.errors}"
 
 
+def _cpu(paths) -> list[Path]:
+    """Known answers that run on CPU: not those of a GPU-only backend (ParallelKittens, NVSHMEM)."""
+    return [p for p in sorted(paths) if runs_on_cpu(p.read_text(), p.name)]
+
+
 def _known_answers() -> list[tuple[str, Path, bool]]:
     cases = []
     for pid in PROBLEMS:
         folder = catalogue()[pid].path / "solutions"
-        cases += [(pid, p, True) for p in sorted((folder / "correct").glob("*.py"))]
-        cases += [(pid, p, False) for p in sorted((folder / "wrong").glob("*.py"))]
+        cases += [(pid, p, True) for p in _cpu((folder / "correct").glob("*.py"))]
+        cases += [(pid, p, False) for p in _cpu((folder / "wrong").glob("*.py"))]
     return cases
+
+
+def test_gpu_only_known_answers_are_left_out_of_the_cpu_run():
+    names = {p.name for _, p, _ in _known_answers()}
+    gpu = [p for pid in PROBLEMS for p in (catalogue()[pid].path / "solutions").glob("*/*.py")
+           if not runs_on_cpu(p.read_text(), p.name)]
+    assert gpu, "the ParallelKittens and NVSHMEM known answers are gone"
+    assert not names & {p.name for p in gpu}
+    assert {"nccl_inplace_copy.py", "list_then_cat.py", "root_sends.py"} <= names
 
 
 @pytest.mark.parametrize("problem_id, path, must_pass", _known_answers(),
@@ -45,5 +61,5 @@ def test_known_answer_solutions(problem_id, path, must_pass):
 def test_every_problem_has_a_correct_and_a_wrong_known_answer():
     for pid in PROBLEMS:
         folder = catalogue()[pid].path / "solutions"
-        assert list((folder / "correct").glob("*.py")), f"{pid} has no solutions/correct/*.py"
-        assert list((folder / "wrong").glob("*.py")), f"{pid} has no solutions/wrong/*.py"
+        assert _cpu((folder / "correct").glob("*.py")), f"{pid} has no solutions/correct/*.py that runs on CPU"
+        assert _cpu((folder / "wrong").glob("*.py")), f"{pid} has no solutions/wrong/*.py that runs on CPU"

@@ -12,8 +12,8 @@ from rq import Queue, Retry, get_current_job
 from rq.serializers import JSONSerializer
 from rq.timeouts import JobTimeoutException
 
-from evaluator.contract import signing
-from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT, WEB_QUEUE
+from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT, TEST_MARK_RUNNING, TEST_RECORD_RESULT, WEB_QUEUE
+from evaluator.contract import signing, testmode
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
 
@@ -36,11 +36,12 @@ def _reply_queue() -> Queue | None:
     return Queue(WEB_QUEUE, connection=job.connection, serializer=JSONSerializer)
 
 
-def signed_result(submission_id: int, document: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:
+def signed_result(submission_id: int, document: dict[str, Any], job_id: str, nonce: str,
+                  kind: str = RECORD_RESULT) -> dict[str, Any]:
     """What the web side records (and the reaper recovers from a finished job): the document with the worker's
     signature over it, this submission, the job issued and its nonce."""
     return {"document": document, "job_id": job_id, "nonce": nonce,
-            "signature": signing.sign(RECORD_RESULT, submission_id, job_id, nonce, document)}
+            "signature": signing.sign(kind, submission_id, job_id, nonce, document)}
 
 
 def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[str, Any]:
@@ -49,6 +50,20 @@ def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[s
     The reply is sent even when the evaluator itself fails, as an ``infra_error`` document, so the row never
     waits for the reaper when the worker is alive. Returns the signed result (the reaper's copy).
     """
+    return _evaluate_and_reply(spec, submission_id, MARK_RUNNING, RECORD_RESULT, nonce=nonce)
+
+
+def evaluate_test_job(spec: dict[str, Any], test_id: int, nonce: str) -> dict[str, Any]:
+    """Test mode (``<profile>-test``, the fast lane): the same evaluation, marked unranked, replied (signed like a
+    submission's) to the test's own jobs, so it can never land on a submission."""
+    return _evaluate_and_reply(spec, test_id, TEST_MARK_RUNNING, TEST_RECORD_RESULT, nonce=nonce,
+                               finish=lambda doc: testmode.annotate(doc, EvalSpec.from_dict(spec)))
+
+
+def _evaluate_and_reply(spec: dict[str, Any], submission_id: int, mark_running: str, record: str, *, nonce: str,
+                        finish: Any = None) -> dict[str, Any]:
+    """Evaluates, replies with ``mark_running`` and ``record`` (each carrying the nonce and the worker's signature
+    over it), and returns the signed result. ``finish`` amends the document before it is signed."""
     from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
 
     queue = _reply_queue()
@@ -56,8 +71,8 @@ def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[s
     job_id = job.id if job else ""
     if queue is not None:
         worker, started = ((job.worker_name if job else "") or "")[:255], time.time()
-        queue.enqueue(MARK_RUNNING, submission_id, worker, started, job_id, nonce,
-                      signing.sign(MARK_RUNNING, submission_id, job_id, nonce, {"worker": worker, "started": started}),
+        queue.enqueue(mark_running, submission_id, worker, started, job_id, nonce,
+                      signing.sign(mark_running, submission_id, job_id, nonce, {"worker": worker, "started": started}),
                       retry=reply_retry())
     try:
         document = evaluate(EvalSpec.from_dict(spec))
@@ -70,9 +85,11 @@ def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[s
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
         document["message"] = f"the evaluator failed: {type(exc).__name__}: {exc}"
-    result = signed_result(submission_id, document, job_id, nonce)
+    if finish is not None:
+        document = finish(document)
+    result = signed_result(submission_id, document, job_id, nonce, record)
     if queue is not None:
-        queue.enqueue(RECORD_RESULT, submission_id, document, job_id, nonce, result["signature"], retry=reply_retry())
+        queue.enqueue(record, submission_id, document, job_id, nonce, result["signature"], retry=reply_retry())
     return result
 
 

@@ -61,6 +61,9 @@ SHAPES: dict[str, tuple[Callable[[Any], bool], ...]] = {
     jobs.RECORD_RESULT: (_int, _dict, _JOB_ID, _NONCE, _SIGNATURE),
     jobs.MARK_CHECKING: (_int, _JOB_ID, _str(200), _NONCE, _SIGNATURE),
     jobs.RECORD_CHECK: (_int, _JOB_ID, _dict, _NONCE, _SIGNATURE),
+    jobs.EVALUATE_TEST: (_spec, _int, _NONCE),
+    jobs.TEST_MARK_RUNNING: (_int, _str(255), _number, _JOB_ID, _NONCE, _SIGNATURE),
+    jobs.TEST_RECORD_RESULT: (_int, _dict, _JOB_ID, _NONCE, _SIGNATURE),
 }
 
 

@@ -22,12 +22,14 @@ from django.db import transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
 from rq import Queue
+from rq.serializers import JSONSerializer
 
 from evaluator.contract import jobs, testmode
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict, empty_document
 from leaderboard.models import Problem, TestRun
 from leaderboard.submissions import validation
+from leaderboard.submissions.signatures import nonce_for
 
 logger = logging.getLogger(__name__)
 
@@ -77,8 +79,9 @@ def _enqueue_after_commit(test: TestRun) -> None:
 
     def enqueue() -> None:
         try:
-            Queue(queue_name, connection=django_rq.get_connection(jobs.WEB_QUEUE)).enqueue(
-                jobs.EVALUATE_TEST, spec, test_id, job_id=job_id, job_timeout=timeout, result_ttl=ttl,
+            queue = Queue(queue_name, connection=django_rq.get_connection(jobs.WEB_QUEUE), serializer=JSONSerializer)
+            queue.enqueue(
+                jobs.EVALUATE_TEST, spec, test_id, nonce_for(job_id), job_id=job_id, job_timeout=timeout, result_ttl=ttl,
                 failure_ttl=ttl, description=f"test #{test_id}: {test.problem_id} on {test.profile}")
         except RedisError:
             logger.exception("could not enqueue test %s; it fails when its limit has passed", test_id)

@@ -17,6 +17,7 @@ from evaluator.contract import jobs
 from leaderboard import models
 from leaderboard.models import Submission
 from leaderboard.testmode import jobs as testmode_jobs
+from leaderboard.testmode import services as testmode_services
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, ROOT, WRONG, passed_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,7 +39,10 @@ def test_a_test_goes_on_the_fast_lane_and_only_its_owner_sees_it(problems, api_c
     assert response["X-RateLimit-Limit"] and response["X-RateLimit-Remaining"] and response["X-RateLimit-Reset"]
     from rq import Queue
 
-    fast, ranked = Queue(jobs.test_queue("cpu-gloo-2"), connection=redis_conn), Queue("cpu-gloo-2", connection=redis_conn)
+    from rq.serializers import JSONSerializer
+
+    fast = Queue(jobs.test_queue("cpu-gloo-2"), connection=redis_conn, serializer=JSONSerializer)
+    ranked = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer)
     assert [j.func_name for j in fast.jobs] == [jobs.EVALUATE_TEST] and ranked.count == 0
     assert fast.jobs[0].args[0]["trials"] < 5 and fast.jobs[0].args[0]["timing_iterations"] < 20
     assert Submission.objects.count() == 0
@@ -69,7 +73,10 @@ def test_a_test_result_appears_on_no_ranking_page_export_or_dataset(problems, ap
     test = models.TestRun.objects.create(user=user, problem_id=ALL_REDUCE, profile="cpu-gloo-2", problem_version=1,
                                   problem_hash="h" * 64, filename="unranked_marker.py", source="x",
                                   sha256="f" * 64, timing=True, job_timeout_s=60, job_id="test-x")
-    testmode_jobs.test_record_result(test.pk, passed_document(99.0), "test-x")
+    testmode_jobs.test_record_result(test.pk, passed_document(99.0), "test-x", "forged", "v1:default:00")
+    test.refresh_from_db()
+    assert test.verdict is None  # an unsigned reply is refused
+    assert testmode_services.test_run_record(test_id=test.pk, document=passed_document(99.0), job_id="test-x")
     test.refresh_from_db()
     assert test.verdict == "passed"
 

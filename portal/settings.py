@@ -103,6 +103,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files served from here (/api/swagger/), no CDN
+    "django_filters",
     "django_rq",
     "axes",
     "portal",
@@ -113,6 +115,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves /static/ from STATIC_ROOT (gathered by `collectstatic`) with far-future caching of hashed names.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "portal.middleware.SecurityHeadersMiddleware",
     "portal.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -257,6 +261,23 @@ ARENA_TRUSTED_PROXIES = env_int("ARENA_TRUSTED_PROXIES", 0)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)  # also the e-mail confirmation link's life
+
+# E-mail (confirmation at sign-up, password reset, verdict notifications): printed to the console in development,
+# sent over SMTP from these settings in production (EMAIL_BACKEND may name any Django back-end).
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "").strip() or (
+    "django.core.mail.backends.console.EmailBackend" if DEBUG or not os.environ.get("EMAIL_HOST", "").strip()
+    else "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Parallel Kernel Arena <noreply@localhost>")
+# The site's address in e-mails sent from a worker (verdict notifications have no request to take it from).
+ARENA_SITE_URL = os.environ.get("ARENA_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # --- API ------------------------------------------------------------------------------------------------
 
@@ -293,6 +314,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Descriptions in Markdown, never reStructuredText (portal/schema.py); the enum hook is drf-spectacular's default.
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.schema.markdown_descriptions"],
+    # Swagger UI from drf-spectacular-sidecar's static files, never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- static files ---------------------------------------------------------------------------------------
@@ -300,9 +325,21 @@ SPECTACULAR_SETTINGS = {
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-# Production puts a web server in front of gunicorn for /static/; SERVE_STATIC=1 makes Django serve
-# STATIC_ROOT itself, which is fine for a small deployment.
+# WhiteNoise serves STATIC_ROOT in production (DEBUG off), compressed: run `collectstatic` at deploy (the
+# Dockerfile does). In development Django's staticfiles app serves static/ directly.
+# SERVE_STATIC=1 keeps the older path too (Django's static view), for deployments that relied on it.
 SERVE_STATIC = env_bool("SERVE_STATIC", False)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # STATIC_MANIFEST=1 (after `collectstatic`): hashed file names, cached by browsers for a year.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+                    if env_bool("STATIC_MANIFEST", False) else "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = DEBUG  # with DEBUG on, serve from static/ without collectstatic
+if not STATIC_ROOT.is_dir():  # before the first `collectstatic` (development, tests) there is nothing to serve yet
+    import warnings
+
+    warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 
 # --- security -------------------------------------------------------------------------------------------
 

@@ -3,9 +3,9 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.static import serve
 from drf_spectacular.renderers import OpenApiJsonRenderer2
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from portal import views
+from portal import site_docs, views
 
 urlpatterns = [
     path("", include("leaderboard.web.urls")),
@@ -16,6 +16,10 @@ urlpatterns = [
     # The same schema as application/json, which a browser shows instead of downloading (the site's links use it).
     path("api/schema.json", SpectacularAPIView.as_view(renderer_classes=[OpenApiJsonRenderer2]), name="api-schema-json"),
     path("api/docs/", views.api_docs, name="api-docs"),
+    # Swagger UI from drf-spectacular-sidecar (no CDN; its script is a file of its own, so the CSP holds).
+    path("api/swagger/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-swagger"),
+    path("docs/", site_docs.site_doc_index, name="site-doc-index"),
+    path("docs/<slug:name>/", site_docs.site_doc, name="site-doc"),
     path("admin/", admin.site.urls),
 ]
 

@@ -27,13 +27,29 @@ class Category:
     problems: list[Problem]
 
 
-def problem_list_by_category() -> list[Category]:
-    """Active problems grouped by category, categories in the suite's order."""
+def problem_filters(data=None):
+    """The catalogue's filters bound to ``data`` (a query string; None: no filter) over the active problems. The home
+    page shows ``.form`` and lists ``.qs``; the API validates with ``.is_valid()``."""
+    from leaderboard.catalogue.filters import ProblemFilterSet
+
+    return ProblemFilterSet(data, queryset=problem_list())
+
+
+def problem_list_by_category(*, problems: QuerySet[Problem] | None = None) -> list[Category]:
+    """Active problems (or ``problems``, e.g. a filtered list) grouped by category, categories in the suite's
+    order."""
     grouped: dict[str, list[Problem]] = {}
-    for problem in problem_list():
+    for problem in (problem_list() if problems is None else problems.order_by("category", "title")):
         grouped.setdefault(problem.category, []).append(problem)
     order = list(CATEGORIES) + sorted(set(grouped) - set(CATEGORIES))
     return [Category(key, CATEGORIES.get(key, key), grouped[key]) for key in order if key in grouped]
+
+
+def category_order(key: str) -> tuple[int, str]:
+    """The sort key of a category on every page: the suite's order (problems.registry.CATEGORIES), unknown ones
+    after it by name (the same order as the comparison's categories)."""
+    order = list(CATEGORIES)
+    return (order.index(key) if key in CATEGORIES else len(order), key)
 
 
 def problem_detail(*, problem_id: str) -> Problem:

@@ -24,10 +24,12 @@ class RunFilterSet(django_filters.FilterSet):
     precision = django_filters.ChoiceFilter(label="Precision", empty_label=ANY)
     mode = django_filters.ChoiceFilter(label="Protocol", empty_label=ANY)
     k = django_filters.ChoiceFilter(label="K", empty_label=ANY)
+    published = django_filters.ChoiceFilter(label="Attempts", empty_label=ANY, choices=[("1", "published")],
+                                            method="only_published")
 
     class Meta:
         model = ModelRun
-        fields = ["profile", "precision", "mode", "k"]
+        fields = ["profile", "precision", "mode", "k", "published"]
 
     def __init__(self, data=None, queryset=None, *, choices: RunFilterChoices, **kwargs: Any) -> None:
         super().__init__(data, queryset, **kwargs)
@@ -36,10 +38,15 @@ class RunFilterSet(django_filters.FilterSet):
         for name, values in offered.items():
             self.filters[name].extra["choices"] = [(v, v) for v in values]
 
+    def only_published(self, queryset, name: str, value: str):
+        """Runs whose owner published their attempts and trajectories."""
+        return queryset.filter(published_at__isnull=False) if value else queryset
+
     def active(self) -> dict[str, Any]:
         """The filters in effect (valid and set), as exports record them."""
         if not self.is_bound:
             return {}
         self.is_valid()  # cleans the form; the valid values are in cleaned_data, as .qs uses them
         values = {name: self.form.cleaned_data.get(name) for name in self.filters}
-        return {name: int(v) if name == "k" else v for name, v in values.items() if v}
+        return {name: int(v) if name == "k" else (True if name == "published" else v)
+                for name, v in values.items() if v}

@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F, QuerySet, Window
+from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404
 
@@ -41,9 +41,10 @@ class RankingEntry:
     protocol: str = ""
 
 
-def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
+def problem_ranking(*, problem: Problem, profile: str, published: bool = False) -> list[RankingEntry]:
     """Each user's best passed solo submission, and each model run's best attempt, for ``problem`` on
-    ``profile``, fastest first.
+    ``profile``, fastest first (``published``: only solutions whose source is published, as such or as an attempt
+    of a published run).
 
     Only results measured on the problem's current version count, so a ranking compares like with like.
     A best is the highest speedup (earliest submission on ties); passed results without a timing come last.
@@ -51,13 +52,17 @@ def problem_ranking(*, problem: Problem, profile: str) -> list[RankingEntry]:
     if profile not in PROFILES:
         return []
     best_first = [F("speedup").desc(nulls_last=True), F("submission__created_at").asc(), F("pk").asc()]
+    results = Result.objects.filter(
+        verdict=Verdict.PASSED.value,
+        submission__problem=problem,
+        submission__profile=profile,
+        problem_version=problem.version,
+    )
+    if published:
+        results = results.filter(Q(submission__published_at__isnull=False)
+                                 | Q(submission__model_run__published_at__isnull=False))
     results = (
-        Result.objects.filter(
-            verdict=Verdict.PASSED.value,
-            submission__problem=problem,
-            submission__profile=profile,
-            problem_version=problem.version,
-        )
+        results
         .annotate(user_rank=Window(RowNumber(), partition_by=[F("submission__user_id"), F("submission__model_run_id")],
                                    order_by=best_first))
         .filter(user_rank=1)

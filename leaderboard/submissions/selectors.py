@@ -111,7 +111,15 @@ def submission_list(*, user) -> QuerySet[Submission]:
 
 
 def submission_source_visible(*, submission: Submission, user) -> bool:
-    """Sources are private to their author (and staff) until the site publishes best solutions."""
+    """Sources are private to their author (and staff) until the author publishes them (``publishing``): a published
+    submission, or an attempt of a published model run, is readable by everyone."""
+    if submission.is_published:
+        return True
+    return bool(user.is_authenticated and (user.pk == submission.user_id or user.is_staff))
+
+
+def submission_owned(*, submission: Submission, user) -> bool:
+    """Its author (or staff): who may cancel it, publish it or take it back."""
     return bool(user.is_authenticated and (user.pk == submission.user_id or user.is_staff))
 
 
@@ -131,4 +139,4 @@ def submission_result_document(*, submission: Submission, user) -> dict | None:
 
 
 def submission_cancellable(*, submission: Submission, user) -> bool:
-    return not submission.is_done and submission_source_visible(submission=submission, user=user)
+    return not submission.is_done and submission_owned(submission=submission, user=user)

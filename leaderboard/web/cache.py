@@ -13,7 +13,8 @@ scopes, the parts of the data it shows:
 | the comparison (page and API) | ``run-list``, ``run:<a>``, ``run:<b>`` |
 | a problem's page, its export, ``/api/problems/<id>/ranking|results/`` | ``problem:<id>`` |
 | a user's page and ``/api/users/<name>/`` | ``user:<name>`` |
-| the home page, ``/api/problems/[<id>/]`` | the global generation only |
+| the home page | ``problem:<id>`` of every active problem (each one's leader) |
+| ``/api/problems/[<id>/]`` | the global generation only |
 
 The services name what they change (``leaderboard.rankings.generations``, which also says who bumps what). A bumped
 generation makes every page under it unreachable at once, so a reader never gets a verdict older than the last write;
@@ -82,7 +83,10 @@ class PageSerializer:
 
 def _key(request: HttpRequest, gens: list[int]) -> str:
     url = request.build_absolute_uri()  # scheme + host + path + the whole query string
-    return f"page:{'.'.join(map(str, gens))}:{hashlib.sha256(url.encode('utf-8', 'surrogateescape')).hexdigest()}"
+    stamp = ".".join(map(str, gens))
+    if len(gens) > 4:  # a page of many scopes (the home page: one per problem) is keyed by their digest
+        stamp = "g" + hashlib.sha256(stamp.encode()).hexdigest()[:32]
+    return f"page:{stamp}:{hashlib.sha256(url.encode('utf-8', 'surrogateescape')).hexdigest()}"
 
 
 def _personal(request: HttpRequest) -> bool:
@@ -237,6 +241,13 @@ def run_page_scopes(request: HttpRequest, run_id: int, **_) -> list[str]:
 
 def user_page_scopes(request: HttpRequest, username: str, **_) -> list[str]:
     return [user_scope(username)]
+
+
+def catalogue_scopes(request: HttpRequest, **_) -> list[str]:
+    """The home page shows each active problem's leader: the scope of every active problem (one query)."""
+    from leaderboard.models import Problem
+
+    return [problem_scope(pid) for pid in Problem.objects.filter(is_active=True).values_list("pk", flat=True)]
 
 
 def ranking_scopes(request: HttpRequest, **_) -> list[str]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -15,31 +17,45 @@ from evaluator.contract.profiles import PROFILES
 from leaderboard.beyond_contract import percentile
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
-from leaderboard.rankings import scores, tables
+from leaderboard.rankings import overview, scores, tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
-from leaderboard.submissions import validation
+from leaderboard.submissions import publishing, queues, validation
 from leaderboard.web import cache  # cached_page: public read pages only, never on a page with private data
 from leaderboard.web import exports
 from leaderboard.web.forms import ModelRunForm, SubmissionForm
 
 
-@cache.cached_page
+@cache.cached_page(scopes=cache.catalogue_scopes)
 @exports.exportable(exports.problem_list_table, exports.problem_rows, filename="problems")
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {"categories": catalogue.problem_list_by_category()})
+    """The catalogue by category, searched and filtered (``catalogue.filters.ProblemFilterSet``), with each
+    category's leader, best speedup and number of solutions, and each problem's leader."""
+    filters = catalogue.problem_filters(request.GET or None)
+    problems = list(filters.qs)
+    profiles = overview.ranking_profiles(problems, {p.id: catalogue.problem_default_profile(problem=p)
+                                                    for p in problems})
+    summaries, leaders = overview.category_summaries((p, profiles[p.id]) for p in problems)
+    categories = catalogue.problem_list_by_category(problems=filters.qs)
+    return render(request, "home.html", {
+        "categories": [(c, summaries.get(c.key)) for c in categories] if categories else [],
+        "leaders": leaders, "search": filters.form, "filtered": bool(filters.active()),
+        "matches": len(problems),
+    })
 
 
 @cache.cached_page(scopes=cache.problem_page_scopes)
 def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
     problem = catalogue.problem_detail(problem_id=problem_id)
     profile = catalogue.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
-    ranking = rankings.problem_ranking(problem=problem, profile=profile) if profile else []
+    published = request.GET.get("published") in ("1", "true", "yes")
+    ranking = rankings.problem_ranking(problem=problem, profile=profile, published=published) if profile else []
     table = tables.problem_ranking_table()
     if table.wants_export(request, main=True):
         return table.export(request, ranking, filename=f"ranking-{problem.id.replace('/', '-')}-{profile}",
-                            meta={"problem": problem.id, "problem_version": problem.version, "profile": profile})
+                            meta={"problem": problem.id, "problem_version": problem.version, "profile": profile,
+                                  "published_only": published})
     speedups = rankings.problem_speedups(problem=problem, profile=profile) if profile else []
     ranked = table.context(request, ranking)
     chart = {
@@ -59,7 +75,25 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "speedups": speedups,
         "distribution": _distribution(speedups),
         "speedup_data": {"speedups": speedups, "profile": profile},
+        "published_only": published,
+        "best_solutions": _best_solutions(ranking[:3]),
+        "history": _history_chart(problem, profile, published),
     })
+
+
+def _best_solutions(entries: list) -> list[dict]:
+    """The top of the ranking with whether each one's code is published (readable and downloadable by anyone)."""
+    published = publishing.published_submission_ids(ids=[e.submission_id for e in entries])
+    return [{"entry": e, "published": e.submission_id in published} for e in entries]
+
+
+def _history_chart(problem, profile: str | None, published: bool) -> dict | None:
+    points = overview.problem_best_over_time(problem=problem, profile=profile, published=published) if profile else []
+    if not points:
+        return None
+    return {"at": [p.at.isoformat() for p in points], "speedups": [p.speedup for p in points],
+            "who": [p.username for p in points], "submissions": [p.submission_id for p in points],
+            "profile": profile}
 
 
 def _distribution(speedups: list[float]) -> dict[str, float] | None:
@@ -95,7 +129,8 @@ def submission_create(request: HttpRequest) -> HttpResponse:
     else:
         initial = {k: request.GET[k] for k in ("problem", "profile") if k in request.GET}
         form, status = SubmissionForm(initial=initial), 200
-    return render(request, "leaderboard/submission_form.html", {"form": form}, status=status)
+    return render(request, "leaderboard/submission_form.html", {"form": form, "queues": queues.queue_overview()},
+                  status=status)
 
 
 def _form_errors_from(form: SubmissionForm, exc: ValidationError) -> None:
@@ -121,6 +156,8 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "document": submissions.submission_result_document(submission=submission, user=request.user),
         "show_source": show_source,
         "can_cancel": submissions.submission_cancellable(submission=submission, user=request.user),
+        "can_publish": submission.model_run_id is None
+        and submissions.submission_owned(submission=submission, user=request.user),
         "max_attempts": settings.ARENA_MAX_ENQUEUES,
         "trajectories": submissions.submission_trajectories(submission=submission)
         if show_source and submission.model_run_id else [],
@@ -128,6 +165,59 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "queue": submissions.submission_queue_status(submission=submission)
         if submission.state == submission.State.QUEUED else None,
     })
+
+
+def submission_source(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """The solution file as a download, for whoever may read it (its owner and staff; everyone once published)."""
+    submission = submissions.submission_detail(submission_id=submission_id)
+    if not submissions.submission_source_visible(submission=submission, user=request.user):
+        raise Http404("No such published solution.")
+    response = HttpResponse(submission.source, content_type="text/x-python; charset=utf-8")
+    name = os.path.basename(submission.filename or "solution.py") or "solution.py"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _published_flag(request: HttpRequest) -> bool:
+    return request.POST.get("published", "1") not in ("0", "false", "no")
+
+
+@login_required
+@require_POST
+def submission_publish(request: HttpRequest, submission_id: int) -> HttpResponse:
+    published = _published_flag(request)
+    try:
+        publishing.submission_publish(submission_id=submission_id, user=request.user, published=published)
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", None) or [str(exc)]))
+    else:
+        messages.success(request, f"Submission #{submission_id} is published: anyone can read and download its "
+                                  "source." if published else f"Submission #{submission_id} is private again.")
+    return redirect("submission-detail", submission_id=submission_id)
+
+
+@login_required
+@require_POST
+def model_run_publish(request: HttpRequest, run_id: int) -> HttpResponse:
+    published = _published_flag(request)
+    try:
+        publishing.model_run_publish(run_id=run_id, user=request.user, published=published)
+    except PermissionDenied as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Model run #{run_id} is published: anyone can read its attempts and "
+                                  "trajectories." if published else f"Model run #{run_id} is private again.")
+    return redirect("model-run-detail", run_id=run_id)
+
+
+def queue_overview(request: HttpRequest) -> HttpResponse:
+    """Which profiles have live workers, how many jobs wait, how long an evaluation typically takes."""
+    rows = queues.queue_overview()
+    if request.GET.get("format") == "json":
+        return JsonResponse({"queues": None if rows is None else [
+            {"profile": q.profile, "queue": q.queue, "live_workers": q.workers, "waiting": q.waiting,
+             "typical_s": q.typical_s} for q in rows]})
+    return render(request, "leaderboard/queues.html", {"queues": rows})
 
 
 @login_required
@@ -160,8 +250,10 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     runs = rankings.model_run_ranking(filters=filters)
     if table.wants_export(request, main=True):
         return table.export(request, runs, filename="model-runs", meta={"filters": filters.active()})
+    points = overview.score_against_cost(runs)
     return render(request, "leaderboard/model_run_list.html", {
-        "form": filters.form, "table": table.context(request, runs), **_url_prefixes()})
+        "form": filters.form, "table": table.context(request, runs), **_url_prefixes(),
+        "pareto": {"points": [vars(p) for p in points]} if points else None})
 
 
 def _url_prefixes() -> dict[str, str]:
@@ -187,7 +279,8 @@ def model_run_create(request: HttpRequest) -> HttpResponse:
         status = 400
     else:
         form, status = ModelRunForm(), 200
-    return render(request, "leaderboard/model_run_form.html", {"form": form}, status=status)
+    return render(request, "leaderboard/model_run_form.html", {"form": form, "queues": queues.queue_overview()},
+                  status=status)
 
 
 @cache.cached_page(scopes=cache.run_page_scopes)
@@ -221,9 +314,20 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "k": score.k,
         },
         "export": {fmt: f"?format={fmt}&table=attempts" for fmt in tables.EXPORT_FORMATS},
+        "run_charts": _run_charts(run, attempts, grid, categories),
         "refresh_s": None if run.is_done else 3,
         **_url_prefixes(),
     })
+
+
+def _run_charts(run, attempts, grid, categories) -> dict:
+    """A run's per-problem best speedups, pass@k against k, fast_p against p and roofline fraction per category."""
+    curves = overview.model_run_curves(run=run, attempts=attempts)
+    timed = [row for row in grid if row.score.best_speedup is not None]
+    return {"problems": [row.problem_id for row in timed], "best_speedups": [row.score.best_speedup for row in timed],
+            "ks": curves.ks, "pass_at": curves.pass_at, "pass_pairs": list(zip(curves.ks, curves.pass_at)), "ps": curves.ps, "fast_at": curves.fast_at, "k": curves.k,
+            "categories": [c for c, _ in categories],
+            "roofline": [a.mean_roofline_fraction for _, a in categories]}
 
 
 @cache.cached_page(scopes=cache.comparison_scopes)

@@ -15,6 +15,7 @@ from typing import Iterable
 
 from django.db.models import Count
 
+from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
 from leaderboard.models import ModelRun, Problem, Result
 from leaderboard.rankings import metrics, selectors
@@ -42,6 +43,15 @@ class CategorySummary:
     problems: int
 
 
+def _measures_speed(profile: str) -> bool:
+    """GPU profiles measure speed; CPU ones (gloo) only check the pipeline (``metrics.measures_speed`` decides)."""
+    decide = getattr(metrics, "measures_speed", None)
+    if decide is not None:
+        return decide(profile)
+    found = PROFILES.get(profile)
+    return found is not None and found.device != "cpu"
+
+
 def ranking_profiles(problems: Iterable[Problem], default: dict[str, str | None]) -> dict[str, str | None]:
     """The profile whose ranking speaks for each problem on the home page: the one with the most passed
     evaluations among those that measure speed (GPU profiles), else ``default[problem_id]`` (one query)."""
@@ -50,7 +60,7 @@ def ranking_profiles(problems: Iterable[Problem], default: dict[str, str | None]
               .values_list("submission__problem_id", "submission__profile").annotate(n=Count("pk")))
     best: dict[str, tuple[int, str]] = {}
     for pid, profile, n in counts:
-        if metrics.measures_speed(profile) and n > best.get(pid, (0, ""))[0]:
+        if _measures_speed(profile) and n > best.get(pid, (0, ""))[0]:
             best[pid] = (n, profile)
     return {p.id: best[p.id][1] if p.id in best else default.get(p.id) for p in problems}
 

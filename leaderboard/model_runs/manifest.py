@@ -19,9 +19,13 @@ from typing import Any
 from rest_framework import serializers
 
 from evaluator.contract.profiles import PROFILES
+from leaderboard.names import invisible_character
 from leaderboard.rankings.metrics import PROTOCOL_MODES, Protocol
 
 MAX_K = 100
+MAX_TOKENS = 2 ** 63 - 1  # what the database's column holds
+MAX_TURN_BUDGET = 1_000_000
+MAX_WALL_TIME_S = 10 ** 9  # about 32 years
 SUITE_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -113,6 +117,9 @@ class _Text(_Typed):
         super().__init__(**kwargs)
 
     def check(self, value: str) -> str:
+        bad = invisible_character(value, allow="\n\t\r" if self.blank else "")
+        if bad:
+            raise serializers.ValidationError(f"contains {bad}, an invisible or control character; remove it")
         if self.choices and value not in self.choices:
             raise serializers.ValidationError(f"is {value!r}")
         if self.pattern is not None and not self.pattern.fullmatch(value):
@@ -144,8 +151,8 @@ class _Seconds(_Typed):
     kinds, type_label = (int, float), "a number"
 
     def check(self, value: float) -> float:
-        if not math.isfinite(value) or value < 0:
-            raise serializers.ValidationError(f"is {value!r}, not a number of seconds from 0")
+        if not math.isfinite(value) or value < 0 or value > MAX_WALL_TIME_S:
+            raise serializers.ValidationError(f"is {value!r}, not a number of seconds from 0 to {MAX_WALL_TIME_S:,}")
         return float(value)
 
 
@@ -187,8 +194,8 @@ class ManifestSerializer(serializers.Serializer):
     provider = _Text(max_length=200)
     protocol = _Text(max_length=32, choices=PROTOCOL_MODES)
     k = _Integer(low=1, high=MAX_K)
-    turn_budget = _Integer(low=0)
-    tokens = _Integer(low=0)
+    turn_budget = _Integer(low=0, high=MAX_TURN_BUDGET)
+    tokens = _Integer(low=0, high=MAX_TOKENS)
     wall_time_s = _Seconds()
     hardware = _Hardware()
     date = _Date()

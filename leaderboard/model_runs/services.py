@@ -17,6 +17,7 @@ from leaderboard import formats
 from leaderboard.model_runs.container import MAX_PROBLEMS_LISTED, ArchiveError
 from leaderboard.model_runs.layout import read_archive
 from leaderboard.models import ModelRun, Problem, Submission, Trajectory
+from leaderboard.names import invisible_character
 from leaderboard.rankings import generations
 from leaderboard.rankings.services import run_score_refresh
 from leaderboard.submissions import queueing, validation
@@ -49,6 +50,9 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
     stored and nothing queued unless the whole archive is good.
     """
     name = posixpath.basename((filename or "").replace("\\", "/")).strip()[:255] or "model-run"
+    bad = invisible_character(name)
+    if bad:
+        raise ValidationError({"archive": f"The archive's file name holds {bad}; rename it, e.g. to run.zip."})
     if len(data) > settings.ARENA_MAX_ARCHIVE_BYTES:
         raise ValidationError({"archive": f"{name}: {formats.size(len(data))} is more than the "
                                           f"{formats.size(settings.ARENA_MAX_ARCHIVE_BYTES)} an upload may be; trim "

@@ -215,11 +215,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# A text cell a spreadsheet would read as a formula (=, +, -, @) or whose leading tab or carriage return hides one:
+# written with a leading apostrophe, so a model's or user's name like =HYPERLINK(...) stays text (OWASP's rule).
+# Numbers are written as numbers; only text written by people gets this.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_cell(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, float):
         return repr(value)  # every digit: the export is data, not a rounded display
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return "" if value is None else value
 
 

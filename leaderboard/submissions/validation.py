@@ -19,6 +19,7 @@ from evaluator.contract.source import solution_problem
 from leaderboard import formats
 from leaderboard.beyond_contract import solution_filename_ok
 from leaderboard.models import Problem
+from leaderboard.names import invisible_character
 
 
 def _too_large(n: int, limit: int) -> ValidationError:
@@ -76,8 +77,9 @@ def filename_clean(filename: str | None) -> str:
     if not name.endswith(".py"):
         raise ValidationError({"source": f"{name!r} is not a Python file. Upload a single .py file "
                                          f"(rename it if it already holds Python source)."})
-    if len(name) > 255 or any(ord(c) < 32 for c in name):
-        raise ValidationError({"source": "The file name is too long or holds control characters; "
+    bad = invisible_character(name)
+    if len(name) > 255 or bad:
+        raise ValidationError({"source": f"The file name {'holds ' + bad if bad else 'is too long'}; "
                                          "rename it, e.g. to solution.py."})
     return name
 

@@ -250,6 +250,26 @@ def cmd_test(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prompts(args: argparse.Namespace) -> int:
+    """A prompt pack as JSONL on stdout: one line per problem that runs on the profile (or only ``--problem``)."""
+    from evaluator import prompts
+    from problems.registry import catalogue
+
+    chosen = [p for p in catalogue().values() if not args.problem or p.id in args.problem]
+    try:
+        rows = prompts.pack(args.backend, args.hardware, chosen)
+    except ValueError as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"arena: no problem runs on {args.hardware}" + (f" among {', '.join(args.problem)}" if args.problem
+                                                               else ""), file=sys.stderr)
+        return 2
+    sys.stdout.write(prompts.jsonl(rows))
+    print(f"{len(rows)} prompts, pack {rows[0]['pack_version']} ({args.backend} on {args.hardware})", file=sys.stderr)
+    return 0
+
+
 def cmd_import_pkb(args: argparse.Namespace) -> int:
     from evaluator.pkb import import_checkout
 
@@ -306,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("--timeout", type=float, default=900)
     ts.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     ts.set_defaults(func=cmd_test)
+
+    pp = sub.add_parser("prompts", help="write a prompt pack (backend × hardware, every problem) as JSONL")
+    pp.add_argument("--backend", required=True, help="cuda, triton, symmetric-memory, ... (docs/backends/)")
+    pp.add_argument("--hardware", default="h200-nvlink-4", choices=sorted(PROFILES), help="hardware profile")
+    pp.add_argument("--problem", action="append", help="only this problem (repeatable)")
+    pp.set_defaults(func=cmd_prompts)
 
     ip = sub.add_parser("import-pkb", help="register a ParallelKernelBench checkout's problems as a suite")
     ip.add_argument("path")

@@ -104,6 +104,7 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     doc["solution"] = {"name": spec.solution_name, "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
                        "backend": _solution_backend(spec)}
     doc["static_checks"] = static.as_dict()
+    doc["flags"].update(_flags({}))  # nothing called yet; replaced by what the ranks called, if they run
     doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
                       "world_size": profile.world_size, "nodes": profile.nodes,
                       "multicast_allowed": profile.multicast_allowed}

@@ -179,6 +179,12 @@ class Session:
         while True:
             self._pump(0.05 if failed_at is None else 0.02)
             judge_error = next((m for p in self.judges for m in p.messages if m.get("kind") == "judge_error"), None)
+            if judge_error and judge_error.get("imported"):
+                # An imported suite's reference is the ground truth; when it fails on these inputs the run cannot
+                # be judged, and the suite's input decision (evaluator/pkb.py) takes it from here.
+                raise Stop("runtime_error", f"the imported problem's reference failed on rank "
+                                            f"{judge_error.get('rank')}: {judge_error['message']}",
+                           traceback=judge_error.get("traceback", ""))
             if judge_error or any(p.returncode not in (None, 0) for p in self.judge_procs):
                 detail = judge_error["message"] if judge_error else "a judge process ended unexpectedly"
                 raise Stop("infra_error", f"the judge failed ({detail}); this is the platform's fault, not the "

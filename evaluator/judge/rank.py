@@ -238,9 +238,9 @@ def main(argv: list[str]) -> int:
     judge = JudgeRank(rank, fd, config)
     try:
         judge.run(sys.stdin)
-    except BaseException as exc:  # the judge's own failure: the evaluation ends as infra_error
+    except BaseException as exc:  # the judge's own failure, or (imported suites) the reference failing on the inputs
         wire.send(fd, "judge_error", rank=rank, message=f"{type(exc).__name__}: {exc}"[:1000],
-                  traceback=traceback.format_exc(limit=10)[-4000:])
+                  imported=bool(judge.problem.imported), traceback=traceback.format_exc(limit=10)[-4000:])
         return 1
     try:
         dist.destroy_process_group()

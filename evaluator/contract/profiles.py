@@ -41,7 +41,7 @@ class HardwareProfile:
     internode_gbps: float | None = None  # per-GPU unidirectional bandwidth between nodes, GB/s (nodes > 1)
     internode_latency_us: float = 0.0  # the smallest time a step that crosses nodes can take
     smoke: bool = False  # tests the evaluator itself on any problem at this world size; never queued, never ranked
-    # NVLink multicast (multicast objects, multimem instructions) in solution code: never on shared hosts, where it
+    # NVLink multicast (multicast objects, multi-memory instructions) in solution code: never on shared hosts, where it
     # can take the GPUs out of service; a dedicated host may opt in. The static check reads it; results record it.
     multicast_allowed: bool = False
 

@@ -24,6 +24,7 @@ from evaluator.host import sandbox, watch
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
 WATCH_EVERY_S = 0.25
+THREAD_EXIT_POLLS, THREAD_EXIT_POLL_S = 10, 0.02  # up to 0.2 s for a joined thread to leave the task list
 _JUDGE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
               "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "VIRTUAL_ENV", "ARENA_SUITES_DIR", "ARENA_CACHE_DIR")
 
@@ -307,6 +308,12 @@ class Session:
         """Nothing the solution starts may outlive its call."""
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+            # A thread joined just before the call returned may still be leaving the kernel's task list.
+            for _ in range(THREAD_EXIT_POLLS):
+                if not extra:
+                    break
+                time.sleep(THREAD_EXIT_POLL_S)
+                extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             if extra:
                 raise Stop("rejected", f"rank {r}: {len(extra)} thread(s) the solution started were still running "
                                        f"after {what} ({extra[0]}); threads, pools and processes a solution starts "

@@ -92,6 +92,9 @@ class ModelRun(models.Model):
     precision = models.CharField(max_length=32, blank=True, db_index=True,
                                  help_text="the numeric precision the run targeted, e.g. bf16 (manifest)")
     suite = models.CharField(max_length=64, default="arena", help_text="the problem suite the run attempted")
+    suite_version = models.CharField(max_length=32, blank=True, default="",
+                                     help_text="the version of its suite the run answered (manifest; default: the "
+                                               "suite's version at upload); only runs of the current one are ranked")
     run_date = models.DateField(null=True, blank=True, help_text="when the attempts were generated")
     open_weights = models.BooleanField(null=True, blank=True)
     notes = models.TextField(blank=True)
@@ -137,9 +140,16 @@ class Submission(models.Model):
     filename = models.CharField(max_length=255)
     source = models.TextField()
     sha256 = models.CharField(max_length=64, db_index=True)
+    # The source with comments, blank lines and layout removed, hashed (``submissions.fingerprint``): rankings show
+    # one row per distinct solution and pool the evaluations of the same code.
+    source_key = models.CharField(max_length=64, blank=True, db_index=True)
 
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
     verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
+    # Set on a re-measurement: the evaluation whose figure it checks (same source, problem and profile, queued again
+    # later). A re-measurement is never ranked itself; it verifies or flags its original.
+    remeasure_of = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True,
+                                     related_name="remeasurements")
 
     # Set for the attempts of a model run: which run, and which of its k attempts at this problem (1..k).
     model_run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, null=True, blank=True,
@@ -199,6 +209,11 @@ class Result(models.Model):
     roofline_fraction = models.FloatField(null=True, blank=True, help_text="roofline time / solution time")
     problem_version = models.PositiveIntegerField(null=True, blank=True)
     problem_hash = models.CharField(max_length=64, blank=True)
+    # timing.protocol_revision and timing.speedup_estimator of the document: figures of different revisions are
+    # never ranked together; the estimator says how the speedup was formed.
+    protocol_revision = models.PositiveSmallIntegerField(null=True, blank=True, db_index=True)
+    speedup_estimator = models.CharField(max_length=255, blank=True)
+    worker = models.CharField(max_length=255, blank=True, help_text="the host that measured it")
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -240,6 +255,22 @@ class RunScore(models.Model):
     problems_not_attempted = models.PositiveIntegerField(default=0)
     coverage = models.FloatField(null=True, blank=True)
     correct_attempts = models.PositiveIntegerField(default=0)
+    # 95 % bootstrap intervals over problems (``metrics.bootstrap_interval``).
+    pass_at_k_low = models.FloatField(null=True, blank=True)
+    pass_at_k_high = models.FloatField(null=True, blank=True)
+    fast_1_low = models.FloatField(null=True, blank=True)
+    fast_1_high = models.FloatField(null=True, blank=True)
+    fast_1_5_low = models.FloatField(null=True, blank=True)
+    fast_1_5_high = models.FloatField(null=True, blank=True)
+    fast_2_low = models.FloatField(null=True, blank=True)
+    fast_2_high = models.FloatField(null=True, blank=True)
+    geomean_low = models.FloatField(null=True, blank=True)
+    geomean_high = models.FloatField(null=True, blank=True)
+    # Whether the run enters the overall ranking (``metrics.RANKED``) or why not; ``timed``: its profile measures
+    # speed (CPU profiles give verdicts only); ``protocol_revision``: the timing revision of its attempts.
+    status = models.CharField(max_length=16, default="unfinished", db_index=True)
+    timed = models.BooleanField(default=True)
+    protocol_revision = models.PositiveSmallIntegerField(null=True, blank=True)
     by_category = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -9,8 +9,14 @@ Definitions (one place, so every page says the same thing):
   Code"): with ``n`` evaluated attempts of which ``c`` are correct, the chance that at least one of ``k``
   attempts drawn without replacement is correct, ``1 - C(n-c, k) / C(n, k)``. It is computed as the product
   ``1 - prod_{i=n-c+1..n} (1 - k/i)``, which never builds the huge binomials.
-- **fast_p@k** — the same estimator where an attempt counts only if it is correct *and* its speedup over the
-  PyTorch + NCCL baseline is strictly greater than ``p`` (KernelBench's fast_p). ``p`` is 1.0, 1.5 and 2.0 here.
+- **fast_p@k** — the same estimator where an attempt counts only if it is correct *and* significantly more than
+  ``p`` times faster than the PyTorch + NCCL baseline: the *lower bound* of its speedup's 95 % interval is strictly
+  greater than ``p`` (a speedup of 1.005 with interval 0.995–1.015 is not fast). An attempt without an interval is
+  not counted as fast. ``p`` is 1.0, 1.5 and 2.0 here.
+- **Timed profiles only** — on a profile that does not measure speed (the CPU profiles: their timings are pipeline
+  checks), fast_p@k, speedups and roofline fractions are None: verdicts only.
+- **Intervals** — the run's pass@k, fast_p@k and geomean carry a 95 % bootstrap interval over its scorable problems
+  (``significance.bootstrap_interval``).
 - **Which attempts count** — an attempt whose verdict is ``infra_error`` (the host failed, not the code) or
   still unknown (``None``: not evaluated yet) is left out of ``n``; every other verdict counts, and only
   ``passed`` is correct. A problem left with ``n < k`` is *not scorable* at that ``k``: it is listed in
@@ -32,11 +38,41 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping
 
+from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
+from leaderboard.rankings import significance
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (1.0, 1.5, 2.0)
 PROTOCOL_MODES: tuple[str, ...] = ("zero-shot", "agentic")
 EXCLUDED_VERDICTS: frozenset[str] = frozenset({Verdict.INFRA_ERROR.value})
+
+# Whether a run enters the overall ranking, and if not why (RunScore.status).
+RANKED = "ranked"
+UNFINISHED = "unfinished"  # some attempt has no final verdict yet
+PARTIAL = "partial"  # every attempt settled, but it misses problems of the suite version it names
+OTHER_VERSION = "other-version"  # it answered another version of its suite, or was timed under another revision
+RUN_STATUSES = (RANKED, UNFINISHED, PARTIAL, OTHER_VERSION)
+
+
+def measures_speed(profile: str) -> bool:
+    """Whether results on this profile are measurements: GPU profiles. CPU profiles (gloo on one host) time only to
+    check the pipeline; their figures show verdicts only and never enter a speedup ranking, a chart or fast_p@k."""
+    found = PROFILES.get(profile)
+    return found is not None and found.device != "cpu" and not found.smoke
+
+
+def run_status(*, attempts_total: int, attempts_final: int, not_attempted: int, suite_version_current: bool,
+               revision_current: bool = True) -> str:
+    """A run's place in the overall ranking: RANKED only when every attempt has a final verdict, it covers every
+    problem of its suite version (``not_attempted`` 0), that version is current and its timings are of the current
+    protocol revision."""
+    if attempts_total == 0 or attempts_final < attempts_total:
+        return UNFINISHED
+    if not suite_version_current or not revision_current:
+        return OTHER_VERSION
+    if not_attempted:
+        return PARTIAL
+    return RANKED
 
 
 def _count(value: object, name: str) -> int:
@@ -102,6 +138,7 @@ class Attempt:
     verdict: str | None
     speedup: float | None = None
     roofline_fraction: float | None = None
+    speedup_ci_low: float | None = None  # the lower bound of the speedup's 95 % interval (fast_p@k counts on it)
 
     def __post_init__(self) -> None:
         if isinstance(self.verdict, Verdict):
@@ -112,7 +149,7 @@ class Attempt:
             except ValueError:
                 raise ValueError(f"{self.problem_id}: unknown verdict {self.verdict!r}; use one of "
                                  f"{', '.join(v.value for v in Verdict)} or None") from None
-        for name in ("speedup", "roofline_fraction"):
+        for name in ("speedup", "roofline_fraction", "speedup_ci_low"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not math.isfinite(value) or value <= 0):
                 raise ValueError(f"{self.problem_id}: {name} must be a finite number above 0 or None, "
@@ -128,12 +165,16 @@ class Attempt:
         return self.verdict == Verdict.PASSED.value
 
 
-def fast_count(attempts: Iterable[Attempt], p: float) -> int:
-    """How many attempts are correct and faster than the baseline by more than ``p`` (speedup > p).
+def is_fast(attempt: Attempt, p: float) -> bool:
+    """Correct and significantly more than ``p``× faster: the lower bound of its speedup's interval exceeds ``p``."""
+    return attempt.correct and attempt.speedup_ci_low is not None and attempt.speedup_ci_low > p
 
-    A correct attempt without a speedup (not timed) does not count.
+
+def fast_count(attempts: Iterable[Attempt], p: float) -> int:
+    """How many attempts are correct and significantly faster than the baseline by more than ``p`` (the lower
+    bound of the speedup's interval > p). A correct attempt without an interval (not timed) does not count.
     """
-    return sum(1 for a in attempts if a.correct and a.speedup is not None and a.speedup > p)
+    return sum(1 for a in attempts if is_fast(a, p))
 
 
 def geometric_mean(values: Iterable[float]) -> float | None:
@@ -176,10 +217,11 @@ class ProblemScore:
 
 def score_problem(attempts: Iterable[Attempt], k: int, *, problem_id: str | None = None,
                   category: str | None = None,
-                  thresholds: tuple[float, ...] = FAST_P_THRESHOLDS) -> ProblemScore:
+                  thresholds: tuple[float, ...] = FAST_P_THRESHOLDS, timed: bool = True) -> ProblemScore:
     """Scores the attempts of one problem at ``k``; they must all name the same problem.
 
     ``problem_id`` and ``category`` are taken from the attempts, or from the arguments when there are none.
+    ``timed`` False (a profile that does not measure speed): fast_p@k and the speed figures are None.
     """
     attempts = list(attempts)
     ids = {a.problem_id for a in attempts} | ({problem_id} if problem_id is not None else set())
@@ -197,15 +239,16 @@ def score_problem(attempts: Iterable[Attempt], k: int, *, problem_id: str | None
     n, c = len(counted), len(correct)
     scorable = n >= k
     counts = {p: fast_count(counted, p) for p in thresholds}
-    speedups = [a.speedup for a in correct if a.speedup is not None]
+    speedups = [a.speedup for a in correct if a.speedup is not None] if timed else []
     return ProblemScore(
         problem_id=pid, category=categories.pop(), k=k, n=n, c=c, excluded=len(attempts) - n,
         pass_at_k=pass_at_k(n, c, k) if scorable else None,
         fast_counts=counts,
-        fast_p_at_k={p: fast_p_at_k(n, counts[p], k) if scorable else None for p in thresholds},
+        fast_p_at_k={p: fast_p_at_k(n, counts[p], k) if scorable and timed else None for p in thresholds},
         best_speedup=max(speedups) if speedups else None,
         geomean_speedup=geometric_mean(speedups),
-        mean_roofline_fraction=_mean(a.roofline_fraction for a in correct if a.roofline_fraction is not None),
+        mean_roofline_fraction=_mean(a.roofline_fraction for a in correct if a.roofline_fraction is not None)
+        if timed else None,
     )
 
 
@@ -226,6 +269,9 @@ class Aggregate:
     timed_correct_attempts: int
     not_scorable: tuple[str, ...]
     not_attempted: tuple[str, ...]
+    # 95 % bootstrap intervals over the scorable problems, keyed "pass_at_k", "fast_1", "fast_1_5", "fast_2",
+    # "geomean" (only what could be computed; the whole run's aggregate only).
+    intervals: Mapping[str, significance.Interval] = field(default_factory=dict)
 
     @property
     def coverage(self) -> float | None:
@@ -233,21 +279,46 @@ class Aggregate:
         return self.problems / total if total else None
 
 
+def interval_key(p: float) -> str:
+    """The key of fast_p@k's interval: "fast_1", "fast_1_5", "fast_2"."""
+    return "fast_" + f"{float(p):g}".replace(".", "_")
+
+
+def _intervals(scored: list[ProblemScore], attempts: Mapping[str, list[Attempt]], thresholds: tuple[float, ...],
+               timed: bool) -> dict[str, significance.Interval]:
+    out: dict[str, significance.Interval | None] = {
+        "pass_at_k": significance.bootstrap_interval([s.pass_at_k for s in scored], significance.mean_statistic)}
+    if timed:
+        for p in thresholds:
+            out[interval_key(p)] = significance.bootstrap_interval([s.fast_p_at_k[p] for s in scored],
+                                                                   significance.mean_statistic)
+        logs = []
+        for s in scored:
+            values = [math.log(a.speedup) for a in attempts[s.problem_id]
+                      if a.counted and a.correct and a.speedup is not None]
+            logs.append((math.fsum(values), len(values)))
+        out["geomean"] = significance.bootstrap_interval(logs, significance.pooled_geomean_statistic)
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def _aggregate(scores: list[ProblemScore], attempts: Mapping[str, list[Attempt]], not_attempted: list[str],
-               thresholds: tuple[float, ...]) -> Aggregate:
+               thresholds: tuple[float, ...], *, timed: bool = True, intervals: bool = False) -> Aggregate:
     scored = [s for s in scores if s.scorable]
     correct = [a for s in scored for a in attempts[s.problem_id] if a.counted and a.correct]
-    speedups = [a.speedup for a in correct if a.speedup is not None]
+    speedups = [a.speedup for a in correct if a.speedup is not None] if timed else []
     return Aggregate(
         problems=len(scored),
         mean_pass_at_k=_mean(s.pass_at_k for s in scored),  # type: ignore[misc]
-        mean_fast_p_at_k={p: _mean(s.fast_p_at_k[p] for s in scored) for p in thresholds},  # type: ignore[misc]
+        mean_fast_p_at_k={p: _mean(s.fast_p_at_k[p] for s in scored) if timed else None  # type: ignore[misc]
+                          for p in thresholds},
         geomean_speedup=geometric_mean(speedups),
-        mean_roofline_fraction=_mean(a.roofline_fraction for a in correct if a.roofline_fraction is not None),
+        mean_roofline_fraction=_mean(a.roofline_fraction for a in correct if a.roofline_fraction is not None)
+        if timed else None,
         correct_attempts=len(correct),
         timed_correct_attempts=len(speedups),
         not_scorable=tuple(sorted(s.problem_id for s in scores if not s.scorable)),
         not_attempted=tuple(sorted(not_attempted)),
+        intervals=_intervals(scored, attempts, thresholds, timed) if intervals else {},
     )
 
 
@@ -334,6 +405,7 @@ class RunScore:
     by_category: Mapping[str, Aggregate]
     not_scorable: tuple[str, ...] = field(default=())
     not_attempted: tuple[str, ...] = field(default=())
+    timed: bool = True  # False on a profile that does not measure speed: verdicts only
 
     def label(self) -> str:
         """The protocol's label, with the k the scores use when it differs from the protocol's k."""
@@ -343,27 +415,91 @@ class RunScore:
 
 def score_run(attempts: Iterable[Attempt], protocol: Protocol, *, k: int | None = None,
               suite: Mapping[str, str] | None = None,
-              thresholds: tuple[float, ...] = FAST_P_THRESHOLDS) -> RunScore:
+              thresholds: tuple[float, ...] = FAST_P_THRESHOLDS, timed: bool = True,
+              intervals: bool = True) -> RunScore:
     """Scores a model run's attempts, grouped by problem, at ``k`` (default: the protocol's k).
 
     ``suite`` maps every problem id the run could have attempted to its category; those without attempts are
     reported as not attempted (overall and in their category). A smaller ``k`` than the protocol's gives, for
-    example, pass@1 estimated from k samples; a larger one leaves every problem not scorable.
+    example, pass@1 estimated from k samples; a larger one leaves every problem not scorable. ``timed`` False: a
+    profile that does not measure speed (verdicts only). ``intervals``: bootstrap the whole run's intervals.
     """
     k = protocol.k if k is None else k
     grouped: dict[str, list[Attempt]] = defaultdict(list)
     for attempt in attempts:
         grouped[attempt.problem_id].append(attempt)
-    scores = {pid: score_problem(grouped[pid], k, thresholds=thresholds) for pid in sorted(grouped)}
+    scores = {pid: score_problem(grouped[pid], k, thresholds=thresholds, timed=timed) for pid in sorted(grouped)}
     missing = {pid: cat for pid, cat in (suite or {}).items() if pid not in grouped}
 
     categories = sorted({s.category for s in scores.values()} | set(missing.values()))
     by_category = {
         cat: _aggregate([s for s in scores.values() if s.category == cat], grouped,
-                        [pid for pid, c in missing.items() if c == cat], thresholds)
+                        [pid for pid, c in missing.items() if c == cat], thresholds, timed=timed)
         for cat in categories
     }
-    overall = _aggregate(list(scores.values()), grouped, list(missing), thresholds)
+    overall = _aggregate(list(scores.values()), grouped, list(missing), thresholds, timed=timed,
+                         intervals=intervals)
     return RunScore(protocol=protocol, k=k, thresholds=tuple(thresholds), problems=scores, overall=overall,
                     by_category=by_category, not_scorable=overall.not_scorable,
-                    not_attempted=overall.not_attempted)
+                    not_attempted=overall.not_attempted, timed=timed)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """B minus A on one figure over the problems both runs were scored on, with its paired bootstrap interval
+    (for the geomean: B / A). ``significant`` is False when the interval holds no difference (0, or 1 for a
+    ratio): "no significant difference"."""
+
+    name: str
+    a: float | None
+    b: float | None
+    difference: float | None
+    interval: significance.Interval | None
+    ratio: bool = False
+    problems: int = 0
+
+    @property
+    def significant(self) -> bool:
+        if self.interval is None:
+            return False
+        null = 1.0 if self.ratio else 0.0
+        return not self.interval.contains(null)
+
+
+def compare_scores(a: RunScore, b: RunScore) -> list[Difference]:
+    """pass@k, fast_p@k and the geomean of two runs scored at the same k, compared problem by problem over the
+    problems both scored: the difference of the means with a paired bootstrap interval over those problems."""
+    if a.k != b.k:
+        raise ValueError(f"compare runs at a common k, not {a.k} and {b.k}")
+    common = sorted(pid for pid in a.problems if pid in b.problems
+                    and a.problems[pid].scorable and b.problems[pid].scorable)
+    out = []
+
+    def paired(name: str, get) -> None:
+        pairs = [(get(a.problems[pid]), get(b.problems[pid])) for pid in common]
+        pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
+        if not pairs:
+            out.append(Difference(name, None, None, None, None))
+            return
+        ma, mb = _mean(x for x, _ in pairs), _mean(y for _, y in pairs)
+        out.append(Difference(name, ma, mb, mb - ma,  # type: ignore[operator]
+                              significance.bootstrap_interval(pairs, significance.paired_difference_statistic),
+                              problems=len(pairs)))
+
+    paired("pass_at_k", lambda s: s.pass_at_k)
+    if a.timed and b.timed:
+        for p in a.thresholds:
+            paired(interval_key(p), lambda s, p=p: s.fast_p_at_k.get(p))
+        # Speed: per problem both solved, log(b's geomean / a's geomean); the ratio is exp of their mean.
+        logs = [math.log(b.problems[pid].geomean_speedup / a.problems[pid].geomean_speedup) for pid in common
+                if a.problems[pid].geomean_speedup and b.problems[pid].geomean_speedup]
+        if logs:
+            iv = significance.bootstrap_interval(logs, significance.mean_statistic)
+            ratio = math.exp(math.fsum(logs) / len(logs))
+            out.append(Difference("geomean", None, None, ratio,
+                                  significance.Interval(math.exp(iv.low), math.exp(iv.high)) if iv else None,
+                                  ratio=True, problems=len(logs)))
+        else:
+            out.append(Difference("geomean", None, None, None, None, ratio=True))
+    return out
+

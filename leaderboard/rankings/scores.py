@@ -33,9 +33,28 @@ def protocol_fields(run: Any) -> dict[str, Any]:
             "protocol_wall_time_s": p["wall_time_s"]}
 
 
+STORED_INTERVALS = {"pass_at_k": ("pass_at_k_low", "pass_at_k_high"), "fast_1": ("fast_1_low", "fast_1_high"),
+                    "fast_1_5": ("fast_1_5_low", "fast_1_5_high"), "fast_2": ("fast_2_low", "fast_2_high"),
+                    "geomean": ("geomean_low", "geomean_high")}
+
+
+def intervals(a: metrics.Aggregate) -> dict[str, list[float]]:
+    return {name: [iv.low, iv.high] for name, iv in a.intervals.items()}
+
+
+def difference(d: metrics.Difference) -> dict[str, Any]:
+    """One figure of a comparison: B - A (B / A for the geomean) over the common problems, its interval and
+    whether it is significant."""
+    return {"figure": d.name, "a": d.a, "b": d.b, "difference": d.difference, "ratio": d.ratio,
+            "interval": [d.interval.low, d.interval.high] if d.interval else None, "problems": d.problems,
+            "significant": d.significant,
+            "verdict": "significant" if d.significant else "no significant difference"}
+
+
 def aggregate(a: metrics.Aggregate) -> dict[str, Any]:
     """A run's (or a category's) means, public shape."""
-    return {"problems": a.problems, "pass_at_k": a.mean_pass_at_k, "fast_p_at_k": fast_p(a.mean_fast_p_at_k),
+    return {"problems": a.problems, "pass_at_k": a.mean_pass_at_k, "intervals": intervals(a),
+            "fast_p_at_k": fast_p(a.mean_fast_p_at_k),
             "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
             "coverage": a.coverage, "not_scorable": list(a.not_scorable), "not_attempted": list(a.not_attempted)}
 
@@ -75,10 +94,14 @@ def stored(run: Any) -> dict[str, Any]:
         return {"scored_at_k": run.k, "protocol": label, "pass_at_k": None, "pass_at_1": None,
                 "fast_p_at_k": fast_p({p: None for p in metrics.FAST_P_THRESHOLDS}), "geomean_speedup": None,
                 "mean_roofline_fraction": None, "coverage": None, "problems_scored": 0, "problems_not_scorable": 0,
-                "problems_not_attempted": 0, "correct_attempts": 0}
+                "problems_not_attempted": 0, "correct_attempts": 0, "intervals": {}, "status": "unfinished",
+                "timed": metrics.measures_speed(run.profile), "protocol_revision": None}
     return {"scored_at_k": row.k, "protocol": label, "pass_at_k": row.pass_at_k, "pass_at_1": row.pass_at_1,
             "fast_p_at_k": fast_p({1.0: row.fast_1_at_k, 1.5: row.fast_1_5_at_k, 2.0: row.fast_2_at_k}),
             "geomean_speedup": row.geomean_speedup, "mean_roofline_fraction": row.mean_roofline_fraction,
             "coverage": row.coverage, "problems_scored": row.problems_scored,
             "problems_not_scorable": row.problems_not_scorable,
-            "problems_not_attempted": row.problems_not_attempted, "correct_attempts": row.correct_attempts}
+            "problems_not_attempted": row.problems_not_attempted, "correct_attempts": row.correct_attempts,
+            "intervals": {name: [getattr(row, low), getattr(row, high)] for name, (low, high) in STORED_INTERVALS.items()
+                          if getattr(row, low) is not None},
+            "status": row.status, "timed": row.timed, "protocol_revision": row.protocol_revision}

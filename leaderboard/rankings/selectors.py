@@ -9,85 +9,144 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F, Q, QuerySet, Window
+from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.contract.result import Verdict
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
 from leaderboard.models import ModelRun, Problem, Result, Submission
-from leaderboard.rankings import metrics, tables
+from leaderboard.rankings import metrics, significance, solutions, tables
 from leaderboard.rankings.filters import RunFilterSet
-from problems.registry import CATEGORIES
+from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
+from problems.registry import CATEGORIES, SUITE_VERSION
 
 
 @dataclass(frozen=True)
-class RankingEntry:
-    rank: int
-    username: str
-    user_id: int
-    submission_id: int
-    speedup: float | None
-    speedup_ci_low: float | None
-    speedup_ci_high: float | None
-    baseline_median_us: float | None
-    solution_median_us: float | None
-    roofline_fraction: float | None
-    submitted_at: datetime
-    # Set when the solution is a model run's attempt: the run, its model and its protocol's label.
-    model_run_id: int | None = None
-    model: str = ""
-    protocol: str = ""
+class RankingChoice:
+    """A (problem version, timing protocol revision) some passed evaluation of the problem on the profile has: a
+    ranking never mixes two; the default is the current one."""
+
+    problem_version: int | None
+    protocol_revision: int | None
+    evaluations: int
+
+    @property
+    def label(self) -> str:
+        revision = f"protocol revision {self.protocol_revision}" if self.protocol_revision else "revision not recorded"
+        return f"version {self.problem_version} · {revision}"
 
 
-def problem_ranking(*, problem: Problem, profile: str, published: bool = False) -> list[RankingEntry]:
-    """Each user's best passed solo submission, and each model run's best attempt, for ``problem`` on
-    ``profile``, fastest first (``published``: only solutions whose source is published, as such or as an attempt
-    of a published run).
+def _passed_results(problem: Problem, profile: str) -> QuerySet[Result]:
+    """Passed evaluations of the problem on the profile, re-measurements left out (they verify, never rank)."""
+    return Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem=problem,
+                                 submission__profile=profile, submission__remeasure_of__isnull=True)
 
-    Only results measured on the problem's current version count, so a ranking compares like with like.
-    A best is the highest speedup (earliest submission on ties); passed results without a timing come last.
+
+def problem_ranking_choices(*, problem: Problem, profile: str) -> list[RankingChoice]:
+    """The problem versions and protocol revisions the problem's passed evaluations on ``profile`` were measured
+    under, newest first (one query)."""
+    rows = (_passed_results(problem, profile).order_by().values_list("problem_version", "protocol_revision")
+            .annotate(n=Count("pk")))
+    choices = [RankingChoice(v, r, n) for v, r, n in rows]
+    return sorted(choices, key=lambda c: (c.problem_version or 0, c.protocol_revision or 0), reverse=True)
+
+
+def problem_ranking_default(*, problem: Problem, choices: list[RankingChoice]) -> tuple[int, int | None]:
+    """The ranking shown by default: the problem's current version, under the evaluator's current protocol
+    revision when anything was measured under it, else the newest revision measured on that version."""
+    revisions = [c.protocol_revision for c in choices if c.problem_version == problem.version]
+    if TIMING_PROTOCOL_REVISION in revisions or not revisions:
+        return problem.version, TIMING_PROTOCOL_REVISION
+    return problem.version, max(revisions, key=lambda r: r or 0)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Which evaluations a problem page ranks: one problem version and one protocol revision (``?version=``,
+    ``?revision=``; default: ``problem_ranking_default``), the choices there are, and whether the profile measures
+    speed at all (CPU: verdicts only)."""
+
+    version: int
+    revision: int | None
+    choices: list[RankingChoice]
+    timed: bool
+    current_revision: int = TIMING_PROTOCOL_REVISION
+
+    @property
+    def is_default(self) -> bool:
+        return not self.choices or (self.choices[0].problem_version, self.choices[0].protocol_revision) == (
+            self.version, self.revision)
+
+
+def problem_measurement(*, problem: Problem, profile: str | None, query=None) -> Measurement:
+    """The version and revision a problem page shows, from its query string (values no evaluation has are ignored;
+    ``revision=none`` picks results that recorded none). One query."""
+    query = query or {}
+    if not profile:
+        return Measurement(problem.version, TIMING_PROTOCOL_REVISION, [], False)
+    choices = problem_ranking_choices(problem=problem, profile=profile)
+    version, revision = problem_ranking_default(problem=problem, choices=choices)
+    wanted_version, wanted_revision = query.get("version"), query.get("revision")
+    if wanted_version is not None or wanted_revision is not None:
+        for c in choices:
+            if str(c.problem_version) == str(wanted_version or version) and (
+                    wanted_revision is None or str(c.protocol_revision).lower() == str(wanted_revision).lower()):
+                version, revision = c.problem_version, c.protocol_revision
+                break
+    return Measurement(version, revision, choices, metrics.measures_speed(profile))
+
+
+def problem_ranking(*, problem: Problem, profile: str, published: bool = False, version: int | None = None,
+                    revision: int | None | str = "default") -> list[RankingEntry]:
+    """The ranking of distinct solutions of ``problem`` on ``profile`` (``rankings.solutions``): each entrant's
+    best distinct solution, repeats pooled, fastest first, rank ranges from the intervals, each row's verification
+    (``published``: only solutions whose source is published, as such or as an attempt of a published run).
+
+    Only results of one problem version (default: the current one) and one timing protocol revision (default:
+    ``problem_ranking_default``) are ranked together. Two queries (evaluations, re-measurements), plus one for the
+    default revision.
     """
     if profile not in PROFILES:
         return []
-    best_first = [F("speedup").desc(nulls_last=True), F("submission__created_at").asc(), F("pk").asc()]
-    results = Result.objects.filter(
-        verdict=Verdict.PASSED.value,
-        submission__problem=problem,
-        submission__profile=profile,
-        problem_version=problem.version,
-    )
+    if revision == "default":
+        _, revision = problem_ranking_default(problem=problem,
+                                              choices=problem_ranking_choices(problem=problem, profile=profile))
+    version = problem.version if version is None else version
+    results = _passed_results(problem, profile).filter(problem_version=version, protocol_revision=revision)
     if published:
         results = results.filter(Q(submission__published_at__isnull=False)
                                  | Q(submission__model_run__published_at__isnull=False))
-    results = (
-        results
-        .annotate(user_rank=Window(RowNumber(), partition_by=[F("submission__user_id"), F("submission__model_run_id")],
-                                   order_by=best_first))
-        .filter(user_rank=1)
-        .select_related("submission__user", "submission__model_run")
-        .order_by(*best_first)
-    )
-    return [
-        RankingEntry(
-            rank=position,
-            username=r.submission.user.get_username(),
-            user_id=r.submission.user_id,
-            submission_id=r.submission_id,
-            speedup=r.speedup,
-            speedup_ci_low=r.speedup_ci_low,
-            speedup_ci_high=r.speedup_ci_high,
-            baseline_median_us=r.baseline_median_us,
-            solution_median_us=r.solution_median_us,
-            roofline_fraction=r.roofline_fraction,
-            submitted_at=r.submission.created_at,
-            model_run_id=r.submission.model_run_id,
-            model=r.submission.model_run.model if r.submission.model_run else "",
-            protocol=metrics.Protocol.of_run(r.submission.model_run).label() if r.submission.model_run else "",
-        )
-        for position, r in enumerate(results, start=1)
-    ]
+    rows = results.values_list(
+        "submission_id", "submission__user_id", "submission__user__username", "submission__model_run_id",
+        "submission__model_run__model", "submission__model_run__mode", "submission__model_run__k",
+        "submission__model_run__turn_budget", "submission__model_run__tokens", "submission__model_run__wall_time_s",
+        "submission__source_key", "submission__sha256", "submission__created_at", "speedup", "speedup_ci_low",
+        "speedup_ci_high", "baseline_median_us", "solution_median_us", "roofline_fraction", "protocol_revision",
+        "speedup_estimator", "problem_version", "worker")
+    evaluations, protocols = [], {}
+    for (sid, uid, username, run_id, model, mode, k, turns, tokens, wall, key, sha, created, speedup, low, high,
+         base, sol, roof, rev, estimator, ver, worker) in rows:
+        if run_id and run_id not in protocols:
+            protocols[run_id] = metrics.Protocol(mode, k, turns, tokens, wall).label()
+        evaluations.append({
+            "submission_id": sid, "user_id": uid, "username": username, "model_run_id": run_id, "model": model,
+            "source_key": key or sha, "created_at": created, "speedup": speedup, "low": low, "high": high,
+            "baseline_us": base, "solution_us": sol, "roofline": roof, "revision": rev, "estimator": estimator,
+            "version": ver, "worker": worker})
+    timed = metrics.measures_speed(profile)
+    remeasures = []
+    if timed and evaluations:
+        remeasures = [
+            {"remeasure_of": of, "submission_id": sid, "verdict": verdict, "speedup": speedup, "low": low,
+             "high": high, "worker": worker}
+            for of, sid, verdict, speedup, low, high, worker in Submission.objects.filter(
+                remeasure_of__problem=problem, remeasure_of__profile=profile)
+            .exclude(state=Submission.State.CANCELLED)
+            .values_list("remeasure_of_id", "pk", "result__verdict", "result__speedup", "result__speedup_ci_low",
+                         "result__speedup_ci_high", "result__worker")]
+    return solutions.rank_solutions(evaluations, timed=timed, remeasures=remeasures, protocols=protocols)
 
 
 # --- model runs -----------------------------------------------------------------------------------------
@@ -112,10 +171,18 @@ class AttemptRow:
     roofline_fraction: float | None
     solution_median_us: float | None
     baseline_median_us: float | None
+    speedup_ci_low: float | None = None
+    speedup_ci_high: float | None = None
+    protocol_revision: int | None = None
 
     @property
     def is_done(self) -> bool:
         return self.state in (Submission.State.FINISHED, Submission.State.CANCELLED)
+
+    @property
+    def is_final(self) -> bool:
+        """It has a final verdict (an attempt cancelled before its evaluation has none)."""
+        return self.state == Submission.State.FINISHED and self.verdict is not None
 
 
 def model_run_detail(*, run_id: int) -> ModelRun:
@@ -129,7 +196,8 @@ def model_run_attempts(*, run: ModelRun) -> list[AttemptRow]:
         .order_by("problem__category", "problem_id", "attempt")
         .values_list("pk", "problem_id", "problem__title", "problem__category", "attempt", "state", "verdict",
                      "result__speedup", "result__roofline_fraction", "result__solution_median_us",
-                     "result__baseline_median_us")
+                     "result__baseline_median_us", "result__speedup_ci_low", "result__speedup_ci_high",
+                     "result__protocol_revision")
     )
     return [AttemptRow(*row) for row in rows]
 
@@ -150,24 +218,52 @@ def _scorable(value: float | None) -> float | None:
     return value if isinstance(value, (int, float)) and value > 0 and math.isfinite(value) else None
 
 
-def attempts_for_scoring(attempts: list[AttemptRow]) -> list[metrics.Attempt]:
-    """Attempts as ``leaderboard.metrics`` takes them: an attempt not finished yet has no verdict."""
+def attempts_for_scoring(attempts: list[AttemptRow], *, timed: bool = True) -> list[metrics.Attempt]:
+    """Attempts as ``leaderboard.metrics`` takes them: an attempt not finished yet has no verdict; on a profile
+    that does not measure speed (``timed`` False) no timing is passed on."""
     return [
         metrics.Attempt(
             problem_id=a.problem_id, category=a.category,
             verdict=a.verdict if a.state == Submission.State.FINISHED else None,
-            speedup=_scorable(a.speedup), roofline_fraction=_scorable(a.roofline_fraction),
+            speedup=_scorable(a.speedup) if timed else None,
+            roofline_fraction=_scorable(a.roofline_fraction) if timed else None,
+            speedup_ci_low=_scorable(a.speedup_ci_low) if timed else None,
         )
         for a in attempts
     ]
 
 
 def model_run_score(*, run: ModelRun, attempts: list[AttemptRow] | None = None, k: int | None = None,
-                    suite: dict[str, str] | None = None) -> metrics.RunScore:
+                    suite: dict[str, str] | None = None, intervals: bool = True) -> metrics.RunScore:
     """The run scored at ``k`` (default: its protocol's k) — the one place a run's scores are computed."""
     attempts = model_run_attempts(run=run) if attempts is None else attempts
     suite = model_run_suite(run=run) if suite is None else suite
-    return metrics.score_run(attempts_for_scoring(attempts), metrics.Protocol.of_run(run), k=k, suite=suite)
+    timed = metrics.measures_speed(run.profile)
+    return metrics.score_run(attempts_for_scoring(attempts, timed=timed), metrics.Protocol.of_run(run), k=k,
+                             suite=suite, timed=timed, intervals=intervals)
+
+
+def current_suite_version(suite: str) -> str | None:
+    """The version of a problem suite runs are ranked on: the built-in suite's ``SUITE_VERSION``; None for a suite
+    that names no version (then every run of it counts as current)."""
+    return SUITE_VERSION if suite == "arena" else None
+
+
+def run_suite_version_current(run: ModelRun) -> bool:
+    current = current_suite_version(run.suite)
+    return current is None or not run.suite_version or run.suite_version == current
+
+
+def model_run_status(*, run: ModelRun, attempts: list[AttemptRow], score: metrics.RunScore) -> str:
+    """Whether the run enters the overall ranking, or why not (``metrics.run_status``)."""
+    revisions = {a.protocol_revision for a in attempts if a.is_final and a.speedup is not None}
+    timed = metrics.measures_speed(run.profile)
+    revision_current = not timed or not revisions or revisions <= {TIMING_PROTOCOL_REVISION, None} and (
+        TIMING_PROTOCOL_REVISION in revisions or revisions == {None})
+    return metrics.run_status(attempts_total=len(attempts), attempts_final=sum(1 for a in attempts if a.is_final),
+                              not_attempted=len(score.not_attempted),
+                              suite_version_current=run_suite_version_current(run),
+                              revision_current=revision_current)
 
 
 @dataclass(frozen=True)
@@ -230,14 +326,43 @@ def model_run_filters(data=None) -> RunFilterSet:
 
 
 def model_run_ranking(*, filters: RunFilterSet | None = None, user=None,
-                      sort: str = tables.RUN_DEFAULT_SORT) -> QuerySet[ModelRun]:
+                      sort: str = tables.RUN_DEFAULT_SORT, standing: str = "all") -> QuerySet[ModelRun]:
     """Model runs with their precomputed RunScore, filtered (the valid values of ``filters``; ``user``: only that
     user's) and sorted by ``sort`` (a sort key of the runs table, ``-`` for descending; missing scores last). The
-    ranking page, its exports, user pages and the API all read this."""
+    ranking page, its exports, user pages and the API all read this. ``standing``: RANKED (the overall ranking:
+    finished runs covering their current suite version), UNRANKED (the others, listed apart) or ALL."""
     runs = filters.qs if filters is not None else _runs()
     if user is not None:
         runs = runs.filter(user=user)
+    if standing == RANKED:
+        runs = runs.filter(score__status=metrics.RANKED)
+    elif standing == UNRANKED:
+        runs = runs.exclude(score__status=metrics.RANKED)
     return tables.run_ranking_table().order(runs, sort)
+
+
+RANKED, UNRANKED, ALL = "ranked", "unranked", "all"
+# The interval a rank range is read from, per sort key (descending: best first); other sorts rank by pass@k.
+RANK_INTERVALS = {"pass_at_k": ("score__pass_at_k_low", "score__pass_at_k_high"),
+                  "fast_1": ("score__fast_1_low", "score__fast_1_high"),
+                  "fast_1_5": ("score__fast_1_5_low", "score__fast_1_5_high"),
+                  "fast_2": ("score__fast_2_low", "score__fast_2_high"),
+                  "speedup": ("score__geomean_low", "score__geomean_high")}
+
+
+def rank_metric(sort: str | None) -> str:
+    """The figure ranks are read from: the sort column when it has intervals, else pass@k."""
+    key = (sort or "").lstrip("-")
+    return key if key in RANK_INTERVALS else "pass_at_k"
+
+
+def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) -> dict[int, tuple[int, int]]:
+    """Each ranked run's rank range among ``runs`` (a ranking already filtered to ranked runs): 1 + the number of
+    runs significantly better (interval wholly above) .. N - the number significantly worse (one query)."""
+    low, high = RANK_INTERVALS[rank_metric(sort)]
+    rows = list(runs.order_by().values_list("pk", low, high))
+    intervals = [significance.Interval(lo, hi) if lo is not None and hi is not None else None for _, lo, hi in rows]
+    return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}
 
 
 @dataclass(frozen=True)
@@ -250,9 +375,10 @@ class ComparisonRow:
 
     @property
     def speedup_ratio(self) -> float | None:
-        """b's best speedup over a's (how much faster b's best attempt is), when both have one."""
-        if self.a and self.b and self.a.best_speedup and self.b.best_speedup:
-            return self.b.best_speedup / self.a.best_speedup
+        """b's geomean speedup over a's on this problem (over each run's correct timed attempts, not its luckiest
+        one), when both have one."""
+        if self.a and self.b and self.a.geomean_speedup and self.b.geomean_speedup:
+            return self.b.geomean_speedup / self.a.geomean_speedup
         return None
 
 
@@ -265,6 +391,11 @@ class Comparison:
     b_score: metrics.RunScore
     rows: list[ComparisonRow]
     categories: list[str]
+    differences: list[metrics.Difference] = ()  # B - A per figure with its paired interval over common problems
+
+    @property
+    def any_significant(self) -> bool:
+        return any(d.significant for d in self.differences)
 
 
 def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison:
@@ -282,7 +413,8 @@ def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison:
     ]
     categories = sorted(set(a_score.by_category) | set(b_score.by_category),
                         key=lambda c: (list(CATEGORIES).index(c) if c in CATEGORIES else len(CATEGORIES), c))
-    return Comparison(a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories)
+    return Comparison(a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories,
+                      differences=metrics.compare_scores(a_score, b_score))
 
 
 def model_run_choices() -> list[tuple[int, str]]:
@@ -294,12 +426,19 @@ def model_run_choices() -> list[tuple[int, str]]:
 # --- problem page figures -------------------------------------------------------------------------------
 
 
-def problem_speedups(*, problem: Problem, profile: str) -> list[float]:
-    """Every passed attempt's speedup on the problem's current version and this profile (solo submissions and
-    model-run attempts alike): the distribution chart's data."""
+def problem_speedups(*, problem: Problem, profile: str, version: int | None = None,
+                     revision: int | None | str = "default") -> list[float]:
+    """Every passed attempt's speedup on the problem's current version, the current protocol revision and this
+    profile (solo submissions and model-run attempts alike, re-measurements left out): the distribution chart's
+    data. Empty on a profile that does not measure speed (its timings are pipeline checks)."""
+    if not metrics.measures_speed(profile):
+        return []
+    if revision == "default":
+        _, revision = problem_ranking_default(problem=problem,
+                                              choices=problem_ranking_choices(problem=problem, profile=profile))
     return list(
-        Result.objects.filter(submission__problem=problem, submission__profile=profile, verdict=Verdict.PASSED.value,
-                              problem_version=problem.version, speedup__isnull=False)
+        _passed_results(problem, profile).filter(problem_version=problem.version if version is None else version,
+                                                 speedup__isnull=False, protocol_revision=revision)
         .order_by("speedup").values_list("speedup", flat=True)
     )
 
@@ -371,7 +510,7 @@ def user_best_solutions(*, user) -> list[BestSolution]:
     best_first = [F("speedup").desc(nulls_last=True), F("submission__created_at").asc(), F("pk").asc()]
     results = (
         Result.objects.filter(verdict=Verdict.PASSED.value, submission__user=user,
-                              submission__model_run__isnull=True)
+                              submission__model_run__isnull=True, submission__remeasure_of__isnull=True)
         .annotate(slot=Window(RowNumber(), partition_by=[F("submission__problem_id"), F("submission__profile")],
                               order_by=best_first))
         .filter(slot=1)

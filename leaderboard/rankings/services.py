@@ -13,6 +13,12 @@ from leaderboard.models import ModelRun, RunScore, Submission
 from leaderboard.rankings import generations, scores, selectors
 
 
+# RunScore's interval columns per key of ``metrics.Aggregate.intervals``.
+INTERVAL_FIELDS = {"pass_at_k": ("pass_at_k_low", "pass_at_k_high"), "fast_1": ("fast_1_low", "fast_1_high"),
+                   "fast_1_5": ("fast_1_5_low", "fast_1_5_high"), "fast_2": ("fast_2_low", "fast_2_high"),
+                   "geomean": ("geomean_low", "geomean_high")}
+
+
 def run_score_refresh(*, model_run_id: int) -> RunScore | None:
     """Recomputes a run's progress (attempts done, state) and its RunScore from its attempts as they stand.
 
@@ -25,8 +31,10 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             return None
         attempts = selectors.model_run_attempts(run=run)
         score = selectors.model_run_score(run=run, attempts=attempts)
-        at_1 = selectors.model_run_score(run=run, attempts=attempts, k=1, suite={})
+        at_1 = selectors.model_run_score(run=run, attempts=attempts, k=1, suite={}, intervals=False)
         overall = score.overall
+        intervals = overall.intervals
+        revisions = sorted({a.protocol_revision for a in attempts if a.protocol_revision is not None})
         values = {
             "k": score.k,
             "pass_at_1": at_1.overall.mean_pass_at_k,
@@ -42,7 +50,13 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "coverage": overall.coverage,
             "correct_attempts": overall.correct_attempts,
             "by_category": {cat: scores.aggregate_record(agg) for cat, agg in score.by_category.items()},
+            "status": selectors.model_run_status(run=run, attempts=attempts, score=score),
+            "timed": score.timed,
+            "protocol_revision": revisions[-1] if revisions else None,
         }
+        for name, (low, high) in INTERVAL_FIELDS.items():
+            interval = intervals.get(name)
+            values[low], values[high] = (interval.low, interval.high) if interval else (None, None)
         row, _ = RunScore.objects.update_or_create(model_run=run, defaults=values)
         generations.rankings_changed(generations.RUNS, generations.run_scope(run.pk),
                                      generations.user_scope_of(run.user_id))

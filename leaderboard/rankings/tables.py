@@ -23,7 +23,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 
-from leaderboard.rankings import metrics, scores
+from leaderboard.rankings import metrics, scores, significance
 
 EXPORT_FORMATS = ("csv", "json")
 MAX_EXPORT_ROWS = 20_000
@@ -271,12 +271,23 @@ def _run_extra(run: Any) -> dict[str, Any]:
         "problems_not_scorable": _score("problems_not_scorable")(run),
         "problems_not_attempted": _score("problems_not_attempted")(run),
         "is_demo": run.is_demo,
+        "status": _score("status")(run) or "unfinished",
+        "suite_version": run.suite_version,
+        "timed": _score("timed")(run),
+        "protocol_revision": _score("protocol_revision")(run),
+        **{f"{name}_ci": [_score(low)(run), _score(high)(run)] for name, (low, high) in (
+            ("pass_at_k", ("pass_at_k_low", "pass_at_k_high")), ("fast_1", ("fast_1_low", "fast_1_high")),
+            ("fast_1_5", ("fast_1_5_low", "fast_1_5_high")), ("fast_2", ("fast_2_low", "fast_2_high")),
+            ("speedup", ("geomean_low", "geomean_high")))},
         "url": f"/runs/{run.pk}/",
     }
 
 
 RUN_COLUMNS = [
     Column("id", "Run", lambda r: r.pk, "id", numeric=True, shown=False),
+    Column("rank", "#", lambda r: significance.rank_label(getattr(r, "rank_range", None)) or None, sortable=False,
+           title="rank range: 1 + the runs significantly better (95 % interval wholly above) .. N - those "
+                 "significantly worse; unfinished and partial runs get none"),
     Column("model", "Model", lambda r: r.model, "model"),
     Column("user", "By", lambda r: r.user.get_username(), "user__username", shown=False),
     Column("profile", "Hardware", lambda r: r.profile, "profile"),
@@ -381,12 +392,25 @@ def run_categories_table() -> Table:
 
 def problem_ranking_table() -> Table:
     return Table("ranking", [
-        Column("rank", "#", lambda e: e.rank, numeric=True),
+        Column("rank", "#", lambda e: e.rank, numeric=True,
+               title="position; the range beside it is what the intervals allow (1 + significantly faster rows)"),
+        Column("rank_range", "Rank range", lambda e: e.rank_label or None, sortable=False, shown=False),
         Column("who", "Solution by", lambda e: e.model or e.username),
         Column("protocol", "Protocol", lambda e: e.protocol or None),
-        Column("speedup", "Speedup", lambda e: e.speedup, numeric=True),
+        Column("speedup", "Speedup", lambda e: e.speedup, numeric=True,
+               title="pooled over every evaluation of this code (random-effects mean of log speedups)"),
         Column("speedup_ci_low", "CI low", lambda e: e.speedup_ci_low, numeric=True, sortable=False),
         Column("speedup_ci_high", "CI high", lambda e: e.speedup_ci_high, numeric=True, sortable=False),
+        Column("evaluations", "Evaluations", lambda e: e.evaluations, numeric=True,
+               title="evaluations of this code (after removing comments and layout) pooled into the figure"),
+        Column("estimator", "Formed as", lambda e: e.estimator or None, sortable=False, shown=False),
+        Column("protocol_revision", "Protocol revision", lambda e: e.protocol_revision, sortable=False, shown=False),
+        Column("problem_version", "Problem version", lambda e: e.problem_version, sortable=False, shown=False),
+        Column("verification", "Verified", lambda e: e.verification.state if e.verification else None,
+               sortable=False, title="✓: re-measured and the intervals overlap; ⚠: re-measured and they do not"),
+        Column("remeasured_speedup", "Re-measured", lambda e: e.verification.speedup if e.verification else None,
+               sortable=False, shown=False),
+        Column("pipeline_check", "Pipeline check", lambda e: e.pipeline_check, sortable=False, shown=False),
         Column("solution_median_us", "Solution median (µs)", lambda e: e.solution_median_us, numeric=True),
         Column("baseline_median_us", "Baseline median (µs)", lambda e: e.baseline_median_us, numeric=True),
         Column("roofline_fraction", "Roofline", lambda e: e.roofline_fraction, numeric=True),
@@ -416,7 +440,8 @@ def comparison_table() -> Table:
         Column("b_fast_1", "B fast₁@k", side("b", "fast_p_at_k", 1.0), numeric=True),
         Column("a_best_speedup", "A best speedup", side("a", "best_speedup"), numeric=True),
         Column("b_best_speedup", "B best speedup", side("b", "best_speedup"), numeric=True),
-        Column("ratio", "B / A", lambda r: r.speedup_ratio, numeric=True, title="B's best speedup over A's"),
+        Column("ratio", "B / A", lambda r: r.speedup_ratio, numeric=True,
+               title="B's geomean speedup over A's on this problem (each over its correct timed attempts)"),
     ], default_sort="category", per_page=100)
 
 

@@ -27,6 +27,7 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
 from leaderboard.models import ModelRun, Problem, Submission
 from leaderboard.submissions.signatures import nonce_for
+from leaderboard.submissions import fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +57,8 @@ def submission_row(*, user, problem: Problem, profile: str, filename: str, text:
     return Submission(
         user=user, problem=problem, profile=profile, problem_version=problem.version,
         problem_hash=problem.content_hash, filename=filename, source=text,
-        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), job_timeout_s=job_timeout_s(),
-        model_run=model_run, attempt=attempt,
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), source_key=fingerprint.source_key(text),
+        job_timeout_s=job_timeout_s(), model_run=model_run, attempt=attempt,
     )
 
 

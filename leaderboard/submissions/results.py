@@ -22,7 +22,7 @@ from django.utils import timezone
 from evaluator.contract.result import Verdict, empty_document, trim
 from leaderboard.models import Result, Submission
 from leaderboard.rankings.services import run_score_refresh
-from leaderboard.submissions import queueing, services
+from leaderboard.submissions import queueing, services, verification
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +120,9 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
             roofline_fraction=_number(roofline.get("solution_fraction")),
             problem_version=version if isinstance(version, int) and version > 0 else submission.problem_version,
             problem_hash=str(problem.get("content_hash") or problem.get("hash") or submission.problem_hash)[:64],
+            protocol_revision=_revision(timing.get("protocol_revision")),
+            speedup_estimator=str(timing.get("speedup_estimator") or "")[:255],
+            worker=submission.worker[:255],
         )
         submission.state = Submission.State.FINISHED
         submission.verdict = result.verdict
@@ -127,7 +130,12 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         submission.save(update_fields=["state", "verdict", "finished_at"])
         if submission.model_run_id is not None:
             run_score_refresh(model_run_id=submission.model_run_id)
+        verification.after_result(result)
     return result
+
+
+def _revision(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 32768 else None
 
 
 def _infra_error_document(submission: Submission, message: str) -> dict[str, Any]:

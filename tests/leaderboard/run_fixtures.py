@@ -1,6 +1,6 @@
 """A model run whose attempts have known verdicts, and the scores worked out by hand for it.
 
-The run (zero-shot, k=3, cpu-gloo-2) and its results (pre-made documents, no evaluation):
+The run (zero-shot, k=3, h200-nvlink-2: a profile that measures speed) and its results (pre-made documents, no evaluation):
 
     problem                          attempt 1            attempt 2            attempt 3
     collectives/all_reduce           passed 1.8 rf 0.50   passed 1.2 rf 0.25   wrong_output
@@ -30,7 +30,7 @@ from tests.leaderboard.helpers import CORRECT, WRONG
 
 MANIFEST = {
     "model": "handworked-coder", "provider": "Test Labs", "protocol": "zero-shot", "k": 3, "turn_budget": 0,
-    "tokens": 120_000, "wall_time_s": 720, "hardware": "cpu-gloo-2", "date": "2026-11-29", "open_weights": True,
+    "tokens": 120_000, "wall_time_s": 720, "hardware": "h200-nvlink-2", "date": "2026-11-29", "open_weights": True,
     "precision": "fp32", "notes": "fixture run with hand-worked scores",
 }
 PROTOCOL_LABEL = "zero-shot · k=3 · 120k tokens · 12 min"

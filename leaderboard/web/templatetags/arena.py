@@ -266,3 +266,27 @@ def flag_summary(flags: Any, profile: Any = None) -> dict[str, Any]:
             shown = str(value)
         others.append({"key": key, "label": label(key), "value": shown, "warn": key in WARNING_FLAGS and bool(value)})
     return {"communication": communication, "others": others}
+
+
+# --- rankings you can trust: rank ranges, run standings, how a speedup was formed --------------------------------
+
+RUN_STATUS_REASONS = {
+    "ranked": "finished, covers every problem of the current suite version",
+    "unfinished": "some attempts have no final verdict yet: its figures are interim",
+    "partial": "finished, but it misses problems of the suite version it names",
+    "other-version": "it answered another suite version, or was timed under another protocol revision",
+}
+
+
+@register.filter
+def rank_range(value: Any) -> str:
+    """(best, worst) as "3" or "2–5"."""
+    if not value:
+        return "—"
+    best, worst = value
+    return str(best) if best == worst else f"{best}–{worst}"
+
+
+@register.filter
+def run_status_reason(status: Any) -> str:
+    return RUN_STATUS_REASONS.get(str(status or "unfinished"), str(status))

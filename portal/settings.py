@@ -190,19 +190,29 @@ if not DEBUG and not env_bool("ARENA_REDIS_WITHOUT_PASSWORD", False):  # the opt
 RQ_SERIALIZER = "rq.serializers.JSONSerializer"
 RQ = {"WORKER_CLASS": "evaluator.worker.ArenaWorker"}
 # The keys of the workers whose signed replies are recorded (evaluator/contract/signing.py): ARENA_WORKER_KEYS is
-# "id=key,id2=key2" (one id per kind of host, e.g. gpu=...,checks=...); ARENA_WORKER_KEY alone is the key "default".
+# "id:role=key,..." with one id per kind of host and its role, evaluations or checks (e.g.
+# gpu:evaluations=...,checks:checks=...; a host serving both: local:evaluations+checks=...): a key signs only the
+# replies of its roles. Without a role a key has every role, which only DEBUG allows. ARENA_WORKER_KEY alone (with
+# ARENA_WORKER_KEY_ID) is such a key, for development.
 try:
     ARENA_WORKER_KEYS = signing.parse_keys(os.environ.get("ARENA_WORKER_KEYS", ""))
 except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 if os.environ.get("ARENA_WORKER_KEY", "").strip():
     ARENA_WORKER_KEYS.setdefault(os.environ.get("ARENA_WORKER_KEY_ID", "").strip() or signing.DEFAULT_KEY_ID,
-                                 os.environ["ARENA_WORKER_KEY"].strip())
+                                 signing.WorkerKey(os.environ["ARENA_WORKER_KEY"].strip(), None))
+_worker_keys_hint = ("Set ARENA_WORKER_KEYS=gpu:evaluations=<key>,checks:checks=<key> here and ARENA_WORKER_KEY=<key> "
+                     "(ARENA_WORKER_KEY_ID=gpu or checks) on each worker host; make one with: python -c \"import "
+                     "secrets; print(secrets.token_urlsafe(32))\"")
 if not DEBUG and not ARENA_WORKER_KEYS:
     raise ImproperlyConfigured(
-        "ARENA_WORKER_KEYS is empty, and DEBUG is off: without the workers' keys no result can be recorded. Set "
-        "ARENA_WORKER_KEYS=gpu=<key>,checks=<key> here and ARENA_WORKER_KEY=<key> (ARENA_WORKER_KEY_ID=gpu) on each "
-        "worker host; make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\"")
+        f"ARENA_WORKER_KEYS is empty, and DEBUG is off: without the workers' keys no result can be recorded. "
+        f"{_worker_keys_hint}")
+_roleless = [key_id for key_id, key in ARENA_WORKER_KEYS.items() if key.roles is None]
+if not DEBUG and _roleless:
+    raise ImproperlyConfigured(
+        f"ARENA_WORKER_KEYS names a key without a role ({', '.join(_roleless)}), and DEBUG is off: each key says what it may "
+        f"sign, id:evaluations=<key> or id:checks=<key>. {_worker_keys_hint}")
 # Queue names come from the contract (evaluator/contract/jobs.py), the one place they are defined.
 # "web" stores results; every hardware profile has a queue of its own, served by workers on hosts of that kind.
 RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}}

@@ -16,7 +16,7 @@ os.environ.setdefault("HTTPS", "0")  # the test client speaks plain http; produc
 os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 # The workers' signing key (evaluator/contract/signing.py): workers take ARENA_WORKER_KEY, the portal ARENA_WORKER_KEYS.
 TEST_WORKER_KEY = "tests-only-worker-key-0123456789"
-os.environ.setdefault("ARENA_WORKER_KEYS", f"default={TEST_WORKER_KEY}")
+os.environ.setdefault("ARENA_WORKER_KEYS", f"default:evaluations+checks={TEST_WORKER_KEY}")
 os.environ.setdefault("ARENA_WORKER_KEY", TEST_WORKER_KEY)
 os.environ.setdefault("ARENA_REDIS_WITHOUT_PASSWORD", "1")  # the tests' Redis has none; production settings refuse that
 # The cached ranking pages (leaderboard/web/cache.py) live in that Redis too, under a prefix of this session's own, so

@@ -5,7 +5,11 @@ row's current ones; anything else is refused and logged.
 
 A worker holds its key in the process only (``ARENA_WORKER_KEY``, taken out of the environment when the worker
 starts, so neither the judge's processes nor the sandboxed ranks inherit it). The web side holds the keys of the
-workers it trusts by id (settings ``ARENA_WORKER_KEYS``); a signature names the key id that made it."""
+workers it trusts by id (settings ``ARENA_WORKER_KEYS``); a signature names the key id that made it.
+
+Each key the portal holds carries its roles: ``evaluations`` (a profile's evaluations, ranked and test mode) may sign
+"running" and results, ``checks`` (problem proposals' checks) may sign "checking" and check reports. A key signs only
+the replies of its roles, so a check host's key, which contributors' code runs beside, cannot sign a verdict."""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ import hashlib
 import hmac
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
+
+from evaluator.contract import jobs
 
 VERSION = "v1"
 KEY_ENV = "ARENA_WORKER_KEY"
@@ -21,7 +27,25 @@ KEY_ID_ENV = "ARENA_WORKER_KEY_ID"
 DEFAULT_KEY_ID = "default"
 KEY_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
+# role -> the reply kinds a key of that role may sign
+ROLES: dict[str, frozenset[str]] = {
+    "evaluations": frozenset({jobs.MARK_RUNNING, jobs.RECORD_RESULT, jobs.TEST_MARK_RUNNING, jobs.TEST_RECORD_RESULT}),
+    "checks": frozenset({jobs.MARK_CHECKING, jobs.RECORD_CHECK}),
+}
+
 _held: tuple[str, bytes] | None = None
+
+
+class WorkerKey(NamedTuple):
+    """A key the portal holds: its secret and its roles (None: every role, for a key written without one)."""
+    secret: str
+    roles: frozenset[str] | None
+
+
+def may_sign(roles: frozenset[str] | None, kind: str) -> bool:
+    if roles is None:
+        return True
+    return any(kind in ROLES.get(role, ()) for role in roles)
 
 
 class SignatureError(ValueError):
@@ -64,16 +88,21 @@ def sign(kind: str, row_id: int, job_id: str, nonce: str, body: Any,
 
 
 def verify(signature: Any, kind: str, row_id: int, job_id: str, nonce: str, body: Any,
-           keys: Mapping[str, str | bytes]) -> str:
-    """The key id that made ``signature``; raises SignatureError saying why it is refused."""
+           keys: Mapping[str, WorkerKey | str | bytes]) -> str:
+    """The key id that made ``signature``; raises SignatureError saying why it is refused (also when the key's roles
+    do not include ``kind``). A plain string or bytes value is a key of every role."""
     if not isinstance(signature, str) or signature.count(":") != 2:
         raise SignatureError("the reply carries no signature")
     version, key_id, digest = signature.split(":")
     if version != VERSION:
         raise SignatureError(f"signature version {version[:10]!r} is not {VERSION}")
-    secret = keys.get(key_id)
+    held = keys.get(key_id)
+    secret, roles = (held.secret, held.roles) if isinstance(held, WorkerKey) else (held, None)
     if not secret:
         raise SignatureError(f"signed with key {key_id[:40]!r}, which the portal does not hold")
+    if not may_sign(roles, kind):
+        raise SignatureError(f"key {key_id!r} has the role {'+'.join(sorted(roles or ()))}, which may not sign "
+                             f"{kind.rsplit('.', 1)[-1]}")
     secret = secret.encode("utf-8") if isinstance(secret, str) else secret
     try:
         expected = hmac.new(secret, message(kind, row_id, job_id, nonce, body), hashlib.sha256).hexdigest()
@@ -84,18 +113,27 @@ def verify(signature: Any, kind: str, row_id: int, job_id: str, nonce: str, body
     return key_id
 
 
-def parse_keys(raw: str) -> dict[str, str]:
-    """``id=key,id2=key2`` (a bare ``key`` is the default id), as settings reads ``ARENA_WORKER_KEYS``."""
-    keys: dict[str, str] = {}
+def parse_keys(raw: str) -> dict[str, WorkerKey]:
+    """``id:role=key,id2:role+role=key2`` as settings reads ``ARENA_WORKER_KEYS`` (roles from ``ROLES``). Without a
+    role (``id=key``, or a bare ``key`` for the default id) a key has every role; production settings refuse that."""
+    keys: dict[str, WorkerKey] = {}
     for item in (raw or "").split(","):
         item = item.strip()
         if not item:
             continue
-        key_id, sep, secret = item.partition("=")
+        name, sep, secret = item.partition("=")
         if not sep:
-            key_id, secret = DEFAULT_KEY_ID, item
-        key_id = key_id.strip()
+            name, secret = DEFAULT_KEY_ID, item
+        key_id, colon, role_list = (part.strip() for part in name.partition(":"))
         if not key_id or not set(key_id) <= KEY_ID_CHARS or not secret.strip():
-            raise ValueError(f"ARENA_WORKER_KEYS: {key_id[:40]!r} is not id=key with an id of letters, digits, _-.")
-        keys[key_id] = secret.strip()
+            raise ValueError(f"ARENA_WORKER_KEYS: {key_id[:40]!r} is not id:role=key with an id of letters, digits, "
+                             f"_-.")
+        roles = None
+        if colon:
+            roles = frozenset(r.strip() for r in role_list.split("+"))
+            unknown = sorted(roles - set(ROLES))
+            if unknown or not roles:
+                raise ValueError(f"ARENA_WORKER_KEYS: key {key_id!r} names role {'+'.join(unknown)[:40]!r}; the roles "
+                                 f"are {', '.join(ROLES)} (id:role=key, several joined by +)")
+        keys[key_id] = WorkerKey(secret.strip(), roles)
     return keys

@@ -88,7 +88,8 @@ def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
     env.update(ENV_FILE="", REDIS_URL=redis_url, DATABASE_URL=database_url(), CONN_MAX_AGE="0", HTTPS="0",
                SECRET_KEY=os.environ.get("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789"),
-               PYTHONUNBUFFERED="1", ARENA_WORKER_KEY=TEST_WORKER_KEY, ARENA_WORKER_KEYS=f"default={TEST_WORKER_KEY}",
+               PYTHONUNBUFFERED="1", ARENA_WORKER_KEY=TEST_WORKER_KEY,
+               ARENA_WORKER_KEYS=f"default:evaluations+checks={TEST_WORKER_KEY}",
                **extra)
     return env
 

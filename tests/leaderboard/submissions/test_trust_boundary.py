@@ -108,3 +108,47 @@ def test_a_worker_job_is_refused_on_the_web_queue_and_web_jobs_on_worker_queues(
     run_worker("cpu-gloo-2", "web")
     assert web_job.id in FailedJobRegistry("web", connection=redis_conn).get_job_ids()
     assert gpu_job.id in FailedJobRegistry("cpu-gloo-2", connection=redis_conn).get_job_ids()
+
+
+def test_a_check_hosts_key_cannot_sign_a_verdict_and_a_gpu_hosts_key_cannot_sign_a_check(victim, redis_conn,
+                                                                                          run_worker, settings,
+                                                                                          caplog):
+    from evaluator.contract.jobs import MARK_CHECKING, RECORD_CHECK
+
+    settings.ARENA_WORKER_KEYS = signing.parse_keys("gpu:evaluations=gpu-host-key,checks:checks=check-host-key")
+    gpu, checks = ("gpu", b"gpu-host-key"), ("checks", b"check-host-key")
+    document, job_id = passed_document(987.6), victim.job_id
+    nonce = nonce_for(job_id)
+    # contributors' code runs beside the checks key: whatever it signs with it is no verdict
+    _web(redis_conn).enqueue(RECORD_RESULT, victim.pk, document, job_id, nonce,
+                             signing.sign(RECORD_RESULT, victim.pk, job_id, nonce, document, key=checks))
+    facts = {"worker": "attacker", "started": 1.0}
+    _web(redis_conn).enqueue(MARK_RUNNING, victim.pk, "attacker", 1.0, job_id, nonce,
+                             signing.sign(MARK_RUNNING, victim.pk, job_id, nonce, facts, key=checks))
+    run_worker("web")
+    _unchanged(victim)
+    refusals = [r.getMessage() for r in caplog.records if r.name == "arena.replies" and r.levelname == "ERROR"]
+    assert len(refusals) == 2 and all("key 'checks' has the role checks" in m for m in refusals), refusals
+    # the other way round, at the verification itself: a GPU host's key signs no check report
+    report = {"status": "checked"}
+    for kind in (RECORD_CHECK, MARK_CHECKING):
+        with pytest.raises(signing.SignatureError, match="may not sign"):
+            signing.verify(signing.sign(kind, 1, "proposal-1-1", "n", report, key=gpu), kind, 1, "proposal-1-1", "n",
+                           report, settings.ARENA_WORKER_KEYS)
+        assert signing.verify(signing.sign(kind, 1, "proposal-1-1", "n", report, key=checks), kind, 1,
+                              "proposal-1-1", "n", report, settings.ARENA_WORKER_KEYS) == "checks"
+    # and the GPU host's key is what records the verdict
+    _web(redis_conn).enqueue(RECORD_RESULT, victim.pk, passed_document(1.5), job_id, nonce,
+                             signing.sign(RECORD_RESULT, victim.pk, job_id, nonce, passed_document(1.5), key=gpu))
+    run_worker("web")
+    assert Result.objects.get(submission=victim).speedup == 1.5
+
+
+def test_key_roles_are_read_and_unknown_roles_refused():
+    keys = signing.parse_keys("gpu:evaluations=a, local:evaluations+checks=b, old=c")
+    assert keys["gpu"] == signing.WorkerKey("a", frozenset({"evaluations"}))
+    assert keys["local"].roles == frozenset({"evaluations", "checks"}) and keys["old"].roles is None
+    with pytest.raises(ValueError, match="role"):
+        signing.parse_keys("gpu:admin=a")
+    with pytest.raises(ValueError, match="role"):
+        signing.parse_keys("gpu:=a")

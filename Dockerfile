@@ -10,6 +10,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
 RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ libpq5 \
     && rm -rf /var/lib/apt/lists/*
 
+# ThunderKittens' headers at the commit pinned in evaluator/contract/backends.py, for ParallelKittens solutions on
+# workers built from this image (docs/backends/parallelkittens.md); never part of the repository.
+ARG THUNDERKITTENS_COMMIT=0b55588d2769dde0c7a9a606ffc015b0ca7a9551
+ADD https://github.com/HazyResearch/ThunderKittens/archive/${THUNDERKITTENS_COMMIT}.tar.gz /tmp/thunderkittens.tar.gz
+RUN mkdir -p /opt/thunderkittens && tar -xzf /tmp/thunderkittens.tar.gz -C /opt/thunderkittens --strip-components=1 \
+    && rm /tmp/thunderkittens.tar.gz && chmod -R a+rX /opt/thunderkittens
+ENV ARENA_THUNDERKITTENS=/opt/thunderkittens
+
 WORKDIR /app
 COPY requirements.txt pyproject.toml ./
 # PyTorch's CPU build: the portal and the CPU profiles need no CUDA.

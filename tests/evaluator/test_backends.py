@@ -212,3 +212,9 @@ def test_every_backend_has_a_guide():
     for backend in backends.GPU_ONLY:
         text = (DOCS / f"{backend}.md").read_text()
         assert "## What the evaluator provides" in text and "## Forbidden" in text, backend
+
+
+def test_the_image_and_the_readme_pin_the_contracts_thunderkittens_commit():
+    commit = backends.THUNDERKITTENS_COMMIT
+    assert f"ARG THUNDERKITTENS_COMMIT={commit}" in (REPO / "Dockerfile").read_text()
+    assert f"checkout {commit}" in (REPO / "README.md").read_text()

@@ -147,8 +147,52 @@ def _print_run(run: dict[str, Any]) -> None:
         print(f"  {run['url']}")
 
 
+def token_path() -> Path:
+    """Where ``arena login`` keeps the API token: $XDG_CONFIG_HOME/arena/token (default ~/.config/arena/token)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "arena" / "token"
+
+
+def resolve_token(given: str | None) -> str:
+    """The token to send: --token, else $ARENA_TOKEN, else the one ``arena login`` stored. Empty when none."""
+    if given:
+        return given.strip()
+    if os.environ.get("ARENA_TOKEN", "").strip():
+        return os.environ["ARENA_TOKEN"].strip()
+    try:
+        return token_path().read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    """Stores an API token (from the portal's /accounts/token/ page) in token_path(), readable by you only."""
+    token = (args.token or os.environ.get("ARENA_TOKEN", "")).strip()
+    if not token:
+        import getpass
+
+        print(f"Paste your API token from {args.portal.rstrip('/')}/accounts/token/", file=sys.stderr)
+        token = getpass.getpass("token: ").strip()
+    if not token:
+        print("arena login: no token given", file=sys.stderr)
+        return 2
+    path = token_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(token + "\n")
+    os.chmod(path, 0o600)
+    print(f"token saved to {path} (mode 0600); arena submit uses it when neither --token nor ARENA_TOKEN is set")
+    return 0
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
     portal = args.portal.rstrip("/")
+    args.token = resolve_token(args.token)
+    if not args.token:
+        print("arena submit: no API token: run `arena login`, set ARENA_TOKEN or pass --token "
+              f"(make one on {portal}/accounts/token/)", file=sys.stderr)
+        return 2
     if args.model_run:
         from evaluator.multipart import encode
 
@@ -303,9 +347,15 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--solution", default=None, help="check this solution file against the oracle instead")
     ck.set_defaults(func=cmd_check_problem)
 
+    lg = sub.add_parser("login", help="save your API token in ~/.config/arena/token (mode 0600) for arena submit")
+    lg.add_argument("--portal", default="http://127.0.0.1:8000")
+    lg.add_argument("--token", default=None, help="the token (default: $ARENA_TOKEN, else asked for)")
+    lg.set_defaults(func=cmd_login)
+
     sb = sub.add_parser("submit", help="send a solution or a model run to a portal and follow it to the end")
     sb.add_argument("--portal", default="http://127.0.0.1:8000")
-    sb.add_argument("--token", required=True, help="API token from your account page")
+    sb.add_argument("--token", default=None,
+                    help="API token from your account page (default: $ARENA_TOKEN, else the one `arena login` saved)")
     sb.add_argument("--problem")
     sb.add_argument("--solution")
     sb.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES))

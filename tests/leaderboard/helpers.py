@@ -30,3 +30,21 @@ def failed_document(verdict: str = "wrong_output", message: str = "trial 0, rank
                trials=[{"trial": 0, "ranks": [{"rank": 0, "ok": True, "error": None},
                                               {"rank": 1, "ok": False, "error": "wrong"}]}])
     return doc
+
+
+def signed_reply(kind: str, row_id: int, job_id: str, body: dict) -> tuple[str, str]:
+    """The nonce the portal bound to ``job_id`` and a worker's signature over ``body`` (the tests' worker key)."""
+    from evaluator.contract import signing
+    from leaderboard.submissions.signatures import nonce_for
+    from tests.conftest import TEST_WORKER_KEY
+
+    nonce = nonce_for(job_id)
+    return nonce, signing.sign(kind, row_id, job_id, nonce, body, key=(signing.DEFAULT_KEY_ID, TEST_WORKER_KEY.encode()))
+
+
+def signed_return(submission_id: int, job_id: str, document: dict) -> dict:
+    """What an evaluation job returns (``evaluator.jobs.signed_result``): the document signed for its job."""
+    from evaluator.contract.jobs import RECORD_RESULT
+
+    nonce, signature = signed_reply(RECORD_RESULT, submission_id, job_id, document)
+    return {"document": document, "job_id": job_id, "nonce": nonce, "signature": signature}

@@ -9,12 +9,13 @@ from django.core.management import call_command
 from django.utils import timezone
 from rq import Queue
 from rq.job import Job
+from rq.serializers import JSONSerializer
 
 from leaderboard.submissions.reaper import submissions_reap
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Submission
-from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
+from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document, signed_return
 
 
 @pytest.fixture
@@ -108,12 +109,13 @@ def test_a_late_result_after_the_reaper_failed_the_row_changes_nothing(create, r
 
 def test_reaper_recovers_a_result_whose_reply_was_lost(create, reap, redis_conn):
     submission = create()
-    job = Job.fetch(submission.job_id, connection=redis_conn)
+    job = Job.fetch(submission.job_id, connection=redis_conn, serializer=JSONSerializer)
     # A worker finished the job (its return value is the document) but the reply on the web queue was lost.
     job.set_status("finished")
     from rq.results import Result as JobResult
 
-    JobResult.create(job, JobResult.Type.SUCCESSFUL, ttl=600, return_value=passed_document(1.7))
+    JobResult.create(job, JobResult.Type.SUCCESSFUL, ttl=600,
+                     return_value=signed_return(submission.pk, job.id, passed_document(1.7)))
     redis_conn.delete(Queue("cpu-gloo-2", connection=redis_conn).key)
 
     report = reap(now=later())

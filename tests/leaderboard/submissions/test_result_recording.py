@@ -6,13 +6,16 @@ import math
 
 import pytest
 from rq import Queue
+from rq.registry import FailedJobRegistry
+from rq.serializers import JSONSerializer
 
 from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
 
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Result, Submission
-from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document
+from leaderboard.submissions.signatures import nonce_for
+from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document, signed_reply
 
 
 @pytest.fixture
@@ -35,18 +38,45 @@ def test_record_result_twice_changes_nothing_the_second_time(submission):
     assert Result.objects.get().speedup == 1.5
 
 
+def _reply(kind: str, submission: Submission, *body: object) -> tuple:
+    """A worker's reply as evaluator.jobs sends it: the row, the body, the job issued, its nonce and the signature."""
+    job_id = submission.job_id
+    facts = {"worker": body[0], "started": body[1]} if kind == MARK_RUNNING else body[0]
+    return (kind, submission.pk, *body, job_id, *signed_reply(kind, submission.pk, job_id, facts))
+
+
 def test_duplicate_deliveries_through_the_web_queue_are_recorded_once(submission, redis_conn, run_worker):
-    web = Queue("web", connection=redis_conn)
-    web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0)
-    web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0))
-    web.enqueue(RECORD_RESULT, submission.pk, passed_document(9.0))
-    web.enqueue(MARK_RUNNING, submission.pk, "worker-b", 1_800_000_000.0)
+    web = Queue("web", connection=redis_conn, serializer=JSONSerializer)
+    web.enqueue(*_reply(MARK_RUNNING, submission, "worker-a", 1_700_000_000.0))
+    web.enqueue(*_reply(RECORD_RESULT, submission, passed_document(2.0)))
+    web.enqueue(*_reply(RECORD_RESULT, submission, passed_document(9.0)))
+    web.enqueue(*_reply(MARK_RUNNING, submission, "worker-b", 1_800_000_000.0))
     run_worker("web")
 
     submission.refresh_from_db()
     assert (submission.state, submission.verdict, submission.worker) == ("finished", "passed", "worker-a")
     assert submission.started_at.timestamp() == 1_700_000_000.0
     assert Result.objects.get().speedup == 2.0
+
+
+def test_unsigned_deliveries_through_the_web_queue_are_refused(submission, redis_conn, run_worker, caplog):
+    web = Queue("web", connection=redis_conn, serializer=JSONSerializer)
+    # the old unsigned shape (no job, nonce or signature) is not a reply's payload
+    bare = [web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0),
+            web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0))]
+    # the right shape with the nonce of the job but no signature, or a signature over something else
+    nonce = nonce_for(submission.job_id)
+    web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0), submission.job_id, nonce, "")
+    web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0, submission.job_id, nonce,
+                _reply(RECORD_RESULT, submission, passed_document(2.0))[-1])
+    run_worker("web")
+
+    submission.refresh_from_db()
+    assert (submission.state, submission.verdict, submission.worker) == ("queued", None, "")
+    assert not Result.objects.exists()
+    assert {job.id for job in bare} <= set(FailedJobRegistry("web", connection=redis_conn).get_job_ids())
+    refused = [r for r in caplog.records if r.name == "arena.replies" and r.levelname == "ERROR"]
+    assert len(refused) == 2, [r.getMessage() for r in refused]
 
 
 def test_result_denormalises_timing_roofline_and_problem_version(submission):

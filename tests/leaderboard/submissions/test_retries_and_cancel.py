@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rq import Queue
 from rq.job import Job
+from rq.serializers import JSONSerializer
 from rq.results import Result as JobResult
 
 from leaderboard.model_runs.services import model_run_create
@@ -18,7 +19,7 @@ from leaderboard.submissions.reaper import submissions_reap
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Result, Submission
-from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document
+from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document, signed_return
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_a_running_message_from_a_replaced_attempt_changes_nothing(create, deliv
 def test_the_reaper_retries_a_job_that_failed_without_replying(create, redis_conn, django_capture_on_commit_callbacks):
     submission = create()
     submission_mark_running(submission_id=submission.pk, worker="gpu-7", started_at=timezone.now())
-    job = Job.fetch(submission.job_id, connection=redis_conn)
+    job = Job.fetch(submission.job_id, connection=redis_conn, serializer=JSONSerializer)
     redis_conn.lrem(Queue("cpu-gloo-2", connection=redis_conn).key, 0, job.id)
     job.set_status("failed")  # what RQ records when the work horse is killed (OOM killer, a segfault)
     JobResult.create_failure(job, ttl=600, exc_string="Work-horse terminated unexpectedly; waitpid returned 9")
@@ -130,10 +131,11 @@ def test_the_reaper_retries_a_job_that_failed_without_replying(create, redis_con
 def test_the_reaper_retries_a_finished_job_whose_lost_reply_was_an_infra_error(create, redis_conn,
                                                                               django_capture_on_commit_callbacks):
     submission = create()
-    job = Job.fetch(submission.job_id, connection=redis_conn)
+    job = Job.fetch(submission.job_id, connection=redis_conn, serializer=JSONSerializer)
     redis_conn.delete(Queue("cpu-gloo-2", connection=redis_conn).key)
     job.set_status("finished")
-    JobResult.create(job, JobResult.Type.SUCCESSFUL, ttl=600, return_value=failed_document("infra_error"))
+    JobResult.create(job, JobResult.Type.SUCCESSFUL, ttl=600,
+                     return_value=signed_return(submission.pk, job.id, failed_document("infra_error")))
 
     from django.conf import settings
 

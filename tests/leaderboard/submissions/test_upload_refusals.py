@@ -6,8 +6,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rq import Queue
+from rq.serializers import JSONSerializer
 
 from leaderboard.models import Problem, Submission
+from leaderboard.submissions.signatures import nonce_for
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT
 
 GOOD = CORRECT.read_text()
@@ -122,12 +124,12 @@ def test_json_source_upload_is_queued_after_commit(problems, api_client, redis_c
     assert response.status_code == 201, response.content
     submission = Submission.objects.get()
     assert submission.filename == "mine.py" and submission.job_id == f"submission-{submission.pk}-1"
-    queue = Queue("cpu-gloo-4", connection=redis_conn)
+    queue = Queue("cpu-gloo-4", connection=redis_conn, serializer=JSONSerializer)
     assert queue.job_ids == [submission.job_id]
     job = queue.fetch_job(submission.job_id)
     assert job.func_name == "evaluator.jobs.evaluate_job"
-    spec, submission_id = job.args
-    assert submission_id == submission.pk
+    spec, submission_id, nonce = job.args
+    assert submission_id == submission.pk and nonce == nonce_for(submission.job_id)
     assert spec["problem_id"] == ALL_REDUCE and spec["profile"] == "cpu-gloo-4"
     assert spec["solution_source"] == GOOD and spec["problem_version"] == submission.problem_version
     assert job.timeout == submission.job_timeout_s == 504

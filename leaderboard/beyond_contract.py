@@ -9,7 +9,7 @@ when this module is empty, delete it.
 from __future__ import annotations
 
 # ParallelKernelBench's file-name rules (uploads and model-run attempts may keep the checkout's own names).
-from evaluator.pkb import problem_for_solution_filename, solution_filename_ok
+from evaluator.suites.pkb.names import problem_for_solution_filename, solution_filename_ok
 # The roofline of an arena problem on a profile, shown on its page when no evaluation has recorded one.
 from evaluator.roofline import roofline
 # Linear-interpolated percentile (the evaluator's timing summaries use the same one): the problem page's quartiles.
@@ -18,5 +18,16 @@ from evaluator.stats import percentile
 # file names, how the three files are written as a folder, and the report of a check that could not run to the end.
 from evaluator.problem_check import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
 
-__all__ = ["CHECK_WORLD_SIZES", "KINDS", "SOLUTION_FILENAME", "failed_report", "percentile",
+# Prompt packs (torch-free): rendered from the problem folders, as `arena prompts` writes them; the registry's own
+# problems (the folders, not their database rows) are what a prompt is rendered from.
+from evaluator.prompts import available_backends as prompt_backends
+from evaluator.prompts import jsonl as prompts_jsonl
+from evaluator.prompts import pack as prompt_pack
+from evaluator.prompts import problem_prompts
+from problems.registry import SUITE_VERSION
+from problems.registry import catalogue as registry_catalogue
+from problems.registry import get as registry_problem
+
+__all__ = ["SUITE_VERSION", "prompt_backends", "prompts_jsonl", "prompt_pack", "problem_prompts", "registry_catalogue",
+           "registry_problem", "CHECK_WORLD_SIZES", "KINDS", "SOLUTION_FILENAME", "failed_report", "percentile",
            "problem_for_solution_filename", "roofline", "solution_filename_ok", "write_folder"]

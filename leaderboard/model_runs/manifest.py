@@ -28,6 +28,7 @@ MAX_TURN_BUDGET = 1_000_000
 MAX_WALL_TIME_S = 10 ** 9  # about 32 years
 SUITE_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+PROMPT_PACK_RE = re.compile(r"pp-[0-9a-f]{12}")  # evaluator/prompts.py pack_version
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Manifest:
     notes: str = ""
     precision: str | None = None
     suite: str = "arena"
+    prompt_pack: str | None = None  # the prompt pack's version the attempts were generated from (`arena prompts`)
 
     def as_protocol(self) -> Protocol:
         """The :class:`~leaderboard.metrics.Protocol` every score of this run is shown with."""
@@ -71,10 +73,12 @@ _FIELD_HINTS: dict[str, str] = {
     "notes": '"notes": free text',
     "precision": '"precision": e.g. "bf16"',
     "suite": '"suite": the problem suite, "arena" unless you ran an imported one such as "pkb"',
+    "prompt_pack": '"prompt_pack": the pack_version of the prompts the model was given, e.g. "pp-1a2b3c4d5e6f" '
+                   '(`arena prompts` writes it on every line)',
 }
 REQUIRED = ("model", "provider", "protocol", "k", "turn_budget", "tokens", "wall_time_s", "hardware", "date",
              "open_weights")
-OPTIONAL = ("notes", "precision", "suite")
+OPTIONAL = ("notes", "precision", "suite", "prompt_pack")
 
 
 def _type_name(value: Any) -> str:
@@ -204,6 +208,8 @@ class ManifestSerializer(serializers.Serializer):
     precision = _Text(max_length=32, required=False)
     suite = _Text(max_length=64, pattern=SUITE_RE, required=False,
                   pattern_label="a suite name (lower-case letters, digits, '-' and '_')")
+    prompt_pack = _Text(max_length=15, pattern=PROMPT_PACK_RE, required=False,
+                        pattern_label="a prompt pack version such as pp-1a2b3c4d5e6f (`arena prompts`)")
 
     def validate_turn_budget(self, value: int) -> int:
         protocol = self.initial_data.get("protocol")

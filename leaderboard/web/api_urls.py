@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard.web import apis, testmode_apis
+from leaderboard.web import apis, prompt_views, testmode_apis
 from leaderboard.web import converters  # noqa: F401  registers <problem:...>
 
 urlpatterns = [
@@ -17,6 +17,7 @@ urlpatterns = [
     path("rankings/model-runs/", apis.ModelRunRankingApi.as_view(), name="api-ranking-model-runs"),
     path("rankings/compare/", apis.ModelRunCompareApi.as_view(), name="api-ranking-compare"),
     path("users/<str:username>/", apis.UserDetailApi.as_view(), name="api-user-detail"),
+    path("prompts/", prompt_views.PromptPackApi.as_view(), name="api-prompts"),
     path("tests/", testmode_apis.TestCreateApi.as_view(), name="api-test-create"),
     path("tests/<int:test_id>/", testmode_apis.TestDetailApi.as_view(), name="api-test-detail"),
 ]

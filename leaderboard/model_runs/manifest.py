@@ -27,6 +27,7 @@ MAX_TOKENS = 2 ** 63 - 1  # what the database's column holds
 MAX_TURN_BUDGET = 1_000_000
 MAX_WALL_TIME_S = 10 ** 9  # about 32 years
 SUITE_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+SUITE_VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 PROMPT_PACK_RE = re.compile(r"pp-[0-9a-f]{12}")  # evaluator/prompts.py pack_version
 
@@ -49,6 +50,7 @@ class Manifest:
     precision: str | None = None
     suite: str = "arena"
     prompt_pack: str | None = None  # the prompt pack's version the attempts were generated from (`arena prompts`)
+    suite_version: str | None = None  # the suite version the attempts answered; default: its version at upload
 
     def as_protocol(self) -> Protocol:
         """The :class:`~leaderboard.metrics.Protocol` every score of this run is shown with."""
@@ -210,6 +212,8 @@ class ManifestSerializer(serializers.Serializer):
                   pattern_label="a suite name (lower-case letters, digits, '-' and '_')")
     prompt_pack = _Text(max_length=15, pattern=PROMPT_PACK_RE, required=False,
                         pattern_label="a prompt pack version such as pp-1a2b3c4d5e6f (`arena prompts`)")
+    suite_version = _Text(max_length=32, pattern=SUITE_VERSION_RE, required=False,
+                          pattern_label="a version such as 2026.12 (letters, digits, '.', '-' and '_')")
 
     def validate_turn_budget(self, value: int) -> int:
         protocol = self.initial_data.get("protocol")

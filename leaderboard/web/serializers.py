@@ -35,8 +35,25 @@ class ProblemDetailOutputSerializer(ProblemOutputSerializer):
                                                         "roofline", "is_active"]
 
 
+class VerificationOutputSerializer(serializers.Serializer):
+    state = serializers.CharField(help_text="verified (intervals overlap), flagged (they do not), pending or failed")
+    submission_id = serializers.IntegerField(help_text="the re-measurement")
+    speedup = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    other_host = serializers.BooleanField(allow_null=True)
+
+
 class RankingEntryOutputSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
+    rank_best = serializers.IntegerField(allow_null=True, help_text="1 + rows significantly faster")
+    rank_worst = serializers.IntegerField(allow_null=True)
+    evaluations = serializers.IntegerField(help_text="evaluations of this code pooled into the figure")
+    estimator = serializers.CharField(help_text="how the speedup was formed")
+    protocol_revision = serializers.IntegerField(allow_null=True)
+    problem_version = serializers.IntegerField(allow_null=True)
+    timed = serializers.BooleanField(help_text="false on a CPU profile: the timings are pipeline checks, no speedup")
+    verification = VerificationOutputSerializer(allow_null=True)
     username = serializers.CharField()
     submission_id = serializers.IntegerField()
     model_run_id = serializers.IntegerField(allow_null=True, help_text="set when the solution is a model run's attempt")
@@ -114,6 +131,12 @@ class RunScoresOutputSerializer(serializers.Serializer):
     problems_not_scorable = serializers.IntegerField()
     problems_not_attempted = serializers.IntegerField()
     correct_attempts = serializers.IntegerField()
+    intervals = serializers.DictField(child=serializers.ListField(child=serializers.FloatField()),
+                                      help_text="95 % bootstrap intervals over problems: pass_at_k, fast_1, fast_1_5, "
+                                                "fast_2, geomean -> [low, high]")
+    status = serializers.CharField()
+    timed = serializers.BooleanField(help_text="false on a CPU profile: verdicts only, no speed figures")
+    protocol_revision = serializers.IntegerField(allow_null=True)
 
 
 class ModelRunOutputSerializer(serializers.Serializer):
@@ -136,6 +159,20 @@ class ModelRunOutputSerializer(serializers.Serializer):
     api_url = serializers.SerializerMethodField()
     protocol = serializers.SerializerMethodField()
     scores = serializers.SerializerMethodField()
+    suite_version = serializers.CharField()
+    standing = serializers.SerializerMethodField(
+        help_text="ranked, unfinished (attempts without a final verdict), partial (misses problems of its suite "
+                  "version) or other-version; only ranked runs get a rank")
+    rank = serializers.SerializerMethodField(help_text="[best, worst] rank range in this ranking (1 + runs "
+                                                       "significantly better .. N - runs significantly worse); null "
+                                                       "when not ranked")
+
+    def get_standing(self, obj) -> str:
+        return getattr(getattr(obj, "score", None), "status", None) or "unfinished"
+
+    def get_rank(self, obj) -> list[int] | None:
+        span = getattr(obj, "rank_range", None)
+        return list(span) if span else None
 
     def _absolute(self, path: str) -> str:
         request = self.context.get("request")

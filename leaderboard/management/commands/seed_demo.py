@@ -22,10 +22,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from evaluator.contract.result import empty_document
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION, empty_document
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 from leaderboard.rankings.generations import rankings_changed
 from leaderboard.rankings.services import run_score_refresh
+from leaderboard.submissions.fingerprint import source_key
 from leaderboard.submissions.queueing import job_timeout_s
 from problems.registry import CATEGORIES
 
@@ -119,7 +120,9 @@ def _document(problem: Problem, verdict: str, speedup: float | None, baseline_us
     if speedup is not None:
         solution_us = baseline_us / speedup
         doc["timing"] = {"method": "demo", "baseline": {"median_us": baseline_us}, "solution": {"median_us": solution_us},
-                         "speedup": speedup, "speedup_ci": [speedup * 0.97, speedup * 1.03]}
+                         "speedup": speedup, "speedup_ci": [speedup * 0.97, speedup * 1.03],
+                         "protocol_revision": TIMING_PROTOCOL_REVISION,
+                         "speedup_estimator": "median of per-iteration ratios (demo)"}
         doc["roofline"] = {"time_us": roofline_us, "bound": "link", "solution_fraction": roofline_us / solution_us,
                            "baseline_fraction": roofline_us / baseline_us}
     return doc
@@ -188,43 +191,77 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
                        baseline_median_us=((doc["timing"] or {}).get("baseline") or {}).get("median_us"),
                        solution_median_us=((doc["timing"] or {}).get("solution") or {}).get("median_us"),
                        roofline_fraction=(doc["roofline"] or {}).get("solution_fraction"),
-                       problem_version=1, problem_hash=doc["problem"]["content_hash"])
-                for s, (_, doc) in zip(created, pending)
+                       problem_version=1, problem_hash=doc["problem"]["content_hash"],
+                       protocol_revision=(doc["timing"] or {}).get("protocol_revision"),
+                       speedup_estimator=(doc["timing"] or {}).get("speedup_estimator") or "", worker=s.worker)
+                for s, (_, doc) in zip(created, pending) if doc is not None
             ], batch_size=BATCH)
+            for s, (_, doc) in zip(created, pending):
+                if doc is not None and doc["verdict"] == "passed" and s.model_run_id is None and s.remeasure_of is None:
+                    passed_solo.append((s, doc))
             total["submissions"] += len(created)
             pending.clear()
 
-        def add(user, problem: Problem, profile: str, verdict: str, speedup: float | None,
-                run: ModelRun | None = None, attempt: int | None = None) -> None:
+        passed_solo: list[tuple[Submission, dict]] = []
+
+        def add(user, problem: Problem, profile: str, verdict: str | None, speedup: float | None,
+                run: ModelRun | None = None, attempt: int | None = None, variant: int = 0) -> None:
+            # The source names what makes it a distinct solution: a user's repeats of one variant are the same code.
+            text = DEMO_SOURCE + f"_DEMO = {problem.id!r}, {run.pk if run else user.pk}, {attempt or 0}, {variant}\n"
+            done = verdict is not None
             submission = Submission(
                 user=user, problem=problem, profile=profile, problem_version=1, problem_hash=problem.content_hash,
-                filename=f"attempt_{attempt}.py" if attempt else "solution.py", source=DEMO_SOURCE,
-                sha256=hashlib.sha256(f"{problem.id}-{run.pk if run else user.pk}-{attempt}".encode()).hexdigest(),
-                state=Submission.State.FINISHED, verdict=verdict, job_id="demo", enqueue_count=1,
-                enqueued_at=now, job_timeout_s=timeout, worker="demo", started_at=now, finished_at=now,
-                model_run=run, attempt=attempt,
+                filename=f"attempt_{attempt}.py" if attempt else "solution.py", source=text,
+                sha256=hashlib.sha256(text.encode()).hexdigest(), source_key=source_key(text),
+                state=Submission.State.FINISHED if done else Submission.State.QUEUED, verdict=verdict,
+                job_id="demo", enqueue_count=1, enqueued_at=now, job_timeout_s=timeout,
+                worker=f"demo-host-{rng.randrange(2) + 1}" if done else "", started_at=now if done else None,
+                finished_at=now if done else None, model_run=run, attempt=attempt,
             )
             doc = _document(problem, verdict, speedup, baseline_us[problem.id] * rng.uniform(.97, 1.03),
-                            baseline_us[problem.id] * roof_share[problem.id])
+                            baseline_us[problem.id] * roof_share[problem.id]) if done else None
             pending.append((submission, doc))
             if len(pending) >= BATCH:
                 flush()
 
+        unfinished = {run.pk for i, run in enumerate(run_rows) if runs >= 2 and i % 7 == 1}
+        partial = {run.pk for i, run in enumerate(run_rows) if runs >= 3 and i % 7 == 2 and len(demo) > 1}
         for run in run_rows:
             skill, speed = rng.gauss(-0.3, 1.0), rng.gauss(0.05, 0.2)
             coverage = rng.uniform(min(max(min_coverage, 0.0), 1.0), 1.0)
-            for problem in demo:
-                if coverage < 1.0 and rng.random() > coverage:
+            skipped = demo[-1].id if run.pk in partial else None  # a partial run: finished, one problem missing
+            for number, problem in enumerate(demo):
+                if problem.id == skipped or (coverage < 1.0 and rng.random() > coverage):
                     continue
                 for attempt in range(1, attempts + 1):
                     verdict, speedup = _outcome(rng, skill, difficulty[problem.id],
                                                 speed + speed_offset[problem.id])
+                    if run.pk in unfinished and number >= len(demo) // 2:  # still being evaluated
+                        verdict, speedup = None, None
                     add(run.user, problem, run.profile, verdict, speedup, run, attempt)
-        for person in people:  # hand-written solutions to a third of the problems each
+        for person in people:  # hand-written solutions to a third of the problems each, some resubmitted
             for problem in rng.sample(demo, max(1, len(demo) // 3)):
+                profile = rng.choice(PROFILES)
                 verdict, speedup = _outcome(rng, 1.0, difficulty[problem.id], 0.15 + speed_offset[problem.id])
-                add(person, problem, rng.choice(PROFILES), verdict, speedup)
+                add(person, problem, profile, verdict, speedup)
+                if verdict == "passed" and rng.random() < 0.3:  # the same code again: pooled, never best-of-N
+                    for _ in range(rng.randrange(1, 4)):
+                        add(person, problem, profile, "passed", round(speedup * math.exp(rng.gauss(0, 0.08)), 4))
         flush()
+
+        # Re-measurements of some passed solo results on GPU profiles: most agree, a few do not (flagged).
+        for original, doc in list(passed_solo):
+            if original.profile.startswith("cpu") or rng.random() > 0.15:
+                continue
+            agrees = rng.random() < 0.8
+            factor = rng.uniform(0.995, 1.005) if agrees else rng.uniform(0.6, 0.8)
+            speedup = round(doc["timing"]["speedup"] * factor, 4)
+            add(original.user, original.problem, original.profile, "passed", speedup)
+            pending[-1][0].source, pending[-1][0].source_key = original.source, original.source_key
+            pending[-1][0].sha256, pending[-1][0].remeasure_of = original.sha256, original
+        passed_solo.clear()
+        flush()
+        ModelRun.objects.filter(pk__in=unfinished).update(state=ModelRun.State.RUNNING, finished_at=None)
 
         for run in run_rows:
             run_score_refresh(model_run_id=run.pk)

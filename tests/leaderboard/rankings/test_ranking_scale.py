@@ -15,8 +15,8 @@ from leaderboard.services import problems_sync
 pytestmark = pytest.mark.django_db
 
 # The most queries each page may make, on any amount of data.
-BOUNDS = {"ranking": 4, "ranking_filtered": 4, "ranking_csv": 3, "run": 4, "run_attempts_csv": 4, "compare": 8,
-          "problem": 6, "user": 5, "api_ranking": 3, "api_run": 4, "api_compare": 7}
+BOUNDS = {"ranking": 6, "ranking_filtered": 6, "ranking_csv": 3, "run": 4, "run_attempts_csv": 4, "compare": 8,
+          "problem": 9, "user": 5, "api_ranking": 4, "api_run": 4, "api_compare": 7}
 
 
 def _urls() -> dict[str, str]:
@@ -57,9 +57,13 @@ def test_ranking_page_with_a_hundred_runs_is_a_few_queries(client, django_assert
     seed_demo(runs=100, problems=6, attempts=3, users=5, seed=3, log=lambda _: None)
     with django_assert_max_num_queries(BOUNDS["ranking"]):
         html = client.get("/runs/?per_page=100").content.decode()
-    assert html.count("data-run=") == 100
+    assert html.count("data-run=") == 100  # ranked and, listed apart, unranked
+    assert 'data-status="unfinished"' in html and 'data-status="partial"' in html
     with django_assert_max_num_queries(BOUNDS["api_ranking"]):
-        assert client.get("/api/rankings/model-runs/?page_size=100").json()["count"] == 100
+        ranked = client.get("/api/rankings/model-runs/?page_size=100").json()
+    unranked = client.get("/api/rankings/model-runs/?page_size=100&standing=unranked").json()
+    assert ranked["count"] + unranked["count"] == 100 and unranked["count"] > 0
+    assert all(r["rank"] for r in ranked["results"]) and not any(r["rank"] for r in unranked["results"])
 
 
 def test_seed_demo_fills_marks_and_replaces_demo_data_only(problems, capsys):
@@ -67,10 +71,18 @@ def test_seed_demo_fills_marks_and_replaces_demo_data_only(problems, capsys):
     call_command("seed_demo", runs=4, problems=10, attempts=2, users=3)
     assert ModelRun.objects.filter(is_demo=True).count() == 4 and ModelRun.objects.count() == 4
     assert Problem.objects.filter(suite="demo").count() == 10
-    assert Submission.objects.filter(model_run__isnull=False).count() == 4 * 10 * 2  # full coverage by default
-    assert Result.objects.count() == Submission.objects.count()
+    assert Submission.objects.filter(model_run__isnull=False).count() == 4 * 10 * 2 - 2  # all but the partial run's
+    assert Result.objects.count() == Submission.objects.filter(state="finished").count()
     assert RunScore.objects.count() == 4 and all(s.pass_at_k is not None for s in RunScore.objects.all())
-    assert all(r.state == "finished" and r.attempts_done == r.attempts_total == 20 for r in ModelRun.objects.all())
+    # run 2 is still being evaluated (unfinished, with its progress), run 3 misses a problem (partial): neither is
+    # ranked; the others are finished and ranked
+    states = [(r.state, r.attempts_done, r.attempts_total, r.score.status) for r in ModelRun.objects.order_by("id")]
+    assert states == [("finished", 20, 20, "ranked"), ("running", 10, 20, "unfinished"),
+                      ("finished", 18, 18, "partial"), ("finished", 20, 20, "ranked")]
+    # repeats of the same code, and re-measurements linked to what they check
+    solo = Submission.objects.filter(model_run__isnull=True, remeasure_of__isnull=True)
+    assert solo.values("source_key").distinct().count() < solo.count()
+    assert Submission.objects.filter(remeasure_of__isnull=False, result__isnull=False).exists()
     assert "seeded 10 problems, 3 users, 4 runs" in capsys.readouterr().out
 
     problems_sync()  # the registry sync leaves demo problems alone

@@ -20,8 +20,12 @@ redis_url=$($py -c 'import os, django; os.environ.setdefault("DJANGO_SETTINGS_MO
 # queue when their pause is over. Evaluations and checks run like on a GPU host: plain `rq worker`, no Django.
 $py manage.py rqworker web --with-scheduler >var/worker-web.log 2>&1 &
 workers=($!)
-for queue in checks cpu-gloo-2 cpu-gloo-4; do
-  .venv/bin/rq worker "$queue" --url "$redis_url" --path . >"var/worker-$queue.log" 2>&1 &
+.venv/bin/rq worker checks --url "$redis_url" --path . >var/worker-checks.log 2>&1 &
+workers+=($!)
+# Each CPU profile's worker serves its fast lane first: RQ takes jobs from the queues in the order given, so an
+# unranked test (`<profile>-test`, POST /api/tests/) never waits behind ranked evaluations or a model run's attempts.
+for queue in cpu-gloo-2 cpu-gloo-4; do
+  .venv/bin/rq worker "$queue-test" "$queue" --url "$redis_url" --path . >"var/worker-$queue.log" 2>&1 &
   workers+=($!)
 done
 # The reaper: re-enqueues what Redis lost and what dead workers dropped (docs/operations.md).

@@ -9,6 +9,8 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django import forms
+from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
@@ -22,6 +24,17 @@ from portal.accounts import services
 
 
 class SignupForm(UserCreationForm):
+    email = forms.EmailField(required=True, help_text="For password resets; never shown on the site.")
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].strip()
+        if get_user_model().objects.filter(email__iexact=email).exists():
+            raise ValidationError("An account with this e-mail address exists; reset its password instead.")
+        return email
+
     def clean_username(self):
         username = super().clean_username()
         if not username:  # Django's own check already refused it
@@ -45,7 +58,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 user = services.user_create(username=form.cleaned_data["username"],
-                                            password=form.cleaned_data["password1"])
+                                            password=form.cleaned_data["password1"],
+                                            email=form.cleaned_data["email"])
             except ValidationError as exc:
                 form.add_error("username", exc.message_dict["username"])
             else:

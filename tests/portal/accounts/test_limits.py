@@ -60,11 +60,12 @@ def test_sign_ups_are_throttled_per_address():
         client = Client(REMOTE_ADDR="203.0.113.12")
         for n in range(3):
             response = client.post(reverse("signup"), {"username": f"bot{n}", "password1": "correct-horse-battery-9",
-                                                       "password2": "correct-horse-battery-9"})
+                                                       "password2": "correct-horse-battery-9",
+                                                       "email": f"bot{n}@example.org"})
             assert response.status_code == 302
             client.post(reverse("logout"))
         response = client.post(reverse("signup"), {"username": "bot9", "password1": "correct-horse-battery-9",
-                                                   "password2": "correct-horse-battery-9"})
+                                                   "password2": "correct-horse-battery-9", "email": "bot9@example.org"})
         _assert_429_page(response, "Too many sign-ups")
         assert get_user_model().objects.filter(username__startswith="bot").count() == 3
 

@@ -172,6 +172,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     })
+    # Tests get a file too, not memory: threads and processes of one test then share it as a deployment's do.
+    DATABASES["default"].setdefault("TEST", {}).setdefault(
+        "NAME", str(_default_sqlite.parent / f"test-{os.getpid()}.sqlite3"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- queues ---------------------------------------------------------------------------------------------
@@ -264,8 +267,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "portal.accounts.views.locked_out"
-AXES_CLIENT_IP_CALLABLE = "leaderboard.web.throttles.client_ip"
+AXES_CLIENT_IP_CALLABLE = "leaderboard.web.throttles.axes_client_ip"
 AXES_VERBOSE = False
+AXES_DISABLE_ACCESS_LOG = True  # failed attempts are kept (they make the lockout); successful log-ins are not
 # Proxies in front of gunicorn that append the client's address to X-Forwarded-For (0: trust REMOTE_ADDR only).
 ARENA_TRUSTED_PROXIES = env_int("ARENA_TRUSTED_PROXIES", 0)
 LOGIN_URL = "login"

@@ -19,7 +19,6 @@ from leaderboard.model_runs.layout import read_archive
 from leaderboard.models import ModelRun, Problem, Submission, Trajectory
 from leaderboard.names import invisible_character
 from leaderboard.rankings import generations
-from leaderboard.rankings.selectors import current_suite_version
 from leaderboard.rankings.services import run_score_refresh
 from leaderboard.submissions import queueing, validation
 from leaderboard.submissions import services as submission_services
@@ -84,12 +83,14 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
     if earlier is not None and not is_demo:
         raise ValidationError({"archive": f"{name}: you uploaded this very archive already, as model run "
                                           f"#{earlier}; its results are on that run's page."})
-    pending = ModelRun.objects.filter(user=user).exclude(state=ModelRun.State.FINISHED).count()
-    if pending >= settings.ARENA_MAX_PENDING_RUNS_PER_USER:
-        raise ValidationError(f"You already have {pending} model runs being evaluated; the limit is "
-                              f"{settings.ARENA_MAX_PENDING_RUNS_PER_USER}. Upload this one when one has finished.")
 
     with transaction.atomic():
+        submission_services.user_lock(user)  # the limits are counted under the user's row lock
+        pending = ModelRun.objects.filter(user=user).exclude(state=ModelRun.State.FINISHED).count()
+        if pending >= settings.ARENA_MAX_PENDING_RUNS_PER_USER:
+            raise ValidationError(f"You already have {pending} model runs being evaluated; the limit is "
+                                  f"{settings.ARENA_MAX_PENDING_RUNS_PER_USER}. Upload this one when one has finished.")
+        submission_services.evaluation_budget_check(user, len(parsed.attempts))
         run = ModelRun.objects.create(
             user=user, model=manifest.model, provider=manifest.provider, mode=manifest.protocol, k=manifest.k,
             turn_budget=manifest.turn_budget, tokens=manifest.tokens, wall_time_s=manifest.wall_time_s,

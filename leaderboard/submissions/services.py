@@ -8,7 +8,7 @@ at the end is stored by ``results``; what Redis lost is settled by ``reaper``.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from typing import Any
 
@@ -37,17 +37,42 @@ def submission_create(*, user, problem: Problem | str, profile: str, filename: s
     name = validation.filename_clean(filename)
     validation.filename_check(problem, name)
     text = validation.source_validate(source)
-    pending = Submission.objects.filter(user=user, state__in=[Submission.State.QUEUED, Submission.State.RUNNING],
-                                        model_run__isnull=True)  # a model run's attempts have a limit of their own
-    if pending.count() >= settings.ARENA_MAX_PENDING_PER_USER:
-        raise ValidationError(f"You already have {settings.ARENA_MAX_PENDING_PER_USER} submissions waiting or "
-                              f"running. Wait for some to finish, then submit again.")
 
     with transaction.atomic():
+        user_lock(user)  # the limits below are counted under the user's row lock, so concurrent uploads queue up here
+        pending = Submission.objects.filter(user=user, state__in=[Submission.State.QUEUED, Submission.State.RUNNING],
+                                            model_run__isnull=True)  # a model run's attempts have their own limit
+        if pending.count() >= settings.ARENA_MAX_PENDING_PER_USER:
+            raise ValidationError(f"You already have {settings.ARENA_MAX_PENDING_PER_USER} submissions waiting or "
+                                  f"running. Wait for some to finish, then submit again.")
+        evaluation_budget_check(user, 1)
         submission = queueing.submission_row(user=user, problem=problem, profile=profile, filename=name, text=text)
         submission.save()
         queueing.enqueue_after_commit(submission)
     return submission
+
+
+def user_lock(user) -> None:
+    """Locks the user's row until the transaction ends (SELECT ... FOR UPDATE; on SQLite every transaction already
+    holds the write lock, settings' IMMEDIATE mode): one user's quota checks and writes happen one at a time."""
+    type(user).objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).first()
+
+
+def evaluation_budget_check(user, count: int) -> None:
+    """Refuses ``count`` new evaluations (a submission, or a model run's attempts) that would take the user past
+    settings.ARENA_EVALUATIONS_PER_HOUR started in the last hour. Staff are exempt. Call under :func:`user_lock`."""
+    budget = settings.ARENA_EVALUATIONS_PER_HOUR
+    if getattr(user, "is_staff", False) or budget <= 0:
+        return
+    used = Submission.objects.filter(user=user, created_at__gte=timezone.now() - timedelta(hours=1)).count()
+    if used + count > budget:
+        left = max(budget - used, 0)
+        what = "This model run has" if count > 1 else "This submission is"
+        raise ValidationError(
+            f"{what} {count} evaluation{'s' if count != 1 else ''}; you may start {budget} an hour and have "
+            f"{left} left now ({used} started in the last hour). "
+            + ("Split the run by problems and upload the parts an hour apart, or ask an operator to raise your "
+               "budget." if count > 1 else "Try again later."))
 
 
 def submission_changed(submission: Submission) -> None:

@@ -22,12 +22,17 @@ from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import validation
+from leaderboard.web.throttles import ApiAnonThrottle, ApiUserThrottle, UploadThrottle
 from leaderboard.web.serializers import (AttemptOutputSerializer, BestSolutionOutputSerializer,
                                          ModelRunDetailOutputSerializer, ModelRunOutputSerializer,
                                          ProblemDetailOutputSerializer, ProblemOutputSerializer,
                                          ProtocolOutputSerializer, RankingEntryOutputSerializer, ScoreBreakdown,
                                          SubmissionOutputSerializer)
 from leaderboard.web import cache  # cache.cached_page: the public read API is cached (leaderboard/web/cache.py)
+
+
+# Creating work is limited per user (form and API alike), on top of the API's own per-user and per-address rates.
+UPLOAD_THROTTLES = [ApiAnonThrottle, ApiUserThrottle, UploadThrottle]
 
 
 def exception_handler(exc, context):
@@ -113,6 +118,7 @@ class SubmissionCreateApi(APIView):
     """
 
     permission_classes = [IsAuthenticated]
+    throttle_classes = UPLOAD_THROTTLES
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     class InputSerializer(serializers.Serializer):
@@ -183,6 +189,7 @@ class ModelRunCreateApi(APIView):
     """
 
     permission_classes = [IsAuthenticated]
+    throttle_classes = UPLOAD_THROTTLES
     parser_classes = [MultiPartParser]
 
     @extend_schema_serializer(component_name="ModelRunUpload")
@@ -237,10 +244,6 @@ class ModelRunRankingApi(APIView):
         page = serializers.IntegerField(required=False, min_value=1, default=1)
         page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
                                              default=tables.DEFAULT_PER_PAGE)
-        standing = serializers.ChoiceField(
-            choices=[rankings.RANKED, rankings.UNRANKED, rankings.ALL], required=False, default=rankings.RANKED,
-            help_text="ranked (default: finished runs covering their current suite version, with rank ranges), "
-                      "unranked (unfinished, partial or of another version: listed apart, never ranked) or all")
 
     @extend_schema(operation_id="rankings_model_runs", parameters=[
         InputSerializer,
@@ -260,16 +263,11 @@ class ModelRunRankingApi(APIView):
             raise DrfValidationError({name: [e["message"] for e in errors]
                                       for name, errors in filters.errors.get_json_data().items()})
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
-        runs = rankings.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
+        runs = rankings.model_run_ranking(filters=filters, user=user, sort=data["sort"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
-        ranges = (rankings.model_run_rank_ranges(runs=runs, sort=data["sort"])
-                  if data["standing"] == rankings.RANKED else {})
-        rows = list(page.object_list)
-        for run in rows:
-            run.rank_range = ranges.get(run.pk)
         return Response({"count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
-                         "standing": data["standing"], "rank_metric": rankings.rank_metric(data["sort"]),
-                         "results": ModelRunOutputSerializer(rows, many=True, context={"request": request}).data})
+                         "results": ModelRunOutputSerializer(page.object_list, many=True,
+                                                             context={"request": request}).data})
 
 
 @method_decorator(cache.cached_page(scopes=cache.comparison_scopes), name="dispatch")
@@ -294,11 +292,7 @@ class ModelRunCompareApi(APIView):
                          "a": ModelRunOutputSerializer(comparison.a, context=context).data,
                          "b": ModelRunOutputSerializer(comparison.b, context=context).data,
                          "a_breakdown": scores.run_score(comparison.a_score),
-                         "b_breakdown": scores.run_score(comparison.b_score),
-                         "differences": [scores.difference(d) for d in comparison.differences],
-                         "significant": comparison.any_significant,
-                         "summary": "significant difference" if comparison.any_significant
-                         else "no significant difference"})
+                         "b_breakdown": scores.run_score(comparison.b_score)})
 
 
 @method_decorator(cache.cached_page(scopes=cache.problem_page_scopes), name="dispatch")

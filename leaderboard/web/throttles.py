@@ -14,6 +14,7 @@ with the same header. Reading pages (GET) is never limited here.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import math
 from typing import Callable, Iterable
 
@@ -36,6 +37,16 @@ def client_ip(request: HttpRequest) -> str:
         if hops:
             return hops[-min(proxies, len(hops))]
     return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+def axes_client_ip(request: HttpRequest) -> str | None:
+    """:func:`client_ip` for django-axes, which stores it in an address column: None when there is no address."""
+    ip = client_ip(request)
+    try:
+        ipaddress.ip_address(ip)
+    except ValueError:
+        return None
+    return ip
 
 
 class _Throttle(SimpleRateThrottle):

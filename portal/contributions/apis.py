@@ -12,6 +12,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.web.throttles import ApiAnonThrottle, ApiUserThrottle, UploadThrottle
 from portal.contributions import selectors, services
 from portal.contributions.models import ProblemProposal
 from problems.registry import CATEGORIES
@@ -107,6 +108,7 @@ class ProposalListCreateApi(APIView):
     """``GET``: your own problem proposals. ``POST``: propose a problem (see ``CREATE_DESCRIPTION``)."""
 
     permission_classes = [IsAuthenticated]
+    throttle_classes = [ApiAnonThrottle, ApiUserThrottle, UploadThrottle]  # UploadThrottle: POST only
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     @extend_schema(operation_id="proposals_list", description=LIST_DESCRIPTION,

@@ -11,11 +11,13 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from leaderboard.web.exports import exportable
+from leaderboard.web.throttles import UploadThrottle, throttled
 from portal.contributions import exports, selectors, services
 from portal.contributions.forms import PROBLEM_FILES, ProposalForm, ReviewForm
 
 
 @login_required
+@throttled(UploadThrottle, what="uploads")
 def proposal_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ProposalForm(request.POST, request.FILES)

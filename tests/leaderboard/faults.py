@@ -1,6 +1,8 @@
 """Real processes for the fault tests: a Redis server of their own that they can stop and restart (no persistence,
-so a restart loses everything, as in production), RQ workers started as `manage.py rqworker` subprocesses, a way
-to kill a worker and everything it started with SIGKILL, and a way to make PostgreSQL refuse the test database."""
+so a restart loses everything, as in production), RQ workers started as `make run` starts them (the web worker as
+`manage.py rqworker web`, the evaluation worker as `rq worker` with nothing of Django or the database in its
+environment), a way to kill a worker and everything it started with SIGKILL, and a way to make PostgreSQL refuse the
+test database."""
 
 from __future__ import annotations
 
@@ -94,20 +96,35 @@ def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
+def evaluation_worker_env(redis_url: str, **extra: str) -> dict[str, str]:
+    """What `make run` gives the evaluation worker (`env -i`): no database, SECRET_KEY or Django settings."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
+           "REDIS_URL": redis_url, "ARENA_WORKER_KEY": TEST_WORKER_KEY, "PYTHONUNBUFFERED": "1"}
+    env.update(extra)
+    return env
+
+
 class Worker:
-    """`python manage.py rqworker QUEUE...` in a subprocess; its output goes to a log file the test can show."""
+    """A worker in a subprocess, started as `make run` starts it: `python manage.py rqworker web` for the web queue
+    (Django, the database), `rq worker --worker-class evaluator.worker.ArenaWorker --serializer JSON QUEUE...` for
+    evaluation queues (``evaluation_worker_env`` only). Its output goes to a log file the test can show."""
 
     def __init__(self, log: Path, redis_url: str, *queues: str, burst: bool = False, scheduler: bool = False,
                  **env: str):
-        args = [sys.executable, "manage.py", "rqworker", *queues]
+        if "web" in queues:
+            args = [sys.executable, "manage.py", "rqworker", *queues]
+            environ = worker_env(redis_url, **env)
+        else:
+            args = [str(Path(sys.executable).parent / "rq"), "worker", "--worker-class", "evaluator.worker.ArenaWorker",
+                    "--serializer", "rq.serializers.JSONSerializer", "--url", redis_url, "--path", str(ROOT), *queues]
+            environ = evaluation_worker_env(redis_url, **env)
         if burst:
             args.append("--burst")
         if scheduler:
             args.append("--with-scheduler")
         self.log = log
         self._out = log.open("ab")
-        self.process = subprocess.Popen(args, cwd=ROOT, env=worker_env(redis_url, **env), stdout=self._out,
-                                        stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(args, cwd=ROOT, env=environ, stdout=self._out, stderr=subprocess.STDOUT)
 
     @property
     def pid(self) -> int:

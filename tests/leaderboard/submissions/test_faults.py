@@ -1,4 +1,5 @@
-"""Faults with real processes: `manage.py rqworker` subprocesses, a redis-server of the tests' own that they kill
+"""Faults with real processes: worker subprocesses started as `make run` starts them (the evaluation worker apart from
+the web worker, with no database in its environment), a redis-server of the tests' own that they kill
 and restart (no persistence, so it comes back empty), and PostgreSQL refusing the database for a while. Each ends
 with every submission finished or back in the queue, and with exactly one result per submission in the rankings.
 
@@ -15,8 +16,11 @@ from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
 import redis
 from django.conf import settings
 from django.utils import timezone
-from rq import Queue, SimpleWorker
+from rq import Queue
 from rq.job import Job
+from rq.serializers import JSONSerializer
+
+from evaluator.worker import ArenaSimpleWorker
 
 from leaderboard.submissions.reaper import submissions_reap
 from leaderboard.submissions.services import submission_create
@@ -81,6 +85,32 @@ def _recorded_once(*submissions: Submission) -> None:
     assert len(ranking) == 1 and ranking[0].submission_id in {s.pk for s in submissions}
 
 
+def _queue(name: str, conn) -> Queue:
+    return Queue(name, connection=conn, serializer=JSONSerializer)
+
+
+def _serve(tmp_path, spare_redis, until, *, timeout: float, what: str, web_env: dict | None = None, **env: str) -> str:
+    """Runs an evaluation worker (cpu-gloo-2) and the web worker, two processes as `make run` starts them, until
+    ``until()`` holds; stops both and returns their logs."""
+    evaluation = Worker(tmp_path / "eval.log", spare_redis.url, "cpu-gloo-2", **env)
+    web = Worker(tmp_path / "web.log", spare_redis.url, "web", **(web_env or {}))
+    try:
+        try:
+            wait_for(until, timeout=timeout, interval=0.2, what=what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; evaluation worker:\n{evaluation.output()}\nweb worker:\n{web.output()}") \
+                from None
+    finally:
+        evaluation.stop()
+        web.stop()
+    return evaluation.output() + web.output()
+
+
+def _finished(*submissions: Submission):
+    return lambda: Submission.objects.filter(pk__in=[s.pk for s in submissions], state="finished").count() == len(
+        submissions)
+
+
 def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(spare_redis, problems, user, tmp_path):
     conn = spare_redis.client()
     submission = _submit(user, SLOW_CORRECT)
@@ -88,7 +118,7 @@ def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(sp
     killed_worker = Worker(tmp_path / "w1.log", spare_redis.url, "cpu-gloo-2")
 
     def job():
-        return Job.fetch(first_job, connection=conn)
+        return Job.fetch(first_job, connection=conn, serializer=JSONSerializer)
 
     wait_for(lambda: job().get_status() == "started", timeout=20, what="the worker to start the job")
     wait_for(lambda: len(descendants(killed_worker.pid)) >= 3, timeout=10, what="the work horse and its 2 ranks")
@@ -97,9 +127,9 @@ def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(sp
     wait_for(lambda: not alive(killed), timeout=10, what="the killed processes to be gone")
 
     assert job().get_status() == "started"  # nobody is left to say otherwise
-    web = Queue("web", connection=conn)
+    web = _queue("web", conn)
     assert [j.func_name for j in web.jobs] == [MARK_RUNNING]  # no result will ever come
-    SimpleWorker([web], connection=conn).work(burst=True)
+    ArenaSimpleWorker([web], connection=conn).work(burst=True)
     submission.refresh_from_db()
     assert submission.state == "running"
 
@@ -113,12 +143,11 @@ def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(sp
     assert report.requeued == [submission.pk]
     submission.refresh_from_db()
     assert (submission.state, submission.enqueue_count) == ("queued", 2)
-    assert Queue("cpu-gloo-2", connection=conn).job_ids == [f"submission-{submission.pk}-2"]
+    assert _queue("cpu-gloo-2", conn).job_ids == [f"submission-{submission.pk}-2"]
 
-    survivor = Worker(tmp_path / "w2.log", spare_redis.url, "cpu-gloo-2", "web", burst=True)
-    survivor.wait(timeout=60)
+    logs = _serve(tmp_path, spare_redis, _finished(submission), timeout=60, what="the new attempt to finish")
     submission.refresh_from_db()
-    assert (submission.state, submission.verdict) == ("finished", "passed"), survivor.output()
+    assert (submission.state, submission.verdict) == ("finished", "passed"), logs
     assert submission.job_id == f"submission-{submission.pk}-2"
     _recorded_once(submission)
 
@@ -129,11 +158,11 @@ def test_submissions_queued_when_redis_restarts_or_is_down_are_requeued_and_eval
     body = {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()}
     lost = api_client.post("/api/submissions/", body, format="json")
     assert lost.status_code == 201
-    assert Queue("cpu-gloo-2", connection=conn).count == 1
+    assert _queue("cpu-gloo-2", conn).count == 1
 
     spare_redis.restart()  # no persistence: the queue is gone
     conn = spare_redis.client()
-    assert Queue("cpu-gloo-2", connection=conn).count == 0
+    assert _queue("cpu-gloo-2", conn).count == 0
 
     spare_redis.stop()
     never_queued = api_client.post("/api/submissions/", body, format="json")  # Redis is down: stored, not queued
@@ -145,14 +174,13 @@ def test_submissions_queued_when_redis_restarts_or_is_down_are_requeued_and_eval
     assert set(Submission.objects.filter(pk__in=ids).values_list("state", flat=True)) == {"queued"}
     report = submissions_reap(now=_later(settings.ARENA_REAP_GRACE_S + 1))
     assert sorted(report.requeued) == ids
-    assert sorted(Queue("cpu-gloo-2", connection=conn).job_ids) == sorted(f"submission-{i}-2" for i in ids)
+    assert sorted(_queue("cpu-gloo-2", conn).job_ids) == sorted(f"submission-{i}-2" for i in ids)
 
-    worker = Worker(tmp_path / "w.log", spare_redis.url, "cpu-gloo-2", "web", burst=True)
-    worker.wait(timeout=60)
+    submissions = list(Submission.objects.filter(pk__in=ids))
+    logs = _serve(tmp_path, spare_redis, _finished(*submissions), timeout=60, what="both to finish")
     submissions = list(Submission.objects.filter(pk__in=ids))
     for submission in submissions:
-        assert (submission.state, submission.verdict, submission.enqueue_count) == ("finished", "passed", 2), \
-            worker.output()
+        assert (submission.state, submission.verdict, submission.enqueue_count) == ("finished", "passed", 2), logs
     _recorded_once(*submissions)
 
 
@@ -163,13 +191,12 @@ def test_a_job_past_its_limit_is_retried_then_ends_as_infra_error(spare_redis, p
     submission = _submit(user, HANGING)
     assert submission.job_timeout_s == 3
 
-    worker = Worker(tmp_path / "w.log", spare_redis.url, "cpu-gloo-2", "web", burst=True,
-                    ARENA_JOB_TIMEOUT_FACTOR="0.007", ARENA_MAX_ENQUEUES="2")
-    worker.wait(timeout=60)
+    # the job's limit is set where it is enqueued: the web worker re-enqueues the second attempt
+    logs = _serve(tmp_path, spare_redis, _finished(submission), timeout=60, what="both attempts to end",
+                  web_env={"ARENA_JOB_TIMEOUT_FACTOR": "0.007", "ARENA_MAX_ENQUEUES": "2"})
 
     submission.refresh_from_db()
-    assert (submission.state, submission.verdict, submission.enqueue_count) == ("finished", "infra_error", 2), \
-        worker.output()
+    assert (submission.state, submission.verdict, submission.enqueue_count) == ("finished", "infra_error", 2), logs
     message = submission.result.document["message"]
     assert "ran past the job's limit of 3 s" in message and "Attempt 2 of 2" in message
     assert Result.objects.filter(submission=submission).count() == 1
@@ -183,7 +210,7 @@ def _failed_reply(conn) -> Job | None:
         if len(parts) != 3:
             continue
         try:
-            job = Job.fetch(parts[2], connection=conn)
+            job = Job.fetch(parts[2], connection=conn, serializer=JSONSerializer)
         except Exception:
             continue
         if job.func_name == RECORD_RESULT and (job.retries_left or 0) < REPLY_RETRIES:
@@ -195,11 +222,13 @@ def test_a_result_arriving_while_the_database_is_down_is_stored_once_it_is_back(
                                                                                  tmp_path):
     conn = spare_redis.client()
     submission = _submit(user, CORRECT.read_text())
-    worker = None
+    worker = evaluation = None
     try:
         with DatabaseBlock() as database:
-            worker = Worker(tmp_path / "w.log", spare_redis.url, "cpu-gloo-2", "web", scheduler=True,
-                            ARENA_REPLY_RETRY_INTERVALS=",".join(["1"] * REPLY_RETRIES))
+            # the worker host sets how often its replies are retried; the web worker's scheduler brings them back
+            evaluation = Worker(tmp_path / "eval.log", spare_redis.url, "cpu-gloo-2",
+                                ARENA_REPLY_RETRY_INTERVALS=",".join(["1"] * REPLY_RETRIES))
+            worker = Worker(tmp_path / "w.log", spare_redis.url, "web", scheduler=True)
             reply = wait_for(lambda: _failed_reply(conn), timeout=40, interval=0.2,
                              what="the result's reply to fail on the unreachable database")
             database.lift()
@@ -207,10 +236,11 @@ def test_a_result_arriving_while_the_database_is_down_is_stored_once_it_is_back(
             wait_for(lambda: Submission.objects.filter(pk=submission.pk, state="finished").exists(), timeout=30,
                      interval=0.2, what="the retried reply to store the result")
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; the worker's log:\n{worker.output()}") from None
+            raise AssertionError(f"{exc}; the worker's log:\n{worker.output()}\n{evaluation.output()}") from None
     finally:
-        if worker is not None:
-            worker.stop()
+        for process in (evaluation, worker):
+            if process is not None:
+                process.stop()
 
     assert 'database "' in worker.output() and "is not currently accepting connections" in worker.output()
     reply.refresh()

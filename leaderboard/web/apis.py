@@ -244,6 +244,10 @@ class ModelRunRankingApi(APIView):
         page = serializers.IntegerField(required=False, min_value=1, default=1)
         page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
                                              default=tables.DEFAULT_PER_PAGE)
+        standing = serializers.ChoiceField(
+            choices=[rankings.RANKED, rankings.UNRANKED, rankings.ALL], required=False, default=rankings.RANKED,
+            help_text="ranked (default: finished runs covering their current suite version, with rank ranges), "
+                      "unranked (unfinished, partial or of another version: listed apart, never ranked) or all")
 
     @extend_schema(operation_id="rankings_model_runs", parameters=[
         InputSerializer,
@@ -263,11 +267,16 @@ class ModelRunRankingApi(APIView):
             raise DrfValidationError({name: [e["message"] for e in errors]
                                       for name, errors in filters.errors.get_json_data().items()})
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
-        runs = rankings.model_run_ranking(filters=filters, user=user, sort=data["sort"])
+        runs = rankings.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
+        ranges = (rankings.model_run_rank_ranges(runs=runs, sort=data["sort"])
+                  if data["standing"] == rankings.RANKED else {})
+        rows = list(page.object_list)
+        for run in rows:
+            run.rank_range = ranges.get(run.pk)
         return Response({"count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
-                         "results": ModelRunOutputSerializer(page.object_list, many=True,
-                                                             context={"request": request}).data})
+                         "standing": data["standing"], "rank_metric": rankings.rank_metric(data["sort"]),
+                         "results": ModelRunOutputSerializer(rows, many=True, context={"request": request}).data})
 
 
 @method_decorator(cache.cached_page(scopes=cache.comparison_scopes), name="dispatch")
@@ -292,7 +301,11 @@ class ModelRunCompareApi(APIView):
                          "a": ModelRunOutputSerializer(comparison.a, context=context).data,
                          "b": ModelRunOutputSerializer(comparison.b, context=context).data,
                          "a_breakdown": scores.run_score(comparison.a_score),
-                         "b_breakdown": scores.run_score(comparison.b_score)})
+                         "b_breakdown": scores.run_score(comparison.b_score),
+                         "differences": [scores.difference(d) for d in comparison.differences],
+                         "significant": comparison.any_significant,
+                         "summary": "significant difference" if comparison.any_significant
+                         else "no significant difference"})
 
 
 @method_decorator(cache.cached_page(scopes=cache.problem_page_scopes), name="dispatch")

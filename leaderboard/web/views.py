@@ -51,20 +51,24 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
     problem = catalogue.problem_detail(problem_id=problem_id)
     profile = catalogue.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
     published = request.GET.get("published") in ("1", "true", "yes")
-    ranking = rankings.problem_ranking(problem=problem, profile=profile, published=published) if profile else []
+    measured = rankings.problem_measurement(problem=problem, profile=profile, query=request.GET)
+    ranking = rankings.problem_ranking(problem=problem, profile=profile, published=published,
+                                       version=measured.version, revision=measured.revision) if profile else []
     table = tables.problem_ranking_table()
     if table.wants_export(request, main=True):
         return table.export(request, ranking, filename=f"ranking-{problem.id.replace('/', '-')}-{profile}",
-                            meta={"problem": problem.id, "problem_version": problem.version, "profile": profile,
+                            meta={"problem": problem.id, "problem_version": measured.version, "profile": profile,
+                                  "protocol_revision": measured.revision, "timed": measured.timed,
                                   "published_only": published})
-    speedups = rankings.problem_speedups(problem=problem, profile=profile) if profile else []
+    speedups = rankings.problem_speedups(problem=problem, profile=profile, version=measured.version,
+                                         revision=measured.revision) if profile else []
     ranked = table.context(request, ranking)
     chart = {
         "labels": [e.model or e.username for e in ranked["rows"]],
         "speedups": [e.speedup for e in ranked["rows"]],
         "submissions": [e.submission_id for e in ranked["rows"]],
         "profile": profile,
-    }
+    } if measured.timed else None
     return render(request, "leaderboard/problem_detail.html", {
         "problem": problem,
         "profile": PROFILES.get(profile) if profile else None,
@@ -77,6 +81,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "distribution": _distribution(speedups),
         "speedup_data": {"speedups": speedups, "profile": profile},
         "published_only": published,
+        "measured": measured,
         "best_solutions": _best_solutions(ranking[:3]),
         "history": _history_chart(problem, profile, published),
     })
@@ -249,13 +254,33 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     """The overall ranking of model runs, filtered by hardware, precision, protocol and k."""
     filters = rankings.model_run_filters(request.GET or None)
     table = tables.run_ranking_table()
-    runs = rankings.model_run_ranking(filters=filters)
+    sort = request.GET.get("sort")
+    runs = rankings.model_run_ranking(filters=filters, standing=rankings.RANKED, sort=sort or tables.RUN_DEFAULT_SORT)
+    unranked_table = tables.run_ranking_table(prefix="unranked_", name="unranked")
+    unranked = rankings.model_run_ranking(filters=filters, standing=rankings.UNRANKED,
+                                          sort=request.GET.get("unranked_sort") or "-created")
     if table.wants_export(request, main=True):
         return table.export(request, runs, filename="model-runs", meta={"filters": filters.active()})
+    if unranked_table.wants_export(request, main=False):
+        return unranked_table.export(request, unranked, filename="model-runs-unranked",
+                                     meta={"filters": filters.active()})
     points = overview.score_against_cost(runs)
+    ranked_context = table.context(request, runs)
+    ranges = rankings.model_run_rank_ranges(runs=runs, sort=sort)
+    for run in ranked_context["rows"]:
+        run.rank_range = ranges.get(run.pk)
     return render(request, "leaderboard/model_run_list.html", {
-        "form": filters.form, "table": table.context(request, runs), **_url_prefixes(),
+        "form": filters.form, "table": ranked_context, "unranked": _unranked_context(request, unranked_table, unranked),
+        "rank_metric": rankings.rank_metric(sort), **_url_prefixes(),
         "pareto": {"points": [vars(p) for p in points]} if points else None})
+
+
+def _unranked_context(request: HttpRequest, table: tables.Table, runs) -> dict:
+    """Runs listed apart (unfinished, partial, other versions), newest first: one query whatever they are, at most
+    MAX_PER_PAGE rows on the page (the export has them all)."""
+    rows = list(table.sorted(request, runs)[:tables.MAX_PER_PAGE])
+    return {"name": table.name, "rows": rows, "headers": table.headers(request),
+            "export": {fmt: f"?format={fmt}&table={table.name}" for fmt in tables.EXPORT_FORMATS}}
 
 
 def _url_prefixes() -> dict[str, str]:

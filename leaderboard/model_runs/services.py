@@ -23,7 +23,6 @@ from leaderboard.rankings.selectors import current_suite_version
 from leaderboard.rankings.services import run_score_refresh
 from leaderboard.submissions import queueing, validation
 from leaderboard.submissions import services as submission_services
-from leaderboard.submissions import services as submission_services
 
 
 def archive_upload_read(upload) -> bytes:

@@ -38,7 +38,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="pkb-gpu-"))
     os.environ["ARENA_SUITES_DIR"] = str(work / "suites")
 
-    from evaluator import pkb
+    from evaluator.suites.pkb import importer as pkb
     from evaluator.host.evaluate import evaluate
     from evaluator.contract.spec import EvalSpec
     from problems import registry

@@ -198,7 +198,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
         body, ctype = encode({}, {"archive": Path(args.model_run)})
         created = _request(f"{portal}/api/model-runs/", args.token, body, ctype)
-        print(f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued")
+        url = created.get("url") or f"{portal}/runs/{created['id']}/"
+        print(f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued: {url}",
+              flush=True)
         if args.no_follow:
             return 0
         seen: list[Any] = [None]
@@ -223,7 +225,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
                           "source": path.read_text()}).encode()
     created = _request(f"{portal}/api/submissions/", args.token, payload, "application/json")
-    print(f"submission {created['id']} queued on {args.hardware}")
+    url = created.get("url") or f"{portal}/submissions/{created['id']}/"
+    print(f"submission {created['id']} queued on {args.hardware}: {url}", flush=True)
     if args.no_follow:
         return 0
     final = _follow(f"{portal}/api/submissions/{created['id']}/", args.token,
@@ -315,7 +318,7 @@ def cmd_prompts(args: argparse.Namespace) -> int:
 
 
 def cmd_import_pkb(args: argparse.Namespace) -> int:
-    from evaluator.pkb import import_checkout
+    from evaluator.suites.pkb.importer import import_checkout
 
     report = import_checkout(Path(args.path), Path(args.into) if args.into else None, probe=not args.no_probe,
                              probe_profile=args.probe_profile, jobs=args.jobs)
@@ -398,7 +401,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader stopped reading (`arena problems | head`): end quietly, as other command-line tools do. Point
+        # stdout at /dev/null so that the interpreter's last flush at exit does not fail on the closed pipe again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

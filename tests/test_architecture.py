@@ -26,11 +26,7 @@ BRIDGE = "leaderboard.beyond_contract"
 
 # Cycles known today, each to be removed by the owner of its modules; delete an entry once its cycle is gone (the test
 # warns when an entry no longer matches a cycle).
-ALLOWED_CYCLES: list[frozenset[str]] = [
-    # evaluator/: the evaluator's engineer is removing these two (pkb <-> runner, rank <-> timing).
-    frozenset({"evaluator.pkb", "evaluator.runner"}),
-    frozenset({"evaluator.rank", "evaluator.timing"}),
-]
+ALLOWED_CYCLES: list[frozenset[str]] = []
 
 
 def _module_name(path: Path) -> str:

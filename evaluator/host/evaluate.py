@@ -92,7 +92,7 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     profile = get_profile(spec.profile, allow_smoke=True)
     problem = get(spec.problem_id)
     if problem.imported and not imported_inner:
-        from evaluator.pkb import evaluate_imported
+        from evaluator.suites.pkb.evaluate import evaluate_imported
 
         return evaluate_imported(spec, problem, workdir_parent, keep_workdir)
     params = problem.params(profile.preset, spec.params)

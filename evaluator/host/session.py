@@ -182,7 +182,7 @@ class Session:
             judge_error = next((m for p in self.judges for m in p.messages if m.get("kind") == "judge_error"), None)
             if judge_error and judge_error.get("imported"):
                 # An imported suite's reference is the ground truth; when it fails on these inputs the run cannot
-                # be judged, and the suite's input decision (evaluator/pkb.py) takes it from here.
+                # be judged, and the suite's input decision (evaluator/suites/pkb/) takes it from here.
                 raise Stop("runtime_error", f"the imported problem's reference failed on rank "
                                             f"{judge_error.get('rank')}: {judge_error['message']}",
                            traceback=judge_error.get("traceback", ""))

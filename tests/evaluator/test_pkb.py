@@ -1,4 +1,4 @@
-"""ParallelKernelBench interoperability (evaluator/pkb.py, problems/imported.py), on CPU ranks over gloo, against
+"""ParallelKernelBench interoperability (evaluator/suites/pkb/, problems/imported.py), on CPU ranks over gloo, against
 the small fake checkout that tests/evaluator/pkb_fake.py writes (see there for its four problems)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import pkb
+from evaluator.suites.pkb import evaluate as pkb_evaluate, importer, names, probe
 from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 from problems import registry
@@ -28,7 +28,7 @@ def imported(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ARENA_SUITES_DIR", str(base / "suites"))
         registry.clear_caches()
-        report = pkb.import_checkout(checkout)
+        report = importer.import_checkout(checkout)
         yield report, checkout
     registry.clear_caches()
 
@@ -123,7 +123,7 @@ def test_without_import_probe_the_decision_is_made_at_evaluation(tmp_path, monke
     monkeypatch.setenv("ARENA_SUITES_DIR", str(tmp_path / "suites"))
     registry.clear_caches()
     try:
-        report = pkb.import_checkout(checkout, probe=False)
+        report = importer.import_checkout(checkout, probe=False)
         assert report.ok and report.commit == "unknown"
         assert all(e.inputs == "undecided" for e in report.problems)
         source = (checkout / "reference" / "4_expert_split_by_counts.py").read_text()
@@ -132,7 +132,7 @@ def test_without_import_probe_the_decision_is_made_at_evaluation(tmp_path, monke
         assert doc["problem"]["inputs"] == "original (reference fails on random inputs)"
         assert "at evaluation" in doc["problem"]["inputs_decision"] and doc["phases"]["input_probe"] > 0
         # Recorded for the next evaluation on this host (outside the content hash).
-        assert pkb.recorded_decision(registry.get("pkb/4_expert_split_by_counts"), "cpu-gloo-2")[0] == "original"
+        assert probe.recorded_decision(registry.get("pkb/4_expert_split_by_counts"), "cpu-gloo-2")[0] == "original"
         doc = run("pkb/1_all_reduce", CONSTANT_CHEAT, trials=2)
         assert doc["verdict"] == "wrong_output" and doc["problem"]["inputs"] == "randomized"
     finally:
@@ -150,7 +150,7 @@ def test_malformed_checkout_is_refused_naming_what_is_missing(tmp_path, monkeypa
     checkout = write_checkout(tmp_path / "checkout", git=False)
     breakage(checkout)
     monkeypatch.setenv("ARENA_SUITES_DIR", str(tmp_path / "suites"))
-    report = pkb.import_checkout(checkout, probe=False)
+    report = importer.import_checkout(checkout, probe=False)
     assert not report.ok
     assert fragment in report.summary() and "refused" in report.summary()
     assert not (tmp_path / "suites").exists() or not any((tmp_path / "suites").iterdir())
@@ -162,7 +162,7 @@ def test_a_reference_without_solution_is_skipped_and_reported(tmp_path, monkeypa
     monkeypatch.setenv("ARENA_SUITES_DIR", str(tmp_path / "suites"))
     registry.clear_caches()
     try:
-        report = pkb.import_checkout(checkout, probe=False)
+        report = importer.import_checkout(checkout, probe=False)
         assert report.ok and len(report.problems) == 4
         assert "5_broken.py: defines no `solution`" in report.summary()
     finally:
@@ -174,14 +174,14 @@ def test_edited_checkout_is_an_infra_error_until_reimported_and_the_version_move
     monkeypatch.setenv("ARENA_SUITES_DIR", str(tmp_path / "suites"))
     registry.clear_caches()
     try:
-        assert pkb.import_checkout(checkout, probe=False).ok
+        assert importer.import_checkout(checkout, probe=False).ok
         before = registry.get("pkb/2_all_gather").content_hash
         ref = checkout / "reference" / "2_all_gather.py"
         ref.write_text(ref.read_text() + "\n# edited\n")
         doc = run("pkb/2_all_gather", CORRECT_ALL_REDUCE)
         assert doc["verdict"] == "infra_error" and "import-pkb" in doc["message"]
         registry.clear_caches()
-        assert pkb.import_checkout(checkout, probe=False).ok
+        assert importer.import_checkout(checkout, probe=False).ok
         after = registry.get("pkb/2_all_gather")
         assert after.version == 2 and after.content_hash != before
         assert registry.get("pkb/1_all_reduce").version == 1
@@ -194,10 +194,10 @@ def test_suite_folder_that_is_not_an_import_is_never_overwritten(tmp_path):
     precious = tmp_path / "mine"
     precious.mkdir()
     (precious / "notes.txt").write_text("keep")
-    report = pkb.import_checkout(checkout, into=precious, probe=False)
+    report = importer.import_checkout(checkout, into=precious, probe=False)
     assert not report.ok and "not a suite written by" in report.summary()
     assert (precious / "notes.txt").read_text() == "keep"
-    bad = pkb.import_checkout(checkout, into=tmp_path / "collectives", probe=False)
+    bad = importer.import_checkout(checkout, into=tmp_path / "collectives", probe=False)
     assert not bad.ok and "taken by the built-in suite" in bad.summary()
 
 
@@ -215,34 +215,34 @@ def test_load_problems_gives_imported_problems_their_own_rows(imported, db):
 
 def test_paths_the_ranks_read_for_an_imported_problem(imported):
     report, checkout = imported
-    paths = pkb.rank_read_paths(registry.get("pkb/1_all_reduce"))
+    paths = pkb_evaluate.rank_read_paths(registry.get("pkb/1_all_reduce"))
     assert paths == [report.suite_dir, checkout]
-    assert pkb.rank_read_paths(registry.get("collectives/all_reduce")) == []
+    assert pkb_evaluate.rank_read_paths(registry.get("collectives/all_reduce")) == []
 
 
 def test_solution_file_names(imported):
-    ok = pkb.solution_filename_ok
+    ok = names.solution_filename_ok
     assert ok("pkb/2_all_gather", "2_all_gather_cuda.py") is None
     assert ok("pkb/2_all_gather", "2_all_gather_parallelkittens.py") is None
     assert ok("pkb/2_all_gather", "solution.py") is None
     assert "problem 3" in ok("pkb/2_all_gather", "3_matmul_all_reduce_triton.py")
     assert "backend 'cutlass'" in ok("pkb/2_all_gather", "2_all_gather_cutlass.py")
     assert ok("collectives/all_reduce", "2_all_gather_cuda.py") is None
-    assert pkb.problem_for_solution_filename("3_matmul_all_reduce_triton.py") == "pkb/3_matmul_all_reduce"
-    assert pkb.problem_for_solution_filename("solution.py") is None
+    assert names.problem_for_solution_filename("3_matmul_all_reduce_triton.py") == "pkb/3_matmul_all_reduce"
+    assert names.problem_for_solution_filename("solution.py") is None
 
 
 def test_category_inference():
-    assert pkb.infer_category("all_to_all") == ("collectives", "all_to_all")
-    assert pkb.infer_category("all_reduce") == ("collectives", "all_reduce")
-    assert pkb.infer_category("matmul_reduce_scatter")[0] == "tensor-parallel"
-    assert pkb.infer_category("moe_all_to_all_dispatch")[0] == "expert-parallel"
-    assert pkb.infer_category("ring_attention")[0] == "sequence-parallel"
-    assert pkb.infer_category("fsdp_all_gather")[0] == "data-parallel"
-    assert pkb.infer_category("vocab_parallel_cross_entropy")[0] == "vocab-parallel"
-    assert pkb.infer_category("pipeline_send_recv")[0] == "pipeline"
-    assert pkb.infer_category("distributed_fft")[0] == "non-llm"
-    assert pkb.infer_category("mystery") == ("non-llm", "default")
+    assert importer.infer_category("all_to_all") == ("collectives", "all_to_all")
+    assert importer.infer_category("all_reduce") == ("collectives", "all_reduce")
+    assert importer.infer_category("matmul_reduce_scatter")[0] == "tensor-parallel"
+    assert importer.infer_category("moe_all_to_all_dispatch")[0] == "expert-parallel"
+    assert importer.infer_category("ring_attention")[0] == "sequence-parallel"
+    assert importer.infer_category("fsdp_all_gather")[0] == "data-parallel"
+    assert importer.infer_category("vocab_parallel_cross_entropy")[0] == "vocab-parallel"
+    assert importer.infer_category("pipeline_send_recv")[0] == "pipeline"
+    assert importer.infer_category("distributed_fft")[0] == "non-llm"
+    assert importer.infer_category("mystery") == ("non-llm", "default")
 
 
 def test_arena_import_pkb_and_eval_from_the_command_line(tmp_path):

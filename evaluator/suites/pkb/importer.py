@@ -1,64 +1,26 @@
-"""ParallelKernelBench (PKB) interoperability: ``arena import-pkb PATH [--into DIR]`` (docs/pkb.md).
-
-A PKB checkout that the user has holds ``reference/<id>_<name>.py`` files, each exporting ``solution(*inputs)``
-built on torch.distributed, and ``utils/input_output_tensors.py`` whose ``create_input_tensor`` builds a rank's
-inputs. This module reads such a checkout and writes an *imported suite* (default ``$ARENA_SUITES_DIR/pkb``):
-``suite.toml`` (where the checkout is, which commit) and one problem folder per reference file, holding a
-generated ``problem.toml``, a generated statement and a small adapter ``reference.py`` that loads the checkout's
-files by absolute path at evaluation time (``problems/imported.py``). None of the checkout's code or text is
-copied. The registry then finds the problems as ``pkb/<id>_<name>`` (``problems.registry.get``/``catalogue``).
-
-Inputs. Because some PKB inputs are constants, imported problems are evaluated on *randomized* inputs (every
-floating-point input replaced by seeded random values; see ``problems/imported.py``) unless the reference
-itself fails on them, in which case the checkout's *original* inputs are used and every result says so. The
-decision comes from a trusted run of the reference alone (no user code loaded; NaN/Inf outputs count as a
-failure), on randomized inputs and, if they fail, on original inputs:
-  - at import, on ``cpu-gloo-2`` (CPU, gloo, 2 ranks, the ``small`` preset), written to each problem's
-    ``probe.toml``; a reference that cannot run on the CPU at all leaves the problem ``undecided``;
-  - at evaluation, on the evaluation's own profile, when nothing conclusive was recorded, or when a
-    randomized evaluation ended in ``runtime_error``/``timeout`` (the trusted run then tells whether the
-    reference or the solution failed). What an evaluation learns is recorded in ``probe.toml`` too.
-``probe.toml`` is not part of the content hash, so a portal and a worker that imported the same commit agree
-on problem hashes whatever their hosts could run.
-"""
+"""Reading a ParallelKernelBench checkout and writing it as an imported suite (`arena import-pkb`)."""
 
 from __future__ import annotations
 
 import ast
 import concurrent.futures
-import dataclasses
 import datetime as dt
 import json
 import os
-import posixpath
 import re
 import shutil
 import subprocess
-import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from problems.registry import (CATEGORIES, SUITE_FILE, Problem, ProblemError, clear_caches, get, load_problem,
+from problems.registry import (CATEGORIES, SUITE_FILE, ProblemError, clear_caches, get, load_problem,
                                suite_name_error, suites_root)
 
-SOURCE = "ParallelKernelBench"
-DEFAULT_SUITE = "pkb"
-BACKENDS = ("cuda", "triton", "parallelkittens")
-REFERENCE_DIR = "reference"
-INPUTS_FILE = "utils/input_output_tensors.py"
-GENERATOR = "create_input_tensor"
-REFERENCE_NAME = re.compile(r"^(?P<number>\d+)_(?P<name>[A-Za-z0-9][A-Za-z0-9_]*)\.py$")
-TOLERANCE = 1e-2  # PKB's own absolute and relative tolerance
-WORLD_SIZES = (2, 4, 8)
-# The checkout's default base shape and dtype on GPUs; a smaller float32 size for the CPU profiles.
-PRESETS = {"small": ("float32", "256x256"), "bench": ("bfloat16", "1024x1024")}
-PROBE_FILE = "probe.toml"
-IMPORT_PROFILE = "cpu-gloo-2"
-PROBE_SEED = 20_240_601  # fixed, so two hosts importing the same commit probe the same inputs
-PROBE_TIMEOUTS = {"setup": 90.0, "correctness": 90.0, "timing": 10.0}
-ORIGINAL_LABEL = "original (reference fails on random inputs)"
+from evaluator.suites.pkb.probe import decide, record_probe
+from evaluator.suites.pkb import toml_str, SOURCE, DEFAULT_SUITE, BACKENDS, REFERENCE_DIR, INPUTS_FILE, GENERATOR, REFERENCE_NAME, TOLERANCE, WORLD_SIZES, PRESETS, IMPORT_PROFILE
+
 
 # Category from the name's words, first rule that matches wins (so "matmul_all_reduce" is tensor-parallel and
 # "moe_all_to_all" expert-parallel); a name that matches none is filed under non-llm and the report says so.
@@ -89,7 +51,6 @@ def infer_category(name: str) -> tuple[str, str]:
     return "non-llm", "default"
 
 
-# -- the report --------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -141,7 +102,6 @@ class CheckoutError(ValueError):
     pass
 
 
-# -- reading a checkout ------------------------------------------------------------------------------------
 
 
 def _defines(tree: ast.Module, name: str) -> bool:
@@ -225,11 +185,8 @@ def checkout_commit(root: Path) -> tuple[str, bool]:
     return commit, dirty
 
 
-# -- writing the suite -------------------------------------------------------------------------------------
 
 
-def _toml_str(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _title(name: str) -> str:
@@ -239,7 +196,7 @@ def _title(name: str) -> str:
 
 def _problem_toml(number: int, name: str, file_rel: str, file_sha: str, inputs_sha: str, commit: str,
                   suite: str, category: str, rule: str, version: int) -> str:
-    files = ", ".join(_toml_str(f"{number}_{name}_{b}.py") for b in BACKENDS)
+    files = ", ".join(toml_str(f"{number}_{name}_{b}.py") for b in BACKENDS)
     presets = "".join(
         f'\n[presets.{preset}]\ndtype = "{dtype}"\nbase_shape = "{shape}"\n'
         f'inputs = "randomized"  # the evaluator sets this per run: "randomized" or "original" (docs/pkb.md)\n'
@@ -247,10 +204,10 @@ def _problem_toml(number: int, name: str, file_rel: str, file_sha: str, inputs_s
     tolerances = "".join(f"\n[tolerance.{dtype}]\natol = {TOLERANCE}\nrtol = {TOLERANCE}\n"
                          for dtype in sorted({d for d, _ in PRESETS.values()}))
     return f"""# Written by `arena import-pkb` from a {SOURCE} checkout; re-run the import rather than editing this file.
-title = {_toml_str(f"{_title(name)} ({SOURCE} {number})")}
+title = {toml_str(f"{_title(name)} ({SOURCE} {number})")}
 category = "{category}"
 version = {version}
-summary = {_toml_str(f"{SOURCE} problem {number} ({name}), imported at commit {commit[:12]}; evaluated against "
+summary = {toml_str(f"{SOURCE} problem {number} ({name}), imported at commit {commit[:12]}; evaluated against "
                      f"its own reference on randomized inputs where the reference accepts them.")}
 world_sizes = [{", ".join(map(str, WORLD_SIZES))}]
 tags = ["imported", "{suite}"]
@@ -260,17 +217,17 @@ source = "{SOURCE}"
 suite = "{suite}"
 commit = "{commit}"
 number = {number}
-name = {_toml_str(name)}
-file = {_toml_str(file_rel)}
+name = {toml_str(name)}
+file = {toml_str(file_rel)}
 file_sha256 = "{file_sha}"
 inputs_file = "{INPUTS_FILE}"
 inputs_sha256 = "{inputs_sha}"
-category_rule = {_toml_str(rule)}
+category_rule = {toml_str(rule)}
 solution_files = [{files}]
 
 [source]
-codebase = {_toml_str(f"{SOURCE} (imported at commit {commit[:12]})")}
-function = {_toml_str(f"{file_rel}: solution")}
+codebase = {toml_str(f"{SOURCE} (imported at commit {commit[:12]})")}
+function = {toml_str(f"{file_rel}: solution")}
 {presets}{tolerances}
 [roofline]
 # Imported problems carry no byte or FLOP model: results show timings and speedups without a roofline.
@@ -384,7 +341,7 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
         (stage / SUITE_FILE).write_text(
             f"# Written by `arena import-pkb`; the registry reads the suite's problems from the folders beside it.\n"
             f'generated_by = "arena import-pkb"\nsource = "{SOURCE}"\nsuite = "{target.name}"\n'
-            f"checkout = {_toml_str(str(root))}\ncommit = \"{report.commit}\"\ndirty = {str(dirty).lower()}\n"
+            f"checkout = {toml_str(str(root))}\ncommit = \"{report.commit}\"\ndirty = {str(dirty).lower()}\n"
             f'imported_at = "{dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}"\n')
         for number, name, ref in references:
             folder_name = f"{number}_{name}"
@@ -434,115 +391,6 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
             entry.reason = "not probed (--no-probe): decided at evaluation"
     return report
 
-
-# -- which inputs: the trusted probe -----------------------------------------------------------------------
-
-# Appended to the checkout's reference source to make the stand-in that a trusted run evaluates: the reference
-# itself, as a solution, refusing non-finite outputs. It imports nothing of this project, so it passes the
-# evaluator's static checks like any honest solution would.
-_PROBE_WRAPPER = """
-
-# --- appended by the evaluator (evaluator/pkb.py): the reference above, refusing NaN/Inf outputs ---
-import torch as _arena_torch
-
-_arena_reference_solution = solution
-
-
-def solution(*inputs):
-    out = _arena_reference_solution(*inputs)
-    for t in (out if isinstance(out, (tuple, list)) else (out,)):
-        if isinstance(t, _arena_torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() \\
-                and not bool(_arena_torch.isfinite(t).all()):
-            raise FloatingPointError("the reference gives NaN or Inf on these inputs")
-    return out
-"""
-
-
-def _probe_source(problem: Problem) -> str:
-    """The stand-in's source: the checkout's reference file (read from the checkout, never stored here) plus
-    the wrapper above."""
-    from problems.imported import CheckoutChanged, ImportedProblem
-
-    bound = ImportedProblem(problem.path)
-    changed = bound.changed()
-    if changed:
-        raise CheckoutChanged(changed)
-    return bound.reference_file.read_text(encoding="utf-8") + _PROBE_WRAPPER
-
-
-@dataclass(frozen=True)
-class ProbeOutcome:
-    accepted: bool | None  # None: the run could not tell (the reference could not be loaded or run here)
-    reason: str
-    seconds: float
-
-
-def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[str, float] | None = None
-                    ) -> ProbeOutcome:
-    """Runs the imported reference alone (no user code) on ``inputs`` ("randomized" or "original") on
-    ``profile``: accepted when it runs, gives finite outputs and agrees with itself."""
-    from evaluator.host.evaluate import evaluate
-    from evaluator.contract.spec import EvalSpec
-
-    started = time.monotonic()
-    spec = EvalSpec(problem_id=problem_id, solution_source=_probe_source(get(problem_id)),
-                    profile=profile, solution_name="reference_probe.py", trials=2, measure_timing=False,
-                    seed=PROBE_SEED, params={"inputs": inputs}, timeouts=dict(timeouts or PROBE_TIMEOUTS))
-    doc = evaluate(spec, imported_inner=True)
-    verdict, message = doc.get("verdict"), (doc.get("message") or "")[:300]
-    seconds = round(time.monotonic() - started, 3)
-    if verdict == "passed":
-        return ProbeOutcome(True, "", seconds)
-    if verdict in ("runtime_error", "timeout", "wrong_output"):
-        return ProbeOutcome(False, f"{verdict}: {message}", seconds)
-    return ProbeOutcome(None, f"{verdict}: {message}", seconds)
-
-
-def decide(problem_id: str, profile: str, timeouts: dict[str, float] | None = None) -> tuple[str, str, float]:
-    """("randomized" | "original" | "undecided", why, seconds) from trusted reference-only runs on ``profile``."""
-    rnd = probe_reference(problem_id, profile, "randomized", timeouts)
-    if rnd.accepted:
-        return "randomized", "", rnd.seconds
-    if rnd.accepted is None:
-        return "undecided", f"the reference could not be run on {profile} ({rnd.reason})", rnd.seconds
-    orig = probe_reference(problem_id, profile, "original", timeouts)
-    seconds = rnd.seconds + orig.seconds
-    if orig.accepted:
-        return "original", f"the reference fails on random inputs ({rnd.reason})", seconds
-    return "undecided", (f"on {profile} the reference fails on original inputs too ({orig.reason}); "
-                         f"decided on the evaluation's profile"), seconds
-
-
-def read_probes(problem: Problem) -> dict[str, dict[str, Any]]:
-    try:
-        return tomllib.loads((problem.path / PROBE_FILE).read_text()).get("profiles", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-
-
-def record_probe(folder: Path, profile: str, preset: str, inputs: str, reason: str) -> None:
-    """Adds or replaces one profile's decision in ``probe.toml`` (atomically; best effort)."""
-    path = folder / PROBE_FILE
-    try:
-        entries = tomllib.loads(path.read_text()).get("profiles", {}) if path.is_file() else {}
-    except (OSError, tomllib.TOMLDecodeError):
-        entries = {}
-    entries[profile] = {"inputs": inputs, "reason": reason, "preset": preset,
-                        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    text = ["# Which inputs this problem's reference accepts, per hardware profile, from trusted runs of the",
-            "# reference alone (docs/pkb.md). Not part of the problem's content hash; safe to delete.", ""]
-    for name, e in sorted(entries.items()):
-        text.append(f"[profiles.{_toml_str(name)}]")
-        text += [f"{k} = {_toml_str(str(v))}" for k, v in e.items()]
-        text.append("")
-    tmp = path.with_name(f".{PROBE_FILE}.{os.getpid()}")
-    try:
-        tmp.write_text("\n".join(text))
-        tmp.replace(path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-
-
 def _probe_all(report: ImportReport, profile: str, jobs: int | None) -> None:
     from evaluator.contract.profiles import get_profile
 
@@ -560,168 +408,3 @@ def _probe_all(report: ImportReport, profile: str, jobs: int | None) -> None:
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(one, report.problems))
-
-
-def recorded_decision(problem: Problem, profile: str) -> tuple[str | None, str]:
-    """A conclusive recorded decision, this profile's first, then any other profile's (a reference that
-    rejects random values rejects them whatever the size); (None, "") when there is none."""
-    probes = read_probes(problem)
-    ordered = [profile] + sorted(p for p in probes if p != profile)
-    for name in ordered:
-        e = probes.get(name) or {}
-        if e.get("inputs") in ("randomized", "original"):
-            where = "at import" if name == IMPORT_PROFILE else "by an earlier evaluation"
-            return e["inputs"], f"decided {where} on {name}" + (f": {e['reason']}" if e.get("reason") else "")
-    return None, ""
-
-
-# -- evaluation --------------------------------------------------------------------------------------------
-
-_DECIDED_HERE: dict[tuple[str, str, str], tuple[str, str]] = {}
-
-
-def evaluate_imported(spec, problem: Problem, workdir_parent: str | None = None,
-                      keep_workdir: bool = False) -> dict[str, Any]:
-    """``runner.evaluate`` for a problem of an imported suite: picks randomized or original inputs (see the
-    module docstring), evaluates, and says in ``doc["problem"]["inputs"]`` which inputs were used."""
-    from evaluator.host.evaluate import evaluate
-    from problems.imported import ImportedProblem
-
-    started = time.monotonic()
-    changed = ImportedProblem(problem.path).changed()
-    if changed:
-        from evaluator.contract.result import Verdict, empty_document
-
-        doc = empty_document()
-        doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
-                          "suite": problem.suite, "imported": dict(problem.imported or {})}
-        doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"this worker cannot evaluate {problem.id}: {changed}"
-        return doc
-
-    probe_seconds = 0.0
-    requested = (spec.params or {}).get("inputs")
-    probed_now = False
-    if requested:
-        mode, why = requested, "requested by the evaluation spec"
-    else:
-        mode, why = recorded_decision(problem, spec.profile)
-        key = (problem.id, problem.content_hash, spec.profile)
-        if mode is None and key in _DECIDED_HERE:
-            mode, why = _DECIDED_HERE[key]
-        if mode is None:
-            mode, reason, probe_seconds = decide(problem.id, spec.profile, spec.timeouts)
-            probed_now = True
-            if mode == "undecided":  # the reference cannot run even on original inputs: let the run show it
-                mode, why = "randomized", f"undecided: {reason}"
-            else:
-                why = f"decided at evaluation on {spec.profile}" + (f": {reason}" if reason else "")
-                _DECIDED_HERE[key] = (mode, why)
-                record_probe(problem.path, spec.profile, _preset_of(spec.profile), mode, reason)
-
-    def run(inputs: str) -> dict[str, Any]:
-        inner = dataclasses.replace(spec, params={**(spec.params or {}), "inputs": inputs})
-        return evaluate(inner, workdir_parent, keep_workdir, imported_inner=True)
-
-    doc = run(mode)
-    if mode == "randomized" and not requested and not probed_now and doc.get("verdict") in ("runtime_error", "timeout"):
-        # Did the solution fail, or the reference on random values? Only a run without the solution can tell.
-        outcome = probe_reference(problem.id, spec.profile, "randomized", spec.timeouts)
-        probe_seconds += outcome.seconds
-        if outcome.accepted is False:
-            mode, why = "original", f"decided at evaluation on {spec.profile}: the reference fails on random " \
-                                    f"inputs ({outcome.reason})"
-            _DECIDED_HERE[(problem.id, problem.content_hash, spec.profile)] = (mode, why)
-            record_probe(problem.path, spec.profile, _preset_of(spec.profile), mode, outcome.reason)
-            doc = run("original")
-    doc["problem"]["inputs"] = "randomized" if mode == "randomized" else (
-        ORIGINAL_LABEL if not requested else "original (requested)")
-    doc["problem"]["inputs_decision"] = why
-    doc["problem"]["imported"] = dict(problem.imported or {})
-    doc["problem"]["roofline"] = "none: imported problems carry no byte or FLOP model"
-    doc["roofline"] = None
-    doc.setdefault("phases", {})
-    if probe_seconds:
-        doc["phases"]["input_probe"] = round(probe_seconds, 3)
-    doc["phases"]["total"] = round(time.monotonic() - started, 3)
-    return doc
-
-
-def _preset_of(profile: str) -> str:
-    from evaluator.contract.profiles import get_profile
-
-    return get_profile(profile).preset
-
-
-def rank_read_paths(problem: Problem) -> list[Path]:
-    """What the rank processes evaluating ``problem`` read outside the repository: for an imported problem its
-    suite folder and the checkout (the reference imports its siblings from there). A sandbox that runs ranks as
-    an unprivileged user must check these are readable too; [] for built-in problems."""
-    if not problem.imported:
-        return []
-    suite = problem.path.parent
-    try:
-        checkout = Path(tomllib.loads((suite / SUITE_FILE).read_text())["checkout"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return [suite]
-    return [suite, checkout]
-
-
-# -- solution file names (uploads, model runs) ------------------------------------------------------------
-
-
-def _pkb_folder(problem_id: str) -> str | None:
-    """``12_all_gather`` for a problem of an imported PKB suite, else None."""
-    try:
-        problem = get(problem_id)
-    except ProblemError:
-        return None
-    meta = problem.imported
-    if not meta or meta.get("source") != SOURCE:
-        return None
-    return problem_id.split("/", 1)[1]
-
-
-def solution_filename_ok(problem_id: str, filename: str) -> str | None:
-    """None when ``filename`` may be uploaded as a solution of ``problem_id``; otherwise the message to show.
-
-    For an imported PKB problem ``pkb/<id>_<name>`` the checkout's own names ``<id>_<name>_<backend>.py``
-    (backend cuda, triton or parallelkittens) are accepted, and so is any name that does not look like a PKB
-    solution name (``solution.py``). A PKB name of another problem or an unknown backend is refused, since it
-    most likely means the wrong file or the wrong problem. Other problems: always None (not this helper's
-    business).
-    """
-    name = posixpath.basename((filename or "").replace("\\", "/")).strip()
-    folder = _pkb_folder(problem_id)
-    if folder is None or not name:
-        return None
-    number = folder.split("_", 1)[0]
-    expected = ", ".join(f"{folder}_{b}.py" for b in BACKENDS)
-    if name.startswith(folder + "_") and name.endswith(".py"):
-        backend = name[len(folder) + 1:-3]
-        if backend in BACKENDS:
-            return None
-        return (f"{name!r} names the backend {backend!r}; {SOURCE} solution files for {problem_id} are named "
-                f"{expected} (or use any other name, such as solution.py)")
-    m = re.match(r"^(\d+)_", name)
-    if m and name.endswith(".py"):
-        if m.group(1) != number:
-            return (f"{name!r} is named for {SOURCE} problem {m.group(1)}, but this upload is for {problem_id} "
-                    f"(problem {number}); pick problem {m.group(1)}, or rename the file to one of {expected}")
-        return f"{name!r} does not match {problem_id}; name it one of {expected} (or solution.py)"
-    return None
-
-
-def problem_for_solution_filename(filename: str, problem_ids: Iterable[str] | None = None,
-                                  suite: str = DEFAULT_SUITE) -> str | None:
-    """The imported problem a PKB solution file name belongs to (``12_all_gather_cuda.py`` -> ``pkb/12_all_gather``),
-    among ``problem_ids`` (default: the catalogue's problems of ``suite``); None when it names none of them."""
-    name = posixpath.basename((filename or "").replace("\\", "/")).strip()
-    if problem_ids is None:
-        from problems.registry import catalogue
-
-        problem_ids = [pid for pid, p in catalogue().items() if p.suite == suite]
-    for pid in problem_ids:
-        s, _, folder = pid.partition("/")
-        if s == suite and any(name == f"{folder}_{b}.py" for b in BACKENDS):
-            return pid
-    return None

@@ -1,0 +1,103 @@
+"""Evaluating a problem of an imported suite: picks its inputs, evaluates, says which inputs were used."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from problems.registry import SUITE_FILE, Problem
+
+from evaluator.suites.pkb import ORIGINAL_LABEL
+from evaluator.suites.pkb.probe import decide, probe_reference, record_probe, recorded_decision
+
+
+_DECIDED_HERE: dict[tuple[str, str, str], tuple[str, str]] = {}
+
+
+def evaluate_imported(spec, problem: Problem, workdir_parent: str | None = None,
+                      keep_workdir: bool = False) -> dict[str, Any]:
+    """``runner.evaluate`` for a problem of an imported suite: picks randomized or original inputs (see the
+    module docstring), evaluates, and says in ``doc["problem"]["inputs"]`` which inputs were used."""
+    from evaluator.host.evaluate import evaluate
+    from problems.imported import ImportedProblem
+
+    started = time.monotonic()
+    changed = ImportedProblem(problem.path).changed()
+    if changed:
+        from evaluator.contract.result import Verdict, empty_document
+
+        doc = empty_document()
+        doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
+                          "suite": problem.suite, "imported": dict(problem.imported or {})}
+        doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"this worker cannot evaluate {problem.id}: {changed}"
+        return doc
+
+    probe_seconds = 0.0
+    requested = (spec.params or {}).get("inputs")
+    probed_now = False
+    if requested:
+        mode, why = requested, "requested by the evaluation spec"
+    else:
+        mode, why = recorded_decision(problem, spec.profile)
+        key = (problem.id, problem.content_hash, spec.profile)
+        if mode is None and key in _DECIDED_HERE:
+            mode, why = _DECIDED_HERE[key]
+        if mode is None:
+            mode, reason, probe_seconds = decide(problem.id, spec.profile, spec.timeouts)
+            probed_now = True
+            if mode == "undecided":  # the reference cannot run even on original inputs: let the run show it
+                mode, why = "randomized", f"undecided: {reason}"
+            else:
+                why = f"decided at evaluation on {spec.profile}" + (f": {reason}" if reason else "")
+                _DECIDED_HERE[key] = (mode, why)
+                record_probe(problem.path, spec.profile, _preset_of(spec.profile), mode, reason)
+
+    def run(inputs: str) -> dict[str, Any]:
+        inner = dataclasses.replace(spec, params={**(spec.params or {}), "inputs": inputs})
+        return evaluate(inner, workdir_parent, keep_workdir, imported_inner=True)
+
+    doc = run(mode)
+    if mode == "randomized" and not requested and not probed_now and doc.get("verdict") in ("runtime_error", "timeout"):
+        # Did the solution fail, or the reference on random values? Only a run without the solution can tell.
+        outcome = probe_reference(problem.id, spec.profile, "randomized", spec.timeouts)
+        probe_seconds += outcome.seconds
+        if outcome.accepted is False:
+            mode, why = "original", f"decided at evaluation on {spec.profile}: the reference fails on random " \
+                                    f"inputs ({outcome.reason})"
+            _DECIDED_HERE[(problem.id, problem.content_hash, spec.profile)] = (mode, why)
+            record_probe(problem.path, spec.profile, _preset_of(spec.profile), mode, outcome.reason)
+            doc = run("original")
+    doc["problem"]["inputs"] = "randomized" if mode == "randomized" else (
+        ORIGINAL_LABEL if not requested else "original (requested)")
+    doc["problem"]["inputs_decision"] = why
+    doc["problem"]["imported"] = dict(problem.imported or {})
+    doc["problem"]["roofline"] = "none: imported problems carry no byte or FLOP model"
+    doc["roofline"] = None
+    doc.setdefault("phases", {})
+    if probe_seconds:
+        doc["phases"]["input_probe"] = round(probe_seconds, 3)
+    doc["phases"]["total"] = round(time.monotonic() - started, 3)
+    return doc
+
+
+def _preset_of(profile: str) -> str:
+    from evaluator.contract.profiles import get_profile
+
+    return get_profile(profile).preset
+
+
+def rank_read_paths(problem: Problem) -> list[Path]:
+    """What the rank processes evaluating ``problem`` read outside the repository: for an imported problem its
+    suite folder and the checkout (the reference imports its siblings from there). A sandbox that runs ranks as
+    an unprivileged user must check these are readable too; [] for built-in problems."""
+    if not problem.imported:
+        return []
+    suite = problem.path.parent
+    try:
+        checkout = Path(tomllib.loads((suite / SUITE_FILE).read_text())["checkout"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return [suite]
+    return [suite, checkout]

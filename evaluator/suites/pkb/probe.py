@@ -1,0 +1,137 @@
+"""Which inputs an imported problem is evaluated on: trusted runs of the reference alone (no user code)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as dt
+import os
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from problems.registry import Problem, get
+
+from evaluator.suites.pkb import toml_str, PROBE_FILE, IMPORT_PROFILE, PROBE_SEED, PROBE_TIMEOUTS
+
+
+# Appended to the checkout's reference source to make the stand-in that a trusted run evaluates: the reference
+# itself, as a solution, refusing non-finite outputs. It imports nothing of this project, so it passes the
+# evaluator's static checks like any honest solution would.
+_PROBE_WRAPPER = """
+
+# --- appended by the evaluator (evaluator/suites/pkb/probe.py): the reference above, refusing NaN/Inf outputs ---
+import torch as _arena_torch
+
+_arena_reference_solution = solution
+
+
+def solution(*inputs):
+    out = _arena_reference_solution(*inputs)
+    for t in (out if isinstance(out, (tuple, list)) else (out,)):
+        if isinstance(t, _arena_torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() \\
+                and not bool(_arena_torch.isfinite(t).all()):
+            raise FloatingPointError("the reference gives NaN or Inf on these inputs")
+    return out
+"""
+
+
+def _probe_source(problem: Problem) -> str:
+    """The stand-in's source: the checkout's reference file (read from the checkout, never stored here) plus
+    the wrapper above."""
+    from problems.imported import CheckoutChanged, ImportedProblem
+
+    bound = ImportedProblem(problem.path)
+    changed = bound.changed()
+    if changed:
+        raise CheckoutChanged(changed)
+    return bound.reference_file.read_text(encoding="utf-8") + _PROBE_WRAPPER
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    accepted: bool | None  # None: the run could not tell (the reference could not be loaded or run here)
+    reason: str
+    seconds: float
+
+
+def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[str, float] | None = None
+                    ) -> ProbeOutcome:
+    """Runs the imported reference alone (no user code) on ``inputs`` ("randomized" or "original") on
+    ``profile``: accepted when it runs, gives finite outputs and agrees with itself."""
+    from evaluator.host.evaluate import evaluate
+    from evaluator.contract.spec import EvalSpec
+
+    started = time.monotonic()
+    spec = EvalSpec(problem_id=problem_id, solution_source=_probe_source(get(problem_id)),
+                    profile=profile, solution_name="reference_probe.py", trials=2, measure_timing=False,
+                    seed=PROBE_SEED, params={"inputs": inputs}, timeouts=dict(timeouts or PROBE_TIMEOUTS))
+    doc = evaluate(spec, imported_inner=True)
+    verdict, message = doc.get("verdict"), (doc.get("message") or "")[:300]
+    seconds = round(time.monotonic() - started, 3)
+    if verdict == "passed":
+        return ProbeOutcome(True, "", seconds)
+    if verdict in ("runtime_error", "timeout", "wrong_output"):
+        return ProbeOutcome(False, f"{verdict}: {message}", seconds)
+    return ProbeOutcome(None, f"{verdict}: {message}", seconds)
+
+
+def decide(problem_id: str, profile: str, timeouts: dict[str, float] | None = None) -> tuple[str, str, float]:
+    """("randomized" | "original" | "undecided", why, seconds) from trusted reference-only runs on ``profile``."""
+    rnd = probe_reference(problem_id, profile, "randomized", timeouts)
+    if rnd.accepted:
+        return "randomized", "", rnd.seconds
+    if rnd.accepted is None:
+        return "undecided", f"the reference could not be run on {profile} ({rnd.reason})", rnd.seconds
+    orig = probe_reference(problem_id, profile, "original", timeouts)
+    seconds = rnd.seconds + orig.seconds
+    if orig.accepted:
+        return "original", f"the reference fails on random inputs ({rnd.reason})", seconds
+    return "undecided", (f"on {profile} the reference fails on original inputs too ({orig.reason}); "
+                         f"decided on the evaluation's profile"), seconds
+
+
+def read_probes(problem: Problem) -> dict[str, dict[str, Any]]:
+    try:
+        return tomllib.loads((problem.path / PROBE_FILE).read_text()).get("profiles", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def record_probe(folder: Path, profile: str, preset: str, inputs: str, reason: str) -> None:
+    """Adds or replaces one profile's decision in ``probe.toml`` (atomically; best effort)."""
+    path = folder / PROBE_FILE
+    try:
+        entries = tomllib.loads(path.read_text()).get("profiles", {}) if path.is_file() else {}
+    except (OSError, tomllib.TOMLDecodeError):
+        entries = {}
+    entries[profile] = {"inputs": inputs, "reason": reason, "preset": preset,
+                        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    text = ["# Which inputs this problem's reference accepts, per hardware profile, from trusted runs of the",
+            "# reference alone (docs/pkb.md). Not part of the problem's content hash; safe to delete.", ""]
+    for name, e in sorted(entries.items()):
+        text.append(f"[profiles.{toml_str(name)}]")
+        text += [f"{k} = {toml_str(str(v))}" for k, v in e.items()]
+        text.append("")
+    tmp = path.with_name(f".{PROBE_FILE}.{os.getpid()}")
+    try:
+        tmp.write_text("\n".join(text))
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+
+
+def recorded_decision(problem: Problem, profile: str) -> tuple[str | None, str]:
+    """A conclusive recorded decision, this profile's first, then any other profile's (a reference that
+    rejects random values rejects them whatever the size); (None, "") when there is none."""
+    probes = read_probes(problem)
+    ordered = [profile] + sorted(p for p in probes if p != profile)
+    for name in ordered:
+        e = probes.get(name) or {}
+        if e.get("inputs") in ("randomized", "original"):
+            where = "at import" if name == IMPORT_PROFILE else "by an earlier evaluation"
+            return e["inputs"], f"decided {where} on {name}" + (f": {e['reason']}" if e.get("reason") else "")
+    return None, ""

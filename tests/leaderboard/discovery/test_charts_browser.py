@@ -43,7 +43,7 @@ def test_charts_render_from_local_plotly(page, live_server, problems, django_use
 
     page.goto(f"{base}/problems/{ALL_REDUCE}/?profile={GPU}")
     _drawn(page, "#history-chart")
-    assert page.locator("#best-solutions li").count() == 2
+    assert page.locator("#best-solutions li").count() >= 2  # the top of the ranking, at most three
 
     page.goto(f"{base}/runs/{run.pk}/")
     for chart in ("#run-speedup-chart", "#run-passk-chart", "#run-fastp-chart", "#run-roofline-chart"):

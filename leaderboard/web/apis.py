@@ -27,7 +27,7 @@ from leaderboard.web.serializers import (AttemptOutputSerializer, BestSolutionOu
                                          ModelRunDetailOutputSerializer, ModelRunOutputSerializer,
                                          ProblemDetailOutputSerializer, ProblemOutputSerializer,
                                          ProtocolOutputSerializer, RankingEntryOutputSerializer, ScoreBreakdown,
-                                         SubmissionOutputSerializer)
+                                         SubmissionListItemSerializer, SubmissionOutputSerializer)
 from leaderboard.web import cache  # cache.cached_page: the public read API is cached (leaderboard/web/cache.py)
 
 
@@ -135,6 +135,26 @@ class SubmissionCreateApi(APIView):
                 raise serializers.ValidationError("Send the solution as a multipart `file` field or as a JSON "
                                                   "`source` string.")
             return data
+
+    class ListSerializer(serializers.Serializer):
+        page = serializers.IntegerField(required=False, min_value=1, default=1)
+        page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
+                                             default=tables.DEFAULT_PER_PAGE)
+
+    @extend_schema(operation_id="submissions_list", parameters=[ListSerializer],
+                   description="Your own submissions (not a model run's attempts), newest first, a page at a time.",
+                   responses=inline_serializer("SubmissionList", {
+                       "count": serializers.IntegerField(), "page": serializers.IntegerField(),
+                       "num_pages": serializers.IntegerField(),
+                       "results": SubmissionListItemSerializer(many=True)}))
+    def get(self, request):
+        params = self.ListSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        page = tables.paginate(submissions.submission_list(user=request.user), number=params.validated_data["page"],
+                               per_page=params.validated_data["page_size"])
+        return Response({"count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
+                         "results": SubmissionListItemSerializer(page.object_list, many=True,
+                                                                 context={"request": request}).data})
 
     @extend_schema(operation_id="submissions_create", request=InputSerializer,
                    responses={201: SubmissionOutputSerializer})

@@ -68,6 +68,35 @@ class RankingEntryOutputSerializer(serializers.Serializer):
     submitted_at = serializers.DateTimeField()
 
 
+class SubmissionListItemSerializer(serializers.ModelSerializer):
+    """One of one's own submissions in ``GET /api/submissions/``: its state and verdict, without the source or the
+    result document (follow ``api_url`` for those)."""
+
+    problem = serializers.CharField(source="problem_id")
+    url = serializers.SerializerMethodField(help_text="the status page")
+    api_url = serializers.SerializerMethodField()
+    speedup = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = ["id", "problem", "profile", "problem_version", "filename", "state", "verdict", "speedup",
+                  "created_at", "finished_at", "url", "api_url"]
+
+    def get_url(self, obj: Submission) -> str:
+        return self._absolute(reverse("submission-detail", kwargs={"submission_id": obj.pk}))
+
+    def get_api_url(self, obj: Submission) -> str:
+        return self._absolute(reverse("api-submission-detail", kwargs={"submission_id": obj.pk}))
+
+    def get_speedup(self, obj: Submission) -> float | None:
+        result = getattr(obj, "result", None)
+        return result.speedup if result else None
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+
 class SubmissionOutputSerializer(serializers.ModelSerializer):
     problem = serializers.CharField(source="problem_id")
     url = serializers.SerializerMethodField(help_text="the status page")

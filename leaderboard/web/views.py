@@ -317,7 +317,8 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     attempts = rankings.model_run_attempts(run=run)
     score = rankings.model_run_score(run=run, attempts=attempts)
     grid = rankings.model_run_grid(run=run, attempts=attempts, score=score)
-    categories = list(score.by_category.items())
+    # the suite's category order, as on the comparison page
+    categories = sorted(score.by_category.items(), key=lambda item: catalogue.category_order(item[0]))
     exports = {"problems": (tables.run_problems_table(), grid), "attempts": (tables.run_attempts_table(), attempts),
                "categories": (tables.run_categories_table(), categories)}
     for name, (table, rows) in exports.items():

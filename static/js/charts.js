@@ -48,7 +48,9 @@
                              hovertemplate: "%{x}: %{y} solutions<extra></extra>"}],
       layout({height: 280, margin: {t: 30, r: 10, b: 50, l: 50}, bargap: 0.05,
               xaxis: {title: {text: "speedup over the baseline on " + dist.profile}},
-              yaxis: {title: {text: "passed solutions"}},
+              // counts are whole numbers: ticks every 1 (or more), never 0.5
+              yaxis: {title: {text: "passed solutions"}, tickformat: ",d", dtick: Math.max(1, Math.ceil(dist.speedups.length / 8)),
+                      rangemode: "tozero"},
               shapes: [{type: "line", yref: "paper", y0: 0, y1: 1, x0: 1, x1: 1, line: {dash: "dot", color: "#888"}}]}),
       config);
     distEl.setAttribute("data-drawn", "1");

@@ -5,3 +5,10 @@ document.addEventListener("change", function (event) {
   var el = event.target;
   if (el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) { el.form.submit(); }
 });
+// <form data-confirm="question"> asks before it is sent (cancelling a submission, for one).
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  if (form && form.hasAttribute && form.hasAttribute("data-confirm") && !window.confirm(form.getAttribute("data-confirm"))) {
+    event.preventDefault();
+  }
+});

@@ -43,14 +43,16 @@ def test_queued_page_shows_busy_worker_and_an_estimate(create, web_client, redis
     start = timezone.now() - timedelta(minutes=5)
     Submission.objects.filter(pk=done.pk).update(state=Submission.State.FINISHED, started_at=start,
                                                  finished_at=start + timedelta(seconds=120))
+    Queue("cpu-gloo-2", connection=redis_conn).remove(done.job_id)  # it ran: it waits no more
     _worker(redis_conn, "cpu-gloo-2", busy=True)
     ahead, mine = create(), create()
     status = selectors.submission_queue_status(submission=mine)
-    assert (status.position, status.length, status.workers, status.busy) == (3, 3, 1, 1)
-    assert status.typical_s == 120 and status.estimate_s == 3 * 120  # two ahead + one running, one worker
+    assert (status.position, status.length, status.workers, status.busy) == (2, 2, 1, 1)
+    assert status.typical_s == 120 and status.estimate_s == 2 * 120  # one ahead + one running, one worker
     page = web_client.get(f"/submissions/{mine.pk}/").content.decode()
-    assert "1 worker serves this queue" in page and "1 is busy" in page
-    assert "Estimated start: in about 6 min" in page and "recent evaluations here took about 2 min" in page
+    progress = page[page.index('id="progress"'):][:1500]
+    assert "1 worker serves this queue" in progress and "1 is busy" in progress, progress
+    assert "Estimated start: in about 4 min" in page and "recent evaluations here took about 2 min" in page
     assert "one may take up to" in page
     assert ahead.pk != mine.pk
 
@@ -215,3 +217,103 @@ def test_submit_form_marks_profiles_without_a_live_worker(web_client, problems, 
     options = dict(re.findall(r'<option value="([^"]+)"[^>]*>([^<]*)</option>', page))
     assert "no worker" not in options["cpu-gloo-2"]
     assert "no worker serves it now" in options["h200-nvlink-4"] and "no worker" in options["cpu-gloo-4"]
+
+
+# --- 11: the smaller ones ----------------------------------------------------------------------------------------
+
+
+def test_protocol_text_names_k_once(user, problems):
+    from tests.leaderboard import run_fixtures as fx
+    from django.test import Client
+
+    run = fx.make_run(user, manifest=dict(fx.MANIFEST, k=2), outcomes={
+        (pid, a): out for (pid, a), out in fx.OUTCOMES.items() if a <= 2})
+    page = Client().get(f"/runs/{run.pk}/").content.decode()
+    assert "zero-shot · k=2" in page
+    assert "at k=2 · " not in page and page.count("k=2 · 120k tokens") >= 1
+
+
+def test_categories_in_the_same_order_on_run_and_compare_pages(user, problems):
+    import re
+
+    from django.test import Client
+
+    from tests.leaderboard import run_fixtures as fx
+
+    a, b = fx.make_run(user), fx.make_run(user, manifest=dict(fx.MANIFEST, model="other-coder"))
+    client = Client()
+
+    def order(html: str, section: str) -> list[str]:
+        part = html[html.index(section):]
+        return [c for c in re.findall(r"<t[dh][^>]*>\s*(collectives|tensor-parallel)\s*</t[dh]>", part)][:2]
+
+    run_page = client.get(f"/runs/{a.pk}/").content.decode()
+    compare = client.get(f"/runs/compare/?a={a.pk}&b={b.pk}").content.decode()
+    from leaderboard.catalogue.selectors import category_order
+
+    expected = sorted(["tensor-parallel", "collectives"], key=category_order)
+    assert order(run_page, 'id="categories"') == expected
+    assert order(compare, "category") == expected
+
+
+def test_admin_says_trajectories(admin_client):
+    page = admin_client.get("/admin/").content.decode()
+    assert "Trajectories" in page and "Trajectorys" not in page
+
+
+def test_every_page_links_a_favicon_that_exists(client):
+    from django.contrib.staticfiles import finders
+
+    page = client.get("/").content.decode()
+    assert '<link rel="icon" href="/static/favicon.svg"' in page
+    assert finders.find("favicon.svg")
+
+
+def test_cancel_asks_for_confirmation(create, web_client):
+    mine = create()
+    page = web_client.get(f"/submissions/{mine.pk}/").content.decode()
+    assert f'data-confirm="Cancel submission #{mine.pk}?' in page
+    from django.contrib.staticfiles import finders
+
+    assert "data-confirm" in open(finders.find("js/site.js")).read()
+
+
+def test_api_lists_ones_own_submissions_with_a_token(create, api_client, django_user_model):
+    other = django_user_model.objects.create_user(username="bob", password="a-long-test-password-3")
+    mine, _theirs = create(), create(who=other)
+    body = api_client.get("/api/submissions/").json()
+    assert body["count"] == 1 and [s["id"] for s in body["results"]] == [mine.pk]
+    assert body["results"][0]["url"].endswith(f"/submissions/{mine.pk}/") and "source" not in body["results"][0]
+    from rest_framework.test import APIClient
+
+    assert APIClient().get("/api/submissions/").status_code in (401, 403)
+
+
+def test_arena_problems_into_head_ends_without_a_traceback():
+    import subprocess
+    import sys
+
+    from tests.leaderboard.helpers import ROOT
+
+    run = subprocess.run(f"{sys.executable} -m evaluator.cli problems | head -n 2", shell=True, cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert len(run.stdout.splitlines()) == 2
+    assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, run.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_arena_submit_prints_the_submissions_url(live_server, problems, user, redis_conn):
+    import subprocess
+    import sys
+
+    from rest_framework.authtoken.models import Token
+
+    from tests.leaderboard.helpers import ROOT
+
+    token = Token.objects.create(user=user)
+    run = subprocess.run([sys.executable, "-m", "evaluator.cli", "submit", "--portal", live_server.url, "--token",
+                          token.key, "--problem", ALL_REDUCE, "--solution", str(CORRECT), "--hardware", "cpu-gloo-2",
+                          "--no-follow"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    pk = Submission.objects.get().pk
+    assert f"submission {pk} queued on cpu-gloo-2: {live_server.url}/submissions/{pk}/" in run.stdout

@@ -211,9 +211,16 @@ def test_every_response_carries_the_security_headers(url, problems, client):
 
 
 def _production(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """``manage.py`` as production runs it: DEBUG off, a Redis with a password, worker keys with their roles (the
+    suite's own Redis has no password; nothing here connects to it)."""
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("SECRET_KEY", "DEBUG", "HTTPS", "DJANGO_SETTINGS_MODULE", "ALLOWED_HOSTS")}
-    clean.update(ENV_FILE="", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="arena.example.org", **env)
+             if k not in ("SECRET_KEY", "DEBUG", "HTTPS", "DJANGO_SETTINGS_MODULE", "ALLOWED_HOSTS",
+                          "ARENA_REDIS_WITHOUT_PASSWORD", "ARENA_WORKER_KEY", "ARENA_WORKER_KEY_ID")}
+    clean.update(ENV_FILE="", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="arena.example.org",
+                 REDIS_URL=f"redis://portal:{secrets.token_urlsafe(16)}@127.0.0.1:6379/0",
+                 ARENA_WORKER_KEYS=f"gpu:evaluations={secrets.token_urlsafe(16)},"
+                                   f"checks:checks={secrets.token_urlsafe(16)}")
+    clean.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True,
                           text=True, timeout=120)
 
@@ -222,6 +229,19 @@ def test_check_deploy_is_clean_with_production_environment_values():
     run = _production("check", "--deploy", "--fail-level", "WARNING")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "no issues" in run.stdout
+
+
+def test_production_refuses_redis_without_a_password_and_worker_keys_without_a_role():
+    show = "from django.conf import settings as s; print(sorted(s.ARENA_WORKER_KEYS))"
+    assert _production("shell", "--no-imports", "-c", show).stdout.split() == ["['checks',", "'gpu']"]
+    run = _production("shell", "--no-imports", "-c", show, REDIS_URL="redis://127.0.0.1:6379/0")
+    assert run.returncode != 0 and "REDIS_URL has no password" in run.stderr
+    run = _production("shell", "--no-imports", "-c", show, ARENA_WORKER_KEYS="")
+    assert run.returncode != 0 and "ARENA_WORKER_KEYS is empty" in run.stderr
+    run = _production("shell", "--no-imports", "-c", show, ARENA_WORKER_KEYS="gpu:evaluations=a,old=b")
+    assert run.returncode != 0 and "without a role (old)" in run.stderr
+    run = _production("shell", "--no-imports", "-c", show, ARENA_WORKER_KEYS="gpu:admin=a")
+    assert run.returncode != 0 and "role 'admin'" in run.stderr
 
 
 def test_production_is_https_only_unless_told_otherwise():

@@ -231,6 +231,7 @@ class Trajectory(models.Model):
 
     class Meta:
         ordering = ["submission_id", "filename"]
+        verbose_name_plural = "trajectories"
 
     def __str__(self) -> str:
         return f"{self.filename} of #{self.submission_id}"

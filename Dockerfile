@@ -1,7 +1,13 @@
-# The web and CPU-worker image: the portal under gunicorn, or an RQ worker when given another command, e.g.
-#   docker run IMAGE python manage.py rqworker web cpu-gloo-2 --with-scheduler
-#   docker run IMAGE python manage.py reap --every 60
-# GPU hosts do not use this image: they run the evaluator under their own CUDA PyTorch (see README).
+# The web and CPU-worker image: the portal under gunicorn, or a worker when given another command. The web worker
+# (the database, SECRET_KEY, ARENA_WORKER_KEYS) and the reaper:
+#   docker run --env-file portal.env IMAGE python manage.py rqworker web --with-scheduler
+#   docker run --env-file portal.env IMAGE python manage.py reap --every 60
+# An evaluation or check worker gets Redis and its own key only, never the portal's environment (README, "Deploy"):
+#   docker run -e REDIS_URL=redis://cpu-hosts:PASSWORD@redis:6379/0 -e ARENA_WORKER_KEY=... -e ARENA_WORKER_KEY_ID=cpu \
+#     IMAGE sh -c 'exec rq worker --worker-class evaluator.worker.ArenaWorker \
+#       --serializer rq.serializers.JSONSerializer --url "$REDIS_URL" --path /app cpu-gloo-2-test cpu-gloo-2'
+# (checks: queue `checks`, its own key and Redis user). GPU hosts do not use this image: they run the evaluator under
+# their own CUDA PyTorch (see README).
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts the whole product on one machine: a local .env (DEBUG=1, a random SECRET_KEY) when there is
-# none, Redis (if none answers), the database migrated and the problem catalogue loaded, one RQ worker per role (the
-# web queue, the problem-proposal checks, each CPU profile), the reaper, and the web server on http://127.0.0.1:8000.
+# none, local worker keys (var/worker-keys), Redis (if none answers), the database migrated and the problem catalogue
+# loaded, the web worker (Django, the database), the evaluation and check workers (apart: `env -i`, only Redis and
+# their signing key), the reaper, and the web server on http://127.0.0.1:8000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
@@ -15,21 +16,39 @@ $py manage.py load_problems
 $py manage.py vendor_static
 mkdir -p var
 redis_url=$($py -c 'import os, django; os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings"); django.setup(); from django.conf import settings; print(settings.REDIS_URL)')
+# The workers' signing keys (evaluator/contract/signing.py), made once: one for evaluations, one for proposal checks.
+# The evaluation and check workers each hold their own; the web worker and the reaper hold both, by role, and record
+# only what the key of the right role signed (docs/threat-model.md).
+if [ ! -s var/worker-keys ]; then
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_urlsafe(32)); print(secrets.token_urlsafe(32))' \
+    >var/worker-keys)
+fi
+{ read -r evaluations_key; read -r checks_key; } <var/worker-keys
+web_keys="local:evaluations=$evaluations_key,local-checks:checks=$checks_key"
 # One worker per role, so a solution that hangs until its limit holds up only its own profile's queue, never the
-# results (web) or the proposal checks. --with-scheduler: replies RQ retries (the database was down) go back on the
-# queue when their pause is over. Evaluations and checks run like on a GPU host: plain `rq worker`, no Django.
-$py manage.py rqworker web --with-scheduler >var/worker-web.log 2>&1 &
+# results (web) or the proposal checks. Every worker speaks JSON and runs only its queues' allow-listed jobs
+# (evaluator/worker.py). --with-scheduler: replies RQ retries (the database was down) go back on the queue when their
+# pause is over. The web worker takes its worker class and serializer from settings.
+ARENA_WORKER_KEYS=$web_keys $py manage.py rqworker web --with-scheduler >var/worker-web.log 2>&1 &
 workers=($!)
-.venv/bin/rq worker checks --url "$redis_url" --path . >var/worker-checks.log 2>&1 &
-workers+=($!)
+# Evaluations and checks run as on a GPU host: `rq worker`, no Django, and an environment of nothing but PATH, HOME,
+# Redis and the worker's own key (no DATABASE_URL, SECRET_KEY or settings; .env is never read).
+arena_worker() {  # arena_worker KEY_ID KEY LOG QUEUE...
+  local key_id=$1 key=$2 log=$3
+  shift 3
+  env -i PATH="$PATH" HOME="$HOME" REDIS_URL="$redis_url" ARENA_WORKER_KEY="$key" ARENA_WORKER_KEY_ID="$key_id" \
+    .venv/bin/rq worker --worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer \
+    --url "$redis_url" --path . "$@" >"$log" 2>&1 &
+  workers+=($!)
+}
+arena_worker local-checks "$checks_key" var/worker-checks.log checks
 # Each CPU profile's worker serves its fast lane first: RQ takes jobs from the queues in the order given, so an
 # unranked test (`<profile>-test`, POST /api/tests/) never waits behind ranked evaluations or a model run's attempts.
 for queue in cpu-gloo-2 cpu-gloo-4; do
-  .venv/bin/rq worker "$queue-test" "$queue" --url "$redis_url" --path . >"var/worker-$queue.log" 2>&1 &
-  workers+=($!)
+  arena_worker local "$evaluations_key" "var/worker-$queue.log" "$queue-test" "$queue"
 done
 # The reaper: re-enqueues what Redis lost and what dead workers dropped (docs/operations.md).
-$py manage.py reap --every 60 >var/reaper.log 2>&1 &
+ARENA_WORKER_KEYS=$web_keys $py manage.py reap --every 60 >var/reaper.log 2>&1 &
 reaper=$!
 trap 'kill "${workers[@]}" $reaper 2>/dev/null || true' EXIT INT TERM
 echo "workers (web, checks, cpu-gloo-2, cpu-gloo-4) and reaper started (logs: var/worker-*.log, var/reaper.log); portal on http://127.0.0.1:8000"

@@ -63,4 +63,20 @@ def test_run_sh_writes_the_env_before_any_manage_command_and_starts_a_worker_per
     assert script.index("scripts/dotenv.sh .env") < script.index("$py manage.py")
     assert "export DEBUG" not in script  # DEBUG comes from .env, which every manage.py command reads too
     assert "rqworker web --with-scheduler" in script
-    assert re.search(r"for queue in checks cpu-gloo-2 cpu-gloo-4", script)
+    assert re.search(r"for queue in cpu-gloo-2 cpu-gloo-4", script) and 'var/worker-checks.log checks' in script
+
+
+def test_run_sh_starts_evaluation_and_check_workers_apart_from_the_database():
+    """The evaluation and check workers: the arena's worker class and JSON, under `env -i` with Redis and their own
+    key only; the web side holds the keys by role."""
+    script = (ROOT / "scripts" / "run.sh").read_text()
+    start = script[script.index("arena_worker() {"):]
+    start = start[:start.index("\n}\n")]
+    assert re.search(r'env -i PATH="\$PATH" HOME="\$HOME" REDIS_URL="\$redis_url" ARENA_WORKER_KEY="\$key" '
+                     r'ARENA_WORKER_KEY_ID="\$key_id" \\\n', start), start
+    assert "--worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer" in start
+    for secret in ("DATABASE_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "ARENA_WORKER_KEYS"):
+        assert secret not in start
+    assert 'web_keys="local:evaluations=$evaluations_key,local-checks:checks=$checks_key"' in script
+    assert "ARENA_WORKER_KEYS=$web_keys $py manage.py rqworker web --with-scheduler" in script
+    assert "ARENA_WORKER_KEYS=$web_keys $py manage.py reap" in script

@@ -248,6 +248,17 @@ CACHES = {
                     "socket_timeout": 0.5},
     },
 }
+# The cache that counts rate limits: the API's and the forms' throttles (leaderboard/web/throttles.py) and test mode's
+# per-token rate and daily budget (leaderboard/testmode/throttles.py). It must be one every web process and host
+# shares, i.e. Redis ("throttle" above): "default" is each process's own memory, where every gunicorn worker would
+# count on its own. ARENA_THROTTLE_CACHE names another alias of CACHES.
+ARENA_THROTTLE_CACHE = os.environ.get("ARENA_THROTTLE_CACHE", "").strip() or "throttle"
+if ARENA_THROTTLE_CACHE not in CACHES:
+    raise ImproperlyConfigured(f"ARENA_THROTTLE_CACHE={ARENA_THROTTLE_CACHE!r} is not a cache of settings' CACHES "
+                               f"({', '.join(CACHES)}).")
+if not DEBUG and "redis" not in CACHES[ARENA_THROTTLE_CACHE]["BACKEND"].lower():
+    raise ImproperlyConfigured(f"ARENA_THROTTLE_CACHE={ARENA_THROTTLE_CACHE!r} is not a Redis cache, and DEBUG is off: "
+                               f"rate limits must be counted where every web process counts (the \"throttle\" cache).")
 
 # --- accounts -------------------------------------------------------------------------------------------
 
@@ -412,6 +423,10 @@ ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
 ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
 # Evaluations (single submissions and model-run attempts alike) a user may start in an hour; staff are exempt.
 ARENA_EVALUATIONS_PER_HOUR = env_int("ARENA_EVALUATIONS_PER_HOUR", 300)
+# Test mode (POST /api/tests/, never ranked): tests one API token may create a minute, and in a UTC day; counted in
+# ARENA_THROTTLE_CACHE (leaderboard/testmode/throttles.py).
+ARENA_TEST_RATE_PER_MINUTE = env_int("ARENA_TEST_RATE_PER_MINUTE", 10)
+ARENA_TEST_DAILY_BUDGET = env_int("ARENA_TEST_DAILY_BUDGET", 200)
 # Fair queue: jobs of one user on one profile's RQ queue at a time; the rest wait in the database (still "queued")
 # and the next is released when one ends. 1 means another user's submission waits for at most one evaluation.
 ARENA_QUEUED_JOBS_PER_USER = env_int("ARENA_QUEUED_JOBS_PER_USER", 1)

@@ -1,6 +1,6 @@
 """Per-token limits on test mode: a rate (tests a minute) and a daily budget (tests a UTC day), counted in the cache
-named by ``ARENA_THROTTLE_CACHE`` (default ``default``; production points it at the Redis cache so every web process
-counts together).
+named by settings' ``ARENA_THROTTLE_CACHE`` (the Redis ``throttle`` cache, so every web process counts together; the
+limits are settings' ``ARENA_TEST_RATE_PER_MINUTE`` and ``ARENA_TEST_DAILY_BUDGET``).
 
 Both windows are fixed (a minute, a UTC day) and counted with the cache's atomic ``incr``; a request is counted only
 when both windows allow it, so a refused request does not spend the budget. ``headers()`` gives the
@@ -51,7 +51,7 @@ class TestModeThrottle(BaseThrottle):
 
     @property
     def cache(self):
-        return caches[getattr(settings, "ARENA_THROTTLE_CACHE", "default")]
+        return caches[getattr(settings, "ARENA_THROTTLE_CACHE", "throttle")]
 
     def ident(self, request) -> str:
         auth = getattr(request, "auth", None)

@@ -3,13 +3,15 @@ import time
 from django.core.management.base import BaseCommand
 
 from leaderboard.submissions.reaper import submissions_reap
+from leaderboard.testmode.services import test_runs_reap
 from portal.contributions.reaper import proposals_reap
 
 
 class Command(BaseCommand):
     help = ("Makes the queues agree with the database, for evaluations and proposal checks alike: re-enqueues "
             "queued work whose RQ job Redis lost, fails (infra_error for a submission, failed for a proposal) work "
-            "whose worker went silent past its limit or whose job died, and recovers results whose reply was lost. "
+            "whose worker went silent past its limit or whose job died, and recovers results whose reply was lost; "
+            "unranked tests that no worker answered in time end as infra_error. "
             "Run it periodically: from cron every minute (`* * * * * cd /srv/arena && .venv/bin/python manage.py "
             "reap`), or as a long-lived process with `python manage.py reap --every 60`.")
 
@@ -22,6 +24,9 @@ class Command(BaseCommand):
             for report in (submissions_reap(), proposals_reap()):
                 if report.requeued or report.failed or report.recovered or options["verbosity"] > 1:
                     self.stdout.write(str(report))
+            ended = test_runs_reap()
+            if ended or options["verbosity"] > 1:
+                self.stdout.write(f"tests no worker answered, ended as infra_error: {ended}")
             if not every:
                 return
             time.sleep(every)

@@ -80,3 +80,13 @@ def test_run_sh_starts_evaluation_and_check_workers_apart_from_the_database():
     assert 'web_keys="local:evaluations=$evaluations_key,local-checks:checks=$checks_key"' in script
     assert "ARENA_WORKER_KEYS=$web_keys $py manage.py rqworker web --with-scheduler" in script
     assert "ARENA_WORKER_KEYS=$web_keys $py manage.py reap" in script
+
+
+def test_the_readmes_other_manage_commands_load_with_the_generated_env(tmp_path):
+    """`load_problems`, `seed_demo`, `rqworker web --with-scheduler` and `reap --every 60` as the README names them:
+    each starts with the settings from the generated .env (here up to its --help, which needs the settings)."""
+    target = tmp_path / ".env"
+    subprocess.run(["scripts/dotenv.sh", str(target)], cwd=ROOT, check=True, capture_output=True, timeout=30)
+    for command in ("load_problems", "seed_demo", "rqworker", "reap"):
+        shown = _manage(command, "--help", ENV_FILE=str(target))
+        assert shown.returncode == 0, (command, shown.stderr[-2000:])

@@ -234,6 +234,12 @@ def test_403_has_the_site_around_it_and_moderators_get_their_links(page, live_se
     page.click("#nav-review")
     page.wait_for_url(f"{base}/contribute/review/")
     expect(page.locator("#nav-admin")).to_have_attribute("href", "/admin/")
+    page.set_viewport_size({"width": 1366, "height": 900})  # a moderator's longer navbar still fits one line
+    tops = page.evaluate("[...document.querySelectorAll('.site-header nav > *')].filter(e => e.offsetParent)"
+                         ".map(e => Math.round(e.getBoundingClientRect().top + e.getBoundingClientRect().height / 2))")
+    assert max(tops) - min(tops) <= 4, tops
+    page.click("#account-menu summary")  # the account's links open from the user name
+    expect(page.locator("#account-menu button:has-text('Log out mo')")).to_be_visible()
 
 
 def test_point_to_point_only_solution_is_explained_in_neutral_colour(page, live_server, user, problems,

@@ -16,7 +16,8 @@ Definitions (one place, so every page says the same thing):
 - **Timed profiles only** — on a profile that does not measure speed (the CPU profiles: their timings are pipeline
   checks), fast_p@k, speedups and roofline fractions are None: verdicts only.
 - **Intervals** — the run's pass@k, fast_p@k and geomean carry a 95 % bootstrap interval over its scorable problems
-  (``significance.bootstrap_interval``).
+  (``significance.bootstrap_interval``); two runs are compared by ``significance.compare_scores``. Whether a run is
+  ranked at all is ``standing``'s.
 - **Which attempts count** — an attempt whose verdict is ``infra_error`` (the host failed, not the code) or
   still unknown (``None``: not evaluated yet) is left out of ``n``; every other verdict counts, and only
   ``passed`` is correct. A problem left with ``n < k`` is *not scorable* at that ``k``: it is listed in
@@ -41,38 +42,17 @@ from typing import Iterable, Literal, Mapping
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
 from leaderboard.rankings import significance
+from leaderboard.rankings.significance import interval_key  # noqa: F401  (the intervals' keys; re-exported)
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (1.0, 1.5, 2.0)
 PROTOCOL_MODES: tuple[str, ...] = ("zero-shot", "agentic")
 EXCLUDED_VERDICTS: frozenset[str] = frozenset({Verdict.INFRA_ERROR.value})
-
-# Whether a run enters the overall ranking, and if not why (RunScore.status).
-RANKED = "ranked"
-UNFINISHED = "unfinished"  # some attempt has no final verdict yet
-PARTIAL = "partial"  # every attempt settled, but it misses problems of the suite version it names
-OTHER_VERSION = "other-version"  # it answered another version of its suite, or was timed under another revision
-RUN_STATUSES = (RANKED, UNFINISHED, PARTIAL, OTHER_VERSION)
-
 
 def measures_speed(profile: str) -> bool:
     """Whether results on this profile are measurements: GPU profiles. CPU profiles (gloo on one host) time only to
     check the pipeline; their figures show verdicts only and never enter a speedup ranking, a chart or fast_p@k."""
     found = PROFILES.get(profile)
     return found is not None and found.device != "cpu" and not found.smoke
-
-
-def run_status(*, attempts_total: int, attempts_final: int, not_attempted: int, suite_version_current: bool,
-               revision_current: bool = True) -> str:
-    """A run's place in the overall ranking: RANKED only when every attempt has a final verdict, it covers every
-    problem of its suite version (``not_attempted`` 0), that version is current and its timings are of the current
-    protocol revision."""
-    if attempts_total == 0 or attempts_final < attempts_total:
-        return UNFINISHED
-    if not suite_version_current or not revision_current:
-        return OTHER_VERSION
-    if not_attempted:
-        return PARTIAL
-    return RANKED
 
 
 def _count(value: object, name: str) -> int:
@@ -279,11 +259,6 @@ class Aggregate:
         return self.problems / total if total else None
 
 
-def interval_key(p: float) -> str:
-    """The key of fast_p@k's interval: "fast_1", "fast_1_5", "fast_2"."""
-    return "fast_" + f"{float(p):g}".replace(".", "_")
-
-
 def _intervals(scored: list[ProblemScore], attempts: Mapping[str, list[Attempt]], thresholds: tuple[float, ...],
                timed: bool) -> dict[str, significance.Interval]:
     out: dict[str, significance.Interval | None] = {
@@ -442,64 +417,3 @@ def score_run(attempts: Iterable[Attempt], protocol: Protocol, *, k: int | None 
     return RunScore(protocol=protocol, k=k, thresholds=tuple(thresholds), problems=scores, overall=overall,
                     by_category=by_category, not_scorable=overall.not_scorable,
                     not_attempted=overall.not_attempted, timed=timed)
-
-
-@dataclass(frozen=True)
-class Difference:
-    """B minus A on one figure over the problems both runs were scored on, with its paired bootstrap interval
-    (for the geomean: B / A). ``significant`` is False when the interval holds no difference (0, or 1 for a
-    ratio): "no significant difference"."""
-
-    name: str
-    a: float | None
-    b: float | None
-    difference: float | None
-    interval: significance.Interval | None
-    ratio: bool = False
-    problems: int = 0
-
-    @property
-    def significant(self) -> bool:
-        if self.interval is None:
-            return False
-        null = 1.0 if self.ratio else 0.0
-        return not self.interval.contains(null)
-
-
-def compare_scores(a: RunScore, b: RunScore) -> list[Difference]:
-    """pass@k, fast_p@k and the geomean of two runs scored at the same k, compared problem by problem over the
-    problems both scored: the difference of the means with a paired bootstrap interval over those problems."""
-    if a.k != b.k:
-        raise ValueError(f"compare runs at a common k, not {a.k} and {b.k}")
-    common = sorted(pid for pid in a.problems if pid in b.problems
-                    and a.problems[pid].scorable and b.problems[pid].scorable)
-    out = []
-
-    def paired(name: str, get) -> None:
-        pairs = [(get(a.problems[pid]), get(b.problems[pid])) for pid in common]
-        pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
-        if not pairs:
-            out.append(Difference(name, None, None, None, None))
-            return
-        ma, mb = _mean(x for x, _ in pairs), _mean(y for _, y in pairs)
-        out.append(Difference(name, ma, mb, mb - ma,  # type: ignore[operator]
-                              significance.bootstrap_interval(pairs, significance.paired_difference_statistic),
-                              problems=len(pairs)))
-
-    paired("pass_at_k", lambda s: s.pass_at_k)
-    if a.timed and b.timed:
-        for p in a.thresholds:
-            paired(interval_key(p), lambda s, p=p: s.fast_p_at_k.get(p))
-        # Speed: per problem both solved, log(b's geomean / a's geomean); the ratio is exp of their mean.
-        logs = [math.log(b.problems[pid].geomean_speedup / a.problems[pid].geomean_speedup) for pid in common
-                if a.problems[pid].geomean_speedup and b.problems[pid].geomean_speedup]
-        if logs:
-            iv = significance.bootstrap_interval(logs, significance.mean_statistic)
-            ratio = math.exp(math.fsum(logs) / len(logs))
-            out.append(Difference("geomean", None, None, ratio,
-                                  significance.Interval(math.exp(iv.low), math.exp(iv.high)) if iv else None,
-                                  ratio=True, problems=len(logs)))
-        else:
-            out.append(Difference("geomean", None, None, None, None, ratio=True))
-    return out
-

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from leaderboard.rankings import metrics
+from leaderboard.rankings import metrics, significance
 
 
 def fast_p(mapping: Mapping[float, float | None]) -> dict[str, float | None]:
@@ -42,7 +42,7 @@ def intervals(a: metrics.Aggregate) -> dict[str, list[float]]:
     return {name: [iv.low, iv.high] for name, iv in a.intervals.items()}
 
 
-def difference(d: metrics.Difference) -> dict[str, Any]:
+def difference(d: significance.Difference) -> dict[str, Any]:
     """One figure of a comparison: B - A (B / A for the geomean) over the common problems, its interval and
     whether it is significant."""
     return {"figure": d.name, "a": d.a, "b": d.b, "difference": d.difference, "ratio": d.ratio,

@@ -1,6 +1,7 @@
 """The reads that compute rankings, for the page, the export and the API alike: ``problem_ranking`` (one problem on
 one profile), ``model_run_score`` (one run, the one place a run's scores are computed), ``model_run_ranking`` (every
-run, filtered and sorted), the comparison of two runs, a problem's figures and a user's best solutions."""
+run, filtered and sorted), the comparison of two runs, a problem's figures and a user's best solutions. Whether a
+run is ranked and its rank range are ``standing``'s."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from leaderboard.models import ModelRun, Problem, Result, Submission
 from leaderboard.rankings import metrics, significance, solutions, tables
 from leaderboard.rankings.filters import RunFilterSet
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
-from problems.registry import CATEGORIES, SUITE_VERSION
+from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
+    ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_status, rank_metric,
+)
+from problems.registry import CATEGORIES
 
 
 @dataclass(frozen=True)
@@ -243,29 +247,6 @@ def model_run_score(*, run: ModelRun, attempts: list[AttemptRow] | None = None, 
                              suite=suite, timed=timed, intervals=intervals)
 
 
-def current_suite_version(suite: str) -> str | None:
-    """The version of a problem suite runs are ranked on: the built-in suite's ``SUITE_VERSION``; None for a suite
-    that names no version (then every run of it counts as current)."""
-    return SUITE_VERSION if suite == "arena" else None
-
-
-def run_suite_version_current(run: ModelRun) -> bool:
-    current = current_suite_version(run.suite)
-    return current is None or not run.suite_version or run.suite_version == current
-
-
-def model_run_status(*, run: ModelRun, attempts: list[AttemptRow], score: metrics.RunScore) -> str:
-    """Whether the run enters the overall ranking, or why not (``metrics.run_status``)."""
-    revisions = {a.protocol_revision for a in attempts if a.is_final and a.speedup is not None}
-    timed = metrics.measures_speed(run.profile)
-    revision_current = not timed or not revisions or revisions <= {TIMING_PROTOCOL_REVISION, None} and (
-        TIMING_PROTOCOL_REVISION in revisions or revisions == {None})
-    return metrics.run_status(attempts_total=len(attempts), attempts_final=sum(1 for a in attempts if a.is_final),
-                              not_attempted=len(score.not_attempted),
-                              suite_version_current=run_suite_version_current(run),
-                              revision_current=revision_current)
-
-
 @dataclass(frozen=True)
 class GridRow:
     problem_id: str
@@ -335,34 +316,10 @@ def model_run_ranking(*, filters: RunFilterSet | None = None, user=None,
     if user is not None:
         runs = runs.filter(user=user)
     if standing == RANKED:
-        runs = runs.filter(score__status=metrics.RANKED)
+        runs = runs.filter(score__status=RANKED)
     elif standing == UNRANKED:
-        runs = runs.exclude(score__status=metrics.RANKED)
+        runs = runs.exclude(score__status=RANKED)
     return tables.run_ranking_table().order(runs, sort)
-
-
-RANKED, UNRANKED, ALL = "ranked", "unranked", "all"
-# The interval a rank range is read from, per sort key (descending: best first); other sorts rank by pass@k.
-RANK_INTERVALS = {"pass_at_k": ("score__pass_at_k_low", "score__pass_at_k_high"),
-                  "fast_1": ("score__fast_1_low", "score__fast_1_high"),
-                  "fast_1_5": ("score__fast_1_5_low", "score__fast_1_5_high"),
-                  "fast_2": ("score__fast_2_low", "score__fast_2_high"),
-                  "speedup": ("score__geomean_low", "score__geomean_high")}
-
-
-def rank_metric(sort: str | None) -> str:
-    """The figure ranks are read from: the sort column when it has intervals, else pass@k."""
-    key = (sort or "").lstrip("-")
-    return key if key in RANK_INTERVALS else "pass_at_k"
-
-
-def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) -> dict[int, tuple[int, int]]:
-    """Each ranked run's rank range among ``runs`` (a ranking already filtered to ranked runs): 1 + the number of
-    runs significantly better (interval wholly above) .. N - the number significantly worse (one query)."""
-    low, high = RANK_INTERVALS[rank_metric(sort)]
-    rows = list(runs.order_by().values_list("pk", low, high))
-    intervals = [significance.Interval(lo, hi) if lo is not None and hi is not None else None for _, lo, hi in rows]
-    return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}
 
 
 @dataclass(frozen=True)
@@ -391,7 +348,7 @@ class Comparison:
     b_score: metrics.RunScore
     rows: list[ComparisonRow]
     categories: list[str]
-    differences: list[metrics.Difference] = ()  # B - A per figure with its paired interval over common problems
+    differences: list[significance.Difference] = ()  # B - A per figure with its paired interval over common problems
 
     @property
     def any_significant(self) -> bool:
@@ -414,7 +371,7 @@ def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison:
     categories = sorted(set(a_score.by_category) | set(b_score.by_category),
                         key=lambda c: (list(CATEGORIES).index(c) if c in CATEGORIES else len(CATEGORIES), c))
     return Comparison(a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories,
-                      differences=metrics.compare_scores(a_score, b_score))
+                      differences=significance.compare_scores(a_score, b_score))
 
 
 def model_run_choices() -> list[tuple[int, str]]:

@@ -17,6 +17,9 @@ docs/model-runs.md ("Significance") gives the definitions with a worked example.
   intervals explain. Identical code that reads 0.82, 0.98 and 0.71 gets one estimate near their middle with a wide
   interval, never the best of three.
 - **Agreement** (:func:`agrees`): a re-measurement agrees with its original when their intervals overlap.
+- **Two runs compared** (:func:`compare_scores`): at a common k, per figure, B - A over the problems both scored,
+  resampled together (for the geomean the ratio of per-problem geomeans); an interval holding 0 (1 for a ratio)
+  is "no significant difference".
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
-from typing import Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from leaderboard.rankings.metrics import RunScore
 
 T = TypeVar("T")
 
@@ -223,3 +229,75 @@ def agrees(original: Interval | None, remeasured: Interval | None, *, original_v
     if remeasured is not None and original_value is not None:
         return remeasured.contains(original_value)
     return None
+
+
+# --- two runs compared -----------------------------------------------------------------------------------------
+
+
+def _plain_mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def interval_key(p: float) -> str:
+    """The key of fast_p@k's interval: "fast_1", "fast_1_5", "fast_2"."""
+    return "fast_" + f"{float(p):g}".replace(".", "_")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """B minus A on one figure over the problems both runs were scored on, with its paired bootstrap interval
+    (for the geomean: B / A). ``significant`` is False when the interval holds no difference (0, or 1 for a
+    ratio): "no significant difference"."""
+
+    name: str
+    a: float | None
+    b: float | None
+    difference: float | None
+    interval: Interval | None
+    ratio: bool = False
+    problems: int = 0
+
+    @property
+    def significant(self) -> bool:
+        if self.interval is None:
+            return False
+        null = 1.0 if self.ratio else 0.0
+        return not self.interval.contains(null)
+
+
+def compare_scores(a: "RunScore", b: "RunScore") -> list[Difference]:
+    """pass@k, fast_p@k and the geomean of two runs scored at the same k, compared problem by problem over the
+    problems both scored: the difference of the means with a paired bootstrap interval over those problems."""
+    if a.k != b.k:
+        raise ValueError(f"compare runs at a common k, not {a.k} and {b.k}")
+    common = sorted(pid for pid in a.problems if pid in b.problems
+                    and a.problems[pid].scorable and b.problems[pid].scorable)
+    out = []
+
+    def paired(name: str, get) -> None:
+        pairs = [(get(a.problems[pid]), get(b.problems[pid])) for pid in common]
+        pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
+        if not pairs:
+            out.append(Difference(name, None, None, None, None))
+            return
+        ma, mb = _plain_mean([x for x, _ in pairs]), _plain_mean([y for _, y in pairs])
+        out.append(Difference(name, ma, mb, mb - ma,  # type: ignore[operator]
+                              bootstrap_interval(pairs, paired_difference_statistic),
+                              problems=len(pairs)))
+
+    paired("pass_at_k", lambda s: s.pass_at_k)
+    if a.timed and b.timed:
+        for p in a.thresholds:
+            paired(interval_key(p), lambda s, p=p: s.fast_p_at_k.get(p))
+        # Speed: per problem both solved, log(b's geomean / a's geomean); the ratio is exp of their mean.
+        logs = [math.log(b.problems[pid].geomean_speedup / a.problems[pid].geomean_speedup) for pid in common
+                if a.problems[pid].geomean_speedup and b.problems[pid].geomean_speedup]
+        if logs:
+            iv = bootstrap_interval(logs, mean_statistic)
+            ratio = math.exp(math.fsum(logs) / len(logs))
+            out.append(Difference("geomean", None, None, ratio,
+                                  Interval(math.exp(iv.low), math.exp(iv.high)) if iv else None,
+                                  ratio=True, problems=len(logs)))
+        else:
+            out.append(Difference("geomean", None, None, None, None, ratio=True))
+    return out

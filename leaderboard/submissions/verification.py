@@ -23,7 +23,7 @@ from django.conf import settings
 
 from evaluator.contract.result import Verdict
 from leaderboard.models import ModelRun, Result, Submission
-from leaderboard.rankings import generations, metrics
+from leaderboard.rankings import generations, metrics, standing
 from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import queueing
 
@@ -98,5 +98,5 @@ def after_result(result: Result) -> None:
         return
     problem_leaders_remeasure(problem=submission.problem, profile=submission.profile)
     if submission.model_run_id is not None and ModelRun.objects.filter(
-            pk=submission.model_run_id, score__status=metrics.RANKED).exists():
+            pk=submission.model_run_id, score__status=standing.RANKED).exists():
         top_runs_remeasure(profile=submission.profile)

@@ -98,17 +98,36 @@ def test_product_form_matches_math_comb(n, c, k):
 
 # --- fast_p@k -----------------------------------------------------------------------------------------------------
 
-def _attempts(speedups, verdicts=None, problem="collectives/all_reduce", category="collectives"):
+# fast_p@k counts an attempt when the lower bound of its speedup's 95 % interval exceeds p. These tests give each
+# timed attempt a tight interval, speedup - 0.05 .. speedup + 0.05 (``_low``), so a point estimate well clear of p
+# is also significantly clear of it; the boundary and the noise cases name their lower bound outright.
+TIGHT = 0.05
+
+
+def _low(speedup):
+    return None if speedup is None else speedup - TIGHT
+
+
+def _attempts(speedups, verdicts=None, problem="collectives/all_reduce", category="collectives", lows=None):
     verdicts = verdicts or [P] * len(speedups)
-    return [Attempt(problem, category, v, s) for v, s in zip(verdicts, speedups)]
+    lows = lows or [_low(s) for s in speedups]
+    return [Attempt(problem, category, v, s, speedup_ci_low=low) for v, s, low in zip(verdicts, speedups, lows)]
 
 
 def test_fast_count_is_strictly_greater_than_p():
+    # lower bounds 0.85, 1.15, 1.55, 2.45
     attempts = _attempts([0.9, 1.2, 1.6, 2.5])
     assert fast_count(attempts, 1.0) == 3   # 1.2, 1.6, 2.5 (0.9 is slower)
     assert fast_count(attempts, 1.5) == 2   # 1.6, 2.5
     assert fast_count(attempts, 2.0) == 1   # 2.5
-    assert fast_count(_attempts([1.0, 2.0]), 1.0) == 1  # exactly p is not "faster by more than p"
+    # a lower bound of exactly p is not "faster by more than p"
+    assert fast_count(_attempts([1.05, 2.0], lows=[1.0, 1.95]), 1.0) == 1
+
+
+def test_fast_count_needs_the_interval_clear_of_p_not_the_point_estimate():
+    # 1.005 with interval 0.995..1.015 (identical code, noise): not fast; no interval at all: not fast either
+    assert fast_count(_attempts([1.005], lows=[0.995]), 1.0) == 0
+    assert fast_count([Attempt("collectives/all_reduce", "collectives", P, 2.5)], 1.0) == 0
 
 
 def test_fast_count_needs_correct_and_timed():
@@ -118,7 +137,7 @@ def test_fast_count_needs_correct_and_timed():
 
 
 def test_fast_p_at_k_hand_worked():
-    # n=4 attempts, speedups [0.9, 1.2, 1.6, 2.5], all correct, k=2
+    # n=4 attempts, speedups [0.9, 1.2, 1.6, 2.5] (lower bounds 0.85, 1.15, 1.55, 2.45), all correct, k=2
     # p=1:   c_fast=3, n-c_fast=1 < 2          -> 1.0
     # p=1.5: c_fast=2, 1 - C(2,2)/C(4,2) = 1 - 1/6 = 5/6
     # p=2:   c_fast=1, 1 - C(3,2)/C(4,2) = 1 - 3/6 = 1/2
@@ -131,7 +150,7 @@ def test_fast_p_at_k_hand_worked():
 # --- one problem --------------------------------------------------------------------------------------------------
 
 def test_problem_score_hand_worked():
-    # 4 attempts: passed 0.9, passed 1.6, wrong (fast but wrong), passed 2.5; k=2
+    # 4 attempts: passed 0.9, passed 1.6, wrong (fast but wrong), passed 2.5; k=2 (lower bounds speedup - 0.05)
     # n=4, c=3: pass@2 = 1 - C(1,2)/C(4,2) = 1 (n-c=1 < 2)
     # fast_1: 1.6, 2.5 -> 2: 1 - C(2,2)/C(4,2) = 5/6; fast_1.5: same 2 -> 5/6; fast_2: 2.5 -> 1 - C(3,2)/6 = 1/2
     # best 2.5; geomean over correct (0.9, 1.6, 2.5) = (3.6)^(1/3) = 1.5326188647871...
@@ -185,7 +204,8 @@ AGENTIC = Protocol("agentic", 2, 40, 2_100_000, 3.5 * 3600)
 
 
 def _run():
-    """Two collectives, one tensor-parallel, one unscorable expert-parallel problem; k=2.
+    """Two collectives, one tensor-parallel, one unscorable expert-parallel problem; k=2; every timed attempt's
+    interval's lower bound is its speedup - 0.05 (so "> p" below is the lower bound's).
 
     collectives/all_reduce     passed 1.2 rf 0.5, passed 2.5 rf 0.7  n=2 c=2 pass@2=1   fast1: 2 -> 1, fast1.5: 1 -> 1,
                                                                                          fast2: 1 -> n-c=1 < 2: 1
@@ -194,13 +214,13 @@ def _run():
     expert-parallel/moe_combine passed 3.0, infra_error               n=1 < 2: not scorable
     """
     return [
-        Attempt("collectives/all_reduce", "collectives", P, 1.2, 0.5),
-        Attempt("collectives/all_reduce", "collectives", P, 2.5, 0.7),
+        Attempt("collectives/all_reduce", "collectives", P, 1.2, 0.5, speedup_ci_low=_low(1.2)),
+        Attempt("collectives/all_reduce", "collectives", P, 2.5, 0.7, speedup_ci_low=_low(2.5)),
         Attempt("collectives/all_gather", "collectives", W),
-        Attempt("collectives/all_gather", "collectives", P, 0.5, 0.2),
+        Attempt("collectives/all_gather", "collectives", P, 0.5, 0.2, speedup_ci_low=_low(0.5)),
         Attempt("tensor-parallel/tp_mlp", "tensor-parallel", W),
         Attempt("tensor-parallel/tp_mlp", "tensor-parallel", W),
-        Attempt("expert-parallel/moe_combine", "expert-parallel", P, 3.0),
+        Attempt("expert-parallel/moe_combine", "expert-parallel", P, 3.0, speedup_ci_low=_low(3.0)),
         Attempt("expert-parallel/moe_combine", "expert-parallel", "infra_error"),
     ]
 

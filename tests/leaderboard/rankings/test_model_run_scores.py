@@ -186,23 +186,50 @@ def test_user_page_lists_runs_and_best_solutions(run, user, client):
     assert api["model_runs"][0]["scores"]["pass_at_k"] == pytest.approx(fx.PASS_AT_K, **EXACT)
 
 
-def test_problem_page_ranks_the_runs_best_attempt_and_shows_baseline_roofline_and_distribution(run, client):
+def test_problem_page_ranks_the_runs_solution_once_and_shows_baseline_roofline_and_distribution(run, client):
     html = client.get("/problems/collectives/all_reduce/?profile=h200-nvlink-2").content.decode()
-    assert "handworked-coder" in html and fx.PROTOCOL_LABEL in html  # the run's best attempt, with its protocol
+    assert "handworked-coder" in html and fx.PROTOCOL_LABEL in html  # the run's solution, with its protocol
     assert 'id="baseline"' in html and 'id="speedup-chart"' in html and 'id="speedup-summary"' in html
     ranking = client.get("/problems/collectives/all_reduce/?profile=h200-nvlink-2&format=json").json()["rows"]
-    assert [(r["who"], r["speedup"], r["protocol"]) for r in ranking] == [("handworked-coder", 1.8, fx.PROTOCOL_LABEL)]
+    # Attempts 1 (1.8, interval 1.71-1.89) and 2 (1.2, 1.14-1.26) of all_reduce are the same code: one distinct
+    # solution, one row, both evaluations pooled (never the best of the two). Their intervals have the same log
+    # width, so the random-effects weights are equal and the pooled figure is the geometric mean sqrt(1.8 * 1.2).
+    assert [(r["who"], r["protocol"], r["evaluations"]) for r in ranking] == [("handworked-coder",
+                                                                                fx.PROTOCOL_LABEL, 2)]
+    assert ranking[0]["speedup"] == pytest.approx(math.sqrt(1.8 * 1.2), rel=1e-12)
+    assert ranking[0]["speedup_ci_low"] < ranking[0]["speedup"] < ranking[0]["speedup_ci_high"]
     results = client.get("/api/problems/collectives/all_reduce/results/?profile=h200-nvlink-2").json()
     assert results["speedups"] == [1.2, 1.8]
     assert results["baseline_median_us"] == pytest.approx((120.0 + 180.0) / 2)  # the median of the two timed runs
     assert results["roofline_us"] is not None and results["roofline_us"] > 0
     api = client.get("/api/problems/collectives/all_reduce/ranking/?profile=h200-nvlink-2").json()
-    assert api["entries"][0]["model_run_id"] == run.pk and api["entries"][0]["protocol"] == fx.PROTOCOL_LABEL
+    entry = api["entries"][0]
+    assert entry["model_run_id"] == run.pk and entry["protocol"] == fx.PROTOCOL_LABEL
+    assert entry["evaluations"] == 2 and entry["speedup"] == pytest.approx(math.sqrt(1.8 * 1.2), rel=1e-12)
+
+
+def test_problem_page_on_a_cpu_profile_shows_verdicts_only(problems, user, client):
+    # The same attempts evaluated on cpu-gloo-2: the timings are pipeline checks, so the ranking lists the solution
+    # (one row, both passed evaluations behind it) without a speedup, a rank by speed or a chart.
+    cpu = fx.make_run(user, manifest=dict(fx.MANIFEST, hardware="cpu-gloo-2", model="cpu-coder"))
+    ranking = client.get("/problems/collectives/all_reduce/?profile=cpu-gloo-2&format=json").json()["rows"]
+    assert [(r["who"], r["evaluations"], r["speedup"], r["pipeline_check"]) for r in ranking] == [
+        ("cpu-coder", 2, None, True)]
+    html = client.get("/problems/collectives/all_reduce/?profile=cpu-gloo-2").content.decode()
+    assert "cpu-coder" in html and 'id="speedup-chart"' not in html
+    assert client.get("/api/problems/collectives/all_reduce/results/?profile=cpu-gloo-2").json()["speedups"] == []
+    scores = client.get(f"/api/model-runs/{cpu.pk}/").json()["scores"]
+    assert scores["pass_at_k"] == pytest.approx(fx.PASS_AT_K, **EXACT)  # verdicts still score
+    assert scores["fast_p_at_k"] == {"1": None, "1.5": None, "2": None}
 
 
 def test_tables_sort_on_the_server_and_paginate(problems, user, client):
+    # Only runs that cover their suite enter the ranking: leave the fixture's four problems the suite's only
+    # active ones, so the three runs are ranked and the ranked table is the one sorted and paginated.
+    problems.exclude(id__in={p for p, _ in fx.OUTCOMES}).update(is_active=False)
     runs = [fx.make_run(user, manifest=dict(fx.MANIFEST, model=f"m{i}", tokens=1000 * (i + 1)))
             for i in range(3)]
+    assert {r.score.status for r in ModelRun.objects.select_related("score")} == {"ranked"}
     ModelRun.objects.filter(pk=runs[1].pk).update(model="a-first")
     page = client.get("/runs/?sort=model&per_page=5").content.decode()
     assert page.index('data-run="%d"' % runs[1].pk) < page.index('data-run="%d"' % runs[0].pk)

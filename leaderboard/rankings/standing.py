@@ -1,0 +1,98 @@
+"""A model run's standing: whether it enters the overall ranking, or why not, and the rank range the intervals
+allow it there.
+
+- **Ranked** only when every attempt has a final verdict, it covers every problem of the suite version it names
+  (manifest ``suite_version``; default: the suite's version at upload), that version is the current one and its
+  timings are of the current protocol revision. The others are listed apart, never ranked: ``unfinished`` (an
+  attempt has no final verdict yet), ``partial`` (it misses problems of its suite version), ``other-version``.
+- **Rank range**: 1 + the runs significantly better (interval wholly above) .. N - the runs significantly worse,
+  read from the interval of the sorted figure (pass@k for sorts without one; ``significance.rank_ranges``).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Protocol as Shape
+
+from django.db.models import QuerySet
+
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION
+from leaderboard.models import ModelRun
+from leaderboard.rankings import metrics, significance
+from problems.registry import SUITE_VERSION
+
+# Whether a run enters the overall ranking, and if not why (RunScore.status).
+RANKED = "ranked"
+UNFINISHED = "unfinished"  # some attempt has no final verdict yet
+PARTIAL = "partial"  # every attempt settled, but it misses problems of the suite version it names
+OTHER_VERSION = "other-version"  # it answered another version of its suite, or was timed under another revision
+RUN_STATUSES = (RANKED, UNFINISHED, PARTIAL, OTHER_VERSION)
+# Which list of runs a ranking read asks for: the ranked ones (RANKED), the others (UNRANKED), or both.
+UNRANKED, ALL = "unranked", "all"
+
+
+def run_status(*, attempts_total: int, attempts_final: int, not_attempted: int, suite_version_current: bool,
+               revision_current: bool = True) -> str:
+    """A run's place in the overall ranking: RANKED only when every attempt has a final verdict, it covers every
+    problem of its suite version (``not_attempted`` 0), that version is current and its timings are of the current
+    protocol revision."""
+    if attempts_total == 0 or attempts_final < attempts_total:
+        return UNFINISHED
+    if not suite_version_current or not revision_current:
+        return OTHER_VERSION
+    if not_attempted:
+        return PARTIAL
+    return RANKED
+
+
+def current_suite_version(suite: str) -> str | None:
+    """The version of a problem suite runs are ranked on: the built-in suite's ``SUITE_VERSION``; None for a suite
+    that names no version (then every run of it counts as current)."""
+    return SUITE_VERSION if suite == "arena" else None
+
+
+def run_suite_version_current(run: ModelRun) -> bool:
+    current = current_suite_version(run.suite)
+    return current is None or not run.suite_version or run.suite_version == current
+
+
+class _Attempt(Shape):
+    """What the standing reads of an attempt (``selectors.AttemptRow``)."""
+
+    is_final: bool
+    speedup: float | None
+    protocol_revision: int | None
+
+
+def model_run_status(*, run: ModelRun, attempts: Iterable[_Attempt], score: metrics.RunScore) -> str:
+    """Whether the run enters the overall ranking, or why not (``run_status``)."""
+    attempts = list(attempts)
+    revisions = {a.protocol_revision for a in attempts if a.is_final and a.speedup is not None}
+    timed = metrics.measures_speed(run.profile)
+    revision_current = not timed or not revisions or revisions <= {TIMING_PROTOCOL_REVISION, None} and (
+        TIMING_PROTOCOL_REVISION in revisions or revisions == {None})
+    return run_status(attempts_total=len(attempts), attempts_final=sum(1 for a in attempts if a.is_final),
+                      not_attempted=len(score.not_attempted), suite_version_current=run_suite_version_current(run),
+                      revision_current=revision_current)
+
+
+# The interval a rank range is read from, per sort key (descending: best first); other sorts rank by pass@k.
+RANK_INTERVALS = {"pass_at_k": ("score__pass_at_k_low", "score__pass_at_k_high"),
+                  "fast_1": ("score__fast_1_low", "score__fast_1_high"),
+                  "fast_1_5": ("score__fast_1_5_low", "score__fast_1_5_high"),
+                  "fast_2": ("score__fast_2_low", "score__fast_2_high"),
+                  "speedup": ("score__geomean_low", "score__geomean_high")}
+
+
+def rank_metric(sort: str | None) -> str:
+    """The figure ranks are read from: the sort column when it has intervals, else pass@k."""
+    key = (sort or "").lstrip("-")
+    return key if key in RANK_INTERVALS else "pass_at_k"
+
+
+def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) -> dict[int, tuple[int, int]]:
+    """Each ranked run's rank range among ``runs`` (a ranking already filtered to ranked runs): 1 + the number of
+    runs significantly better (interval wholly above) .. N - the number significantly worse (one query)."""
+    low, high = RANK_INTERVALS[rank_metric(sort)]
+    rows = list(runs.order_by().values_list("pk", low, high))
+    intervals = [significance.Interval(lo, hi) if lo is not None and hi is not None else None for _, lo, hi in rows]
+    return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}

@@ -52,13 +52,6 @@ def category_order(key: str) -> tuple[int, str]:
     return (order.index(key) if key in CATEGORIES else len(order), key)
 
 
-def category_order(key: str) -> tuple[int, str]:
-    """The sort key of a category on every page: the suite's order (problems.registry.CATEGORIES), unknown ones
-    after it by name (the same order as the comparison's categories)."""
-    order = list(CATEGORIES)
-    return (order.index(key) if key in CATEGORIES else len(order), key)
-
-
 def problem_detail(*, problem_id: str) -> Problem:
     """The problem, or Http404 (which pages and the API both turn into a 404)."""
     return get_object_or_404(Problem, pk=problem_id)

@@ -339,6 +339,9 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Descriptions in Markdown, never reStructuredText (portal/schema.py); the enum hook is drf-spectacular's default.
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.schema.markdown_descriptions"],
+    # Submissions and tests both have a "state" with different choices: each choice set has a name of its own.
+    "ENUM_NAME_OVERRIDES": {"SubmissionStateEnum": "leaderboard.models.Submission.State",
+                            "TestRunStateEnum": "leaderboard.models.TestRun.State"},
     # Swagger UI from drf-spectacular-sidecar's static files, never a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -5,7 +5,8 @@ through the API (``/api/prompts/?backend=&hardware=``). Both render from the pro
 from __future__ import annotations
 
 from django.http import Http404, HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,7 +43,11 @@ class PromptPackApi(APIView):
         OpenApiParameter("backend", str, description="cuda, triton, symmetric-memory, ..."),
         OpenApiParameter("hardware", str, enum=list(PROFILES)),
         OpenApiParameter("problem", str, description="only this problem (repeatable)"),
-        OpenApiParameter("format", str, enum=["json", "jsonl"])])
+        OpenApiParameter("format", str, enum=["json", "jsonl"])],
+        responses=inline_serializer("PromptPackOutput", {
+            "backend": serializers.CharField(), "hardware": serializers.CharField(),
+            "pack_version": serializers.CharField(), "count": serializers.IntegerField(),
+            "prompts": serializers.ListField(child=serializers.DictField())}))
     def get(self, request):
         backend = request.query_params.get("backend", "")
         hardware = request.query_params.get("hardware", "")

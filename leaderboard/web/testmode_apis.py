@@ -47,7 +47,7 @@ class TestCreateApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
-    class InputSerializer(serializers.Serializer):
+    class TestCreateInputSerializer(serializers.Serializer):  # a name of its own: the schema's TestCreateInputRequest
         problem = serializers.CharField(help_text="problem id, e.g. collectives/all_reduce")
         profile = serializers.CharField(help_text=f"hardware profile: one of {', '.join(PROFILES)}")
         file = serializers.FileField(required=False, help_text="the solution .py file (multipart)")
@@ -82,9 +82,9 @@ class TestCreateApi(APIView):
         tests = selectors.test_run_list(user=request.user)[:50]
         return Response(TestRunOutputSerializer(tests, many=True, context={"request": request}).data)
 
-    @extend_schema(operation_id="tests_create", request=InputSerializer, responses={201: TestRunOutputSerializer})
+    @extend_schema(operation_id="tests_create", request=TestCreateInputSerializer, responses={201: TestRunOutputSerializer})
     def post(self, request):
-        params = self.InputSerializer(data=request.data)
+        params = self.TestCreateInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         if "file" in data:

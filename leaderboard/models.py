@@ -267,8 +267,8 @@ class RunScore(models.Model):
     fast_2_high = models.FloatField(null=True, blank=True)
     geomean_low = models.FloatField(null=True, blank=True)
     geomean_high = models.FloatField(null=True, blank=True)
-    # Whether the run enters the overall ranking (``rankings.standing.RANKED``) or why not; ``timed``: its profile measures
-    # speed (CPU profiles give verdicts only); ``protocol_revision``: the timing revision of its attempts.
+    # Whether the run enters the overall ranking (``rankings.standing.RANKED``) or why not; ``timed``: its profile
+    # measures speed (CPU profiles give verdicts only); ``protocol_revision``: the timing revision of its attempts.
     status = models.CharField(max_length=16, default="unfinished", db_index=True)
     timed = models.BooleanField(default=True)
     protocol_revision = models.PositiveSmallIntegerField(null=True, blank=True)

@@ -77,10 +77,12 @@ _FIELD_HINTS: dict[str, str] = {
     "suite": '"suite": the problem suite, "arena" unless you ran an imported one such as "pkb"',
     "prompt_pack": '"prompt_pack": the pack_version of the prompts the model was given, e.g. "pp-1a2b3c4d5e6f" '
                    '(`arena prompts` writes it on every line)',
+    "suite_version": '"suite_version": the version of the suite the attempts answered, e.g. "2026.12" (default: '
+                     'the current one)',
 }
 REQUIRED = ("model", "provider", "protocol", "k", "turn_budget", "tokens", "wall_time_s", "hardware", "date",
              "open_weights")
-OPTIONAL = ("notes", "precision", "suite", "prompt_pack")
+OPTIONAL = ("notes", "precision", "suite", "prompt_pack", "suite_version")
 
 
 def _type_name(value: Any) -> str:

@@ -96,6 +96,7 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
             user=user, model=manifest.model, provider=manifest.provider, mode=manifest.protocol, k=manifest.k,
             turn_budget=manifest.turn_budget, tokens=manifest.tokens, wall_time_s=manifest.wall_time_s,
             profile=manifest.hardware, precision=manifest.precision or "", suite=manifest.suite,
+            suite_version=manifest.suite_version or current_suite_version(manifest.suite) or "",
             run_date=manifest.date, open_weights=manifest.open_weights, notes=manifest.notes,
             manifest=manifest.as_dict(), archive_name=name, archive_sha256=digest, is_demo=is_demo,
             attempts_total=len(parsed.attempts),

@@ -444,6 +444,12 @@ ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit be
 # retried. See docs/operations.md.
 ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)
 ARENA_DEFAULT_PROFILE = os.environ.get("ARENA_DEFAULT_PROFILE", "cpu-gloo-2")
+# Re-measurement of the leaders (leaderboard/submissions/verification.py, docs/model-runs.md "Verified"): after a
+# passed result on a GPU profile, the top ARENA_VERIFY_TOP_ENTRIES rows of that problem's ranking and every ranked run
+# in the top ARENA_VERIFY_TOP_RUNS are evaluated again; ARENA_VERIFY=0 turns it off.
+ARENA_VERIFY = env_bool("ARENA_VERIFY", True)
+ARENA_VERIFY_TOP_ENTRIES = env_int("ARENA_VERIFY_TOP_ENTRIES", 3)
+ARENA_VERIFY_TOP_RUNS = env_int("ARENA_VERIFY_TOP_RUNS", 10)
 ARENA_JOB_RESULT_TTL_S = 24 * 3600  # the worker's return value stays this long, so the reaper can recover it
 
 LOGGING = {

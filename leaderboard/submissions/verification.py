@@ -31,11 +31,11 @@ logger = logging.getLogger(__name__)
 
 
 def top_entries() -> int:
-    return int(getattr(settings, "ARENA_VERIFY_TOP_ENTRIES", 3))
+    return settings.ARENA_VERIFY_TOP_ENTRIES
 
 
 def top_runs() -> int:
-    return int(getattr(settings, "ARENA_VERIFY_TOP_RUNS", 10))
+    return settings.ARENA_VERIFY_TOP_RUNS
 
 
 def remeasure(original: Submission) -> Submission:
@@ -84,7 +84,7 @@ def top_runs_remeasure(*, profile: str) -> list[Submission]:
 
 def after_result(result: Result) -> None:
     """Called by ``results.result_record`` once a result is stored (inside its transaction)."""
-    if not getattr(settings, "ARENA_VERIFY", True):
+    if not settings.ARENA_VERIFY:
         return
     submission = result.submission
     if submission.remeasure_of_id is not None:

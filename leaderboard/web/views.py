@@ -329,6 +329,7 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "leaderboard/model_run_detail.html", {
         "run": run,
         "score": score,
+        "standing": rankings.model_run_status(run=run, attempts=attempts, score=score),
         "pass_at_1": getattr(getattr(run, "score", None), "pass_at_1", None),
         "protocol": score.label(),
         "coverage_total": score.overall.problems + len(score.not_scorable) + len(score.not_attempted),

@@ -68,6 +68,23 @@ def test_run_page_shows_the_hand_worked_scores_beside_the_protocol(run, client):
     assert 'id="category-chart"' in html and "vendor/plotly.min.js" in html
 
 
+def test_run_page_shows_its_standing_and_intervals(run, problems, user, client):
+    # The fixture run attempts 4 of the suite's problems: finished, but partial, so not ranked, and the page says so.
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-standing="partial"' in html and "not ranked: partial" in html
+    assert "misses problems of the suite version it names" in html
+    # pass@3 per scored problem 1, 0, 1: three problems cannot tell much apart, the interval is [0, 1]
+    # (docs/model-runs.md, "Significance"); fast_2 is 0 on every problem, so its interval is [0, 0].
+    assert 'data-interval="pass_at_k">95 % interval 0.0 %–100.0 %' in html
+    assert 'data-interval="fast_2">95 % interval 0.0 %–0.0 %' in html
+    assert 'data-interval="geomean"' in html and 'id="verdicts-only"' not in html
+    # The same attempts on a CPU profile: verdicts only, and no speed interval is shown.
+    cpu = fx.make_run(user, manifest=dict(fx.MANIFEST, hardware="cpu-gloo-2", model="cpu-coder"))
+    html = client.get(f"/runs/{cpu.pk}/").content.decode()
+    assert 'id="verdicts-only"' in html and 'data-interval="pass_at_k"' in html
+    assert 'data-interval="fast_1"' not in html and 'data-interval="geomean"' not in html
+
+
 def test_ranking_page_and_its_exports_carry_the_scores_and_the_protocol(run, client):
     # The fixture run attempts 4 of the suite's problems: finished but partial, so it is listed apart, unranked.
     html = client.get("/runs/").content.decode()

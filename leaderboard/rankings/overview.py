@@ -15,12 +15,11 @@ from typing import Iterable
 
 from django.db.models import Count
 
-from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
 from leaderboard.models import ModelRun, Problem, Result
 from leaderboard.rankings import metrics, selectors
 
-# fast_p is drawn at these p (×: a correct attempt at least p times faster than the baseline counts).
+# fast_p is drawn at these p (×: a correct attempt whose speedup's interval lies above p counts).
 FAST_P_CURVE: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
 
 
@@ -28,7 +27,7 @@ FAST_P_CURVE: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.
 class ProblemLeader:
     problem_id: str
     profile: str | None
-    leader: selectors.RankingEntry | None  # the ranking's first entry
+    leader: selectors.RankingEntry | None  # the ranking's first entry; None on a CPU profile (verdicts only)
     solutions: int  # entries in the ranking (each user's and each run's best)
 
 
@@ -43,24 +42,17 @@ class CategorySummary:
     problems: int
 
 
-def _measures_speed(profile: str) -> bool:
-    """GPU profiles measure speed; CPU ones (gloo) only check the pipeline (``metrics.measures_speed`` decides)."""
-    decide = getattr(metrics, "measures_speed", None)
-    if decide is not None:
-        return decide(profile)
-    found = PROFILES.get(profile)
-    return found is not None and found.device != "cpu"
-
-
 def ranking_profiles(problems: Iterable[Problem], default: dict[str, str | None]) -> dict[str, str | None]:
     """The profile whose ranking speaks for each problem on the home page: the one with the most passed
-    evaluations among those that measure speed (GPU profiles), else ``default[problem_id]`` (one query)."""
+    evaluations among those that measure speed (``metrics.measures_speed``: GPU profiles), re-measurements left out,
+    else ``default[problem_id]`` (one query)."""
     problems = list(problems)
-    counts = (Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem__in=problems)
+    counts = (Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem__in=problems,
+                                    submission__remeasure_of__isnull=True)
               .values_list("submission__problem_id", "submission__profile").annotate(n=Count("pk")))
     best: dict[str, tuple[int, str]] = {}
     for pid, profile, n in counts:
-        if _measures_speed(profile) and n > best.get(pid, (0, ""))[0]:
+        if metrics.measures_speed(profile) and n > best.get(pid, (0, ""))[0]:
             best[pid] = (n, profile)
     return {p.id: best[p.id][1] if p.id in best else default.get(p.id) for p in problems}
 
@@ -72,12 +64,14 @@ def entry_name(entry: selectors.RankingEntry) -> str:
 def category_summaries(pairs: Iterable[tuple[Problem, str | None]]
                        ) -> tuple[dict[str, CategorySummary], dict[str, ProblemLeader]]:
     """Per category, the current leader, the best speedup and the number of solutions, over each problem's
-    ranking on the profile paired with it (its page's default); and each problem's leader."""
+    ranking on the profile paired with it (its page's default; ``selectors.problem_ranking``: one row per distinct
+    solution, repeats pooled, the current version and revision); and each problem's leader."""
     leaders: dict[str, ProblemLeader] = {}
     by_category: dict[str, list[ProblemLeader]] = {}
     for problem, profile in pairs:
         ranking = selectors.problem_ranking(problem=problem, profile=profile) if profile else []
-        item = ProblemLeader(problem.id, profile, ranking[0] if ranking else None, len(ranking))
+        # A leader is the fastest solution: on a profile that does not measure speed (CPU) there is none.
+        item = ProblemLeader(problem.id, profile, ranking[0] if ranking and ranking[0].timed else None, len(ranking))
         leaders[problem.id] = item
         by_category.setdefault(problem.category, []).append(item)
     summaries = {}
@@ -130,14 +124,14 @@ class RunCurves:
 
 def model_run_curves(*, run: ModelRun, attempts: list[selectors.AttemptRow] | None = None) -> RunCurves:
     """pass@k for k = 1 … the run's k, and fast_p@k (at the run's k) against p: the same scoring as every score
-    of the run (``selectors.model_run_score``, ``metrics.score_run``)."""
+    of the run (``selectors.model_run_score``: fast_p on the interval's lower bound, none on a CPU profile)."""
     attempts = selectors.model_run_attempts(run=run) if attempts is None else attempts
     suite = selectors.model_run_suite(run=run)
     ks = list(range(1, max(run.k, 1) + 1))
-    pass_at = [selectors.model_run_score(run=run, attempts=attempts, k=k, suite=suite).overall.mean_pass_at_k
-               for k in ks]
-    scored = metrics.score_run(selectors.attempts_for_scoring(attempts), metrics.Protocol.of_run(run), k=run.k,
-                               suite=suite, thresholds=FAST_P_CURVE)
+    pass_at = [selectors.model_run_score(run=run, attempts=attempts, k=k, suite=suite, intervals=False)
+               .overall.mean_pass_at_k for k in ks]
+    scored = selectors.model_run_score(run=run, attempts=attempts, suite=suite, intervals=False,
+                                       thresholds=FAST_P_CURVE)
     return RunCurves(ks=ks, pass_at=pass_at, ps=list(FAST_P_CURVE),
                      fast_at=[scored.overall.mean_fast_p_at_k.get(p) for p in FAST_P_CURVE], k=scored.k)
 

@@ -238,13 +238,16 @@ def attempts_for_scoring(attempts: list[AttemptRow], *, timed: bool = True) -> l
 
 
 def model_run_score(*, run: ModelRun, attempts: list[AttemptRow] | None = None, k: int | None = None,
-                    suite: dict[str, str] | None = None, intervals: bool = True) -> metrics.RunScore:
-    """The run scored at ``k`` (default: its protocol's k) — the one place a run's scores are computed."""
+                    suite: dict[str, str] | None = None, intervals: bool = True,
+                    thresholds: tuple[float, ...] = metrics.FAST_P_THRESHOLDS) -> metrics.RunScore:
+    """The run scored at ``k`` (default: its protocol's k) — the one place a run's scores are computed. On a profile
+    that does not measure speed no timing enters (verdicts only); ``thresholds``: the p of fast_p@k (a chart asks
+    for more)."""
     attempts = model_run_attempts(run=run) if attempts is None else attempts
     suite = model_run_suite(run=run) if suite is None else suite
     timed = metrics.measures_speed(run.profile)
     return metrics.score_run(attempts_for_scoring(attempts, timed=timed), metrics.Protocol.of_run(run), k=k,
-                             suite=suite, timed=timed, intervals=intervals)
+                             suite=suite, timed=timed, intervals=intervals, thresholds=thresholds)
 
 
 @dataclass(frozen=True)

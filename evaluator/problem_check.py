@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import platform
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -108,13 +107,6 @@ def check_folder(folder: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_SIZES)
     if len(failures) > 1:
         report["message"] += f" (and {len(failures) - 1} more problem{'s' if len(failures) > 2 else ''})"
     return _finish(report, started)
-
-
-def check_files(category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = (),
-                world_sizes: tuple[int, ...] = CHECK_WORLD_SIZES) -> dict[str, Any]:
-    """:func:`check_folder` of a proposal given as data, in a temporary directory removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="arena-proposal-") as tmp:
-        return check_folder(write_folder(Path(tmp), category, name, files, solutions), world_sizes)
 
 
 def _errors(run, who: str) -> list[str]:

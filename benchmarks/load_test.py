@@ -27,7 +27,8 @@ What it does, in order:
 4. **Burst.** ``--burst`` API submissions (``POST /api/submissions/``, JSON, token auth) fired at once, each on its
    own connection, from 50 users made for the test (``load-user-NN``, 10 each: under the per-user pending limit of
    20, which stays as configured). Then the database must hold exactly that many new submissions, all ``queued``,
-   with distinct job ids, and the profile's RQ queue in Redis exactly those job ids, once each, each job present.
+   and the profile's RQ queue in Redis exactly the jobs the fair queue released: ``ARENA_QUEUED_JOBS_PER_USER`` per
+   user (distinct job ids, once each, each job present); every other row waits in the database without a job.
    Nothing serves that queue here, so every job is still waiting when counted. The submissions are deleted after.
 
 The client is asyncio with raw streams (no dependency beyond the standard library) and runs on the same CPUs as the
@@ -411,10 +412,18 @@ def verify_burst(burst: dict, redis_conn) -> dict:
     from evaluator.contract.profiles import PROFILES
     from leaderboard.models import Submission
 
+    from django.conf import settings
+
     rows = list(Submission.objects.filter(user__username__startswith="load-user-")
-                .values_list("id", "state", "job_id"))
+                .values_list("id", "state", "job_id", "enqueue_count", "user_id"))
     ids = sorted(r[0] for r in rows)
-    job_ids = [r[2] for r in rows]
+    released = [r for r in rows if r[3] > 0]  # the fair queue: at most ARENA_QUEUED_JOBS_PER_USER per user in RQ
+    job_ids = [r[2] for r in released]
+    per_user: dict[int, int] = {}
+    for r in rows:
+        per_user[r[4]] = per_user.get(r[4], 0) + 1
+    limit = settings.ARENA_QUEUED_JOBS_PER_USER
+    expected_in_redis = sum(min(n, limit) if limit > 0 else n for n in per_user.values())
     queue = Queue(PROFILES[BURST_PROFILE].queue, connection=redis_conn)
     queued_ids = queue.get_job_ids()
     present = sum(1 for j in Job.fetch_many(queued_ids, connection=redis_conn) if j is not None)
@@ -422,6 +431,8 @@ def verify_burst(burst: dict, redis_conn) -> dict:
         "db_rows": len(rows),
         "db_rows_queued": sum(1 for r in rows if r[1] == Submission.State.QUEUED),
         "db_ids_match_answers": ids == burst["ids"],
+        "db_released": len(released),
+        "db_held_without_job": sum(1 for r in rows if r[3] == 0 and not r[2]),
         "db_distinct_job_ids": len(set(job_ids)),
         "redis_queue": queue.name,
         "redis_queue_length": len(queued_ids),
@@ -432,9 +443,11 @@ def verify_burst(burst: dict, redis_conn) -> dict:
     n = burst["fired"]
     checks["none_lost_none_duplicated"] = (
         burst["accepted"] == n and checks["db_rows"] == n and checks["db_rows_queued"] == n
-        and checks["db_ids_match_answers"] and checks["db_distinct_job_ids"] == n
-        and checks["redis_queue_length"] == n and checks["redis_distinct_job_ids"] == n
-        and checks["redis_jobs_present"] == n and checks["redis_matches_db"])
+        and checks["db_ids_match_answers"] and checks["db_released"] == expected_in_redis
+        and checks["db_held_without_job"] == n - expected_in_redis
+        and checks["db_distinct_job_ids"] == expected_in_redis
+        and checks["redis_queue_length"] == expected_in_redis and checks["redis_distinct_job_ids"] == expected_in_redis
+        and checks["redis_jobs_present"] == expected_in_redis and checks["redis_matches_db"])
     return checks
 
 

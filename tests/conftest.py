@@ -84,9 +84,14 @@ def run_worker(redis_conn):
     def run(*queue_names: str) -> bool:
         names = queue_names or ("cpu-gloo-2", "web")
         worked = False
-        for group in ([n for n in names if n != "web"], [n for n in names if n == "web"]):
-            if group:
-                worked = ArenaSimpleWorker(group, connection=redis_conn).work(burst=True) or worked
+        for _ in range(10_000):  # again while a pass did work: recorded results release held rows (the fair queue)
+            this_pass = False
+            for group in ([n for n in names if n != "web"], [n for n in names if n == "web"]):
+                if group:
+                    this_pass = ArenaSimpleWorker(group, connection=redis_conn).work(burst=True) or this_pass
+            worked = worked or this_pass
+            if not this_pass:
+                break
         return worked
 
     return run

@@ -3,6 +3,12 @@
 A row to evaluate is made one way (:func:`submission_row`), gets its next job id from :func:`enqueue_after_commit`,
 and reaches Redis only once the transaction that saved it commits. The job carries a self-contained spec (a JSON
 dict), never ORM objects; its name and queue come from ``evaluator.contract.jobs``, the one place jobs are named.
+
+The queue is fair: a user has at most settings.ARENA_QUEUED_JOBS_PER_USER jobs on one queue in RQ at a time (waiting
+or running). A row beyond that is *held*: saved ``queued`` with no job yet (``enqueue_count`` 0), the database being
+the source of truth, and :func:`queued_release` puts held rows on their queues in per-user round-robin order as
+slots free up (a result recorded, a submission cancelled, and every reaper pass). One user's 500 attempts then delay
+another user's single submission by at most one evaluation.
 """
 
 from __future__ import annotations
@@ -10,10 +16,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from typing import Iterable
 
 import django_rq
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Min, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 from rq import Queue
@@ -62,12 +71,48 @@ def submission_row(*, user, problem: Problem, profile: str, filename: str, text:
     )
 
 
-def enqueue_after_commit(submission: Submission) -> None:
+def _queue_profiles(profile: str) -> list[str]:
+    """The profiles whose jobs share ``profile``'s RQ queue (the fair share is counted per queue)."""
+    queue = PROFILES[profile].queue
+    return [name for name, p in PROFILES.items() if p.queue == queue]
+
+
+def held_rows():
+    """Rows waiting for a slot on their queue: queued, never given a job."""
+    return Submission.objects.filter(state=Submission.State.QUEUED, enqueue_count=0)
+
+
+def _jobs_in_queue(user_id: int, profiles: list[str], *, besides: int | None = None) -> int:
+    """The user's jobs in RQ on one queue, as the database knows them: rows running, or queued with a job."""
+    rows = Submission.objects.filter(user_id=user_id, profile__in=profiles).filter(
+        Q(state=Submission.State.RUNNING) | Q(state=Submission.State.QUEUED, enqueue_count__gt=0))
+    if besides is not None:
+        rows = rows.exclude(pk=besides)
+    return rows.count()
+
+
+def _held_back(submission: Submission) -> bool:
+    limit = settings.ARENA_QUEUED_JOBS_PER_USER
+    if limit <= 0 or submission.user_id is None or submission.profile not in PROFILES:
+        return False
+    profiles = _queue_profiles(submission.profile)
+    if held_rows().filter(user_id=submission.user_id, profile__in=profiles, pk__lt=submission.pk).exists():
+        return True  # older rows of the user wait already: this one goes after them
+    return _jobs_in_queue(submission.user_id, profiles, besides=submission.pk) >= limit
+
+
+def enqueue_after_commit(submission: Submission, *, fair: bool = True) -> None:
     """Gives the row its next job id now and puts the job on its queue once the transaction commits.
+
+    A new row whose user already has settings.ARENA_QUEUED_JOBS_PER_USER jobs on that queue is held instead (left
+    ``queued`` without a job, for :func:`queued_release`). A further attempt of a row (``enqueue_count`` > 0) takes
+    the place of the attempt that failed, so it is never held.
 
     If Redis is down at that moment the row stays ``queued`` with a job id Redis does not know, and the
     reaper enqueues it again later: the database decides what is queued.
     """
+    if fair and submission.enqueue_count == 0 and _held_back(submission):
+        return
     submission.enqueue_count += 1
     submission.job_id = f"submission-{submission.pk}-{submission.enqueue_count}"
     submission.enqueued_at = timezone.now()
@@ -116,3 +161,43 @@ def job_discard_after_commit(profile: str, job_id: str) -> None:
             pass
 
     transaction.on_commit(discard)
+
+
+def queued_release(*, profile: str | None = None) -> list[int]:
+    """Puts held rows on their queues while their users have room (settings.ARENA_QUEUED_JOBS_PER_USER), one row per
+    user per round, users in the order of their oldest held row, each user's rows oldest first: RQ then serves
+    users in turn. ``profile`` limits it to that profile's queue. Call it inside a transaction (the jobs reach Redis
+    when it commits); each user's row is locked while their share is counted, so concurrent releases never give a user
+    more than the limit. Returns the ids released."""
+    limit = settings.ARENA_QUEUED_JOBS_PER_USER
+    held = held_rows()
+    if profile is not None:
+        if profile not in PROFILES:
+            return []
+        held = held.filter(profile__in=_queue_profiles(profile))
+    queues: dict[str, list[str]] = {}
+    for name in held.values_list("profile", flat=True).distinct():
+        if name in PROFILES:
+            queues.setdefault(PROFILES[name].queue, _queue_profiles(name))
+    released: list[int] = []
+    for profiles in queues.values():
+        users = [row["user_id"] for row in held.filter(profile__in=profiles).values("user_id")
+                 .annotate(first=Min("id")).order_by("first")]
+        room: dict[int, int] = {}
+        for user_id in users:
+            get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True).first()
+            room[user_id] = (limit - _jobs_in_queue(user_id, profiles) if limit > 0
+                             else held.filter(user_id=user_id, profile__in=profiles).count())
+        while any(n > 0 for n in room.values()):
+            for user_id in users:
+                if room[user_id] <= 0:
+                    continue
+                row = (held.filter(user_id=user_id, profile__in=profiles).select_for_update(skip_locked=True)
+                       .order_by("id").first())
+                if row is None:
+                    room[user_id] = 0
+                    continue
+                enqueue_after_commit(row, fair=False)
+                released.append(row.pk)
+                room[user_id] -= 1
+    return released

@@ -1,6 +1,7 @@
 """The reaper of evaluations: the database says what should be queued or running; Redis says what is.
 
-It compares the two for every unfinished submission and settles each disagreement as a platform failure of the
+It compares the two for every unfinished submission that has a job (rows the fair queue holds have none yet; each
+pass releases those whose users have room again) and settles each disagreement as a platform failure of the
 current attempt (``results.submission_fail``): the submission is queued again as a new job while it has attempts
 left, and ends as infra_error after the last.
 Liveness comes from RQ's own worker heartbeat: while a worker runs a job it keeps pushing the job's entry in the
@@ -27,7 +28,7 @@ from evaluator.contract.jobs import RECORD_RESULT
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict, trim
 from leaderboard.models import Submission
-from leaderboard.submissions import results, services
+from leaderboard.submissions import queueing, results, services
 from leaderboard.submissions.signatures import signed_envelope
 
 logger = logging.getLogger(__name__)
@@ -38,11 +39,13 @@ class ReapReport:
     requeued: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
     recovered: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)  # held rows put on their queue (the fair queue)
     checked: int = 0
 
     def __str__(self) -> str:
         return (f"checked {self.checked}: re-enqueued {self.requeued or 'none'}, failed {self.failed or 'none'}, "
-                f"recovered results of {self.recovered or 'none'}")
+                f"recovered results of {self.recovered or 'none'}"
+                + (f", released from the fair queue {self.released}" if self.released else ""))
 
 
 @dataclass
@@ -182,7 +185,9 @@ def submissions_reap(*, now: datetime | None = None) -> ReapReport:
     grace = timedelta(seconds=settings.ARENA_REAP_GRACE_S)
     report = ReapReport()
     redis = _Redis()
-    queued = Submission.objects.filter(state=Submission.State.QUEUED, created_at__lt=now - grace)
+    # held rows (the fair queue: no job yet, queueing.held_rows) wait for a slot, not for a lost job
+    queued = Submission.objects.filter(state=Submission.State.QUEUED, created_at__lt=now - grace,
+                                       enqueue_count__gt=0)
     for submission in queued.order_by("id"):
         if submission.enqueued_at and submission.enqueued_at > now - grace:
             continue  # just (re-)enqueued: give the job time to show up
@@ -193,4 +198,6 @@ def submissions_reap(*, now: datetime | None = None) -> ReapReport:
         report.checked += 1
         with transaction.atomic():
             _reap_one(submission, now, grace, redis, report)
+    with transaction.atomic():  # slots freed by what ended above, or by cancels
+        report.released = queueing.queued_release()
     return report

@@ -4,6 +4,7 @@
 - an ``infra_error`` (the platform failed, not the solution) sends the submission back to the queue as a new job
   while it has attempts left (settings.ARENA_MAX_ENQUEUES), and ends it as ``infra_error`` after the last;
 - ``submission_fail`` is how the reaper reports such a failure for a job that could not report one itself.
+- a finished submission frees its user's slot on the fair queue: held rows are released (``queueing.queued_release``).
 
 The document arrives as JSON from a worker: it is made JSON-safe and its verdict checked against the contract's
 ``Verdict`` before anything is stored.
@@ -131,6 +132,7 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         if submission.model_run_id is not None:
             run_score_refresh(model_run_id=submission.model_run_id)
         verification.after_result(result)
+        queueing.queued_release(profile=submission.profile)  # its slot on the queue is free: the next user's turn
     return result
 
 
@@ -184,5 +186,5 @@ def _attempt_settled_without_result(submission: Submission, document: dict[str, 
     submission.worker = ""
     submission.started_at = submission.heartbeat_at = None
     submission.save(update_fields=["state", "worker", "started_at", "heartbeat_at"])
-    queueing.enqueue_after_commit(submission)
+    queueing.enqueue_after_commit(submission, fair=False)  # takes the failed attempt's place on the fair queue
     return True

@@ -138,6 +138,7 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         submission.save(update_fields=["state", "finished_at"])
         submission_changed(submission)
         queueing.job_discard_after_commit(submission.profile, submission.job_id)
+        queueing.queued_release(profile=submission.profile)  # its slot on the fair queue is free
         if submission.model_run_id is not None:  # a cancelled attempt is done: the run's progress counts it
             run_score_refresh(model_run_id=submission.model_run_id)
     return submission

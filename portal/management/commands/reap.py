@@ -22,7 +22,8 @@ class Command(BaseCommand):
     def handle(self, *args, every: float = 0, **options):
         while True:
             for report in (submissions_reap(), proposals_reap()):
-                if report.requeued or report.failed or report.recovered or options["verbosity"] > 1:
+                if report.requeued or report.failed or report.recovered or getattr(report, "released", None) \
+                        or options["verbosity"] > 1:
                     self.stdout.write(str(report))
             ended = test_runs_reap()
             if ended or options["verbosity"] > 1:

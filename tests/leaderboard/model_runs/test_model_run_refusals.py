@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError
 from rq import Queue
@@ -153,10 +154,13 @@ def test_a_valid_archive_is_stored_and_each_attempt_enqueued_on_the_runs_profile
     assert response["Location"].endswith(f"/api/model-runs/{body['id']}/")
     run = ModelRun.objects.get()
     assert (run.model, run.mode, run.k, run.profile, run.precision) == ("handworked-coder", "zero-shot", 3,
-                                                                       "cpu-gloo-2", "fp32")
+                                                                       "h200-nvlink-2", "fp32")
     assert run.manifest["notes"] == fx.MANIFEST["notes"] and json.dumps(run.manifest)
-    queue = Queue("cpu-gloo-2", connection=redis_conn)
-    assert queue.count == 12
+    queue = Queue("h200-nvlink-2", connection=redis_conn)  # the fixture run's hardware (a profile that measures speed)
+    # the fair queue: one of the user's jobs in RQ at a time, the other attempts queued in the database without one
+    assert queue.count == settings.ARENA_QUEUED_JOBS_PER_USER == 1
     jobs = {job.id for job in queue.get_jobs()}
-    assert jobs == {s.job_id for s in Submission.objects.filter(model_run=run)}
+    attempts = Submission.objects.filter(model_run=run, state="queued")
+    assert jobs == {s.job_id for s in attempts.filter(enqueue_count=1)}
+    assert attempts.filter(enqueue_count=0, job_id="").count() == 11
     assert sorted(set(Submission.objects.values_list("attempt", flat=True))) == [1, 2, 3]

@@ -77,6 +77,7 @@ def test_reaper_does_not_touch_a_submission_enqueued_moments_ago(create, reap, r
 
 def test_reaper_fails_a_running_submission_whose_worker_went_silent(create, reap, redis_conn, settings):
     settings.ARENA_MAX_ENQUEUES = 1  # no attempt left: the row ends (tests/leaderboard/test_retries.py: retried)
+    settings.ARENA_QUEUED_JOBS_PER_USER = 2  # both of this user's jobs in RQ at once
     stale, fresh = create(), create()
     long_ago = timezone.now() - timedelta(hours=2)
     submission_mark_running(submission_id=stale.pk, worker="gpu-host-7", started_at=long_ago)

@@ -328,9 +328,13 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
 
 def _time(session: Session, iterations: int, warmup: int, limit_s: float) -> None:
     deadline = time.monotonic() + limit_s
+    unchecked: int | None = None  # checked after the next iteration's inputs are asked for, off the critical path
     for i in range(warmup + iterations):
         left = max(0.1, deadline - time.monotonic())
         session.tell_judges(op="feed", i=i)
+        if unchecked is not None:
+            session.tell_judges(op="check_timed", i=unchecked)
+            unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
         _stage(session, f"i{i}")
         session.tell_ranks(op="stage", i=i)
@@ -346,7 +350,9 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float) -> Non
         _check_returned(session, "timed", f"timed iteration {i}")
         session.check_threads(f"timed iteration {i}")
         if record:
-            session.tell_judges(op="check_timed", i=i)
+            unchecked = i
+    if unchecked is not None:
+        session.tell_judges(op="check_timed", i=unchecked)
     last = warmup + iterations - 1
     session.wait(session.judges, "timed", max(1.0, deadline - time.monotonic()), {"i": last})
     session._pump(0.05)

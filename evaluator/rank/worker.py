@@ -35,6 +35,7 @@ _libc_getenv.argtypes = [ctypes.c_char_p]
 _environ = os.environ
 _send = wire.send
 _load = wire.load_tensors
+_save = wire.save_tensors
 _synchronize = torch.cuda.synchronize
 _clone = torch._C.TensorBase.clone
 _to = torch._C.TensorBase.to
@@ -204,15 +205,8 @@ class Worker:
 
 
 def _save_pair(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
-    import torch as _torch
-
-    plain_out = [o.detach().to("cpu").clone() if type(o) is _Tensor else None for o in outputs]
-    plain_in = [o.detach().to("cpu").clone() if type(o) is _Tensor else None for o in inputs_after]
-    partial = path.with_name(path.name + ".part")
-    _torch.save([plain_out, plain_in], partial)
-    os.replace(partial, path)
-
-
+    _save(path, [[o if type(o) is _Tensor else None for o in outputs],
+                 [o if type(o) is _Tensor else None for o in inputs_after]])
 def _subclasses(outputs: list[Any]) -> list[str]:
     """Outputs that are tensors of a subclass (saved as None: a subclass can change how it compares)."""
     return [f"output {k} is a {type(o).__module__}.{type(o).__qualname__}" for k, o in enumerate(outputs)

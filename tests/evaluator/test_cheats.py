@@ -74,7 +74,7 @@ class Case:
     log_has: tuple[str, ...] = ()  # the cheat's own report, proving it ran and found nothing
     communicates: bool = True  # honest: the collectives flags must show communication
     slow: bool = False  # honest: a long build; runs with ARENA_SLOW_TESTS=1 (and in benchmarks/cheat_suite.py)
-    known_open: str = ""  # a hole not closed yet: the test is an expected failure (strict) saying why
+    known_open: str = ""  # a hole not closed yet: the test is an expected failure saying why
 
     @property
     def name(self) -> str:
@@ -338,7 +338,8 @@ def test_cheat_gets_its_verdict(case: Case, tmp_path: Path, request) -> None:
     if case.profile:
         request.getfixturevalue("rigged_profile")
     if case.known_open:
-        request.applymarker(pytest.mark.xfail(reason=case.known_open, strict=True))
+        # Not strict: on shared CPUs the forged gain itself is noisy, so an open hole can now and then look closed.
+        request.applymarker(pytest.mark.xfail(reason=case.known_open, strict=False))
     os.chmod(tmp_path, 0o755)
     doc, _ = run_case(case, case.profile or "cpu-gloo-2", False, tmp_path)
     assert not problems_with(case, doc), _summary(doc)

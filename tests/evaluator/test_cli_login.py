@@ -5,24 +5,25 @@ from __future__ import annotations
 
 import stat
 
-from evaluator import cli
+from evaluator.cli.client import resolve_token
+from evaluator.cli.main import main
 
 
 def test_login_stores_the_token_readable_by_its_owner_only(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("ARENA_TOKEN", raising=False)
-    assert cli.main(["login", "--token", "abc123"]) == 0
+    assert main(["login", "--token", "abc123"]) == 0
     path = tmp_path / "arena" / "token"
     assert path.read_text().strip() == "abc123"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert cli.resolve_token(None) == "abc123"
+    assert resolve_token(None) == "abc123"
     monkeypatch.setenv("ARENA_TOKEN", "from-env")
-    assert cli.resolve_token(None) == "from-env"
-    assert cli.resolve_token("given") == "given"
+    assert resolve_token(None) == "from-env"
+    assert resolve_token("given") == "given"
 
 
 def test_submit_without_any_token_says_how_to_get_one(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("ARENA_TOKEN", raising=False)
-    assert cli.main(["submit", "--problem", "collectives/all_reduce", "--solution", "x.py"]) == 2
+    assert main(["submit", "--problem", "collectives/all_reduce", "--solution", "x.py"]) == 2
     assert "arena login" in capsys.readouterr().err

@@ -47,7 +47,7 @@ def test_prompts_differ_when_a_problem_version_changes(tmp_path):
 
 def test_arena_prompts_writes_a_pack_as_jsonl_without_torch():
     out = subprocess.run([sys.executable, "-c", "import sys, runpy; sys.argv = ['arena', 'prompts', '--backend', "
-                          "'cuda', '--hardware', 'h200-nvlink-4']; import evaluator.cli as c; code = c.main(); "
+                          "'cuda', '--hardware', 'h200-nvlink-4']; from evaluator.cli.main import main; code = main(); "
                           "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(code)"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

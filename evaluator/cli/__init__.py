@@ -1,0 +1,1 @@
+"""The `arena` command line (evaluator/cli/main.py); one module per subcommand."""

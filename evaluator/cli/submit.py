@@ -1,0 +1,101 @@
+"""`arena submit`: send a solution or a model run to a portal and follow it to the end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evaluator.cli.run_eval import print_result
+from evaluator.cli.client import follow, request, resolve_token
+from evaluator.contract.profiles import PROFILES
+
+
+def _print_run(run: dict[str, Any]) -> None:
+    """A finished model run's scores, always with the protocol they were obtained with."""
+    scores = run.get("scores") or {}
+    k = scores.get("scored_at_k")
+
+    def pct(value: Any) -> str:
+        return "—" if value is None else f"{100 * value:.1f} %"
+
+    fast = scores.get("fast_p_at_k") or {}
+    print(f"protocol: {(run.get('protocol') or {}).get('label', '?')}")
+    print(f"  pass@{k} {pct(scores.get('pass_at_k'))}   pass@1 {pct(scores.get('pass_at_1'))}   "
+          + "   ".join(f"fast_{p}@{k} {pct(v)}" for p, v in fast.items()))
+    speedup = scores.get("geomean_speedup")
+    print(f"  geomean speedup {'—' if speedup is None else f'{speedup:.3f}x'}   mean roofline fraction "
+          f"{pct(scores.get('mean_roofline_fraction'))}   coverage {pct(scores.get('coverage'))}")
+    if run.get("url"):
+        print(f"  {run['url']}")
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    portal = args.portal.rstrip("/")
+    args.token = resolve_token(args.token)
+    if not args.token:
+        print("arena submit: no API token: run `arena login`, set ARENA_TOKEN or pass --token "
+              f"(make one on {portal}/accounts/token/)", file=sys.stderr)
+        return 2
+    if args.model_run:
+        from evaluator.multipart import encode
+
+        body, ctype = encode({}, {"archive": Path(args.model_run)})
+        created = request(f"{portal}/api/model-runs/", args.token, body, ctype)
+        url = created.get("url") or f"{portal}/runs/{created['id']}/"
+        print(f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued: {url}",
+              flush=True)
+        if args.no_follow:
+            return 0
+        seen: list[Any] = [None]
+
+        def progress(d: dict[str, Any]) -> None:
+            done = (d.get("attempts_done"), d.get("attempts_total"))
+            if not args.json and done != seen[0]:
+                seen[0] = done
+                print(f"model run {d['id']}: {done[0]}/{done[1]} attempts done", flush=True)
+
+        final = follow(f"{portal}/api/model-runs/{created['id']}/", args.token,
+                        lambda d: d.get("state") == "finished", args.timeout, progress)
+        if args.json:
+            print(json.dumps(final, indent=2))
+        else:
+            _print_run(final)
+        return 0 if final.get("state") == "finished" else 1
+    if not (args.problem and args.solution):
+        print("arena: submit needs --problem and --solution, or --model-run ARCHIVE", file=sys.stderr)
+        return 2
+    path = Path(args.solution)
+    payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
+                          "source": path.read_text()}).encode()
+    created = request(f"{portal}/api/submissions/", args.token, payload, "application/json")
+    url = created.get("url") or f"{portal}/submissions/{created['id']}/"
+    print(f"submission {created['id']} queued on {args.hardware}: {url}", flush=True)
+    if args.no_follow:
+        return 0
+    final = follow(f"{portal}/api/submissions/{created['id']}/", args.token,
+                    lambda d: d.get("state") in ("finished", "cancelled"), args.timeout)
+    if args.json:
+        print(json.dumps(final, indent=2))
+    else:
+        print(f"state: {final.get('state')}  verdict: {final.get('verdict')}")
+        if final.get("result"):
+            print_result(final["result"])
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    sb = sub.add_parser("submit", help="send a solution or a model run to a portal and follow it to the end")
+    sb.add_argument("--portal", default="http://127.0.0.1:8000")
+    sb.add_argument("--token", default=None,
+                    help="API token from your account page (default: $ARENA_TOKEN, else the one `arena login` saved)")
+    sb.add_argument("--problem")
+    sb.add_argument("--solution")
+    sb.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES))
+    sb.add_argument("--model-run", help="a model-run archive (.zip or .tar.gz)")
+    sb.add_argument("--no-follow", action="store_true")
+    sb.add_argument("--timeout", type=float, default=1800)
+    sb.add_argument("--json", action="store_true")
+    sb.set_defaults(func=cmd_submit)

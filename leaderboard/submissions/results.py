@@ -4,7 +4,8 @@
 - an ``infra_error`` (the platform failed, not the solution) sends the submission back to the queue as a new job
   while it has attempts left (settings.ARENA_MAX_ENQUEUES), and ends it as ``infra_error`` after the last;
 - ``submission_fail`` is how the reaper reports such a failure for a job that could not report one itself.
-- a finished submission frees its user's slot on the fair queue: held rows are released (``queueing.queued_release``).
+- a finished submission frees its user's slot on the fair queue: held rows are released (``queueing.queued_release``);
+- a stored verdict is announced after the commit (``signals.verdict_recorded``: the owner's e-mail, when asked for).
 
 The document arrives as JSON from a worker: it is made JSON-safe and its verdict checked against the contract's
 ``Verdict`` before anything is stored.
@@ -23,7 +24,7 @@ from django.utils import timezone
 from evaluator.contract.result import Verdict, empty_document, trim
 from leaderboard.models import Result, Submission
 from leaderboard.rankings.services import run_score_refresh
-from leaderboard.submissions import queueing, services, verification
+from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
             run_score_refresh(model_run_id=submission.model_run_id)
         verification.after_result(result)
         queueing.queued_release(profile=submission.profile)  # its slot on the queue is free: the next user's turn
+        signals.verdict_recorded_after_commit(submission=submission, result=result)  # e.g. the owner's e-mail
     return result
 
 

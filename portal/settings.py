@@ -144,6 +144,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "portal.contributions.context_processors.moderation",  # the header's review and admin links
+                "portal.accounts.context_processors.email_confirmation",  # the banner until the address is confirmed
             ],
             # The site's template tags live with the views (leaderboard/web/), not in an app's templatetags/.
             "libraries": {"arena": "leaderboard.web.templatetags.arena"},
@@ -272,7 +273,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # passwords for one username from one address, that pair is locked out for AXES_COOLOFF_TIME (a 429 page with
 # Retry-After); a right password resets the count. The log-in and sign-up forms are also throttled per address
 # (REST_FRAMEWORK's "login" and "signup" rates).
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# The last grants the permission "leaderboard.upload" to users whose e-mail address is confirmed (authenticates nobody).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend",
+                           "portal.accounts.backends.UploadPermissionBackend"]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

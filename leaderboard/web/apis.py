@@ -22,6 +22,7 @@ from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import validation
+from leaderboard.web.permissions import MayUpload
 from leaderboard.web.throttles import ApiAnonThrottle, ApiUserThrottle, UploadThrottle
 from leaderboard.web.serializers import (AttemptOutputSerializer, BestSolutionOutputSerializer,
                                          ModelRunDetailOutputSerializer, ModelRunOutputSerializer,
@@ -117,7 +118,7 @@ class SubmissionCreateApi(APIView):
     The answer is the queued submission; follow `api_url` until `state` is `finished`.
     """
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, MayUpload]
     throttle_classes = UPLOAD_THROTTLES
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
@@ -208,7 +209,7 @@ class ModelRunCreateApi(APIView):
     `state` is `finished` (`attempts_done` of `attempts_total` tells the progress).
     """
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, MayUpload]
     throttle_classes = UPLOAD_THROTTLES
     parser_classes = [MultiPartParser]
 

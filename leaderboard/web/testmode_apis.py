@@ -18,6 +18,7 @@ from leaderboard.models import TestRun
 from leaderboard.submissions import validation
 from leaderboard.testmode import selectors, services
 from leaderboard.testmode.throttles import TestModeThrottle
+from leaderboard.web.permissions import MayUpload
 
 
 class TestRunOutputSerializer(serializers.ModelSerializer):
@@ -44,7 +45,7 @@ class TestCreateApi(APIView):
     fast lane, fewer trials, and quick timing when ``timing`` is true. Send ``multipart/form-data`` with ``file`` or
     JSON with ``source``. Follow ``api_url`` until ``state`` is ``finished``; the result is visible to you only."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, MayUpload]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     class TestCreateInputSerializer(serializers.Serializer):  # a name of its own: the schema's TestCreateInputRequest

@@ -25,6 +25,7 @@ from leaderboard.submissions import publishing, queues, validation
 from leaderboard.web import cache  # cached_page: public read pages only, never on a page with private data
 from leaderboard.web import exports
 from leaderboard.web.forms import ModelRunForm, SubmissionForm
+from leaderboard.web.permissions import upload_permission_required
 from leaderboard.web.throttles import UploadThrottle, throttled
 
 
@@ -112,6 +113,7 @@ def _distribution(speedups: list[float]) -> dict[str, float] | None:
 
 
 @login_required
+@upload_permission_required
 @throttled(UploadThrottle, what="uploads")
 def submission_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
@@ -291,6 +293,7 @@ def _url_prefixes() -> dict[str, str]:
 
 
 @login_required
+@upload_permission_required
 @throttled(UploadThrottle, what="uploads")
 def model_run_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":

@@ -13,6 +13,9 @@ urlpatterns = [
     path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
          name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("accounts/confirm/<str:token>/", views.email_confirm, name="account-confirm"),
+    path("accounts/confirm/", views.confirmation_resend, name="account-confirm-resend"),
+    path("accounts/settings/", views.account_settings, name="account-settings"),
     path("accounts/token/", views.token, name="account-token"),
     path("accounts/token/new/", views.token_regenerate, name="account-token-regenerate"),
 ]

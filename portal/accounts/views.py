@@ -1,4 +1,8 @@
-"""Accounts: sign up, log in (Django's view, throttled), the API token page, and the page of a locked-out log-in.
+"""Accounts: sign up, log in (Django's view, throttled), e-mail confirmation, settings (the verdict e-mail), the API
+token page, and the page of a locked-out log-in.
+
+Sign-up mails a confirmation link; until it is followed the account can log in and read, sees a banner, and cannot
+upload (``leaderboard.web.permissions``; granted by ``backends.UploadPermissionBackend``).
 
 Sign-up and log-in POSTs are throttled per client address (``leaderboard.web.throttles``); wrong passwords lock a
 username out from that address (django-axes, ``locked_out``). Each answers 429 with Retry-After."""
@@ -21,6 +25,7 @@ from rest_framework.authtoken.models import Token
 
 from leaderboard.web.throttles import LoginThrottle, SignupThrottle, throttled, too_many_requests
 from portal.accounts import services
+from portal.accounts.models import AccountEmail
 
 
 class SignupForm(UserCreationForm):
@@ -59,16 +64,60 @@ def signup(request: HttpRequest) -> HttpResponse:
             try:
                 user = services.user_create(username=form.cleaned_data["username"],
                                             password=form.cleaned_data["password1"],
-                                            email=form.cleaned_data["email"])
+                                            email=form.cleaned_data["email"], confirmed=False)
             except ValidationError as exc:
                 form.add_error("username", exc.message_dict["username"])
             else:
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-                messages.success(request, f"Welcome, {user.get_username()}. You are signed in.")
+                services.confirmation_send(user=user, base_url=request.build_absolute_uri("/"))
+                messages.success(request, f"Welcome, {user.get_username()}. You are signed in. We sent a link to "
+                                          f"{user.email}: follow it to confirm your address before uploading.")
                 return redirect(next_url or "home")
     else:
         form = SignupForm()
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
+
+
+def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        user = services.email_confirm(token=token)
+    except ValidationError as exc:
+        return render(request, "accounts/confirm_failed.html", {"reason": exc.messages[0]}, status=400)
+    messages.success(request, f"Your address {user.email} is confirmed; you can upload now.")
+    return redirect("account-settings" if request.user.is_authenticated else "login")
+
+
+@login_required
+@require_POST
+@throttled(SignupThrottle, what="confirmation e-mails")
+def confirmation_resend(request: HttpRequest) -> HttpResponse:
+    if services.email_confirmed(request.user):
+        messages.info(request, "Your address is already confirmed.")
+    else:
+        services.confirmation_send(user=request.user, base_url=request.build_absolute_uri("/"))
+        messages.success(request, f"A new confirmation link is on its way to {request.user.email}.")
+    return redirect("account-settings")
+
+
+class SettingsForm(forms.Form):
+    notify_verdicts = forms.BooleanField(required=False, label="E-mail me when a verdict lands",
+                                         help_text="One message per solution you submit (not per model-run attempt).")
+
+
+@login_required
+def account_settings(request: HttpRequest) -> HttpResponse:
+    row = AccountEmail.objects.filter(user=request.user).first()
+    if request.method == "POST":
+        form = SettingsForm(request.POST)
+        if form.is_valid():
+            services.notification_set(user=request.user, notify_verdicts=form.cleaned_data["notify_verdicts"])
+            messages.success(request, "Verdict e-mails are on." if form.cleaned_data["notify_verdicts"]
+                             else "Verdict e-mails are off.")
+            return redirect("account-settings")
+    else:
+        form = SettingsForm(initial={"notify_verdicts": bool(row and row.notify_verdicts)})
+    return render(request, "accounts/settings.html", {"form": form,
+                                                      "confirmed": services.email_confirmed(request.user)})
 
 
 @login_required

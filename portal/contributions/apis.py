@@ -12,6 +12,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.web.permissions import MayUpload
 from leaderboard.web.throttles import ApiAnonThrottle, ApiUserThrottle, UploadThrottle
 from portal.contributions import selectors, services
 from portal.contributions.models import ProblemProposal
@@ -107,7 +108,7 @@ an accepted folder is merged into the catalogue by pull request."""
 class ProposalListCreateApi(APIView):
     """``GET``: your own problem proposals. ``POST``: propose a problem (see ``CREATE_DESCRIPTION``)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, MayUpload]
     throttle_classes = [ApiAnonThrottle, ApiUserThrottle, UploadThrottle]  # UploadThrottle: POST only
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 

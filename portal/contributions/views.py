@@ -12,11 +12,13 @@ from django.views.decorators.http import require_POST
 
 from leaderboard.web.exports import exportable
 from leaderboard.web.throttles import UploadThrottle, throttled
+from leaderboard.web.permissions import upload_permission_required
 from portal.contributions import exports, selectors, services
 from portal.contributions.forms import PROBLEM_FILES, ProposalForm, ReviewForm
 
 
 @login_required
+@upload_permission_required
 @throttled(UploadThrottle, what="uploads")
 def proposal_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":

@@ -11,9 +11,13 @@ run code under test. A worker of the second kind takes its signing key out of th
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker, Worker
 from rq.exceptions import DeserializationError
 from rq.job import Job, JobStatus
@@ -82,8 +86,80 @@ class _Guarded:
             pipe.execute()
 
 
+SCHEDULER_CHECK_S = 5.0
+
+
 class ArenaWorker(_Guarded, Worker):
-    pass
+    """A forking worker. Started with the scheduler (the web worker: ``rqworker web --with-scheduler``, which puts
+    retried replies back on the queue), it checks every SCHEDULER_CHECK_S seconds of its work loop that the
+    scheduler's process is alive, and starts it again when it is not: the scheduler process exits when Redis
+    restarts or goes away, and RQ itself looks only every 10 minutes. While it holds a scheduler its blocking dequeue
+    waits at most that long, so an idle worker checks as often as a busy one. A Redis that cannot be reached during
+    the heartbeat or the suspension check is waited for by the dequeue (RQ's back-off) instead of ending the worker."""
+
+    scheduler_check_s = SCHEDULER_CHECK_S
+    _keep_scheduler = False
+    _scheduler_checked = 0.0
+
+    @property
+    def dequeue_timeout(self) -> int:
+        timeout = super().dequeue_timeout
+        if self._keep_scheduler:
+            return max(1, min(timeout, math.ceil(self.scheduler_check_s)))
+        return timeout
+
+    def _start_scheduler(self, burst: bool = False, *args: Any, **kwargs: Any) -> None:
+        super()._start_scheduler(burst, *args, **kwargs)
+        self._keep_scheduler = not burst and self.scheduler is not None  # a burst worker enqueues once, then quits
+        self._scheduler_checked = time.monotonic()
+
+    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            beat = super().heartbeat(*args, **kwargs)  # called on every turn of the work loop, and after every job
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            # Redis is restarting or away: the dequeue that follows waits for it (RQ retries with a back-off),
+            # rather than the worker quitting on an error here
+            self.log.warning("Worker %s: heartbeat failed, Redis cannot be reached (%s)", self.name, exc)
+            return None
+        self.scheduler_keep_alive()
+        return beat
+
+    def check_for_suspension(self, burst: bool) -> None:
+        try:
+            super().check_for_suspension(burst)
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above: the dequeue waits for Redis
+            self.log.warning("Worker %s: cannot read the suspension flag, Redis cannot be reached (%s)", self.name, exc)
+
+    def scheduler_keep_alive(self, *, force: bool = False) -> bool:
+        """Starts the scheduler again if its process died (True when it did), or takes its locks again if Redis lost
+        them while it lived. At most every scheduler_check_s."""
+        scheduler = self.scheduler
+        if not self._keep_scheduler or scheduler is None:
+            return False
+        now = time.monotonic()
+        if not force and now - self._scheduler_checked < self.scheduler_check_s:
+            return False
+        self._scheduler_checked = now
+        process = scheduler._process
+        try:
+            if process is not None and process.is_alive():
+                # it lived through a Redis restart, but its locks did not (its heartbeat only extends them): take
+                # them again in its name, so that no other worker's scheduler starts beside it
+                for name in scheduler.acquired_locks:
+                    self.connection.set(scheduler.get_locking_key(name), process.pid, nx=True,
+                                        ex=scheduler.interval + 60)
+                return False
+            scheduler._acquired_locks = set()  # the locks it held died with Redis or with it: take them afresh
+            scheduler.acquire_locks(auto_start=True)
+        except RedisError as exc:
+            self.log.warning("Worker %s: the scheduler is not running and Redis cannot be reached (%s); will retry",
+                             self.name, exc)
+            return False
+        restarted = scheduler._process is not None and scheduler._process is not process
+        if restarted:
+            self.log.warning("Worker %s: the scheduler was not running (Redis restarted?); started it again, PID %s",
+                             self.name, scheduler._process.pid)
+        return restarted
 
 
 class ArenaSimpleWorker(_Guarded, SimpleWorker):

@@ -21,7 +21,7 @@ from leaderboard.rankings import scores, tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
-from leaderboard.submissions import validation
+from leaderboard.submissions import publishing, validation
 from leaderboard.web.permissions import MayUpload
 from leaderboard.web.throttles import ApiAnonThrottle, ApiUserThrottle, UploadThrottle
 from leaderboard.web.serializers import (AttemptOutputSerializer, BestSolutionOutputSerializer,
@@ -194,6 +194,29 @@ class SubmissionCancelApi(APIView):
         return Response(SubmissionOutputSerializer(submission, context={"request": request}).data)
 
 
+class PublishInputSerializer(serializers.Serializer):
+    published = serializers.BooleanField(default=True, help_text="true: publish (anyone may read and download the "
+                                                                 "code); false: private again")
+
+
+class SubmissionPublishApi(APIView):
+    """Publish (or, with `published: false`, unpublish) your own solution's source: once published anyone can read
+    and download it, with its result beside it. 403 for anyone else's; 400 for a model run's attempt (publish the
+    run). Publishing changes no score."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(operation_id="submissions_publish", request=PublishInputSerializer,
+                   responses=SubmissionOutputSerializer)
+    def post(self, request, submission_id: int):
+        params = PublishInputSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        publishing.submission_publish(submission_id=submission_id, user=request.user,
+                                      published=params.validated_data["published"])
+        submission = submissions.submission_detail(submission_id=submission_id)
+        return Response(SubmissionOutputSerializer(submission, context={"request": request}).data)
+
+
 # --- model runs -----------------------------------------------------------------------------------------
 #
 # Every score the API returns carries the protocol it was obtained with: `protocol` (mode, k, turn budget,
@@ -228,6 +251,22 @@ class ModelRunCreateApi(APIView):
                                         data=model_runs.archive_upload_read(upload))
         body = ModelRunOutputSerializer(run, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
+
+
+class ModelRunPublishApi(APIView):
+    """Publish (or, with `published: false`, unpublish) every attempt and trajectory of your own model run.
+    403 for anyone else's run."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(operation_id="model_runs_publish", request=PublishInputSerializer,
+                   responses=ModelRunOutputSerializer)
+    def post(self, request, run_id: int):
+        params = PublishInputSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        publishing.model_run_publish(run_id=run_id, user=request.user, published=params.validated_data["published"])
+        run = rankings.model_run_detail(run_id=run_id)
+        return Response(ModelRunOutputSerializer(run, context={"request": request}).data)
 
 
 @method_decorator(cache.cached_page(scopes=cache.run_page_scopes), name="dispatch")

@@ -110,7 +110,9 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
         model = Submission
         fields = ["id", "problem", "profile", "problem_version", "problem_hash", "filename", "sha256", "state",
                   "verdict", "message", "created_at", "started_at", "finished_at", "worker", "url", "api_url",
-                  "result", "source"]
+                  "result", "source", "published_at"]
+        extra_kwargs = {"published_at": {"help_text": "when its owner published its source (null: private); a model "
+                                                      "run's attempt is published with its run"}}
 
     def get_url(self, obj: Submission) -> str:
         return self._absolute(reverse("submission-detail", kwargs={"submission_id": obj.pk}))
@@ -184,6 +186,8 @@ class ModelRunOutputSerializer(serializers.Serializer):
     attempts_total = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+    published_at = serializers.DateTimeField(allow_null=True, help_text="when its owner published its attempts and "
+                                                                        "trajectories (null: private)")
     url = serializers.SerializerMethodField(help_text="the run's page")
     api_url = serializers.SerializerMethodField()
     protocol = serializers.SerializerMethodField()

@@ -89,3 +89,43 @@ def test_a_published_model_run_shows_its_attempts_to_everyone(client, problems, 
     client.logout()
     assert "_RUN_MARK" in client.get(f"/submissions/{attempt.pk}/").content.decode()
     assert client.get(f"/runs/?published=1&format=json").status_code == 200
+
+
+def test_publish_and_unpublish_through_the_api(solution, client, django_user_model, user):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def api_for(someone) -> APIClient:
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=someone)[0].key}")
+        return api
+
+    owner, other = api_for(user), api_for(django_user_model.objects.create_user("mallory"))
+    path = f"/api/submissions/{solution.pk}/publish/"
+    assert APIClient().post(path, {}, format="json").status_code in (401, 403)
+    refused = other.post(path, {}, format="json")
+    assert refused.status_code == 403 and "owner" in refused.json()["detail"]
+    assert client.get(f"/submissions/{solution.pk}/source/").status_code == 404
+    published = owner.post(path, {}, format="json")
+    assert published.status_code == 200 and published.json()["published_at"]
+    assert "_SECRET_MARK" in client.get(f"/submissions/{solution.pk}/source/").content.decode()
+    private = owner.post(path, {"published": False}, format="json")
+    assert private.status_code == 200 and private.json()["published_at"] is None
+    assert client.get(f"/submissions/{solution.pk}/source/").status_code == 404
+    assert owner.post("/api/submissions/999999/publish/", {}, format="json").status_code == 404
+    assert owner.post(path, {"published": "maybe"}, format="json").status_code == 400
+
+    # A model run: its attempts are published with it; one attempt alone cannot be.
+    run = ModelRun.objects.create(user=user, model="m", mode="zero-shot", k=1, profile=GPU)
+    attempt = submission_create(user=user, problem=ALL_REDUCE, profile=GPU, filename="attempt_1.py",
+                                source=CORRECT.read_text() + "\n_RUN_MARK = 7\n")
+    Submission.objects.filter(pk=attempt.pk).update(model_run=run, attempt=1)
+    alone = owner.post(f"/api/submissions/{attempt.pk}/publish/", {}, format="json")
+    assert alone.status_code == 400 and "publish the run" in alone.json()["detail"]
+    assert other.post(f"/api/model-runs/{run.pk}/publish/", {}, format="json").status_code == 403
+    answer = owner.post(f"/api/model-runs/{run.pk}/publish/", {"published": True}, format="json")
+    assert answer.status_code == 200 and answer.json()["published_at"]
+    assert "_RUN_MARK" in client.get(f"/submissions/{attempt.pk}/").content.decode()
+    assert owner.post(f"/api/model-runs/{run.pk}/publish/", {"published": False},
+                      format="json").json()["published_at"] is None
+    assert "_RUN_MARK" not in client.get(f"/submissions/{attempt.pk}/").content.decode()

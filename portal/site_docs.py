@@ -4,18 +4,18 @@ nh3, so whatever a document holds, the page carries no script."""
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 from pathlib import Path
 
 import markdown as markdown_lib
-import nh3
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
+
+from leaderboard.web.sanitize import clean_html
 
 DOCS_DIR = Path(settings.BASE_DIR) / "docs"
 
@@ -34,14 +34,6 @@ def doc_names() -> list[str]:
     return [n for n in FEATURED if n in found] + [n for n in found if n not in FEATURED]
 
 
-def _cleaner_attributes() -> dict[str, set[str]]:
-    attributes = copy.deepcopy(nh3.ALLOWED_ATTRIBUTES)
-    attributes.setdefault("*", set()).update({"id", "class"})
-    for tag in ("td", "th"):
-        attributes.setdefault(tag, set()).update({"align", "style"})
-    return attributes
-
-
 def render_markdown(text: str) -> SafeString:
     """Markdown to HTML, then sanitised by nh3: raw HTML, scripts, event handlers and ``javascript:`` links are
     removed whatever the renderer let through; links between documents point at their pages here."""
@@ -56,8 +48,7 @@ def render_markdown(text: str) -> SafeString:
         return f'href="{reverse("site-doc", args=[name])}{match.group(3) or ""}"'
 
     html = _LINK.sub(link, html)
-    return mark_safe(nh3.clean(html, attributes=_cleaner_attributes(), url_schemes={"http", "https", "mailto"},
-                               filter_style_properties={"text-align"}))
+    return clean_html(html)
 
 
 @functools.lru_cache(maxsize=64)

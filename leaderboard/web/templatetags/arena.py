@@ -16,6 +16,7 @@ from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from leaderboard.rankings.metrics import Protocol
+from leaderboard.web.sanitize import clean_html
 
 register = template.Library()
 
@@ -44,7 +45,8 @@ class _DropUnsafeUrls(Treeprocessor):
 @register.filter
 def markdown(text: str) -> str:
     """Renders a problem statement. Raw HTML in the markdown is escaped, not passed through, and links or images
-    to anything but http(s), mailto or this site (``javascript:``, ``data:``) lose their target."""
+    to anything but http(s), mailto or this site (``javascript:``, ``data:``) lose their target; then nh3 cleans the
+    result like the docs pages (``leaderboard.web.sanitize``), whatever the renderer let through."""
     md = markdown_lib.Markdown(
         extensions=["fenced_code", "tables", "codehilite", "sane_lists"],
         extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}},
@@ -52,7 +54,7 @@ def markdown(text: str) -> str:
     md.preprocessors.deregister("html_block")
     md.inlinePatterns.deregister("html")
     md.treeprocessors.register(_DropUnsafeUrls(md), "drop_unsafe_urls", -10)
-    return mark_safe(md.convert(text or ""))
+    return clean_html(md.convert(text or ""))
 
 
 @register.filter

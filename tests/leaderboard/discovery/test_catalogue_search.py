@@ -132,3 +132,24 @@ def test_swagger_ui_is_served_from_this_site(client):
     assert page.status_code == 200
     text = page.content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in text and "cdn" not in text.lower()
+
+
+def test_problem_statements_pass_through_nh3_like_the_docs(monkeypatch):
+    import markdown as markdown_lib
+
+    from leaderboard.web.templatetags.arena import markdown
+
+    html = markdown("# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://example.org/a)\n\n"
+                    "```python\nx = 1\n```\n\n| a |\n|:-:|\n| 1 |\n")
+    assert "<script" not in html and "javascript:" not in html
+    assert 'href="https://example.org/a"' in html and 'class="highlight"' in html and "<table>" in html
+    assert 'style="text-align:center"' in html  # the table's alignment survives the cleaner
+    # Whatever the renderer lets through, nh3 removes after it.
+    real = markdown_lib.Markdown.convert
+    monkeypatch.setattr(markdown_lib.Markdown, "convert", lambda self, text: real(self, text) +
+                        '<img src="x" onerror="alert(1)"><a href="javascript:alert(2)" onclick="x()">y</a>'
+                        '<iframe src="https://evil.example"></iframe><style>*{}</style>')
+    html = markdown("Statement")
+    assert "<p>Statement</p>" in html
+    for bad in ("onerror", "onclick", "javascript:", "<iframe", "<style"):
+        assert bad not in html, bad

@@ -12,8 +12,8 @@ from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 
-HERE = Path(__file__).parent / "solutions"
-ALL_REDUCE = Path(__file__).resolve().parents[2] / "problems" / "collectives" / "all_reduce" / "solutions"
+HERE = Path(__file__).resolve().parents[1] / "solutions"
+ALL_REDUCE = Path(__file__).resolve().parents[3] / "problems" / "collectives" / "all_reduce" / "solutions"
 
 
 def run(path: Path, profile: str = "cpu-gloo-2", **kw) -> dict:
@@ -95,7 +95,7 @@ def test_cli_eval_exits_zero_and_prints_the_verdict():
     proc = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "collectives/all_reduce",
                            "--solution", str(ALL_REDUCE / "wrong" / "off_on_one_rank.py"), "--no-timing"],
                           capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[2])
+                          cwd=Path(__file__).resolve().parents[3])
     assert proc.returncode == 0, proc.stderr
     assert "verdict: wrong_output" in proc.stdout
 
@@ -103,6 +103,6 @@ def test_cli_eval_exits_zero_and_prints_the_verdict():
 def test_cli_eval_unknown_problem_says_so_and_exits_two():
     proc = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "nope/nothing",
                            "--solution", str(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[3])
     assert proc.returncode == 2
     assert "unknown problem 'nope/nothing'" in proc.stderr

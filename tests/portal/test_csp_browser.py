@@ -36,32 +36,37 @@ def page(chromium_page):
     return chromium_page
 
 
+# A GPU profile: CPU profiles time only as a pipeline check and get no speedup charts.
+GPU, OTHER_GPU = "h200-nvlink-4", "h200-nvlink-2"
+
+
 @pytest.fixture
 def ranked(problems, user, django_capture_on_commit_callbacks):
-    """Two passed submissions on cpu-gloo-2 (pre-made results, no evaluation), so the charts have data."""
+    """Two passed submissions on a GPU profile (pre-made results, no evaluation), so the charts have data."""
     for speedup in (1.3, 2.1):
         with django_capture_on_commit_callbacks(execute=True):
-            submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2",
+            submission = submission_create(user=user, problem=ALL_REDUCE, profile=GPU,
                                            filename="s.py", source=CORRECT.read_text())
         result_record(submission_id=submission.pk, document=passed_document(speedup))
 
 
 def test_pages_and_plotly_charts_work_under_the_policy_and_inline_script_is_blocked(page, live_server, ranked):
     base = live_server.url
-    response = page.goto(f"{base}/problems/{ALL_REDUCE}/?profile=cpu-gloo-2")
+    response = page.goto(f"{base}/problems/{ALL_REDUCE}/?profile={GPU}")
     assert "script-src 'self'" in response.headers["content-security-policy"]
     page.wait_for_selector("#ranking-chart .main-svg")  # plotly drew the chart: no eval needed
     for url in ("/", "/runs/", "/runs/compare/", "/accounts/login/", "/api/docs/"):
         page.goto(base + url)
         page.wait_for_load_state("load")
-    page.goto(f"{base}/problems/{ALL_REDUCE}/?profile=cpu-gloo-2")
+    page.goto(f"{base}/problems/{ALL_REDUCE}/?profile={GPU}")
     page.wait_for_selector("#ranking-chart .main-svg")
+    page.wait_for_selector('#speedup-chart[data-drawn="1"] .main-svg')  # the histogram too
     assert page.evaluate("window.__violations") == []
     assert not [e for e in page.console_errors if "Content Security Policy" in e], page.console_errors
 
     # The profile menu submits itself from static/js/site.js (an inline onchange would be blocked).
-    page.select_option("select[data-autosubmit]", "cpu-gloo-4")
-    page.wait_for_url(f"{base}/problems/{ALL_REDUCE}/?profile=cpu-gloo-4")
+    page.select_option("select[data-autosubmit]", OTHER_GPU)
+    page.wait_for_url(f"{base}/problems/{ALL_REDUCE}/?profile={OTHER_GPU}")
 
     # What an injection would try: an inline script and an inline event handler. Neither runs.
     ran = page.evaluate("""() => {

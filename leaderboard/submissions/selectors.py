@@ -124,18 +124,64 @@ def submission_owned(*, submission: Submission, user) -> bool:
 
 
 PRIVATE_RESULT_KEYS = ("logs", "traceback")  # they quote the solution's source (tracebacks, compiler errors)
+# What a visitor may read of a private solution's result document; every other key (logs, traceback, diagnostics,
+# anything a later evaluator adds) is left out.
+PUBLIC_RESULT_KEYS = ("schema_version", "verdict", "message", "failed_ranks", "problem", "solution", "profile",
+                      "trials", "timing", "roofline", "flags", "environment", "phases", "timeline")
+# Verdicts whose message is the judge's own words (no exception text from the solution).
+JUDGE_MESSAGE_VERDICTS = ("passed", "wrong_output")
+VISITOR_MESSAGES = {
+    "compile_error": "The solution did not build or import.",
+    "runtime_error": "The solution raised an error while it ran.",
+    "timeout": "The solution ran past a time limit.",
+    "rejected": "The judge refused the solution.",
+    "infra_error": "The evaluation failed on the platform's side.",
+}
+SHORT_HASH = 12  # hex digits of a private source's sha256 a visitor sees: enough to tell two apart, not to test a guess
+
+
+def short_hash(sha256: str) -> str:
+    return (sha256 or "")[:SHORT_HASH]
+
+
+def result_document_public(document: dict) -> dict:
+    """A private solution's result document as a visitor may see it: no exception text (the message of an error
+    verdict becomes a plain sentence, the ranks' errors are dropped), no traceback or logs, the source's hash
+    shortened. Verdict, timings, roofline, trials' numbers, environment stay."""
+    public = {k: document[k] for k in PUBLIC_RESULT_KEYS if k in document}
+    verdict = public.get("verdict")
+    if verdict not in JUDGE_MESSAGE_VERDICTS:
+        public["message"] = VISITOR_MESSAGES.get(str(verdict), "")
+    solution = public.get("solution")
+    if isinstance(solution, dict):
+        public["solution"] = {k: (short_hash(str(v)) if k == "sha256" else v) for k, v in solution.items()
+                              if k in ("name", "sha256")}
+    trials = public.get("trials")
+    if isinstance(trials, list):
+        public["trials"] = [
+            {**trial, "ranks": [{k: v for k, v in rank.items() if k != "error"} if isinstance(rank, dict) else rank
+                                for rank in trial.get("ranks", [])]} if isinstance(trial, dict) else trial
+            for trial in trials]
+    return public
 
 
 def submission_result_document(*, submission: Submission, user) -> dict | None:
-    """The result document as ``user`` may read it: whole for the author and staff; for anyone else without the
-    rank logs and the traceback, which quote lines of the private source."""
+    """The result document as ``user`` may read it: whole for the author and staff, and for everyone once the source
+    is published; for anyone else what :func:`result_document_public` keeps."""
     result = getattr(submission, "result", None)
     if result is None:
         return None
     document = result.document
     if submission_source_visible(submission=submission, user=user) or not isinstance(document, dict):
         return document
-    return {k: v for k, v in document.items() if k not in PRIVATE_RESULT_KEYS}
+    return result_document_public(document)
+
+
+def submission_sha256_shown(*, submission: Submission, user) -> str:
+    """The source's sha256 as ``user`` may read it: whole where the source is visible, else shortened."""
+    if submission_source_visible(submission=submission, user=user):
+        return submission.sha256
+    return short_hash(submission.sha256)
 
 
 def submission_cancellable(*, submission: Submission, user) -> bool:

@@ -105,6 +105,8 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
     result = serializers.SerializerMethodField(help_text="the evaluator's result document once finished (rank logs "
                                                          "and traceback only for its author)")
     source = serializers.SerializerMethodField(help_text="only shown to its author")
+    sha256 = serializers.SerializerMethodField(help_text="the source's sha256; its first 12 hex digits for anyone but "
+                                                         "its author while the source is private")
 
     class Meta:
         model = Submission
@@ -124,13 +126,19 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request else path
 
+    def _viewer(self):
+        request = self.context.get("request")
+        return request.user if request else AnonymousUser()
+
     def get_message(self, obj: Submission) -> str:
-        result = getattr(obj, "result", None)
-        return result.document.get("message", "") if result else ""
+        document = submissions.submission_result_document(submission=obj, user=self._viewer())
+        return document.get("message", "") if isinstance(document, dict) else ""
 
     def get_result(self, obj: Submission) -> dict | None:
-        request = self.context.get("request")
-        return submissions.submission_result_document(submission=obj, user=request.user if request else AnonymousUser())
+        return submissions.submission_result_document(submission=obj, user=self._viewer())
+
+    def get_sha256(self, obj: Submission) -> str:
+        return submissions.submission_sha256_shown(submission=obj, user=self._viewer())
 
     def get_source(self, obj: Submission) -> str | None:
         request = self.context.get("request")

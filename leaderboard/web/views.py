@@ -163,6 +163,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "submission": submission,
         "result": result,
         "document": submissions.submission_result_document(submission=submission, user=request.user),
+        "sha256": submissions.submission_sha256_shown(submission=submission, user=request.user),
         "show_source": show_source,
         "can_cancel": submissions.submission_cancellable(submission=submission, user=request.user),
         "can_publish": submission.model_run_id is None

@@ -27,7 +27,7 @@ from leaderboard.submissions import results, services
 from leaderboard.submissions.signatures import verified
 
 
-def _close_stale_connections() -> None:
+def close_stale_connections() -> None:
     """What Django does around each request: drop connections that broke or outlived CONN_MAX_AGE. A connection
     inside a transaction (a test running jobs in-process) is left alone."""
     for connection in connections.all(initialized_only=True):
@@ -36,12 +36,13 @@ def _close_stale_connections() -> None:
 
 
 @contextmanager
-def _database() -> Iterator[None]:
-    _close_stale_connections()
+def job_database() -> Iterator[None]:
+    """Around every reply job (this module's and test mode's): stale connections dropped before and after."""
+    close_stale_connections()
     try:
         yield
     finally:
-        _close_stale_connections()
+        close_stale_connections()
 
 
 def mark_running(submission_id: int, worker_name: str, started_at_epoch: float, job_id: str, nonce: str,
@@ -49,7 +50,7 @@ def mark_running(submission_id: int, worker_name: str, started_at_epoch: float, 
     if not verified(MARK_RUNNING, submission_id, job_id, nonce, {"worker": worker_name, "started": started_at_epoch},
                     signature):
         return
-    with _database():
+    with job_database():
         services.submission_mark_running(submission_id=submission_id, worker=worker_name,
                                          started_at=started_at_epoch, job_id=job_id)
 
@@ -57,5 +58,5 @@ def mark_running(submission_id: int, worker_name: str, started_at_epoch: float, 
 def record_result(submission_id: int, document: dict[str, Any], job_id: str, nonce: str, signature: str) -> None:
     if not verified(RECORD_RESULT, submission_id, job_id, nonce, document, signature):
         return
-    with _database():
+    with job_database():
         results.result_record(submission_id=submission_id, document=document, job_id=job_id, current_only=True)

@@ -4,30 +4,12 @@ bound to that job (``leaderboard.submissions.signatures``), like a submission's;
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
-
-from django.db import connections
+from typing import Any
 
 from evaluator.contract.jobs import TEST_MARK_RUNNING, TEST_RECORD_RESULT
+from leaderboard.submissions.jobs import job_database
 from leaderboard.submissions.signatures import verified
 from leaderboard.testmode import services
-
-
-def _close_stale_connections() -> None:
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
-
-
-@contextmanager
-def _database() -> Iterator[None]:
-    """As around every request: drop connections that broke or outlived CONN_MAX_AGE, before and after the job."""
-    _close_stale_connections()
-    try:
-        yield
-    finally:
-        _close_stale_connections()
 
 
 def test_mark_running(test_id: int, worker_name: str, started_at_epoch: float, job_id: str, nonce: str,
@@ -35,7 +17,7 @@ def test_mark_running(test_id: int, worker_name: str, started_at_epoch: float, j
     if not verified(TEST_MARK_RUNNING, test_id, job_id, nonce, {"worker": worker_name, "started": started_at_epoch},
                     signature):
         return
-    with _database():
+    with job_database():
         services.test_run_mark_running(test_id=test_id, worker=worker_name, started_at=started_at_epoch,
                                        job_id=job_id)
 
@@ -43,5 +25,5 @@ def test_mark_running(test_id: int, worker_name: str, started_at_epoch: float, j
 def test_record_result(test_id: int, document: dict[str, Any], job_id: str, nonce: str, signature: str) -> None:
     if not verified(TEST_RECORD_RESULT, test_id, job_id, nonce, document, signature):
         return
-    with _database():
+    with job_database():
         services.test_run_record(test_id=test_id, document=document, job_id=job_id)

@@ -7,8 +7,10 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rq import Queue, Worker
+from rq import Queue
+from rq.serializers import JSONSerializer
 
+from evaluator.worker import ArenaWorker
 from leaderboard.models import Submission
 from leaderboard.submissions import selectors
 from leaderboard.submissions.results import result_record
@@ -27,8 +29,10 @@ def create(problems, user, django_capture_on_commit_callbacks):
     return make
 
 
-def _worker(redis_conn, queue: str, *, busy: bool) -> Worker:
-    worker = Worker([Queue(queue, connection=redis_conn)], connection=redis_conn)
+def _worker(redis_conn, queue: str, *, busy: bool) -> ArenaWorker:
+    """A live worker as deployments run it (the arena's class: JSON, allow-listed jobs, signed replies), registered
+    with a fresh heartbeat; it runs no job here."""
+    worker = ArenaWorker([queue], connection=redis_conn)
     worker.register_birth()
     worker.heartbeat()
     worker.set_state("busy" if busy else "idle")
@@ -38,14 +42,16 @@ def _worker(redis_conn, queue: str, *, busy: bool) -> Worker:
 # --- 2: the queued page says whether the worker is busy, gives an estimate and the limit; timeouts say why -------
 
 
-def test_queued_page_shows_busy_worker_and_an_estimate(create, web_client, redis_conn):
+def test_queued_page_shows_busy_worker_and_an_estimate(create, web_client, redis_conn, django_user_model):
     done = create()
     start = timezone.now() - timedelta(minutes=5)
     Submission.objects.filter(pk=done.pk).update(state=Submission.State.FINISHED, started_at=start,
                                                  finished_at=start + timedelta(seconds=120))
-    Queue("cpu-gloo-2", connection=redis_conn).remove(done.job_id)  # it ran: it waits no more
+    # it ran: it waits no more
+    Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer).remove(done.job_id)
     _worker(redis_conn, "cpu-gloo-2", busy=True)
-    ahead, mine = create(), create()
+    # someone else's job ahead (the fair queue holds a user's second job in the database, out of RQ)
+    ahead, mine = create(who=django_user_model.objects.create_user("bea")), create()
     status = selectors.submission_queue_status(submission=mine)
     assert (status.position, status.length, status.workers, status.busy) == (2, 2, 1, 1)
     assert status.typical_s == 120 and status.estimate_s == 2 * 120  # one ahead + one running, one worker

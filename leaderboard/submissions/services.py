@@ -13,6 +13,7 @@ from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import Http404
@@ -55,7 +56,8 @@ def submission_create(*, user, problem: Problem | str, profile: str, filename: s
 def user_lock(user) -> None:
     """Locks the user's row until the transaction ends (SELECT ... FOR UPDATE; on SQLite every transaction already
     holds the write lock, settings' IMMEDIATE mode): one user's quota checks and writes happen one at a time."""
-    type(user).objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).first()
+    # The user model itself, not type(user): a request's user is a lazy wrapper around the instance.
+    get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).first()
 
 
 def evaluation_budget_check(user, count: int) -> None:

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
-from rq import Queue, Worker
+from rq import Queue
+from rq.serializers import JSONSerializer
 
+from evaluator.worker import ArenaWorker
 from leaderboard.models import Submission
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create
@@ -67,8 +69,10 @@ def _no_sideways_scroll(page) -> tuple[int, int]:
     return page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
 
 
-def _worker(redis_conn, queue: str, *, busy: bool) -> Worker:
-    worker = Worker([Queue(queue, connection=redis_conn)], connection=redis_conn)
+def _worker(redis_conn, queue: str, *, busy: bool) -> ArenaWorker:
+    """A live worker as deployments run it (the arena's class: JSON, allow-listed jobs, signed replies), registered
+    with a fresh heartbeat; it runs no job here."""
+    worker = ArenaWorker([queue], connection=redis_conn)
     worker.register_birth()
     worker.heartbeat()
     worker.set_state("busy" if busy else "idle")
@@ -157,7 +161,8 @@ def test_queued_page_says_the_worker_is_busy_and_when_it_may_start(page, live_se
     start = timezone.now() - timedelta(minutes=10)
     Submission.objects.filter(pk=done.pk).update(state=Submission.State.FINISHED, started_at=start,
                                                  finished_at=start + timedelta(seconds=90))
-    Queue("cpu-gloo-2", connection=redis_conn).remove(done.job_id)  # it ran: it waits no more
+    # it ran: it waits no more
+    Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer).remove(done.job_id)
     _worker(redis_conn, "cpu-gloo-2", busy=True)
     queued = _submission(user, capture=django_capture_on_commit_callbacks)
     base = live_server.url
@@ -306,3 +311,37 @@ def test_histogram_counts_are_whole_numbers_and_the_favicon_is_there(page, live_
     icon = page.get_attribute("link[rel=icon]", "href")
     assert page.request.get(live_server.url + icon).status == 200
     assert not [u for u in page.not_found if "favicon" in u], page.not_found
+
+
+def test_user_page_run_table_cells_sit_under_their_headers(page, live_server, user, problems):
+    """The user page's run table has the ranking's "#" column in its rows too: every row spans as many columns as
+    the header, and each figure sits under its own header (on screen, not only in the markup)."""
+    problems.exclude(id__in={p for p, _ in fx.OUTCOMES}).update(is_active=False)  # so the first run is ranked
+    ranked = fx.make_run(user)
+    fx.make_run(user, manifest=dict(fx.MANIFEST, model="cpu-coder", hardware="cpu-gloo-2"))  # verdicts only
+    assert ranked.score.status == "ranked"
+    page.goto(f"{live_server.url}/users/{user.username}/")
+    layout = page.evaluate("""() => {
+        const table = document.querySelector('#user-runs table');
+        const heads = [...table.querySelectorAll('thead th')];
+        const label = th => th.textContent.replace(/[▲▼]/g, '').trim();
+        return {headers: heads.map(label), rows: [...table.querySelectorAll('tbody tr')].map(tr => {
+            let col = 0; const cells = {};
+            for (const td of tr.children) {
+                const th = heads[col], a = td.getBoundingClientRect(), b = th ? th.getBoundingClientRect() : null;
+                if (td.dataset.metric) cells[td.dataset.metric] = [label(th || td), b && a.left >= b.left - 1
+                                                                    && a.left <= b.right];
+                col += td.colSpan;
+            }
+            return {span: col, cells: cells};
+        })};
+    }""")
+    assert layout["headers"][0] == "#" and len(layout["rows"]) == 2, layout
+    expected = {"rank": "#", "pass_at_k": "pass@k", "pass_at_1": "pass@1", "fast_1": "fast₁@k",
+                "fast_1_5": "fast₁.₅@k", "fast_2": "fast₂@k", "speedup": "Geomean", "roofline": "Roofline",
+                "coverage": "Coverage", "timing": "fast₁@k"}
+    for row in layout["rows"]:
+        assert row["span"] == len(layout["headers"]), layout
+        for metric, (header, under) in row["cells"].items():
+            assert header == expected[metric] and under, (metric, header, layout)
+    assert {"rank", "speedup", "timing"} <= {m for row in layout["rows"] for m in row["cells"]}

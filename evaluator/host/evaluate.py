@@ -108,6 +108,11 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
                       "world_size": profile.world_size, "nodes": profile.nodes,
                       "multicast_allowed": profile.multicast_allowed}
+    if profile.nodes > 1:
+        # One host stands in for several: ranks are grouped into nodes and NCCL is told each group is a host of its
+        # own (NCCL_HOSTID), so traffic between groups takes its network transport; the figures are not a cluster's.
+        doc["profile"]["simulated_nodes"] = (f"{profile.nodes} nodes of {profile.ranks_per_node} ranks simulated on "
+                                             f"one host; inter-node traffic over NCCL's network transport")
     refusal = _spec_refusal(spec, problem, profile)
     if refusal:
         verdict = Verdict.INFRA_ERROR if "version" in refusal or "content hash" in refusal else Verdict.REJECTED

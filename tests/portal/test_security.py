@@ -110,7 +110,8 @@ def hostile(problems, django_user_model, django_capture_on_commit_callbacks):
     evil = django_user_model.objects.create_user(username=EVIL_USERNAME, password="a-long-test-password-1")
     source = CORRECT.read_text() + f"\n# {SCRIPT} </code></pre></td></tr></table>{IMG}\n"
     with django_capture_on_commit_callbacks(execute=True):
-        submission = submission_create(user=evil, problem=ALL_REDUCE, profile="cpu-gloo-2",
+        # on a profile that measures speed, so the problem page draws its chart (CPU profiles show verdicts only)
+        submission = submission_create(user=evil, problem=ALL_REDUCE, profile="h200-nvlink-2",
                                        filename=f"{IMG}.py", source=source)
     document = passed_document(2.0)
     document.update(message=f"correct {SCRIPT}", logs={"rank0": f"{SCRIPT}{IMG}"}, traceback=SCRIPT,
@@ -135,6 +136,7 @@ def test_user_text_and_code_are_escaped_on_every_page(hostile, client):
     attempt = Submission.objects.get(model_run=run)
     pages = [reverse("home"), reverse("problem-detail", args=[ALL_REDUCE]),
              reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=cpu-gloo-2",
+             reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=h200-nvlink-2",
              reverse("submission-detail", args=[submission.pk]), reverse("submission-detail", args=[attempt.pk]),
              reverse("submission-list"), reverse("model-run-list"), reverse("model-run-detail", args=[run.pk]),
              reverse("user-detail", args=[evil.username]), reverse("submission-create"), reverse("account-token")]
@@ -145,7 +147,7 @@ def test_user_text_and_code_are_escaped_on_every_page(hostile, client):
         _assert_escaped(html, where=url)
     detail = client.get(reverse("submission-detail", args=[submission.pk])).content.decode()
     assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in detail  # shown, as text
-    problem = client.get(reverse("problem-detail", args=[ALL_REDUCE])).content.decode()
+    problem = client.get(reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=h200-nvlink-2").content.decode()
     assert '<a href="https://example.org">ok</a>' in problem and "<a>click</a>" in problem
     # The chart data is JSON inside <script type="application/json">: json_script escapes < > & there.
     assert "\\u003Cscript\\u003E" in problem and "\\u003Cimg src=x onerror=alert(2)\\u003E" in problem

@@ -41,7 +41,8 @@ def _upload(api_client, manifest: dict):
 def test_a_model_named_like_a_formula_exports_as_text(api_client, problems, redis_conn):
     response = _upload(api_client, dict(K1, model='=HYPERLINK("http://evil","x")'))
     assert response.status_code == 201, response.content
-    export = api_client.get("/runs/?format=csv").content.decode()
+    # not evaluated yet, so listed apart from the ranking (unranked): its export escapes the name the same way
+    export = api_client.get("/runs/?format=csv&table=unranked").content.decode()
     rows = list(csv.DictReader(io.StringIO(export)))
     assert rows and rows[0]["model"] == '\'=HYPERLINK("http://evil","x")'
 

@@ -4,10 +4,20 @@ rank's inputs have been loaded and removed before the call starts, so the cheat 
 input (wrong)."""
 
 import glob
-import os
+import json
 
 import torch
 import torch.distributed as dist
+
+
+def _first_tensor(path: str) -> torch.Tensor:
+    """The first tensor of an exchange file (a JSON header, then raw bytes), parsed as an attacker would."""
+    data = bytearray(open(path, "rb").read())
+    size = int.from_bytes(data[8:16], "little")
+    meta = json.loads(bytes(data[16:16 + size]))["values"][0]
+    base = 16 + size + (-(16 + size)) % 64
+    flat = torch.frombuffer(data, dtype=torch.uint8, count=meta["nbytes"], offset=base + meta["offset"])
+    return flat.view(getattr(torch, meta["dtype"])).reshape(meta["shape"]).clone()
 
 _seen = {"trials": 0, "timed": 0}
 
@@ -21,11 +31,11 @@ def solution(x: torch.Tensor) -> torch.Tensor:
         files = [p for p in glob.glob(f"/io/r{r}/in.*.pt") if not p.endswith(".part")]
         for path in files:
             try:
-                values = torch.load(path, weights_only=True)
+                value = _first_tensor(path)
             except Exception:
                 continue
-            if values and isinstance(values[0], torch.Tensor) and values[0].shape == x.shape:
-                others.append(values[0])
+            if value.shape == x.shape:
+                others.append(value)
                 break
     if len(others) == world - 1:
         _seen["trials"] += 1

@@ -338,7 +338,7 @@ def test_each_missing_field_is_named(field):
     ("k", True, "'k' must be an integer, not a boolean (True)"),
     ("k", 2.0, "'k' must be an integer, not a number (2.0)"),
     ("k", 0, "'k' is 0, outside 1..100"),
-    ("tokens", -1, "'tokens' is -1, outside 0..∞"),
+    ("tokens", -1, "'tokens' is -1, outside 0..9223372036854775807"),
     ("turn_budget", None, "'turn_budget' must be an integer, not null"),
     ("wall_time_s", "1h", "'wall_time_s' must be a number, not a string"),
     ("wall_time_s", -5, "'wall_time_s' is -5"),

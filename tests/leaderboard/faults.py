@@ -124,6 +124,7 @@ class Worker:
             args.append("--with-scheduler")
         self.log = log
         self._out = log.open("ab")
+        environ = {**environ, "PGAPPNAME": WORKER_APPLICATION_NAME}  # so DatabaseBlock can cut exactly these
         self.process = subprocess.Popen(args, cwd=ROOT, env=environ, stdout=self._out, stderr=subprocess.STDOUT)
 
     @property
@@ -211,6 +212,9 @@ def alive(pids: set[int]) -> set[int]:
     return out
 
 
+WORKER_APPLICATION_NAME = "arena-fault-test-worker"
+
+
 class DatabaseBlock:
     """Makes PostgreSQL refuse the test database for a while: no new connections, existing ones terminated.
     Done from a separate connection to the `postgres` database, the way an outage or a failover looks to clients."""
@@ -234,8 +238,10 @@ class DatabaseBlock:
 
         connections.close_all()  # this process's own connection goes too; Django reconnects later on demand
         self._admin(f'ALTER DATABASE "{self.name}" WITH ALLOW_CONNECTIONS false')
+        # Only the workers' sessions: the test process's own threads (a live server's, say) keep theirs, as they
+        # would be elsewhere in an outage that the test does not simulate for them.
         self._admin(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{self.name}' "
-                    f"AND pid <> pg_backend_pid()")
+                    f"AND application_name = '{WORKER_APPLICATION_NAME}'")
         return self
 
     def lift(self) -> None:

@@ -11,7 +11,6 @@ import torch
 
 _found = []
 for _path in ("ARENA_TEST_REPO/problems/collectives/all_reduce/reference.py",
-              "/work/main/problems/collectives/all_reduce/reference.py",
               "problems/collectives/all_reduce/reference.py", "../problems/collectives/all_reduce/reference.py",
               "/arena/problems/collectives/all_reduce/reference.py"):
     if os.path.isfile(_path):

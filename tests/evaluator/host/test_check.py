@@ -11,6 +11,8 @@ import pytest
 from evaluator.host.check import check_sandboxed
 from problems.registry import PROBLEMS_ROOT
 
+REPO = str(PROBLEMS_ROOT.parent)
+
 HOSTILE = '''
 import os, socket
 found = []
@@ -23,7 +25,7 @@ try:
     found.append("django")
 except Exception as exc:
     pass
-for path in ("/work/main/var/db.sqlite3", "/work/main/.env", "var/db.sqlite3"):
+for path in ("REPO/var/db.sqlite3", "REPO/.env", "var/db.sqlite3"):
     try:
         open(path, "rb").read(16)
         found.append("file:" + path)
@@ -44,7 +46,8 @@ raise RuntimeError("PROBE found=" + ",".join(found) + " uid=" + str(os.getuid())
 @pytest.mark.django_db
 def test_a_hostile_reference_fails_contained(django_user_model):
     folder = PROBLEMS_ROOT / "collectives" / "all_reduce"
-    files = {"problem.toml": (folder / "problem.toml").read_text(), "reference.py": (folder / "reference.py").read_text() + HOSTILE,
+    files = {"problem.toml": (folder / "problem.toml").read_text(),
+             "reference.py": (folder / "reference.py").read_text() + HOSTILE.replace("REPO", REPO),
              "README.md": (folder / "README.md").read_text()}
     users = django_user_model.objects.count()
     report = check_sandboxed("collectives", "probe_everything", files, [])

@@ -131,8 +131,13 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
     parents = sorted({str(a) for t in targets for a in Path(t).parents
                       if str(a) != "/" and not any(str(a) == b or str(a).startswith(b + "/") for b in targets)},
                      key=lambda x: x.count("/"))
+    # The private /tmp, /proc and /dev first: a bind below /tmp (an interpreter in a checkout under /tmp, say) must
+    # sit on top of the tmpfs, not under it.
+    args += ["--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
     for d in parents:
-        args += ["--perms", "0755", "--dir", d]
+        if d not in ("/tmp", "/dev", "/proc"):
+            args += ["--perms", "0755", "--dir", d]
     for d in system:
         args += ["--ro-bind", d, d]
     for f in ETC_FILES:
@@ -143,9 +148,7 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
              "--ro-bind", str(mounts.timer), "/arena/_arena_timer.so",
              "--ro-bind", str(mounts.solution), "/solution",
              "--bind", str(mounts.io), "/io",
-             "--bind", str(mounts.cache), "/cache",
-             "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+             "--bind", str(mounts.cache), "/cache"]
     if device == "cuda":
         for node in gpu_devices():
             args += ["--dev-bind", node, node]

@@ -7,6 +7,7 @@ written by solution code cannot run code, or produce a tensor subclass, in the j
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 from pathlib import Path
@@ -73,6 +74,7 @@ def save_tensors(path: Path, values: list[Any]) -> None:
     import torch
 
     blobs: list[bytes | memoryview] = []
+    keep: list[Any] = []
     offset = 0
 
     def entry(v: Any) -> Any:
@@ -82,7 +84,11 @@ def save_tensors(path: Path, values: list[Any]) -> None:
         if not isinstance(v, torch.Tensor):
             return None
         t = v.detach().to("cpu").contiguous()
-        raw = t.reshape(-1).view(torch.uint8).numpy().data if t.numel() else memoryview(b"")
+        # The tensor's own bytes, read through its pointer (no NumPy: it is not a dependency); `t` stays alive in
+        # `keep` until the file is written.
+        nbytes = t.numel() * t.element_size()
+        raw = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B") if nbytes else memoryview(b"")
+        keep.append(t)
         meta = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "offset": offset,
                 "nbytes": raw.nbytes}
         pad = (-raw.nbytes) % ALIGN

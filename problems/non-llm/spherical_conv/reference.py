@@ -4,7 +4,6 @@ this rank's latitudes."""
 
 import math
 
-import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -48,13 +47,23 @@ def _legendre(cos_theta: torch.Tensor, modes: int) -> torch.Tensor:
     return p
 
 
+def gauss_legendre(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gauss-Legendre nodes (ascending) and weights on [-1, 1], float64, by Golub-Welsch: the eigenvalues of the
+    Jacobi matrix and twice the squared first components of its eigenvectors (agrees with NumPy's leggauss to 2e-14
+    up to n = 720)."""
+    k = torch.arange(1, n, dtype=torch.float64)
+    beta = k / torch.sqrt(4 * k * k - 1)
+    nodes, vectors = torch.linalg.eigh(torch.diag(beta, 1) + torch.diag(beta, -1))
+    return nodes, 2 * vectors[0] ** 2
+
+
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 channels: int, nlat: int, nlon: int, modes: int):
     local = nlat // world_size
-    nodes, weights = np.polynomial.legendre.leggauss(nlat)  # Gauss-Legendre in cos(colatitude)
+    nodes, weights = gauss_legendre(nlat)  # Gauss-Legendre in cos(colatitude)
     sl = slice(rank * local, (rank + 1) * local)
-    cos_theta = torch.tensor(nodes[::-1][sl].copy(), dtype=torch.float64, device=device)  # north to south
-    quad = torch.tensor(weights[::-1][sl].copy(), dtype=torch.float64, device=device)
+    cos_theta = nodes.flip(0)[sl].to(device)  # north to south
+    quad = weights.flip(0)[sl].to(device)
     p = _legendre(cos_theta, modes)
     leg_fwd = (2 * math.pi * quad * p).float()
     leg_inv = p.float()

@@ -79,6 +79,10 @@ def _configure(args: argparse.Namespace) -> dict[str, str]:
         "DATABASE_URL": f"{args.postgres.rstrip('/')}/{args.database}",
         "REDIS_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
         "ARENA_CACHE_PREFIX": "arena-load",
+        # Production's other requirements, met as a loopback test can: its own Redis database without a password
+        # (nothing else reaches it), and a worker key (no worker runs: the burst's jobs are only counted).
+        "ARENA_REDIS_WITHOUT_PASSWORD": "1",
+        "ARENA_WORKER_KEYS": "load:evaluations=" + os.urandom(24).hex(),
         "ENV_FILE": "",  # nothing from a developer's .env
         "LOG_LEVEL": "WARNING",
     }
@@ -471,7 +475,9 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
     from django.db import connection
 
     from evaluator.contract.result import empty_document
-    from leaderboard import services
+    from leaderboard.rankings.services import run_score_refresh
+    from leaderboard.submissions.results import result_record
+    from leaderboard.submissions.services import submission_mark_running
     from leaderboard.models import ModelRun, Problem, Submission
 
     live_run_cleanup()
@@ -486,7 +492,7 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
                    job_timeout_s=60, job_id=f"load-test-{problem.id}-{k}", enqueue_count=1, model_run=run,
                    attempt=k)
         for problem in Problem.objects.filter(suite="demo").order_by("?") for k in (1, 2, 3)])
-    services.run_score_refresh(model_run_id=run.pk)
+    run_score_refresh(model_run_id=run.pk)
     connection.close()
     rng = random.Random(11)
 
@@ -495,7 +501,7 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
             for attempt in attempts:
                 if stop.wait(every):
                     break
-                services.submission_mark_running(submission_id=attempt.pk, worker="load-test", started_at=None,
+                submission_mark_running(submission_id=attempt.pk, worker="load-test", started_at=None,
                                                  job_id=attempt.job_id)
                 doc = empty_document()
                 doc["problem"] = {"id": attempt.problem_id, "version": attempt.problem_version,
@@ -507,7 +513,7 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
                                        "solution": {"median_us": 100.0}, "speedup": speedup})
                 else:
                     doc.update(verdict="wrong_output", message="load test")
-                services.result_record(submission_id=attempt.pk, document=doc, job_id=attempt.job_id)
+                result_record(submission_id=attempt.pk, document=doc, job_id=attempt.job_id)
                 counter[0] += 1
         finally:
             connection.close()

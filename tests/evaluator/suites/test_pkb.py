@@ -203,7 +203,7 @@ def test_suite_folder_that_is_not_an_import_is_never_overwritten(tmp_path):
 
 def test_load_problems_gives_imported_problems_their_own_rows(imported, db):
     from leaderboard.models import Problem
-    from leaderboard.services import problems_sync
+    from leaderboard.catalogue.services import problems_sync
 
     report = problems_sync()
     assert "pkb/3_matmul_all_reduce" in report.created

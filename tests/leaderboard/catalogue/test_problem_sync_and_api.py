@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management import call_command
 
 from leaderboard.models import Problem
-from leaderboard.services import problems_sync
+from leaderboard.catalogue.services import problems_sync
 from problems.registry import catalogue
 from tests.leaderboard.helpers import ALL_REDUCE
 

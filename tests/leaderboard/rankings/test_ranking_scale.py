@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from leaderboard.management.commands.seed_demo import clear_demo, seed_demo
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission
-from leaderboard.services import problems_sync
+from leaderboard.catalogue.services import problems_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,6 @@ _sleep = getattr(torch.cuda, "_sleep", None)
 _synchronize = torch.cuda.synchronize
 _allreduce = dist.ProcessGroup.allreduce
 _barrier = dist.ProcessGroup.barrier
-_Work_wait = getattr(dist, "Work", None)
 
 
 class TimedLoop:

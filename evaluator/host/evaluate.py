@@ -1,11 +1,12 @@
 """evaluate(spec) -> result document: one evaluation, from the spec to exactly one verdict.
 
-The judge's ranks make the inputs from secret seeds, run the reference for the expected outputs and time the
-baseline; meanwhile the solution's ranks start inside the sandbox. The host then hands the solution each input as
-data, when its turn comes: the warm-up call (its own set-up, not timed), the correctness trials (compared in full
-by the judge), and the timed iterations (each iteration's inputs made only after the previous one ended, moved
-into the sandbox's view, loaded, and removed again before the call; every timed output checked by the judge at
-secret positions). Timings of both sides come from the same compiled timer under the same protocol."""
+The judge's ranks make the inputs from secret seeds and run the reference for the expected outputs; meanwhile the
+solution's ranks start inside the sandbox. The host then hands the solution each input as data, when its turn
+comes: the warm-up call (its own set-up, not timed), the correctness trials (compared in full by the judge), and
+the timed iterations (each iteration's inputs made only after the previous one ended, moved into the sandbox's
+view, loaded, and removed again before the call; the baseline timed in the judge on the same inputs just before or
+just after, by a draw; every timed output checked by the judge at secret positions). Timings of both sides come
+from the same compiled timer under the same protocol."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:
     solution's ranks never see any of them. A spec that pins a seed (tests) gets a repeatable draw."""
     draw = random.Random(spec.seed).getrandbits if spec.seed is not None else secrets.randbits
     return {"warm": draw(62), "trials": [draw(62) for _ in range(spec.trials)],
-            "timing": [draw(62) for _ in range(warmup + iterations)], "positions": draw(62)}
+            "timing": [draw(62) for _ in range(warmup + iterations)], "positions": draw(62), "order": draw(62)}
 
 
 def _runtime_dir() -> Path:
@@ -257,7 +258,7 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
             raise Stop("wrong_output", f"trial {t}, rank {r['rank']}: {r['error']}", [x["rank"] for _, x in bad])
         if spec.measure_timing:
             session.begin("timing")
-            _time(session, iterations, warmup, limits.get("timing", 180.0))
+            _time(session, iterations, warmup, limits.get("timing", 180.0), random.Random(seeds["order"]))
             _note(calls, session, "timed")
             doc["timing"], message = _timing(session, warmup)
             if message:
@@ -331,16 +332,23 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
                                            f"{device} device", [p.rank])
 
 
-def _time(session: Session, iterations: int, warmup: int, limit_s: float) -> None:
+def _time(session: Session, iterations: int, warmup: int, limit_s: float, order: random.Random) -> None:
+    """Each iteration: the judges make its inputs (and check the previous iteration's outputs), then the baseline
+    (in the judges) and the solution (in the sandbox) are timed on them one after the other, in an order drawn per
+    iteration, so neither always follows the same host work. Nothing else runs while either is timed."""
     deadline = time.monotonic() + limit_s
-    unchecked: int | None = None  # checked after the next iteration's inputs are asked for, off the critical path
+    unchecked: int | None = None
     for i in range(warmup + iterations):
         left = max(0.1, deadline - time.monotonic())
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
             session.tell_judges(op="check_timed", i=unchecked)
+            session.wait(session.judges, "timed", left, {"i": unchecked})
             unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
+        baseline_first = order.random() < 0.5
+        if baseline_first:
+            _time_baseline(session, i, left)
         _stage(session, f"i{i}")
         session.tell_ranks(op="stage", i=i)
         session.wait(session.ranks, "staged", left, {"i": i})
@@ -354,13 +362,22 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float) -> Non
         session.wait(session.ranks, "timed", left, {"i": i})
         _check_returned(session, "timed", f"timed iteration {i}")
         session.check_threads(f"timed iteration {i}")
+        if not baseline_first:
+            _time_baseline(session, i, left)
         if record:
             unchecked = i
+    left = max(1.0, deadline - time.monotonic())
     if unchecked is not None:
         session.tell_judges(op="check_timed", i=unchecked)
-    last = warmup + iterations - 1
-    session.wait(session.judges, "timed", max(1.0, deadline - time.monotonic()), {"i": last})
+        session.wait(session.judges, "timed", left, {"i": unchecked})
+    session.tell_judges(op="baseline_done")
+    session.wait(session.judges, "baseline", left)
     session._pump(0.05)
+
+
+def _time_baseline(session: Session, i: int, limit_s: float) -> None:
+    session.tell_judges(op="baseline", i=i)
+    session.wait(session.judges, "baselined", limit_s, {"i": i})
 
 
 def _timing(session: Session, warmup: int) -> tuple[dict[str, Any], str | None]:

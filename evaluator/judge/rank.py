@@ -5,9 +5,12 @@ is given, runs the problem's reference for the expected outputs, times the basel
 later checks what the solution's ranks wrote back:
   prepare        the process group, the warm-up and trial inputs (written to the exchange folder as data, one file
                  per rank, moved into the sandbox's view by the host when their turn comes), expected outputs (kept
-                 in the judge's private folder), and the baseline's timing with a fingerprint of every timed
-                 output (values at secret random positions);
+                 in the judge's private folder), and the baseline's timer;
   feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended;
+  baseline I     the baseline timed once on iteration I's inputs, with a fingerprint of its outputs (values at secret
+                 random positions); the host interleaves these with the solution's timed calls, so both run under
+                 the same conditions (never while the sandbox is still starting);
+  baseline_done  the baseline's samples, reported once every iteration has run;
   check_trial T  the solution's outputs of trial T against the expected ones, in full; its inputs unchanged;
   check_timed I  the solution's outputs of timed iteration I: structure, finite values, and the fingerprint.
 """
@@ -54,6 +57,7 @@ class JudgeRank:
         self.seeds: dict[str, Any] = config["seeds"]
         self.device = torch.device("cpu")
         self.fingerprints: dict[int, list[Any]] = {}
+        self.fed: dict[int, tuple] = {}
         self.secret = random.Random(self.seeds["positions"])
 
     def send(self, kind: str, **payload: Any) -> None:
@@ -89,42 +93,45 @@ class JudgeRank:
             wire.save_tensors(self.private / f"given.t{t}.pt", list(inputs))
         self.send("expected", trials=len(self.seeds["trials"]))
         if cfg["measure_timing"]:
-            self.time_baseline()
+            self._open_timer()
         self.send("prepared")
 
-    def time_baseline(self) -> None:
-        cfg = self.config
-        timer = compiled_timer.load(cfg["timer"])
-        read_fd, write_fd = os.pipe()
+    def _open_timer(self) -> None:
+        self.timer = compiled_timer.load(self.config["timer"])
+        read_fd, self.timer_write_fd = os.pipe()
         stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
-        timer.open(write_fd, stream)
-        reader = compiled_timer.SampleReader(read_fd)
-        loop = TimedLoop(timer, dist.group.WORLD, self.device)
+        self.timer.open(self.timer_write_fd, stream)
+        self.reader = compiled_timer.SampleReader(read_fd)
+        self.loop = TimedLoop(self.timer, dist.group.WORLD, self.device)
+        self.buffers: tuple | None = None
+        self.launches: list[float] = []
+
+    def time_baseline(self, i: int) -> None:
+        inputs = self.fed.pop(i)
+        buffers = self.buffers
+        if buffers is None or any(type(b) is torch.Tensor and (b.shape != x.shape or b.dtype != x.dtype)
+                                  for b, x in zip(buffers, inputs)):
+            buffers = self.buffers = clone_inputs(inputs)  # uneven shapes per draw: fresh buffers, refilled all the same
         reference = self.module.solution
-        first = self.inputs(self.seeds["timing"][0])
-        buffers = clone_inputs(first)
-        warmup = cfg["warmup_iterations"]
-        launches: list[float] = []
-        for i, seed in enumerate(self.seeds["timing"]):
-            inputs = self.inputs(seed)
-            if any(type(b) is torch.Tensor and (b.shape != x.shape or b.dtype != x.dtype)
-                   for b, x in zip(buffers, inputs)):
-                buffers = clone_inputs(inputs)  # uneven shapes per draw: fresh buffers, refilled all the same
-            _, launch, out = loop.measure(lambda: reference(*buffers), buffers, inputs)
-            launches.append(launch)
-            if i == warmup - 1:
-                loop.adapt_spin(launches)
-            if i >= warmup:
-                self.fingerprints[i] = self._fingerprint(_outputs(out))
-            del out
-            reader.read_available()
-        os.close(write_fd)
-        while reader.read_available():
+        _, launch, out = self.loop.measure(lambda: reference(*buffers), buffers, inputs)
+        self.launches.append(launch)
+        warmup = self.config["warmup_iterations"]
+        if i == warmup - 1:
+            self.loop.adapt_spin(self.launches)
+        if i >= warmup:
+            self.fingerprints[i] = self._fingerprint(_outputs(out))
+        del out
+        self.reader.read_available()
+        self.send("baselined", i=i)
+
+    def baseline_done(self) -> None:
+        os.close(self.timer_write_fd)
+        while self.reader.read_available():
             pass
-        os.close(read_fd)
-        samples = reader.samples[warmup:]
+        os.close(self.reader.fd)
+        samples = self.reader.samples[self.config["warmup_iterations"]:]
         self.send("baseline", times_us=[s[0] for s in samples], launch_us=[s[1] for s in samples],
-                  spin_us=loop.spin_us, method="cuda-events-behind-spin-kernel" if loop.cuda
+                  spin_us=self.loop.spin_us, method="cuda-events-behind-spin-kernel" if self.loop.cuda
                   else "host-clock-after-barrier")
 
     def _fingerprint(self, outputs: list[Any]) -> list[Any]:
@@ -143,8 +150,9 @@ class JudgeRank:
 
     # -- feeding and checks -------------------------------------------------------------------------------
     def feed(self, i: int) -> None:
-        seed = self.seeds["timing"][i]
-        wire.save_tensors(self.staged(f"i{i}"), list(self.inputs(seed)))
+        inputs = self.inputs(self.seeds["timing"][i])
+        wire.save_tensors(self.staged(f"i{i}"), list(inputs))
+        self.fed[i] = inputs
         self.send("fed", i=i)
 
     def check_trial(self, t: int) -> None:
@@ -193,6 +201,10 @@ class JudgeRank:
                 self.prepare()
             elif op == "feed":
                 self.feed(cmd["i"])
+            elif op == "baseline":
+                self.time_baseline(cmd["i"])
+            elif op == "baseline_done":
+                self.baseline_done()
             elif op == "check_trial":
                 self.check_trial(cmd["t"])
             elif op == "check_timed":

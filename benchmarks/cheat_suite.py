@@ -106,7 +106,8 @@ def main() -> int:
                 row = {"kind": kind, "case": case.name, "expected": case.expected, "got": doc.get("verdict"),
                        "ok": not problems, "problems": problems, "caught_by": _caught_by(doc),
                        "message": (doc.get("message") or "")[:400], "wall_s": round(wall, 2),
-                       "speedup": timing.get("speedup"), "failed_ranks": doc.get("failed_ranks"),
+                       "speedup": timing.get("speedup"), "host_clock": timing.get("host_clock"),
+                       "failed_ranks": doc.get("failed_ranks"),
                        "flags": doc.get("flags"), "containment": doc.get("containment")}
                 if not row["ok"]:
                     row["logs"] = {k: v[-2000:] for k, v in (doc.get("logs") or {}).items()}

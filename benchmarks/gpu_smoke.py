@@ -60,7 +60,7 @@ def row(doc: dict, wall: float, **extra) -> dict:
     return {**extra, "verdict": doc["verdict"], "message": doc["message"][:300], "wall_s": round(wall, 2),
             "speedup": t.get("speedup"), "speedup_ci": t.get("speedup_ci"),
             "baseline_median_us": (t.get("baseline") or {}).get("median_us"),
-            "solution_median_us": (t.get("solution") or {}).get("median_us"),
+            "solution_median_us": (t.get("solution") or {}).get("median_us"), "host_clock": t.get("host_clock"),
             "phases": doc.get("phases"), "gpus": (doc.get("environment") or {}).get("gpus"),
             "containment": doc.get("containment"),
             "logs": {k: v[-1500:] for k, v in (doc.get("logs") or {}).items()}}

@@ -15,6 +15,7 @@ import os
 import random
 import secrets
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -28,8 +29,10 @@ from evaluator.contract import backends
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import sandbox
+from evaluator.host import host_clock, sandbox
+from evaluator.host.host_clock import Windows
 from evaluator.host.session import Session, Stop
+from evaluator.timer.spin import spin_us
 from problems.registry import Problem, get
 
 ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
@@ -258,9 +261,9 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
             raise Stop("wrong_output", f"trial {t}, rank {r['rank']}: {r['error']}", [x["rank"] for _, x in bad])
         if spec.measure_timing:
             session.begin("timing")
-            _time(session, iterations, warmup, limits.get("timing", 180.0), random.Random(seeds["order"]))
+            windows = _time(session, iterations, warmup, limits.get("timing", 180.0), random.Random(seeds["order"]))
             _note(calls, session, "timed")
-            doc["timing"], message = _timing(session, warmup)
+            doc["timing"], message = _timing(session, warmup, windows)
             if message:
                 raise Stop("rejected", message)
             _finish_timing(doc, problem, profile, params)
@@ -332,14 +335,21 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
                                            f"{device} device", [p.rank])
 
 
-def _time(session: Session, iterations: int, warmup: int, limit_s: float, order: random.Random) -> None:
+def _time(session: Session, iterations: int, warmup: int, limit_s: float, order: random.Random) -> Windows:
     """Each iteration: the judges make its inputs (and check the previous iteration's outputs), then the baseline
     (in the judges) and the solution (in the sandbox) are timed on them one after the other, in an order drawn per
-    iteration, so neither always follows the same host work. Nothing else runs while either is timed."""
+    iteration, so neither always follows the same host work. Nothing else runs while either is timed. Returns how
+    long each side's steps took by the host's clock, from the command that showed it the inputs to its reply."""
     deadline = time.monotonic() + limit_s
+    windows = Windows()
     unchecked: int | None = None
     for i in range(warmup + iterations):
         left = max(0.1, deadline - time.monotonic())
+        if i == warmup and warmup:
+            launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
+            session.tell_ranks(op="spin", launch_us=launch)
+            session.wait(session.ranks, "spun", left)
+            windows.solution_spin_us = spin_us(launch, session.profile.device == "cuda")
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
             session.tell_judges(op="check_timed", i=unchecked)
@@ -348,23 +358,11 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
         session.wait(session.judges, "fed", left, {"i": i})
         baseline_first = order.random() < 0.5
         if baseline_first:
-            _time_baseline(session, i, left)
-        _stage(session, f"i{i}")
-        session.tell_ranks(op="stage", i=i)
-        session.wait(session.ranks, "staged", left, {"i": i})
-        _unstage(session, f"i{i}")
-        if i == warmup and warmup:
-            launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
-            session.tell_ranks(op="spin", launch_us=launch)
-            session.wait(session.ranks, "spun", left)
-        record = i >= warmup
-        session.tell_ranks(op="time", i=i, record=record)
-        session.wait(session.ranks, "timed", left, {"i": i})
-        _check_returned(session, "timed", f"timed iteration {i}")
-        session.check_threads(f"timed iteration {i}")
+            windows.baseline[i] = _time_baseline(session, i, left)
+        windows.solution[i] = _time_solution(session, i, i >= warmup, left)
         if not baseline_first:
-            _time_baseline(session, i, left)
-        if record:
+            windows.baseline[i] = _time_baseline(session, i, left)
+        if i >= warmup:
             unchecked = i
     left = max(1.0, deadline - time.monotonic())
     if unchecked is not None:
@@ -372,15 +370,61 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
         session.wait(session.judges, "timed", left, {"i": unchecked})
     session.tell_judges(op="baseline_done")
     session.wait(session.judges, "baseline", left)
+    windows.baseline_spin_us = max(float(p.last("baseline")["spin_us"]) for p in session.judges)
     session._pump(0.05)
+    return windows
 
 
-def _time_baseline(session: Session, i: int, limit_s: float) -> None:
+def _time_solution(session: Session, i: int, record: bool, limit_s: float) -> float:
+    started = time.monotonic()
+    _stage(session, f"i{i}")
+    session.tell_ranks(op="stage", i=i)
+    session.wait(session.ranks, "staged", limit_s, {"i": i})
+    _unstage(session, f"i{i}")
+    session.tell_ranks(op="time", i=i, record=record)
+    session.wait(session.ranks, "timed", limit_s, {"i": i})
+    ended = _replied(session.ranks, "timed", i)
+    if record:
+        _take_outputs(session, i)
+    _check_returned(session, "timed", f"timed iteration {i}")
+    session.check_threads(f"timed iteration {i}")
+    return (ended - started) * 1e6
+
+
+def _time_baseline(session: Session, i: int, limit_s: float) -> float:
+    started = time.monotonic()
+    session.tell_judges(op="bstage", i=i)
+    session.wait(session.judges, "bstaged", limit_s, {"i": i})
     session.tell_judges(op="baseline", i=i)
     session.wait(session.judges, "baselined", limit_s, {"i": i})
+    return (_replied(session.judges, "baselined", i) - started) * 1e6
 
 
-def _timing(session: Session, warmup: int) -> tuple[dict[str, Any], str | None]:
+def _replied(peers: list, kind: str, i: int) -> float:
+    """When the last of ``peers`` reported ``kind`` for iteration ``i``, by the host's clock."""
+    return max(next(m["received"] for m in reversed(p.messages) if m.get("kind") == kind and m.get("i") == i)
+               for p in peers)
+
+
+def _take_outputs(session: Session, i: int) -> None:
+    """Copies each rank's outputs of timed iteration ``i`` out of the sandbox's view the moment the rank says it is
+    done, so nothing written afterwards (through a descriptor kept open, say) reaches the judge's check."""
+    for r in range(session.world_size):
+        src = session.io / f"r{r}" / f"out.i{i}.pt"
+        try:
+            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # the judge reports the missing outputs
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                with open(fd, "rb", closefd=False) as f, open(session.private / f"r{r}" / f"out.i{i}.pt", "wb") as out:
+                    shutil.copyfileobj(f, out, 1 << 20)
+        finally:
+            os.close(fd)
+            src.unlink(missing_ok=True)
+
+
+def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, Any], str | None]:
     forged = next((p for p in session.ranks if p.samples and p.samples.error), None)
     if forged:
         return {}, f"rank {forged.rank}: {forged.samples.error}; a solution must not write to the evaluator's timer"
@@ -396,6 +440,7 @@ def _timing(session: Session, warmup: int) -> tuple[dict[str, Any], str | None]:
     if len(sol) != len(base):
         return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
     sp = stats.speedup(base, sol)
+    clock, forged_message = host_clock.cross_check(windows, base, sol, warmup, session.profile.device)
     method = baselines[0]["method"]
     timing: dict[str, Any] = {
         "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
@@ -415,8 +460,9 @@ def _timing(session: Session, warmup: int) -> tuple[dict[str, Any], str | None]:
         "rechecked_outputs": sum(1 for p in session.judges for m in p.messages if m.get("kind") == "timed"),
         "timer": "compiled (evaluator/timer/_timer.c): samples keyed by the timer, read by the host",
         "graph": {"available": False, "reason": "CUDA-graph figures are not taken under the separated judge"},
+        "host_clock": clock,
     }
-    return timing, None
+    return timing, forged_message
 
 
 def _finish_timing(doc: dict[str, Any], problem: Problem, profile: HardwareProfile, params: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ SANDBOX_UID = int(os.environ.get("ARENA_SANDBOX_UID", "65534"))
 SANDBOX_GID = int(os.environ.get("ARENA_SANDBOX_GID", "65534"))
 GiB = 1 << 30
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
-RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "rank/__init__.py",
+RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py", "rank/__init__.py",
                  "rank/spawn.py", "rank/worker.py", "rank/calls.py", "rank/backends/__init__.py",
                  "rank/backends/parallelkittens.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")

@@ -7,19 +7,22 @@ later checks what the solution's ranks wrote back:
                  per rank, moved into the sandbox's view by the host when their turn comes), expected outputs (kept
                  in the judge's private folder), and the baseline's timer;
   feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended;
-  baseline I     the baseline timed once on iteration I's inputs, with a fingerprint of its outputs (values at secret
-                 random positions); the host interleaves these with the solution's timed calls, so both run under
-                 the same conditions (never while the sandbox is still starting);
+  bstage I       the baseline's copy of those inputs read back from the file and moved to the device, as the
+                 solution's ranks do when the host says ``stage``;
+  baseline I     the baseline timed once on them, its outputs written to a file as the solution's ranks write
+                 theirs, and a fingerprint of them kept (values at secret random positions). The host interleaves
+                 these with the solution's steps, so both run under the same conditions (never while the sandbox
+                 is still starting) and both take the same steps between the host's command and the reply;
   baseline_done  the baseline's samples, reported once every iteration has run;
   check_trial T  the solution's outputs of trial T against the expected ones, in full; its inputs unchanged;
-  check_timed I  the solution's outputs of timed iteration I: structure, finite values, and the fingerprint.
+  check_timed I  the solution's outputs of timed iteration I (copied out of the sandbox's view by the host when
+                 the rank said it was done): structure, finite values, and the fingerprint.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import sys
 import traceback
 from pathlib import Path
@@ -58,7 +61,7 @@ class JudgeRank:
         self.device = torch.device("cpu")
         self.fingerprints: dict[int, list[Any]] = {}
         self.fed: dict[int, tuple] = {}
-        self.secret = random.Random(self.seeds["positions"])
+        self.positions = torch.Generator().manual_seed(self.seeds["positions"])
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -119,7 +122,11 @@ class JudgeRank:
         if i == warmup - 1:
             self.loop.adapt_spin(self.launches)
         if i >= warmup:
-            self.fingerprints[i] = self._fingerprint(_outputs(out))
+            outputs = _outputs(out)
+            written = self.private / f"baseline.out.i{i}.pt"
+            wire.save_tensors(written, [[o if type(o) is torch.Tensor else None for o in outputs], []])
+            written.unlink()
+            self.fingerprints[i] = self._fingerprint(outputs)
         del out
         self.reader.read_available()
         self.send("baselined", i=i)
@@ -143,17 +150,29 @@ class JudgeRank:
             flat = out.detach().reshape(-1)
             n = flat.numel()
             k = min(n, FINGERPRINT_POSITIONS)
-            positions = torch.tensor(self.secret.sample(range(n), k) if n > k else list(range(n)), dtype=torch.int64)
+            # Drawn by torch (with repeats) rather than random.sample: the draw is inside the host-clock window.
+            positions = (torch.randint(n, (k,), generator=self.positions, dtype=torch.int64) if n > k
+                         else torch.arange(n, dtype=torch.int64))
             values = flat[positions.to(flat.device)].to("cpu").clone() if n else flat.to("cpu")
             prints.append((tuple(out.shape), out.dtype, positions, values))
         return prints
 
     # -- feeding and checks -------------------------------------------------------------------------------
     def feed(self, i: int) -> None:
-        inputs = self.inputs(self.seeds["timing"][i])
-        wire.save_tensors(self.staged(f"i{i}"), list(inputs))
-        self.fed[i] = inputs
+        wire.save_tensors(self.staged(f"i{i}"), list(self.inputs(self.seeds["timing"][i])))
+        os.link(self.staged(f"i{i}"), self.own_inputs(i))  # the host moves the first name into the sandbox's view
         self.send("fed", i=i)
+
+    def own_inputs(self, i: int) -> Path:
+        return self.private / f"baseline.in.i{i}.pt"
+
+    def stage_baseline(self, i: int) -> None:
+        path = self.own_inputs(i)
+        self.fed[i] = tuple(v.to(self.device) if type(v) is torch.Tensor else v for v in wire.load_tensors(path))
+        path.unlink()
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        self.send("bstaged", i=i)
 
     def check_trial(self, t: int) -> None:
         expected = wire.load_tensors(self.private / f"expected.t{t}.pt")
@@ -180,7 +199,7 @@ class JudgeRank:
         return None, 0.0, False
 
     def check_timed(self, i: int) -> None:
-        path = self.exchange / f"r{self.rank}" / f"out.i{i}.pt"
+        path = self.private / f"out.i{i}.pt"
         error = None
         try:
             returned = wire.load_tensors(path)
@@ -201,6 +220,8 @@ class JudgeRank:
                 self.prepare()
             elif op == "feed":
                 self.feed(cmd["i"])
+            elif op == "bstage":
+                self.stage_baseline(cmd["i"])
             elif op == "baseline":
                 self.time_baseline(cmd["i"])
             elif op == "baseline_done":

@@ -14,8 +14,9 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 
+from evaluator.timer.spin import spin_us
+
 L2_FLUSH_BYTES = 256 << 20  # several times the H200's 60 MB L2
-SPIN_FLOOR_US = 200.0
 
 _TB = torch._C.TensorBase
 _copy = _TB.copy_
@@ -34,7 +35,7 @@ class TimedLoop:
         self.device = device
         self.cuda = device.type == "cuda"
         self.one = torch.ones(1, device=device)
-        self.spin_us = SPIN_FLOOR_US if self.cuda else 0.0
+        self.spin_us = spin_us([], self.cuda)
         self.cycles_per_us = 0.0
         if self.cuda:
             self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=device)
@@ -75,6 +76,4 @@ class TimedLoop:
         return self.timer.measure(prepare, call)
 
     def adapt_spin(self, launch_us: list[float]) -> None:
-        """The spin must outlast the host's launch of everything queued behind it, or launch gaps leak in."""
-        if self.cuda and launch_us:
-            self.spin_us = max(SPIN_FLOOR_US, 3.0 * sorted(launch_us)[len(launch_us) // 2] + 50.0)
+        self.spin_us = spin_us(launch_us, self.cuda)

@@ -75,10 +75,12 @@ class Case:
     communicates: bool = True  # honest: the collectives flags must show communication
     slow: bool = False  # honest: a long build; runs with ARENA_SLOW_TESTS=1 (and in benchmarks/cheat_suite.py)
     known_open: str = ""  # a hole not closed yet: the test is an expected failure saying why
+    fills: tuple[tuple[str, str], ...] = ()  # further names the test writes into the source (one file, two cases)
+    label: str = ""  # the case's name when one file serves two cases
 
     @property
     def name(self) -> str:
-        return Path(self.file).stem
+        return self.label or Path(self.file).stem
 
 
 _FILES = tuple(f"{d}/{OUTSIDE}{s}" for d in ("/tmp", "/var/tmp", "ARENA_TEST_REPO", "ARENA_TEST_PARENT")
@@ -113,10 +115,14 @@ CHEATS: list[Case] = [
     Case("cheats/forge_result_channel.py", "rejected", ("channel to the host", "evaluator's timer"),
          outside=("/tmp/arena-forged-result.json",)),
     Case("cheats/forge_timer_fd.py", "rejected", ("evaluator's timer",)),
+    Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
+         fills=(("ARENA_TEST_HOLD_S", "0.02"),)),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
-         known_open="the timer's key, sequence and descriptor live in the rank's own address space; a solution that "
-                    "reads them (ctypes, /proc/self/mem) forges keyed samples. Needs timing the host can check "
-                    "from outside the process"),
+         fills=(("ARENA_TEST_HOLD_S", "0"),), label="timer_key_small_forgery",
+         known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
+                    "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
+                    "allowance for host round-trip noise (2 ms on CPU hosts, 150 µs on GPU hosts, plus a quarter "
+                    "of the window)"),
     # Ending the process, crashing, hanging.
     Case("cheats/early_exit_sys_exit.py", "rejected", ("before the evaluation finished",)),
     Case("cheats/early_exit_os_exit.py", "rejected", ("before the evaluation finished",)),
@@ -269,7 +275,8 @@ def run_case(case: Case, profile: str, gpu: bool, workdir_parent: Path) -> tuple
     where = str(decoy or "/nonexistent-decoy")
     values = {"ARENA_TEST_DECOY_HEX": where.encode().hex(), "ARENA_TEST_DECOY": where,
               "ARENA_TEST_REPO": str(REPO), "ARENA_TEST_PARENT": str(workdir_parent),
-              "ARENA_TEST_PORT": str(listener.port if listener else 9), "ARENA_TEST_ADDRS": ",".join(host_addresses())}
+              "ARENA_TEST_PORT": str(listener.port if listener else 9), "ARENA_TEST_ADDRS": ",".join(host_addresses()),
+              **dict(case.fills)}
     outside = [Path(_fill(p, values)) for p in case.outside]
     for p in outside:
         p.unlink(missing_ok=True)  # only the cheats' own marker names are listed

@@ -1,8 +1,9 @@
 """Issue 13, class (g), the strong form. The compiled timer keeps its SipHash key, its sequence number and its
 descriptor in static variables of the shared object mapped into the rank's own process: this cheat finds them
 (the object's symbol table and /proc/self/maps), points the timer's descriptor at /dev/null, and writes its own
-correctly keyed samples — a tenth of its real time — to the host's pipe. Computes honestly. A known open hole:
-anything in the solution's address space is reachable, compiled or not (see the case's ``known_open``)."""
+correctly keyed samples — a tenth of its real time — to the host's pipe. Computes honestly, and holds each call
+for ARENA_TEST_HOLD_S seconds first (the test runs it twice: a call long enough that what the forgery hides is
+beyond the host clock's allowance, and one that is not: see the cases)."""
 
 import importlib
 import os
@@ -70,9 +71,13 @@ def _timed() -> bool:
     return False
 
 
+_HOLD_S = float("ARENA_TEST_HOLD_S")
+
+
 def solution(x: torch.Tensor) -> torch.Tensor:
     global _pipe
     start = time.perf_counter()
+    time.sleep(_HOLD_S)
     out = x.clone()
     dist.all_reduce(out)
     took = (time.perf_counter() - start) * 1e6

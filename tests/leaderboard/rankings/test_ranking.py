@@ -22,8 +22,8 @@ def source(variant: int | None = None) -> str:
     return text if variant is None else text + f"\n_VARIANT = {variant}\n"
 
 
-def doc(speedup: float, low: float | None = None, high: float | None = None, *, revision: int = 4,
-        **kwargs) -> dict:
+def doc(speedup: float, low: float | None = None, high: float | None = None, *,
+        revision: int = TIMING_PROTOCOL_REVISION, **kwargs) -> dict:
     d = passed_document(speedup, **kwargs)
     if low is not None:
         d["timing"]["speedup_ci"] = [low, high]

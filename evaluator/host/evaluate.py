@@ -33,7 +33,8 @@ from evaluator.host import host_clock, sandbox
 from evaluator.host.host_clock import Windows
 from evaluator.host.session import Session, Stop
 from evaluator.timer.spin import spin_us
-from problems.registry import Problem, get
+from problems import imported as imported_problems
+from problems.registry import Problem, get, suites_root
 
 ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
 SUSPICIOUS_SPEEDUP = 20.0
@@ -222,7 +223,8 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
     trials: list[dict[str, Any]] = []
     calls: dict[str, int] = {}
     try:
-        session.start_judges(judge_config)
+        session.start_judges(judge_config, suites_root() if problem.imported else None,
+                             tuple(imported_problems.read_paths(problem)))
         session.start_sandbox(rank_config)
         session.tell_judges(op="prepare")
         judge_limit = sum(limits.values())
@@ -287,7 +289,8 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
                                                      for p in session.ranks} - {None})
         doc["containment"] = {"sandbox": "bubblewrap", "uid": sandbox.SANDBOX_UID, "network": "loopback only",
                               "namespaces": ["net", "pid", "ipc", "uts", "mount", "cgroup"],
-                              "judge_separate": True, "leftover_processes": session.escaped}
+                              "judge_separate": True, "judge_sandbox": {"uid": sandbox.JUDGE_UID},
+                              "leftover_processes": session.escaped}
         doc["flags"].update(_flags(calls))
     if session.escaped and doc["verdict"] not in (Verdict.INFRA_ERROR.value,):
         doc["verdict"], doc["failed_ranks"] = Verdict.REJECTED.value, []
@@ -416,9 +419,19 @@ def _take_outputs(session: Session, i: int) -> None:
         except OSError:
             continue  # the judge reports the missing outputs
         try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                with open(fd, "rb", closefd=False) as f, open(session.private / f"r{r}" / f"out.i{i}.pt", "wb") as out:
-                    shutil.copyfileobj(f, out, 1 << 20)
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode):
+                # The kernel copies (sendfile): outputs can be hundreds of MiB per iteration on GPU profiles.
+                out = os.open(session.private / f"r{r}" / f"out.i{i}.pt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    sent = 0
+                    while sent < info.st_size:
+                        n = os.sendfile(out, fd, sent, info.st_size - sent)
+                        if n == 0:
+                            break
+                        sent += n
+                finally:
+                    os.close(out)
         finally:
             os.close(fd)
             src.unlink(missing_ok=True)

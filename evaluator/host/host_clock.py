@@ -1,17 +1,18 @@
 """The host's clock against the compiled timer's samples: timing a solution cannot forge from inside its process.
 
-The figure that is ranked comes from the compiled timer in the solution's own ranks, because only a timer beside
-the call resolves microseconds on a GPU. But everything in that process, the timer's key included, is within the
+The figure that is ranked comes from the compiled timer in the solution's own ranks, because only a timer beside the
+call resolves microseconds on a GPU. But everything in that process, the timer's key included, is within the
 solution's reach (tests/evaluator/cheats/timer_key_from_memory.py finds it). What the solution cannot reach is the
-host's clock: for every timed iteration the host notes when it showed the inputs to a side (the ``stage`` command
-of the solution's ranks, ``bstage`` of the judge's) and when that side's last rank replied that the call was done
-and its outputs written. Both sides take the same steps in between, so the part of that window the samples do not
-account for (the window less the sample and the spin kernel in front of the call) is the same protocol overhead for both, give or take noise. A solution
-whose samples claim less time than it took has an overhead larger than the baseline's by what it hid.
+host's clock: for every timed iteration the host notes when it showed the inputs to a side (the ``stage`` command of
+the solution's ranks, ``bstage`` of the judge's) and when that side's last rank replied that the call was done and
+its outputs written. Both sides take the same steps in between, so the part of that window the samples do not
+account for (the window less the sample and the spin kernel in front of the call) is the same protocol overhead for
+both, give or take noise. A solution whose samples claim less time than it took has an overhead larger than the
+baseline's by what it hid.
 
-The check is coarse by nature: a forgery smaller than the allowance (the noise of a host round trip, plus a share
-of the window) passes, and the ranked figure stays the timer's. Forgeries of that size are bounded by the
-allowance; a speedup that only such a forgery could produce is also bounded by the roofline check."""
+The check is coarse by nature: a forgery smaller than the allowance (the noise of a host round trip, plus a share of
+the window) passes, and the ranked figure stays the timer's. Forgeries of that size are bounded by the allowance; a
+speedup that only such a forgery could produce is also bounded by the roofline check."""
 
 from __future__ import annotations
 

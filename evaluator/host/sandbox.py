@@ -30,10 +30,15 @@ from evaluator.contract.profiles import MULTICAST_OFF
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # evaluator/
 SANDBOX_UID = int(os.environ.get("ARENA_SANDBOX_UID", "65534"))
 SANDBOX_GID = int(os.environ.get("ARENA_SANDBOX_GID", "65534"))
+# The judge's sandbox runs under a uid of its own, neither root nor the solution's.
+JUDGE_UID = int(os.environ.get("ARENA_JUDGE_UID", "65533"))
+JUDGE_GID = int(os.environ.get("ARENA_JUDGE_GID", "65533"))
+PROBLEMS_ROOT = PACKAGE_ROOT.parent / "problems"
+JUDGE_CODE = "/judge"  # inside the judge's sandbox: evaluator/ and problems/
 GiB = 1 << 30
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
-RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py", "rank/__init__.py",
-                 "rank/spawn.py", "rank/worker.py", "rank/calls.py", "rank/backends/__init__.py",
+RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py",
+                 "rank/__init__.py", "rank/spawn.py", "rank/worker.py", "rank/calls.py", "rank/backends/__init__.py",
                  "rank/backends/parallelkittens.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
@@ -46,6 +51,14 @@ TOOLCHAIN = ("nvcc", "ptxas", "cicc", "fatbinary", "nvlink", "cudafe++", "ninja"
 
 class SandboxUnavailable(RuntimeError):
     """The sandbox cannot be set up here; the message says what is missing and how to fix it."""
+
+
+@dataclass(frozen=True)
+class JudgeMounts:
+    private: Path  # the judge's own folder (inputs before the host moves them, expected outputs, the store)
+    io: Path  # the exchange folder, where the solution's outputs arrive
+    timer: Path  # the compiled timer's shared object
+    reads: tuple[Path, ...] = ()  # an imported problem's suite folder and checkout (problems.imported.read_paths)
 
 
 @dataclass(frozen=True)
@@ -107,7 +120,7 @@ def stage_runtime(into: Path) -> Path:
     return into
 
 
-def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, tmp_bytes: int) -> list[str]:
+def _require_bwrap() -> str:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (`bwrap`) is not installed on this worker; install it (Debian: "
@@ -115,17 +128,24 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
     if os.geteuid() != 0:
         raise SandboxUnavailable("the worker is not root, so it cannot run the solution under a uid of its own; run "
                                  "the worker as root (the ranks then run as ARENA_SANDBOX_UID, default 65534)")
+    return bwrap
+
+
+def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str], device: str, tmp_bytes: int,
+         hostname: str) -> list[str]:
+    """bubblewrap's command line for one sandbox: the system, the interpreter, the toolchain read-only, then
+    ``binds`` (option, host path, path inside), the GPU's device nodes, a size-capped /tmp, nothing else."""
+    bwrap = _require_bwrap()
     # No user namespace: with one, the sandbox's uid would map back to the worker's own (root) on the host. The
-    # sandbox starts as root with only the right to change uid, and its first process drops to SANDBOX_UID
-    # (evaluator.rank.spawn) before anything else runs, so every rank is that uid on the host too.
+    # sandbox starts as root with only the right to change uid, and its first process drops to its uid
+    # (evaluator.rank.spawn) before anything else runs, so every process in it is that uid on the host too.
     args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--hostname", "arena-sandbox",
+            "--die-with-parent", "--new-session", "--hostname", hostname,
             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     kittens = thunderkittens_path()
     own = interpreter_paths() + toolchain_paths() + ([kittens] if kittens else [])
     system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
-    targets = system + [f for f in ETC_FILES if os.path.exists(f)] + own + ["/arena/evaluator", "/solution", "/io",
-                                                                           "/cache"]
+    targets = system + [f for f in ETC_FILES if os.path.exists(f)] + own + [inside for _, _, inside in binds]
     # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them, so
     # they are made first, 0755, before any bind creates them.
     parents = sorted({str(a) for t in targets for a in Path(t).parents
@@ -144,11 +164,8 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
         args += ["--ro-bind-try", f, f]
     for p in own:
         args += ["--ro-bind", p, p]
-    args += ["--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator",
-             "--ro-bind", str(mounts.timer), "/arena/_arena_timer.so",
-             "--ro-bind", str(mounts.solution), "/solution",
-             "--bind", str(mounts.io), "/io",
-             "--bind", str(mounts.cache), "/cache"]
+    for option, host, inside in binds:
+        args += [option, host, inside]
     if device == "cuda":
         for node in gpu_devices():
             args += ["--dev-bind", node, node]
@@ -156,6 +173,31 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
     for k, v in sorted(env.items()):
         args += ["--setenv", k, v]
     return args + ["--"] + argv
+
+
+def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, tmp_bytes: int) -> list[str]:
+    """The solution's sandbox: the evaluator's runtime files, the timer, the solution, the exchange folder and the
+    solution's build cache."""
+    return _box([("--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator"),
+                 ("--ro-bind", str(mounts.timer), "/arena/_arena_timer.so"),
+                 ("--ro-bind", str(mounts.solution), "/solution"),
+                 ("--bind", str(mounts.io), "/io"),
+                 ("--bind", str(mounts.cache), "/cache")], argv, env, device, tmp_bytes, "arena-sandbox")
+
+
+def judge_command(mounts: JudgeMounts, argv: list[str], env: dict[str, str], device: str,
+                  tmp_bytes: int) -> list[str]:
+    """The judge's sandbox, apart from the solution's: the evaluator and the problems read-only at /judge; the
+    judge's private folder, the exchange folder (read-only), the timer and, for an imported problem, its suite
+    folder and checkout (read-only: their references are third-party code), at their host paths, which the
+    judge's configuration and the suite's files name."""
+    binds = [("--ro-bind", str(PACKAGE_ROOT), f"{JUDGE_CODE}/evaluator"),
+             ("--ro-bind", str(PROBLEMS_ROOT), f"{JUDGE_CODE}/problems"),
+             ("--bind", str(mounts.private), str(mounts.private)),
+             ("--ro-bind", str(mounts.io), str(mounts.io)),
+             ("--ro-bind", str(mounts.timer), str(mounts.timer))]
+    binds += [("--ro-bind", str(p), str(p)) for p in mounts.reads if p.exists()]
+    return _box(binds, argv, env, device, tmp_bytes, "arena-judge")
 
 
 def environment(base: dict[str, str], device: str) -> dict[str, str]:
@@ -176,6 +218,22 @@ def environment(base: dict[str, str], device: str) -> dict[str, str]:
                 "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "ARENA_SANDBOX_UID": str(SANDBOX_UID),
                 "ARENA_SANDBOX_GID": str(SANDBOX_GID)})
     env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    return env
+
+
+def judge_environment(base: dict[str, str], device: str, suites: Path | None) -> dict[str, str]:
+    """The variables a judge rank sees: the host's allow-list, the multicast switches, the judge's own paths."""
+    env = {k: v for k, v in base.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH",
+                                                   "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "NCCL_DEBUG",
+                                                   "VIRTUAL_ENV")}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(MULTICAST_OFF)
+    env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": JUDGE_CODE, "PYTHONUNBUFFERED": "1",
+                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "NCCL_SOCKET_IFNAME": "lo",
+                "GLOO_SOCKET_IFNAME": "lo", "MASTER_ADDR": "127.0.0.1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+                "ARENA_SANDBOX_UID": str(JUDGE_UID), "ARENA_SANDBOX_GID": str(JUDGE_GID),
+                # Inside, the suites folder is where the host has it (only an imported problem's own suite is bound).
+                "ARENA_SUITES_DIR": str(suites) if suites else "/nonexistent-suites"})
     return env
 
 

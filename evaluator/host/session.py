@@ -21,12 +21,9 @@ from evaluator import wire
 from evaluator.contract.profiles import MULTICAST_OFF, HardwareProfile
 from evaluator.host import sandbox, watch
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
 WATCH_EVERY_S = 0.25
 THREAD_EXIT_POLLS, THREAD_EXIT_POLL_S = 10, 0.02  # up to 0.2 s for a joined thread to leave the task list
-_JUDGE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
-              "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "VIRTUAL_ENV", "ARENA_SUITES_DIR", "ARENA_CACHE_DIR")
 
 
 class Stop(Exception):
@@ -83,6 +80,8 @@ class Session:
         self.judge_procs: list[subprocess.Popen] = []
         self.box: subprocess.Popen | None = None
         self.spawner_reports: wire.Lines | None = None
+        self.judge_exits: wire.Lines | None = None  # the judge's sandbox says how each judge rank ended
+        self.judge_codes: dict[int, int] = {}
         self.exits: dict[int, int] = {}
         self.rank_pids: dict[int, int] = {}
         self.threads_before: dict[int, set[int]] = {}
@@ -96,24 +95,38 @@ class Session:
         self._last_watch = 0.0
 
     # -- starting -----------------------------------------------------------------------------------------
-    def start_judges(self, config: dict[str, Any]) -> None:
+    def start_judges(self, config: dict[str, Any], suites: Path | None, reads: tuple[Path, ...]) -> None:
+        """The judge's ranks, in a sandbox of their own (they run the problem's reference, which for an imported
+        suite is third-party code), under a uid that is neither root nor the solution's."""
+        if os.geteuid() == 0:
+            os.chown(self.private, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
+        fds: list[tuple[int, int]] = []
+        keep: list[int] = []
         for r in range(self.world_size):
-            read_fd, write_fd = os.pipe()
-            env = {k: os.environ[k] for k in _JUDGE_ENV if k in os.environ}
-            env.update(MULTICAST_OFF)
-            env.update(node_environment(self.profile, r))
-            env.update({"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
-                        "PYTHONDONTWRITEBYTECODE": "1", "MASTER_ADDR": "127.0.0.1"})
-            log = open(self.private / f"judge{r}.log", "wb")
-            proc = subprocess.Popen([sys.executable, "-m", "evaluator.judge.rank", str(r), str(write_fd)],
-                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-                                    cwd=str(self.private), env=env, start_new_session=True, text=True)
-            log.close()
-            os.close(write_fd)
-            peer = Peer(r, proc.stdin, wire.Lines(read_fd))
+            cmd_r, cmd_w = os.pipe()
+            rep_r, rep_w = os.pipe()
+            fds.append((cmd_r, rep_w))
+            keep += [cmd_r, rep_w]
+            peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r))
             peer.send(**config)
             self.judges.append(peer)
-            self.judge_procs.append(proc)
+        spawn_r, spawn_w = os.pipe()
+        keep.append(spawn_w)
+        env = sandbox.judge_environment(dict(os.environ), self.profile.device, suites)
+        env["ARENA_NODES"] = json.dumps([node_environment(self.profile, r) for r in range(self.world_size)])
+        mounts = sandbox.JudgeMounts(self.private, self.io, self.timer_path, reads)
+        argv = sandbox.judge_command(mounts, [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds),
+                                              str(spawn_w), "evaluator.judge.rank",
+                                              str(self.private / "judge{r}.log")],
+                                     env, self.profile.device, self.tmp_bytes)
+        log = open(self.workdir / "judge-sandbox.log", "wb")
+        self.judge_procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                                 pass_fds=tuple(keep), start_new_session=True,
+                                                 preexec_fn=sandbox.limits(self.profile.device)))
+        log.close()
+        for fd in keep:
+            os.close(fd)
+        self.judge_exits = wire.Lines(spawn_r)
 
     def start_sandbox(self, config: dict[str, Any]) -> None:
         (self.io / "config.json").write_text(json.dumps(config))
@@ -186,7 +199,8 @@ class Session:
                 raise Stop("runtime_error", f"the imported problem's reference failed on rank "
                                             f"{judge_error.get('rank')}: {judge_error['message']}",
                            traceback=judge_error.get("traceback", ""))
-            if judge_error or any(p.returncode not in (None, 0) for p in self.judge_procs):
+            if judge_error or any(code != 0 for code in self.judge_codes.values()) or \
+                    any(p.reports.closed for p in self.judges if p in peers):
                 detail = judge_error["message"] if judge_error else "a judge process ended unexpectedly"
                 raise Stop("infra_error", f"the judge failed ({detail}); this is the platform's fault, not the "
                                           f"solution's", traceback=(judge_error or {}).get("traceback", ""))
@@ -219,6 +233,8 @@ class Session:
                 fds[p.samples.fd] = p.samples
         if self.spawner_reports is not None and not self.spawner_reports.closed:
             fds[self.spawner_reports.fd] = self.spawner_reports
+        if self.judge_exits is not None and not self.judge_exits.closed:
+            fds[self.judge_exits.fd] = self.judge_exits
         if not fds:
             time.sleep(wait_s)
             return
@@ -235,9 +251,10 @@ class Session:
                     os.close(target.fd)
                     target.fd = -1
             elif isinstance(target, wire.Lines):
+                exits = self.judge_codes if target is self.judge_exits else self.exits
                 for m in target.read_available():
                     if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
-                        self.exits[m["rank"]] = int(m.get("code", 0))
+                        exits[m["rank"]] = int(m.get("code", 0))
 
     def _failure(self, errors: list[dict[str, Any]], dead: list[int]) -> Stop:
         for m in errors:
@@ -355,11 +372,12 @@ class Session:
                     pass
                 os.close(p.samples.fd)
                 p.samples.fd = -1
-        if self.spawner_reports is not None:
-            try:
-                os.close(self.spawner_reports.fd)
-            except OSError:
-                pass
+        for lines in (self.spawner_reports, self.judge_exits):
+            if lines is not None:
+                try:
+                    os.close(lines.fd)
+                except OSError:
+                    pass
 
 
 _PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote process exited", "aborted",

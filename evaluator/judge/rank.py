@@ -1,4 +1,5 @@
-"""One rank of the judge: ``python -m evaluator.judge.rank RANK REPORT_FD`` (commands arrive on stdin).
+"""One rank of the judge: ``python -m evaluator.judge.rank RANK COMMAND_FD REPORT_FD``, inside the judge's own
+sandbox (evaluator/host/sandbox.py), started by its first process like the solution's ranks.
 
 It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
 is given, runs the problem's reference for the expected outputs, times the baseline under the timing protocol, and
@@ -114,7 +115,8 @@ class JudgeRank:
         buffers = self.buffers
         if buffers is None or any(type(b) is torch.Tensor and (b.shape != x.shape or b.dtype != x.dtype)
                                   for b, x in zip(buffers, inputs)):
-            buffers = self.buffers = clone_inputs(inputs)  # uneven shapes per draw: fresh buffers, refilled all the same
+            # Uneven shapes per draw: fresh buffers, refilled all the same.
+            buffers = self.buffers = clone_inputs(inputs)
         reference = self.module.solution
         _, launch, out = self.loop.measure(lambda: reference(*buffers), buffers, inputs)
         self.launches.append(launch)
@@ -266,11 +268,11 @@ def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: flo
 
 
 def main(argv: list[str]) -> int:
-    rank, fd = int(argv[1]), int(argv[2])
-    config = json.loads(sys.stdin.readline())
+    rank, commands, fd = int(argv[1]), os.fdopen(int(argv[2]), "r"), int(argv[3])
+    config = json.loads(commands.readline())
     judge = JudgeRank(rank, fd, config)
     try:
-        judge.run(sys.stdin)
+        judge.run(commands)
     except BaseException as exc:  # the judge's own failure, or (imported suites) the reference failing on the inputs
         wire.send(fd, "judge_error", rank=rank, message=f"{type(exc).__name__}: {exc}"[:1000],
                   imported=bool(judge.problem.imported), traceback=traceback.format_exc(limit=10)[-4000:])

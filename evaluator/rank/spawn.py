@@ -1,6 +1,8 @@
-"""The sandbox's first process: ``python -m evaluator.rank.spawn FDS REPORT_FD`` starts one worker per rank with
-the descriptors the host opened for it (commands, reports, timer) and its place among the nodes, sends its output
-to that rank's log in the exchange folder, and tells the host how each worker ended."""
+"""A sandbox's first process: ``python -m evaluator.rank.spawn FDS REPORT_FD [MODULE LOG]`` drops to the sandbox's
+uid, starts one process per rank of MODULE (default: the solution's rank worker) with the descriptors the host
+opened for it (commands, reports and, for the solution's ranks, the timer) and its place among the nodes, sends its
+output to LOG (``{r}`` is the rank; default: that rank's log in the exchange folder), and tells the host how each
+process ended. The judge's sandbox runs the judge's ranks through it too."""
 
 from __future__ import annotations
 
@@ -27,18 +29,18 @@ def main() -> int:
     ranks = json.loads(sys.argv[1])
     report_fd = int(sys.argv[2])
     nodes = json.loads(os.environ.get("ARENA_NODES", "[]"))
-    io = Path(os.environ.get("ARENA_IO", "/io"))
+    module = sys.argv[3] if len(sys.argv) > 3 else "evaluator.rank.worker"
+    logs = sys.argv[4] if len(sys.argv) > 4 else str(Path(os.environ.get("ARENA_IO", "/io")) / "r{r}" / "log.txt")
     children = []
-    for r, (cmd_fd, rank_fd, timer_fd) in enumerate(ranks):
+    for r, fds in enumerate(ranks):
         env = dict(os.environ)
         env.pop("ARENA_NODES", None)
         if r < len(nodes):
             env.update(nodes[r])
-        log = open(io / f"r{r}" / "log.txt", "wb")
+        log = open(logs.replace("{r}", str(r)), "wb")
         children.append(subprocess.Popen(
-            [sys.executable, "-m", "evaluator.rank.worker", str(r), str(cmd_fd), str(rank_fd), str(timer_fd)],
-            pass_fds=(cmd_fd, rank_fd, timer_fd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=env))
+            [sys.executable, "-m", module, str(r), *map(str, fds)],
+            pass_fds=tuple(fds), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env))
         log.close()
     for fds in ranks:
         for fd in fds:

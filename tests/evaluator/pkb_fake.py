@@ -141,12 +141,14 @@ CUDA_ONLY = {
 }
 
 
-def write_checkout(root: Path, git: bool = True, cuda_only: bool = False) -> Path:
+def write_checkout(root: Path, git: bool = True, cuda_only: bool = False,
+                   replace: dict[str, str] | None = None) -> Path:
+    """The checkout under ``root``; ``replace`` gives some reference files other bodies (a hostile reference)."""
     (root / "reference").mkdir(parents=True)
     (root / "utils").mkdir()
     (root / "solutions").mkdir()
     (root / "utils" / "input_output_tensors.py").write_text(GENERATOR)
-    for name, body in {**REFERENCES, **(CUDA_ONLY if cuda_only else {})}.items():
+    for name, body in {**REFERENCES, **(CUDA_ONLY if cuda_only else {}), **(replace or {})}.items():
         (root / "reference" / name).write_text(textwrap.dedent(body).lstrip())
     (root / "solutions" / "1_all_reduce_triton.py").write_text(CORRECT_ALL_REDUCE)
     if git:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from problems.registry import SUITE_FILE, Problem
+from problems.registry import Problem
 
 from evaluator.suites.pkb import ORIGINAL_LABEL
 from evaluator.suites.pkb.probe import decide, probe_reference, record_probe, recorded_decision
@@ -87,17 +86,3 @@ def _preset_of(profile: str) -> str:
     from evaluator.contract.profiles import get_profile
 
     return get_profile(profile).preset
-
-
-def rank_read_paths(problem: Problem) -> list[Path]:
-    """What the rank processes evaluating ``problem`` read outside the repository: for an imported problem its
-    suite folder and the checkout (the reference imports its siblings from there). A sandbox that runs ranks as
-    an unprivileged user must check these are readable too; [] for built-in problems."""
-    if not problem.imported:
-        return []
-    suite = problem.path.parent
-    try:
-        checkout = Path(tomllib.loads((suite / SUITE_FILE).read_text())["checkout"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return [suite]
-    return [suite, checkout]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.suites.pkb import evaluate as pkb_evaluate, importer, names, probe
+from evaluator.suites.pkb import importer, names, probe
 from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
 from problems import registry
+from problems.imported import read_paths
 from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, head, write_checkout
 
 REPO = Path(__file__).resolve().parents[3]
@@ -215,9 +216,9 @@ def test_load_problems_gives_imported_problems_their_own_rows(imported, db):
 
 def test_paths_the_ranks_read_for_an_imported_problem(imported):
     report, checkout = imported
-    paths = pkb_evaluate.rank_read_paths(registry.get("pkb/1_all_reduce"))
+    paths = read_paths(registry.get("pkb/1_all_reduce"))
     assert paths == [report.suite_dir, checkout]
-    assert pkb_evaluate.rank_read_paths(registry.get("collectives/all_reduce")) == []
+    assert read_paths(registry.get("collectives/all_reduce")) == []
 
 
 def test_solution_file_names(imported):

@@ -1,9 +1,10 @@
 """What travels between the host, the judge's ranks and the sandboxed ranks: JSON lines over pipes the host opened,
 and tensors as files in the evaluation's exchange folder.
 
-A tensor file holds a list of plain CPU tensors (or None for a non-tensor slot) written with ``torch.save`` and read
-with ``torch.load(weights_only=True)``, whose restricted unpickler builds only tensors and plain containers: a file
-written by solution code cannot run code, or produce a tensor subclass, in the judge that reads it."""
+A tensor file holds a list of plain CPU tensors (or None for a non-tensor slot, or a nested list of them) as raw
+bytes behind a JSON header that says each tensor's dtype, shape and offset. Reading checks the header against the
+file's size and builds plain tensors from the bytes; there is no unpickler, so a file written by solution code
+cannot run code, or produce a tensor subclass, in the judge that reads it."""
 
 from __future__ import annotations
 

@@ -190,8 +190,11 @@ class Session:
         def arrived(p: Peer) -> bool:
             return any(m.get("kind") == kind and all(m.get(k) == v for k, v in match.items()) for m in p.messages)
 
+        first = True
         while True:
-            self._pump(0.05 if failed_at is None else 0.02)
+            # A report may have arrived while the host waited for another: look before blocking in select.
+            self._pump(0.0 if first else 0.05 if failed_at is None else 0.02)
+            first = False
             judge_error = next((m for p in self.judges for m in p.messages if m.get("kind") == "judge_error"), None)
             if judge_error and judge_error.get("imported"):
                 # An imported suite's reference is the ground truth; when it fails on these inputs the run cannot

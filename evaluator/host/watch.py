@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from evaluator.host.sandbox import TOOLCHAIN
+from evaluator.rank.spawn import rank_name
 
 # Threads that PyTorch, CUDA, NCCL, gloo and Triton start for themselves carry names; a thread a Python program
 # starts (threading, concurrent.futures, _thread) carries its process's name on Linux before Python 3.14.
@@ -20,6 +21,7 @@ class Proc:
     ppid: int
     exe: str
     cmdline: str
+    name: str = ""  # /proc/PID/comm
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
@@ -56,7 +58,7 @@ def descendants(root: int) -> list[Proc]:
         except OSError:
             cmd = ""
         st = _stat(pid)
-        out.append(Proc(pid, st[0] if st else -1, exe, cmd))
+        out.append(Proc(pid, st[0] if st else -1, exe, cmd, st[1] if st else ""))
     return out
 
 
@@ -91,10 +93,10 @@ def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int
             continue
         if not p.exe and not p.cmdline and _exited(p.pid):
             continue  # a rank that just exited, not yet reaped by the spawner: its exit is judged on its own
-        words = p.cmdline.split()
-        if p.ppid in spawners and os.path.realpath(p.exe) == python and words[1:3] == ["-m", "evaluator.rank.worker"]:
-            r = int(words[3]) if len(words) > 3 and words[3].isdigit() else -1
-            if 0 <= r < world_size and r not in ranks:
+        # A rank is a child of the spawner (forked from it, so it runs the interpreter) named for its rank.
+        if p.ppid in spawners and os.path.realpath(p.exe) == python:
+            r = next((k for k in range(world_size) if p.name == rank_name(k)), -1)
+            if r >= 0 and r not in ranks:
                 ranks[r] = p.pid
                 continue
         strange.append(p)

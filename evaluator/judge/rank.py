@@ -1,5 +1,5 @@
-"""One rank of the judge: ``python -m evaluator.judge.rank RANK COMMAND_FD REPORT_FD``, inside the judge's own
-sandbox (evaluator/host/sandbox.py), started by its first process like the solution's ranks.
+"""One rank of the judge: ``main([_, RANK, COMMAND_FD, REPORT_FD])``, inside the judge's own sandbox
+(evaluator/host/sandbox.py), forked by its first process like the solution's ranks.
 
 It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
 is given, runs the problem's reference for the expected outputs, times the baseline under the timing protocol, and

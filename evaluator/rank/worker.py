@@ -1,4 +1,5 @@
-"""One sandboxed rank: ``python -m evaluator.rank.worker RANK COMMAND_FD REPORT_FD TIMER_FD``.
+"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD])``, called in a process the sandbox's spawner
+forked (evaluator/rank/spawn.py); ``python -m evaluator.rank.worker ...`` runs it on its own.
 
 Before the solution is loaded: the process group (every communicator the evaluation itself uses), the device, a
 warm-up of the runtime, the compiled timer (which sends its key to the host), and references to everything the

@@ -1,10 +1,10 @@
 """Runs the cheat suite (tests/evaluator/test_cheats.py: every cheat with the verdict it must get, and the honest
-solutions that must pass) through evaluator.runner.evaluate on a GPU profile, and writes what it got.
+solutions that must pass) through evaluator.host.evaluate on a profile (GPU or CPU), and writes what it got.
 
   python3 benchmarks/cheat_suite.py OUTDIR [--profile h200-nvlink-4] [--only NAME,NAME]
 
 Writes OUTDIR/cheat_suite.json (one row per case: expected, got, message, wall time, the containment the result
-recorded) and OUTDIR/cheat_suite.md (the same as a table). Exits 0 when every case got its verdict, 1 otherwise.
+recorded, the host clock's cross-check) and OUTDIR/cheat_suite.md (the same as a table). Exits 0 when every case got its verdict, 1 otherwise.
 Needs only torch and this repository (no pytest, rq or Django). NVLink multicast stays off in every process.
 About 35 evaluations of ~7 s each on 4 H200s; the hang case uses a 4 s limit for its correctness phase.
 """
@@ -51,6 +51,8 @@ def _load_table() -> types.ModuleType:
 
 def _caught_by(doc: dict) -> str:
     message = doc.get("message", "")
+    if "host's clock" in message:
+        return "host clock"
     if message.startswith("the static check"):
         return "static check"
     if "sandbox refused" in message:
@@ -137,11 +139,16 @@ def _write(out: Path, profile: str, rows: list[dict], started: float) -> None:
     gpus = f"{ENVIRONMENT.get('gpu_count', 0)} × {', '.join(env['gpus']) or 'no GPU'}"
     lines = [f"# Cheat suite on {profile}", "", f"{doc['date']}, {env['host']}, torch {env['torch']}, {gpus}; "
              f"{sum(r['ok'] for r in rows)}/{len(rows)} as expected.", "",
-             "| case | kind | expected | got | caught by | ok | message |", "|---|---|---|---|---|---|---|"]
+             "| case | kind | expected | got | caught by | ok | speedup | unaccounted µs (allowed) | message |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         message = r["message"].replace("|", "\\|").replace("\n", " ")[:160]
+        clock = r.get("host_clock") or {}
+        unaccounted = (f"{clock['unaccounted_us']:.0f} ({clock['allowance_us']:.0f})" if clock.get("checked")
+                       else "")
+        speedup = f"{r['speedup']:.2f}" if isinstance(r.get("speedup"), (int, float)) else ""
         lines.append(f"| {r['case']} | {r['kind']} | {r['expected']} | {r['got']} | {r['caught_by']} | "
-                     f"{'yes' if r['ok'] else '**NO**'} | {message} |")
+                     f"{'yes' if r['ok'] else '**NO**'} | {speedup} | {unaccounted} | {message} |")
     (out / "cheat_suite.md").write_text("\n".join(lines) + "\n")
 
 

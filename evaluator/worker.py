@@ -95,7 +95,8 @@ class ArenaWorker(_Guarded, Worker):
     scheduler's process is alive, and starts it again when it is not: the scheduler process exits when Redis
     restarts or goes away, and RQ itself looks only every 10 minutes. While it holds a scheduler its blocking dequeue
     waits at most that long, so an idle worker checks as often as a busy one. A Redis that cannot be reached during
-    the heartbeat or the suspension check is waited for by the dequeue (RQ's back-off) instead of ending the worker."""
+    the heartbeat, the suspension check or the maintenance pass (registry cleaning) is waited for by the dequeue
+    (RQ's back-off) instead of ending the worker."""
 
     scheduler_check_s = SCHEDULER_CHECK_S
     _keep_scheduler = False
@@ -129,6 +130,12 @@ class ArenaWorker(_Guarded, Worker):
             super().check_for_suspension(burst)
         except (RedisConnectionError, RedisTimeoutError) as exc:  # as above: the dequeue waits for Redis
             self.log.warning("Worker %s: cannot read the suspension flag, Redis cannot be reached (%s)", self.name, exc)
+
+    def run_maintenance_tasks(self) -> None:
+        try:
+            super().run_maintenance_tasks()  # cleans the registries: the first thing a new worker does
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above; the next turn runs it again
+            self.log.warning("Worker %s: maintenance skipped, Redis cannot be reached (%s)", self.name, exc)
 
     def scheduler_keep_alive(self, *, force: bool = False) -> bool:
         """Starts the scheduler again if its process died (True when it did), or takes its locks again if Redis lost

@@ -21,8 +21,11 @@ from statistics import median
 from typing import Any
 
 # The allowance for the solution's overhead beyond the baseline's: an absolute floor for the noise of host round
-# trips on each kind of host, plus a share of the baseline's window (large inputs make both windows noisier).
-ALLOWANCE_FLOOR_US = {"cpu": 2000.0, "cuda": 150.0}
+# trips on each kind of host, plus a share of the baseline's window (large inputs make both windows noisier). On
+# two shared CPU cores honest solutions read up to 2.5 ms over 10 iterations (benchmarks/results/cheat_suite_
+# 2026-12-01_cpu-gloo-2.md), so CPU hosts get 10 ms: their figures are coarse anyway. The GPU floor is not yet
+# measured against honest solutions on a GPU host.
+ALLOWANCE_FLOOR_US = {"cpu": 10000.0, "cuda": 150.0}
 ALLOWANCE_SHARE = 0.25
 
 

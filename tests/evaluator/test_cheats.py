@@ -116,12 +116,12 @@ CHEATS: list[Case] = [
          outside=("/tmp/arena-forged-result.json",)),
     Case("cheats/forge_timer_fd.py", "rejected", ("evaluator's timer",)),
     Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0.02"),)),
+         fills=(("ARENA_TEST_HOLD_S", "0.05"),)),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
          fills=(("ARENA_TEST_HOLD_S", "0"),), label="timer_key_small_forgery",
          known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
                     "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
-                    "allowance for host round-trip noise (2 ms on CPU hosts, 150 µs on GPU hosts, plus a quarter "
+                    "allowance for host round-trip noise (10 ms on CPU hosts, 150 µs on GPU hosts, plus a quarter "
                     "of the window)"),
     # Ending the process, crashing, hanging.
     Case("cheats/early_exit_sys_exit.py", "rejected", ("before the evaluation finished",)),

@@ -97,7 +97,7 @@ def test_a_hostile_imported_reference_reaches_nothing_from_inside_the_judge(host
                             measure_timing=False, params={"inputs": "original"}),
                    workdir_parent=str(base / "evals"), keep_workdir=True)
     assert doc["verdict"] == "passed", doc["message"]
-    logs = sorted((base / "evals").glob("arena-eval-[!d]*/judge/judge*.log"))
+    logs = sorted(log for log in (base / "evals").glob("*/judge/judge*.log") if log.parts[-3] != "arena-eval-decoy")
     assert logs, "the judge's logs were kept"
     seen = [json.loads(line.split(" ", 1)[1]) for log in logs for line in log.read_text().splitlines()
             if line.startswith("ARENA_JUDGE_SEES ")]

@@ -85,8 +85,8 @@ def save_tensors(path: Path, values: list[Any]) -> None:
         if not isinstance(v, torch.Tensor):
             return None
         t = v.detach().to("cpu").contiguous()
-        # The tensor's own bytes, read through its pointer (no NumPy: it is not a dependency); `t` stays alive in
-        # `keep` until the file is written.
+        # The tensor's own bytes, read through its pointer, so writing needs nothing beyond torch; `t` stays alive
+        # in `keep` until the file is written.
         nbytes = t.numel() * t.element_size()
         raw = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B") if nbytes else memoryview(b"")
         keep.append(t)
@@ -106,6 +106,15 @@ def save_tensors(path: Path, values: list[Any]) -> None:
         for blob in blobs:
             f.write(blob)
     os.replace(partial, path)
+
+
+def save_call(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
+    """One call's tensor file, as the judge reads it back: its outputs, then its inputs as they were after the call
+    (non-tensor slots as None)."""
+    import torch
+
+    save_tensors(path, [[o if type(o) is torch.Tensor else None for o in outputs],
+                        [o if type(o) is torch.Tensor else None for o in inputs_after]])
 
 
 def load_tensors(path: Path) -> list[Any]:

@@ -411,30 +411,36 @@ def _replied(peers: list, kind: str, i: int) -> float:
 
 def _take_outputs(session: Session, i: int) -> None:
     """Copies each rank's outputs of timed iteration ``i`` out of the sandbox's view the moment the rank says it is
-    done, so nothing written afterwards (through a descriptor kept open, say) reaches the judge's check."""
+    done, so nothing written afterwards (through a descriptor kept open, say) reaches the judge's check. A missing
+    file, a link or anything but a plain file is not copied: the judge then reports the outputs missing."""
     for r in range(session.world_size):
         src = session.io / f"r{r}" / f"out.i{i}.pt"
         try:
-            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+            _copy_plain_file(src, session.private / f"r{r}" / f"out.i{i}.pt")
         except OSError:
-            continue  # the judge reports the missing outputs
+            pass
+        src.unlink(missing_ok=True)
+
+
+def _copy_plain_file(src: Path, dst: Path) -> None:
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        size = info.st_size
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode):
-                # The kernel copies (sendfile): outputs can be hundreds of MiB per iteration on GPU profiles.
-                out = os.open(session.private / f"r{r}" / f"out.i{i}.pt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                try:
-                    sent = 0
-                    while sent < info.st_size:
-                        n = os.sendfile(out, fd, sent, info.st_size - sent)
-                        if n == 0:
-                            break
-                        sent += n
-                finally:
-                    os.close(out)
+            sent = 0
+            while sent < size:  # the kernel copies: outputs can be hundreds of MiB per iteration on GPU profiles
+                n = os.sendfile(out, fd, sent, size - sent)
+                if n == 0:
+                    break
+                sent += n
         finally:
-            os.close(fd)
-            src.unlink(missing_ok=True)
+            os.close(out)
+    finally:
+        os.close(fd)
 
 
 def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, Any], str | None]:

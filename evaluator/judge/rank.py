@@ -126,7 +126,7 @@ class JudgeRank:
         if i >= warmup:
             outputs = _outputs(out)
             written = self.private / f"baseline.out.i{i}.pt"
-            wire.save_tensors(written, [[o if type(o) is torch.Tensor else None for o in outputs], []])
+            wire.save_call(written, outputs, [])
             written.unlink()
             self.fingerprints[i] = self._fingerprint(outputs)
         del out

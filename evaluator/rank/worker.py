@@ -36,7 +36,7 @@ _libc_getenv.argtypes = [ctypes.c_char_p]
 _environ = os.environ
 _send = wire.send
 _load = wire.load_tensors
-_save = wire.save_tensors
+_save_pair = wire.save_call
 _synchronize = torch.cuda.synchronize
 _clone = torch._C.TensorBase.clone
 _to = torch._C.TensorBase.to
@@ -205,9 +205,6 @@ class Worker:
                 raise SystemExit(2)
 
 
-def _save_pair(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
-    _save(path, [[o if type(o) is _Tensor else None for o in outputs],
-                 [o if type(o) is _Tensor else None for o in inputs_after]])
 def _subclasses(outputs: list[Any]) -> list[str]:
     """Outputs that are tensors of a subclass (saved as None: a subclass can change how it compares)."""
     return [f"output {k} is a {type(o).__module__}.{type(o).__qualname__}" for k, o in enumerate(outputs)

@@ -333,8 +333,13 @@ class Session:
                 time.sleep(THREAD_EXIT_POLL_S)
                 extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             if extra:
+                tid, label = extra[0]
+                said = [m for p in self.ranks if p.rank == r for m in reversed(p.messages) if "py_threads" in m]
+                claim = said[0]["py_threads"].get(str(tid)) if said and isinstance(said[0]["py_threads"], dict) \
+                    else None
+                seen = f"thread {tid} ({label}{'; the rank reports it as a ' + str(claim)[:200] if claim else ''})"
                 raise Stop("rejected", f"rank {r}: {len(extra)} thread(s) the solution started were still running "
-                                       f"after {what} ({extra[0]}); threads, pools and processes a solution starts "
+                                       f"after {what} ({seen}); threads, pools and processes a solution starts "
                                        f"must end before its call returns", [r])
         self._watch(force=True)
 

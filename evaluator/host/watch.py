@@ -118,9 +118,9 @@ def threads(pid: int) -> dict[int, str]:
     return out
 
 
-def new_solution_threads(pid: int, before: set[int]) -> list[str]:
-    """Threads of a rank that did not exist before the solution was loaded and are not a library's own."""
+def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
+    """Threads of a rank (id, name) that did not exist before the solution was loaded and are not a library's own."""
     now = threads(pid)
     main = now.get(pid, "")
-    return [f"thread {tid} ({name})" for tid, name in now.items()
+    return [(tid, name) for tid, name in now.items()
             if tid not in before and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))]

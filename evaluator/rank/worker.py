@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -40,6 +41,8 @@ _save_pair = wire.save_call
 _synchronize = torch.cuda.synchronize
 _clone = torch._C.TensorBase.clone
 _to = torch._C.TensorBase.to
+_threads = threading.enumerate
+_main_thread = threading.main_thread()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -137,7 +140,7 @@ class Worker:
     def after_call(self) -> dict[str, Any]:
         changed = [k for k, v in self.multicast.items() if _libc_getenv(k.encode()) != v or
                    (v is not None and _environ.get(k) != v.decode())]
-        return {"multicast_changed": changed, "calls": self.counter.take()}
+        return {"multicast_changed": changed, "calls": self.counter.take(), "py_threads": _python_threads()}
 
     def _device_inputs(self, name: str) -> tuple:
         values = _load(self.io / f"in.{name}.pt")
@@ -203,6 +206,21 @@ class Worker:
                 self.send("error", phase=cmd.get("phase", op), category="runtime", message=_one_line(exc),
                           traceback=traceback.format_exc(limit=12)[-6000:])
                 raise SystemExit(2)
+
+
+def _python_threads() -> dict[str, str]:
+    """Python's own account of the threads still alive besides the main one (native id -> name and target), so a
+    refusal for a leftover thread can say which one it was. A claim, used only in the message: the rule itself is
+    checked from /proc by the host."""
+    out: dict[str, str] = {}
+    for t in _threads():
+        if t is _main_thread or len(out) >= 8:
+            continue
+        target = getattr(t, "_target", None)
+        where = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}" if target else \
+            f"{type(t).__module__}.{type(t).__qualname__}.run"
+        out[str(t.native_id)] = f"Python thread {t.name!r} running {where}"[:200]
+    return out
 
 
 def _subclasses(outputs: list[Any]) -> list[str]:

@@ -144,7 +144,7 @@ CHEATS: list[Case] = [
     Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/background_thread.py", "rejected", ("thread(s) the solution started",)),
     Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),
-    Case("cheats/pool_not_shut_down.py", "rejected", ("thread(s) the solution started",)),
+    Case("cheats/pool_not_shut_down.py", "rejected", ("thread(s) the solution started", "ThreadPoolExecutor")),
     Case("cheats/partial_thread.py", "rejected", ("thread(s) the solution started",)),
     Case("cheats/helper_process.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_helper_marker"),

@@ -1,0 +1,100 @@
+"""What one step of the tensor exchange costs (evaluator/wire.py), and what a pinned staging buffer would save.
+
+  python benchmarks/exchange_io.py OUTDIR [--sizes-mib 16,96] [--repeats 5]
+
+Every timed iteration moves each rank's inputs from the judge to the sandbox and its outputs back as tensor files
+in a tmpfs folder. This times each step on the device the evaluation runs on (CUDA where there is one): writing a
+file from device tensors, reading one back onto the device, the host's copy of a file (sendfile), and the same
+write and read through page-locked host memory. Median of the repeats, in milliseconds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from evaluator import wire  # noqa: E402
+from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402
+
+os.environ.update(MULTICAST_OFF)
+
+import torch  # noqa: E402
+
+
+def _ms(fn, repeats: int, sync) -> float:
+    times = []
+    for _ in range(repeats):
+        sync()
+        t = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - t) * 1e3)
+    return round(statistics.median(times), 2)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    with open(src, "rb") as f, open(dst, "wb") as g:
+        size, sent = os.fstat(f.fileno()).st_size, 0
+        while sent < size:
+            sent += os.sendfile(g.fileno(), f.fileno(), sent, size - sent)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("outdir")
+    parser.add_argument("--sizes-mib", default="16,96")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    out = Path(args.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    report = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/exchange_io.py OUTDIR",
+              "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+              "torch": torch.__version__, "cpus": os.cpu_count(), "repeats": args.repeats, "rows": []}
+    with tempfile.TemporaryDirectory(dir=shm) as tmp:
+        folder = Path(tmp)
+        for mib in (int(s) for s in args.sizes_mib.split(",")):
+            x = torch.randn(mib << 19, dtype=torch.bfloat16, device=device)
+            path, copy = folder / "a.pt", folder / "b.pt"
+            row = {"mib": mib,
+                   "save_ms": _ms(lambda: wire.save_tensors(path, [x]), args.repeats, sync),
+                   "load_ms": _ms(lambda: wire.load_tensors(path), args.repeats, sync),
+                   "load_to_device_ms": _ms(lambda: wire.load_tensors(path)[0].to(device), args.repeats, sync),
+                   "host_copy_ms": _ms(lambda: _copy(path, copy), args.repeats, sync)}
+            if device.type == "cuda":
+                pinned = torch.empty(x.numel(), dtype=x.dtype, pin_memory=True)
+                row["device_to_pinned_ms"] = _ms(lambda: pinned.copy_(x), args.repeats, sync)
+                row["pinned_to_device_ms"] = _ms(lambda: x.copy_(pinned, non_blocking=True), args.repeats, sync)
+                row["device_to_pageable_ms"] = _ms(lambda: x.to("cpu"), args.repeats, sync)
+                raw = pinned.view(torch.uint8).numpy()
+
+                def write_pinned() -> None:
+                    pinned.copy_(x)
+                    with open(copy, "wb") as f:
+                        f.write(memoryview(raw))
+
+                def read_pinned() -> None:
+                    with open(copy, "rb") as f:
+                        f.readinto(memoryview(raw))
+                    x.copy_(pinned, non_blocking=True)
+
+                row["save_through_pinned_ms"] = _ms(write_pinned, args.repeats, sync)
+                row["load_through_pinned_ms"] = _ms(read_pinned, args.repeats, sync)
+            report["rows"].append(row)
+            print(json.dumps(row), flush=True)
+    (out / "exchange_io.json").write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

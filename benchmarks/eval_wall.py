@@ -44,7 +44,8 @@ def main() -> int:
         doc = evaluate(EvalSpec(problem_id=args.problem, solution_source=solution.read_text(),
                                 solution_name=solution.name, profile=args.profile))
         rows.append({"run": n, "cold": n == 0, "verdict": doc["verdict"], "wall_s": round(time.monotonic() - t, 3),
-                     "phases": doc.get("phases")})
+                     "phases": doc.get("phases"), "iterations": (doc.get("timing") or {}).get("iterations"),
+                     "host_clock": (doc.get("timing") or {}).get("host_clock"), "message": doc.get("message", "")[:300]})
     warm = [r["wall_s"] for r in rows if not r["cold"]]
     report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,
               "solution": solution.name, "cpus": os.cpu_count(),

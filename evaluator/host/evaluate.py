@@ -16,6 +16,7 @@ import random
 import secrets
 import shutil
 import stat
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -361,10 +362,10 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
         session.wait(session.judges, "fed", left, {"i": i})
         baseline_first = order.random() < 0.5
         if baseline_first:
-            windows.baseline[i] = _time_baseline(session, i, left)
-        windows.solution[i] = _time_solution(session, i, i >= warmup, left)
+            windows.baseline[i] = _time_baseline(session, windows, i, left)
+        windows.solution[i] = _time_solution(session, windows, i, i >= warmup, left)
         if not baseline_first:
-            windows.baseline[i] = _time_baseline(session, i, left)
+            windows.baseline[i] = _time_baseline(session, windows, i, left)
         if i >= warmup:
             unchecked = i
     left = max(1.0, deadline - time.monotonic())
@@ -378,11 +379,12 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
     return windows
 
 
-def _time_solution(session: Session, i: int, record: bool, limit_s: float) -> float:
+def _time_solution(session: Session, windows: Windows, i: int, record: bool, limit_s: float) -> float:
     started = time.monotonic()
     _stage(session, f"i{i}")
     session.tell_ranks(op="stage", i=i)
     session.wait(session.ranks, "staged", limit_s, {"i": i})
+    windows.solution_staged[i] = (_replied(session.ranks, "staged", i) - started) * 1e6
     _unstage(session, f"i{i}")
     session.tell_ranks(op="time", i=i, record=record)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
@@ -394,10 +396,11 @@ def _time_solution(session: Session, i: int, record: bool, limit_s: float) -> fl
     return (ended - started) * 1e6
 
 
-def _time_baseline(session: Session, i: int, limit_s: float) -> float:
+def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -> float:
     started = time.monotonic()
     session.tell_judges(op="bstage", i=i)
     session.wait(session.judges, "bstaged", limit_s, {"i": i})
+    windows.baseline_staged[i] = (_replied(session.judges, "bstaged", i) - started) * 1e6
     session.tell_judges(op="baseline", i=i)
     session.wait(session.judges, "baselined", limit_s, {"i": i})
     return (_replied(session.judges, "baselined", i) - started) * 1e6
@@ -460,6 +463,10 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
         return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
     sp = stats.speedup(base, sol)
     clock, forged_message = host_clock.cross_check(windows, base, sol, warmup, session.profile.device)
+    clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("staged", "timed"), warmup),
+                                "baseline": _step_claims(session.judges, ("bstaged", "baselined"), warmup),
+                                "note": "each process's own account of its steps inside the window: a diagnosis, "
+                                        "not a figure the check uses"}
     method = baselines[0]["method"]
     timing: dict[str, Any] = {
         "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
@@ -482,6 +489,20 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
         "host_clock": clock,
     }
     return timing, forged_message
+
+
+def _step_claims(peers: list, kinds: tuple[str, ...], warmup: int) -> dict[str, float]:
+    """Median over the timed iterations of each step a side says it took (slowest rank per iteration)."""
+    per_step: dict[str, dict[int, float]] = {}
+    for p in peers:
+        for m in p.messages:
+            steps = m.get("steps_us")
+            if m.get("kind") in kinds and isinstance(steps, dict) and isinstance(m.get("i"), int) and m["i"] >= warmup:
+                for name, us in steps.items():
+                    if isinstance(us, (int, float)):
+                        slot = per_step.setdefault(str(name)[:20], {})
+                        slot[m["i"]] = max(slot.get(m["i"], 0.0), float(us))
+    return {name: round(statistics.median(v.values()), 1) for name, v in list(per_step.items())[:8]}
 
 
 def _finish_timing(doc: dict[str, Any], problem: Problem, profile: HardwareProfile, params: dict[str, Any]) -> None:

@@ -37,6 +37,9 @@ class Windows:
     solution: dict[int, float] = field(default_factory=dict)
     baseline_spin_us: float = 0.0
     solution_spin_us: float = 0.0
+    # The first part of each window: from showing the inputs to the side's reply that they are on its device.
+    baseline_staged: dict[int, float] = field(default_factory=dict)
+    solution_staged: dict[int, float] = field(default_factory=dict)
 
 
 def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[float], warmup: int,
@@ -54,9 +57,16 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
     allowance = ALLOWANCE_FLOOR_US.get(device, ALLOWANCE_FLOOR_US["cuda"]) + ALLOWANCE_SHARE * median(base_window)
     summary = {"checked": True, "solution_window_us": median(sol_window), "baseline_window_us": median(base_window),
                "solution_overhead_us": sol_over, "baseline_overhead_us": base_over,
-               "unaccounted_us": unaccounted, "allowance_us": allowance}
+               "unaccounted_us": unaccounted, "allowance_us": allowance,
+               "solution_staging_us": _median_of(windows.solution_staged, recorded),
+               "baseline_staging_us": _median_of(windows.baseline_staged, recorded)}
     if unaccounted <= allowance:
         return summary, None
     return summary, (f"the timer's samples account for {unaccounted:.0f} µs per call less of the solution's time "
                      f"than the host's clock saw, beyond the baseline's overhead (allowed: {allowance:.0f} µs): a "
                      f"solution must not write to the evaluator's timer")
+
+
+def _median_of(values: dict[int, float], recorded: list[int]) -> float | None:
+    picked = [values[i] for i in recorded if i in values]
+    return median(picked) if picked else None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,9 @@ class JudgeRank:
             # Uneven shapes per draw: fresh buffers, refilled all the same.
             buffers = self.buffers = clone_inputs(inputs)
         reference = self.module.solution
+        t0 = time.perf_counter()
         _, launch, out = self.loop.measure(lambda: reference(*buffers), buffers, inputs)
+        t1 = time.perf_counter()
         self.launches.append(launch)
         warmup = self.config["warmup_iterations"]
         if i == warmup - 1:
@@ -131,7 +134,7 @@ class JudgeRank:
             self.fingerprints[i] = self._fingerprint(outputs)
         del out
         self.reader.read_available()
-        self.send("baselined", i=i)
+        self.send("baselined", i=i, steps_us={"measure": (t1 - t0) * 1e6, "save": (time.perf_counter() - t1) * 1e6})
 
     def baseline_done(self) -> None:
         os.close(self.timer_write_fd)
@@ -169,12 +172,13 @@ class JudgeRank:
         return self.private / f"baseline.in.i{i}.pt"
 
     def stage_baseline(self, i: int) -> None:
+        t0 = time.perf_counter()
         path = self.own_inputs(i)
         self.fed[i] = tuple(v.to(self.device) if type(v) is torch.Tensor else v for v in wire.load_tensors(path))
         path.unlink()
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        self.send("bstaged", i=i)
+        self.send("bstaged", i=i, steps_us={"stage": (time.perf_counter() - t0) * 1e6})
 
     def check_trial(self, t: int) -> None:
         expected = wire.load_tensors(self.private / f"expected.t{t}.pt")

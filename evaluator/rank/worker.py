@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import threading
+import time as _time
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +43,7 @@ _synchronize = torch.cuda.synchronize
 _clone = torch._C.TensorBase.clone
 _to = torch._C.TensorBase.to
 _threads = threading.enumerate
+_now = _time.perf_counter
 _main_thread = threading.main_thread()
 
 
@@ -96,6 +98,9 @@ class Worker:
             probe = torch.ones(8, device=self.device)
             dist.all_reduce(probe)
             (probe @ probe).item()
+            # ATen's CPU thread pool starts its workers at the first parallel operation that is large enough (GPU
+            # ranks keep every core for host work): start all of them now, one grain per thread.
+            torch.ones(32768 * 2 * max(1, torch.get_num_threads())).sum().item()
             timer = compiled_timer.load(cfg["timer"])
             stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
             timer.open(timer_fd, stream)
@@ -161,26 +166,31 @@ class Worker:
                   aliases=_aliases(outputs, given), subclasses=_subclasses(outputs), **self.after_call())
 
     def stage(self, i: int) -> None:
+        t0 = _now()
         self.staged = self._device_inputs(f"i{i}")
         if self.buffers is None or any(type(b) is _Tensor and (b.shape != s.shape or b.dtype != s.dtype)
                                        for b, s in zip(self.buffers, self.staged)):
             self.buffers = tuple(_clone(v) if type(v) is _Tensor else v for v in self.staged)
         if self.device.type == "cuda":
             _synchronize(self.device)
-        self.send("staged", i=i)
+        self.send("staged", i=i, steps_us={"stage": (_now() - t0) * 1e6})
 
     def time(self, i: int, record: bool) -> None:
         assert self.solution is not None and self.buffers is not None and self.staged is not None
         solve, buffers = self.solution, self.buffers
+        t0 = _now()
         with self.counter.active():
             _, launch, out = self.loop.measure(lambda: solve(*buffers), buffers, self.staged)
+        t1 = _now()
         outputs = _as_list(out)
         if record:
             _save_pair(self.io / f"out.i{i}.pt", outputs, [])
         self.staged = None
+        t2 = _now()
         self.send("timed", i=i, launch_us=launch, devices=[str(o.device) if type(o) is _Tensor else None
                                                           for o in outputs],
-                  aliases=_aliases(outputs, buffers), subclasses=_subclasses(outputs), **self.after_call())
+                  aliases=_aliases(outputs, buffers), subclasses=_subclasses(outputs),
+                  steps_us={"measure": (t1 - t0) * 1e6, "save": (t2 - t1) * 1e6}, **self.after_call())
 
     def run(self, commands: Any) -> None:
         for line in commands:

@@ -69,13 +69,31 @@ def _dtypes() -> dict[str, Any]:
     return {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
 
 
-def save_tensors(path: Path, values: list[Any]) -> None:
-    """Writes ``values`` — tensors on any device (copied to the CPU), other objects as None, or lists of those one
-    level deep — atomically, as raw bytes behind a JSON header: no pickle, so reading runs no code."""
+class Staging:
+    """One host buffer a process reuses for the tensor files of every timed iteration: page-locked where a GPU is
+    used, so copies to and from the device run at full speed, and allocated once, so no iteration pays for fresh
+    pages (a cost that differs from process to process and would tilt the host clock's comparison). Tensors read
+    through it are views of it, valid until its next use: copy them (to the device) before that."""
+
+    def __init__(self, pinned: bool) -> None:
+        self.pinned = pinned
+        self.buffer: Any = None
+
+    def take(self, nbytes: int) -> Any:
+        import torch
+
+        if self.buffer is None or self.buffer.numel() < nbytes:
+            size = max(nbytes, 2 * (self.buffer.numel() if self.buffer is not None else 0), 1 << 20)
+            self.buffer = None
+            self.buffer = torch.empty(size, dtype=torch.uint8, pin_memory=self.pinned)
+        return self.buffer
+
+
+def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]]]:
+    """The file's header and, per tensor, (tensor, offset, bytes) with the offset from the start of the data."""
     import torch
 
-    blobs: list[bytes | memoryview] = []
-    keep: list[Any] = []
+    parts: list[tuple[Any, int, int]] = []
     offset = 0
 
     def entry(v: Any) -> Any:
@@ -84,48 +102,73 @@ def save_tensors(path: Path, values: list[Any]) -> None:
             return [entry(x) for x in v]
         if not isinstance(v, torch.Tensor):
             return None
-        t = v.detach().to("cpu").contiguous()
-        # The tensor's own bytes, read through its pointer, so writing needs nothing beyond torch; `t` stays alive
-        # in `keep` until the file is written.
+        t = v.detach()
         nbytes = t.numel() * t.element_size()
-        raw = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B") if nbytes else memoryview(b"")
-        keep.append(t)
         meta = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "offset": offset,
-                "nbytes": raw.nbytes}
-        pad = (-raw.nbytes) % ALIGN
-        blobs.append(raw)
-        blobs.append(b"\0" * pad)
-        offset += raw.nbytes + pad
+                "nbytes": nbytes}
+        parts.append((t, offset, nbytes))
+        offset += nbytes + (-nbytes) % ALIGN
         return meta
 
     header = json.dumps({"values": [entry(v) for v in values]}).encode()
+    return header, parts
+
+
+def _prefix(header: bytes) -> bytes:
+    head = _MAGIC + len(header).to_bytes(8, "little") + header
+    return head + b"\0" * ((-len(head)) % ALIGN)
+
+
+def save_tensors(path: Path, values: list[Any], staging: Staging | None = None) -> None:
+    """Writes ``values`` — tensors on any device (copied to the CPU), other objects as None, or lists of those one
+    level deep — atomically, as raw bytes behind a JSON header: no pickle, so reading runs no code. With
+    ``staging``, the bytes are gathered in its buffer (one copy from the device) and written from there."""
+    header, parts = _layout(values)
     partial = path.with_name(path.name + ".part")
     with open(partial, "wb") as f:
-        f.write(_MAGIC + len(header).to_bytes(8, "little") + header)
-        f.write(b"\0" * ((-(len(_MAGIC) + 8 + len(header))) % ALIGN))
-        for blob in blobs:
-            f.write(blob)
+        f.write(_prefix(header))
+        if staging is not None:
+            total = max((off + n + (-n) % ALIGN for _, off, n in parts), default=0)
+            buf = staging.take(total)
+            for t, off, n in parts:
+                if n:
+                    buf[off:off + n].view(t.dtype).view(t.shape).copy_(t)
+            f.write(memoryview(buf.numpy())[:total])
+        else:
+            for t, off, n in parts:
+                c = t.to("cpu").contiguous()
+                # The tensor's own bytes, read through its pointer, so writing needs nothing beyond torch; `c`
+                # stays alive until they are written.
+                raw = memoryview((ctypes.c_char * n).from_address(c.data_ptr())).cast("B") if n else b""
+                f.write(raw)
+                f.write(b"\0" * ((-n) % ALIGN))
+                del c
     os.replace(partial, path)
 
 
-def save_call(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
+def save_call(path: Path, outputs: list[Any], inputs_after: list[Any], staging: Staging | None = None) -> None:
     """One call's tensor file, as the judge reads it back: its outputs, then its inputs as they were after the call
     (non-tensor slots as None)."""
     import torch
 
     save_tensors(path, [[o if type(o) is torch.Tensor else None for o in outputs],
-                        [o if type(o) is torch.Tensor else None for o in inputs_after]])
+                        [o if type(o) is torch.Tensor else None for o in inputs_after]], staging)
 
 
-def load_tensors(path: Path) -> list[Any]:
+def load_tensors(path: Path, staging: Staging | None = None) -> list[Any]:
     """Reads what :func:`save_tensors` wrote, checking every field: a file written by solution code yields plain
-    CPU tensors, Nones and lists, or a ValueError."""
+    CPU tensors, Nones and lists, or a ValueError. With ``staging`` the file is read into its buffer and the
+    tensors are views of it (see :class:`Staging`)."""
     import torch
 
     with open(path, "rb") as f:
-        data = bytearray(os.fstat(f.fileno()).st_size)
-        f.readinto(data)
-    if data[:8] != _MAGIC or len(data) < 16:
+        length = os.fstat(f.fileno()).st_size
+        whole = staging.take(length) if staging is not None else torch.empty(length, dtype=torch.uint8)
+        data = memoryview(whole.numpy())[:length]
+        got = f.readinto(data)
+    if got != length:
+        raise ValueError(f"{Path(path).name} changed size while it was read")
+    if len(data) < 16 or data[:8] != _MAGIC:
         raise ValueError(f"{Path(path).name} is not a tensor file of the evaluator")
     size = int.from_bytes(data[8:16], "little")
     if size > HEADER_MAX or 16 + size > len(data):
@@ -153,8 +196,7 @@ def load_tensors(path: Path) -> list[Any]:
             raise ValueError("a tensor entry whose size does not match its shape")
         if nbytes == 0:
             return torch.empty(shape, dtype=dtype)
-        flat = torch.frombuffer(data, dtype=torch.uint8, count=nbytes, offset=base + offset)
-        return flat.view(dtype).reshape(shape)
+        return whole[base + offset:base + offset + nbytes].view(dtype).reshape(shape)
 
     values = header.get("values") if isinstance(header, dict) else None
     if not isinstance(values, list):

@@ -64,6 +64,8 @@ class JudgeRank:
         self.fingerprints: dict[int, list[Any]] = {}
         self.fed: dict[int, tuple] = {}
         self.positions = torch.Generator().manual_seed(self.seeds["positions"])
+        self.inbound = wire.Staging(pinned=config["device"] == "cuda")
+        self.outbound = wire.Staging(pinned=config["device"] == "cuda")
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -129,7 +131,7 @@ class JudgeRank:
         if i >= warmup:
             outputs = _outputs(out)
             written = self.private / f"baseline.out.i{i}.pt"
-            wire.save_call(written, outputs, [])
+            wire.save_call(written, outputs, [], self.outbound)
             written.unlink()
             self.fingerprints[i] = self._fingerprint(outputs)
         del out
@@ -164,7 +166,7 @@ class JudgeRank:
 
     # -- feeding and checks -------------------------------------------------------------------------------
     def feed(self, i: int) -> None:
-        wire.save_tensors(self.staged(f"i{i}"), list(self.inputs(self.seeds["timing"][i])))
+        wire.save_tensors(self.staged(f"i{i}"), list(self.inputs(self.seeds["timing"][i])), self.outbound)
         os.link(self.staged(f"i{i}"), self.own_inputs(i))  # the host moves the first name into the sandbox's view
         self.send("fed", i=i)
 
@@ -174,7 +176,8 @@ class JudgeRank:
     def stage_baseline(self, i: int) -> None:
         t0 = time.perf_counter()
         path = self.own_inputs(i)
-        self.fed[i] = tuple(v.to(self.device) if type(v) is torch.Tensor else v for v in wire.load_tensors(path))
+        self.fed[i] = tuple(v.to(self.device, copy=True) if type(v) is torch.Tensor else v
+                            for v in wire.load_tensors(path, self.inbound))
         path.unlink()
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
@@ -208,7 +211,7 @@ class JudgeRank:
         path = self.private / f"out.i{i}.pt"
         error = None
         try:
-            returned = wire.load_tensors(path)
+            returned = wire.load_tensors(path, self.inbound)
             outputs = returned[0]
             prints = self.fingerprints[i]
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol)

@@ -98,9 +98,7 @@ class Worker:
             probe = torch.ones(8, device=self.device)
             dist.all_reduce(probe)
             (probe @ probe).item()
-            # ATen's CPU thread pool starts its workers at the first parallel operation that is large enough (GPU
-            # ranks keep every core for host work): start all of them now, one grain per thread.
-            torch.ones(32768 * 2 * max(1, torch.get_num_threads())).sum().item()
+            _quiet_progress_bars()
             timer = compiled_timer.load(cfg["timer"])
             stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
             timer.open(timer_fd, stream)
@@ -110,6 +108,8 @@ class Worker:
                       traceback=traceback.format_exc(limit=8))
             raise SystemExit(5)
         self.counter = CallCounter()
+        self.inbound = wire.Staging(pinned=self.device.type == "cuda")
+        self.outbound = wire.Staging(pinned=self.device.type == "cuda")
         self.send("booted", pid=os.getpid(), environment=self.environment())
 
     def environment(self) -> dict[str, Any]:
@@ -147,9 +147,10 @@ class Worker:
                    (v is not None and _environ.get(k) != v.decode())]
         return {"multicast_changed": changed, "calls": self.counter.take(), "py_threads": _python_threads()}
 
-    def _device_inputs(self, name: str) -> tuple:
-        values = _load(self.io / f"in.{name}.pt")
-        return tuple(_to(v, self.device) if type(v) is _Tensor else v for v in values)
+    def _device_inputs(self, name: str, staging: wire.Staging | None = None) -> tuple:
+        values = _load(self.io / f"in.{name}.pt", staging)
+        # A copy even on the CPU: with staging, what was read is a view of a buffer that the next read reuses.
+        return tuple(_to(v, self.device, copy=True) if type(v) is _Tensor else v for v in values)
 
     def call(self, name: str, phase: str) -> None:
         inputs = self._device_inputs(name)
@@ -167,7 +168,7 @@ class Worker:
 
     def stage(self, i: int) -> None:
         t0 = _now()
-        self.staged = self._device_inputs(f"i{i}")
+        self.staged = self._device_inputs(f"i{i}", self.inbound)
         if self.buffers is None or any(type(b) is _Tensor and (b.shape != s.shape or b.dtype != s.dtype)
                                        for b, s in zip(self.buffers, self.staged)):
             self.buffers = tuple(_clone(v) if type(v) is _Tensor else v for v in self.staged)
@@ -184,7 +185,7 @@ class Worker:
         t1 = _now()
         outputs = _as_list(out)
         if record:
-            _save_pair(self.io / f"out.i{i}.pt", outputs, [])
+            _save_pair(self.io / f"out.i{i}.pt", outputs, [], self.outbound)
         self.staged = None
         t2 = _now()
         self.send("timed", i=i, launch_us=launch, devices=[str(o.device) if type(o) is _Tensor else None
@@ -216,6 +217,17 @@ class Worker:
                 self.send("error", phase=cmd.get("phase", op), category="runtime", message=_one_line(exc),
                           traceback=traceback.format_exc(limit=12)[-6000:])
                 raise SystemExit(2)
+
+
+def _quiet_progress_bars() -> None:
+    """tqdm starts a monitor thread, which never ends, the first time any progress bar is made, even a disabled one
+    (Inductor makes one for every compile): that would be a thread the solution's call left running. Its
+    monitor is switched off before the solution loads."""
+    try:
+        import tqdm
+    except ImportError:
+        return
+    tqdm.tqdm.monitor_interval = 0
 
 
 def _python_threads() -> dict[str, str]:

@@ -30,3 +30,32 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path, content):
     (tmp_path / "x").write_bytes(content)
     with pytest.raises(ValueError):
         wire.load_tensors(tmp_path / "x")
+
+
+def test_a_staging_buffer_carries_the_same_bytes_and_is_reused(tmp_path):
+    staging = wire.Staging(pinned=False)
+    values = [torch.randn(300, 7)[:, ::2], [torch.arange(10, dtype=torch.int64), None], torch.tensor(3.5)]
+    wire.save_tensors(tmp_path / "a", values, staging)
+    wire.save_tensors(tmp_path / "b", values)
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+    buffer = staging.buffer
+    back = wire.load_tensors(tmp_path / "a", staging)
+    assert staging.buffer is buffer  # no fresh allocation per file of the same size
+    assert torch.equal(back[0], values[0]) and torch.equal(back[1][0], values[1][0]) and back[1][1] is None
+    assert back[0].untyped_storage().data_ptr() == buffer.untyped_storage().data_ptr()
+
+
+def test_a_staging_buffer_grows_for_a_larger_file(tmp_path):
+    staging = wire.Staging(pinned=False)
+    wire.save_tensors(tmp_path / "small", [torch.ones(4)], staging)
+    big = torch.randn(1 << 19)
+    wire.save_tensors(tmp_path / "big", [big], staging)
+    assert torch.equal(wire.load_tensors(tmp_path / "big", staging)[0], big)
+
+
+def test_a_file_that_shrinks_while_read_is_refused(tmp_path):
+    wire.save_tensors(tmp_path / "x", [torch.ones(1000)])
+    whole = (tmp_path / "x").read_bytes()
+    (tmp_path / "x").write_bytes(whole[:-100])
+    with pytest.raises(ValueError):
+        wire.load_tensors(tmp_path / "x")

@@ -133,6 +133,8 @@ def save_tensors(path: Path, values: list[Any], staging: Staging | None = None) 
             for t, off, n in parts:
                 if n:
                     buf[off:off + n].view(t.dtype).view(t.shape).copy_(t)
+                # The padding too: the buffer holds whatever this process staged before, which is not for the reader.
+                buf[off + n:off + n + (-n) % ALIGN].zero_()
             f.write(memoryview(buf.numpy())[:total])
         else:
             for t, off, n in parts:

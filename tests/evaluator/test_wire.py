@@ -34,6 +34,7 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path, content):
 
 def test_a_staging_buffer_carries_the_same_bytes_and_is_reused(tmp_path):
     staging = wire.Staging(pinned=False)
+    staging.take(1 << 20).fill_(0xAB)  # what the process staged before must not reach the file's padding
     values = [torch.randn(300, 7)[:, ::2], [torch.arange(10, dtype=torch.int64), None], torch.tensor(3.5)]
     wire.save_tensors(tmp_path / "a", values, staging)
     wire.save_tensors(tmp_path / "b", values)

@@ -335,8 +335,8 @@ class Session:
             if extra:
                 tid, label = extra[0]
                 said = [m for p in self.ranks if p.rank == r for m in reversed(p.messages) if "py_threads" in m]
-                claim = said[0]["py_threads"].get(str(tid)) if said and isinstance(said[0]["py_threads"], dict) \
-                    else None
+                claim = said[0]["py_threads"].get(str(watch.inner_id(pid, tid))) if said and isinstance(
+                    said[0]["py_threads"], dict) else None
                 seen = f"thread {tid} ({label}{'; the rank reports it as a ' + str(claim)[:200] if claim else ''})"
                 raise Stop("rejected", f"rank {r}: {len(extra)} thread(s) the solution started were still running "
                                        f"after {what} ({seen}); threads, pools and processes a solution starts "

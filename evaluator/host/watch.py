@@ -124,3 +124,15 @@ def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
     main = now.get(pid, "")
     return [(tid, name) for tid, name in now.items()
             if tid not in before and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))]
+
+
+def inner_id(pid: int, tid: int) -> int | None:
+    """The thread's id inside the sandbox's PID namespace (the last of /proc's NSpid), as the rank itself knows it."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -142,7 +142,7 @@ CHEATS: list[Case] = [
     # Rules on the process environment, threads and processes.
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
-    Case("cheats/background_thread.py", "rejected", ("thread(s) the solution started",)),
+    Case("cheats/background_thread.py", "rejected", ("thread(s) the solution started", "arena_solution._toggle")),
     Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),
     Case("cheats/pool_not_shut_down.py", "rejected", ("thread(s) the solution started", "ThreadPoolExecutor")),
     Case("cheats/partial_thread.py", "rejected", ("thread(s) the solution started",)),
@@ -163,6 +163,7 @@ HONEST: list[Case] = [
     Case("honest/chunked_async.py", "passed"),
     Case("honest/compiled_copy.py", "passed"),
     Case("honest/inductor_compiled.py", "passed"),
+    Case("honest/progress_bar.py", "passed"),  # a library's lazily started thread
     Case("honest/pickled_all_gather_object.py", "passed"),
     Case("honest/torch_save_own_tmp.py", "passed"),
     Case("honest/private_group.py", "passed"),

@@ -37,8 +37,12 @@ from evaluator.contract.spec import EvalSpec  # noqa: E402
 
 PROFILE = "h200-smoke-1"
 COMMAND = "python benchmarks/backends_gpu.py OUTDIR"
-# Rough cost of one evaluation, to skip what the budget cannot finish: a cold ThunderKittens build is ~45 s.
-ESTIMATE_S = {"parallelkittens": 120.0, "nvshmem": 90.0}
+# The set-up limit per backend (a cold ThunderKittens build took 35-55 s on one H200; an NVSHMEM answer that had not
+# finished after 270 s ended a run once, so it gets a limit that leaves a timeout verdict and its logs behind), and
+# the rough cost of one evaluation, to skip what the budget cannot finish. ParallelKittens answers run first.
+SETUP_LIMIT_S = {"parallelkittens": 240.0, "nvshmem": 150.0}
+ESTIMATE_S = {"parallelkittens": 90.0, "nvshmem": 60.0}
+ORDER = ("parallelkittens", "nvshmem")
 
 
 def known_answers(only: str | None) -> list[dict]:
@@ -130,7 +134,8 @@ def evaluate_one(entry: dict, trials: int, iterations: int) -> dict:
     t = time.monotonic()
     doc = evaluate(EvalSpec(problem_id=entry["problem"], solution_source=path.read_text(), solution_name=path.name,
                             profile=PROFILE, trials=trials, timing_iterations=iterations, warmup_iterations=3,
-                            timeouts={"setup": 400.0, "correctness": 120.0, "timing": 120.0}))
+                            timeouts={"setup": SETUP_LIMIT_S[entry["backend"]], "correctness": 120.0,
+                                      "timing": 120.0}))
     wall = time.monotonic() - t
     timing = doc.get("timing") or {}
     timeline = doc.get("timeline") or {}
@@ -190,7 +195,8 @@ def main() -> int:
         report["sandbox_probe"] = sandbox.probe("cuda") or "ok"
     except Exception as exc:  # noqa: BLE001
         report["setup_error"] = f"{type(exc).__name__}: {exc}"
-    entries = known_answers(args.only)
+    entries = sorted(known_answers(args.only), key=lambda e: ORDER.index(e["backend"]))
+    os.environ.setdefault("NVSHMEM_DEBUG", "WARN")  # NVSHMEM's own warnings reach the rank's log
     for entry in entries:
         row = dict(entry)
         report["results"].append(row)
@@ -209,6 +215,8 @@ def main() -> int:
                             "traceback": traceback.format_exc()[-3000:], "ok": False})
         print(json.dumps({k: row.get(k) for k in ("file", "verdict", "ok", "wall_s", "skipped", "message")}),
               flush=True)
+        if row.get("ok") is False:
+            print(json.dumps(row.get("logs") or {})[-2000:], flush=True)
         report["total_s"] = round(time.monotonic() - started, 1)
         (out / "backends_gpu.json").write_text(json.dumps(report, indent=1))
     report["total_s"] = round(time.monotonic() - started, 1)

@@ -204,7 +204,7 @@ def environment(base: dict[str, str], device: str) -> dict[str, str]:
     """The variables a rank sees: the host's allow-list, the multicast switches, and the sandbox's own paths."""
     env = {k: v for k, v in base.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH",
                                                    "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
-                                                   "NCCL_DEBUG", "VIRTUAL_ENV")}
+                                                   "NCCL_DEBUG", "NVSHMEM_DEBUG", "VIRTUAL_ENV")}
     kittens = thunderkittens_path()
     if kittens:
         env[THUNDERKITTENS_ENV] = kittens

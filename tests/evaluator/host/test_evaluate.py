@@ -44,6 +44,13 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["roofline"]["time_us"] > 0 and 0 < doc["roofline"]["solution_fraction"] < 1
     assert doc["problem"]["version"] == 1 and len(doc["problem"]["content_hash"]) == 64
     assert doc["timing"]["protocol_revision"] == TIMING_PROTOCOL_REVISION
+    # Where each side's time went, for whoever reads a host-clock refusal: staging by the host's clock, and each
+    # side's own account of its steps.
+    clock = doc["timing"]["host_clock"]
+    assert 0 < clock["solution_staging_us"] < clock["solution_window_us"]
+    assert 0 < clock["baseline_staging_us"] < clock["baseline_window_us"]
+    for side in ("solution", "baseline"):
+        assert set(clock["steps_median_us"][side]) == {"stage", "measure", "save"}
 
 
 def test_off_on_one_rank_is_wrong_output_naming_that_rank():

@@ -89,6 +89,13 @@ class Staging:
         return self.buffer
 
 
+def _bytes_of(t: Any) -> memoryview:
+    """A contiguous CPU tensor's own bytes, writable, through its pointer: nothing beyond torch is needed, and the
+    tensor must stay alive while the view is used."""
+    n = t.numel() * t.element_size()
+    return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B") if n else memoryview(bytearray())
+
+
 def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]]]:
     """The file's header and, per tensor, (tensor, offset, bytes) with the offset from the start of the data."""
     import torch
@@ -135,14 +142,11 @@ def save_tensors(path: Path, values: list[Any], staging: Staging | None = None) 
                     buf[off:off + n].view(t.dtype).view(t.shape).copy_(t)
                 # The padding too: the buffer holds whatever this process staged before, which is not for the reader.
                 buf[off + n:off + n + (-n) % ALIGN].zero_()
-            f.write(memoryview(buf.numpy())[:total])
+            f.write(_bytes_of(buf)[:total])
         else:
             for t, off, n in parts:
                 c = t.to("cpu").contiguous()
-                # The tensor's own bytes, read through its pointer, so writing needs nothing beyond torch; `c`
-                # stays alive until they are written.
-                raw = memoryview((ctypes.c_char * n).from_address(c.data_ptr())).cast("B") if n else b""
-                f.write(raw)
+                f.write(_bytes_of(c))
                 f.write(b"\0" * ((-n) % ALIGN))
                 del c
     os.replace(partial, path)
@@ -166,7 +170,7 @@ def load_tensors(path: Path, staging: Staging | None = None) -> list[Any]:
     with open(path, "rb") as f:
         length = os.fstat(f.fileno()).st_size
         whole = staging.take(length) if staging is not None else torch.empty(length, dtype=torch.uint8)
-        data = memoryview(whole.numpy())[:length]
+        data = _bytes_of(whole)[:length]
         got = f.readinto(data)
     if got != length:
         raise ValueError(f"{Path(path).name} changed size while it was read")

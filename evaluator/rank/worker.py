@@ -98,7 +98,6 @@ class Worker:
             probe = torch.ones(8, device=self.device)
             dist.all_reduce(probe)
             (probe @ probe).item()
-            _quiet_progress_bars()
             timer = compiled_timer.load(cfg["timer"])
             stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
             timer.open(timer_fd, stream)
@@ -228,6 +227,9 @@ def _quiet_progress_bars() -> None:
     except ImportError:
         return
     tqdm.tqdm.monitor_interval = 0
+
+
+_quiet_progress_bars()  # here, so the sandbox's spawner does it once for every rank it forks
 
 
 def _python_threads() -> dict[str, str]:

@@ -96,8 +96,13 @@ def _bytes_of(t: Any) -> memoryview:
     return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B") if n else memoryview(bytearray())
 
 
-def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]]]:
-    """The file's header and, per tensor, (tensor, offset, bytes) with the offset from the start of the data."""
+def _padded(nbytes: int) -> int:
+    return nbytes + (-nbytes) % ALIGN
+
+
+def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
+    """The file's header; per tensor, (tensor, offset, bytes) with the offset from the start of the data; and the
+    data's size, padding included."""
     import torch
 
     parts: list[tuple[Any, int, int]] = []
@@ -114,40 +119,39 @@ def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]]]:
         meta = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "offset": offset,
                 "nbytes": nbytes}
         parts.append((t, offset, nbytes))
-        offset += nbytes + (-nbytes) % ALIGN
+        offset += _padded(nbytes)
         return meta
 
     header = json.dumps({"values": [entry(v) for v in values]}).encode()
-    return header, parts
+    return header, parts, offset
 
 
 def _prefix(header: bytes) -> bytes:
     head = _MAGIC + len(header).to_bytes(8, "little") + header
-    return head + b"\0" * ((-len(head)) % ALIGN)
+    return head + b"\0" * (_padded(len(head)) - len(head))
 
 
 def save_tensors(path: Path, values: list[Any], staging: Staging | None = None) -> None:
     """Writes ``values`` — tensors on any device (copied to the CPU), other objects as None, or lists of those one
     level deep — atomically, as raw bytes behind a JSON header: no pickle, so reading runs no code. With
     ``staging``, the bytes are gathered in its buffer (one copy from the device) and written from there."""
-    header, parts = _layout(values)
+    header, parts, total = _layout(values)
     partial = path.with_name(path.name + ".part")
     with open(partial, "wb") as f:
         f.write(_prefix(header))
         if staging is not None:
-            total = max((off + n + (-n) % ALIGN for _, off, n in parts), default=0)
             buf = staging.take(total)
             for t, off, n in parts:
                 if n:
                     buf[off:off + n].view(t.dtype).view(t.shape).copy_(t)
                 # The padding too: the buffer holds whatever this process staged before, which is not for the reader.
-                buf[off + n:off + n + (-n) % ALIGN].zero_()
+                buf[off + n:off + _padded(n)].zero_()
             f.write(_bytes_of(buf)[:total])
         else:
             for t, off, n in parts:
                 c = t.to("cpu").contiguous()
                 f.write(_bytes_of(c))
-                f.write(b"\0" * ((-n) % ALIGN))
+                f.write(b"\0" * (_padded(n) - n))
                 del c
     os.replace(partial, path)
 
@@ -180,7 +184,7 @@ def load_tensors(path: Path, staging: Staging | None = None) -> list[Any]:
     if size > HEADER_MAX or 16 + size > len(data):
         raise ValueError(f"{Path(path).name} has a header of {size} bytes")
     header = json.loads(bytes(data[16:16 + size]))
-    base = 16 + size + ((-(16 + size)) % ALIGN)
+    base = _padded(16 + size)
     dtypes = _dtypes()
 
     def value(meta: Any, depth: int) -> Any:

@@ -200,40 +200,40 @@ def judge_command(mounts: JudgeMounts, argv: list[str], env: dict[str, str], dev
     return _box(binds, argv, env, device, tmp_bytes, "arena-judge")
 
 
+# What both sandboxes take from the host's environment, and what both are given.
+_PASSED_ON = ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
+              "NCCL_DEBUG", "VIRTUAL_ENV")
+
+
+def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, gid: int) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k in _PASSED_ON + also}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(MULTICAST_OFF)
+    env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                "OMP_NUM_THREADS": "1", "NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo",
+                "MASTER_ADDR": "127.0.0.1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "ARENA_SANDBOX_UID": str(uid),
+                "ARENA_SANDBOX_GID": str(gid)})
+    return env
+
+
 def environment(base: dict[str, str], device: str) -> dict[str, str]:
     """The variables a rank sees: the host's allow-list, the multicast switches, and the sandbox's own paths."""
-    env = {k: v for k, v in base.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH",
-                                                   "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
-                                                   "NCCL_DEBUG", "NVSHMEM_DEBUG", "VIRTUAL_ENV")}
+    env = _sandbox_environment(base, ("CC", "CXX", "NVSHMEM_DEBUG"), SANDBOX_UID, SANDBOX_GID)
     kittens = thunderkittens_path()
     if kittens:
         env[THUNDERKITTENS_ENV] = kittens
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update(MULTICAST_OFF)
-    env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": "/arena", "PYTHONUNBUFFERED": "1",
-                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "ARENA_IO": "/io",
-                "TORCH_EXTENSIONS_DIR": "/cache/torch_extensions", "TRITON_CACHE_DIR": "/cache/triton",
-                "TORCHINDUCTOR_CACHE_DIR": "/cache/inductor", "TORCHINDUCTOR_COMPILE_THREADS": "1",
-                "NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo", "MASTER_ADDR": "127.0.0.1",
-                "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "ARENA_SANDBOX_UID": str(SANDBOX_UID),
-                "ARENA_SANDBOX_GID": str(SANDBOX_GID)})
+    env.update({"PYTHONPATH": "/arena", "ARENA_IO": "/io", "TORCH_EXTENSIONS_DIR": "/cache/torch_extensions",
+                "TRITON_CACHE_DIR": "/cache/triton", "TORCHINDUCTOR_CACHE_DIR": "/cache/inductor",
+                "TORCHINDUCTOR_COMPILE_THREADS": "1"})
     env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     return env
 
 
 def judge_environment(base: dict[str, str], device: str, suites: Path | None) -> dict[str, str]:
     """The variables a judge rank sees: the host's allow-list, the multicast switches, the judge's own paths."""
-    env = {k: v for k, v in base.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH",
-                                                   "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "NCCL_DEBUG",
-                                                   "VIRTUAL_ENV")}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update(MULTICAST_OFF)
-    env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": JUDGE_CODE, "PYTHONUNBUFFERED": "1",
-                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "NCCL_SOCKET_IFNAME": "lo",
-                "GLOO_SOCKET_IFNAME": "lo", "MASTER_ADDR": "127.0.0.1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
-                "ARENA_SANDBOX_UID": str(JUDGE_UID), "ARENA_SANDBOX_GID": str(JUDGE_GID),
-                # Inside, the suites folder is where the host has it (only an imported problem's own suite is bound).
-                "ARENA_SUITES_DIR": str(suites) if suites else "/nonexistent-suites"})
+    env = _sandbox_environment(base, (), JUDGE_UID, JUDGE_GID)
+    # Inside, the suites folder is where the host has it (only an imported problem's own suite is bound).
+    env.update({"PYTHONPATH": JUDGE_CODE, "ARENA_SUITES_DIR": str(suites) if suites else "/nonexistent-suites"})
     return env
 
 

@@ -148,8 +148,9 @@ class Worker:
 
     def _device_inputs(self, name: str, staging: wire.Staging | None = None) -> tuple:
         values = _load(self.io / f"in.{name}.pt", staging)
-        # A copy even on the CPU: with staging, what was read is a view of a buffer that the next read reuses.
-        return tuple(_to(v, self.device, copy=True) if type(v) is _Tensor else v for v in values)
+        # With staging, what was read is a view of a buffer that the next read reuses: copied even on the CPU.
+        copy = staging is not None
+        return tuple(_to(v, self.device, copy=copy) if type(v) is _Tensor else v for v in values)
 
     def call(self, name: str, phase: str) -> None:
         inputs = self._device_inputs(name)

@@ -1,11 +1,12 @@
-"""What one step of the tensor exchange costs (evaluator/wire.py), and what a pinned staging buffer would save.
+"""What one step of the tensor exchange costs (evaluator/wire.py): tensor files and slots.
 
   python benchmarks/exchange_io.py OUTDIR [--sizes-mib 16,96] [--repeats 5]
 
-Every timed iteration moves each rank's inputs from the judge to the sandbox and its outputs back as tensor files
-in a tmpfs folder. This times each step on the device the evaluation runs on (CUDA where there is one): writing a
-file from device tensors, reading one back onto the device, the host's copy of a file (sendfile), and the same
-write and read through page-locked host memory. Median of the repeats, in milliseconds."""
+The warm-up call and the correctness trials pass tensor files; every timed iteration passes its inputs from the
+judge to the sandbox, and its outputs back, through slots (wire.Slot: files that last the evaluation, mapped once,
+page-locked where there is a GPU). This times each step on the device the evaluation runs on (CUDA where there is
+one): a file written from device tensors and read back onto the device; a slot written from the device and read
+onto it by another mapping; the host's copy of a slot into the judge's. Median of the repeats, in milliseconds."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluator import wire  # noqa: E402
 from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402
-from evaluator.host.evaluate import _copy_plain_file  # noqa: E402  (the host's copy of timed outputs)
+from evaluator.host.evaluate import copy_plain_file  # noqa: E402  (the host's copy of timed outputs)
 
 os.environ.update(MULTICAST_OFF)
 
@@ -63,18 +64,19 @@ def main() -> int:
             row = {"mib": mib,
                    "save_ms": _ms(lambda: wire.save_tensors(path, [x]), args.repeats, sync),
                    "load_ms": _ms(lambda: wire.load_tensors(path), args.repeats, sync),
-                   "load_to_device_ms": _ms(lambda: wire.load_tensors(path)[0].to(device), args.repeats, sync),
-                   "host_copy_ms": _ms(lambda: _copy_plain_file(path, copy), args.repeats, sync)}
-            if device.type == "cuda":
-                pinned = torch.empty(x.numel(), dtype=x.dtype, pin_memory=True)
-                row["device_to_pinned_ms"] = _ms(lambda: pinned.copy_(x), args.repeats, sync)
-                row["pinned_to_device_ms"] = _ms(lambda: x.copy_(pinned, non_blocking=True), args.repeats, sync)
-                row["device_to_pageable_ms"] = _ms(lambda: x.to("cpu"), args.repeats, sync)
-                # The timed iterations' path: one reused page-locked buffer per direction (wire.Staging).
-                out_buf, in_buf = wire.Staging(pinned=True), wire.Staging(pinned=True)
-                row["save_through_pinned_ms"] = _ms(lambda: wire.save_tensors(copy, [x], out_buf), args.repeats, sync)
-                row["load_through_pinned_ms"] = _ms(lambda: wire.load_tensors(copy, in_buf)[0].to(device, copy=True),
-                                                    args.repeats, sync)
+                   "load_to_device_ms": _ms(lambda: wire.load_tensors(path)[0].to(device), args.repeats, sync)}
+            # The timed iterations' path: a slot written from the device by one process, read onto the device by
+            # another, and the host's copy of a slot into the judge's (page-locked mappings where there is a GPU).
+            pinned = device.type == "cuda"
+            writer = wire.Slot.open(folder / "feed.slot", writable=True, pinned=pinned)
+            reader = wire.Slot.open(folder / "feed.slot", writable=False, pinned=pinned)
+            nbytes = writer.write([x])
+            row["slot_write_ms"] = _ms(lambda: writer.write([x]), args.repeats, sync)
+            row["slot_read_to_device_ms"] = _ms(lambda: reader.read()[0].to(device, copy=True), args.repeats, sync)
+            row["host_copy_ms"] = _ms(lambda: copy_plain_file(folder / "feed.slot", folder / "copy.slot", nbytes),
+                                      args.repeats, sync)
+            writer.close()
+            reader.close()
             report["rows"].append(row)
             print(json.dumps(row), flush=True)
     (out / "exchange_io.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -1,5 +1,5 @@
 """What travels between the host, the judge's ranks and the sandboxed ranks: JSON lines over pipes the host opened,
-and tensors as files in the evaluation's exchange folder.
+and tensors as files in the evaluation's folder (slots, :class:`Slot`, for the timed iterations).
 
 A tensor file holds a list of plain CPU tensors (or None for a non-tensor slot, or a nested list of them) as raw
 bytes behind a JSON header that says each tensor's dtype, shape and offset. Reading checks the header against the
@@ -69,26 +69,6 @@ def _dtypes() -> dict[str, Any]:
     return {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
 
 
-class Staging:
-    """One host buffer a process reuses for the tensor files of every timed iteration: page-locked where a GPU is
-    used, so copies to and from the device run at full speed, and allocated once, so no iteration pays for fresh
-    pages (a cost that differs from process to process and would tilt the host clock's comparison). Tensors read
-    through it are views of it, valid until its next use: copy them (to the device) before that."""
-
-    def __init__(self, pinned: bool) -> None:
-        self.pinned = pinned
-        self.buffer: Any = None
-
-    def take(self, nbytes: int) -> Any:
-        import torch
-
-        if self.buffer is None or self.buffer.numel() < nbytes:
-            size = max(nbytes, 2 * (self.buffer.numel() if self.buffer is not None else 0), 1 << 20)
-            self.buffer = None
-            self.buffer = torch.empty(size, dtype=torch.uint8, pin_memory=self.pinned)
-        return self.buffer
-
-
 def _bytes_of(t: Any) -> memoryview:
     """A contiguous CPU tensor's own bytes, writable, through its pointer: nothing beyond torch is needed, and the
     tensor must stay alive while the view is used."""
@@ -131,58 +111,60 @@ def _prefix(header: bytes) -> bytes:
     return head + b"\0" * (_padded(len(head)) - len(head))
 
 
-def save_tensors(path: Path, values: list[Any], staging: Staging | None = None) -> None:
+def save_tensors(path: Path, values: list[Any]) -> None:
     """Writes ``values`` — tensors on any device (copied to the CPU), other objects as None, or lists of those one
-    level deep — atomically, as raw bytes behind a JSON header: no pickle, so reading runs no code. With
-    ``staging``, the bytes are gathered in its buffer (one copy from the device) and written from there."""
-    header, parts, total = _layout(values)
+    level deep — atomically, as raw bytes behind a JSON header: no pickle, so reading runs no code."""
+    header, parts, _ = _layout(values)
     partial = path.with_name(path.name + ".part")
     with open(partial, "wb") as f:
         f.write(_prefix(header))
-        if staging is not None:
-            buf = staging.take(total)
-            for t, off, n in parts:
-                if n:
-                    buf[off:off + n].view(t.dtype).view(t.shape).copy_(t)
-                # The padding too: the buffer holds whatever this process staged before, which is not for the reader.
-                buf[off + n:off + _padded(n)].zero_()
-            f.write(_bytes_of(buf)[:total])
-        else:
-            for t, off, n in parts:
-                c = t.to("cpu").contiguous()
-                f.write(_bytes_of(c))
-                f.write(b"\0" * (_padded(n) - n))
-                del c
+        for t, _, n in parts:
+            c = t.to("cpu").contiguous()
+            f.write(_bytes_of(c))
+            f.write(b"\0" * (_padded(n) - n))
+            del c
     os.replace(partial, path)
 
 
-def save_call(path: Path, outputs: list[Any], inputs_after: list[Any], staging: Staging | None = None) -> None:
-    """One call's tensor file, as the judge reads it back: its outputs, then its inputs as they were after the call
+def call_values(outputs: list[Any], inputs_after: list[Any]) -> list[Any]:
+    """One call's values as the judge reads them back: its outputs, then its inputs as they were after the call
     (non-tensor slots as None)."""
     import torch
 
-    save_tensors(path, [[o if type(o) is torch.Tensor else None for o in outputs],
-                        [o if type(o) is torch.Tensor else None for o in inputs_after]], staging)
+    return [[o if type(o) is torch.Tensor else None for o in outputs],
+            [o if type(o) is torch.Tensor else None for o in inputs_after]]
 
 
-def load_tensors(path: Path, staging: Staging | None = None) -> list[Any]:
+def save_call(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
+    """One call's tensor file (:func:`call_values`)."""
+    save_tensors(path, call_values(outputs, inputs_after))
+
+
+def load_tensors(path: Path) -> list[Any]:
     """Reads what :func:`save_tensors` wrote, checking every field: a file written by solution code yields plain
-    CPU tensors, Nones and lists, or a ValueError. With ``staging`` the file is read into its buffer and the
-    tensors are views of it (see :class:`Staging`)."""
+    CPU tensors, Nones and lists, or a ValueError."""
     import torch
 
     with open(path, "rb") as f:
         length = os.fstat(f.fileno()).st_size
-        whole = staging.take(length) if staging is not None else torch.empty(length, dtype=torch.uint8)
-        data = _bytes_of(whole)[:length]
-        got = f.readinto(data)
+        whole = torch.empty(length, dtype=torch.uint8)
+        got = f.readinto(_bytes_of(whole))
     if got != length:
         raise ValueError(f"{Path(path).name} changed size while it was read")
+    return _parse(whole, length, Path(path).name)
+
+
+def _parse(whole: Any, length: int, name: str) -> list[Any]:
+    """The values held in the first ``length`` bytes of the byte tensor ``whole``, as views of it; every field of
+    the header is checked against those bytes."""
+    import torch
+
+    data = _bytes_of(whole)[:length]
     if len(data) < 16 or data[:8] != _MAGIC:
-        raise ValueError(f"{Path(path).name} is not a tensor file of the evaluator")
+        raise ValueError(f"{name} is not a tensor file of the evaluator")
     size = int.from_bytes(data[8:16], "little")
     if size > HEADER_MAX or 16 + size > len(data):
-        raise ValueError(f"{Path(path).name} has a header of {size} bytes")
+        raise ValueError(f"{name} has a header of {size} bytes")
     header = json.loads(bytes(data[16:16 + size]))
     base = _padded(16 + size)
     dtypes = _dtypes()
@@ -197,7 +179,7 @@ def load_tensors(path: Path, staging: Staging | None = None) -> list[Any]:
         dtype, shape = dtypes[meta["dtype"]], meta.get("shape")
         offset, nbytes = meta.get("offset"), meta.get("nbytes")
         if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)
-                and isinstance(offset, int) and isinstance(nbytes, int) and offset >= 0):
+                and isinstance(offset, int) and isinstance(nbytes, int) and offset >= 0 and offset % ALIGN == 0):
             raise ValueError("a tensor entry with a bad shape or offset")
         count = 1
         for n in shape:
@@ -210,5 +192,101 @@ def load_tensors(path: Path, staging: Staging | None = None) -> list[Any]:
 
     values = header.get("values") if isinstance(header, dict) else None
     if not isinstance(values, list):
-        raise ValueError(f"{Path(path).name} does not hold a list")
+        raise ValueError(f"{name} does not hold a list")
     return [value(v, 0) for v in values]
+
+
+# The slots of one evaluation: in each judge rank's private folder, the timed iterations' inputs (the judge writes
+# it; the solution's rank of that number reads it through a descriptor the host gave it alone), the baseline's own
+# outputs, and the host's copy of the solution's outputs; in each rank's exchange folder, the solution's outputs.
+FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = "feed.slot", "baseline.slot", "returned.slot", "out.slot"
+
+
+class Slot:
+    """A tensor file that lasts the whole evaluation, mapped into the process: the timed iterations' inputs and
+    outputs pass through slots, so no iteration pays for a fresh file's pages, and where a GPU is used the mapping is
+    page-locked (cudaHostRegister), so copies between it and the device run at the copy engines' speed. The same
+    format as :func:`save_tensors`; the writer grows the file when a larger draw needs it, and a reader maps it
+    again when it finds the file's size changed. Tensors read are views of the mapping, valid until the next write:
+    copy them before that."""
+
+    GROW = 1 << 20
+
+    def __init__(self, fd: int, *, writable: bool, pinned: bool, name: str = "slot") -> None:
+        self.fd, self.writable, self.pinned, self.name = fd, writable, pinned, name
+        self.size = 0
+        self.bytes: Any = None  # a uint8 tensor over the mapping
+        self._registered = 0
+        self._map = None
+
+    @classmethod
+    def open(cls, path: Path, *, writable: bool, pinned: bool) -> Slot:
+        fd = os.open(path, (os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY) | os.O_NOFOLLOW, 0o644)
+        return cls(fd, writable=writable, pinned=pinned, name=Path(path).name)
+
+    def _remap(self, size: int) -> None:
+        import mmap
+        import warnings
+
+        import torch
+
+        self._unregister()
+        self.bytes, self._map, self.size = None, None, 0
+        if size == 0:
+            return
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if self.writable else 0)
+        self._map = mmap.mmap(self.fd, size, flags=mmap.MAP_SHARED, prot=prot)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
+            self.bytes = torch.frombuffer(self._map, dtype=torch.uint8)
+        self.size = size
+        if self.pinned:
+            # cudaHostRegisterPortable (1), and ReadOnly (8) for a mapping this process may only read.
+            err = torch.cuda.cudart().cudaHostRegister(self.bytes.data_ptr(), size, 1 if self.writable else 9)
+            self._registered = self.bytes.data_ptr() if int(err) == 0 else 0
+
+    def _unregister(self) -> None:
+        if self._registered:
+            import torch
+
+            torch.cuda.cudart().cudaHostUnregister(self._registered)
+            self._registered = 0
+
+    def write(self, values: list[Any]) -> int:
+        """Writes ``values`` (as :func:`save_tensors` would); returns how many bytes of the slot they fill."""
+        header, parts, total = _layout(values)
+        prefix = _prefix(header)
+        need = len(prefix) + total
+        if need > self.size:
+            size = max(need + (-need) % self.GROW, 2 * self.size)
+            os.ftruncate(self.fd, size)
+            self._remap(size)
+        view = self.bytes
+        view[:len(prefix)].copy_(_frombytes(prefix))
+        base = len(prefix)
+        for t, off, n in parts:
+            if n:
+                view[base + off:base + off + n].view(t.dtype).view(t.shape).copy_(t)
+            # The padding too: the slot holds what the last, maybe larger, draw left there.
+            view[base + off + n:base + off + _padded(n)].zero_()
+        return need
+
+    def read(self, length: int | None = None) -> list[Any]:
+        """The values in the slot (in its first ``length`` bytes, when given), as views of the mapping."""
+        size = os.fstat(self.fd).st_size
+        if size != self.size:
+            self._remap(size)
+        if self.bytes is None:
+            raise ValueError(f"{self.name} is empty")
+        return _parse(self.bytes, min(size, length) if length is not None else size, self.name)
+
+    def close(self) -> None:
+        self._unregister()
+        self.bytes = self._map = None
+        os.close(self.fd)
+
+
+def _frombytes(data: bytes) -> Any:
+    import torch
+
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8)

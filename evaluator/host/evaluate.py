@@ -26,6 +26,7 @@ from evaluator import roofline as rf
 from evaluator import static_checks
 from evaluator import stats
 from evaluator import timer as compiled_timer
+from evaluator import wire
 from evaluator.contract import backends
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
@@ -231,6 +232,7 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         judge_limit = sum(limits.values())
         session.wait(session.ranks, "booted", limits.get("setup", 120.0))
         session.mark("sandbox_booted")
+        _boot_events(session)
         session.snapshot_threads()
         session.wait(session.judges, "prepared", judge_limit)
         session.mark("judge_prepared")
@@ -347,6 +349,7 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
     deadline = time.monotonic() + limit_s
     windows = Windows()
     unchecked: int | None = None
+    copied: dict[int, list[int | None]] = {}
     for i in range(warmup + iterations):
         left = max(0.1, deadline - time.monotonic())
         if i == warmup and warmup:
@@ -356,21 +359,21 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
             windows.solution_spin_us = spin_us(launch, session.profile.device == "cuda")
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
-            session.tell_judges(op="check_timed", i=unchecked)
+            session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked))
             session.wait(session.judges, "timed", left, {"i": unchecked})
             unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
         baseline_first = order.random() < 0.5
         if baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
-        windows.solution[i] = _time_solution(session, windows, i, i >= warmup, left)
+        windows.solution[i], copied[i] = _time_solution(session, windows, i, i >= warmup, left)
         if not baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
         if i >= warmup:
             unchecked = i
     left = max(1.0, deadline - time.monotonic())
     if unchecked is not None:
-        session.tell_judges(op="check_timed", i=unchecked)
+        session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked))
         session.wait(session.judges, "timed", left, {"i": unchecked})
     session.tell_judges(op="baseline_done")
     session.wait(session.judges, "baseline", left)
@@ -379,21 +382,21 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
     return windows
 
 
-def _time_solution(session: Session, windows: Windows, i: int, record: bool, limit_s: float) -> float:
+def _time_solution(session: Session, windows: Windows, i: int, record: bool,
+                   limit_s: float) -> tuple[float, list[int | None]]:
+    """The solution's window of iteration ``i`` by the host's clock, and how many bytes of each rank's outputs the
+    host copied out for the judge (None for a rank with nothing to copy)."""
     started = time.monotonic()
-    _stage(session, f"i{i}")
     session.tell_ranks(op="stage", i=i)
     session.wait(session.ranks, "staged", limit_s, {"i": i})
     windows.solution_staged[i] = (_replied(session.ranks, "staged", i) - started) * 1e6
-    _unstage(session, f"i{i}")
     session.tell_ranks(op="time", i=i, record=record)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
     ended = _replied(session.ranks, "timed", i)
-    if record:
-        _take_outputs(session, i)
+    copied = _take_outputs(session, i) if record else []
     _check_returned(session, "timed", f"timed iteration {i}")
     session.check_threads(f"timed iteration {i}")
-    return (ended - started) * 1e6
+    return (ended - started) * 1e6, copied
 
 
 def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -> float:
@@ -412,38 +415,66 @@ def _replied(peers: list, kind: str, i: int) -> float:
                for p in peers)
 
 
-def _take_outputs(session: Session, i: int) -> None:
-    """Copies each rank's outputs of timed iteration ``i`` out of the sandbox's view the moment the rank says it is
-    done, so nothing written afterwards (through a descriptor kept open, say) reaches the judge's check. A missing
-    file, a link or anything but a plain file is not copied: the judge then reports the outputs missing."""
-    for r in range(session.world_size):
-        src = session.io / f"r{r}" / f"out.i{i}.pt"
-        try:
-            _copy_plain_file(src, session.private / f"r{r}" / f"out.i{i}.pt")
-        except OSError:
-            pass
-        src.unlink(missing_ok=True)
+def _take_outputs(session: Session, i: int) -> list[int | None]:
+    """Copies each rank's outputs of timed iteration ``i`` out of the sandbox's view the moment the last rank says it
+    is done, so nothing written afterwards (through a mapping or a descriptor kept open, say) reaches the judge's
+    check. As many bytes as the rank says it wrote, at most what its slot holds; a missing slot, a link or anything
+    but a plain file is not copied (None): the judge then reports the outputs missing."""
+    copied: list[int | None] = []
+    for p in session.ranks:
+        claimed = next((m.get("nbytes") for m in reversed(p.messages) if m.get("kind") == "timed" and
+                        m.get("i") == i), None)
+        n = None
+        if isinstance(claimed, int) and claimed > 0:
+            try:
+                n = copy_plain_file(session.io / f"r{p.rank}" / wire.OUT_SLOT,
+                                    session.private / f"r{p.rank}" / wire.RETURNED_SLOT, claimed)
+            except OSError:
+                n = None
+        copied.append(n)
+    return copied
 
 
-def _copy_plain_file(src: Path, dst: Path) -> None:
+def copy_plain_file(src: Path, dst: Path, limit: int | None = None) -> int | None:
+    """Copies the first ``limit`` bytes (all, when None) of ``src`` over the start of ``dst`` in the kernel (outputs
+    can be hundreds of MiB per iteration on GPU profiles). ``dst`` is not truncated: its pages, kept from the last
+    copy, are written over rather than allocated again. Returns the bytes copied; None when ``src`` is a link or
+    not a plain file."""
     fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return
-        size = info.st_size
-        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            return None
+        size = info.st_size if limit is None else min(limit, info.st_size)
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
-            sent = 0
-            while sent < size:  # the kernel copies: outputs can be hundreds of MiB per iteration on GPU profiles
-                n = os.sendfile(out, fd, sent, size - sent)
+            done = 0
+            while done < size:
+                try:
+                    n = os.copy_file_range(fd, out, size - done, done, done)
+                except OSError:  # a kernel or file system without it: the same through sendfile
+                    os.lseek(out, done, os.SEEK_SET)
+                    n = os.sendfile(out, fd, done, size - done)
                 if n == 0:
                     break
-                sent += n
+                done += n
+            return done
         finally:
             os.close(out)
     finally:
         os.close(fd)
+
+
+def _boot_events(session: Session) -> None:
+    """When the slowest rank had its process group and its warmed runtime, from the steps it reports (seconds from
+    the evaluation's start on the host's clock): where the set-up's time goes."""
+    booted = [p.last("booted") for p in session.ranks]
+    for step in ("process_group_s", "runtime_warmed_s"):
+        at = [m["received"] - session.started - m["boot_steps"]["ready_s"] + m["boot_steps"][step] for m in booted
+              if isinstance((m or {}).get("boot_steps"), dict) and
+              all(isinstance(m["boot_steps"].get(k), (int, float)) for k in (step, "ready_s"))]
+        if at:
+            session.events[f"sandbox_{step.removesuffix('_s')}"] = round(max(at), 3)
 
 
 def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, Any], str | None]:

@@ -100,6 +100,7 @@ class Session:
         suite is third-party code), under a uid that is neither root nor the solution's."""
         if os.geteuid() == 0:
             os.chown(self.private, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
+        self._make_feed_slots()
         fds: list[tuple[int, int]] = []
         keep: list[int] = []
         for r in range(self.world_size):
@@ -128,16 +129,31 @@ class Session:
             os.close(fd)
         self.judge_exits = wire.Lines(spawn_r)
 
+    def _make_feed_slots(self) -> None:
+        """Each judge rank's folder and its feed slot, made here so that the host can open the slot for the
+        solution's rank of the same number (read-only) before either sandbox starts."""
+        for r in range(self.world_size):
+            folder = self.private / f"r{r}"
+            folder.mkdir(mode=0o700, exist_ok=True)
+            slot = folder / wire.FEED_SLOT
+            slot.touch(mode=0o600)
+            if os.geteuid() == 0:
+                for path in (folder, slot):
+                    os.chown(path, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
+
     def start_sandbox(self, config: dict[str, Any]) -> None:
         (self.io / "config.json").write_text(json.dumps(config))
-        fds: list[tuple[int, int, int]] = []
+        fds: list[tuple[int, int, int, int]] = []
         keep: list[int] = []
         for r in range(self.world_size):
             cmd_r, cmd_w = os.pipe()
             rep_r, rep_w = os.pipe()
             tim_r, tim_w = os.pipe()
-            fds.append((cmd_r, rep_w, tim_w))
-            keep += [cmd_r, rep_w, tim_w]
+            # This rank's inputs of the timed iterations, by descriptor: no path in the sandbox leads to them, so
+            # another rank cannot read them (the exchange folder holds only what each rank writes itself).
+            feed = os.open(self.private / f"r{r}" / wire.FEED_SLOT, os.O_RDONLY | os.O_NOFOLLOW)
+            fds.append((cmd_r, rep_w, tim_w, feed))
+            keep += [cmd_r, rep_w, tim_w, feed]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
             os.set_blocking(tim_r, False)
             self.ranks.append(peer)
@@ -210,9 +226,7 @@ class Session:
             errors = [m for p in self.ranks for m in p.messages if m.get("kind") in ("error", "garbled")]
             dead = [p.rank for p in self.ranks if p.reports.closed and not p.last("finished")]
             if self.spawner_reports is not None:
-                for m in self.spawner_reports.read_available():
-                    if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
-                        self.exits[m["rank"]] = int(m.get("code", 0))
+                self._spawner_said(self.spawner_reports.read_available(), self.exits, "sandbox")
             if (errors or dead) and failed_at is None:
                 failed_at = time.monotonic()
             if failed_at is not None and (time.monotonic() - failed_at >= FAILURE_GRACE_S or
@@ -254,10 +268,18 @@ class Session:
                     os.close(target.fd)
                     target.fd = -1
             elif isinstance(target, wire.Lines):
-                exits = self.judge_codes if target is self.judge_exits else self.exits
-                for m in target.read_available():
-                    if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
-                        exits[m["rank"]] = int(m.get("code", 0))
+                judge = target is self.judge_exits
+                self._spawner_said(target.read_available(), self.judge_codes if judge else self.exits,
+                                   "judge" if judge else "sandbox")
+
+    def _spawner_said(self, messages: list[dict[str, Any]], exits: dict[int, int], which: str) -> None:
+        """A sandbox's first process reports when it has imported the ranks' code (torch with it) and how each rank
+        ended."""
+        for m in messages:
+            if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
+                exits[m["rank"]] = int(m.get("code", 0))
+            elif m.get("kind") == "imported" and f"{which}_imported" not in self.events:
+                self.mark(f"{which}_imported")
 
     def _failure(self, errors: list[dict[str, Any]], dead: list[int]) -> Stop:
         for m in errors:

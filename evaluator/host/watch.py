@@ -35,7 +35,7 @@ def _stat(pid: int) -> tuple[int, str] | None:
     return int(fields[1]), raw[raw.find("(") + 1:name_end]
 
 
-def descendants(root: int) -> list[Proc]:
+def _children_of_every_process() -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -43,6 +43,44 @@ def descendants(root: int) -> list[Proc]:
         st = _stat(int(entry))
         if st is not None:
             children.setdefault(st[0], []).append(int(entry))
+    return children
+
+
+def _children(pid: int) -> list[int] | None:
+    """The processes ``pid``'s threads started, from /proc/PID/task/TID/children; None where the kernel has no such
+    file. Orphans in a sandbox are adopted by its first process, so a walk from bubblewrap's process sees them all."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return [] if os.path.exists("/proc/self/task") else None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # the thread ended between the two reads
+            return None
+        except OSError:
+            continue
+    return out
+
+
+def descendants(root: int) -> list[Proc]:
+    # Walking down from the sandbox's root costs what the sandbox holds; reading every process of the host (the
+    # fallback) costs what the host runs, once per timed iteration.
+    walked: dict[int, list[int]] = {}
+    stack = [root]
+    while stack and walked is not None:
+        pid = stack.pop()
+        kids = _children(pid)
+        if kids is None:
+            walked = None
+            break
+        walked[pid] = kids
+        stack.extend(kids)
+    children = walked if walked is not None else _children_of_every_process()
     out: list[Proc] = []
     stack = list(children.get(root, []))
     while stack:

@@ -7,15 +7,18 @@ later checks what the solution's ranks wrote back:
   prepare        the process group, the warm-up and trial inputs (written to the exchange folder as data, one file
                  per rank, moved into the sandbox's view by the host when their turn comes), expected outputs (kept
                  in the judge's private folder), and the baseline's timer;
-  feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended;
-  bstage I       the baseline's copy of those inputs read back from the file and moved to the device, as the
+  feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended, and
+                 written to this rank's feed slot (wire.Slot), which the solution's rank of the same number reads
+                 through a descriptor the host gave it alone;
+  bstage I       the baseline's copy of those inputs read back from the slot and moved to the device, as the
                  solution's ranks do when the host says ``stage``;
-  baseline I     the baseline timed once on them, its outputs written to a file as the solution's ranks write
-                 theirs, and a fingerprint of them kept (values at secret random positions). The host interleaves
-                 these with the solution's steps, so both run under the same conditions (never while the sandbox
-                 is still starting) and both take the same steps between the host's command and the reply;
+  baseline I     the baseline timed once on them, its outputs written to a slot of its own as the solution's ranks
+                 write theirs, and a fingerprint of them kept (values at secret random positions). The host
+                 interleaves these with the solution's steps, so both run under the same conditions (never while the
+                 sandbox is still starting) and both take the same steps between the host's command and the reply;
   baseline_done  the baseline's samples, reported once every iteration has run;
-  check_trial T  the solution's outputs of trial T against the expected ones, in full; its inputs unchanged;
+  check_trial T  the solution's outputs of trial T against the expected ones, in full, on this rank's device; its
+                 inputs unchanged;
   check_timed I  the solution's outputs of timed iteration I (copied out of the sandbox's view by the host when
                  the rank said it was done): structure, finite values, and the fingerprint.
 """
@@ -64,8 +67,13 @@ class JudgeRank:
         self.fingerprints: dict[int, list[Any]] = {}
         self.fed: dict[int, tuple] = {}
         self.positions = torch.Generator().manual_seed(self.seeds["positions"])
-        self.inbound = wire.Staging(pinned=config["device"] == "cuda")
-        self.outbound = wire.Staging(pinned=config["device"] == "cuda")
+        pinned = config["device"] == "cuda"
+        # The host made the feed slot (it gave the solution's rank a read-only descriptor of it) and makes the copy
+        # of the solution's outputs; the baseline's own outputs go to a slot only this process sees.
+        self.feed_slot = wire.Slot.open(self.private / wire.FEED_SLOT, writable=True, pinned=pinned)
+        self.own_out = wire.Slot.open(self.private / wire.BASELINE_SLOT, writable=True, pinned=pinned)
+        self.returned: wire.Slot | None = None
+        self.pinned = pinned
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -73,6 +81,13 @@ class JudgeRank:
     def inputs(self, seed: int) -> tuple:
         return tuple(self.module.make_inputs(self.rank, self.world_size, seed, self.device, self.preset.dtype,
                                              **self.config["params"]))
+
+    def on_device(self, values: list[Any]) -> list[Any]:
+        """``values`` (tensors, Nones, lists of them) copied onto this rank's device, where the comparison runs."""
+        if self.device.type == "cpu":
+            return values
+        return [self.on_device(v) if isinstance(v, list) else
+                v.to(self.device) if type(v) is torch.Tensor else v for v in values]
 
     def staged(self, name: str) -> Path:
         """Where this rank's inputs named ``name`` wait until the host moves them into the sandbox's view."""
@@ -128,11 +143,11 @@ class JudgeRank:
         warmup = self.config["warmup_iterations"]
         if i == warmup - 1:
             self.loop.adapt_spin(self.launches)
+        outputs = _outputs(out)
+        # Written in every iteration, warm-up included, as the solution's ranks do: the slot has its size by the
+        # first recorded iteration on both sides.
+        self.own_out.write(wire.call_values(outputs, []))
         if i >= warmup:
-            outputs = _outputs(out)
-            written = self.private / f"baseline.out.i{i}.pt"
-            wire.save_call(written, outputs, [], self.outbound)
-            written.unlink()
             self.fingerprints[i] = self._fingerprint(outputs)
         del out
         self.reader.read_available()
@@ -160,39 +175,34 @@ class JudgeRank:
             # Drawn by torch (with repeats) rather than random.sample: the draw is inside the host-clock window.
             positions = (torch.randint(n, (k,), generator=self.positions, dtype=torch.int64) if n > k
                          else torch.arange(n, dtype=torch.int64))
-            values = flat[positions.to(flat.device)].to("cpu").clone() if n else flat.to("cpu")
+            positions = positions.to(flat.device)
+            values = flat[positions].clone() if n else flat.clone()
             prints.append((tuple(out.shape), out.dtype, positions, values))
         return prints
 
     # -- feeding and checks -------------------------------------------------------------------------------
     def feed(self, i: int) -> None:
-        wire.save_tensors(self.staged(f"i{i}"), list(self.inputs(self.seeds["timing"][i])), self.outbound)
-        os.link(self.staged(f"i{i}"), self.own_inputs(i))  # the host moves the first name into the sandbox's view
+        self.feed_slot.write(list(self.inputs(self.seeds["timing"][i])))
         self.send("fed", i=i)
-
-    def own_inputs(self, i: int) -> Path:
-        return self.private / f"baseline.in.i{i}.pt"
 
     def stage_baseline(self, i: int) -> None:
         t0 = time.perf_counter()
-        path = self.own_inputs(i)
         self.fed[i] = tuple(v.to(self.device, copy=True) if type(v) is torch.Tensor else v
-                            for v in wire.load_tensors(path, self.inbound))
-        path.unlink()
+                            for v in self.feed_slot.read())
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         self.send("bstaged", i=i, steps_us={"stage": (time.perf_counter() - t0) * 1e6})
 
     def check_trial(self, t: int) -> None:
-        expected = wire.load_tensors(self.private / f"expected.t{t}.pt")
-        given = wire.load_tensors(self.private / f"given.t{t}.pt")
+        expected = self.on_device(wire.load_tensors(self.private / f"expected.t{t}.pt"))
+        given = self.on_device(wire.load_tensors(self.private / f"given.t{t}.pt"))
         error, max_abs, gaming = self._check_returned(self.exchange / f"r{self.rank}" / f"out.t{t}.pt", expected,
                                                       given)
         self.send("trial", trial=t, ok=error is None, error=error, max_abs_error=max_abs, gaming=gaming)
 
     def _check_returned(self, path: Path, expected: list[Any], given: list[Any]) -> tuple[str | None, Any, bool]:
         try:
-            returned = wire.load_tensors(path)
+            returned = self.on_device(wire.load_tensors(path))
             outputs, after = returned[0], returned[1]
             if not isinstance(outputs, list) or not isinstance(after, list):
                 raise ValueError("not two lists")
@@ -207,18 +217,19 @@ class JudgeRank:
             return changed, None, True
         return None, 0.0, False
 
-    def check_timed(self, i: int) -> None:
-        path = self.private / f"out.i{i}.pt"
+    def check_timed(self, i: int, nbytes: int | None) -> None:
+        """``nbytes``: how much of the solution's output slot the host copied (None: it found nothing to copy)."""
         error = None
+        prints = self.fingerprints.pop(i)
         try:
-            returned = wire.load_tensors(path, self.inbound)
-            outputs = returned[0]
-            prints = self.fingerprints[i]
+            if not nbytes:
+                raise ValueError("no outputs")
+            if self.returned is None:
+                self.returned = wire.Slot.open(self.private / wire.RETURNED_SLOT, writable=False, pinned=self.pinned)
+            outputs = self.on_device(self.returned.read(nbytes))[0]
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol)
         except Exception as exc:
             error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
-        finally:
-            path.unlink(missing_ok=True)
         self.send("timed", i=i, ok=error is None, error=error)
 
     def run(self, commands: Any) -> None:
@@ -238,7 +249,7 @@ class JudgeRank:
             elif op == "check_trial":
                 self.check_trial(cmd["t"])
             elif op == "check_timed":
-                self.check_timed(cmd["i"])
+                self.check_timed(cmd["i"], cmd["nbytes"][self.rank])
             elif op == "exit":
                 return
 
@@ -261,7 +272,7 @@ def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: flo
         if fp is None:
             continue
         shape, dtype, positions, values = fp
-        wrong = structure(out, torch.empty(shape, dtype=dtype))
+        wrong = structure(out, torch.empty((), dtype=dtype, device=positions.device).expand(shape))
         if wrong:
             return f"output {k}: {wrong.message}"
         flat = out.reshape(-1)

@@ -79,6 +79,7 @@ def main() -> int:
     # Imported once here, torch with it, and forked into every rank: one interpreter's start-up per sandbox, not
     # one per rank. Nothing here touches a GPU, so each rank sets up CUDA and its communicators on its own.
     module = importlib.import_module(module_name)
+    wire.send(report_fd, "imported")
     sys.stdout.flush()
     sys.stderr.flush()
     every = {fd for fds in ranks for fd in fds} | {report_fd}

@@ -1,11 +1,12 @@
-"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD])``, called in a process the sandbox's spawner
+"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD, FEED_FD])``, called in a process the sandbox's spawner
 forked (evaluator/rank/spawn.py); ``python -m evaluator.rank.worker ...`` runs it on its own.
 
 Before the solution is loaded: the process group (every communicator the evaluation itself uses), the device, a
 warm-up of the runtime, the compiled timer (which sends its key to the host), and references to everything the
 runtime calls later. Then, on the host's commands: load the solution; call it on inputs read from the exchange
 folder and write its outputs, and the inputs as they were after the call, back there; stage and time the
-iterations of the timing phase. Reports go to the host as JSON lines; they are claims the judge checks, never
+iterations of the timing phase (their inputs from the feed slot, a descriptor only this rank was given; their
+outputs to this rank's output slot in the exchange folder). Reports go to the host as JSON lines; they are claims the judge checks, never
 verdicts."""
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ _environ = os.environ
 _send = wire.send
 _load = wire.load_tensors
 _save_pair = wire.save_call
+_call_values = wire.call_values
 _synchronize = torch.cuda.synchronize
 _clone = torch._C.TensorBase.clone
 _to = torch._C.TensorBase.to
@@ -58,7 +60,7 @@ def _as_list(out: Any) -> list[Any]:
 
 
 class Worker:
-    def __init__(self, rank: int, report_fd: int, timer_fd: int) -> None:
+    def __init__(self, rank: int, report_fd: int, timer_fd: int, feed_fd: int) -> None:
         self.rank = rank
         self.fd = report_fd
         self.config = json.loads((IO / "config.json").read_text())
@@ -69,14 +71,17 @@ class Worker:
         self.buffers: tuple | None = None
         self.staged: tuple | None = None
         self.multicast = {k: _libc_getenv(k.encode()) for k in MULTICAST_VARS}
-        self.boot(timer_fd)
+        self.boot(timer_fd, feed_fd)
+        self.send("booted", pid=os.getpid(), environment=self.environment(), boot_steps=self.boot_steps)
 
     def send(self, kind: str, **payload: Any) -> None:
         _send(self.fd, kind, rank=self.rank, **payload)
 
-    def boot(self, timer_fd: int) -> None:
+    def boot(self, timer_fd: int, feed_fd: int) -> None:
         cfg = self.config
         init = "file:///tmp/arena-store"
+        t0 = _now()
+        self.boot_steps: dict[str, float] = {}
         try:
             if cfg["device"] == "cuda":
                 self.device = torch.device("cuda", self.rank)
@@ -94,22 +99,25 @@ class Worker:
                 dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
                                         world_size=self.world_size)
             self.group = dist.group.WORLD
+            self.boot_steps["process_group_s"] = round(_now() - t0, 3)
             # Warm the runtime so the threads it starts for itself exist before the solution does.
             probe = torch.ones(8, device=self.device)
             dist.all_reduce(probe)
             (probe @ probe).item()
+            self.boot_steps["runtime_warmed_s"] = round(_now() - t0, 3)
             timer = compiled_timer.load(cfg["timer"])
             stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
             timer.open(timer_fd, stream)
             self.loop = TimedLoop(timer, self.group, self.device)
+            pinned = self.device.type == "cuda"
+            self.feed = wire.Slot(feed_fd, writable=False, pinned=pinned, name="the feed slot")
+            self.out = wire.Slot.open(self.io / wire.OUT_SLOT, writable=True, pinned=pinned)
         except Exception as exc:
             self.send("error", phase="setup", category="infra", message=_one_line(exc),
                       traceback=traceback.format_exc(limit=8))
             raise SystemExit(5)
         self.counter = CallCounter()
-        self.inbound = wire.Staging(pinned=self.device.type == "cuda")
-        self.outbound = wire.Staging(pinned=self.device.type == "cuda")
-        self.send("booted", pid=os.getpid(), environment=self.environment())
+        self.boot_steps["ready_s"] = round(_now() - t0, 3)
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
@@ -146,14 +154,11 @@ class Worker:
                    (v is not None and _environ.get(k) != v.decode())]
         return {"multicast_changed": changed, "calls": self.counter.take(), "py_threads": _python_threads()}
 
-    def _device_inputs(self, name: str, staging: wire.Staging | None = None) -> tuple:
-        values = _load(self.io / f"in.{name}.pt", staging)
-        # With staging, what was read is a view of a buffer that the next read reuses: copied even on the CPU.
-        copy = staging is not None
+    def _device_inputs(self, values: list[Any], copy: bool) -> tuple:
         return tuple(_to(v, self.device, copy=copy) if type(v) is _Tensor else v for v in values)
 
     def call(self, name: str, phase: str) -> None:
-        inputs = self._device_inputs(name)
+        inputs = self._device_inputs(_load(self.io / f"in.{name}.pt"), copy=False)
         given = tuple(_clone(v) if type(v) is _Tensor else v for v in inputs)
         assert self.solution is not None
         with self.counter.active():
@@ -168,7 +173,8 @@ class Worker:
 
     def stage(self, i: int) -> None:
         t0 = _now()
-        self.staged = self._device_inputs(f"i{i}", self.inbound)
+        # Views of the feed slot, which the judge writes again next iteration: copied even on the CPU.
+        self.staged = self._device_inputs(self.feed.read(), copy=True)
         if self.buffers is None or any(type(b) is _Tensor and (b.shape != s.shape or b.dtype != s.dtype)
                                        for b, s in zip(self.buffers, self.staged)):
             self.buffers = tuple(_clone(v) if type(v) is _Tensor else v for v in self.staged)
@@ -184,11 +190,14 @@ class Worker:
             _, launch, out = self.loop.measure(lambda: solve(*buffers), buffers, self.staged)
         t1 = _now()
         outputs = _as_list(out)
-        if record:
-            _save_pair(self.io / f"out.i{i}.pt", outputs, [], self.outbound)
+        if self.device.type == "cuda":
+            # Nothing the call queued, on any stream, may still write the outputs once they are handed over.
+            _synchronize(self.device)
+        # Every iteration, warm-up included (as the baseline does): the slot has its size by the first recorded one.
+        nbytes = self.out.write(_call_values(outputs, []))
         self.staged = None
         t2 = _now()
-        self.send("timed", i=i, launch_us=launch, devices=[str(o.device) if type(o) is _Tensor else None
+        self.send("timed", i=i, launch_us=launch, nbytes=nbytes if record else None, devices=[str(o.device) if type(o) is _Tensor else None
                                                           for o in outputs],
                   aliases=_aliases(outputs, buffers), subclasses=_subclasses(outputs),
                   steps_us={"measure": (t1 - t0) * 1e6, "save": (t2 - t1) * 1e6}, **self.after_call())
@@ -269,9 +278,9 @@ def _aliases(outputs: list[Any], inputs: tuple) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    rank, cmd_fd, report_fd, timer_fd = (int(a) for a in argv[1:5])
+    rank, cmd_fd, report_fd, timer_fd, feed_fd = (int(a) for a in argv[1:6])
     os.chdir(os.environ.get("HOME", "/tmp"))
-    worker = Worker(rank, report_fd, timer_fd)
+    worker = Worker(rank, report_fd, timer_fd, feed_fd)
     send = worker.send
     try:
         with os.fdopen(cmd_fd, "r") as commands:

@@ -72,6 +72,7 @@ class Case:
     listen: bool = False  # the test listens on a port; no connection may arrive
     secret_free: bool = False  # pinned seeds; none of the judge's secrets may appear in the result
     log_has: tuple[str, ...] = ()  # the cheat's own report, proving it ran and found nothing
+    log_lacks: tuple[str, ...] = ()  # what the cheat says when it found what it looked for
     communicates: bool = True  # honest: the collectives flags must show communication
     slow: bool = False  # honest: a long build; runs with ARENA_SLOW_TESTS=1 (and in benchmarks/cheat_suite.py)
     known_open: str = ""  # a hole not closed yet: the test is an expected failure saying why
@@ -139,6 +140,8 @@ CHEATS: list[Case] = [
          log_has=("0 secrets",)),
     Case("cheats/load_reference_by_path.py", "wrong_output", ("differ",), log_has=("ARENA_REFERENCE_VISIBLE 0",)),
     Case("cheats/read_other_rank_io.py", "rejected", ("while being timed",), log_has=("ARENA_OTHER_INPUTS_MISSING",)),
+    Case("cheats/read_peer_feed_slot.py", "passed", log_has=("ARENA_PEER_FEED_UNREADABLE",),
+         log_lacks=("ARENA_PEER_FEED_READ",)),
     # Rules on the process environment, threads and processes.
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
@@ -329,6 +332,8 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
     logs = "\n".join((doc.get("logs") or {}).values())
     if "static check" not in doc["message"]:
         out += [f"the cheat's log does not say {needle!r}" for needle in case.log_has if needle not in logs]
+        out += [f"the cheat found what it looked for ({needle!r} in its log)" for needle in case.log_lacks
+                if needle in logs]
     return out
 
 

@@ -32,26 +32,43 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path, content):
         wire.load_tensors(tmp_path / "x")
 
 
-def test_a_staging_buffer_carries_the_same_bytes_and_is_reused(tmp_path):
-    staging = wire.Staging(pinned=False)
-    staging.take(1 << 20).fill_(0xAB)  # what the process staged before must not reach the file's padding
+def test_a_slot_carries_what_a_file_would_and_keeps_its_pages(tmp_path):
+    writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
     values = [torch.randn(300, 7)[:, ::2], [torch.arange(10, dtype=torch.int64), None], torch.tensor(3.5)]
-    wire.save_tensors(tmp_path / "a", values, staging)
-    wire.save_tensors(tmp_path / "b", values)
-    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
-    buffer = staging.buffer
-    back = wire.load_tensors(tmp_path / "a", staging)
-    assert staging.buffer is buffer  # no fresh allocation per file of the same size
-    assert torch.equal(back[0], values[0]) and torch.equal(back[1][0], values[1][0]) and back[1][1] is None
-    assert back[0].untyped_storage().data_ptr() == buffer.untyped_storage().data_ptr()
+    n = writer.write(values)
+    wire.save_tensors(tmp_path / "file", values)
+    assert (tmp_path / "slot").read_bytes()[:n] == (tmp_path / "file").read_bytes()
+    mapping = writer.bytes
+    writer.write([v * 2 if isinstance(v, torch.Tensor) else v for v in values])
+    assert writer.bytes is mapping  # the same pages for every draw of the same size
+    reader = wire.Slot.open(tmp_path / "slot", writable=False, pinned=False)
+    back = reader.read()
+    assert torch.equal(back[0], values[0] * 2) and torch.equal(back[1][0], values[1][0]) and back[1][1] is None
 
 
-def test_a_staging_buffer_grows_for_a_larger_file(tmp_path):
-    staging = wire.Staging(pinned=False)
-    wire.save_tensors(tmp_path / "small", [torch.ones(4)], staging)
+def test_a_slot_grows_for_a_larger_draw_and_its_reader_follows(tmp_path):
+    writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
+    reader = wire.Slot.open(tmp_path / "slot", writable=False, pinned=False)
+    writer.write([torch.ones(4)])
+    assert torch.equal(reader.read()[0], torch.ones(4))
     big = torch.randn(1 << 19)
-    wire.save_tensors(tmp_path / "big", [big], staging)
-    assert torch.equal(wire.load_tensors(tmp_path / "big", staging)[0], big)
+    writer.write([big])
+    assert torch.equal(reader.read()[0], big)
+
+
+def test_a_slot_padding_never_carries_an_earlier_draw(tmp_path):
+    writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
+    writer.write([torch.full((1000,), 7, dtype=torch.uint8)])
+    n = writer.write([torch.ones(3, dtype=torch.uint8), torch.ones(3, dtype=torch.uint8)])
+    assert 7 not in (tmp_path / "slot").read_bytes()[:n]
+
+
+def test_a_slot_read_is_bounded_by_the_length_given(tmp_path):
+    writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
+    n = writer.write([torch.randn(1000)])
+    reader = wire.Slot.open(tmp_path / "slot", writable=False, pinned=False)
+    with pytest.raises(ValueError):
+        reader.read(n - 100)  # the header names more bytes than the host copied: refused, not read past
 
 
 def test_a_file_that_shrinks_while_read_is_refused(tmp_path):

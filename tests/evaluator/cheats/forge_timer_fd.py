@@ -23,7 +23,7 @@ def _timer_fds() -> list[int]:
         except OSError:
             pass
     words = sys.argv[1:]
-    named = int(words[-1]) if words and words[-1].isdigit() else None  # worker RANK CMD REPORT TIMER
+    named = int(words[3]) if len(words) > 3 and words[3].isdigit() else None  # worker RANK CMD REPORT TIMER FEED
     return [named] if named in fds else fds
 
 

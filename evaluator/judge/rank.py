@@ -4,9 +4,9 @@
 It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
 is given, runs the problem's reference for the expected outputs, times the baseline under the timing protocol, and
 later checks what the solution's ranks wrote back:
-  prepare        the process group, the warm-up and trial inputs (written to the exchange folder as data, one file
+  prepare        the process group, the warm-up and trial inputs (written to the judge's folder as data, one file
                  per rank, moved into the sandbox's view by the host when their turn comes), expected outputs (kept
-                 in the judge's private folder), and the baseline's timer;
+                 in this process), and the baseline's timer;
   feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended, and
                  written to this rank's feed slot (wire.Slot), which the solution's rank of the same number reads
                  through a descriptor the host gave it alone;
@@ -65,6 +65,8 @@ class JudgeRank:
         self.seeds: dict[str, Any] = config["seeds"]
         self.device = torch.device("cpu")
         self.fingerprints: dict[int, list[Any]] = {}
+        self.expected: dict[int, list[Any]] = {}  # per trial: the reference's outputs
+        self.given: dict[int, list[Any]] = {}  # per trial: the inputs as the solution was given them
         self.fed: dict[int, tuple] = {}
         self.positions = torch.Generator().manual_seed(self.seeds["positions"])
         pinned = config["device"] == "cuda"
@@ -111,8 +113,9 @@ class JudgeRank:
             inputs = self.inputs(seed)
             wire.save_tensors(self.staged(f"t{t}"), list(inputs))
             expected = _outputs(self.module.solution(*clone_inputs(inputs)))
-            wire.save_tensors(self.private / f"expected.t{t}.pt", expected)
-            wire.save_tensors(self.private / f"given.t{t}.pt", list(inputs))
+            # Kept in this process's memory (not on the device: the solution's ranks need it), never in a file.
+            self.expected[t] = [o.to("cpu", copy=True) if type(o) is torch.Tensor else o for o in expected]
+            self.given[t] = [v.to("cpu", copy=True) if type(v) is torch.Tensor else v for v in inputs]
         self.send("expected", trials=len(self.seeds["trials"]))
         if cfg["measure_timing"]:
             self._open_timer()
@@ -194,8 +197,8 @@ class JudgeRank:
         self.send("bstaged", i=i, steps_us={"stage": (time.perf_counter() - t0) * 1e6})
 
     def check_trial(self, t: int) -> None:
-        expected = self.on_device(wire.load_tensors(self.private / f"expected.t{t}.pt"))
-        given = self.on_device(wire.load_tensors(self.private / f"given.t{t}.pt"))
+        expected = self.on_device(self.expected.pop(t))
+        given = self.on_device(self.given.pop(t))
         error, max_abs, gaming = self._check_returned(self.exchange / f"r{self.rank}" / f"out.t{t}.pt", expected,
                                                       given)
         self.send("trial", trial=t, ok=error is None, error=error, max_abs_error=max_abs, gaming=gaming)

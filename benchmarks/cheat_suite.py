@@ -83,7 +83,7 @@ def main() -> int:
     table = _load_table()
     from evaluator.contract.profiles import get_profile
 
-    profile = get_profile(args.profile)
+    profile = get_profile(args.profile, allow_smoke=True)
     gpu = profile.device == "cuda"
     only = {n for n in args.only.split(",") if n}
     rows: list[dict] = []

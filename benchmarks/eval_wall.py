@@ -1,10 +1,13 @@
 """Wall time of one evaluation, launch to result document, under the separated judge: writes figures to OUTDIR.
 
   python benchmarks/eval_wall.py OUTDIR [--profile cpu-gloo-2] [--runs 5] [--problem collectives/all_reduce]
+                                       [--warm-sandboxes] [--between-s 0]
 
 A plain correct solution evaluated --runs times in a row in one worker process (warm: the timer is built, the
 runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each phase's
-share. The first run is reported apart (cold)."""
+share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes each evaluation
+starts the next one's sandboxes ahead (as ArenaWarmWorker does); --between-s pauses between evaluations, as a
+worker waits between jobs, which is when those sandboxes import torch."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402
 os.environ.update(MULTICAST_OFF)
 
 from evaluator.contract.spec import EvalSpec  # noqa: E402
+from evaluator.host import pool  # noqa: E402
 from evaluator.host.evaluate import evaluate  # noqa: E402
 from problems.registry import get  # noqa: E402
 
@@ -33,26 +37,38 @@ def main() -> int:
     parser.add_argument("--profile", default="cpu-gloo-2")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--problem", default="collectives/all_reduce")
+    parser.add_argument("--warm-sandboxes", action="store_true",
+                        help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does (evaluator/host/pool.py)")
+    parser.add_argument("--between-s", type=float, default=0.0,
+                        help="pause between evaluations (a worker between jobs; the held sandboxes import meanwhile)")
     args = parser.parse_args()
+    if args.warm_sandboxes:
+        pool.enable()
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)
     problem = get(args.problem)
     solution = sorted((problem.path / "solutions" / "correct").glob("*.py"))[0]
     rows = []
     for n in range(args.runs + 1):
+        if n:
+            time.sleep(args.between_s)
         t = time.monotonic()
         doc = evaluate(EvalSpec(problem_id=args.problem, solution_source=solution.read_text(),
                                 solution_name=solution.name, profile=args.profile))
         rows.append({"run": n, "cold": n == 0, "verdict": doc["verdict"], "wall_s": round(time.monotonic() - t, 3),
-                     "phases": doc.get("phases"), "iterations": (doc.get("timing") or {}).get("iterations"),
+                     "phases": doc.get("phases"), "timeline": doc.get("timeline"),
+                     "started_ahead": (doc.get("containment") or {}).get("started_ahead"), "iterations": (doc.get("timing") or {}).get("iterations"),
                      "host_clock": (doc.get("timing") or {}).get("host_clock"), "message": doc.get("message", "")[:300]})
     warm = [r["wall_s"] for r in rows if not r["cold"]]
     report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,
               "solution": solution.name, "cpus": os.cpu_count(),
-              "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}",
+              "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
+                         + (" --warm-sandboxes" if args.warm_sandboxes else "")
+                         + (f" --between-s {args.between_s:g}" if args.between_s else ""),
+              "warm_sandboxes": args.warm_sandboxes, "between_s": args.between_s,
               "warm_median_s": statistics.median(warm), "warm_max_s": max(warm), "cold_s": rows[0]["wall_s"],
               "runs": rows}
-    name = f"eval_wall_{report['date']}_{args.profile}"
+    name = f"eval_wall_{report['date']}_{args.profile}" + ("_warm_sandboxes" if args.warm_sandboxes else "")
     (out / f"{name}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=1))
     for r in rows:

@@ -240,10 +240,13 @@ class Slot:
             warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
             self.bytes = torch.frombuffer(self._map, dtype=torch.uint8)
         self.size = size
-        if self.pinned:
+        if self.pinned and _in_memory(self.fd):
             # cudaHostRegisterPortable (1), and ReadOnly (8) for a mapping this process may only read.
-            err = torch.cuda.cudart().cudaHostRegister(self.bytes.data_ptr(), size, 1 if self.writable else 9)
+            cudart = torch.cuda.cudart()
+            err = cudart.cudaHostRegister(self.bytes.data_ptr(), size, 1 if self.writable else 9)
             self._registered = self.bytes.data_ptr() if int(err) == 0 else 0
+            if not self._registered and hasattr(cudart, "cudaGetLastError"):
+                cudart.cudaGetLastError()  # refused: copies go through pageable memory, and no error is left over
 
     def _unregister(self) -> None:
         if self._registered:
@@ -284,6 +287,19 @@ class Slot:
         self._unregister()
         self.bytes = self._map = None
         os.close(self.fd)
+
+
+_TMPFS_MAGIC = 0x01021994
+
+
+def _in_memory(fd: int) -> bool:
+    """Whether the file is on tmpfs: CUDA page-locks a shared mapping of a file in memory, and refuses one of a file on
+    disk (an evaluation folder outside /dev/shm, ARENA_WORKDIR_ROOT)."""
+    buf = ctypes.create_string_buffer(256)  # struct statfs; f_type is its first field, a long
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.fstatfs(fd, buf) != 0:
+        return False
+    return int.from_bytes(buf.raw[:ctypes.sizeof(ctypes.c_long)], "little") == _TMPFS_MAGIC
 
 
 def _frombytes(data: bytes) -> Any:

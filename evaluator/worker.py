@@ -4,7 +4,8 @@ functions allowed on the queue a job came from, with a payload of the contract's
 callbacks, a malformed payload — is refused: logged, moved to the failed registry, never executed.
 
 ``ArenaWorker`` forks a work horse per job (``rq worker --worker-class evaluator.worker.ArenaWorker``, and the web
-worker through settings' ``RQ["WORKER_CLASS"]``); ``ArenaSimpleWorker`` runs jobs in its own process (tests).
+worker through settings' ``RQ["WORKER_CLASS"]``); ``ArenaSimpleWorker`` runs jobs in its own process (tests);
+``ArenaWarmWorker`` does too, and starts each evaluation's sandboxes ahead (GPU hosts).
 A worker serves either the web queue or worker queues, never both: the web worker holds the database, the others
 run code under test. A worker of the second kind takes its signing key out of the environment when it starts."""
 
@@ -171,3 +172,17 @@ class ArenaWorker(_Guarded, Worker):
 
 class ArenaSimpleWorker(_Guarded, SimpleWorker):
     pass
+
+
+class ArenaWarmWorker(_Guarded, SimpleWorker):
+    """An evaluation worker for GPU hosts: jobs run in the worker's own process, so the sandboxes each evaluation
+    starts ahead for the next one (evaluator/host/pool.py) are still there when the next job comes; a forking worker
+    would lose them with each job's process. Nothing of the solution runs in this process either way."""
+
+    def __init__(self, queues: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(queues, *args, **kwargs)
+        if self.serves_web:
+            raise ValueError("ArenaWarmWorker serves evaluation queues; the web worker is ArenaWorker")
+        from evaluator.host import pool
+
+        pool.enable()

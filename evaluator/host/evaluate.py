@@ -31,7 +31,7 @@ from evaluator.contract import backends
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import host_clock, sandbox
+from evaluator.host import host_clock, pool, sandbox
 from evaluator.host.host_clock import Windows
 from evaluator.host.session import Session, Stop
 from evaluator.timer.spin import spin_us
@@ -79,9 +79,13 @@ def _runtime_dir() -> Path:
     return _RUNTIME[key]
 
 
+def _cache_root() -> Path:
+    return Path(os.environ.get("ARENA_CACHE_DIR") or "/var/tmp/arena-cache")
+
+
 def _cache_dir(source: str) -> Path:
     """This solution's build cache (by the hash of its source): a re-run finds its builds, no other solution can."""
-    root = Path(os.environ.get("ARENA_CACHE_DIR") or "/var/tmp/arena-cache")
+    root = _cache_root()
     path = root / "solutions" / hashlib.sha256(source.encode()).hexdigest()[:24]
     path.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
@@ -146,14 +150,36 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     default_iterations, default_warmup = ITERATIONS[profile.device]
     iterations = spec.timing_iterations or default_iterations
     warmup = spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup
-    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))
+    held = pool.take(profile) if pool.enabled() and not problem.imported else None
+    workdir = held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-",
+                                                               dir=workdir_parent or workdir_root()))
+    own_cache = _cache_dir(spec.solution_source)
     try:
-        _run(doc, spec, problem, profile, params, workdir, timer_path, iterations, warmup)
+        if held:
+            pool.lend_cache(own_cache, held.cache)
+        _run(doc, spec, problem, profile, params, workdir, timer_path, iterations, warmup, held)
     finally:
+        if held:
+            pool.return_cache(held.cache, own_cache)
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
+    doc["containment"]["started_ahead"] = held is not None
+    if pool.enabled() and not problem.imported:
+        _hold_next(profile, timer_path, workdir_parent or workdir_root())
     return doc
+
+
+def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str | None) -> None:
+    """Starts the next evaluation's sandboxes for ``profile`` (evaluator/host/pool.py)."""
+    def start(workdir: Path, cache: Path) -> Session:
+        solution_dir = _prepare_workdir(workdir, profile.world_size)
+        session = Session(workdir, profile, timer_path, _runtime_dir(), solution_dir, cache, TMP_BYTES[profile.device])
+        session.start_judges(None, None, (), hold=True)
+        session.start_sandbox(None, hold=True)
+        return session
+
+    pool.hold(profile, start, workdir_parent, _cache_root())
 
 
 def _solution_backend(spec: EvalSpec) -> str | None:
@@ -191,30 +217,40 @@ def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) ->
     return None
 
 
-def _prepare_workdir(workdir: Path, spec: EvalSpec, world_size: int) -> tuple[Path, str]:
+def _write_solution(solution_dir: Path, spec: EvalSpec) -> str:
+    filename = Path(spec.solution_name).name if spec.solution_name.endswith(".py") else "solution.py"
+    (solution_dir / filename).write_text(spec.solution_source)
+    return filename
+
+
+def _prepare_workdir(workdir: Path, world_size: int) -> Path:
+    """The evaluation's folders (the judge's, the solution's, the exchange folder); returns the solution's."""
     os.chmod(workdir, 0o711)
     (workdir / "judge").mkdir(mode=0o700)
     solution_dir = workdir / "solution"
     solution_dir.mkdir(mode=0o755)
-    filename = Path(spec.solution_name).name if spec.solution_name.endswith(".py") else "solution.py"
-    (solution_dir / filename).write_text(spec.solution_source)
     io = workdir / "io"
     io.mkdir(mode=0o755)
     for r in range(world_size):
         (io / f"r{r}").mkdir()
         if os.geteuid() == 0:
             os.chown(io / f"r{r}", sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
-    return solution_dir, filename
+    return solution_dir
 
 
 def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: HardwareProfile, params: dict[str, Any],
-         workdir: Path, timer_path: Path, iterations: int, warmup: int) -> None:
+         workdir: Path, timer_path: Path, iterations: int, warmup: int, held: pool.Held | None) -> None:
     world = profile.world_size
-    solution_dir, filename = _prepare_workdir(workdir, spec, world)
+    if held:
+        session = held.session
+        solution_dir = session.solution_dir
+    else:
+        solution_dir = _prepare_workdir(workdir, world)
+        session = Session(workdir, profile, timer_path, _runtime_dir(), solution_dir,
+                          _cache_dir(spec.solution_source), TMP_BYTES[profile.device])
+    filename = _write_solution(solution_dir, spec)
     seeds = _secrets(spec, warmup, iterations)
     limits = spec.timeouts
-    session = Session(workdir, profile, timer_path, _runtime_dir(), solution_dir, _cache_dir(spec.solution_source),
-                      TMP_BYTES[profile.device])
     judge_config = {"problem_id": problem.id, "preset": profile.preset, "params": params, "world_size": world,
                     "backend": profile.backend, "device": profile.device, "seeds": seeds,
                     "measure_timing": spec.measure_timing, "warmup_iterations": warmup,
@@ -225,9 +261,12 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
     trials: list[dict[str, Any]] = []
     calls: dict[str, int] = {}
     try:
-        session.start_judges(judge_config, suites_root() if problem.imported else None,
-                             tuple(imported_problems.read_paths(problem)))
-        session.start_sandbox(rank_config)
+        if held:
+            session.release(judge_config, rank_config)
+        else:
+            session.start_judges(judge_config, suites_root() if problem.imported else None,
+                                 tuple(imported_problems.read_paths(problem)))
+            session.start_sandbox(rank_config)
         session.tell_judges(op="prepare")
         judge_limit = sum(limits.values())
         session.wait(session.ranks, "booted", limits.get("setup", 120.0))

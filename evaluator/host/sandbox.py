@@ -211,7 +211,10 @@ def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, 
     env.update(MULTICAST_OFF)
     env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
                 "OMP_NUM_THREADS": "1", "NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo",
-                "MASTER_ADDR": "127.0.0.1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "ARENA_SANDBOX_UID": str(uid),
+                "MASTER_ADDR": "127.0.0.1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+                # NCCL names its threads only when asked: the host tells a communicator's threads (of the
+                # evaluation's, or of a private group the solution made) from a solution's own by their names.
+                "NCCL_SET_THREAD_NAME": "1", "ARENA_SANDBOX_UID": str(uid),
                 "ARENA_SANDBOX_GID": str(gid)})
     return env
 

@@ -93,11 +93,14 @@ class Session:
         self.timer_path, self.runtime, self.solution_dir, self.cache, self.tmp_bytes = \
             timer_path, runtime, solution_dir, cache, tmp_bytes
         self._last_watch = 0.0
+        self._holds: list[int] = []  # write ends of the descriptors held sandboxes wait on
 
     # -- starting -----------------------------------------------------------------------------------------
-    def start_judges(self, config: dict[str, Any], suites: Path | None, reads: tuple[Path, ...]) -> None:
+    def start_judges(self, config: dict[str, Any] | None, suites: Path | None, reads: tuple[Path, ...],
+                     hold: bool = False) -> None:
         """The judge's ranks, in a sandbox of their own (they run the problem's reference, which for an imported
-        suite is third-party code), under a uid that is neither root nor the solution's."""
+        suite is third-party code), under a uid that is neither root nor the solution's. With ``hold`` the sandbox
+        imports its code and waits for :meth:`release` (``config`` then comes with it)."""
         if os.geteuid() == 0:
             os.chown(self.private, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
         self._make_feed_slots()
@@ -109,11 +112,14 @@ class Session:
             fds.append((cmd_r, rep_w))
             keep += [cmd_r, rep_w]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r))
-            peer.send(**config)
+            if config is not None:
+                peer.send(**config)
             self.judges.append(peer)
         spawn_r, spawn_w = os.pipe()
         keep.append(spawn_w)
         env = sandbox.judge_environment(dict(os.environ), self.profile.device, suites)
+        if hold:
+            keep.append(self._hold(env))
         env["ARENA_NODES"] = json.dumps([node_environment(self.profile, r) for r in range(self.world_size)])
         mounts = sandbox.JudgeMounts(self.private, self.io, self.timer_path, reads)
         argv = sandbox.judge_command(mounts, [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds),
@@ -141,8 +147,29 @@ class Session:
                 for path in (folder, slot):
                     os.chown(path, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
 
-    def start_sandbox(self, config: dict[str, Any]) -> None:
-        (self.io / "config.json").write_text(json.dumps(config))
+    def _hold(self, env: dict[str, str]) -> int:
+        """A descriptor the sandbox's first process waits on (its read end, to pass to the sandbox)."""
+        go_r, go_w = os.pipe()
+        env["ARENA_HOLD_FD"] = str(go_r)
+        self._holds.append(go_w)
+        return go_r
+
+    def release(self, judge_config: dict[str, Any], rank_config: dict[str, Any]) -> None:
+        """Hands sandboxes started with ``hold`` their evaluation: the judges' configuration, the ranks' one, and
+        the word to fork the ranks."""
+        (self.io / "config.json").write_text(json.dumps(rank_config))
+        for p in self.judges:
+            p.send(**judge_config)
+        for fd in self._holds:
+            os.write(fd, b"go\n")
+            os.close(fd)
+        self._holds = []
+        self.started = time.monotonic()
+        self.events = {}
+
+    def start_sandbox(self, config: dict[str, Any] | None, hold: bool = False) -> None:
+        if config is not None:
+            (self.io / "config.json").write_text(json.dumps(config))
         fds: list[tuple[int, int, int, int]] = []
         keep: list[int] = []
         for r in range(self.world_size):
@@ -161,6 +188,8 @@ class Session:
         keep.append(spawn_w)
         env = sandbox.environment(dict(os.environ), self.profile.device)
         env["ARENA_NODES"] = json.dumps([node_environment(self.profile, r) for r in range(self.world_size)])
+        if hold:
+            keep.append(self._hold(env))
         mounts = sandbox.Mounts(self.runtime, self.timer_path, self.solution_dir, self.io, self.cache)
         argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds), str(spawn_w)],
                                env, self.profile.device, self.tmp_bytes)
@@ -367,6 +396,9 @@ class Session:
 
     # -- ending -------------------------------------------------------------------------------------------
     def close(self) -> None:
+        for fd in self._holds:  # never released: the held sandboxes end without forking a rank
+            os.close(fd)
+        self._holds = []
         for p in self.judges + self.ranks:
             p.send(op="exit")
             try:

@@ -1,5 +1,6 @@
 """A sandbox's first process: ``python -m evaluator.rank.spawn FDS REPORT_FD [MODULE LOG]`` drops to the sandbox's
-uid, imports MODULE (default: the solution's rank worker) and forks one process per rank, each with only the
+uid, imports MODULE (default: the solution's rank worker), waits for the host's word when started ahead of its
+evaluation (ARENA_HOLD_FD), and forks one process per rank, each with only the
 descriptors the host opened for it (commands, reports and, for the solution's ranks, the timer), its place among the
 nodes and its output in LOG (``{r}`` is the rank; default: that rank's log in the exchange folder); then it tells the
 host how each rank ended. The judge's sandbox runs the judge's ranks through it too."""
@@ -82,6 +83,13 @@ def main() -> int:
     wire.send(report_fd, "imported")
     sys.stdout.flush()
     sys.stderr.flush()
+    hold = os.environ.pop("ARENA_HOLD_FD", None)
+    if hold is not None:
+        # A sandbox started ahead of its evaluation (evaluator/host/pool.py) waits here, torch imported, until the
+        # host hands it one; the host closing the descriptor instead means it is not needed.
+        with os.fdopen(int(hold), "rb") as go:
+            if not go.readline():
+                return 0
     every = {fd for fds in ranks for fd in fds} | {report_fd}
     pending: dict[int, int] = {}
     for r, fds in enumerate(ranks):

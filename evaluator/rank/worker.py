@@ -190,9 +190,8 @@ class Worker:
             _, launch, out = self.loop.measure(lambda: solve(*buffers), buffers, self.staged)
         t1 = _now()
         outputs = _as_list(out)
-        if self.device.type == "cuda":
-            # Nothing the call queued, on any stream, may still write the outputs once they are handed over.
-            _synchronize(self.device)
+        # Copied on the call's stream, without waiting for the whole device: work the call left running on another
+        # stream is not finished here, so its outputs come out wrong (rejected as wrong while timed).
         # Every iteration, warm-up included (as the baseline does): the slot has its size by the first recorded one.
         nbytes = self.out.write(_call_values(outputs, []))
         self.staged = None

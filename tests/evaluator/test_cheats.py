@@ -97,7 +97,9 @@ CHEATS: list[Case] = [
     Case("cheats/cache_by_data_ptr.py", "rejected", ("while being timed",)),
     Case("cheats/cache_by_call_count.py", "rejected", ("while being timed",)),
     Case("cheats/garbage_when_timed.py", "rejected", ("while being timed",)),
-    Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed",), where="gpu"),
+    # Work left on a side stream is either unfinished when the outputs are copied (wrong while timed) or, when the
+    # untimed work is most of the call, faster than the hardware allows (one H200, one rank, bench sizes).
+    Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed", "physically impossible"), where="gpu"),
     # Harness tampering: nothing of the judge or of its timer is in the solution's process.
     Case("cheats/patch_perf_counter.py", "passed", no_gain=True),
     Case("cheats/patch_elapsed_time.py", "passed", no_gain=True),

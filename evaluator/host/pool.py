@@ -1,0 +1,106 @@
+"""Sandboxes started ahead of their evaluation: on a worker that serves one evaluation after another
+(``evaluator.worker.ArenaWarmWorker``, or ``ARENA_WARM_SANDBOXES=1``), each evaluation ends by starting the next
+one's judge and solution sandboxes, which import the evaluator and torch and then wait (evaluator/rank/spawn.py,
+ARENA_HOLD_FD). The next evaluation takes them instead of starting its own, so importing torch (about 4 s on a GPU
+host) is no longer on its path.
+
+A held pair knows nothing of any solution: its working directory has an empty solution folder and an empty build
+cache of its own. When it is taken, the solution's file is written into the first, and the solution's own build
+cache is lent to the second (its entries moved in, and moved back when the evaluation ends), so no solution ever
+sees another's builds. One pair is held per profile; an imported problem (whose judge sees its suite's files)
+always starts its own."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from evaluator.contract.profiles import HardwareProfile
+from evaluator.host import sandbox
+from evaluator.host.session import Session
+
+ENV = "ARENA_WARM_SANDBOXES"
+
+
+@dataclass
+class Held:
+    session: Session
+    workdir: Path
+    cache: Path  # the pair's own, empty build cache folder, bound at /cache
+
+
+_held: dict[str, Held] = {}
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV) == "1"
+
+
+def enable() -> None:
+    os.environ[ENV] = "1"
+
+
+def take(profile: HardwareProfile) -> Held | None:
+    """The pair held for ``profile`` (it is no longer held), or None."""
+    held = _held.pop(profile.name, None)
+    if held is not None and (held.session.box is None or held.session.box.poll() is not None or
+                             any(p.poll() is not None for p in held.session.judge_procs)):
+        discard(held)  # it ended while waiting (the host killed it, say)
+        return None
+    return held
+
+
+def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workdir_parent: str | None,
+         cache_root: Path) -> None:
+    """Starts the next evaluation's pair for ``profile`` with ``start(workdir, cache)``, unless one is held."""
+    if profile.name in _held:
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent))
+    (cache_root / "held").mkdir(parents=True, exist_ok=True)
+    cache = Path(tempfile.mkdtemp(prefix="cache-", dir=cache_root / "held"))
+    if os.geteuid() == 0:
+        os.chmod(cache_root / "held", 0o711)
+        os.chown(cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+        os.chmod(cache, 0o700)
+    try:
+        session = start(workdir, cache)
+    except Exception:
+        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        raise
+    if not _held:
+        atexit.register(drain)  # the held sandboxes die with the worker anyway; their folders are removed here
+    _held[profile.name] = Held(session, workdir, cache)
+
+
+def lend_cache(own: Path, held_cache: Path) -> None:
+    """Moves the solution's build cache entries into the held pair's cache folder (one file system: renames)."""
+    for entry in os.listdir(own):
+        os.replace(own / entry, held_cache / entry)
+
+
+def return_cache(held_cache: Path, own: Path) -> None:
+    """Moves them back, with whatever the evaluation built, and removes the pair's folder."""
+    try:
+        for entry in os.listdir(held_cache):
+            if not (own / entry).exists():
+                os.replace(held_cache / entry, own / entry)
+    finally:
+        shutil.rmtree(held_cache, ignore_errors=True)
+
+
+def discard(held: Held) -> None:
+    held.session.close()
+    shutil.rmtree(held.workdir, ignore_errors=True)
+    shutil.rmtree(held.cache, ignore_errors=True)
+
+
+def drain() -> None:
+    """Ends every held pair (a worker that stops, a test that is done)."""
+    while _held:
+        discard(_held.popitem()[1])

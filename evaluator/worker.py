@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from typing import Any
 
@@ -177,7 +178,10 @@ class ArenaSimpleWorker(_Guarded, SimpleWorker):
 class ArenaWarmWorker(_Guarded, SimpleWorker):
     """An evaluation worker for GPU hosts: jobs run in the worker's own process, so the sandboxes each evaluation
     starts ahead for the next one (evaluator/host/pool.py) are still there when the next job comes; a forking worker
-    would lose them with each job's process. Nothing of the solution runs in this process either way."""
+    would lose them with each job's process. Nothing of the solution runs in this process either way.
+
+    RQ's SimpleWorker sends no heartbeat while a job runs (the portal's reaper would then see a dead host only at
+    the job's limit); this one beats every ``job_monitoring_interval`` from a thread, as a forking worker does."""
 
     def __init__(self, queues: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(queues, *args, **kwargs)
@@ -186,3 +190,29 @@ class ArenaWarmWorker(_Guarded, SimpleWorker):
         from evaluator.host import pool
 
         pool.enable()
+
+    def get_heartbeat_ttl(self, job: Job) -> int:
+        return Worker.get_heartbeat_ttl(self, job)  # a forking worker's: the next beat's interval plus a minute
+
+    def execute_job(self, job: Job, queue: Any) -> None:
+        done = threading.Event()
+        started = time.monotonic()
+        self.current_job_working_time = 0
+
+        def beat() -> None:
+            while not done.wait(self.job_monitoring_interval):
+                if getattr(self, "execution", None) is None:
+                    continue
+                self.current_job_working_time = time.monotonic() - started
+                try:
+                    self.maintain_heartbeats(job)
+                except RedisError as exc:  # the next beat tries again; the reaper allows for a missed one
+                    self.log.warning("Worker %s: heartbeat failed (%s)", self.name, exc)
+
+        beating = threading.Thread(target=beat, name="arena-job-heartbeat", daemon=True)
+        beating.start()
+        try:
+            super().execute_job(job, queue)
+        finally:
+            done.set()
+            beating.join(timeout=5)

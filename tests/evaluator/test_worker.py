@@ -31,3 +31,43 @@ def test_other_errors_of_the_maintenance_pass_still_surface(worker, monkeypatch)
     monkeypatch.setattr(Worker, "run_maintenance_tasks", broken)
     with pytest.raises(ValueError):
         worker.run_maintenance_tasks()
+
+
+def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting(redis_conn, monkeypatch):
+    import os
+    import time
+
+    from evaluator.contract.jobs import EVALUATE
+    from evaluator.contract.spec import EvalSpec
+    from evaluator.host import pool, sandbox
+    from evaluator.worker import ArenaWarmWorker
+
+    if os.geteuid() != 0 or sandbox.probe("cpu") is not None:
+        pytest.skip("needs root and bubblewrap")
+    monkeypatch.setenv(pool.ENV, "0")  # restored after the test: the worker turns it on for its process
+    beats: list[float] = []
+
+    class Watched(ArenaWarmWorker):
+        def maintain_heartbeats(self, job):  # the real heartbeat, noted
+            super().maintain_heartbeats(job)
+            beats.append(time.monotonic())
+
+    source = ("import torch.distributed as dist\n\ndef solution(x):\n    out = x.clone()\n    dist.all_reduce(out)\n"
+              "    return out\n")
+    spec = EvalSpec(problem_id="collectives/all_reduce", solution_source=source, profile="cpu-gloo-2", trials=2,
+                    timing_iterations=200)  # a few seconds: several beats of a one-second interval
+    queue = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer)
+    job = queue.enqueue(EVALUATE, spec.to_dict(), 1, "nonce", job_timeout=600)
+    worker = Watched([queue], connection=redis_conn, job_monitoring_interval=1)
+    try:
+        started = time.monotonic()
+        worker.work(burst=True)
+        took = time.monotonic() - started
+        job.refresh()
+        assert job.get_status() == "finished", job.exc_info
+        assert job.return_value()["document"]["verdict"] == "passed"
+        # A beat every interval while the evaluation ran (a plain SimpleWorker sends none).
+        assert took > 2.5 and len(beats) >= int(took) - 1
+        assert pool.enabled() and "cpu-gloo-2" in pool._held
+    finally:
+        pool.drain()

@@ -1,0 +1,81 @@
+"""Sandboxes started ahead of their evaluation (evaluator/host/pool.py): a worker that serves one evaluation after
+another takes the pair the last one left waiting, with torch already imported, and no solution sees another's
+build cache or leaves anything behind."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.contract.spec import EvalSpec
+from evaluator.host import pool, sandbox
+from evaluator.host.evaluate import evaluate
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or sandbox.probe("cpu") is not None,
+                                reason="needs root and bubblewrap")
+
+# Leaves a file in its build cache and reports what it found there, so two solutions can be told apart.
+CACHE_PROBE = '''
+import os
+import torch
+import torch.distributed as dist
+
+TAG = "{tag}"
+seen = sorted(os.listdir("/cache"))
+print("ARENA_CACHE_SEEN", seen, flush=True)
+open(f"/cache/built-by-{{TAG}}", "w").write(TAG)
+
+
+def solution(x):
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+'''
+
+
+@pytest.fixture
+def warm(monkeypatch, tmp_path):
+    monkeypatch.setenv(pool.ENV, "1")
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    yield tmp_path
+    pool.drain()
+
+
+def _eval(tag: str, parent: Path) -> dict:
+    return evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=CACHE_PROBE.format(tag=tag),
+                             solution_name=f"{tag}.py", profile="cpu-gloo-2", trials=1, timing_iterations=4,
+                             warmup_iterations=1), workdir_parent=str(parent))
+
+
+def _seen(doc: dict) -> str:
+    return next(line for line in doc["logs"]["rank0"].splitlines() if line.startswith("ARENA_CACHE_SEEN"))
+
+
+def test_the_next_evaluation_takes_the_waiting_sandboxes_and_skips_their_start(warm):
+    first = _eval("a", warm)
+    second = _eval("b", warm)
+    assert first["verdict"] == second["verdict"] == "passed", (first["message"], second["message"])
+    assert first["containment"]["started_ahead"] is False and second["containment"]["started_ahead"] is True
+    # Taken while waiting, its interpreters had imported torch already: the set-up is the ranks' own, not theirs.
+    assert second["phases"]["setup"] < first["phases"]["setup"]
+
+
+def test_a_solution_finds_its_own_builds_in_held_sandboxes_and_never_another_solutions(warm):
+    assert _seen(_eval("a", warm)) == "ARENA_CACHE_SEEN []"
+    assert _seen(_eval("b", warm)) == "ARENA_CACHE_SEEN []"  # a's build is not in b's cache
+    again = _eval("a", warm)
+    assert again["containment"]["started_ahead"] is True
+    assert _seen(again) == "ARENA_CACHE_SEEN ['built-by-a']"  # lent to the held pair and back again
+
+
+def test_draining_leaves_no_process_and_no_folder(warm):
+    _eval("a", warm)
+    held = dict(pool._held)
+    assert held, "an evaluation on a warm worker leaves the next pair waiting"
+    boxes = [h.session.box.pid for h in held.values()]
+    pool.drain()
+    time.sleep(0.2)
+    assert not [pid for pid in boxes if os.path.exists(f"/proc/{pid}")]
+    assert not [h.workdir for h in held.values() if h.workdir.exists()]
+    assert not list((warm / "cache" / "held").iterdir())

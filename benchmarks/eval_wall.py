@@ -38,7 +38,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--problem", default="collectives/all_reduce")
     parser.add_argument("--warm-sandboxes", action="store_true",
-                        help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does (evaluator/host/pool.py)")
+                        help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does")
     parser.add_argument("--between-s", type=float, default=0.0,
                         help="pause between evaluations (a worker between jobs; the held sandboxes import meanwhile)")
     args = parser.parse_args()
@@ -57,7 +57,8 @@ def main() -> int:
                                 solution_name=solution.name, profile=args.profile))
         rows.append({"run": n, "cold": n == 0, "verdict": doc["verdict"], "wall_s": round(time.monotonic() - t, 3),
                      "phases": doc.get("phases"), "timeline": doc.get("timeline"),
-                     "started_ahead": (doc.get("containment") or {}).get("started_ahead"), "iterations": (doc.get("timing") or {}).get("iterations"),
+                     "started_ahead": (doc.get("containment") or {}).get("started_ahead"),
+                     "iterations": (doc.get("timing") or {}).get("iterations"),
                      "host_clock": (doc.get("timing") or {}).get("host_clock"), "message": doc.get("message", "")[:300]})
     warm = [r["wall_s"] for r in rows if not r["cold"]]
     report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,

@@ -3,14 +3,16 @@
 The judge's ranks make the inputs from secret seeds and run the reference for the expected outputs; meanwhile the
 solution's ranks start inside the sandbox. The host then hands the solution each input as data, when its turn
 comes: the warm-up call (its own set-up, not timed), the correctness trials (compared in full by the judge), and
-the timed iterations (each iteration's inputs made only after the previous one ended, moved into the sandbox's
-view, loaded, and removed again before the call; the baseline timed in the judge on the same inputs just before or
-just after, by a draw; every timed output checked by the judge at secret positions). Timings of both sides come
-from the same compiled timer under the same protocol."""
+the timed iterations (each iteration's inputs made only after the previous one ended and read by each rank from
+its own feed slot, a descriptor no other rank holds; the baseline timed in the judge on the same inputs just
+before or just after, by a draw; every timed output copied out of the sandbox's view at once and checked by the
+judge at secret positions). Timings of both sides come from the same compiled timer under the same protocol. On a
+warm worker the sandboxes were started ahead (evaluator/host/pool.py)."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import random
 import secrets
@@ -38,6 +40,7 @@ from evaluator.timer.spin import spin_us
 from problems import imported as imported_problems
 from problems.registry import Problem, get, suites_root
 
+logger = logging.getLogger("arena.evaluate")
 ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
 SUSPICIOUS_SPEEDUP = 20.0
 TMP_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
@@ -153,20 +156,28 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     held = pool.take(profile) if pool.enabled() and not problem.imported else None
     workdir = held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-",
                                                                dir=workdir_parent or workdir_root()))
-    own_cache = _cache_dir(spec.solution_source)
+    ran, own_cache = False, None
     try:
+        own_cache = _cache_dir(spec.solution_source)
         if held:
             pool.lend_cache(own_cache, held.cache)
+        ran = True
         _run(doc, spec, problem, profile, params, workdir, timer_path, iterations, warmup, held)
     finally:
         if held:
-            pool.return_cache(held.cache, own_cache)
+            if not ran:
+                held.session.close()  # _run closes its session; this one never got that far
+            if own_cache is not None:
+                pool.return_cache(held.cache, own_cache)
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
     doc["containment"]["started_ahead"] = held is not None
     if pool.enabled() and not problem.imported:
-        _hold_next(profile, timer_path, workdir_parent or workdir_root())
+        try:
+            _hold_next(profile, timer_path, workdir_parent or workdir_root())
+        except (OSError, sandbox.SandboxUnavailable) as exc:  # the next evaluation starts its own, as without
+            logger.warning("could not start the next evaluation's sandboxes ahead: %s", exc)
     return doc
 
 

@@ -35,6 +35,7 @@ class Held:
 
 
 _held: dict[str, Held] = {}
+_drain_registered = False
 
 
 def enabled() -> bool:
@@ -73,8 +74,10 @@ def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workd
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
         raise
-    if not _held:
+    global _drain_registered
+    if not _drain_registered:
         atexit.register(drain)  # the held sandboxes die with the worker anyway; their folders are removed here
+        _drain_registered = True
     _held[profile.name] = Held(session, workdir, cache)
 
 

@@ -1,13 +1,13 @@
-"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD, FEED_FD])``, called in a process the sandbox's spawner
-forked (evaluator/rank/spawn.py); ``python -m evaluator.rank.worker ...`` runs it on its own.
+"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD, FEED_FD])``, called in a process the
+sandbox's spawner forked (evaluator/rank/spawn.py); ``python -m evaluator.rank.worker ...`` runs it on its own.
 
 Before the solution is loaded: the process group (every communicator the evaluation itself uses), the device, a
 warm-up of the runtime, the compiled timer (which sends its key to the host), and references to everything the
 runtime calls later. Then, on the host's commands: load the solution; call it on inputs read from the exchange
 folder and write its outputs, and the inputs as they were after the call, back there; stage and time the
 iterations of the timing phase (their inputs from the feed slot, a descriptor only this rank was given; their
-outputs to this rank's output slot in the exchange folder). Reports go to the host as JSON lines; they are claims the judge checks, never
-verdicts."""
+outputs to this rank's output slot in the exchange folder). Reports go to the host as JSON lines; they are claims
+the judge checks, never verdicts."""
 
 from __future__ import annotations
 
@@ -196,8 +196,8 @@ class Worker:
         nbytes = self.out.write(_call_values(outputs, []))
         self.staged = None
         t2 = _now()
-        self.send("timed", i=i, launch_us=launch, nbytes=nbytes if record else None, devices=[str(o.device) if type(o) is _Tensor else None
-                                                          for o in outputs],
+        self.send("timed", i=i, launch_us=launch, nbytes=nbytes if record else None,
+                  devices=[str(o.device) if type(o) is _Tensor else None for o in outputs],
                   aliases=_aliases(outputs, buffers), subclasses=_subclasses(outputs),
                   steps_us={"measure": (t1 - t0) * 1e6, "save": (t2 - t1) * 1e6}, **self.after_call())
 

@@ -30,6 +30,7 @@ from evaluator import stats
 from evaluator import timer as compiled_timer
 from evaluator import wire
 from evaluator.contract import backends
+from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
@@ -153,7 +154,10 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     default_iterations, default_warmup = ITERATIONS[profile.device]
     iterations = spec.timing_iterations or default_iterations
     warmup = spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup
-    held = pool.take(profile) if pool.enabled() and not problem.imported else None
+    # A solution that builds extensions binds its own cache from the start: its build may be running ahead on the
+    # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
+    held = pool.take(profile) if pool.enabled() and not problem.imported and \
+        not needs_build(spec.solution_source) else None
     workdir = held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-",
                                                                dir=workdir_parent or workdir_root()))
     ran, own_cache = False, None

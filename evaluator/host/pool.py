@@ -7,8 +7,9 @@ host) is no longer on its path.
 A held pair knows nothing of any solution: its working directory has an empty solution folder and an empty build
 cache of its own. When it is taken, the solution's file is written into the first, and the solution's own build
 cache is lent to the second (its entries moved in, and moved back when the evaluation ends), so no solution ever
-sees another's builds. One pair is held per profile; an imported problem (whose judge sees its suite's files)
-always starts its own."""
+sees another's builds. One pair is held per profile; an imported problem (whose judge sees its suite's files) and
+a solution that builds extensions (whose build may be running ahead on the build queue, in its cache) always start
+their own."""
 
 from __future__ import annotations
 

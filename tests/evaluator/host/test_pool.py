@@ -79,3 +79,15 @@ def test_draining_leaves_no_process_and_no_folder(warm):
     assert not [pid for pid in boxes if os.path.exists(f"/proc/{pid}")]
     assert not [h.workdir for h in held.values() if h.workdir.exists()]
     assert not list((warm / "cache" / "held").iterdir())
+
+
+def test_a_solution_that_builds_extensions_starts_its_own_sandboxes(warm):
+    _eval("a", warm)
+    held = pool._held["cpu-gloo-2"]
+    # Its build may be running ahead on the build queue, in its own cache: that cache is bound, never moved.
+    source = CACHE_PROBE.format(tag="c").replace("import os\n", "import os  # no load_inline here\n")
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=source, solution_name="c.py",
+                            profile="cpu-gloo-2", trials=1, timing_iterations=4, warmup_iterations=1),
+                   workdir_parent=str(warm))
+    assert doc["verdict"] == "passed", doc["message"]
+    assert doc["containment"]["started_ahead"] is False and pool._held["cpu-gloo-2"] is held

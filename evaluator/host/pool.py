@@ -82,6 +82,12 @@ def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workd
     _held[profile.name] = Held(session, workdir, cache)
 
 
+def wait_ready(profile: HardwareProfile, timeout_s: float) -> bool:
+    """True once the pair held for ``profile`` has imported torch (False: none held, or not within ``timeout_s``)."""
+    held = _held.get(profile.name)
+    return held is not None and held.session.wait_imported(timeout_s)
+
+
 def lend_cache(own: Path, held_cache: Path) -> None:
     """Moves the solution's build cache entries into the held pair's cache folder (one file system: renames)."""
     for entry in os.listdir(own):

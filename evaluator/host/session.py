@@ -165,7 +165,25 @@ class Session:
             os.close(fd)
         self._holds = []
         self.started = time.monotonic()
-        self.events = {}
+        # What happened while the sandboxes waited happened before this evaluation began.
+        self.events = {k: 0.0 for k in self.events if k.endswith("_imported")}
+
+    def wait_imported(self, timeout_s: float) -> bool:
+        """For sandboxes started with ``hold``: True once both first processes have imported their code (torch
+        with it), False when ``timeout_s`` passes first."""
+        deadline = time.monotonic() + timeout_s
+        while not {"sandbox_imported", "judge_imported"} <= self.events.keys():
+            lines = [x for x in (self.spawner_reports, self.judge_exits) if x is not None and not x.closed]
+            left = deadline - time.monotonic()
+            if not lines or left <= 0:
+                return False
+            ready, _, _ = select.select([x.fd for x in lines], [], [], left)
+            for x in lines:
+                if x.fd in ready:
+                    judge = x is self.judge_exits
+                    self._spawner_said(x.read_available(), self.judge_codes if judge else self.exits,
+                                       "judge" if judge else "sandbox")
+        return True
 
     def start_sandbox(self, config: dict[str, Any] | None, hold: bool = False) -> None:
         if config is not None:

@@ -55,7 +55,7 @@ def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandb
     source = ("import torch.distributed as dist\n\ndef solution(x):\n    out = x.clone()\n    dist.all_reduce(out)\n"
               "    return out\n")
     spec = EvalSpec(problem_id="collectives/all_reduce", solution_source=source, profile="cpu-gloo-2", trials=2,
-                    timing_iterations=200)  # a few seconds: several beats of a one-second interval
+                    timing_iterations=400)  # several seconds: several beats of a one-second interval
     queue = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer)
     job = queue.enqueue(EVALUATE, spec.to_dict(), 1, "nonce", job_timeout=600)
     worker = Watched([queue], connection=redis_conn, job_monitoring_interval=1)
@@ -67,7 +67,7 @@ def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandb
         assert job.get_status() == "finished", job.exc_info
         assert job.return_value()["document"]["verdict"] == "passed"
         # A beat every interval while the evaluation ran (a plain SimpleWorker sends none).
-        assert took > 2.5 and len(beats) >= int(took) - 1
+        assert len(beats) >= max(1, int(took) - 1), (took, len(beats))
         assert pool.enabled() and "cpu-gloo-2" in pool._held
     finally:
         pool.drain()

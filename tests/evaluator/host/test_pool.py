@@ -22,9 +22,9 @@ import torch
 import torch.distributed as dist
 
 TAG = "{tag}"
-seen = sorted(os.listdir("/cache"))
-print("ARENA_CACHE_SEEN", seen, flush=True)
-open(f"/cache/built-by-{{TAG}}", "w").write(TAG)
+if os.environ["RANK"] == "0":  # one rank looks and builds, so the ranks do not race each other
+    print("ARENA_CACHE_SEEN", sorted(os.listdir("/cache")), flush=True)
+    open(f"/cache/built-by-{{TAG}}", "w").write(TAG)
 
 
 def solution(x):
@@ -53,11 +53,16 @@ def _seen(doc: dict) -> str:
 
 
 def test_the_next_evaluation_takes_the_waiting_sandboxes_and_skips_their_start(warm):
+    from evaluator.contract.profiles import get_profile
+
     first = _eval("a", warm)
+    assert pool.wait_ready(get_profile("cpu-gloo-2"), 120), "the held pair never finished importing"
     second = _eval("b", warm)
     assert first["verdict"] == second["verdict"] == "passed", (first["message"], second["message"])
     assert first["containment"]["started_ahead"] is False and second["containment"]["started_ahead"] is True
-    # Taken while waiting, its interpreters had imported torch already: the set-up is the ranks' own, not theirs.
+    # Taken once it had imported torch: the set-up is the ranks' own, the imports were done before it began.
+    assert second["timeline"]["sandbox_imported"] == second["timeline"]["judge_imported"] == 0.0
+    assert first["timeline"]["sandbox_imported"] > 0
     assert second["phases"]["setup"] < first["phases"]["setup"]
 
 

@@ -60,7 +60,7 @@ def main() -> int:
         folder = Path(tmp)
         for mib in (int(s) for s in args.sizes_mib.split(",")):
             x = torch.randn(mib << 19, dtype=torch.bfloat16, device=device)
-            path, copy = folder / "a.pt", folder / "b.pt"
+            path = folder / "a.pt"
             row = {"mib": mib,
                    "save_ms": _ms(lambda: wire.save_tensors(path, [x]), args.repeats, sync),
                    "load_ms": _ms(lambda: wire.load_tensors(path), args.repeats, sync),

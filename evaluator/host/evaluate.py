@@ -156,8 +156,8 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     warmup = spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup
     # A solution that builds extensions binds its own cache from the start: its build may be running ahead on the
     # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
-    held = pool.take(profile) if pool.enabled() and not problem.imported and \
-        not needs_build(spec.solution_source) else None
+    warm = pool.enabled() and not problem.imported
+    held = pool.take(profile) if warm and not needs_build(spec.solution_source) else None
     workdir = held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-",
                                                                dir=workdir_parent or workdir_root()))
     ran, own_cache = False, None
@@ -165,8 +165,9 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
         own_cache = _cache_dir(spec.solution_source)
         if held:
             pool.lend_cache(own_cache, held.cache)
+        session = held.session if held else _new_session(workdir, profile, timer_path, own_cache)
         ran = True
-        _run(doc, spec, problem, profile, params, workdir, timer_path, iterations, warmup, held)
+        _run(doc, spec, problem, profile, params, session, iterations, warmup, started_ahead=held is not None)
     finally:
         if held:
             if not ran:
@@ -177,7 +178,7 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
             shutil.rmtree(workdir, ignore_errors=True)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
     doc["containment"]["started_ahead"] = held is not None
-    if pool.enabled() and not problem.imported:
+    if warm:
         try:
             _hold_next(profile, timer_path, workdir_parent or workdir_root())
         except (OSError, sandbox.SandboxUnavailable) as exc:  # the next evaluation starts its own, as without
@@ -188,13 +189,18 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
 def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str | None) -> None:
     """Starts the next evaluation's sandboxes for ``profile`` (evaluator/host/pool.py)."""
     def start(workdir: Path, cache: Path) -> Session:
-        solution_dir = _prepare_workdir(workdir, profile.world_size)
-        session = Session(workdir, profile, timer_path, _runtime_dir(), solution_dir, cache, TMP_BYTES[profile.device])
+        session = _new_session(workdir, profile, timer_path, cache)
         session.start_judges(None, None, (), hold=True)
         session.start_sandbox(None, hold=True)
         return session
 
     pool.hold(profile, start, workdir_parent, _cache_root())
+
+
+def _new_session(workdir: Path, profile: HardwareProfile, timer_path: Path, cache: Path) -> Session:
+    """The evaluation's folders in ``workdir`` and the session over them, its sandboxes not yet started."""
+    solution_dir = _prepare_workdir(workdir, profile.world_size)
+    return Session(workdir, profile, timer_path, _runtime_dir(), solution_dir, cache, TMP_BYTES[profile.device])
 
 
 def _solution_backend(spec: EvalSpec) -> str | None:
@@ -254,29 +260,23 @@ def _prepare_workdir(workdir: Path, world_size: int) -> Path:
 
 
 def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: HardwareProfile, params: dict[str, Any],
-         workdir: Path, timer_path: Path, iterations: int, warmup: int, held: pool.Held | None) -> None:
+         session: Session, iterations: int, warmup: int, *, started_ahead: bool) -> None:
+    """The evaluation in ``session``, whose sandboxes were started ahead (and wait to be released) or not yet."""
     world = profile.world_size
-    if held:
-        session = held.session
-        solution_dir = session.solution_dir
-    else:
-        solution_dir = _prepare_workdir(workdir, world)
-        session = Session(workdir, profile, timer_path, _runtime_dir(), solution_dir,
-                          _cache_dir(spec.solution_source), TMP_BYTES[profile.device])
-    filename = _write_solution(solution_dir, spec)
+    filename = _write_solution(session.solution_dir, spec)
     seeds = _secrets(spec, warmup, iterations)
     limits = spec.timeouts
     judge_config = {"problem_id": problem.id, "preset": profile.preset, "params": params, "world_size": world,
                     "backend": profile.backend, "device": profile.device, "seeds": seeds,
                     "measure_timing": spec.measure_timing, "warmup_iterations": warmup,
-                    "private": str(session.private), "exchange": str(session.io), "timer": str(timer_path)}
+                    "private": str(session.private), "exchange": str(session.io), "timer": str(session.timer_path)}
     rank_config = {"world_size": world, "backend": profile.backend, "device": profile.device,
                    "timer": "/arena/_arena_timer.so",
                    "symm_mem_backend": backends.SYMM_MEM_BACKEND.get(_solution_backend(spec) or "")}
     trials: list[dict[str, Any]] = []
     calls: dict[str, int] = {}
     try:
-        if held:
+        if started_ahead:
             session.release(judge_config, rank_config)
         else:
             session.start_judges(judge_config, suites_root() if problem.imported else None,

@@ -180,9 +180,7 @@ class Session:
             ready, _, _ = select.select([x.fd for x in lines], [], [], left)
             for x in lines:
                 if x.fd in ready:
-                    judge = x is self.judge_exits
-                    self._spawner_said(x.read_available(), self.judge_codes if judge else self.exits,
-                                       "judge" if judge else "sandbox")
+                    self._read_spawner(x)
         return True
 
     def start_sandbox(self, config: dict[str, Any] | None, hold: bool = False) -> None:
@@ -273,7 +271,7 @@ class Session:
             errors = [m for p in self.ranks for m in p.messages if m.get("kind") in ("error", "garbled")]
             dead = [p.rank for p in self.ranks if p.reports.closed and not p.last("finished")]
             if self.spawner_reports is not None:
-                self._spawner_said(self.spawner_reports.read_available(), self.exits, "sandbox")
+                self._read_spawner(self.spawner_reports)
             if (errors or dead) and failed_at is None:
                 failed_at = time.monotonic()
             if failed_at is not None and (time.monotonic() - failed_at >= FAILURE_GRACE_S or
@@ -315,14 +313,14 @@ class Session:
                     os.close(target.fd)
                     target.fd = -1
             elif isinstance(target, wire.Lines):
-                judge = target is self.judge_exits
-                self._spawner_said(target.read_available(), self.judge_codes if judge else self.exits,
-                                   "judge" if judge else "sandbox")
+                self._read_spawner(target)
 
-    def _spawner_said(self, messages: list[dict[str, Any]], exits: dict[int, int], which: str) -> None:
-        """A sandbox's first process reports when it has imported the ranks' code (torch with it) and how each rank
-        ended."""
-        for m in messages:
+    def _read_spawner(self, lines: wire.Lines) -> None:
+        """What a sandbox's first process reports (``lines``: the judge's or the solution's): when it has imported
+        the ranks' code (torch with it), and how each rank ended."""
+        judge = lines is self.judge_exits
+        exits, which = (self.judge_codes, "judge") if judge else (self.exits, "sandbox")
+        for m in lines.read_available():
             if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
                 exits[m["rank"]] = int(m.get("code", 0))
             elif m.get("kind") == "imported" and f"{which}_imported" not in self.events:

@@ -67,20 +67,26 @@ def _children(pid: int) -> list[int] | None:
     return out
 
 
-def descendants(root: int) -> list[Proc]:
-    # Walking down from the sandbox's root costs what the sandbox holds; reading every process of the host (the
-    # fallback) costs what the host runs, once per timed iteration.
+def _walk_down(root: int) -> dict[int, list[int]] | None:
+    """Each process under ``root`` (itself included) with its children; None where the kernel cannot say."""
     walked: dict[int, list[int]] = {}
     stack = [root]
-    while stack and walked is not None:
+    while stack:
         pid = stack.pop()
         kids = _children(pid)
         if kids is None:
-            walked = None
-            break
+            return None
         walked[pid] = kids
         stack.extend(kids)
-    children = walked if walked is not None else _children_of_every_process()
+    return walked
+
+
+def descendants(root: int) -> list[Proc]:
+    # Walking down from the sandbox's root costs what the sandbox holds; reading every process of the host (the
+    # fallback) costs what the host runs, once per timed iteration.
+    children = _walk_down(root)
+    if children is None:
+        children = _children_of_every_process()
     out: list[Proc] = []
     stack = list(children.get(root, []))
     while stack:

@@ -10,6 +10,10 @@ On a profile of more than one node a fourth ceiling applies where the problem gi
 There the link term is bounded by NVLink and the network together (``link_bytes_per_rank`` counts every byte a
 rank sends, and a GPU can drive its NVLink and its NIC at once), so each ceiling stays a lower bound on its own.
 On one node the inter-node term is ignored: those bytes then travel over NVLink and are in the link term already.
+
+One rank has no peer, so nothing crosses a link whatever the problem's formula says: formulas are written for the
+world sizes a problem lists (a broadcast's ``R * C * E`` holds from two ranks up), and the one-rank smoke profiles
+run them at one, where only HBM and compute bound the time.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ def roofline(problem: Problem, profile: HardwareProfile, world_size: int,
     internode_gbps = getattr(profile, "internode_gbps", None) or 0.0
     multi_node = nodes > 1 and internode_gbps > 0
     link_gbps = profile.link_gbps + (internode_gbps if multi_node else 0.0)
-    link_s = terms["link_bytes_per_rank"] / (link_gbps * 1e9)
-    if terms["link_bytes_per_rank"] > 0:
+    link_bytes = terms["link_bytes_per_rank"] if world_size > 1 else 0.0
+    link_s = link_bytes / (link_gbps * 1e9)
+    if link_bytes > 0:
         link_s += profile.link_latency_us * 1e-6
     internode_bytes = terms.get("internode_bytes_per_rank", 0.0) if multi_node else 0.0
     internode_s = internode_bytes / (internode_gbps * 1e9) if multi_node else 0.0

@@ -39,7 +39,7 @@ GiB = 1 << 30
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
 RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py",
                  "rank/__init__.py", "rank/spawn.py", "rank/worker.py", "rank/calls.py", "rank/backends/__init__.py",
-                 "rank/backends/parallelkittens.py")
+                 "rank/backends/parallelkittens.py", "rank/backends/nvshmem.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
              "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/localtime", "/etc/os-release")

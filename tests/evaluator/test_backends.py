@@ -1,8 +1,9 @@
 """Solution backends on CPU: how a backend is declared, which files the CPU runs skip, the multicast rule per
-hardware profile, what the sandbox binds for ParallelKittens, and the runtime helper's flags (docs/backends/)."""
+hardware profile, what the sandbox binds for ParallelKittens, the runtime helpers' flags and numbers (docs/backends/)."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from evaluator.contract.spec import EvalSpec
 from evaluator.host import evaluate as evaluate_module
 from evaluator.host import sandbox
 from evaluator.host.evaluate import evaluate
+from evaluator.rank.backends import nvshmem as nvshmem_numbers
 from evaluator.rank.backends import parallelkittens as pk
 from evaluator.static_checks import _MULTICAST, check
 
@@ -185,6 +187,7 @@ def test_the_sandbox_binds_thunderkittens_read_only_and_stages_the_helper(monkey
     assert env[backends.THUNDERKITTENS_ENV] == str(kittens)
     staged = sandbox.stage_runtime(tmp_path / "runtime")
     assert (staged / "evaluator" / "rank" / "backends" / "parallelkittens.py").is_file()
+    assert (staged / "evaluator" / "rank" / "backends" / "nvshmem.py").is_file()
     monkeypatch.delenv(backends.THUNDERKITTENS_ENV)
     assert backends.THUNDERKITTENS_ENV not in sandbox.environment({}, "cuda")
     assert str(kittens) not in sandbox.command(mounts, ["python"], sandbox.environment({}, "cuda"), "cuda", 1 << 20)
@@ -218,3 +221,30 @@ def test_the_image_and_the_readme_pin_the_contracts_thunderkittens_commit():
     commit = backends.THUNDERKITTENS_COMMIT
     assert f"ARG THUNDERKITTENS_COMMIT={commit}" in (REPO / "Dockerfile").read_text()
     assert f"checkout {commit}" in (REPO / "README.md").read_text()
+
+
+# -- the NVSHMEM helper -------------------------------------------------------------------------------------------
+def _nvshmem_call_args(source: str) -> list[tuple[str, ast.expr]]:
+    """(function, the argument that names a comparison or signal operation) for each NVSHMEM device call."""
+    position = {"signal_op": 2, "signal_wait_until": 1, "wait_until": 1, "putmem_signal_block": 5}
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in position:
+            found.append((node.func.attr, node.args[position[node.func.attr]]))
+    return found
+
+
+def test_nvshmem_known_answers_take_nvshmems_numbers_from_the_helper():
+    # torch's docstrings say GE is 3 and SIGNAL_SET 0; NVSHMEM's headers say 5 and 9. A barrier written with the
+    # docstrings' numbers never returned on one H200; the answers name the helper's constants instead.
+    assert (nvshmem_numbers.CMP_GE, nvshmem_numbers.CMP_LE, nvshmem_numbers.SIGNAL_SET) == (5, 3, 9)
+    answers = sorted((REPO / "problems").glob("*/*/solutions/*/*_nvshmem.py"))
+    assert len(answers) >= 3
+    for path in answers:
+        source = path.read_text()
+        calls = _nvshmem_call_args(source)
+        assert calls, path
+        for name, arg in calls:
+            assert isinstance(arg, ast.Name), f"{path.name}: {name} takes a literal, not NVSHMEM's named number"
+            assert f"{arg.id} = tl.constexpr(nv.{arg.id})" in source, (path.name, arg.id)
+        assert "from evaluator.rank.backends import nvshmem as nv" in source

@@ -53,3 +53,16 @@ def test_internode_term_is_ignored_on_one_node_and_optional_on_two():
     assert one_node["bound"] == "link" and "internode_us" not in one_node
     without = roofline(_problem(None), get_profile("h200-2x4"), 8)
     assert without["internode_us"] == 0.0 and without["bound"] == "link"
+
+
+def test_one_rank_has_no_link_to_bound_it():
+    # A broadcast's link bytes (R * C * E) hold from two ranks up; at one rank an honest copy runs at HBM speed,
+    # and a link floor there refused one as physically impossible.
+    problem = dataclasses.replace(_problem(None), roofline={"link_bytes_per_rank": "N * E",
+                                                            "hbm_bytes_per_rank": "2 * N * E", "flops_per_rank": "0"})
+    smoke = get_profile("h200-smoke-1", allow_smoke=True)
+    one = roofline(problem, smoke, 1)
+    assert one["link_us"] == 0.0 and one["bound"] == "hbm"
+    assert one["time_us"] == pytest.approx(2 * (1 << 26) * 2 / 4800e9 * 1e6)
+    two = roofline(problem, dataclasses.replace(smoke, world_size=2), 2)
+    assert two["bound"] == "link" and two["link_us"] == pytest.approx((1 << 26) * 2 / 478e9 * 1e6)

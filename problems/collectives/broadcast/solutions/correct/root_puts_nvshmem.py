@@ -14,8 +14,13 @@ import triton
 import triton.language as tl
 from torch.distributed._symmetric_memory._nvshmem_triton import requires_nvshmem
 
+from evaluator.rank.backends import nvshmem as nv
+
 BACKEND = "nvshmem"
 CHUNK = 1 << 16
+# NVSHMEM's numbers, not those of torch's docstrings (evaluator/rank/backends/nvshmem.py).
+SIGNAL_SET = tl.constexpr(nv.SIGNAL_SET)
+CMP_GE = tl.constexpr(nv.CMP_GE)
 
 
 @requires_nvshmem
@@ -32,9 +37,9 @@ def put_all(dst, src, numel, world, CHUNK: tl.constexpr):
 @triton.jit(do_not_specialize=["epoch"])
 def flag_barrier(flags, rank, world, epoch):
     for pe in range(world):
-        nvshmem.signal_op((flags + rank).to(tl.int64), epoch.to(tl.int64), 0, pe)  # NVSHMEM_SIGNAL_SET
+        nvshmem.signal_op((flags + rank).to(tl.int64), epoch.to(tl.int64), SIGNAL_SET, pe)
     for pe in range(world):
-        nvshmem.signal_wait_until(flags + pe, 3, epoch)  # NVSHMEM_CMP_GE
+        nvshmem.signal_wait_until(flags + pe, CMP_GE, epoch)
 
 
 class _State:

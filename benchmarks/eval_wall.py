@@ -7,7 +7,8 @@ A plain correct solution evaluated --runs times in a row in one worker process (
 runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each phase's
 share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes each evaluation
 starts the next one's sandboxes ahead (as ArenaWarmWorker does); --between-s pauses between evaluations, as a
-worker waits between jobs, which is when those sandboxes import torch."""
+worker waits between jobs, which is when those sandboxes import torch. Each run's speedup (identical code on both
+sides) is recorded, to see whether anything running beside an evaluation moved its timings."""
 
 from __future__ import annotations
 
@@ -59,8 +60,12 @@ def main() -> int:
                      "phases": doc.get("phases"), "timeline": doc.get("timeline"),
                      "started_ahead": (doc.get("containment") or {}).get("started_ahead"),
                      "iterations": (doc.get("timing") or {}).get("iterations"),
+                     "speedup": (doc.get("timing") or {}).get("speedup"),
+                     "solution_median_us": ((doc.get("timing") or {}).get("solution") or {}).get("median_us"),
+                     "baseline_median_us": ((doc.get("timing") or {}).get("baseline") or {}).get("median_us"),
                      "host_clock": (doc.get("timing") or {}).get("host_clock"), "message": doc.get("message", "")[:300]})
     warm = [r["wall_s"] for r in rows if not r["cold"]]
+    speedups = [r["speedup"] for r in rows if not r["cold"] and r["speedup"] is not None]
     report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,
               "solution": solution.name, "cpus": os.cpu_count(),
               "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
@@ -68,6 +73,7 @@ def main() -> int:
                          + (f" --between-s {args.between_s:g}" if args.between_s else ""),
               "warm_sandboxes": args.warm_sandboxes, "between_s": args.between_s,
               "warm_median_s": statistics.median(warm), "warm_max_s": max(warm), "cold_s": rows[0]["wall_s"],
+              "warm_speedups": speedups,
               "runs": rows}
     name = f"eval_wall_{report['date']}_{args.profile}" + ("_warm_sandboxes" if args.warm_sandboxes else "")
     (out / f"{name}.json").write_text(json.dumps(report, indent=1))

@@ -1,5 +1,6 @@
 """Solution backends on CPU: how a backend is declared, which files the CPU runs skip, the multicast rule per
-hardware profile, what the sandbox binds for ParallelKittens, the runtime helpers' flags and numbers (docs/backends/)."""
+hardware profile, what the sandbox binds for ParallelKittens, the runtime helpers' flags and numbers
+(docs/backends/)."""
 
 from __future__ import annotations
 

@@ -2,17 +2,19 @@
 
 NVSHMEM's device functions take their comparison and signal operation as integers, and the docstrings of PyTorch's
 Triton bindings (``torch.distributed._symmetric_memory._nvshmem_triton``) list other numbers than NVSHMEM's headers
-define: "GE (3)" is ``NVSHMEM_CMP_LE`` and "SIGNAL_SET (0)" is no signal operation at all. A barrier written from those
-docstrings either passes before its peers arrive or never ends. These are the values of NVSHMEM 3.4's
-``nvshmem_constants`` (``enum nvshmemi_cmp_type``, ``enum nvshmem_signal_ops``), checked against the installed headers
-where they exist (tests/evaluator/rank/test_nvshmem_helper.py).
+define: "GE (3)" is ``NVSHMEM_CMP_LE`` and "SIGNAL_SET (0)" is not a signal operation NVSHMEM defines. A barrier
+written from those docstrings either passes before its peers arrive or never ends (on one H200 it never returned).
+These are the values of NVSHMEM 3.4's headers (``enum nvshmemi_cmp_type`` in nvshmem_constants.h,
+``nvshmemx_signal_op_t`` in nvshmem_common_transport.h); ``python benchmarks/backends_gpu.py OUTDIR`` records those
+definitions beside them.
 
-A Triton kernel may read a module-level value only as a ``tl.constexpr``: wrap them where the kernel is defined,
-``SIGNAL_SET = tl.constexpr(nv.SIGNAL_SET)`` after ``from evaluator.rank.backends import nvshmem as nv``. Imports nothing: the web side and CPU tests load it."""
+A Triton kernel may read a module-level value only as a ``tl.constexpr``: after
+``from evaluator.rank.backends import nvshmem as nv``, wrap them where the kernel is defined,
+``SIGNAL_SET = tl.constexpr(nv.SIGNAL_SET)``. Imports nothing: the web side and CPU tests load it."""
 
 from __future__ import annotations
 
-# enum nvshmemi_cmp_type: wait_until / signal_wait_until / test
+# enum nvshmemi_cmp_type: wait_until / signal_wait_until
 CMP_EQ = 0
 CMP_NE = 1
 CMP_GT = 2
@@ -20,9 +22,6 @@ CMP_LE = 3
 CMP_LT = 4
 CMP_GE = 5
 
-# enum nvshmem_signal_ops (NVSHMEMI_AMO_SIGNAL_SET / _ADD): signal_op / putmem_signal_block
+# nvshmemx_signal_op_t (NVSHMEMI_AMO_SIGNAL_SET / _ADD): signal_op / putmem_signal_block
 SIGNAL_SET = 9
 SIGNAL_ADD = 10
-
-CMP = {"EQ": CMP_EQ, "NE": CMP_NE, "GT": CMP_GT, "LE": CMP_LE, "LT": CMP_LT, "GE": CMP_GE}
-SIGNAL = {"SET": SIGNAL_SET, "ADD": SIGNAL_ADD}

@@ -11,10 +11,41 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 MAX_LINE = 1 << 20  # a report longer than this is not ours
+# Bound when the module loads, before any solution code runs in the process.
+_type, _tuple, _list = type, tuple, list
+_TB: Any = None  # torch's C tensor type, bound by bind_torch()
+
+
+def bind_torch() -> None:
+    """Binds the tensor methods that writing a tensor file uses to torch's C tensor type, whose methods no code
+    can replace: a rank calls it before it loads the solution, which could otherwise rebind ``Tensor.detach`` and
+    do its work there, after the timer has stopped."""
+    global _TB
+    import torch
+
+    _TB = torch._C.TensorBase
+
+
+def result_tuple_types() -> frozenset[type]:
+    """torch's own named result tuples (``torch.topk``, ``torch.sort``, ``torch.max(dim=...)``): C types. Read
+    before any solution code runs, so a class of the solution's that merely claims their module is not one."""
+    import torch
+
+    found = (getattr(torch.return_types, n) for n in dir(torch.return_types))
+    return frozenset(t for t in found if isinstance(t, type) and issubclass(t, tuple))
+
+
+def outputs_of(out: Any, result_tuples: frozenset[type]) -> list[Any]:
+    """A call's result as its outputs: a plain tuple or list, or one of ``result_tuples``, holds several; anything
+    else is one output. Exact types only: iterating anything else would run the solution's own code (its
+    ``__iter__``) after the timer stopped, where the work it defers is never timed."""
+    kind = _type(out)
+    return _list(out) if kind is _tuple or kind is _list or kind in result_tuples else [out]
 
 
 class Lines:
@@ -85,19 +116,20 @@ def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
     data's size, padding included."""
     import torch
 
+    tb = _TB or torch._C.TensorBase
     parts: list[tuple[Any, int, int]] = []
     offset = 0
 
     def entry(v: Any) -> Any:
         nonlocal offset
-        if isinstance(v, list):
+        if _type(v) is _list:
             return [entry(x) for x in v]
-        if not isinstance(v, torch.Tensor):
+        if not isinstance(v, tb):
             return None
-        t = v.detach()
-        nbytes = t.numel() * t.element_size()
-        meta = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "offset": offset,
-                "nbytes": nbytes}
+        t = tb.detach(v)
+        nbytes = tb.numel(t) * tb.element_size(t)
+        meta = {"dtype": str(tb.dtype.__get__(t)).removeprefix("torch."), "shape": list(tb.shape.__get__(t)),
+                "offset": offset, "nbytes": nbytes}
         parts.append((t, offset, nbytes))
         offset += _padded(nbytes)
         return meta
@@ -140,12 +172,40 @@ def save_call(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
     save_tensors(path, call_values(outputs, inputs_after))
 
 
+def open_plain(path: Path) -> int:
+    """A descriptor for reading ``path``, a file the other side of a sandbox wrote; ValueError unless it is a plain
+    file. Its last component is never followed as a link, because a link resolves in the reader's namespace (the
+    host, as root, would read its own files into a result), and opening never waits, as it would on a FIFO until
+    a writer came. The folders above it belong to the reader, so only the last component is the writer's."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError(f"{Path(path).name} is not a plain file")
+    return fd
+
+
+def read_plain_text(path: Path, head: int, tail: int) -> str:
+    """The first ``head`` and last ``tail`` bytes of a plain file (:func:`open_plain`) as text, a mark between them
+    where the middle was left out: a log may be gigabytes, and only its ends are shown."""
+    fd = open_plain(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size <= head + tail:
+            data = os.pread(fd, size, 0)
+        else:
+            data = os.pread(fd, head, 0) + f"\n… [{size - head - tail} bytes cut] …\n".encode() + \
+                os.pread(fd, tail, size - tail)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
 def load_tensors(path: Path) -> list[Any]:
     """Reads what :func:`save_tensors` wrote, checking every field: a file written by solution code yields plain
-    CPU tensors, Nones and lists, or a ValueError."""
+    CPU tensors, Nones and lists, or a ValueError (a link or anything but a plain file included)."""
     import torch
 
-    with open(path, "rb") as f:
+    with os.fdopen(open_plain(path), "rb") as f:
         length = os.fstat(f.fileno()).st_size
         whole = torch.empty(length, dtype=torch.uint8)
         got = f.readinto(_bytes_of(whole))
@@ -264,14 +324,19 @@ class Slot:
             size = max(need + (-need) % self.GROW, 2 * self.size)
             os.ftruncate(self.fd, size)
             self._remap(size)
+        import torch
+
+        # torch's C tensor methods only (bind_torch): this runs in the rank after the timer has stopped.
+        tb = _TB or torch._C.TensorBase
         view = self.bytes
-        view[:len(prefix)].copy_(_frombytes(prefix))
+        tb.copy_(tb.narrow(view, 0, 0, len(prefix)), _frombytes(prefix))
         base = len(prefix)
         for t, off, n in parts:
             if n:
-                view[base + off:base + off + n].view(t.dtype).view(t.shape).copy_(t)
+                into = tb.view(tb.view(tb.narrow(view, 0, base + off, n), tb.dtype.__get__(t)), tb.shape.__get__(t))
+                tb.copy_(into, t)
             # The padding too: the slot holds what the last, maybe larger, draw left there.
-            view[base + off + n:base + off + _padded(n)].zero_()
+            tb.zero_(tb.narrow(view, 0, base + off + n, _padded(n) - n))
         return need
 
     def read(self, length: int | None = None) -> list[Any]:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evaluator import wire
 from evaluator.host import sandbox
 
 REPO_ROOT = sandbox.PACKAGE_ROOT.parent
@@ -74,12 +75,16 @@ def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: 
                                  f"that deadlocks or never returns ends here)")
         report_path = mounts.io / "report.json"
         tail = (done.stdout[-1500:] + done.stderr[-1500:]).decode("utf-8", "replace").strip()
-        if not report_path.is_file() or report_path.is_symlink():
-            return failed_report(f"the check's sandbox ended (exit {done.returncode}) without a report: {tail[-1500:]}")
-        if report_path.stat().st_size > MAX_REPORT_BYTES:
-            return failed_report("the check's report is larger than the 1 MiB a report may be")
         try:
-            report = json.loads(report_path.read_text())
+            fd = wire.open_plain(report_path)  # the sandbox's folder: a link or a FIFO there is no report
+        except (OSError, ValueError):
+            return failed_report(f"the check's sandbox ended (exit {done.returncode}) without a report: {tail[-1500:]}")
+        with os.fdopen(fd, "rb") as f:
+            if os.fstat(fd).st_size > MAX_REPORT_BYTES:
+                return failed_report("the check's report is larger than the 1 MiB a report may be")
+            raw = f.read(MAX_REPORT_BYTES + 1)
+        try:
+            report = json.loads(raw.decode("utf-8"))
         except ValueError:
             return failed_report("the check's report is not JSON")
     if not isinstance(report, dict) or not isinstance(report.get("ok"), bool):

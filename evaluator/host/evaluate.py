@@ -17,7 +17,6 @@ import os
 import random
 import secrets
 import shutil
-import stat
 import statistics
 import tempfile
 import time
@@ -32,7 +31,7 @@ from evaluator import wire
 from evaluator.contract import backends
 from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile, get_profile
-from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
+from evaluator.contract.result import LOG_LIMIT, TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import host_clock, pool, sandbox
 from evaluator.host.host_clock import Windows
@@ -290,7 +289,7 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         session.snapshot_threads()
         session.wait(session.judges, "prepared", judge_limit)
         session.mark("judge_prepared")
-        session.tell_ranks(op="load", path=f"/solution/{filename}")
+        session.load_solution(f"/solution/{filename}")
         session.wait(session.ranks, "loaded", limits.get("setup", 120.0))
         session.mark("solution_loaded")
         _note(calls, session, "loaded")
@@ -358,9 +357,19 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
 def _stage(session: Session, name: str) -> None:
     for r in range(session.world_size):
         src = session.private / f"r{r}" / f"in.{name}.pt"
-        dst = session.io / f"r{r}" / f"in.{name}.pt"
-        os.replace(src, dst)
-        os.chmod(dst, 0o644)
+        # Its mode set through a descriptor before it moves: both folders belong to a sandbox, and a name in either
+        # may be a link to a host file by the time a chmod by name would run.
+        fd = wire.open_plain(src)
+        try:
+            os.fchmod(fd, 0o644)
+        finally:
+            os.close(fd)
+        try:
+            os.replace(src, session.io / f"r{r}" / f"in.{name}.pt")
+        except OSError as exc:  # a folder or the like made at that name by the solution's rank
+            raise Stop("rejected", f"rank {r}: the evaluator could not put this call's inputs at in.{name}.pt in "
+                                   f"the rank's exchange folder ({type(exc).__name__}): a solution must not make "
+                                   f"files or folders at the evaluator's names there", [r]) from exc
 
 
 def _unstage(session: Session, name: str) -> None:
@@ -494,13 +503,14 @@ def copy_plain_file(src: Path, dst: Path, limit: int | None = None) -> int | Non
     can be hundreds of MiB per iteration on GPU profiles). ``dst`` is not truncated: its pages, kept from the last
     copy, are written over rather than allocated again. Returns the bytes copied; None when ``src`` is a link or
     not a plain file."""
-    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        fd = wire.open_plain(src)
+    except ValueError:
+        return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
         size = info.st_size if limit is None else min(limit, info.st_size)
-        out = os.open(dst, os.O_WRONLY | os.O_CREAT, 0o644)
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             done = 0
             while done < size:
@@ -631,8 +641,9 @@ def _logs(session: Session) -> dict[str, str]:
     out = {}
     for r in range(session.world_size):
         try:
-            out[f"rank{r}"] = trim((session.io / f"r{r}" / "log.txt").read_text(errors="replace"))
-        except OSError:
+            # Written by the rank, and its folder is the sandbox's: opened as a plain file or not at all.
+            out[f"rank{r}"] = trim(wire.read_plain_text(session.io / f"r{r}" / "log.txt", LOG_LIMIT, LOG_LIMIT))
+        except (OSError, ValueError):
             out[f"rank{r}"] = ""
     try:
         sandbox_log = (session.workdir / "sandbox.log").read_text(errors="replace").strip()

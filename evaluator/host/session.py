@@ -94,6 +94,9 @@ class Session:
             timer_path, runtime, solution_dir, cache, tmp_bytes
         self._last_watch = 0.0
         self._holds: list[int] = []  # write ends of the descriptors held sandboxes wait on
+        # From the load on, a rank runs the solution's code, which can write to the rank's report descriptor: what
+        # a rank says of itself after that is a claim, never the platform's word.
+        self.solution_loaded = False
 
     # -- starting -----------------------------------------------------------------------------------------
     def start_judges(self, config: dict[str, Any] | None, suites: Path | None, reads: tuple[Path, ...],
@@ -227,6 +230,10 @@ class Session:
         for p in self.ranks:
             p.send(**command)
 
+    def load_solution(self, path: str) -> None:
+        self.solution_loaded = True
+        self.tell_ranks(op="load", path=path)
+
     def begin(self, phase: str) -> None:
         now = time.monotonic() - self.started
         self.phase_seconds[self.phase] = round(now - self.phase_seconds.get(f"_{self.phase}", 0.0), 3)
@@ -331,7 +338,9 @@ class Session:
             if m.get("kind") == "garbled":
                 return Stop("rejected", "a rank wrote something other than the evaluator's reports on the channel "
                                         "to the host: a solution must not write to the evaluator's descriptors")
-        infra = [m for m in errors if m.get("category") == "infra"]
+        # Only a rank that has not run the solution's code can say the platform failed it (its boot): after the
+        # load, a solution could write that report itself to turn its failure into a retry on another host.
+        infra = [m for m in errors if m.get("category") == "infra" and not self.solution_loaded]
         if infra:
             return Stop("infra_error", f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
                         [m.get("rank") for m in infra])

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from evaluator import wire
+
 # The functions the comparison uses, bound now: built-in functions and methods of torch's C tensor type, which a
 # solution cannot replace (it can rebind torch.abs or add Tensor.__sub__, but not change these objects).
 _Tensor = torch.Tensor
@@ -67,15 +69,11 @@ class Mismatch:
                 "gaming": self.gaming}
 
 
-# torch's own named result tuples (torch.topk, torch.sort, torch.max(dim=...)): C types a solution cannot redefine.
-_STRUCTSEQS = frozenset(t for t in (getattr(torch.return_types, n) for n in dir(torch.return_types))
-                        if isinstance(t, type) and issubclass(t, tuple))
+_RESULT_TUPLES = wire.result_tuple_types()
 
 
 def as_tuple(out: Any) -> tuple:
-    if _type(out) is _tuple or _type(out) is _list or _type(out) in _STRUCTSEQS:
-        return _tuple(out)
-    return (out,)
+    return _tuple(wire.outputs_of(out, _RESULT_TUPLES))
 
 
 def structure(actual: Any, expected: Any) -> Mismatch | None:

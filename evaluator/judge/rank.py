@@ -150,6 +150,7 @@ class JudgeRank:
         # Written in every iteration, warm-up included, as the solution's ranks do: the slot has its size by the
         # first recorded iteration on both sides.
         self.own_out.write(wire.call_values(outputs, []))
+        self.loop.outputs_written()
         if i >= warmup:
             self.fingerprints[i] = self._fingerprint(outputs)
         del out
@@ -261,7 +262,9 @@ def _changed_inputs(given: list[Any], after: list[Any]) -> str | None:
     if len(given) != len(after):
         return "the solution's inputs came back in another number than they were given"
     for k, (g, a) in enumerate(zip(given, after)):
-        if type(g) is torch.Tensor and (type(a) is not torch.Tensor or a.shape != g.shape or
+        # Shape and dtype first: torch.equal raises on some pairs of dtypes (float8 against float32), and what the
+        # solution's process wrote back must never crash the judge into a verdict against the platform.
+        if type(g) is torch.Tensor and (type(a) is not torch.Tensor or a.shape != g.shape or a.dtype != g.dtype or
                                         not torch.equal(a, g)):
             return (f"the solution wrote to its input {k} (a solution must not write to its inputs, nor return "
                     f"them as its output to be changed later)")

@@ -9,6 +9,7 @@ solution is imported, so nothing a solution rebinds afterwards takes part."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Callable
 
 import torch
@@ -26,6 +27,7 @@ _sleep = getattr(torch.cuda, "_sleep", None)
 _synchronize = torch.cuda.synchronize
 _allreduce = dist.ProcessGroup.allreduce
 _barrier = dist.ProcessGroup.barrier
+_gc_enable = gc.enable
 
 
 class TimedLoop:
@@ -74,6 +76,12 @@ class TimedLoop:
             align()
 
         return self.timer.measure(prepare, call)
+
+    @staticmethod
+    def outputs_written() -> None:
+        """The call's outputs are out of the process's hands: the collector the timer turned off at the call's
+        return may run again (what a finalizer does from now on cannot change them)."""
+        _gc_enable()
 
     def adapt_spin(self, launch_us: list[float]) -> None:
         self.spin_us = spin_us(launch_us, self.cuda)

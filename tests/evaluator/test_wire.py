@@ -1,6 +1,7 @@
 """Tensor files between the sandbox and the judge: what goes in comes out, and a file written by solution code
 yields plain tensors or a clear refusal, never code."""
 
+import os
 import pickle
 
 import pytest
@@ -77,3 +78,50 @@ def test_a_file_that_shrinks_while_read_is_refused(tmp_path):
     (tmp_path / "x").write_bytes(whole[:-100])
     with pytest.raises(ValueError):
         wire.load_tensors(tmp_path / "x")
+
+
+def test_files_the_other_side_wrote_open_only_as_plain_files(tmp_path):
+    plain = tmp_path / "log.txt"
+    plain.write_text("hello\n")
+    os.close(wire.open_plain(plain))
+    secret = tmp_path / "host-secret"
+    secret.write_text("not for the result")
+    link = tmp_path / "link.txt"
+    link.symlink_to(secret)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError):  # a link is not followed
+        wire.open_plain(link)
+    with pytest.raises(ValueError, match="not a plain file"):  # and a FIFO is refused at once, not waited on
+        wire.open_plain(fifo)
+    with pytest.raises(OSError):
+        wire.load_tensors(link)
+
+
+def test_a_long_log_is_read_by_its_ends_only(tmp_path):
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"a" * 100 + b"b" * 10_000 + b"c" * 100)
+    text = wire.read_plain_text(log, 100, 100)
+    assert text.startswith("a" * 100) and text.endswith("c" * 100) and "10000 bytes cut" in text
+    assert "b" not in text.replace("bytes", "")
+    assert wire.read_plain_text(log, 10_000, 10_000).count("b") == 10_000
+
+
+def test_only_torchs_own_result_tuples_count_as_several_outputs():
+    import torch
+
+    kinds = wire.result_tuple_types()
+    values = torch.tensor([3.0, 1.0, 2.0])
+    got = wire.outputs_of(torch.sort(values), kinds)
+    assert len(got) == 2 and torch.equal(got[0], torch.tensor([1.0, 2.0, 3.0]))
+
+    class Claims(tuple):
+        __module__ = "torch.return_types"
+
+        def __iter__(self):
+            raise AssertionError("iterated: the solution's code ran")
+
+    fake = Claims((values,))
+    assert wire.outputs_of(fake, kinds) == [fake]
+    assert len(wire.outputs_of((values, values), kinds)) == 2 and len(wire.outputs_of([values], kinds)) == 1
+    assert wire.outputs_of(values, kinds)[0] is values

@@ -104,10 +104,18 @@ static PyObject *t_open(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Right after the call returns: no collection and no profile or trace function may run solution code before the
+ * outputs are written, where its work would not be timed. */
+static void quiet_after_call(void) {
+    PyGC_Disable();
+    PyEval_SetProfile(NULL, NULL);
+    PyEval_SetTrace(NULL, NULL);
+}
+
 /* measure(prepare, call) -> (device_or_host_us, launch_us, result of call)
- * The cyclic garbage collector is off from the moment the call returns: a collection would run the finalizers of
- * the call's garbage, solution code doing work after the timer stopped. The caller turns it on again once the
- * outputs are written (evaluator/timer/protocol.py, TimedLoop.outputs_written). */
+ * The cyclic garbage collector is off from the moment the call returns (quiet_after_call): a collection would run
+ * the finalizers of the call's garbage. The caller turns it on again once the outputs are written
+ * (evaluator/timer/protocol.py, TimedLoop.outputs_written). */
 static PyObject *t_measure(PyObject *self, PyObject *args) {
     PyObject *prepare, *call;
     if (!PyArg_ParseTuple(args, "OO", &prepare, &call)) return NULL;
@@ -121,7 +129,7 @@ static PyObject *t_measure(PyObject *self, PyObject *args) {
         if (ev_record(ev_start, stream)) { PyErr_SetString(PyExc_RuntimeError, "cuEventRecord failed"); return NULL; }
         h0 = now_us();
         result = PyObject_CallNoArgs(call);
-        PyGC_Disable();
+        quiet_after_call();
         h1 = now_us();
         if (ev_record(ev_end, stream)) { Py_XDECREF(result); PyErr_SetString(PyExc_RuntimeError, "cuEventRecord failed"); return NULL; }
         if (!result) return NULL;
@@ -135,7 +143,7 @@ static PyObject *t_measure(PyObject *self, PyObject *args) {
     } else {
         h0 = now_us();
         result = PyObject_CallNoArgs(call);
-        PyGC_Disable();
+        quiet_after_call();
         h1 = now_us();
         if (!result) return NULL;
         elapsed = h1 - h0;

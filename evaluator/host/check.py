@@ -21,7 +21,7 @@ from evaluator.host import sandbox
 REPO_ROOT = sandbox.PACKAGE_ROOT.parent
 # What runs inside: the check and what it needs of the evaluator (never the host, the jobs' signing key or the portal).
 CHECK_RUNTIME = ("__init__.py", "check_sandbox.py", "problem_check.py", "selfcheck.py", "judge/__init__.py",
-                 "judge/compare.py", "contract/__init__.py", "contract/jobs.py", "contract/result.py")
+                 "judge/compare.py", "wire.py", "contract/__init__.py", "contract/jobs.py", "contract/result.py")
 PROBLEMS_RUNTIME = ("__init__.py", "registry.py", "common.py")  # the registry and the references' shared helpers
 TIMEOUT_S = 210  # inside the RQ job's limit (portal.contributions.services.CHECK_JOB_TIMEOUT_S = 240)
 TMP_BYTES = 1 << 30

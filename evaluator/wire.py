@@ -26,9 +26,16 @@ def bind_torch() -> None:
     can replace: a rank calls it before it loads the solution, which could otherwise rebind ``Tensor.detach`` and
     do its work there, after the timer has stopped."""
     global _TB
+    _TB = _tensor_type()
+
+
+def _tensor_type() -> Any:
+    """The bound C tensor type (:func:`bind_torch`), or torch's own where no rank bound it (the host, the judge)."""
+    if _TB is not None:
+        return _TB
     import torch
 
-    _TB = torch._C.TensorBase
+    return torch._C.TensorBase
 
 
 def result_tuple_types() -> frozenset[type]:
@@ -114,9 +121,7 @@ def _padded(nbytes: int) -> int:
 def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
     """The file's header; per tensor, (tensor, offset, bytes) with the offset from the start of the data; and the
     data's size, padding included."""
-    import torch
-
-    tb = _TB or torch._C.TensorBase
+    tb = _tensor_type()
     parts: list[tuple[Any, int, int]] = []
     offset = 0
 
@@ -324,10 +329,8 @@ class Slot:
             size = max(need + (-need) % self.GROW, 2 * self.size)
             os.ftruncate(self.fd, size)
             self._remap(size)
-        import torch
-
         # torch's C tensor methods only (bind_torch): this runs in the rank after the timer has stopped.
-        tb = _TB or torch._C.TensorBase
+        tb = _tensor_type()
         view = self.bytes
         tb.copy_(tb.narrow(view, 0, 0, len(prefix)), _frombytes(prefix))
         base = len(prefix)

@@ -91,14 +91,58 @@ class _Guarded:
 SCHEDULER_CHECK_S = 5.0
 
 
-class ArenaWorker(_Guarded, Worker):
+class _WaitsForRedis:
+    """A Redis that restarts or goes away is waited for, never the end of the worker. RQ waits for it around its
+    blocking dequeue only; every other step of its idle loop (the heartbeat, the suspension check, the maintenance
+    pass that cleans the registries, the worker-state write before each dequeue) would otherwise end the worker with
+    "found an unhandled exception", and with it the web worker's scheduler. Its back-off stops growing at
+    ``max_connection_wait_time``, so a worker is back within seconds of Redis rather than RQ's minute."""
+
+    max_connection_wait_time = SCHEDULER_CHECK_S
+
+    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            beat = super().heartbeat(*args, **kwargs)  # called on every turn of the work loop, and after every job
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # the dequeue that follows waits for Redis
+            self.log.warning("Worker %s: heartbeat failed, Redis cannot be reached (%s)", self.name, exc)
+            return None
+        self.after_heartbeat()
+        return beat
+
+    def after_heartbeat(self) -> None:
+        """What the worker does after each heartbeat that reached Redis."""
+
+    def check_for_suspension(self, burst: bool) -> None:
+        try:
+            super().check_for_suspension(burst)
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above: the dequeue waits for Redis
+            self.log.warning("Worker %s: cannot read the suspension flag, Redis cannot be reached (%s)", self.name, exc)
+
+    def run_maintenance_tasks(self) -> None:
+        try:
+            super().run_maintenance_tasks()  # cleans the registries: the first thing a new worker does
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above; the next turn runs it again
+            self.log.warning("Worker %s: maintenance skipped, Redis cannot be reached (%s)", self.name, exc)
+
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
+        wait = 1.0
+        while True:
+            try:
+                return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                # RQ retries the dequeue itself, but not the worker-state write it makes first
+                self.log.warning("Worker %s: Redis cannot be reached before the dequeue (%s); retrying in %.0f s",
+                                 self.name, exc, wait)
+                time.sleep(wait)
+                wait = min(wait * self.exponential_backoff_factor, self.max_connection_wait_time)
+
+
+class ArenaWorker(_Guarded, _WaitsForRedis, Worker):
     """A forking worker. Started with the scheduler (the web worker: ``rqworker web --with-scheduler``, which puts
     retried replies back on the queue), it checks every SCHEDULER_CHECK_S seconds of its work loop that the
     scheduler's process is alive, and starts it again when it is not: the scheduler process exits when Redis
     restarts or goes away, and RQ itself looks only every 10 minutes. While it holds a scheduler its blocking dequeue
-    waits at most that long, so an idle worker checks as often as a busy one. A Redis that cannot be reached during
-    the heartbeat, the suspension check or the maintenance pass (registry cleaning) is waited for by the dequeue
-    (RQ's back-off) instead of ending the worker."""
+    waits at most that long, so an idle worker checks as often as a busy one."""
 
     scheduler_check_s = SCHEDULER_CHECK_S
     _keep_scheduler = False
@@ -116,28 +160,8 @@ class ArenaWorker(_Guarded, Worker):
         self._keep_scheduler = not burst and self.scheduler is not None  # a burst worker enqueues once, then quits
         self._scheduler_checked = time.monotonic()
 
-    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            beat = super().heartbeat(*args, **kwargs)  # called on every turn of the work loop, and after every job
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            # Redis is restarting or away: the dequeue that follows waits for it (RQ retries with a back-off),
-            # rather than the worker quitting on an error here
-            self.log.warning("Worker %s: heartbeat failed, Redis cannot be reached (%s)", self.name, exc)
-            return None
+    def after_heartbeat(self) -> None:
         self.scheduler_keep_alive()
-        return beat
-
-    def check_for_suspension(self, burst: bool) -> None:
-        try:
-            super().check_for_suspension(burst)
-        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above: the dequeue waits for Redis
-            self.log.warning("Worker %s: cannot read the suspension flag, Redis cannot be reached (%s)", self.name, exc)
-
-    def run_maintenance_tasks(self) -> None:
-        try:
-            super().run_maintenance_tasks()  # cleans the registries: the first thing a new worker does
-        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above; the next turn runs it again
-            self.log.warning("Worker %s: maintenance skipped, Redis cannot be reached (%s)", self.name, exc)
 
     def scheduler_keep_alive(self, *, force: bool = False) -> bool:
         """Starts the scheduler again if its process died (True when it did), or takes its locks again if Redis lost
@@ -175,7 +199,7 @@ class ArenaSimpleWorker(_Guarded, SimpleWorker):
     pass
 
 
-class ArenaWarmWorker(_Guarded, SimpleWorker):
+class ArenaWarmWorker(_Guarded, _WaitsForRedis, SimpleWorker):
     """An evaluation worker for GPU hosts: jobs run in the worker's own process, so the sandboxes each evaluation
     starts ahead for the next one (evaluator/host/pool.py) are still there when the next job comes; a forking worker
     would lose them with each job's process. Nothing of the solution runs in this process either way.

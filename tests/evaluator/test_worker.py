@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from rq import Queue, Worker
+from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
+from rq.worker import WorkerStatus
 
 from evaluator.worker import ArenaWorker
 
@@ -31,6 +33,40 @@ def test_other_errors_of_the_maintenance_pass_still_surface(worker, monkeypatch)
     monkeypatch.setattr(Worker, "run_maintenance_tasks", broken)
     with pytest.raises(ValueError):
         worker.run_maintenance_tasks()
+
+
+def _lose_redis_once_at_the_idle_state_write(monkeypatch, error: Exception) -> list[str]:
+    """RQ writes the worker's state before each dequeue, outside the retry it keeps around the dequeue itself: a Redis
+    restart that lands there (as one landed in CI, the moment a new web worker started) raises from it."""
+    real = Worker.set_state
+    lost: list[str] = []
+
+    def set_state(self, state, pipeline=None):
+        if state == WorkerStatus.IDLE and not lost:
+            lost.append(state)
+            raise error
+        return real(self, state, pipeline)
+
+    monkeypatch.setattr(Worker, "set_state", set_state)
+    return lost
+
+
+def test_a_redis_lost_before_the_dequeue_does_not_end_the_worker(worker, redis_conn, monkeypatch):
+    lost = _lose_redis_once_at_the_idle_state_write(
+        monkeypatch, RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."))
+    queue = Queue("web", connection=redis_conn, serializer=JSONSerializer)
+    job = queue.enqueue("os.getcwd")  # not an arena job: refused, which still counts as the worker's one job
+
+    assert worker.work(burst=False, max_jobs=1)  # before the fix: "found an unhandled exception, quitting", False
+    assert lost
+    assert job.id in FailedJobRegistry("web", connection=redis_conn, serializer=JSONSerializer).get_job_ids()
+
+
+def test_other_errors_before_the_dequeue_still_end_the_worker(worker, redis_conn, monkeypatch):
+    _lose_redis_once_at_the_idle_state_write(monkeypatch, ValueError("a bug, not a restart"))
+    Queue("web", connection=redis_conn, serializer=JSONSerializer).enqueue("os.getcwd")
+
+    assert not worker.work(burst=False, max_jobs=1)
 
 
 def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting(redis_conn, monkeypatch):

@@ -72,7 +72,8 @@ def thunderkittens(arg: str | None) -> dict:
         if c and (Path(c) / "include" / "kittens.cuh").is_file():
             path = str(Path(c).resolve())
             os.environ[backends.THUNDERKITTENS_ENV] = path
-            info: dict = {"path": path, "pinned": backends.THUNDERKITTENS_COMMIT}
+            shown = Path(path).relative_to(ROOT).as_posix() if Path(path).is_relative_to(ROOT) else path
+            info: dict = {"path": shown, "pinned": backends.THUNDERKITTENS_COMMIT}  # the host's own layout stays out
             import hashlib
 
             digest = hashlib.sha256()

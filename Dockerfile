@@ -2,8 +2,12 @@
 # (the database, SECRET_KEY, ARENA_WORKER_KEYS) and the reaper:
 #   docker run --env-file portal.env IMAGE python manage.py rqworker web --with-scheduler
 #   docker run --env-file portal.env IMAGE python manage.py reap --every 60
-# An evaluation or check worker gets Redis and its own key only, never the portal's environment (README, "Deploy"):
-#   docker run -e REDIS_URL=redis://cpu-hosts:PASSWORD@redis:6379/0 -e ARENA_WORKER_KEY=... -e ARENA_WORKER_KEY_ID=cpu \
+# An evaluation or check worker gets Redis and its own key only, never the portal's environment (README, "Deploy").
+# It runs solutions and proposals in bubblewrap, which drops to its own uids and makes namespaces: so it runs as root
+# in the container, with the namespaces Docker's default seccomp and AppArmor profiles refuse allowed (without them
+# every evaluation ends as infra_error, saying bubblewrap cannot start):
+#   docker run --user root --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     -e REDIS_URL=redis://cpu-hosts:PASSWORD@redis:6379/0 -e ARENA_WORKER_KEY=... -e ARENA_WORKER_KEY_ID=cpu \
 #     IMAGE sh -c 'exec rq worker --worker-class evaluator.worker.ArenaWorker \
 #       --serializer rq.serializers.JSONSerializer --url "$REDIS_URL" --path /app cpu-gloo-2-test cpu-gloo-2'
 # (checks: queue `checks`, its own key and Redis user). GPU hosts do not use this image: they run the evaluator under
@@ -13,7 +17,8 @@ FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
-RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ libpq5 \
+# bubblewrap: the evaluation and check sandboxes; gcc: the compiled timer and solutions' extensions
+RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ libpq5 bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 # ThunderKittens' headers at the commit pinned in evaluator/contract/backends.py, for ParallelKittens solutions on

@@ -94,8 +94,9 @@ SCHEDULER_CHECK_S = 5.0
 class _WaitsForRedis:
     """A Redis that restarts or goes away is waited for, never the end of the worker. RQ waits for it around its
     blocking dequeue only; every other step of its idle loop (the heartbeat, the suspension check, the maintenance
-    pass that cleans the registries, the worker-state write before each dequeue) would otherwise end the worker with
-    "found an unhandled exception", and with it the web worker's scheduler. Its back-off stops growing at
+    pass that cleans the registries, the worker-state write before each dequeue) and the monitor's writes while a
+    job runs would otherwise end the worker with "found an unhandled exception", and with it the web worker's
+    scheduler, or leave a running evaluation without its worker. Its back-off stops growing at
     ``max_connection_wait_time``, so a worker is back within seconds of Redis rather than RQ's minute."""
 
     max_connection_wait_time = SCHEDULER_CHECK_S
@@ -123,6 +124,19 @@ class _WaitsForRedis:
             super().run_maintenance_tasks()  # cleans the registries: the first thing a new worker does
         except (RedisConnectionError, RedisTimeoutError) as exc:  # as above; the next turn runs it again
             self.log.warning("Worker %s: maintenance skipped, Redis cannot be reached (%s)", self.name, exc)
+
+    def maintain_heartbeats(self, job: Job) -> None:
+        try:
+            super().maintain_heartbeats(job)  # while a job runs: the forking worker's monitor, every interval
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # the job goes on; the next interval beats again
+            self.log.warning("Worker %s: job heartbeat failed, Redis cannot be reached (%s)", self.name, exc)
+
+    def set_current_job_working_time(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().set_current_job_working_time(*args, **kwargs)  # the monitor's other write, before each beat
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            self.log.warning("Worker %s: cannot record the job's working time, Redis cannot be reached (%s)",
+                             self.name, exc)
 
     def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
         wait = 1.0

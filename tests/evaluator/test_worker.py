@@ -35,6 +35,27 @@ def test_other_errors_of_the_maintenance_pass_still_surface(worker, monkeypatch)
         worker.run_maintenance_tasks()
 
 
+@pytest.mark.parametrize("step, args", [("maintain_heartbeats", (None,)), ("set_current_job_working_time", (12.0,))])
+def test_a_redis_lost_while_a_job_runs_leaves_the_worker_monitoring_it(worker, monkeypatch, step, args):
+    # the forking worker's monitor writes both every interval while the work horse evaluates; RQ lets either end the
+    # worker, which then leaves its running evaluation behind
+    def lost(self, *a, **k) -> None:
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(Worker, step, lost)
+    getattr(worker, step)(*args)  # logged: the next interval writes again
+
+
+@pytest.mark.parametrize("step, args", [("maintain_heartbeats", (None,)), ("set_current_job_working_time", (12.0,))])
+def test_other_errors_while_a_job_runs_still_surface(worker, monkeypatch, step, args):
+    def broken(self, *a, **k) -> None:
+        raise ValueError("a bug, not a restart")
+
+    monkeypatch.setattr(Worker, step, broken)
+    with pytest.raises(ValueError):
+        getattr(worker, step)(*args)
+
+
 def _lose_redis_once_at_the_idle_state_write(monkeypatch, error: Exception) -> list[str]:
     """RQ writes the worker's state before each dequeue, outside the retry it keeps around the dequeue itself: a Redis
     restart that lands there (as one landed in CI, the moment a new web worker started) raises from it."""

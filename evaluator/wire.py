@@ -89,6 +89,51 @@ class Lines:
         return out
 
 
+def _number(v: Any) -> bool:
+    return type(v) in (int, float)
+
+
+def _text_list(v: Any) -> bool:
+    return type(v) is list and all(type(x) is str for x in v)
+
+
+def _text_map(value_ok: Any) -> Any:
+    return lambda v: type(v) is dict and all(type(k) is str and value_ok(x) for k, x in v.items())
+
+
+# What a rank's report may hold, field by field, whatever its kind: the host reads these fields (counts, sums, lists it
+# walks, the first entry of a refusal), so a report written by the solution's code rather than the rank's, with a
+# field of another type, is the solution's doing and never a failure of the host.
+_RANK_FIELDS: dict[str, Any] = {
+    "kind": lambda v: type(v) is str, "rank": lambda v: type(v) is int, "i": lambda v: type(v) is int,
+    "pid": lambda v: type(v) is int, "name": lambda v: type(v) is str, "phase": lambda v: type(v) is str,
+    "category": lambda v: type(v) is str, "message": lambda v: type(v) is str,
+    "traceback": lambda v: type(v) is str, "launch_us": _number, "nbytes": lambda v: v is None or type(v) is int,
+    "devices": lambda v: type(v) is list and all(x is None or type(x) is str for x in v),
+    "aliases": _text_list, "subclasses": _text_list, "multicast_changed": _text_list,
+    "calls": _text_map(lambda x: type(x) is int), "py_threads": _text_map(lambda x: type(x) is str),
+    "steps_us": _text_map(_number), "boot_steps": _text_map(_number), "environment": lambda v: type(v) is dict,
+}
+# Added by the host as a report arrives (its clock, its bookkeeping): never the rank's to set.
+HOST_FIELDS = frozenset({"received", "at", "_counted"})
+
+
+def malformed_rank_report(message: dict[str, Any], rank: int) -> str | None:
+    """Why ``message``, read from rank ``rank``'s report channel, is not a report the rank's own code writes (a field
+    of the wrong type, another rank's number, a field the host sets), or None."""
+    if message.get("kind") == "garbled":
+        return None
+    if message.get("rank") != rank:
+        return f"a report claiming rank {str(message.get('rank'))[:20]}"
+    for key, value in message.items():
+        if key in HOST_FIELDS:
+            return f"a report setting {key!r}, which the host sets"
+        ok = _RANK_FIELDS.get(key)
+        if ok is not None and not ok(value):
+            return f"a report whose {key!r} is {type(value).__name__}"
+    return None
+
+
 def send(fd: int, kind: str, **payload: Any) -> None:
     data = (json.dumps({"kind": kind, **payload}, default=str) + "\n").encode()
     view = memoryview(data)

@@ -312,6 +312,9 @@ class Session:
             target = fds[fd]
             if isinstance(target, Peer):
                 for m in target.reports.read_available():
+                    wrong = wire.malformed_rank_report(m, target.rank) if target in self.ranks else None
+                    if wrong:  # written by the solution's code: its doing (rejected below), not the host's failure
+                        m = {"kind": "garbled", "raw": wrong}
                     m["received"] = time.monotonic()  # the host's clock: what the timing's cross-check reads
                     m["at"] = round(m["received"] - self.started, 3)
                     target.messages.append(m)
@@ -328,8 +331,8 @@ class Session:
         judge = lines is self.judge_exits
         exits, which = (self.judge_codes, "judge") if judge else (self.exits, "sandbox")
         for m in lines.read_available():
-            if m.get("kind") == "exit" and isinstance(m.get("rank"), int):
-                exits[m["rank"]] = int(m.get("code", 0))
+            if m.get("kind") == "exit" and type(m.get("rank")) is int and type(m.get("code", 0)) is int:
+                exits[m["rank"]] = m.get("code", 0)
             elif m.get("kind") == "imported" and f"{which}_imported" not in self.events:
                 self.mark(f"{which}_imported")
 

@@ -97,6 +97,20 @@ def toolchain_paths() -> list[str]:
     return sorted(set(found))
 
 
+def program_roots() -> tuple[str, ...]:
+    """The folders the sandboxes bind read-only from the host's own installation (the system, the interpreter, the
+    CUDA toolkits): a program run from below one of them was installed by the host, not written by a solution."""
+    env = tuple(os.environ.get(k) for k in ("CUDA_HOME", "CC", "CXX", "PATH"))
+    return _program_roots(env, sys.executable)
+
+
+@functools.lru_cache(maxsize=4)
+def _program_roots(env: tuple[str | None, ...], python: str) -> tuple[str, ...]:
+    # cached: the host walks the sandbox's processes after every call, and these only change with the environment
+    system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    return tuple(system + interpreter_paths(python) + toolchain_paths())
+
+
 def thunderkittens_path() -> str | None:
     """The host's ThunderKittens checkout (``ARENA_THUNDERKITTENS``, docs/backends/parallelkittens.md), bound
     read-only at the same path; None when unset or not a checkout."""

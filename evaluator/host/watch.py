@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from evaluator.host.sandbox import TOOLCHAIN
+from evaluator.host.sandbox import TOOLCHAIN, program_roots
 from evaluator.rank.spawn import rank_name
 
 # Threads that PyTorch, CUDA, NCCL, gloo and Triton start for themselves carry names; a thread a Python program
@@ -117,9 +117,14 @@ def _exited(pid: int) -> bool:
 
 
 def is_toolchain(proc: Proc) -> bool:
-    exe = proc.exe.removesuffix(" (deleted)")
-    name = os.path.basename(exe)
-    return name in TOOLCHAIN and (exe.startswith("/usr/") or exe.startswith("/bin/") or "/cuda" in exe)
+    """A compiler or build tool run from where the host installed it. Its name alone proves nothing: a solution can
+    copy any program (the interpreter, say) to /tmp under a compiler's name; every folder it can write to (/tmp,
+    /dev/shm, /io, /cache) lies outside the host's read-only program roots. A deleted file is never one."""
+    if proc.exe.endswith(" (deleted)"):
+        return False
+    exe = os.path.normpath(proc.exe)
+    return os.path.basename(exe) in TOOLCHAIN and any(exe.startswith(root.rstrip("/") + "/")
+                                                      for root in program_roots())
 
 
 def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int], list[Proc]]:

@@ -170,6 +170,8 @@ CHEATS: list[Case] = [
          leaves_no="arena_helper_marker"),
     Case("cheats/escape_daemon.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_escape_marker"),
+    Case("cheats/helper_named_as_compiler.py", "rejected", ("a process other than the ranks",),
+         leaves_no="arena_disguised_helper"),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
     Case("cheats/too_fast.py", "rejected", ("physically impossible",), where="cpu", profile=RIGGED_PROFILE),
 ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_LINE = 1 << 20  # a report longer than this is not ours
+MAX_TOTAL = 64 << 20  # nor this much of them: a rank sends a few hundred bytes a call
 # Bound when the module loads, before any solution code runs in the process.
 _type, _tuple, _list = type, tuple, list
 _TB: Any = None  # torch's C tensor type, bound by bind_torch()
@@ -56,17 +57,26 @@ def outputs_of(out: Any, result_tuples: frozenset[type]) -> list[Any]:
 
 
 class Lines:
-    """Reads JSON objects, one per line, from a non-blocking descriptor."""
+    """Reads JSON objects, one per line, from a non-blocking descriptor. The other end may be solution code: a line
+    that is not a JSON object (nested past the parser's depth, say) comes back as a "garbled" report, and a flood
+    costs the reader a bounded amount per call (``READ_LIMIT``), never the host's attention: lines are split as
+    they arrive, a line longer than ``MAX_LINE`` is dropped, and past ``MAX_TOTAL`` bytes the channel reports that
+    it was flooded."""
+
+    READ_LIMIT = 1 << 22
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.buffer = b""
+        self.buffer = bytearray()
         self.closed = False
+        self.total = 0
+        self.flooded = False
         os.set_blocking(fd, False)
 
     def read_available(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        while not self.closed:
+        taken = 0
+        while not self.closed and taken < self.READ_LIMIT:
             try:
                 data = os.read(self.fd, 1 << 16)
             except BlockingIOError:
@@ -74,19 +84,29 @@ class Lines:
             if not data:
                 self.closed = True
                 break
+            taken += len(data)
             self.buffer += data
-        while b"\n" in self.buffer:
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
-            out.append(message if isinstance(message, dict) else {"kind": "garbled", "raw": line[:200].decode(
-                "utf-8", "replace")})
+        self.total += taken
+        start = 0
+        while (end := self.buffer.find(b"\n", start)) >= 0:
+            out.append(_report(bytes(self.buffer[start:end])))
+            start = end + 1
+        del self.buffer[:start]
         if len(self.buffer) > MAX_LINE:
             out.append({"kind": "garbled", "raw": "a line longer than the channel allows"})
-            self.buffer = b""
+            self.buffer.clear()
+        if self.total > MAX_TOTAL and not self.flooded:
+            self.flooded = True
+            out.append({"kind": "garbled", "raw": f"more than {MAX_TOTAL} bytes of reports"})
         return out
+
+
+def _report(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except Exception:  # noqa: BLE001 - not JSON, or nested past the parser's depth (RecursionError): not ours
+        message = None
+    return message if isinstance(message, dict) else {"kind": "garbled", "raw": line[:200].decode("utf-8", "replace")}
 
 
 def _number(v: Any) -> bool:

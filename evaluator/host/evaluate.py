@@ -16,7 +16,6 @@ import logging
 import os
 import random
 import secrets
-import shutil
 import statistics
 import tempfile
 import time
@@ -34,6 +33,7 @@ from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import LOG_LIMIT, TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import host_clock, pool, sandbox
+from evaluator.host.folders import remove_tree
 from evaluator.host.host_clock import Windows
 from evaluator.host.session import Session, Stop
 from evaluator.timer.spin import spin_us
@@ -174,7 +174,7 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
             if own_cache is not None:
                 pool.return_cache(held.cache, own_cache)
         if not keep_workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+            remove_tree(workdir)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
     doc["containment"]["started_ahead"] = held is not None
     if warm:
@@ -337,11 +337,11 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         doc["phases"] = session.phases()
         doc["timeline"] = dict(session.events)
         doc["logs"] = _logs(session)
-        booted = next((p.last("booted") for p in session.ranks if p.last("booted")), None)
+        booted = next((p.first("booted") for p in session.ranks if p.first("booted")), None)
         if booted:
             doc["environment"] = booted.get("environment", {})
             if profile.device == "cuda":
-                doc["environment"]["gpus"] = sorted({(p.last("booted") or {}).get("environment", {}).get("gpu")
+                doc["environment"]["gpus"] = sorted({(p.first("booted") or {}).get("environment", {}).get("gpu")
                                                      for p in session.ranks} - {None})
         doc["containment"] = {"sandbox": "bubblewrap", "uid": sandbox.SANDBOX_UID, "network": "loopback only",
                               "namespaces": ["net", "pid", "ipc", "uts", "mount", "cgroup"],
@@ -532,7 +532,7 @@ def copy_plain_file(src: Path, dst: Path, limit: int | None = None) -> int | Non
 def _boot_events(session: Session) -> None:
     """When the slowest rank had its process group and its warmed runtime, from the steps it reports (seconds from
     the evaluation's start on the host's clock): where the set-up's time goes."""
-    booted = [p.last("booted") for p in session.ranks]
+    booted = [p.first("booted") for p in session.ranks]
     for step in ("process_group_s", "runtime_warmed_s"):
         at = [m["received"] - session.started - m["boot_steps"]["ready_s"] + m["boot_steps"][step] for m in booted
               if isinstance((m or {}).get("boot_steps"), dict) and

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Callable
 
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.host import sandbox
+from evaluator.host.folders import remove_tree
 from evaluator.host.session import Session
 
 ENV = "ARENA_WARM_SANDBOXES"
@@ -72,8 +72,8 @@ def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workd
     try:
         session = start(workdir, cache)
     except Exception:
-        shutil.rmtree(workdir, ignore_errors=True)
-        shutil.rmtree(cache, ignore_errors=True)
+        remove_tree(workdir)
+        remove_tree(cache)
         raise
     global _drain_registered
     if not _drain_registered:
@@ -101,13 +101,13 @@ def return_cache(held_cache: Path, own: Path) -> None:
             if not (own / entry).exists():
                 os.replace(held_cache / entry, own / entry)
     finally:
-        shutil.rmtree(held_cache, ignore_errors=True)
+        remove_tree(held_cache)
 
 
 def discard(held: Held) -> None:
     held.session.close()
-    shutil.rmtree(held.workdir, ignore_errors=True)
-    shutil.rmtree(held.cache, ignore_errors=True)
+    remove_tree(held.workdir)
+    remove_tree(held.cache)
 
 
 def drain() -> None:

@@ -65,6 +65,9 @@ class Peer:
     def last(self, kind: str) -> dict[str, Any] | None:
         return next((m for m in reversed(self.messages) if m.get("kind") == kind), None)
 
+    def first(self, kind: str) -> dict[str, Any] | None:
+        return next((m for m in self.messages if m.get("kind") == kind), None)
+
 
 class Session:
     def __init__(self, workdir: Path, profile: HardwareProfile, timer_path: Path, runtime: Path,
@@ -313,6 +316,8 @@ class Session:
             if isinstance(target, Peer):
                 for m in target.reports.read_available():
                     wrong = wire.malformed_rank_report(m, target.rank) if target in self.ranks else None
+                    if not wrong and m.get("kind") == "booted" and target.first("booted"):
+                        wrong = "a second boot report"  # a rank boots once, before the solution loads
                     if wrong:  # written by the solution's code: its doing (rejected below), not the host's failure
                         m = {"kind": "garbled", "raw": wrong}
                     m["received"] = time.monotonic()  # the host's clock: what the timing's cross-check reads

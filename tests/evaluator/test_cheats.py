@@ -132,6 +132,8 @@ CHEATS: list[Case] = [
          label="forge_report_other_rank"),
     Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
          fills=(("ARENA_TEST_FORGED", "host_field"),), label="forge_report_host_field"),
+    Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
+         fills=(("ARENA_TEST_FORGED", "booted"),), label="forge_report_second_boot"),
     Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
          fills=(("ARENA_TEST_HOLD_S", "0.05"),)),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
@@ -172,6 +174,7 @@ CHEATS: list[Case] = [
          leaves_no="arena_escape_marker"),
     Case("cheats/helper_named_as_compiler.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_disguised_helper"),
+    Case("cheats/deep_tree_in_exchange.py", "passed"),  # and its folder is removed (every case checks that)
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
     Case("cheats/too_fast.py", "rejected", ("physically impossible",), where="cpu", profile=RIGGED_PROFILE),
 ]

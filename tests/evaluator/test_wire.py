@@ -3,6 +3,7 @@ yields plain tensors or a clear refusal, never code."""
 
 import os
 import pickle
+import threading
 
 import pytest
 import torch
@@ -125,3 +126,45 @@ def test_only_torchs_own_result_tuples_count_as_several_outputs():
     assert wire.outputs_of(fake, kinds) == [fake]
     assert len(wire.outputs_of((values, values), kinds)) == 2 and len(wire.outputs_of([values], kinds)) == 1
     assert wire.outputs_of(values, kinds)[0] is values
+
+
+def _channel():
+    read_fd, write_fd = os.pipe()
+    return wire.Lines(read_fd), write_fd
+
+
+def test_a_report_nested_past_the_parsers_depth_is_garbled_not_a_failure_of_the_reader():
+    lines, write_fd = _channel()
+
+    def write() -> None:  # more than a pipe holds: written beside the reader
+        with os.fdopen(write_fd, "wb") as f:
+            f.write(b"[" * 100_000 + b"]" * 100_000 + b"\n" + b'{"kind": "spun", "rank": 0}\n')
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    got = []
+    while not lines.closed:
+        got += lines.read_available()
+    writer.join()
+    assert [m["kind"] for m in got] == ["garbled", "spun"]
+
+
+def test_a_flood_of_reports_is_read_a_bounded_amount_at_a_time_and_reported(monkeypatch):
+    monkeypatch.setattr(wire.Lines, "READ_LIMIT", 1 << 16)
+    monkeypatch.setattr(wire, "MAX_TOTAL", 1 << 18)
+    lines, write_fd = _channel()
+    line = b'{"kind": "staged", "rank": 0, "i": 1, "pad": "' + b"x" * 1000 + b'"}\n'
+    os.set_blocking(write_fd, False)
+    written, got = 0, []
+    while written < 1 << 19:  # twice the cap, at the pipe's and the reader's pace
+        try:
+            written += os.write(write_fd, line)
+        except BlockingIOError:
+            batch = lines.read_available()
+            assert len(batch) <= (1 << 16) // len(line) + 2  # never more than one call's share
+            got += batch
+    os.close(write_fd)
+    while not lines.closed:
+        got += lines.read_available()
+    flood = [m for m in got if m["kind"] == "garbled"]
+    assert lines.flooded and len(flood) == 1 and flood[0]["raw"].startswith("more than")

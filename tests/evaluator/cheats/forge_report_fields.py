@@ -1,6 +1,7 @@
 """An honest all-reduce that, in its first trial, also writes a well-formed JSON line of its own to the rank's report
 descriptor (its argv[3]) with one field the host reads changed (ARENA_TEST_FORGED names which): a call count that is
-text, a report in another rank's name, or the host's own bookkeeping field that stops the calls being counted.
+text, a report in another rank's name, the host's own bookkeeping field that stops the calls being counted,
+or a second boot report whose environment would have become the result's.
 Believed, the host failed on it (the evaluation ended as infra_error, retried on another host as the platform's
 fault) or counted what the solution chose."""
 
@@ -25,6 +26,9 @@ def _forged_line() -> bytes:
         report["rank"] = rank + 1
     elif _FORGED == "host_field":
         report["_counted"] = True
+    elif _FORGED == "booted":  # a second boot report, claiming the figures came from another machine
+        report = {"kind": "booted", "rank": rank, "pid": os.getpid(), "boot_steps": {},
+                  "environment": {"torch": "9.9.9+forged", "hostname": "h200-node-07", "gpu_count": 8}}
     return (json.dumps(report) + "\n").encode()
 
 

@@ -148,7 +148,8 @@ def _require_bwrap() -> str:
 def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str], device: str, tmp_bytes: int,
          hostname: str) -> list[str]:
     """bubblewrap's command line for one sandbox: the system, the interpreter, the toolchain read-only, then
-    ``binds`` (option, host path, path inside), the GPU's device nodes, a size-capped /tmp, nothing else."""
+    ``binds`` (option, host path, path inside), the GPU's device nodes, a size-capped /tmp and /dev/shm (pages
+    there belong to no process: without a size, a sandbox could fill half the host's memory), nothing else."""
     bwrap = _require_bwrap()
     # No user namespace: with one, the sandbox's uid would map back to the worker's own (root) on the host. The
     # sandbox starts as root with only the right to change uid, and its first process drops to its uid
@@ -168,7 +169,7 @@ def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str]
     # The private /tmp, /proc and /dev first: a bind below /tmp (an interpreter in a checkout under /tmp, say) must
     # sit on top of the tmpfs, not under it.
     args += ["--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
     for d in parents:
         if d not in ("/tmp", "/dev", "/proc"):
             args += ["--perms", "0755", "--dir", d]

@@ -175,6 +175,7 @@ CHEATS: list[Case] = [
     Case("cheats/helper_named_as_compiler.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_disguised_helper"),
     Case("cheats/deep_tree_in_exchange.py", "passed"),  # and its folder is removed (every case checks that)
+    Case("cheats/fill_dev_shm.py", "passed", log_has=("ARENA_SHM_CAPPED",), log_lacks=("ARENA_SHM_UNCAPPED",)),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
     Case("cheats/too_fast.py", "rejected", ("physically impossible",), where="cpu", profile=RIGGED_PROFILE),
 ]

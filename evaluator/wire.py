@@ -327,9 +327,11 @@ def _parse(whole: Any, length: int, name: str) -> list[Any]:
 
 
 # The slots of one evaluation: in each judge rank's private folder, the timed iterations' inputs (the judge writes
-# it; the solution's rank of that number reads it through a descriptor the host gave it alone), the baseline's own
-# outputs, and the host's copy of the solution's outputs; in each rank's exchange folder, the solution's outputs.
-FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = "feed.slot", "baseline.slot", "returned.slot", "out.slot"
+# it; the solution's rank of that number reads it through a descriptor the host gave it alone), the same inputs for
+# the baseline (written and read back the same way, in a slot no other process sees), the baseline's own outputs,
+# and the host's copy of the solution's outputs; in each rank's exchange folder, the solution's outputs.
+FEED_SLOT, BASELINE_FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = (
+    "feed.slot", "baseline-feed.slot", "baseline.slot", "returned.slot", "out.slot")
 
 
 class Slot:

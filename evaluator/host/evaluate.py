@@ -4,9 +4,9 @@ The judge's ranks make the inputs from secret seeds and run the reference for th
 solution's ranks start inside the sandbox. The host then hands the solution each input as data, when its turn
 comes: the warm-up call (its own set-up, not timed), the correctness trials (compared in full by the judge), and
 the timed iterations (each iteration's inputs made only after the previous one ended and read by each rank from
-its own feed slot, a descriptor no other rank holds; the baseline timed in the judge on the same inputs just
-before or just after, by a draw; every timed output copied out of the sandbox's view at once and checked by the
-judge at secret positions). Timings of both sides come from the same compiled timer under the same protocol. On a
+its own feed slot, a descriptor no other rank holds, written only once its window opened; the baseline timed
+in the judge on the same inputs just before or just after, by a draw; every timed output copied out of the
+sandbox's view at once and checked by the judge at secret positions). Timings of both sides come from the same compiled timer under the same protocol. On a
 warm worker the sandboxes were started ahead (evaluator/host/pool.py)."""
 
 from __future__ import annotations
@@ -405,10 +405,11 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
 
 
 def _time(session: Session, iterations: int, warmup: int, limit_s: float, order: random.Random) -> Windows:
-    """Each iteration: the judges make its inputs (and check the previous iteration's outputs), then the baseline
+    """Each iteration: the judges draw its inputs (and check the previous iteration's outputs), then the baseline
     (in the judges) and the solution (in the sandbox) are timed on them one after the other, in an order drawn per
     iteration, so neither always follows the same host work. Nothing else runs while either is timed. Returns how
-    long each side's steps took by the host's clock, from the command that showed it the inputs to its reply."""
+    long each side's steps took by the host's clock, from the command that wrote its inputs where it reads them to
+    its reply: no side can see an iteration's inputs before its window opens."""
     deadline = time.monotonic() + limit_s
     windows = Windows()
     unchecked: int | None = None
@@ -448,8 +449,11 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
 def _time_solution(session: Session, windows: Windows, i: int, record: bool,
                    limit_s: float) -> tuple[float, list[int | None]]:
     """The solution's window of iteration ``i`` by the host's clock, and how many bytes of each rank's outputs the
-    host copied out for the judge (None for a rank with nothing to copy)."""
+    host copied out for the judge (None for a rank with nothing to copy). The window opens before the judge writes
+    the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
     started = time.monotonic()
+    session.tell_judges(op="show", i=i)
+    session.wait(session.judges, "shown", limit_s, {"i": i})
     session.tell_ranks(op="stage", i=i)
     session.wait(session.ranks, "staged", limit_s, {"i": i})
     windows.solution_staged[i] = (_replied(session.ranks, "staged", i) - started) * 1e6
@@ -463,7 +467,11 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
 
 
 def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -> float:
+    """The baseline's window of iteration ``i``, by the same steps as the solution's: the inputs written into a slot
+    (the judge's own), then read back onto the device, then the call."""
     started = time.monotonic()
+    session.tell_judges(op="bshow", i=i)
+    session.wait(session.judges, "bshown", limit_s, {"i": i})
     session.tell_judges(op="bstage", i=i)
     session.wait(session.judges, "bstaged", limit_s, {"i": i})
     windows.baseline_staged[i] = (_replied(session.judges, "bstaged", i) - started) * 1e6

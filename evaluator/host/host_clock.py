@@ -3,9 +3,9 @@
 The figure that is ranked comes from the compiled timer in the solution's own ranks, because only a timer beside the
 call resolves microseconds on a GPU. But everything in that process, the timer's key included, is within the
 solution's reach (tests/evaluator/cheats/timer_key_from_memory.py finds it). What the solution cannot reach is the
-host's clock: for every timed iteration the host notes when it showed the inputs to a side (the ``stage`` command of
-the solution's ranks, ``bstage`` of the judge's) and when that side's last rank replied that the call was done and
-its outputs written. Both sides take the same steps in between, so the part of that window the samples do not
+host's clock: for every timed iteration the host notes when it had the inputs written where a side reads them (the
+judge's ``show`` into the solution's feed slots, ``bshow`` into its own; no side can see them earlier) and when that
+side's last rank replied that the call was done and its outputs written. Both sides take the same steps in between, so the part of that window the samples do not
 account for (the window less the sample and the spin kernel in front of the call) is the same protocol overhead for
 both, give or take noise. A solution whose samples claim less time than it took has an overhead larger than the
 baseline's by what it hid.
@@ -38,7 +38,7 @@ class Windows:
     solution: dict[int, float] = field(default_factory=dict)
     baseline_spin_us: float = 0.0
     solution_spin_us: float = 0.0
-    # The first part of each window: from showing the inputs to the side's reply that they are on its device.
+    # The first part of each window: from writing the inputs to the side's reply that they are on its device.
     baseline_staged: dict[int, float] = field(default_factory=dict)
     solution_staged: dict[int, float] = field(default_factory=dict)
 

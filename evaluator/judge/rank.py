@@ -73,6 +73,8 @@ class JudgeRank:
         # The host made the feed slot (it gave the solution's rank a read-only descriptor of it) and makes the copy
         # of the solution's outputs; the baseline's own outputs go to a slot only this process sees.
         self.feed_slot = wire.Slot.open(self.private / wire.FEED_SLOT, writable=True, pinned=pinned)
+        self.baseline_feed = wire.Slot.open(self.private / wire.BASELINE_FEED_SLOT, writable=True, pinned=pinned)
+        self.drawn: tuple[int, list[Any]] | None = None  # the current timed iteration's inputs, until both are shown
         self.own_out = wire.Slot.open(self.private / wire.BASELINE_SLOT, writable=True, pinned=pinned)
         self.returned: wire.Slot | None = None
         self.pinned = pinned
@@ -186,13 +188,22 @@ class JudgeRank:
 
     # -- feeding and checks -------------------------------------------------------------------------------
     def feed(self, i: int) -> None:
-        self.feed_slot.write(list(self.inputs(self.seeds["timing"][i])))
+        """Draws timed iteration ``i``'s inputs and keeps them: neither side sees them before its own window."""
+        self.drawn = (i, list(self.inputs(self.seeds["timing"][i])))
         self.send("fed", i=i)
+
+    def show(self, i: int, baseline: bool) -> None:
+        """Writes iteration ``i``'s inputs into the solution's feed slot, or for the baseline into a slot of the
+        judge's own, at the start of that side's window by the host's clock: the solution's rank holds a descriptor
+        of its feed slot, so inputs written there any earlier could be read, and worked on, off every clock."""
+        assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
+        (self.baseline_feed if baseline else self.feed_slot).write(self.drawn[1])
+        self.send("bshown" if baseline else "shown", i=i)
 
     def stage_baseline(self, i: int) -> None:
         t0 = time.perf_counter()
         self.fed[i] = tuple(v.to(self.device, copy=True) if type(v) is torch.Tensor else v
-                            for v in self.feed_slot.read())
+                            for v in self.baseline_feed.read())
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         self.send("bstaged", i=i, steps_us={"stage": (time.perf_counter() - t0) * 1e6})
@@ -244,6 +255,8 @@ class JudgeRank:
                 self.prepare()
             elif op == "feed":
                 self.feed(cmd["i"])
+            elif op in ("show", "bshow"):
+                self.show(cmd["i"], baseline=op == "bshow")
             elif op == "bstage":
                 self.stage_baseline(cmd["i"])
             elif op == "baseline":

@@ -118,3 +118,26 @@ def test_cli_eval_unknown_problem_says_so_and_exits_two():
                           capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[3])
     assert proc.returncode == 2
     assert "unknown problem 'nope/nothing'" in proc.stderr
+
+
+def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_window_has_opened(monkeypatch):
+    # The ranks hold descriptors of their feed slots from the start: inputs written there before the host's clock
+    # starts the solution's window could be read, and the work done on them, off every clock (a signal handler in
+    # the idle rank did that). So when the window opens, the slot must still hold the previous iteration's inputs.
+    from evaluator import wire
+    from evaluator.host import evaluate as evaluate_module
+
+    original = evaluate_module._time_solution
+    seen: list[tuple[int, bool]] = []
+
+    def watched(session, windows, i, record, limit_s):
+        slots = [session.private / f"r{r}" / wire.FEED_SLOT for r in range(session.world_size)]
+        before = [slot.read_bytes() for slot in slots]
+        result = original(session, windows, i, record, limit_s)
+        seen.append((i, all(slot.read_bytes() != b for slot, b in zip(slots, before))))
+        return result
+
+    monkeypatch.setattr(evaluate_module, "_time_solution", watched)
+    doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
+    assert doc["verdict"] == "passed", doc["message"]
+    assert seen and all(changed for _, changed in seen), seen

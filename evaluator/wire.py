@@ -8,26 +8,67 @@ cannot run code, or produce a tensor subclass, in the judge that reads it."""
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import json
+import mmap
 import os
 import stat
+import types
 from pathlib import Path
 from typing import Any
 
 MAX_LINE = 1 << 20  # a report longer than this is not ours
 MAX_TOTAL = 64 << 20  # nor this much of them: a rank sends a few hundred bytes a call
 # Bound when the module loads, before any solution code runs in the process.
-_type, _tuple, _list = type, tuple, list
+_type, _tuple, _list, _str, _int = type, tuple, list, str, int
+_ftruncate, _mmap_new, _PROT_READ, _PROT_WRITE, _MAP_SHARED = (os.ftruncate, mmap.mmap, mmap.PROT_READ, mmap.PROT_WRITE,
+                                                               mmap.MAP_SHARED)
+_STATFS = ctypes.c_char * 256  # struct statfs; f_type is its first field, a long
+_LONG = ctypes.sizeof(ctypes.c_long)
+_fstatfs = ctypes.CDLL(None, use_errno=True).fstatfs
 _TB: Any = None  # torch's C tensor type, bound by bind_torch()
+_TORCH: Any = None  # (torch.Tensor, torch.frombuffer, torch.uint8), bound by bind_torch()
+_CUDA_HOST: Any = None  # cudaHostRegister, cudaHostUnregister, cudaGetLastError, bound by bind_cuda()
 
 
 def bind_torch() -> None:
     """Binds the tensor methods that writing a tensor file uses to torch's C tensor type, whose methods no code
-    can replace: a rank calls it before it loads the solution, which could otherwise rebind ``Tensor.detach`` and
-    do its work there, after the timer has stopped."""
-    global _TB
-    _TB = _tensor_type()
+    can replace, and the few torch functions it calls: a rank calls it before it loads the solution, which could
+    otherwise rebind ``Tensor.detach`` or ``torch.frombuffer`` and do its work there, after the timer has stopped."""
+    global _TB, _TORCH
+    import torch
+
+    _TB = torch._C.TensorBase
+    _TORCH = (torch.Tensor, torch.frombuffer, torch.uint8)
+
+
+def bind_cuda() -> None:
+    """Binds the CUDA runtime's page-locking functions (a rank on a GPU, once CUDA is up, before the solution)."""
+    global _CUDA_HOST
+    import torch
+
+    cudart = torch.cuda.cudart()
+    _CUDA_HOST = (cudart.cudaHostRegister, cudart.cudaHostUnregister, getattr(cudart, "cudaGetLastError", None))
+
+
+# What a rank runs between the timer's stop and its outputs being in its slot, in the order it runs them.
+_POST_CALL = ("outputs_of", "call_values", "_write_slot", "_layout", "_header", "_prefix", "_padded", "_frombytes",
+              "_frombuffer", "_torch", "_tensor_type", "_remap_slot", "_unregister_slot", "_in_memory", "_cuda_host")
+
+
+def seal_post_call() -> tuple[Any, Any, Any]:
+    """``outputs_of``, ``call_values`` and the slot writer, as functions whose globals and builtins are copies
+    taken now: a rank takes them before it loads the solution. Every name they look up when they run is then the
+    one bound here, so a solution that rebinds a module's function (``json.dumps``, ``os.ftruncate``, this
+    module's own), or a builtin (``len``, ``type``), to do its work after the timer has stopped changes nothing
+    they call. Each runs only torch's C functions and methods of built-in types."""
+    frozen = dict(globals())
+    frozen["__builtins__"] = dict(vars(builtins))
+    for name in _POST_CALL:
+        f = frozen[name]
+        frozen[name] = types.FunctionType(f.__code__, frozen, f.__name__, f.__defaults__, f.__closure__)
+    return frozen["outputs_of"], frozen["call_values"], frozen["_write_slot"]
 
 
 def _tensor_type() -> Any:
@@ -37,6 +78,25 @@ def _tensor_type() -> Any:
     import torch
 
     return torch._C.TensorBase
+
+
+def _torch() -> Any:
+    """(torch.Tensor, torch.frombuffer, torch.uint8): bound (:func:`bind_torch`), or torch's own where no rank bound
+    them (the host, the judge)."""
+    if _TORCH is not None:
+        return _TORCH
+    import torch
+
+    return torch.Tensor, torch.frombuffer, torch.uint8
+
+
+def _cuda_host() -> Any:
+    if _CUDA_HOST is not None:
+        return _CUDA_HOST
+    import torch
+
+    cudart = torch.cuda.cudart()
+    return cudart.cudaHostRegister, cudart.cudaHostUnregister, getattr(cudart, "cudaGetLastError", None)
 
 
 def result_tuple_types() -> frozenset[type]:
@@ -204,8 +264,24 @@ def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
         offset += _padded(nbytes)
         return meta
 
-    header = json.dumps({"values": [entry(v) for v in values]}).encode()
+    header = _header([entry(v) for v in values]).encode()
     return header, parts, offset
+
+
+def _header(entries: list[Any]) -> str:
+    """The header's JSON, written here rather than by :mod:`json`, whose encoder is Python looked up at run time:
+    in a rank this runs after the timer has stopped, and a solution that rebound ``json.dumps`` did its work there.
+    Entries are None, lists of entries, or a tensor's dtype name, shape and two offsets: nothing to escape."""
+    def one(e: Any) -> str:
+        if e is None:
+            return "null"
+        if _type(e) is _list:
+            return "[" + ", ".join([one(x) for x in e]) + "]"
+        shape = ", ".join([_str(n) for n in e["shape"]])
+        return (f'{{"dtype": "{e["dtype"]}", "shape": [{shape}], "offset": {_str(e["offset"])}, '
+                f'"nbytes": {_str(e["nbytes"])}}}')
+
+    return '{"values": [' + ", ".join([one(e) for e in entries]) + "]}"
 
 
 def _prefix(header: bytes) -> bytes:
@@ -231,10 +307,9 @@ def save_tensors(path: Path, values: list[Any]) -> None:
 def call_values(outputs: list[Any], inputs_after: list[Any]) -> list[Any]:
     """One call's values as the judge reads them back: its outputs, then its inputs as they were after the call
     (non-tensor slots as None)."""
-    import torch
-
-    return [[o if type(o) is torch.Tensor else None for o in outputs],
-            [o if type(o) is torch.Tensor else None for o in inputs_after]]
+    tensor = _torch()[0]
+    return [[o if _type(o) is tensor else None for o in outputs],
+            [o if _type(o) is tensor else None for o in inputs_after]]
 
 
 def save_call(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
@@ -357,57 +432,14 @@ class Slot:
         return cls(fd, writable=writable, pinned=pinned, name=Path(path).name)
 
     def _remap(self, size: int) -> None:
-        import mmap
-        import warnings
-
-        import torch
-
-        self._unregister()
-        self.bytes, self._map, self.size = None, None, 0
-        if size == 0:
-            return
-        prot = mmap.PROT_READ | (mmap.PROT_WRITE if self.writable else 0)
-        self._map = mmap.mmap(self.fd, size, flags=mmap.MAP_SHARED, prot=prot)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
-            self.bytes = torch.frombuffer(self._map, dtype=torch.uint8)
-        self.size = size
-        if self.pinned and _in_memory(self.fd):
-            # cudaHostRegisterPortable (1), and ReadOnly (8) for a mapping this process may only read.
-            cudart = torch.cuda.cudart()
-            err = cudart.cudaHostRegister(self.bytes.data_ptr(), size, 1 if self.writable else 9)
-            self._registered = self.bytes.data_ptr() if int(err) == 0 else 0
-            if not self._registered and hasattr(cudart, "cudaGetLastError"):
-                cudart.cudaGetLastError()  # refused: copies go through pageable memory, and no error is left over
+        _remap_slot(self, size)
 
     def _unregister(self) -> None:
-        if self._registered:
-            import torch
-
-            torch.cuda.cudart().cudaHostUnregister(self._registered)
-            self._registered = 0
+        _unregister_slot(self)
 
     def write(self, values: list[Any]) -> int:
         """Writes ``values`` (as :func:`save_tensors` would); returns how many bytes of the slot they fill."""
-        header, parts, total = _layout(values)
-        prefix = _prefix(header)
-        need = len(prefix) + total
-        if need > self.size:
-            size = max(need + (-need) % self.GROW, 2 * self.size)
-            os.ftruncate(self.fd, size)
-            self._remap(size)
-        # torch's C tensor methods only (bind_torch): this runs in the rank after the timer has stopped.
-        tb = _tensor_type()
-        view = self.bytes
-        tb.copy_(tb.narrow(view, 0, 0, len(prefix)), _frombytes(prefix))
-        base = len(prefix)
-        for t, off, n in parts:
-            if n:
-                into = tb.view(tb.view(tb.narrow(view, 0, base + off, n), tb.dtype.__get__(t)), tb.shape.__get__(t))
-                tb.copy_(into, t)
-            # The padding too: the slot holds what the last, maybe larger, draw left there.
-            tb.zero_(tb.narrow(view, 0, base + off + n, _padded(n) - n))
-        return need
+        return _write_slot(self, values)
 
     def read(self, length: int | None = None) -> list[Any]:
         """The values in the slot (in its first ``length`` bytes, when given), as views of the mapping."""
@@ -424,20 +456,76 @@ class Slot:
         os.close(self.fd)
 
 
+def _remap_slot(slot: Slot, size: int) -> None:
+    _unregister_slot(slot)
+    slot.bytes, slot._map, slot.size = None, None, 0
+    if size == 0:
+        return
+    prot = _PROT_READ | (_PROT_WRITE if slot.writable else 0)
+    slot._map = _mmap_new(slot.fd, size, flags=_MAP_SHARED, prot=prot)
+    if slot.writable:
+        slot.bytes = _frombuffer(slot._map)
+    else:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
+            slot.bytes = _frombuffer(slot._map)
+    slot.size = size
+    if slot.pinned and _in_memory(slot.fd):
+        # cudaHostRegisterPortable (1), and ReadOnly (8) for a mapping this process may only read.
+        register, _, last_error = _cuda_host()
+        address = _tensor_type().data_ptr(slot.bytes)
+        err = register(address, size, 1 if slot.writable else 9)
+        slot._registered = address if _int(err) == 0 else 0
+        if not slot._registered and last_error is not None:
+            last_error()  # refused: copies go through pageable memory, and no error is left over
+
+
+def _unregister_slot(slot: Slot) -> None:
+    if slot._registered:
+        _cuda_host()[1](slot._registered)
+        slot._registered = 0
+
+
+def _write_slot(slot: Slot, values: list[Any]) -> int:
+    header, parts, total = _layout(values)
+    prefix = _prefix(header)
+    need = len(prefix) + total
+    if need > slot.size:
+        size = max(need + (-need) % slot.GROW, 2 * slot.size)
+        _ftruncate(slot.fd, size)
+        _remap_slot(slot, size)
+    # torch's C tensor methods only (bind_torch): this runs in the rank after the timer has stopped.
+    tb = _tensor_type()
+    view = slot.bytes
+    tb.copy_(tb.narrow(view, 0, 0, len(prefix)), _frombytes(prefix))
+    base = len(prefix)
+    for t, off, n in parts:
+        if n:
+            into = tb.view(tb.view(tb.narrow(view, 0, base + off, n), tb.dtype.__get__(t)), tb.shape.__get__(t))
+            tb.copy_(into, t)
+        # The padding too: the slot holds what the last, maybe larger, draw left there.
+        tb.zero_(tb.narrow(view, 0, base + off + n, _padded(n) - n))
+    return need
+
+
 _TMPFS_MAGIC = 0x01021994
 
 
 def _in_memory(fd: int) -> bool:
     """Whether the file is on tmpfs: CUDA page-locks a shared mapping of a file in memory, and refuses one of a file on
     disk (an evaluation folder outside /dev/shm, ARENA_WORKDIR_ROOT)."""
-    buf = ctypes.create_string_buffer(256)  # struct statfs; f_type is its first field, a long
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.fstatfs(fd, buf) != 0:
+    buf = _STATFS()
+    if _fstatfs(fd, buf) != 0:
         return False
-    return int.from_bytes(buf.raw[:ctypes.sizeof(ctypes.c_long)], "little") == _TMPFS_MAGIC
+    return _int.from_bytes(buf.raw[:_LONG], "little") == _TMPFS_MAGIC
+
+
+def _frombuffer(buffer: Any) -> Any:
+    _, frombuffer, uint8 = _torch()
+    return frombuffer(buffer, dtype=uint8)
 
 
 def _frombytes(data: bytes) -> Any:
-    import torch
-
-    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    return _frombuffer(bytearray(data))

@@ -26,7 +26,7 @@ POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv
 class CallCounter:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
-        self.on = False
+        self.flag = [False]  # counting while true: a list's item, set without any code of the solution's running
         self._wrap(dist, _API, "torch.distributed")
         self._wrap(dist.ProcessGroup, _GROUP, "ProcessGroup")
         try:
@@ -50,11 +50,11 @@ class CallCounter:
                     setattr(c10d, name, counted)
 
     def _counted(self, original: Callable[..., Any], label: str) -> Callable[..., Any]:
-        counts = self.counts
+        counts, flag = self.counts, self.flag
 
         @functools.wraps(original)
         def counted(*args: Any, **kwargs: Any) -> Any:
-            if self.on:
+            if flag[0]:
                 counts[label] += 1
             return original(*args, **kwargs)
 
@@ -62,11 +62,11 @@ class CallCounter:
 
     @contextlib.contextmanager
     def active(self) -> Iterator[None]:
-        self.on = True
+        self.flag[0] = True
         try:
             yield
         finally:
-            self.on = False
+            self.flag[0] = False
 
     def take(self) -> dict[str, int]:
         out = dict(self.counts)

@@ -168,3 +168,30 @@ def test_a_flood_of_reports_is_read_a_bounded_amount_at_a_time_and_reported(monk
         got += lines.read_available()
     flood = [m for m in got if m["kind"] == "garbled"]
     assert lines.flooded and len(flood) == 1 and flood[0]["raw"].startswith("more than")
+
+
+def test_the_sealed_slot_writer_calls_nothing_that_is_rebound_after_it_was_sealed(tmp_path, monkeypatch):
+    # What a rank runs between the timer's stop and its outputs being in the slot: a solution that rebinds a
+    # module's function or a builtin afterwards (to run its own work there, off the clock) reaches none of it.
+    import builtins
+    import json
+
+    wire.bind_torch()  # as a rank does before it loads the solution
+    outputs_of, call_values, write_slot = wire.seal_post_call()
+    slot = wire.Slot.open(tmp_path / "out.slot", writable=True, pinned=False)
+    ran: list[str] = []
+
+    def trap(name, original):
+        def rebound(*args, **kwargs):
+            ran.append(name)
+            return original(*args, **kwargs)
+        return rebound
+
+    for owner, name in ((json, "dumps"), (os, "ftruncate"), (builtins, "len"), (builtins, "max"), (torch, "frombuffer"), (wire, "_layout"), (wire, "_prefix")):
+        monkeypatch.setattr(owner, name, trap(name, getattr(owner, name)))
+    value = torch.arange(1000, dtype=torch.float32)
+    n = write_slot(slot, call_values(outputs_of((value, None), frozenset()), []))
+    monkeypatch.undo()
+    assert ran == []
+    assert torch.equal(slot.read(n)[0][0], value)
+    slot.close()

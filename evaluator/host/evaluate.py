@@ -44,7 +44,6 @@ logger = logging.getLogger("arena.evaluate")
 ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
 SUSPICIOUS_SPEEDUP = 20.0
 TMP_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
-_RUNTIME: dict[str, Path] = {}
 
 
 SHM_MIN_FREE = 8 << 30
@@ -73,13 +72,12 @@ def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:
             "timing": [draw(62) for _ in range(warmup + iterations)], "positions": draw(62), "order": draw(62)}
 
 
-def _runtime_dir() -> Path:
-    """The runtime files the sandbox sees, staged once per worker process (they never change under it)."""
-    key = "runtime"
-    if key not in _RUNTIME or not _RUNTIME[key].exists():
-        _RUNTIME[key] = sandbox.stage_runtime(Path(tempfile.mkdtemp(prefix="arena-runtime-")))
-        os.chmod(_RUNTIME[key], 0o755)
-    return _RUNTIME[key]
+def _runtime_dir(workdir: Path) -> Path:
+    """The runtime files the sandbox sees, staged in the evaluation's own folder (about 100 KB): they go with it. Staged
+    once per worker process in /tmp instead, they stayed there for good, one folder per job on a forking worker."""
+    runtime = sandbox.stage_runtime(workdir / "runtime")
+    os.chmod(runtime, 0o755)
+    return runtime
 
 
 def _cache_root() -> Path:
@@ -199,7 +197,8 @@ def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str |
 def _new_session(workdir: Path, profile: HardwareProfile, timer_path: Path, cache: Path) -> Session:
     """The evaluation's folders in ``workdir`` and the session over them, its sandboxes not yet started."""
     solution_dir = _prepare_workdir(workdir, profile.world_size)
-    return Session(workdir, profile, timer_path, _runtime_dir(), solution_dir, cache, TMP_BYTES[profile.device])
+    return Session(workdir, profile, timer_path, _runtime_dir(workdir), solution_dir, cache,
+                   TMP_BYTES[profile.device])
 
 
 def _solution_backend(spec: EvalSpec) -> str | None:

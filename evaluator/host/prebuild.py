@@ -53,7 +53,7 @@ def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, An
         (workdir / "timer").write_bytes(b"")
         env = sandbox.environment({}, "cpu")
         env.update({"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": CUDA_ARCH})
-        mounts = sandbox.Mounts(_runtime_dir(), workdir / "timer", workdir / "solution", workdir / "io",
+        mounts = sandbox.Mounts(_runtime_dir(workdir), workdir / "timer", workdir / "solution", workdir / "io",
                                 _cache_dir(spec.solution_source))
         argv = sandbox.command(mounts, [sys.executable, "-c", _IMPORT_ONLY], env, "cpu", 4 << 30)
         try:

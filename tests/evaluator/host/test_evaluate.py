@@ -141,3 +141,18 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
     doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
     assert doc["verdict"] == "passed", doc["message"]
     assert seen and all(changed for _, changed in seen), seen
+
+
+def test_an_evaluation_leaves_nothing_behind_in_the_hosts_temporary_folder(tmp_path):
+    # The runtime the sandbox sees used to be staged once per worker process in /tmp and never removed: one folder per
+    # job on a forking worker, for good.
+    import tempfile
+
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("arena-*"))
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="cpu-gloo-2", solution_name="s.py",
+                            solution_source=(ALL_REDUCE / "correct" / "nccl_inplace_copy.py").read_text()),
+                   workdir_parent=str(tmp_path))
+    assert doc["verdict"] == "passed", doc["message"]
+    assert set(temp.glob("arena-*")) - before == set()
+    assert list(tmp_path.iterdir()) == []

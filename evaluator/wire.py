@@ -37,19 +37,13 @@ def bind_torch() -> None:
     can replace, and the few torch functions it calls: a rank calls it before it loads the solution, which could
     otherwise rebind ``Tensor.detach`` or ``torch.frombuffer`` and do its work there, after the timer has stopped."""
     global _TB, _TORCH
-    import torch
-
-    _TB = torch._C.TensorBase
-    _TORCH = (torch.Tensor, torch.frombuffer, torch.uint8)
+    _TB, _TORCH = _tensor_type(), _torch()
 
 
 def bind_cuda() -> None:
     """Binds the CUDA runtime's page-locking functions (a rank on a GPU, once CUDA is up, before the solution)."""
     global _CUDA_HOST
-    import torch
-
-    cudart = torch.cuda.cudart()
-    _CUDA_HOST = (cudart.cudaHostRegister, cudart.cudaHostUnregister, getattr(cudart, "cudaGetLastError", None))
+    _CUDA_HOST = _cuda_host()
 
 
 # What a rank runs between the timer's stop and its outputs being in its slot, in the order it runs them.
@@ -91,6 +85,7 @@ def _torch() -> Any:
 
 
 def _cuda_host() -> Any:
+    """(cudaHostRegister, cudaHostUnregister, cudaGetLastError): bound (:func:`bind_cuda`), or the runtime's own."""
     if _CUDA_HOST is not None:
         return _CUDA_HOST
     import torch

@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -101,42 +101,40 @@ class _WaitsForRedis:
 
     max_connection_wait_time = SCHEDULER_CHECK_S
 
-    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+    def _redis_step(self, what: str, step: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+        """Runs one of RQ's steps; a Redis that cannot be reached is logged and waited for by the dequeue that
+        follows (or by the next interval, while a job runs) instead of ending the worker. (reached, result)."""
         try:
-            beat = super().heartbeat(*args, **kwargs)  # called on every turn of the work loop, and after every job
-        except (RedisConnectionError, RedisTimeoutError) as exc:  # the dequeue that follows waits for Redis
-            self.log.warning("Worker %s: heartbeat failed, Redis cannot be reached (%s)", self.name, exc)
-            return None
-        self.after_heartbeat()
+            return True, step(*args, **kwargs)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            self.log.warning("Worker %s: %s, Redis cannot be reached (%s)", self.name, what, exc)
+            return False, None
+
+    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+        # called on every turn of the work loop, and after every job
+        reached, beat = self._redis_step("heartbeat failed", super().heartbeat, *args, **kwargs)
+        if reached:
+            self.after_heartbeat()
         return beat
 
     def after_heartbeat(self) -> None:
         """What the worker does after each heartbeat that reached Redis."""
 
     def check_for_suspension(self, burst: bool) -> None:
-        try:
-            super().check_for_suspension(burst)
-        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above: the dequeue waits for Redis
-            self.log.warning("Worker %s: cannot read the suspension flag, Redis cannot be reached (%s)", self.name, exc)
+        self._redis_step("cannot read the suspension flag", super().check_for_suspension, burst)
 
     def run_maintenance_tasks(self) -> None:
-        try:
-            super().run_maintenance_tasks()  # cleans the registries: the first thing a new worker does
-        except (RedisConnectionError, RedisTimeoutError) as exc:  # as above; the next turn runs it again
-            self.log.warning("Worker %s: maintenance skipped, Redis cannot be reached (%s)", self.name, exc)
+        # cleans the registries: the first thing a new worker does; the next turn runs it again
+        self._redis_step("maintenance skipped", super().run_maintenance_tasks)
 
     def maintain_heartbeats(self, job: Job) -> None:
-        try:
-            super().maintain_heartbeats(job)  # while a job runs: the forking worker's monitor, every interval
-        except (RedisConnectionError, RedisTimeoutError) as exc:  # the job goes on; the next interval beats again
-            self.log.warning("Worker %s: job heartbeat failed, Redis cannot be reached (%s)", self.name, exc)
+        # while a job runs: the forking worker's monitor, every interval; the job goes on
+        self._redis_step("job heartbeat failed", super().maintain_heartbeats, job)
 
     def set_current_job_working_time(self, *args: Any, **kwargs: Any) -> None:
-        try:
-            super().set_current_job_working_time(*args, **kwargs)  # the monitor's other write, before each beat
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            self.log.warning("Worker %s: cannot record the job's working time, Redis cannot be reached (%s)",
-                             self.name, exc)
+        # the monitor's other write, before each beat
+        self._redis_step("cannot record the job's working time", super().set_current_job_working_time, *args,
+                         **kwargs)
 
     def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
         wait = 1.0

@@ -6,8 +6,8 @@ comes: the warm-up call (its own set-up, not timed), the correctness trials (com
 the timed iterations (each iteration's inputs made only after the previous one ended and read by each rank from
 its own feed slot, a descriptor no other rank holds, written only once its window opened; the baseline timed
 in the judge on the same inputs just before or just after, by a draw; every timed output copied out of the
-sandbox's view at once and checked by the judge at secret positions). Timings of both sides come from the same compiled timer under the same protocol. On a
-warm worker the sandboxes were started ahead (evaluator/host/pool.py)."""
+sandbox's view at once and checked by the judge at secret positions). Timings of both sides come from the same
+compiled timer under the same protocol. On a warm worker the sandboxes were started ahead (evaluator/host/pool.py)."""
 
 from __future__ import annotations
 

@@ -5,10 +5,10 @@ call resolves microseconds on a GPU. But everything in that process, the timer's
 solution's reach (tests/evaluator/cheats/timer_key_from_memory.py finds it). What the solution cannot reach is the
 host's clock: for every timed iteration the host notes when it had the inputs written where a side reads them (the
 judge's ``show`` into the solution's feed slots, ``bshow`` into its own; no side can see them earlier) and when that
-side's last rank replied that the call was done and its outputs written. Both sides take the same steps in between, so the part of that window the samples do not
-account for (the window less the sample and the spin kernel in front of the call) is the same protocol overhead for
-both, give or take noise. A solution whose samples claim less time than it took has an overhead larger than the
-baseline's by what it hid.
+side's last rank replied that the call was done and its outputs written. Both sides take the same steps in between,
+so the part of that window the samples do not account for (the window less the sample and the spin kernel in front
+of the call) is the same protocol overhead for both, give or take noise. A solution whose samples claim less time
+than it took has an overhead larger than the baseline's by what it hid.
 
 The check is coarse by nature: a forgery smaller than the allowance (the noise of a host round trip, plus a share of
 the window) passes, and the ranked figure stays the timer's. Forgeries of that size are bounded by the allowance; a

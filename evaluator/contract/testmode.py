@@ -42,6 +42,9 @@ _GCC = re.compile(r"^(?P<file>[^\s:()]+\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+
 _NVCC = re.compile(r"^(?P<file>[^\s:()]+\.(?:cu|cuh|cpp|h))\((?P<line>\d+)\):\s*(?P<level>error|warning)[^:]*:\s*"
                    r"(?P<text>.*)$", re.M)
 _SYNTAX = re.compile(r"\((?P<file>[^(),]+\.py), line (?P<line>\d+)\)")
+# `the static check refused the solution: line 2: imports problems...` (evaluator/static_checks.py)
+_STATIC = re.compile(r"static check refused the solution: line (?P<line>\d+): (?P<text>.*?)(?: \(and \d+ more\))?$",
+                     re.M)
 
 
 def diagnostics(document: dict[str, Any], solution_name: str = "solution.py") -> list[dict[str, Any]]:
@@ -59,6 +62,8 @@ def diagnostics(document: dict[str, Any], solution_name: str = "solution.py") ->
             seen.add(key)
             found.append(item)
 
+    for m in _STATIC.finditer(texts[0]):
+        add({"file": name, "line": int(m["line"]), "kind": "error", "text": m["text"][:300]})
     for text in texts:
         for m in _SYNTAX.finditer(text):
             if m["file"].rsplit("/", 1)[-1] == name:

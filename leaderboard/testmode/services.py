@@ -8,9 +8,11 @@ evaluation that worker is running, never behind a model run's attempts.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 import math
+import re
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from typing import Any
@@ -27,6 +29,7 @@ from rq.serializers import JSONSerializer
 from evaluator.contract import jobs, testmode
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict, empty_document
+from evaluator.contract.source import solution_problem
 from leaderboard.models import Problem, TestRun
 from leaderboard.submissions import validation
 from leaderboard.submissions.signatures import nonce_for
@@ -47,7 +50,10 @@ def test_run_create(*, user, problem: Problem | str, profile: str, filename: str
     validation.profile_check(problem, profile)
     name = validation.filename_clean(filename)
     validation.filename_check(problem, name)
-    text = validation.source_validate(source)
+    text, failure = source_checked(source, name)
+    if failure is not None:
+        return _finished_at_upload(user=user, problem=problem, profile=profile, name=name, text=text,
+                                   timing=timing, failure=failure)
     limit = getattr(settings, "ARENA_MAX_PENDING_TESTS_PER_USER", DEFAULT_MAX_PENDING)
     if TestRun.objects.filter(user=user, state__in=[TestRun.State.QUEUED, TestRun.State.RUNNING]).count() >= limit:
         raise ValidationError(f"You already have {limit} tests waiting or running. Wait for one to finish, then "
@@ -62,6 +68,73 @@ def test_run_create(*, user, problem: Problem | str, profile: str, filename: str
         test.enqueued_at = timezone.now()
         test.save(update_fields=["job_id", "enqueued_at"])
         _enqueue_after_commit(test)
+    return test
+
+
+def source_checked(source: str | bytes, name: str = "solution.py") -> tuple[str, dict[str, Any] | None]:
+    """The upload as text and, when it cannot run at all (not UTF-8, NUL bytes, empty, a syntax error, no
+    ``solution``), the diagnostic that says where: ``{"file", "line", "column", "kind", "text"}``. An upload over
+    the size limit is refused (``ValidationError``): that is the request at fault, not the solution."""
+    limit = settings.ARENA_MAX_SOURCE_BYTES
+    raw = source if isinstance(source, bytes) else source.encode("utf-8", errors="surrogatepass")
+    if len(raw) > limit:
+        validation.source_validate(source)  # raises the size message
+    if isinstance(source, bytes):
+        try:
+            text = source.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            text = source.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+            line = source[:exc.start].count(b"\n") + 1
+            return text, {"file": name, "line": line, "column": None, "kind": "error",
+                          "text": f"not UTF-8 text (byte 0x{source[exc.start]:02x} at offset {exc.start}); save the "
+                                  f"file as UTF-8"}
+    else:
+        text = source.encode("utf-8", errors="replace").decode("utf-8")  # unpaired surrogates cannot be stored
+    if "\x00" in text:
+        line = text[:text.index("\x00")].count("\n") + 1
+        return text.replace("\x00", "\ufffd"), {"file": name, "line": line, "column": None, "kind": "error",
+                                                  "text": "a NUL byte: this is not Python source text"}
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return text, {"file": name, "line": int(exc.lineno or 1), "column": exc.offset, "kind": "syntax",
+                      "text": f"SyntaxError: {exc.msg}" + (f": {exc.text.strip()}" if exc.text and exc.text.strip()
+                                                          else "")}
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return text, {"file": name, "line": 1, "column": None, "kind": "syntax",
+                      "text": f"cannot be parsed as Python ({type(exc).__name__})"}
+    problem = solution_problem(text, where=name)
+    if problem is not None:
+        match = re.search(r"line (\d+)", problem)
+        return text, {"file": name, "line": int(match.group(1)) if match else 1, "column": None, "kind": "error",
+                      "text": problem}
+    return text, None
+
+
+def _finished_at_upload(*, user, problem: Problem, profile: str, name: str, text: str, timing: bool,
+                        failure: dict[str, Any]) -> TestRun:
+    """A test whose file cannot even be imported ends at once as ``compile_error`` with its diagnostic: no worker
+    is needed to say so, and a program in a refinement loop reads it like any other result."""
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    spec = testmode.test_spec(problem_id=problem.id, source=text, profile=profile, device=PROFILES[profile].device,
+                              solution_name=name, problem_version=problem.version,
+                              problem_hash=problem.content_hash, timing=bool(timing))
+    document = empty_document()
+    where = f"{failure['file']}, line {failure['line']}"
+    document.update(
+        verdict=Verdict.COMPILE_ERROR.value,
+        message=f"{where}: {failure['text']} (found when the file was uploaded; nothing was run)",
+        problem={"id": problem.id, "version": problem.version, "content_hash": problem.content_hash},
+        solution={"filename": name, "sha256": sha})
+    testmode.annotate(document, spec)
+    document["diagnostics"] = [failure]
+    document["test"]["checked_at_upload"] = True
+    now = timezone.now()
+    test = TestRun.objects.create(
+        user=user, problem=problem, profile=profile, problem_version=problem.version,
+        problem_hash=problem.content_hash, filename=name, source=text, sha256=sha, timing=bool(timing),
+        job_timeout_s=job_timeout_s(), state=TestRun.State.FINISHED, verdict=document["verdict"], document=document,
+        started_at=now, finished_at=now)
     return test
 
 

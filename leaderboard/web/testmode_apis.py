@@ -43,7 +43,10 @@ class TestRunOutputSerializer(serializers.ModelSerializer):
 class TestCreateApi(APIView):
     """Test one solution file without ranking it: the same sandbox and judge as a submission, on the profile's
     fast lane, fewer trials, and quick timing when ``timing`` is true. Send ``multipart/form-data`` with ``file`` or
-    JSON with ``source``. Follow ``api_url`` until ``state`` is ``finished``; the result is visible to you only."""
+    JSON with ``source``. Follow ``api_url`` until ``state`` is ``finished``; the result is visible to you only.
+    A file that cannot be imported at all (a syntax error, no ``solution``, not UTF-8 text) is a finished test at
+    once: ``verdict`` ``compile_error`` with ``diagnostics`` naming the line. 400 is kept for requests malformed as
+    requests (no problem or profile, an unknown one, both or neither of ``file`` and ``source``)."""
 
     permission_classes = [IsAuthenticated, MayUpload]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
@@ -51,8 +54,10 @@ class TestCreateApi(APIView):
     class TestCreateInputSerializer(serializers.Serializer):  # a name of its own: the schema's TestCreateInputRequest
         problem = serializers.CharField(help_text="problem id, e.g. collectives/all_reduce")
         profile = serializers.CharField(help_text=f"hardware profile: one of {', '.join(PROFILES)}")
-        file = serializers.FileField(required=False, help_text="the solution .py file (multipart)")
-        source = serializers.CharField(required=False, trim_whitespace=False, help_text="the solution source (JSON)")
+        file = serializers.FileField(required=False, allow_empty_file=True,
+                                     help_text="the solution .py file (multipart)")
+        source = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                       help_text="the solution source (JSON)")
         filename = serializers.CharField(required=False, help_text="a name for pasted source; default solution.py")
         timing = serializers.BooleanField(required=False, default=False,
                                           help_text="quick timing (fewer iterations than ranked; marked as such)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -159,6 +160,7 @@ class ArenaWorker(_Guarded, _WaitsForRedis, Worker):
     scheduler_check_s = SCHEDULER_CHECK_S
     _keep_scheduler = False
     _scheduler_checked = 0.0
+    _scheduler_owner: int | None = None  # the process that started the scheduler, its parent
 
     @property
     def dequeue_timeout(self) -> int:
@@ -171,15 +173,18 @@ class ArenaWorker(_Guarded, _WaitsForRedis, Worker):
         super()._start_scheduler(burst, *args, **kwargs)
         self._keep_scheduler = not burst and self.scheduler is not None  # a burst worker enqueues once, then quits
         self._scheduler_checked = time.monotonic()
+        self._scheduler_owner = os.getpid()
 
     def after_heartbeat(self) -> None:
         self.scheduler_keep_alive()
 
     def scheduler_keep_alive(self, *, force: bool = False) -> bool:
         """Starts the scheduler again if its process died (True when it did), or takes its locks again if Redis lost
-        them while it lived. At most every scheduler_check_s."""
+        them while it lived. At most every scheduler_check_s, and only in the process that started it: a job's work
+        horse is a fork of the worker and heartbeats too, but the scheduler is not its child (``is_alive`` asserts
+        that it is), and a second scheduler started from a horse would die with it."""
         scheduler = self.scheduler
-        if not self._keep_scheduler or scheduler is None:
+        if not self._keep_scheduler or scheduler is None or os.getpid() != self._scheduler_owner:
             return False
         now = time.monotonic()
         if not force and now - self._scheduler_checked < self.scheduler_check_s:

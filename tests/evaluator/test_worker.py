@@ -128,3 +128,32 @@ def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandb
         assert pool.enabled() and "cpu-gloo-2" in pool._held
     finally:
         pool.drain()
+
+
+def test_the_scheduler_check_in_a_forked_job_leaves_the_scheduler_to_the_worker(redis_conn):
+    # The work horse of a job is a fork of the worker and heartbeats before the job runs: there the scheduler's
+    # process is not a child, and multiprocessing's is_alive() raised AssertionError ("can only test a child
+    # process"), so the web worker's reply job failed and was retried.
+    import os
+
+    worker = ArenaWorker([Queue("web", connection=redis_conn, serializer=JSONSerializer)], connection=redis_conn)
+    worker._start_scheduler()
+    process = worker.scheduler._process
+    assert process is not None and process.is_alive()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the work horse
+            code = 1
+            try:
+                code = 0 if worker.scheduler_keep_alive(force=True) is False else 2
+            except BaseException:  # noqa: BLE001 - its failure is the test's
+                code = 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert worker.scheduler._process is process and process.is_alive()  # the worker's own scheduler, untouched
+        assert worker.scheduler_keep_alive(force=True) is False  # and the worker itself still checks it
+    finally:
+        process.terminate()
+        process.join(10)

@@ -279,6 +279,55 @@ class RunScore(models.Model):
         return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"
 
 
+class ProblemStanding(models.Model):
+    """One problem's ranking on one profile, problem version and timing protocol revision, as it stands: what the
+    home page shows of it (leader, best speedup, number of ranked solutions) and how many passed evaluations it has
+    (which profile and revision speak for the problem). Kept by ``rankings.services.problem_standing_refresh`` when
+    a passed result is recorded, in the same transaction; ``rebuild_standings`` recomputes every row.
+
+    A version or revision the result did not record is stored as 0 (the columns are part of the unique key)."""
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="standings")
+    profile = models.CharField(max_length=64)
+    problem_version = models.PositiveIntegerField(help_text="0: not recorded")
+    protocol_revision = models.PositiveSmallIntegerField(help_text="0: not recorded")
+    passed = models.PositiveIntegerField(default=0, help_text="passed evaluations, re-measurements left out")
+    solutions = models.PositiveIntegerField(default=0, help_text="rows of the ranking (each entrant's best)")
+    # The ranking's first row (``rankings.selectors.problem_ranking``); empty when the ranking is.
+    leader_submission_id = models.PositiveBigIntegerField(null=True, blank=True)
+    leader_user_id = models.PositiveBigIntegerField(null=True, blank=True)
+    leader_username = models.CharField(max_length=150, blank=True)
+    leader_model_run_id = models.PositiveBigIntegerField(null=True, blank=True)
+    leader_model = models.CharField(max_length=200, blank=True)
+    best_speedup = models.FloatField(null=True, blank=True, help_text="the leader's pooled speedup")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["problem", "profile", "problem_version", "protocol_revision"],
+                                               name="problem_standing_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.problem_id} on {self.profile} v{self.problem_version} r{self.protocol_revision}"
+
+
+class CategoryStanding(models.Model):
+    """A category's line on the home page over its active problems (each on the profile that speaks for it): who
+    holds the most first places, the best speedup and where, the number of ranked solutions. Recomputed from the
+    category's ``ProblemStanding`` rows whenever one of them changes, or the catalogue does."""
+
+    category = models.CharField(max_length=64, primary_key=True)
+    leader = models.CharField(max_length=300, blank=True)
+    leader_firsts = models.PositiveIntegerField(default=0)
+    best_speedup = models.FloatField(null=True, blank=True)
+    best_problem_id = models.CharField(max_length=200, blank=True)
+    solutions = models.PositiveIntegerField(default=0)
+    problems = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.category}: {self.leader or 'no leader'}"
+
+
 class TestRun(models.Model):
     """One unranked test-mode evaluation (``POST /api/tests/``, ``arena test``): same sandbox and judge as a
     submission, on the profile's fast lane, visible to its owner only.

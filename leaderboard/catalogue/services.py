@@ -76,5 +76,8 @@ def problems_sync(*, problems: dict[str, Any] | None = None) -> SyncReport:
             row.save(update_fields=["is_active", "updated_at"])
             report.deactivated.append(problem_id)
     if report.created or report.updated or report.deactivated:
+        from leaderboard.rankings.services import category_standings_refresh  # rankings read the catalogue
+
+        category_standings_refresh()  # a category's line counts its active problems at their current versions
         rankings_changed()
     return report

@@ -15,8 +15,9 @@ from typing import Iterable
 
 from django.db.models import Count
 
-from evaluator.contract.result import Verdict
-from leaderboard.models import ModelRun, Problem, Result
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
+from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result
 from leaderboard.rankings import metrics, selectors
 
 # fast_p is drawn at these p (×: a correct attempt whose speedup's interval lies above p counts).
@@ -50,11 +51,20 @@ def ranking_profiles(problems: Iterable[Problem], default: dict[str, str | None]
     counts = (Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem__in=problems,
                                     submission__remeasure_of__isnull=True)
               .values_list("submission__problem_id", "submission__profile").annotate(n=Count("pk")))
-    best: dict[str, tuple[int, str]] = {}
-    for pid, profile, n in counts:
-        if metrics.measures_speed(profile) and n > best.get(pid, (0, ""))[0]:
-            best[pid] = (n, profile)
-    return {p.id: best[p.id][1] if p.id in best else default.get(p.id) for p in problems}
+    return {p.id: speaking_profile([(profile, n) for pid, profile, n in counts if pid == p.id], default.get(p.id))
+            for p in problems}
+
+
+def speaking_profile(counts: Iterable[tuple[str, int]], default: str | None) -> str | None:
+    """Of (profile, passed evaluations) pairs, the profile that measures speed with the most (a tie goes to the one
+    listed first in the hardware profiles), else ``default``."""
+    totals: dict[str, int] = {}
+    for profile, n in counts:
+        if metrics.measures_speed(profile) and n:
+            totals[profile] = totals.get(profile, 0) + n
+    order = list(PROFILES)
+    best = max(totals, key=lambda p: (totals[p], -(order.index(p) if p in order else len(order))), default=None)
+    return best if best is not None else default
 
 
 def entry_name(entry: selectors.RankingEntry) -> str:
@@ -74,6 +84,11 @@ def category_summaries(pairs: Iterable[tuple[Problem, str | None]]
         item = ProblemLeader(problem.id, profile, ranking[0] if ranking and ranking[0].timed else None, len(ranking))
         leaders[problem.id] = item
         by_category.setdefault(problem.category, []).append(item)
+    return summarise(by_category), leaders
+
+
+def summarise(by_category: dict[str, list[ProblemLeader]]) -> dict[str, CategorySummary]:
+    """Each category's summary over its problems' leaders, in the order given (it breaks ties)."""
     summaries = {}
     for category, items in by_category.items():
         firsts = Counter(entry_name(i.leader) for i in items if i.leader)
@@ -89,7 +104,88 @@ def category_summaries(pairs: Iterable[tuple[Problem, str | None]]
             category=category, leader=leader, leader_firsts=firsts.get(leader, 0),
             best_speedup=top.leader.speedup if top else None, best_problem_id=top.problem_id if top else "",
             solutions=sum(i.solutions for i in items), problems=len(items))
-    return summaries, leaders
+    return summaries
+
+
+# --- the same figures read from the standings kept at ingest (``services.problem_standing_refresh``) -------------
+
+
+@dataclass(frozen=True)
+class StoredLeader:
+    """A problem's leader as its ``ProblemStanding`` row keeps it: the fields of ``selectors.RankingEntry`` that the
+    home page and ``entry_name`` read."""
+
+    submission_id: int
+    user_id: int | None
+    username: str
+    model_run_id: int | None
+    model: str
+    speedup: float | None
+    timed: bool = True
+
+
+def stored_leader(problem: Problem, profile: str | None, rows: list[ProblemStanding]) -> ProblemLeader:
+    """The problem's line on the home page from its standing rows (every profile, version and revision): the
+    ranking ``problem_ranking`` shows by default on ``profile`` (the problem's current version, the default
+    revision of ``selectors.problem_ranking_default``), its leader and its number of solutions."""
+    if not profile or profile not in PROFILES:
+        return ProblemLeader(problem.id, profile, None, 0)
+    here = [r for r in rows if r.profile == profile and r.passed]
+    revisions = [r.protocol_revision or None for r in here if r.problem_version == problem.version]
+    revision = (TIMING_PROTOCOL_REVISION if TIMING_PROTOCOL_REVISION in revisions or not revisions
+                else max(revisions, key=lambda r: r or 0))
+    row = next((r for r in here if r.problem_version == problem.version
+                and (r.protocol_revision or None) == revision), None)
+    if row is None:
+        return ProblemLeader(problem.id, profile, None, 0)
+    leader = None
+    if row.leader_submission_id is not None and metrics.measures_speed(profile):
+        leader = StoredLeader(row.leader_submission_id, row.leader_user_id, row.leader_username,
+                              row.leader_model_run_id, row.leader_model, row.best_speedup)
+    return ProblemLeader(problem.id, profile, leader, row.solutions)
+
+
+def stored_leaders(problems: list[Problem], default: dict[str, str | None]
+                   ) -> tuple[dict[str, str | None], dict[str, ProblemLeader]]:
+    """Each problem's speaking profile (``speaking_profile`` over its stored passed counts, else ``default``) and its
+    line on the home page, from the stored standings (one query, whatever the number of results)."""
+    rows: dict[str, list[ProblemStanding]] = {}
+    for row in ProblemStanding.objects.filter(problem_id__in=[p.id for p in problems]).order_by("pk"):
+        rows.setdefault(row.problem_id, []).append(row)
+    profiles, leaders = {}, {}
+    for p in problems:
+        mine = rows.get(p.id, [])
+        profiles[p.id] = speaking_profile([(r.profile, r.passed) for r in mine], default.get(p.id))
+        leaders[p.id] = stored_leader(p, profiles[p.id], mine)
+    return profiles, leaders
+
+
+def stored_summaries(problems: list[Problem], leaders: dict[str, ProblemLeader]) -> dict[str, CategorySummary]:
+    """Each category's summary over ``problems`` (in their order) from their stored lines (no query)."""
+    by_category: dict[str, list[ProblemLeader]] = {}
+    for p in problems:
+        by_category.setdefault(p.category, []).append(leaders[p.id])
+    return summarise(by_category)
+
+
+def stored_category_summaries() -> dict[str, CategorySummary]:
+    """Each category's summary over all its active problems, as ``CategoryStanding`` keeps it (one query)."""
+    return {c.category: CategorySummary(category=c.category, leader=c.leader, leader_firsts=c.leader_firsts,
+                                        best_speedup=c.best_speedup, best_problem_id=c.best_problem_id,
+                                        solutions=c.solutions, problems=c.problems)
+            for c in CategoryStanding.objects.all()}
+
+
+def category_lines(problems: list[Problem], leaders: dict[str, ProblemLeader], *, whole_catalogue: bool
+                   ) -> dict[str, CategorySummary]:
+    """The home page's line per category of ``problems``: over the whole catalogue, as stored (one query; a
+    category without a stored line yet is summed from its problems' lines); over a filtered list, summed from the
+    lines of the problems it holds (no query)."""
+    summed = stored_summaries(problems, leaders)
+    if not whole_catalogue:
+        return summed
+    stored = stored_category_summaries()
+    return {category: stored.get(category, line) for category, line in summed.items()}
 
 
 @dataclass(frozen=True)

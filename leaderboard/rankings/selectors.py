@@ -42,7 +42,7 @@ class RankingChoice:
         return f"version {self.problem_version} · {revision}"
 
 
-def _passed_results(problem: Problem, profile: str) -> QuerySet[Result]:
+def passed_results(problem: Problem, profile: str) -> QuerySet[Result]:
     """Passed evaluations of the problem on the profile, re-measurements left out (they verify, never rank)."""
     return Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem=problem,
                                  submission__profile=profile, submission__remeasure_of__isnull=True)
@@ -51,7 +51,7 @@ def _passed_results(problem: Problem, profile: str) -> QuerySet[Result]:
 def problem_ranking_choices(*, problem: Problem, profile: str) -> list[RankingChoice]:
     """The problem versions and protocol revisions the problem's passed evaluations on ``profile`` were measured
     under, newest first (one query)."""
-    rows = (_passed_results(problem, profile).order_by().values_list("problem_version", "protocol_revision")
+    rows = (passed_results(problem, profile).order_by().values_list("problem_version", "protocol_revision")
             .annotate(n=Count("pk")))
     choices = [RankingChoice(v, r, n) for v, r, n in rows]
     return sorted(choices, key=lambda c: (c.problem_version or 0, c.protocol_revision or 0), reverse=True)
@@ -118,7 +118,7 @@ def problem_ranking(*, problem: Problem, profile: str, published: bool = False, 
         _, revision = problem_ranking_default(problem=problem,
                                               choices=problem_ranking_choices(problem=problem, profile=profile))
     version = problem.version if version is None else version
-    results = _passed_results(problem, profile).filter(problem_version=version, protocol_revision=revision)
+    results = passed_results(problem, profile).filter(problem_version=version, protocol_revision=revision)
     if published:
         results = results.filter(Q(submission__published_at__isnull=False)
                                  | Q(submission__model_run__published_at__isnull=False))
@@ -397,7 +397,7 @@ def problem_speedups(*, problem: Problem, profile: str, version: int | None = No
         _, revision = problem_ranking_default(problem=problem,
                                               choices=problem_ranking_choices(problem=problem, profile=profile))
     return list(
-        _passed_results(problem, profile).filter(problem_version=problem.version if version is None else version,
+        passed_results(problem, profile).filter(problem_version=problem.version if version is None else version,
                                                  speedup__isnull=False, protocol_revision=revision)
         .order_by("speedup").values_list("speedup", flat=True)
     )

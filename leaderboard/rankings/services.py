@@ -1,7 +1,13 @@
-"""The one write of rankings: a model run's ranking row (``RunScore``), recomputed by the selector that computes
-every run score (``selectors.model_run_score``) whenever one of its attempts settles, with the run's progress.
+"""The writes of rankings, each a stored figure recomputed by the selector that defines it, so pages read rows:
 
-Precomputed so ranking pages read one row per run; recomputed from scratch each time, so it is idempotent.
+- a model run's ranking row (``RunScore``, ``selectors.model_run_score``) whenever one of its attempts settles, with
+  the run's progress;
+- a problem's standing on one profile, version and revision (``ProblemStanding``, ``selectors.problem_ranking``)
+  when a passed result of it is recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
+- ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``).
+
+Each is recomputed from the rows as they stand, in the writer's transaction, so recording a result twice changes
+nothing.
 """
 
 from __future__ import annotations
@@ -9,8 +15,10 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.models import ModelRun, RunScore, Submission
-from leaderboard.rankings import generations, scores, selectors
+from evaluator.contract.result import Verdict
+from leaderboard.catalogue import selectors as catalogue
+from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunScore, Submission
+from leaderboard.rankings import generations, overview, scores, selectors
 
 
 # RunScore's interval columns per key of ``metrics.Aggregate.intervals``.
@@ -72,3 +80,92 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             run.state = state
             run.save(update_fields=["attempts_done", "attempts_total", "state", "finished_at"])
     return row
+
+
+def standing_after_result(*, result: Result) -> None:
+    """Called by ``result_record`` once a result is stored (inside its transaction): a passed evaluation that is not
+    a re-measurement changes its problem's ranking on its profile, version and revision; nothing else does (a
+    re-measurement only verifies a row, which the home page does not show)."""
+    submission = result.submission
+    if result.verdict != Verdict.PASSED.value or submission.remeasure_of_id is not None:
+        return
+    problem_standing_refresh(problem_id=submission.problem_id, profile=submission.profile,
+                             version=result.problem_version, revision=result.protocol_revision)
+
+
+def problem_standing_refresh(*, problem_id: str, profile: str, version: int | None, revision: int | None,
+                             category: bool = True) -> ProblemStanding | None:
+    """Recomputes one ``ProblemStanding`` row from the problem's passed evaluations on ``profile`` of ``version``
+    and ``revision`` (``selectors.problem_ranking``), then its category's line (``category``). The problem's row
+    is locked, so results of one problem landing at once on several web workers are counted one after another."""
+    with transaction.atomic():
+        problem = Problem.objects.select_for_update().filter(pk=problem_id).first()
+        if problem is None:
+            return None
+        passed = selectors.passed_results(problem, profile).filter(problem_version=version,
+                                                                    protocol_revision=revision).count()
+        key = {"problem": problem, "profile": profile, "problem_version": version or 0,
+               "protocol_revision": revision or 0}
+        row = None
+        if not passed:
+            ProblemStanding.objects.filter(**key).delete()
+        else:
+            ranking = (selectors.problem_ranking(problem=problem, profile=profile, version=version, revision=revision)
+                       if version else [])  # a result that recorded no version counts only towards the profile
+            lead = ranking[0] if ranking else None
+            row, _ = ProblemStanding.objects.update_or_create(**key, defaults={
+                "passed": passed, "solutions": len(ranking),
+                "leader_submission_id": lead.submission_id if lead else None,
+                "leader_user_id": lead.user_id if lead else None, "leader_username": lead.username if lead else "",
+                "leader_model_run_id": lead.model_run_id if lead else None,
+                "leader_model": lead.model if lead else "", "best_speedup": lead.speedup if lead else None})
+        if category:
+            category_standing_refresh(category=problem.category)
+    return row
+
+
+def category_standing_refresh(*, category: str) -> CategoryStanding | None:
+    """Recomputes a category's line on the home page over its active problems (``overview.summarise`` of each
+    one's stored line, ``overview.stored_leaders``); deletes it when the category has none. The category's row is
+    locked first, so two problems of it refreshed at once are summed one after the other."""
+    with transaction.atomic():
+        CategoryStanding.objects.bulk_create([CategoryStanding(category=category)], ignore_conflicts=True)
+        CategoryStanding.objects.select_for_update().filter(pk=category).first()
+        problems = list(catalogue.problem_list(category=category))
+        if not problems:
+            CategoryStanding.objects.filter(pk=category).delete()
+            return None
+        _, leaders = overview.stored_leaders(problems, {p.id: catalogue.problem_default_profile(problem=p)
+                                                        for p in problems})
+        summary = overview.stored_summaries(problems, leaders)[category]
+        row = CategoryStanding(category=category, leader=summary.leader[:300], leader_firsts=summary.leader_firsts,
+                               best_speedup=summary.best_speedup, best_problem_id=summary.best_problem_id,
+                               solutions=summary.solutions, problems=summary.problems)
+        row.save()
+    return row
+
+
+def category_standings_refresh() -> None:
+    """Every category's line, and none for a category without active problems (after the catalogue changed)."""
+    with transaction.atomic():
+        categories = set(CategoryStanding.objects.values_list("category", flat=True)) | set(
+            Problem.objects.filter(is_active=True).values_list("category", flat=True))
+        for category in sorted(categories):
+            category_standing_refresh(category=category)
+
+
+def standings_rebuild() -> int:
+    """Recomputes every stored standing from the results: the same rows that recording each result one by one
+    leaves (a test holds them equal). Returns the number of problem standings."""
+    with transaction.atomic():
+        keys = set(Result.objects.filter(verdict=Verdict.PASSED.value, submission__remeasure_of__isnull=True)
+                   .values_list("submission__problem_id", "submission__profile", "problem_version",
+                                "protocol_revision").distinct())
+        ProblemStanding.objects.all().delete()
+        for problem_id, profile, version, revision in sorted(keys, key=str):
+            problem_standing_refresh(problem_id=problem_id, profile=profile, version=version, revision=revision,
+                                     category=False)
+        CategoryStanding.objects.all().delete()
+        category_standings_refresh()
+        generations.rankings_changed()
+        return ProblemStanding.objects.count()

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from evaluator.contract.result import Verdict, empty_document, trim
 from leaderboard.models import Result, Submission
-from leaderboard.rankings.services import run_score_refresh
+from leaderboard.rankings.services import run_score_refresh, standing_after_result
 from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)
@@ -132,6 +132,7 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         submission.save(update_fields=["state", "verdict", "finished_at"])
         if submission.model_run_id is not None:
             run_score_refresh(model_run_id=submission.model_run_id)
+        standing_after_result(result=result)  # its problem's stored standing, in this transaction
         verification.after_result(result)
         queueing.queued_release(profile=submission.profile)  # its slot on the queue is free: the next user's turn
         signals.verdict_recorded_after_commit(submission=submission, result=result)  # e.g. the owner's e-mail

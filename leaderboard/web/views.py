@@ -33,16 +33,18 @@ from leaderboard.web.throttles import UploadThrottle, throttled
 @exports.exportable(exports.problem_list_table, exports.problem_rows, filename="problems")
 def home(request: HttpRequest) -> HttpResponse:
     """The catalogue by category, searched and filtered (``catalogue.filters.ProblemFilterSet``), with each
-    category's leader, best speedup and number of solutions, and each problem's leader."""
+    category's leader, best speedup and number of solutions, and each problem's leader: all read from the standings
+    kept at ingest (``rankings.services``), a fixed number of queries whatever the number of results."""
     filters = catalogue.problem_filters(request.GET or None)
     problems = list(filters.qs)
-    profiles = overview.ranking_profiles(problems, {p.id: catalogue.problem_default_profile(problem=p)
+    _, leaders = overview.stored_leaders(problems, {p.id: catalogue.problem_default_profile(problem=p)
                                                     for p in problems})
-    summaries, leaders = overview.category_summaries((p, profiles[p.id]) for p in problems)
+    filtered = bool(filters.active())
+    summaries = overview.category_lines(problems, leaders, whole_catalogue=not filtered)
     categories = catalogue.problem_list_by_category(problems=filters.qs)
     return render(request, "home.html", {
         "categories": [(c, summaries.get(c.key)) for c in categories] if categories else [],
-        "leaders": leaders, "search": filters.form, "filtered": bool(filters.active()),
+        "leaders": leaders, "search": filters.form, "filtered": filtered,
         "matches": len(problems),
     })
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, empty_document
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 from leaderboard.rankings.generations import rankings_changed
-from leaderboard.rankings.services import run_score_refresh
+from leaderboard.rankings.services import run_score_refresh, standings_rebuild
 from leaderboard.submissions.fingerprint import source_key
 from leaderboard.submissions.queueing import job_timeout_s
 from problems.registry import CATEGORIES
@@ -86,6 +86,8 @@ def clear_demo() -> str:
     counts["runs"] = ModelRun.objects.filter(is_demo=True).delete()[0]
     counts["problems"] = demo_problems.delete()[0]
     counts["users"] = demo_users.delete()[0]
+    if any(counts.values()):
+        standings_rebuild()  # the standings counted what was deleted here
     rankings_changed()  # rows deleted here bypass the services: every cached ranking page may show them
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
@@ -265,5 +267,6 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
 
         for run in run_rows:
             run_score_refresh(model_run_id=run.pk)
+        standings_rebuild()  # results written here bypass the services: the stored standings are recomputed
         rankings_changed()  # results written here bypass the services: every cached ranking page may be stale
     return f"{len(demo)} problems, {len(people)} users, {len(run_rows)} runs, {total['submissions']} submissions"

@@ -1,4 +1,5 @@
-"""The portal's HTTP client for the CLI: requests with the API token, following a submission, where the token is kept."""
+"""The portal's HTTP client for the CLI: requests with the API token, following a submission, where the token and
+the portal it belongs to are kept, checking a token against its portal, and whether any worker serves a profile."""
 
 from __future__ import annotations
 
@@ -50,6 +51,68 @@ def follow(url: str, token: str, done: Any, timeout_s: float, progress: Any = No
         if done(data) or time.monotonic() > deadline:
             return data
         time.sleep(2)
+
+
+DEFAULT_PORTAL = "http://127.0.0.1:8000"
+START_WORKER = ("rq worker --worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer "
+                "--url $REDIS_URL --path . {profile}-test {profile}")
+
+
+def portal_path() -> Path:
+    """Where ``arena login`` keeps the portal its token belongs to (next to the token)."""
+    return token_path().with_name("portal")
+
+
+def resolve_portal(given: str | None) -> str:
+    """The portal to talk to: --portal, else $ARENA_PORTAL, else the one ``arena login`` saved, else the local one."""
+    if given:
+        return given.rstrip("/")
+    if os.environ.get("ARENA_PORTAL", "").strip():
+        return os.environ["ARENA_PORTAL"].strip().rstrip("/")
+    try:
+        saved = portal_path().read_text(encoding="utf-8").strip()
+    except OSError:
+        saved = ""
+    return (saved or DEFAULT_PORTAL).rstrip("/")
+
+
+def token_check(portal: str, token: str) -> str | None:
+    """None when the portal accepts ``token``; otherwise why not, in a sentence (refused, or not reachable)."""
+    req = urllib.request.Request(f"{portal}/api/tests/", headers={"Authorization": f"Token {token}",
+                                                                  "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            resp.read()
+        return None
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            why = refusal(exc.read().decode(errors="replace")).strip()
+            return (f"{portal} does not accept this token ({exc.code}: {why}); copy it again from "
+                    f"{portal}/accounts/token/")
+        return f"{portal} answered {exc.code} when checking the token"
+    except (urllib.error.URLError, OSError) as exc:
+        return f"cannot reach the portal at {portal} ({getattr(exc, 'reason', exc)})"
+
+
+def live_workers(portal: str, profile: str) -> int | None:
+    """How many live workers serve ``profile`` on the portal now (``/queues/?format=json``); None when the portal
+    does not say (no Redis there, an older portal, not reachable): then nothing is claimed either way."""
+    try:
+        with urllib.request.urlopen(f"{portal}/queues/?format=json", timeout=15) as resp:
+            data = json.loads(resp.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    for row in (data.get("queues") or []) if isinstance(data, dict) else []:
+        if isinstance(row, dict) and row.get("profile") == profile and isinstance(row.get("live_workers"), int):
+            return row["live_workers"]
+    return None
+
+
+def unserved_notice(portal: str, profile: str, what: str) -> str:
+    return (f"arena: no worker serves {profile} on {portal} now: the {what} waits in its queue until one starts. "
+            f"On a host with that hardware start one with\n  {START_WORKER.format(profile=profile)}\n"
+            f"(README, \"Deploy workers on GPU hosts\"), or try it on CPU with --hardware cpu-gloo-2. "
+            f"{portal}/queues/ shows which profiles are served.")
 
 
 def token_path() -> Path:

@@ -1,4 +1,4 @@
-"""`arena login`: keep the API token for later commands."""
+"""`arena login`: check an API token against its portal, then keep both for later commands."""
 
 from __future__ import annotations
 
@@ -6,32 +6,50 @@ import argparse
 import os
 import sys
 
-from evaluator.cli.client import token_path
+from evaluator.cli.client import portal_path, resolve_portal, token_check, token_path
+
+
+def _write_private(path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.chmod(path, 0o600)
 
 
 def cmd_login(args: argparse.Namespace) -> int:
-    """Stores an API token (from the portal's /accounts/token/ page) in token_path(), readable by you only."""
+    """Checks an API token (from the portal's /accounts/token/ page) against the portal and stores it in
+    token_path(), readable by you only, with the portal beside it; a token the portal refuses is not stored."""
+    portal = resolve_portal(args.portal)
     token = (args.token or os.environ.get("ARENA_TOKEN", "")).strip()
     if not token:
         import getpass
 
-        print(f"Paste your API token from {args.portal.rstrip('/')}/accounts/token/", file=sys.stderr)
+        print(f"Paste your API token from {portal}/accounts/token/", file=sys.stderr)
         token = getpass.getpass("token: ").strip()
     if not token:
         print("arena login: no token given", file=sys.stderr)
         return 2
+    if not args.no_check:
+        problem = token_check(portal, token)
+        if problem is not None:
+            hint = "" if "does not accept" in problem else " (pass --no-check to save it unchecked)"
+            print(f"arena login: {problem}; the token was not saved{hint}", file=sys.stderr)
+            return 1
     path = token_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(token + "\n")
-    os.chmod(path, 0o600)
-    print(f"token saved to {path} (mode 0600); arena submit uses it when neither --token nor ARENA_TOKEN is set")
+    _write_private(path, token)
+    _write_private(portal_path(), portal)
+    checked = "unchecked" if args.no_check else f"accepted by {portal}"
+    print(f"token {checked}, saved to {path} (mode 0600); arena submit and arena test use it, and {portal}, "
+          f"when neither --token nor ARENA_TOKEN is set")
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    lg = sub.add_parser("login", help="save your API token in ~/.config/arena/token (mode 0600) for arena submit")
-    lg.add_argument("--portal", default="http://127.0.0.1:8000")
+    lg = sub.add_parser("login", help="check your API token against the portal and save it in "
+                                      "~/.config/arena/token (mode 0600) for arena submit and arena test")
+    lg.add_argument("--portal", default=None,
+                    help="the portal (default: $ARENA_PORTAL, else the one saved last, else http://127.0.0.1:8000)")
     lg.add_argument("--token", default=None, help="the token (default: $ARENA_TOKEN, else asked for)")
+    lg.add_argument("--no-check", action="store_true", help="save the token without asking the portal about it")
     lg.set_defaults(func=cmd_login)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.cli.run_eval import print_result
-from evaluator.cli.client import follow, request, resolve_token
+from evaluator.cli.client import follow, live_workers, request, resolve_portal, resolve_token, unserved_notice
 from evaluator.contract.profiles import PROFILES
 
 
@@ -33,7 +33,7 @@ def _print_run(run: dict[str, Any]) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    portal = args.portal.rstrip("/")
+    portal = resolve_portal(args.portal)
     args.token = resolve_token(args.token)
     if not args.token:
         print("arena submit: no API token: run `arena login`, set ARENA_TOKEN or pass --token "
@@ -68,6 +68,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print("arena: submit needs --problem and --solution, or --model-run ARCHIVE", file=sys.stderr)
         return 2
     path = Path(args.solution)
+    if not path.is_file():
+        print(f"arena: no such solution file: {path}", file=sys.stderr)
+        return 2
+    unserved = live_workers(portal, args.hardware) == 0
+    if unserved:
+        print(unserved_notice(portal, args.hardware, "submission"), file=sys.stderr, flush=True)
     payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
                           "source": path.read_text()}).encode()
     created = request(f"{portal}/api/submissions/", args.token, payload, "application/json")
@@ -75,8 +81,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(f"submission {created['id']} queued on {args.hardware}: {url}", flush=True)
     if args.no_follow:
         return 0
+    if unserved and not args.wait:
+        print(f"arena: not waiting for a worker that is not there; follow it on {url}, or submit with --wait to "
+              f"wait here (up to --timeout seconds)", file=sys.stderr)
+        return 3
+    seen: list[Any] = [None]
+
+    def progress(d: dict[str, Any]) -> None:
+        if not args.json and d.get("state") != seen[0]:
+            seen[0] = d.get("state")
+            print(f"submission {d.get('id', created['id'])}: {seen[0]}", flush=True)
+
     final = follow(f"{portal}/api/submissions/{created['id']}/", args.token,
-                    lambda d: d.get("state") in ("finished", "cancelled"), args.timeout)
+                    lambda d: d.get("state") in ("finished", "cancelled"), args.timeout, progress)
     if args.json:
         print(json.dumps(final, indent=2))
     else:
@@ -88,7 +105,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     sb = sub.add_parser("submit", help="send a solution or a model run to a portal and follow it to the end")
-    sb.add_argument("--portal", default="http://127.0.0.1:8000")
+    sb.add_argument("--portal", default=None,
+                    help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else "
+                         "http://127.0.0.1:8000)")
     sb.add_argument("--token", default=None,
                     help="API token from your account page (default: $ARENA_TOKEN, else the one `arena login` saved)")
     sb.add_argument("--problem")
@@ -96,6 +115,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sb.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES))
     sb.add_argument("--model-run", help="a model-run archive (.zip or .tar.gz)")
     sb.add_argument("--no-follow", action="store_true")
+    sb.add_argument("--wait", action="store_true",
+                    help="follow the submission even when no worker serves its profile now (otherwise that is said "
+                         "at once and the command ends with status 3, the submission left queued)")
     sb.add_argument("--timeout", type=float, default=1800)
     sb.add_argument("--json", action="store_true")
     sb.set_defaults(func=cmd_submit)

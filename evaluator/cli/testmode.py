@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from evaluator.cli.run_eval import print_result
-from evaluator.cli.client import follow, request
+from evaluator.cli.client import follow, live_workers, request, resolve_portal, resolve_token, unserved_notice
 from evaluator.contract.profiles import PROFILES
 
 
@@ -29,22 +28,31 @@ def _print_test(doc: dict[str, Any]) -> None:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    """An unranked test: on a portal (``--token``: ``POST /api/tests/``, the profile's fast lane) or, without a
-    token, here, through the same evaluator with the same reduced trials and quick timing."""
+    """An unranked test: on a portal (with a token from --token, ARENA_TOKEN or ``arena login``: ``POST
+    /api/tests/``, the profile's fast lane) or, with ``--local`` or no token at all, here, through the same
+    evaluator with the same reduced trials and quick timing; which of the two is always said."""
     from evaluator.contract import testmode
 
     path = Path(args.solution)
     if not path.is_file():
         print(f"arena: no such solution file: {path}", file=sys.stderr)
         return 2
-    token = args.token or os.environ.get("ARENA_TOKEN", "")
+    token = "" if args.local else resolve_token(args.token)
+    portal = resolve_portal(args.portal)
     if token:
-        portal = args.portal.rstrip("/")
+        unserved = live_workers(portal, args.hardware) == 0
+        if unserved:
+            print(unserved_notice(portal, args.hardware, "test"), file=sys.stderr, flush=True)
         payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
                               "source": path.read_text(), "timing": args.timing}).encode()
         created = request(f"{portal}/api/tests/", token, payload, "application/json")
         if not args.json:
-            print(f"test {created['id']} queued on {args.hardware} (unranked)", flush=True)
+            print(f"test {created['id']} {created.get('state', 'queued')} on {args.hardware} at {portal} (unranked)",
+                  flush=True)
+        if unserved and not args.wait and not args.no_follow and created.get("state") != "finished":
+            print(f"arena: not waiting for a worker that is not there; follow it on {created['api_url']}, or pass "
+                  f"--wait, or --local to test here", file=sys.stderr)
+            return 3
         final = created if args.no_follow else follow(created["api_url"], token,
                                                        lambda d: d.get("state") == "finished", args.timeout)
         if args.json:
@@ -54,6 +62,8 @@ def cmd_test(args: argparse.Namespace) -> int:
         else:
             print(f"state: {final.get('state')}")
         return 0
+    why = "--local" if args.local else "no API token (--token, ARENA_TOKEN or `arena login`)"
+    print(f"arena test: {why}: testing here, on this machine, not on {portal}", file=sys.stderr, flush=True)
     from evaluator.host.evaluate import evaluate
 
     try:
@@ -72,14 +82,23 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ts = sub.add_parser("test", help="an unranked test of a solution: on a portal with --token, else here")
+    ts = sub.add_parser("test", help="an unranked test of a solution: on the portal when you have a token "
+                                     "(--token, ARENA_TOKEN or `arena login`), else here (said so)")
     ts.add_argument("--problem", required=True, help="problem id, e.g. collectives/all_reduce")
     ts.add_argument("--solution", required=True, help="path to the solution .py file")
     ts.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES), help="hardware profile")
     ts.add_argument("--timing", action="store_true", help="quick timing (fewer iterations; marked as such)")
-    ts.add_argument("--portal", default=os.environ.get("ARENA_PORTAL", "http://127.0.0.1:8000"))
-    ts.add_argument("--token", default=None, help="API token (or ARENA_TOKEN); without one the test runs here")
+    ts.add_argument("--portal", default=None,
+                    help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else "
+                         "http://127.0.0.1:8000)")
+    ts.add_argument("--token", default=None,
+                    help="API token (default: $ARENA_TOKEN, else the one `arena login` saved); with none, the test "
+                         "runs here")
+    ts.add_argument("--local", action="store_true", help="test here, on this machine, even with a token")
     ts.add_argument("--no-follow", action="store_true")
+    ts.add_argument("--wait", action="store_true",
+                    help="follow the test even when no worker serves its profile now (otherwise that is said at "
+                         "once and the command ends with status 3)")
     ts.add_argument("--timeout", type=float, default=900)
     ts.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     ts.set_defaults(func=cmd_test)

@@ -1,25 +1,36 @@
 """`arena login` keeps the API token in ~/.config/arena/token (mode 0600); `arena submit` takes --token, then
-ARENA_TOKEN, then that file."""
+ARENA_TOKEN, then that file. The portal itself is exercised in tests/leaderboard/testmode/test_cli_portal.py."""
 
 from __future__ import annotations
 
 import stat
 
-from evaluator.cli.client import resolve_token
+from evaluator.cli.client import resolve_portal, resolve_token
 from evaluator.cli.main import main
 
 
 def test_login_stores_the_token_readable_by_its_owner_only(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("ARENA_TOKEN", raising=False)
-    assert main(["login", "--token", "abc123"]) == 0
+    monkeypatch.delenv("ARENA_PORTAL", raising=False)
+    assert main(["login", "--token", "abc123", "--no-check", "--portal", "http://arena.test/"]) == 0
     path = tmp_path / "arena" / "token"
     assert path.read_text().strip() == "abc123"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert resolve_token(None) == "abc123"
+    assert resolve_portal(None) == "http://arena.test"
     monkeypatch.setenv("ARENA_TOKEN", "from-env")
     assert resolve_token(None) == "from-env"
     assert resolve_token("given") == "given"
+
+
+def test_login_refuses_to_save_a_token_it_could_not_check(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("ARENA_TOKEN", raising=False)
+    assert main(["login", "--token", "abc123", "--portal", "http://127.0.0.1:9"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot reach the portal" in err and "--no-check" in err
+    assert not (tmp_path / "arena" / "token").exists()
 
 
 def test_submit_without_any_token_says_how_to_get_one(tmp_path, monkeypatch, capsys):

@@ -140,7 +140,7 @@ def test_arena_test_through_a_portal_queues_an_unranked_test(problems, user, liv
 
 def test_arena_test_here_names_the_line_of_a_syntax_error():
     out = subprocess.run([sys.executable, "-m", "evaluator.cli", "test", "--problem", ALL_REDUCE, "--solution",
-                          str(ROOT / "tests/evaluator/solutions/syntax_error.py"), "--json"],
+                          str(ROOT / "tests/evaluator/solutions/syntax_error.py"), "--json", "--local"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)

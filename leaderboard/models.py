@@ -273,6 +273,9 @@ class RunScore(models.Model):
     timed = models.BooleanField(default=True)
     protocol_revision = models.PositiveSmallIntegerField(null=True, blank=True)
     by_category = models.JSONField(default=dict)
+    # The whole score as the run's page and the comparison show it, intervals included, and its curves (pass@k
+    # against k, fast_p against p): ``rankings.scores.score_record``; written with the row, never in a request.
+    detail = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

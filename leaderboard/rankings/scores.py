@@ -105,3 +105,82 @@ def stored(run: Any) -> dict[str, Any]:
             "intervals": {name: [getattr(row, low), getattr(row, high)] for name, (low, high) in STORED_INTERVALS.items()
                           if getattr(row, low) is not None},
             "status": row.status, "timed": row.timed, "protocol_revision": row.protocol_revision}
+
+
+# --- a run's whole score as ``RunScore.detail`` stores it (written at ingest, read by the run and compare pages) --
+
+
+# Mappings are written as [key, value] pairs: a JSON object in PostgreSQL (jsonb) does not keep its keys' order.
+def _keyed(mapping: Mapping[Any, Any]) -> list[list[Any]]:
+    return [[p, v] for p, v in mapping.items()]
+
+
+def _unkeyed(pairs: list[list[Any]]) -> dict[Any, Any]:
+    return {p: v for p, v in pairs}
+
+
+def _aggregate_record(a: metrics.Aggregate) -> dict[str, Any]:
+    return {"problems": a.problems, "mean_pass_at_k": a.mean_pass_at_k, "mean_fast_p_at_k": _keyed(a.mean_fast_p_at_k),
+            "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
+            "correct_attempts": a.correct_attempts, "timed_correct_attempts": a.timed_correct_attempts,
+            "not_scorable": list(a.not_scorable), "not_attempted": list(a.not_attempted),
+            "intervals": [[name, iv.low, iv.high] for name, iv in a.intervals.items()]}
+
+
+def _aggregate_of(d: Mapping[str, Any]) -> metrics.Aggregate:
+    return metrics.Aggregate(
+        problems=d["problems"], mean_pass_at_k=d["mean_pass_at_k"], mean_fast_p_at_k=_unkeyed(d["mean_fast_p_at_k"]),
+        geomean_speedup=d["geomean_speedup"], mean_roofline_fraction=d["mean_roofline_fraction"],
+        correct_attempts=d["correct_attempts"], timed_correct_attempts=d["timed_correct_attempts"],
+        not_scorable=tuple(d["not_scorable"]), not_attempted=tuple(d["not_attempted"]),
+        intervals={name: significance.Interval(low, high) for name, low, high in d["intervals"]})
+
+
+def _problem_record(s: metrics.ProblemScore) -> list[Any]:
+    return [s.problem_id, s.category, s.k, s.n, s.c, s.excluded, s.pass_at_k, _keyed(s.fast_counts),
+            _keyed(s.fast_p_at_k), s.best_speedup, s.geomean_speedup, s.mean_roofline_fraction]
+
+
+def _problem_of(row: list[Any]) -> metrics.ProblemScore:
+    pid, category, k, n, c, excluded, pass_k, counts, fast, best, geomean, roofline = row
+    return metrics.ProblemScore(problem_id=pid, category=category, k=k, n=n, c=c, excluded=excluded,
+                                pass_at_k=pass_k, fast_counts=_unkeyed(counts), fast_p_at_k=_unkeyed(fast),
+                                best_speedup=best, geomean_speedup=geomean, mean_roofline_fraction=roofline)
+
+
+def score_record(score: metrics.RunScore) -> dict[str, Any]:
+    """A run scored (``selectors.model_run_score``) as JSON, every figure kept exactly (floats written as
+    ``repr`` writes them read back to the same value, mappings as ordered pairs), so ``score_of`` gives back an
+    equal ``metrics.RunScore``."""
+    return {"k": score.k, "thresholds": list(score.thresholds), "timed": score.timed,
+            "problems": [_problem_record(s) for s in score.problems.values()],
+            "overall": _aggregate_record(score.overall),
+            "by_category": [[c, _aggregate_record(a)] for c, a in score.by_category.items()],
+            "not_scorable": list(score.not_scorable), "not_attempted": list(score.not_attempted)}
+
+
+def score_of(record: Mapping[str, Any], protocol: metrics.Protocol) -> metrics.RunScore:
+    """The ``metrics.RunScore`` that ``score_record`` wrote, beside the run's ``protocol``."""
+    problems = [_problem_of(row) for row in record["problems"]]
+    return metrics.RunScore(protocol=protocol, k=record["k"], thresholds=tuple(record["thresholds"]),
+                            problems={s.problem_id: s for s in problems}, overall=_aggregate_of(record["overall"]),
+                            by_category={c: _aggregate_of(a) for c, a in record["by_category"]},
+                            not_scorable=tuple(record["not_scorable"]), not_attempted=tuple(record["not_attempted"]),
+                            timed=record["timed"])
+
+
+def stored_score(run: Any, k: int | None = None) -> metrics.RunScore | None:
+    """The run's whole score at ``k`` (default: its own) as its RunScore row stores it, with its intervals; None when
+    the row holds none at that k (no result yet, or another k: the caller scores the run then)."""
+    row = getattr(run, "score", None)  # None when it has no row yet (the accessor's error is an AttributeError)
+    record = (getattr(row, "detail", None) or {}).get("score")
+    if not record or record["k"] != (run.k if k is None else k):
+        return None
+    return score_of(record, metrics.Protocol.of_run(run))
+
+
+def stored_curves(run: Any) -> dict[str, Any] | None:
+    """The run's curves (``overview.RunCurves`` as a dict) as its RunScore row stores them, or None."""
+    row = getattr(run, "score", None)
+    return (getattr(row, "detail", None) or {}).get("curves")
+

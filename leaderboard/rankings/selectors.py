@@ -18,7 +18,7 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
 from leaderboard.models import ModelRun, Problem, Result, Submission
-from leaderboard.rankings import metrics, significance, solutions, tables
+from leaderboard.rankings import metrics, scores, significance, solutions, tables
 from leaderboard.rankings.filters import RunFilterSet
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
@@ -280,7 +280,8 @@ def _runs() -> QuerySet[ModelRun]:
     """Every model run with its precomputed RunScore, best pass@k first (then newest): the ranking's base order,
     which also breaks the ties of any other sort."""
     # The manifest, notes and per-category breakdown are big JSON/text a ranking never shows: left in the database.
-    return (ModelRun.objects.select_related("score", "user").defer("manifest", "notes", "score__by_category")
+    return (ModelRun.objects.select_related("score", "user").defer("manifest", "notes", "score__by_category",
+                                                                  "score__detail")
             .order_by(F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id"))
 
 
@@ -363,8 +364,9 @@ def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison:
     otherwise look better for it)."""
     k = min(a.k, b.k)
     a_attempts, b_attempts = model_run_attempts(run=a), model_run_attempts(run=b)
-    a_score = model_run_score(run=a, attempts=a_attempts, k=k)
-    b_score = model_run_score(run=b, attempts=b_attempts, k=k)
+    # As stored at ingest when a run is compared at its own k; a run with the larger k is scored here at the other's.
+    a_score = scores.stored_score(a, k) or model_run_score(run=a, attempts=a_attempts, k=k)
+    b_score = scores.stored_score(b, k) or model_run_score(run=b, attempts=b_attempts, k=k)
     titles = {x.problem_id: (x.problem_title, x.category) for x in a_attempts + b_attempts}
     rows = [
         ComparisonRow(problem_id=pid, title=titles[pid][0], category=titles[pid][1],

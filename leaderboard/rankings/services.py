@@ -28,7 +28,9 @@ INTERVAL_FIELDS = {"pass_at_k": ("pass_at_k_low", "pass_at_k_high"), "fast_1": (
 
 
 def run_score_refresh(*, model_run_id: int) -> RunScore | None:
-    """Recomputes a run's progress (attempts done, state) and its RunScore from its attempts as they stand.
+    """Recomputes a run's progress (attempts done, state) and its RunScore from its attempts as they stand: the
+    ranking's figures, and the whole score with its intervals and curves that the run's page and the comparison
+    read (``detail``), so no request scores a run.
 
     Called inside ``result_record``'s transaction; the run's row is locked so results of one run landing at
     once on several web workers are counted one after another. Recomputing from scratch keeps it idempotent.
@@ -61,6 +63,8 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "status": selectors.model_run_status(run=run, attempts=attempts, score=score),
             "timed": score.timed,
             "protocol_revision": revisions[-1] if revisions else None,
+            "detail": {"score": scores.score_record(score),
+                       "curves": vars(overview.model_run_curves(run=run, attempts=attempts))},
         }
         for name, (low, high) in INTERVAL_FIELDS.items():
             interval = intervals.get(name)
@@ -152,6 +156,14 @@ def category_standings_refresh() -> None:
             Problem.objects.filter(is_active=True).values_list("category", flat=True))
         for category in sorted(categories):
             category_standing_refresh(category=category)
+
+
+def run_scores_rebuild() -> int:
+    """Recomputes every run's RunScore (after a change of the scoring code or of the catalogue). Returns how many."""
+    runs = list(ModelRun.objects.order_by("pk").values_list("pk", flat=True))
+    for run_id in runs:
+        run_score_refresh(model_run_id=run_id)
+    return len(runs)
 
 
 def standings_rebuild() -> int:

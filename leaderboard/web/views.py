@@ -321,7 +321,8 @@ def model_run_create(request: HttpRequest) -> HttpResponse:
 def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = rankings.model_run_detail(run_id=run_id)
     attempts = rankings.model_run_attempts(run=run)
-    score = rankings.model_run_score(run=run, attempts=attempts)
+    stored = scores.stored_score(run)  # as scored at ingest (only a run with no result yet has none)
+    score = stored or rankings.model_run_score(run=run, attempts=attempts)
     grid = rankings.model_run_grid(run=run, attempts=attempts, score=score)
     # the suite's category order, as on the comparison page
     categories = sorted(score.by_category.items(), key=lambda item: catalogue.category_order(item[0]))
@@ -335,7 +336,8 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "leaderboard/model_run_detail.html", {
         "run": run,
         "score": score,
-        "standing": rankings.model_run_status(run=run, attempts=attempts, score=score),
+        "standing": run.score.status if stored else rankings.model_run_status(run=run, attempts=attempts,
+                                                                              score=score),
         "pass_at_1": getattr(getattr(run, "score", None), "pass_at_1", None),
         "protocol": score.label(),
         "coverage_total": score.overall.problems + len(score.not_scorable) + len(score.not_attempted),
@@ -358,10 +360,11 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 def _run_charts(run, attempts, grid, categories) -> dict:
     """A run's per-problem best speedups, pass@k against k, fast_p against p and roofline fraction per category."""
-    curves = overview.model_run_curves(run=run, attempts=attempts)
+    curves = scores.stored_curves(run) or vars(overview.model_run_curves(run=run, attempts=attempts))
     timed = [row for row in grid if row.score.best_speedup is not None]
     return {"problems": [row.problem_id for row in timed], "best_speedups": [row.score.best_speedup for row in timed],
-            "ks": curves.ks, "pass_at": curves.pass_at, "pass_pairs": list(zip(curves.ks, curves.pass_at)), "ps": curves.ps, "fast_at": curves.fast_at, "k": curves.k,
+            "ks": curves["ks"], "pass_at": curves["pass_at"], "pass_pairs": list(zip(curves["ks"], curves["pass_at"])),
+            "ps": curves["ps"], "fast_at": curves["fast_at"], "k": curves["k"],
             "categories": [c for c, _ in categories],
             "roofline": [a.mean_roofline_fraction for _, a in categories]}
 

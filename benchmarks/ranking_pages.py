@@ -1,21 +1,28 @@
-"""Times the ranking pages on a database filled by ``seed_demo`` and writes a dated results file.
+"""CPU, queries and size of every ranking page rendered uncached, on databases filled by ``seed_demo``, and how
+each grows from one data size to the next; writes a dated results file.
 
-    export DATABASE_URL=postgres://postgres@127.0.0.1:5432/arena_demo
-    DEBUG=1 python manage.py migrate && DEBUG=1 python manage.py load_problems
-    DEBUG=1 python manage.py seed_demo --runs 100 --problems 60 --attempts 3
-    python benchmarks/ranking_pages.py [--repeat 30] [--concurrency 32] [--seconds 10] [--out benchmarks/results]
+    for n in 100 1000; do
+      export DATABASE_URL=postgres://postgres@127.0.0.1:5432/arena_demo_$n
+      DEBUG=1 python manage.py migrate && DEBUG=1 python manage.py load_problems
+      DEBUG=1 python manage.py seed_demo --runs $n --problems 60 --attempts 3
+    done
+    python benchmarks/ranking_pages.py --db 1x=postgres://postgres@127.0.0.1:5432/arena_demo_100 \
+        --db 10x=postgres://postgres@127.0.0.1:5432/arena_demo_1000 [--repeat 30] [--out benchmarks/results]
 
-Two measurements:
+Per database (each in a process of its own, production settings: DEBUG off, the page cache off so every request
+renders the page):
 
-1. **In process** (Django's test client, no network): for each page, the number of SQL queries and the median
-   and 95th-percentile time over ``--repeat`` requests after three warm-up requests. This is the server's own
-   cost per page, and the query count shows it does not grow with the data.
-2. **Under load** (``--concurrency N``, 0 to skip): gunicorn with ``--workers`` processes serving the same
-   database on a local port, and N client threads requesting the pages in turn for ``--seconds``; reports
-   requests per second and latency percentiles. A reader who opens a page every 10 s makes 0.1 requests/s, so
-   R requests/s serve about 10·R readers.
+1. **Per page** (Django's test client, no network): the SQL queries of one request; the CPU time of this
+   process per request (``time.process_time``: Django, the template, the test client), median and 95th
+   percentile over ``--repeat`` requests after three warm-up requests; the CPU the PostgreSQL backend serving this
+   connection spent, averaged over the same requests (read from /proc: PostgreSQL on this machine); the bytes.
+2. **Recording one result**: queries and CPU of ``result_record`` for one attempt of the largest run (the attempt's
+   result taken away and recorded again inside a transaction that is rolled back): what a result costs at ingest.
+3. **Under load** (``--concurrency N``, 0 by default): gunicorn serving the same database, N client threads
+   requesting the pages in turn for ``--seconds`` (``benchmarks/load_test.py`` is the fuller load test).
 
-The results go to ``OUT/ranking_pages_<date>.json`` and ``.md``, with the command that produced them.
+The results go to ``OUT/ranking_pages_<date>.json`` and ``.md``, with the command that produced them; with two or
+more ``--db``, the growth of each page's CPU and queries from the first to the last.
 """
 
 from __future__ import annotations
@@ -43,10 +50,15 @@ os.environ["DEBUG"] = "0"
 os.environ.setdefault("SECRET_KEY", "benchmark-only-" + os.urandom(24).hex())
 os.environ.setdefault("HTTPS", "0")
 os.environ["ALLOWED_HOSTS"] = os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1") + ",testserver"
+os.environ.setdefault("ARENA_REDIS_WITHOUT_PASSWORD", "1")  # the local Redis of a benchmark machine has none
+os.environ.setdefault("ARENA_WORKER_KEYS", "bench:evaluations=" + os.urandom(24).hex())  # no worker reports here
+os.environ.setdefault("ARENA_PAGE_CACHE", "0")  # every request renders its page: the cost a cache only hides
 
 
 def _pages() -> list[tuple[str, str]]:
-    """(name, path) of every page measured, picked from the seeded data."""
+    """(name, path) of every page measured, picked from the seeded data (the pages of issue #28's table)."""
+    from django.contrib.auth import get_user_model
+
     from leaderboard.models import ModelRun, Problem
 
     runs = list(ModelRun.objects.filter(is_demo=True).order_by("id").values_list("id", "profile")[:2])
@@ -55,14 +67,15 @@ def _pages() -> list[tuple[str, str]]:
                          "--problems 60 --attempts 3` first (with the same DATABASE_URL).")
     (a, profile), (b, _) = runs
     problem = Problem.objects.filter(suite="demo").order_by("id").values_list("id", flat=True).first()
-    from django.contrib.auth import get_user_model
-
     user = get_user_model().objects.filter(username__startswith="demo-user-").order_by("username").first()
     return [
+        ("home", "/"),
+        ("home, one category", f"/?category={problem.split('/')[0]}"),
         ("ranking", "/runs/"),
         ("ranking, filtered and sorted", f"/runs/?profile={profile}&mode=agentic&sort=-fast_2"),
         ("ranking, page 2", "/runs/?per_page=25&page=2"),
         ("ranking CSV export", "/runs/?format=csv"),
+        ("ranking JSON export", "/runs/?format=json"),
         ("model run page", f"/runs/{a}/"),
         ("model run attempts JSON", f"/runs/{a}/?format=json&table=attempts"),
         ("comparison", f"/runs/compare/?a={a}&b={b}"),
@@ -73,65 +86,93 @@ def _pages() -> list[tuple[str, str]]:
     ]
 
 
+def _backend_cpu_s(pid: int | None) -> float | None:
+    """CPU seconds (user + system) the PostgreSQL backend ``pid`` has used, from /proc (None: not readable here)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _body(response) -> bytes:
+    return b"".join(response.streaming_content) if getattr(response, "streaming", False) else response.content
+
+
 def in_process(pages: list[tuple[str, str]], repeat: int) -> list[dict]:
     from django.db import connection, reset_queries
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     client = Client()
+    client.get("/")  # connect
+    with connection.cursor() as cursor:
+        cursor.execute("select pg_backend_pid()" if connection.vendor == "postgresql" else "select null")
+        backend = cursor.fetchone()[0]
     rows = []
     for name, path in pages:
         for _ in range(3):
             response = client.get(path)
             assert response.status_code == 200, (path, response.status_code)
-        reset_queries()  # each request starts by resetting the log; start the count from an empty one too
+            _body(response)
+        reset_queries()  # each request starts by emptying the query log: count from an empty one too
         with CaptureQueriesContext(connection) as captured:
-            client.get(path)
-        queries = len(captured)  # now: the next request empties the log this reads
-        times = []
+            size = len(_body(client.get(path)))
+        cpu, wall = [], []
+        pg_before = _backend_cpu_s(backend)
         for _ in range(repeat):
-            start = time.perf_counter()
-            response = client.get(path)
-            times.append((time.perf_counter() - start) * 1000)
-        times.sort()
-        rows.append({"page": name, "path": path, "queries": queries, "bytes": len(response.content),
-                     "median_ms": round(statistics.median(times), 2),
-                     "p95_ms": round(times[min(len(times) - 1, int(0.95 * len(times)))], 2)})
-        print(f"  {name:32s} {rows[-1]['queries']:3d} queries  median {rows[-1]['median_ms']:7.2f} ms  "
-              f"p95 {rows[-1]['p95_ms']:7.2f} ms", flush=True)
+            c0, w0 = time.process_time(), time.perf_counter()
+            _body(client.get(path))
+            cpu.append((time.process_time() - c0) * 1000)
+            wall.append((time.perf_counter() - w0) * 1000)
+        pg_after = _backend_cpu_s(backend)
+        cpu.sort()
+        rows.append({"page": name, "path": path, "queries": len(captured), "bytes": size,
+                     "cpu_median_ms": round(statistics.median(cpu), 2),
+                     "cpu_p95_ms": round(cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))], 2),
+                     "wall_median_ms": round(statistics.median(wall), 2),
+                     "postgres_cpu_mean_ms": round((pg_after - pg_before) * 1000 / repeat, 2)
+                     if pg_before is not None and pg_after is not None else None})
+        r = rows[-1]
+        print(f"  {name:30s} {r['queries']:3d} queries  CPU median {r['cpu_median_ms']:8.2f} ms  "
+              f"p95 {r['cpu_p95_ms']:8.2f} ms  PostgreSQL {r['postgres_cpu_mean_ms']} ms  {r['bytes']} bytes",
+              flush=True)
     return rows
 
 
-def per_request_alternative(repeat: int) -> dict:
-    """What the ranking would cost without the precomputed RunScore rows: every run's attempts in one aggregated
-    query, scored per request with leaderboard.metrics (the pass@1 column would double it)."""
-    from collections import defaultdict
+def record_cost(repeat: int = 5) -> dict:
+    """Queries and CPU of recording one result (``result_record``) for an attempt of the largest demo run, its
+    stored result taken away first; each time inside a transaction rolled back, so the data stay as seeded."""
+    from django.db import connection, transaction
+    from django.db.models import Count
+    from django.test.utils import CaptureQueriesContext
 
-    from leaderboard import metrics, selectors
-    from leaderboard.models import ModelRun, Submission
+    from leaderboard.models import ModelRun, Result, Submission
+    from leaderboard.submissions.results import result_record
 
-    times = []
-    for _ in range(max(3, repeat // 5)):
-        start = time.perf_counter()
-        runs = {r.pk: r for r in ModelRun.objects.all()}
-        grouped: dict[int, list] = defaultdict(list)
-        for run_id, *row in (Submission.objects.filter(model_run__isnull=False)
-                             .values_list("model_run_id", "pk", "problem_id", "problem__title", "problem__category",
-                                          "attempt", "state", "verdict", "result__speedup",
-                                          "result__roofline_fraction", "result__solution_median_us",
-                                          "result__baseline_median_us").iterator(chunk_size=5000)):
-            grouped[run_id].append(selectors.AttemptRow(*row))
-        suites = {}
-        for run_id, attempts in grouped.items():
-            run = runs[run_id]
-            key = (run.suite, run.profile)
-            if key not in suites:
-                suites[key] = selectors.model_run_suite(run=run)
-            metrics.score_run(selectors.attempts_for_scoring(attempts), selectors.model_run_protocol(run=run),
-                              suite=suites[key])
-        times.append((time.perf_counter() - start) * 1000)
-    result = {"runs": len(grouped), "median_ms": round(statistics.median(times), 1), "min_ms": round(min(times), 1)}
-    print(f"  scoring every run per request instead (not what the site does): {result}", flush=True)
+    run = (ModelRun.objects.filter(is_demo=True).annotate(n=Count("attempts")).order_by("-n", "id").first())
+    attempt = (Submission.objects.filter(model_run=run, result__verdict="passed").order_by("id").first())
+    document = attempt.result.document
+
+    class Rollback(Exception):
+        pass
+
+    queries, cpu = [], []
+    for _ in range(repeat):
+        try:
+            with transaction.atomic():
+                Result.objects.filter(submission=attempt).delete()
+                Submission.objects.filter(pk=attempt.pk).update(state=Submission.State.RUNNING, verdict=None)
+                with CaptureQueriesContext(connection) as captured:
+                    c0 = time.process_time()
+                    result_record(submission_id=attempt.pk, document=document)
+                    cpu.append((time.process_time() - c0) * 1000)
+                queries.append(len(captured))
+                raise Rollback
+        except Rollback:
+            pass
+    result = {"run_attempts": run.n, "queries": max(queries), "cpu_median_ms": round(statistics.median(cpu), 2)}
+    print(f"  recording one result of a run of {run.n} attempts: {result}", flush=True)
     return result
 
 
@@ -200,15 +241,8 @@ def under_load(pages: list[tuple[str, str]], concurrency: int, seconds: float, w
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=30)
-    parser.add_argument("--concurrency", type=int, default=32, help="client threads under load; 0 skips it")
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    args = parser.parse_args(argv)
-
+def measure_here(args: argparse.Namespace) -> dict:
+    """Everything measured on the database of DATABASE_URL (this process's)."""
     import django
 
     django.setup()
@@ -222,49 +256,103 @@ def main(argv: list[str] | None = None) -> int:
     load_before = [round(x, 2) for x in os.getloadavg()]
     print(f"database: {connection.vendor} {connection.settings_dict.get('NAME')}: {data}", flush=True)
     rows = in_process(pages, args.repeat)
-    alternative = per_request_alternative(args.repeat)
+    recording = record_cost()
     load = under_load(pages, args.concurrency, args.seconds, args.workers) if args.concurrency > 0 else None
-
     with connection.cursor() as cursor:
         cursor.execute("select version()" if connection.vendor == "postgresql" else "select sqlite_version()")
         db_version = cursor.fetchone()[0]
+    return {"database": connection.settings_dict.get("NAME"), "data": data, "pages": rows, "recording": recording,
+            "under_load": load,
+            "environment": {"python": platform.python_version(), "machine": platform.machine(),
+                            "cpus": os.cpu_count(), "database": f"{connection.vendor}: {db_version}",
+                            "load_average_before": load_before,
+                            "load_average_after": [round(x, 2) for x in os.getloadavg()]}}
+
+
+def _growth(first: dict, last: dict) -> list[dict]:
+    out = []
+    for a, b in zip(first["pages"], last["pages"]):
+        out.append({"page": a["page"], "queries": [a["queries"], b["queries"]],
+                    "cpu_median_ms": [a["cpu_median_ms"], b["cpu_median_ms"]],
+                    "cpu_ratio": round(b["cpu_median_ms"] / a["cpu_median_ms"], 2) if a["cpu_median_ms"] else None,
+                    "bytes": [a["bytes"], b["bytes"]]})
+    return out
+
+
+def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: str) -> Path:
     today = date.today().isoformat()
-    command = "python benchmarks/ranking_pages.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    report = {"date": today, "command": command,
-              "seeded_with": "python manage.py seed_demo --runs 100 --problems 60 --attempts 3",
-              "environment": {"python": platform.python_version(), "machine": platform.machine(),
-                              "cpus": os.cpu_count(), "database": f"{connection.vendor}: {db_version}",
-                              "load_average_before": load_before,
-                              "load_average_after": [round(x, 2) for x in os.getloadavg()]},
-              "data": data, "pages": rows, "scoring_per_request_instead": alternative, "under_load": load}
-    out = Path(args.out)
+    labels = list(sizes)
+    first = sizes[labels[0]]
+    report = {"date": today, "command": command, "seeded_with": seeded_with, "sizes": sizes,
+              "growth": _growth(first, sizes[labels[-1]]) if len(labels) > 1 else None}
     out.mkdir(parents=True, exist_ok=True)
     (out / f"ranking_pages_{today}.json").write_text(json.dumps(report, indent=2) + "\n")
-    lines = [f"# Ranking pages on a seeded database — {today}", "",
-             f"Command: `{command}` (database seeded with `{report['seeded_with']}`).", "",
-             f"Environment: Python {report['environment']['python']}, {report['environment']['cpus']} CPUs, "
-             f"{report['environment']['database'].split(' on ')[0]}; load average {load_before[0]} before and "
-             f"{report['environment']['load_average_after'][0]} after (the machine was shared with other work; "
-             f"the client threads of the load test run on the same CPUs as the server).", "",
-             f"Data: {data['model_runs']} model runs, {data['attempts']} attempts, {data['submissions']} "
-             f"submissions in all.", "",
-             "In process (Django test client, no network; the server's own cost):", "",
-             "| page | path | queries | median ms | p95 ms | bytes |", "|---|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['page']} | `{r['path']}` | {r['queries']} | {r['median_ms']} | {r['p95_ms']} | {r['bytes']} |"
-              for r in rows]
-    lines += ["", f"Why RunScore rows: scoring all {alternative['runs']} runs per request instead (their attempts in one "
-                  f"aggregated query, then leaderboard.metrics) takes {alternative['median_ms']} ms (median; min "
-                  f"{alternative['min_ms']} ms) before any rendering, against the ranking page's whole time above; "
-                  f"with RunScore the ranking reads one row per run and its cost does not grow with attempts."]
-    if load:
-        lines += ["", f"Under load: gunicorn with {load['gunicorn_workers']} workers, {load['client_threads']} "
-                      f"client threads requesting the pages above in turn for {load['seconds']} s: "
-                      f"**{load['requests_per_s']} requests/s** ({load['requests']} requests, {load['errors']} "
-                      f"errors), latency p50 {load['p50_ms']} ms, p95 {load['p95_ms']} ms, p99 {load['p99_ms']} ms. "
-                      f"At one page per reader every 10 s that serves about "
-                      f"{int(load['requests_per_s'] * 10)} readers at once."]
-    (out / f"ranking_pages_{today}.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {out / f'ranking_pages_{today}.md'}")
+    env = first["environment"]
+    lines = [f"# Ranking pages rendered uncached on seeded databases — {today}", "",
+             f"Command: `{command}`", "", f"Databases seeded with: {seeded_with}.", "",
+             f"Environment: Python {env['python']}, {env['cpus']} CPUs, {env['database'].split(' on ')[0]}, DEBUG "
+             f"off, page cache off (every request renders its page). Load average before/after: "
+             + "; ".join(f"{label} {s['environment']['load_average_before'][0]}/"
+                         f"{s['environment']['load_average_after'][0]}" for label, s in sizes.items())
+             + " (the machine was shared with other work).", ""]
+    for label, s in sizes.items():
+        d = s["data"]
+        lines += [f"## {label}: {d['model_runs']} model runs, {d['attempts']} attempts ({d['submissions']} "
+                  f"submissions)", "",
+                  "CPU of the Django process per request (median and p95 of the repeats), the PostgreSQL backend's "
+                  "CPU per request (mean), queries and bytes of one request:", "",
+                  "| page | path | queries | CPU median ms | CPU p95 ms | PostgreSQL CPU ms | bytes |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {r['page']} | `{r['path']}` | {r['queries']} | {r['cpu_median_ms']} | {r['cpu_p95_ms']} | "
+                  f"{r['postgres_cpu_mean_ms']} | {r['bytes']} |" for r in s["pages"]]
+        rec = s["recording"]
+        lines += ["", f"Recording one result (`result_record`) of a run of {rec['run_attempts']} attempts: "
+                      f"{rec['queries']} queries, {rec['cpu_median_ms']} ms of CPU (median).", ""]
+        if s.get("under_load"):
+            load = s["under_load"]
+            lines += [f"Under load: gunicorn with {load['gunicorn_workers']} workers, {load['client_threads']} "
+                      f"client threads: {load['requests_per_s']} requests/s, {load['errors']} errors, p50 "
+                      f"{load['p50_ms']} ms, p95 {load['p95_ms']} ms, p99 {load['p99_ms']} ms.", ""]
+    if report["growth"]:
+        lines += [f"## Growth from {labels[0]} to {labels[-1]}", "",
+                  "| page | queries | CPU median ms | ratio | bytes |", "|---|---|---|---:|---|"]
+        lines += [f"| {g['page']} | {g['queries'][0]} → {g['queries'][1]} | {g['cpu_median_ms'][0]} → "
+                  f"{g['cpu_median_ms'][1]} | {g['cpu_ratio']} | {g['bytes'][0]} → {g['bytes'][1]} |"
+                  for g in report["growth"]]
+    path = out / f"ranking_pages_{today}.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", action="append", default=[], metavar="LABEL=URL",
+                        help="a seeded database to measure (repeat, smallest first); default: DATABASE_URL")
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--concurrency", type=int, default=0, help="client threads under load; 0 skips it")
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--seeded-with", default="python manage.py seed_demo --runs 100 --problems 60 --attempts 3")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # measure DATABASE_URL, write the JSON here
+    args = parser.parse_args(argv)
+    if args.child:
+        Path(args.child).write_text(json.dumps(measure_here(args)))
+        return 0
+    command = "python benchmarks/ranking_pages.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    targets = [d.split("=", 1) for d in args.db] or [["here", os.environ.get("DATABASE_URL", "")]]
+    sizes = {}
+    for label, url in targets:
+        print(f"{label}: {url}", flush=True)
+        out = Path(f"/tmp/ranking_pages_{os.getpid()}_{label}.json")
+        child = [sys.executable, __file__, "--child", str(out), "--repeat", str(args.repeat), "--concurrency",
+                 str(args.concurrency), "--seconds", str(args.seconds), "--workers", str(args.workers)]
+        env = dict(os.environ, **({"DATABASE_URL": url} if url else {}))
+        subprocess.run(child, env=env, check=True)
+        sizes[label] = json.loads(out.read_text())
+        out.unlink()
+    path = write_report(Path(args.out), command, sizes, args.seeded_with)
+    print(f"wrote {path}")
     return 0
 
 

@@ -24,6 +24,7 @@ docs/model-runs.md ("Significance") gives the definitions with a worked example.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -89,13 +90,8 @@ def bootstrap_interval(items: Sequence[T], statistic: Callable[[list[tuple[T, in
             if value is not None:
                 values.append((value, weight))
     else:
-        rng = random.Random(SEED)
-        indices = range(n)
-        for _ in range(RESAMPLES):
-            counts = {}
-            for i in rng.choices(indices, k=n):
-                counts[i] = counts.get(i, 0) + 1
-            value = statistic([(items[i], c) for i, c in counts.items()])
+        for drawn in _resamples(n):
+            value = statistic([(items[i], c) for i, c in drawn])
             if value is not None:
                 values.append((value, 1.0))
     if not values:
@@ -104,6 +100,21 @@ def bootstrap_interval(items: Sequence[T], statistic: Callable[[list[tuple[T, in
     weighted = [(v, w / total) for v, w in values]
     tail = (1 - level) / 2
     return Interval(_quantile(weighted, tail), _quantile(weighted, 1 - tail))
+
+
+@functools.lru_cache(maxsize=16)
+def _resamples(n: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The ``RESAMPLES`` resamples of n items, each as (index, times drawn) pairs in first-drawn order: drawn from a
+    generator seeded with ``SEED``, so they depend on n only and are drawn once per process."""
+    rng = random.Random(SEED)
+    indices = range(n)
+    out = []
+    for _ in range(RESAMPLES):
+        counts: dict[int, int] = {}
+        for i in rng.choices(indices, k=n):
+            counts[i] = counts.get(i, 0) + 1
+        out.append(tuple(counts.items()))
+    return tuple(out)
 
 
 def mean_statistic(resample: list[tuple[float, int]]) -> float | None:

@@ -29,6 +29,10 @@ from leaderboard.web.permissions import upload_permission_required
 from leaderboard.web.throttles import UploadThrottle, throttled
 
 
+# Fields of a problem the home page never shows (its statement and reference source are most of the row's bytes).
+HOME_DEFERRED = ("statement", "reference_source", "presets", "tolerances", "roofline", "function")
+
+
 @cache.cached_page(scopes=cache.catalogue_scopes)
 @exports.exportable(exports.problem_list_table, exports.problem_rows, filename="problems")
 def home(request: HttpRequest) -> HttpResponse:
@@ -36,16 +40,17 @@ def home(request: HttpRequest) -> HttpResponse:
     category's leader, best speedup and number of solutions, and each problem's leader: all read from the standings
     kept at ingest (``rankings.services``), a fixed number of queries whatever the number of results."""
     filters = catalogue.problem_filters(request.GET or None)
-    problems = list(filters.qs)
+    listed = filters.qs.defer(*HOME_DEFERRED)  # the statement and reference are big and not shown here
+    problems = list(listed)
     _, leaders = overview.stored_leaders(problems, {p.id: catalogue.problem_default_profile(problem=p)
                                                     for p in problems})
     filtered = bool(filters.active())
     summaries = overview.category_lines(problems, leaders, whole_catalogue=not filtered)
-    categories = catalogue.problem_list_by_category(problems=filters.qs)
+    categories = catalogue.problem_list_by_category(problems=listed)
     return render(request, "home.html", {
         "categories": [(c, summaries.get(c.key)) for c in categories] if categories else [],
         "leaders": leaders, "search": filters.form, "filtered": filtered,
-        "matches": len(problems),
+        "matches": len(problems), **_url_prefixes(),
     })
 
 

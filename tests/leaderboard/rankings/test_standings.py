@@ -74,13 +74,15 @@ def _home_as_computed_per_request(client, query: str = "") -> str:
     """The home page's categories as the previous view rendered them (same template, figures ranked now)."""
     from django.template.loader import render_to_string
 
+    from leaderboard.web.views import _url_prefixes
+
     filters = catalogue.problem_filters(dict(x.split("=") for x in query.split("&")) if query else None)
     problems = list(filters.qs)
     _, summaries, leaders = _computed_per_request(problems)
     categories = catalogue.problem_list_by_category(problems=filters.qs)
     return render_to_string("home.html", {"categories": [(c, summaries.get(c.key)) for c in categories],
                                           "leaders": leaders, "search": filters.form, "filtered": bool(query),
-                                          "matches": len(problems)})
+                                          "matches": len(problems), **_url_prefixes()})
 
 
 def test_every_figure_on_the_home_page_equals_ranking_each_problem_per_request(client, django_user_model):

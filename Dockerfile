@@ -17,8 +17,8 @@ FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
-# bubblewrap: the evaluation and check sandboxes; gcc: the compiled timer and solutions' extensions
-RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ libpq5 bubblewrap \
+# bubblewrap: the evaluation and check sandboxes; gcc, g++, ninja: the compiled engine and solutions' extensions
+RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ ninja-build libpq5 bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 # ThunderKittens' headers at the commit pinned in evaluator/contract/backends.py, for ParallelKittens solutions on

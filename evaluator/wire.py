@@ -8,90 +8,20 @@ cannot run code, or produce a tensor subclass, in the judge that reads it."""
 
 from __future__ import annotations
 
-import builtins
 import ctypes
 import json
 import mmap
 import os
 import stat
-import types
+import struct
 from pathlib import Path
 from typing import Any
 
 MAX_LINE = 1 << 20  # a report longer than this is not ours
 MAX_TOTAL = 64 << 20  # nor this much of them: a rank sends a few hundred bytes a call
-# Bound when the module loads, before any solution code runs in the process.
-_type, _tuple, _list, _str, _int = type, tuple, list, str, int
-_ftruncate, _mmap_new, _PROT_READ, _PROT_WRITE, _MAP_SHARED = (os.ftruncate, mmap.mmap, mmap.PROT_READ, mmap.PROT_WRITE,
-                                                               mmap.MAP_SHARED)
 _STATFS = ctypes.c_char * 256  # struct statfs; f_type is its first field, a long
 _LONG = ctypes.sizeof(ctypes.c_long)
 _fstatfs = ctypes.CDLL(None, use_errno=True).fstatfs
-_TB: Any = None  # torch's C tensor type, bound by bind_torch()
-_TORCH: Any = None  # (torch.Tensor, torch.frombuffer, torch.uint8), bound by bind_torch()
-_CUDA_HOST: Any = None  # cudaHostRegister, cudaHostUnregister, cudaGetLastError, bound by bind_cuda()
-
-
-def bind_torch() -> None:
-    """Binds the tensor methods that writing a tensor file uses to torch's C tensor type, whose methods no code
-    can replace, and the few torch functions it calls: a rank calls it before it loads the solution, which could
-    otherwise rebind ``Tensor.detach`` or ``torch.frombuffer`` and do its work there, after the timer has stopped."""
-    global _TB, _TORCH
-    _TB, _TORCH = _tensor_type(), _torch()
-
-
-def bind_cuda() -> None:
-    """Binds the CUDA runtime's page-locking functions (a rank on a GPU, once CUDA is up, before the solution)."""
-    global _CUDA_HOST
-    _CUDA_HOST = _cuda_host()
-
-
-# What a rank runs between the timer's stop and its outputs being in its slot, in the order it runs them.
-_POST_CALL = ("outputs_of", "call_values", "_write_slot", "_layout", "_header", "_prefix", "_padded", "_frombytes",
-              "_frombuffer", "_torch", "_tensor_type", "_remap_slot", "_unregister_slot", "_in_memory", "_cuda_host")
-
-
-def seal_post_call() -> tuple[Any, Any, Any]:
-    """``outputs_of``, ``call_values`` and the slot writer, as functions whose globals and builtins are copies
-    taken now: a rank takes them before it loads the solution. Every name they look up when they run is then the
-    one bound here, so a solution that rebinds a module's function (``json.dumps``, ``os.ftruncate``, this
-    module's own), or a builtin (``len``, ``type``), to do its work after the timer has stopped changes nothing
-    they call. Each runs only torch's C functions and methods of built-in types."""
-    frozen = dict(globals())
-    frozen["__builtins__"] = dict(vars(builtins))
-    for name in _POST_CALL:
-        f = frozen[name]
-        frozen[name] = types.FunctionType(f.__code__, frozen, f.__name__, f.__defaults__, f.__closure__)
-    return frozen["outputs_of"], frozen["call_values"], frozen["_write_slot"]
-
-
-def _tensor_type() -> Any:
-    """The bound C tensor type (:func:`bind_torch`), or torch's own where no rank bound it (the host, the judge)."""
-    if _TB is not None:
-        return _TB
-    import torch
-
-    return torch._C.TensorBase
-
-
-def _torch() -> Any:
-    """(torch.Tensor, torch.frombuffer, torch.uint8): bound (:func:`bind_torch`), or torch's own where no rank bound
-    them (the host, the judge)."""
-    if _TORCH is not None:
-        return _TORCH
-    import torch
-
-    return torch.Tensor, torch.frombuffer, torch.uint8
-
-
-def _cuda_host() -> Any:
-    """(cudaHostRegister, cudaHostUnregister, cudaGetLastError): bound (:func:`bind_cuda`), or the runtime's own."""
-    if _CUDA_HOST is not None:
-        return _CUDA_HOST
-    import torch
-
-    cudart = torch.cuda.cudart()
-    return cudart.cudaHostRegister, cudart.cudaHostUnregister, getattr(cudart, "cudaGetLastError", None)
 
 
 def result_tuple_types() -> frozenset[type]:
@@ -107,8 +37,8 @@ def outputs_of(out: Any, result_tuples: frozenset[type]) -> list[Any]:
     """A call's result as its outputs: a plain tuple or list, or one of ``result_tuples``, holds several; anything
     else is one output. Exact types only: iterating anything else would run the solution's own code (its
     ``__iter__``) after the timer stopped, where the work it defers is never timed."""
-    kind = _type(out)
-    return _list(out) if kind is _tuple or kind is _list or kind in result_tuples else [out]
+    kind = type(out)
+    return list(out) if kind is tuple or kind is list or kind in result_tuples else [out]
 
 
 class Lines:
@@ -186,6 +116,7 @@ _RANK_FIELDS: dict[str, Any] = {
     "traceback": lambda v: type(v) is str, "launch_us": _number, "nbytes": lambda v: v is None or type(v) is int,
     "devices": lambda v: type(v) is list and all(x is None or type(x) is str for x in v),
     "aliases": _text_list, "subclasses": _text_list, "multicast_changed": _text_list,
+    "inputs_swapped": _text_list, "signals_changed": _text_list,
     "calls": _text_map(lambda x: type(x) is int), "py_threads": _text_map(lambda x: type(x) is str),
     "steps_us": _text_map(_number), "boot_steps": _text_map(_number), "environment": lambda v: type(v) is dict,
 }
@@ -241,13 +172,15 @@ def _padded(nbytes: int) -> int:
 def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
     """The file's header; per tensor, (tensor, offset, bytes) with the offset from the start of the data; and the
     data's size, padding included."""
-    tb = _tensor_type()
+    import torch
+
+    tb = torch._C.TensorBase
     parts: list[tuple[Any, int, int]] = []
     offset = 0
 
     def entry(v: Any) -> Any:
         nonlocal offset
-        if _type(v) is _list:
+        if type(v) is list:
             return [entry(x) for x in v]
         if not isinstance(v, tb):
             return None
@@ -270,11 +203,11 @@ def _header(entries: list[Any]) -> str:
     def one(e: Any) -> str:
         if e is None:
             return "null"
-        if _type(e) is _list:
+        if type(e) is list:
             return "[" + ", ".join([one(x) for x in e]) + "]"
-        shape = ", ".join([_str(n) for n in e["shape"]])
-        return (f'{{"dtype": "{e["dtype"]}", "shape": [{shape}], "offset": {_str(e["offset"])}, '
-                f'"nbytes": {_str(e["nbytes"])}}}')
+        shape = ", ".join([str(n) for n in e["shape"]])
+        return (f'{{"dtype": "{e["dtype"]}", "shape": [{shape}], "offset": {str(e["offset"])}, '
+                f'"nbytes": {str(e["nbytes"])}}}')
 
     return '{"values": [' + ", ".join([one(e) for e in entries]) + "]}"
 
@@ -297,19 +230,6 @@ def save_tensors(path: Path, values: list[Any]) -> None:
             f.write(b"\0" * (_padded(n) - n))
             del c
     os.replace(partial, path)
-
-
-def call_values(outputs: list[Any], inputs_after: list[Any]) -> list[Any]:
-    """One call's values as the judge reads them back: its outputs, then its inputs as they were after the call
-    (non-tensor slots as None)."""
-    tensor = _torch()[0]
-    return [[o if _type(o) is tensor else None for o in outputs],
-            [o if _type(o) is tensor else None for o in inputs_after]]
-
-
-def save_call(path: Path, outputs: list[Any], inputs_after: list[Any]) -> None:
-    """One call's tensor file (:func:`call_values`)."""
-    save_tensors(path, call_values(outputs, inputs_after))
 
 
 def open_plain(path: Path) -> int:
@@ -396,21 +316,91 @@ def _parse(whole: Any, length: int, name: str) -> list[Any]:
     return [value(v, 0) for v in values]
 
 
-# The slots of one evaluation: in each judge rank's private folder, the timed iterations' inputs (the judge writes
-# it; the solution's rank of that number reads it through a descriptor the host gave it alone), the same inputs for
-# the baseline (written and read back the same way, in a slot no other process sees), the baseline's own outputs,
+# The slots of one evaluation: in each judge rank's private folder, the inputs of every call (the judge writes
+# it at the opening of the call's window; the solution's rank of that number reads it through a descriptor the host
+# gave it alone), the same inputs for the baseline (in a slot no other process sees), the baseline's own outputs,
 # and the host's copy of the solution's outputs; in each rank's exchange folder, the solution's outputs.
 FEED_SLOT, BASELINE_FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = (
     "feed.slot", "baseline-feed.slot", "baseline.slot", "returned.slot", "out.slot")
 
+# A slot holds one frame, the format the compiled engine (evaluator/timer/_engine.cpp) reads and writes: a 16-byte
+# head (magic, number of entries, how many of them are outputs), 96 bytes per entry (kind: 0 none, 1 tensor; dtype as
+# c10's ScalarType number; dimensions; offset and size of its bytes from the data's start; up to 8 sizes), then the
+# data, every part 64-byte aligned. Fixed fields only: compiled code parses it without a JSON library.
+FRAME_MAGIC = b"ARNB0001"
+FRAME_HEAD = struct.Struct("<8sII")
+FRAME_ENTRY = struct.Struct("<BBB5xQQ8q8x")
+MAX_ENTRIES, MAX_DIMS = 256, 8
+# c10::ScalarType's numbers of the dtypes a frame may hold (the engine allows the same set).
+DTYPE_CODES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6, "float64": 7,
+               "complex32": 8, "complex64": 9, "complex128": 10, "bool": 11, "bfloat16": 15, "float8_e5m2": 23,
+               "float8_e4m3fn": 24, "uint16": 27, "uint32": 28, "uint64": 29}
+
+
+def frame_layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
+    """A frame's head and entries for ``values`` (tensors on any device, anything else as none), the tensors with
+    their offsets from the data's start and sizes, and the data's size, padding included."""
+    import torch
+
+    entries, parts, offset = [], [], 0
+    for v in values:
+        if type(v) is not torch.Tensor:
+            entries.append(FRAME_ENTRY.pack(0, 0, 0, 0, 0, *([0] * MAX_DIMS)))
+            continue
+        name = str(v.dtype).removeprefix("torch.")
+        if name not in DTYPE_CODES or v.dim() > MAX_DIMS:
+            raise ValueError(f"a tensor of {v.dtype} with {v.dim()} dimensions cannot be sent")
+        nbytes = v.numel() * v.element_size()
+        shape = list(v.shape) + [0] * (MAX_DIMS - v.dim())
+        entries.append(FRAME_ENTRY.pack(1, DTYPE_CODES[name], v.dim(), offset, nbytes, *shape))
+        parts.append((v, offset, nbytes))
+        offset += _padded(nbytes)
+    head = FRAME_HEAD.pack(FRAME_MAGIC, len(values), len(values)) + b"".join(entries)
+    return head + b"\0" * (_padded(len(head)) - len(head)), parts, offset
+
+
+def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
+    """The values in the first ``length`` bytes of the byte tensor ``whole`` (views of it) and how many of them are
+    outputs; every field is checked against those bytes, so a frame written by solution code yields plain tensors and
+    Nones, or a ValueError."""
+    import torch
+
+    data = _bytes_of(whole)[:length]
+    if len(data) < FRAME_HEAD.size:
+        raise ValueError(f"{name} holds no frame")
+    magic, count, outputs = FRAME_HEAD.unpack_from(data)
+    if magic != FRAME_MAGIC or count > MAX_ENTRIES or outputs > count or \
+            FRAME_HEAD.size + count * FRAME_ENTRY.size > len(data):
+        raise ValueError(f"{name} does not hold a frame of the evaluator")
+    base = _padded(FRAME_HEAD.size + count * FRAME_ENTRY.size)
+    dtypes = {code: getattr(torch, n) for n, code in DTYPE_CODES.items() if hasattr(torch, n)}
+    values: list[Any] = []
+    for k in range(count):
+        kind, code, ndim, offset, nbytes, *shape = FRAME_ENTRY.unpack_from(data, FRAME_HEAD.size + k * FRAME_ENTRY.size)
+        if kind == 0:
+            values.append(None)
+            continue
+        if kind != 1 or code not in dtypes or ndim > MAX_DIMS or any(n < 0 for n in shape) or offset % ALIGN:
+            raise ValueError(f"{name} has a malformed entry")
+        dims = shape[:ndim]
+        count_ = 1
+        for n in dims:
+            count_ *= n
+        dtype = dtypes[code]
+        if count_ * torch.empty((), dtype=dtype).element_size() != nbytes or base + offset + nbytes > len(data):
+            raise ValueError(f"{name} has an entry whose size does not match its shape")
+        values.append(torch.empty(dims, dtype=dtype) if nbytes == 0 else
+                      whole[base + offset:base + offset + nbytes].view(dtype).reshape(dims))
+    return values, outputs
+
 
 class Slot:
-    """A tensor file that lasts the whole evaluation, mapped into the process: the timed iterations' inputs and
-    outputs pass through slots, so no iteration pays for a fresh file's pages, and where a GPU is used the mapping is
-    page-locked (cudaHostRegister), so copies between it and the device run at the copy engines' speed. The same
-    format as :func:`save_tensors`; the writer grows the file when a larger draw needs it, and a reader maps it
-    again when it finds the file's size changed. Tensors read are views of the mapping, valid until the next write:
-    copy them before that."""
+    """A frame file that lasts the whole evaluation, mapped into the process: every call's inputs and outputs pass
+    through slots, so no call pays for a fresh file's pages, and where a GPU is used the mapping is page-locked
+    (cudaHostRegister), so copies between it and the device run at the copy engines' speed. The writer grows the file
+    when a larger draw needs it; a reader maps it again when it finds the file's size changed. Values read are views
+    of the mapping, valid until the next write: copy them before that. Used on the trusted side (the judge); in a
+    solution's rank the engine reads and writes slots itself."""
 
     GROW = 1 << 20
 
@@ -419,90 +409,80 @@ class Slot:
         self.size = 0
         self.bytes: Any = None  # a uint8 tensor over the mapping
         self._registered = 0
-        self._map = None
+        self._map: Any = None
 
     @classmethod
     def open(cls, path: Path, *, writable: bool, pinned: bool) -> Slot:
         fd = os.open(path, (os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY) | os.O_NOFOLLOW, 0o644)
         return cls(fd, writable=writable, pinned=pinned, name=Path(path).name)
 
-    def _remap(self, size: int) -> None:
-        _remap_slot(self, size)
-
-    def _unregister(self) -> None:
-        _unregister_slot(self)
-
     def write(self, values: list[Any]) -> int:
-        """Writes ``values`` (as :func:`save_tensors` would); returns how many bytes of the slot they fill."""
-        return _write_slot(self, values)
+        """Writes ``values`` as one frame; returns how many bytes of the slot it fills."""
+        import torch
+
+        head, parts, total = frame_layout(values)
+        need = len(head) + total
+        if need > self.size:
+            size = max(need + (-need) % self.GROW, 2 * self.size)
+            os.ftruncate(self.fd, size)
+            self._remap(size)
+        view = self.bytes
+        view[:len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
+        base = len(head)
+        for t, off, n in parts:
+            if n:
+                view[base + off:base + off + n].view(t.dtype).view(t.shape).copy_(t)
+            view[base + off + n:base + off + _padded(n)].zero_()
+        return need
 
     def read(self, length: int | None = None) -> list[Any]:
-        """The values in the slot (in its first ``length`` bytes, when given), as views of the mapping."""
+        """The values of the frame in the slot (in its first ``length`` bytes, when given), as views."""
+        return self.read_frame(length)[0]
+
+    def read_frame(self, length: int | None = None) -> tuple[list[Any], int]:
+        """The values and how many of them are outputs (:func:`parse_frame`)."""
         size = os.fstat(self.fd).st_size
         if size != self.size:
             self._remap(size)
         if self.bytes is None:
             raise ValueError(f"{self.name} is empty")
-        return _parse(self.bytes, min(size, length) if length is not None else size, self.name)
+        return parse_frame(self.bytes, min(size, length) if length is not None else size, self.name)
+
+    def _remap(self, size: int) -> None:
+        import torch
+
+        self._unregister()
+        self.bytes, self._map, self.size = None, None, 0
+        if size == 0:
+            return
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if self.writable else 0)
+        self._map = mmap.mmap(self.fd, size, flags=mmap.MAP_SHARED, prot=prot)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
+            self.bytes = torch.frombuffer(self._map, dtype=torch.uint8)
+        self.size = size
+        if self.pinned and _in_memory(self.fd):
+            cudart = torch.cuda.cudart()
+            address = self.bytes.data_ptr()
+            # cudaHostRegisterPortable (1), and ReadOnly (8) for a mapping this process may only read.
+            err = cudart.cudaHostRegister(address, size, 1 if self.writable else 9)
+            self._registered = address if int(err) == 0 else 0
+            if not self._registered and hasattr(cudart, "cudaGetLastError"):
+                cudart.cudaGetLastError()  # refused: copies go through pageable memory, and no error is left over
+
+    def _unregister(self) -> None:
+        if self._registered:
+            import torch
+
+            torch.cuda.cudart().cudaHostUnregister(self._registered)
+            self._registered = 0
 
     def close(self) -> None:
         self._unregister()
         self.bytes = self._map = None
         os.close(self.fd)
-
-
-def _remap_slot(slot: Slot, size: int) -> None:
-    _unregister_slot(slot)
-    slot.bytes, slot._map, slot.size = None, None, 0
-    if size == 0:
-        return
-    prot = _PROT_READ | (_PROT_WRITE if slot.writable else 0)
-    slot._map = _mmap_new(slot.fd, size, flags=_MAP_SHARED, prot=prot)
-    if slot.writable:
-        slot.bytes = _frombuffer(slot._map)
-    else:
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
-            slot.bytes = _frombuffer(slot._map)
-    slot.size = size
-    if slot.pinned and _in_memory(slot.fd):
-        # cudaHostRegisterPortable (1), and ReadOnly (8) for a mapping this process may only read.
-        register, _, last_error = _cuda_host()
-        address = _tensor_type().data_ptr(slot.bytes)
-        err = register(address, size, 1 if slot.writable else 9)
-        slot._registered = address if _int(err) == 0 else 0
-        if not slot._registered and last_error is not None:
-            last_error()  # refused: copies go through pageable memory, and no error is left over
-
-
-def _unregister_slot(slot: Slot) -> None:
-    if slot._registered:
-        _cuda_host()[1](slot._registered)
-        slot._registered = 0
-
-
-def _write_slot(slot: Slot, values: list[Any]) -> int:
-    header, parts, total = _layout(values)
-    prefix = _prefix(header)
-    need = len(prefix) + total
-    if need > slot.size:
-        size = max(need + (-need) % slot.GROW, 2 * slot.size)
-        _ftruncate(slot.fd, size)
-        _remap_slot(slot, size)
-    # torch's C tensor methods only (bind_torch): this runs in the rank after the timer has stopped.
-    tb = _tensor_type()
-    view = slot.bytes
-    tb.copy_(tb.narrow(view, 0, 0, len(prefix)), _frombytes(prefix))
-    base = len(prefix)
-    for t, off, n in parts:
-        if n:
-            into = tb.view(tb.view(tb.narrow(view, 0, base + off, n), tb.dtype.__get__(t)), tb.shape.__get__(t))
-            tb.copy_(into, t)
-        # The padding too: the slot holds what the last, maybe larger, draw left there.
-        tb.zero_(tb.narrow(view, 0, base + off + n, _padded(n) - n))
-    return need
 
 
 _TMPFS_MAGIC = 0x01021994
@@ -514,13 +494,4 @@ def _in_memory(fd: int) -> bool:
     buf = _STATFS()
     if _fstatfs(fd, buf) != 0:
         return False
-    return _int.from_bytes(buf.raw[:_LONG], "little") == _TMPFS_MAGIC
-
-
-def _frombuffer(buffer: Any) -> Any:
-    _, frombuffer, uint8 = _torch()
-    return frombuffer(buffer, dtype=uint8)
-
-
-def _frombytes(data: bytes) -> Any:
-    return _frombuffer(bytearray(data))
+    return int.from_bytes(buf.raw[:_LONG], "little") == _TMPFS_MAGIC

@@ -9,7 +9,9 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 command -v bwrap >/dev/null || need+=(bubblewrap)  # the evaluation sandbox
-command -v cc >/dev/null || need+=(gcc)  # builds the evaluator's compiled timer
+command -v cc >/dev/null || need+=(gcc)
+command -v g++ >/dev/null || need+=(g++)  # builds the evaluator's compiled engine (with torch's headers)
+command -v ninja >/dev/null || need+=(ninja-build)  # torch's extension builder needs it
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing system packages: ${need[*]}"

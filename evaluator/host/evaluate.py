@@ -299,10 +299,10 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         session.begin("correctness")
         session.watching = True
         for t in range(spec.trials):
-            _call(session, f"t{t}", "correctness", limits.get("correctness", 120.0))
+            copied = _call(session, f"t{t}", "correctness", limits.get("correctness", 120.0))
             _note(calls, session, "called")
             session.check_threads(f"trial {t}")
-            session.tell_judges(op="check_trial", t=t)
+            session.tell_judges(op="check_trial", t=t, nbytes=copied)
             session.wait(session.judges, "trial", limits.get("correctness", 120.0), {"trial": t})
             reports = [p.last("trial") for p in session.judges]
             trials.append({"trial": t, "ranks": [{"rank": m["rank"], "ok": m["ok"], "error": m["error"],
@@ -353,35 +353,19 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
                           f"evaluation ended (killed): {session.escaped[0]}")
 
 
-def _stage(session: Session, name: str) -> None:
-    for r in range(session.world_size):
-        src = session.private / f"r{r}" / f"in.{name}.pt"
-        # Its mode set through a descriptor before it moves: both folders belong to a sandbox, and a name in either
-        # may be a link to a host file by the time a chmod by name would run.
-        fd = wire.open_plain(src)
-        try:
-            os.fchmod(fd, 0o644)
-        finally:
-            os.close(fd)
-        try:
-            os.replace(src, session.io / f"r{r}" / f"in.{name}.pt")
-        except OSError as exc:  # a folder or the like made at that name by the solution's rank
-            raise Stop("rejected", f"rank {r}: the evaluator could not put this call's inputs at in.{name}.pt in "
-                                   f"the rank's exchange folder ({type(exc).__name__}): a solution must not make "
-                                   f"files or folders at the evaluator's names there", [r]) from exc
-
-
-def _unstage(session: Session, name: str) -> None:
-    for r in range(session.world_size):
-        (session.io / f"r{r}" / f"in.{name}.pt").unlink(missing_ok=True)
-
-
-def _call(session: Session, name: str, phase: str, limit_s: float) -> None:
-    _stage(session, name)
-    session.tell_ranks(op="call", name=name, phase=phase)
+def _call(session: Session, name: str, phase: str, limit_s: float) -> list[int | None]:
+    """An untimed call (``warm``, or trial ``tN``): its inputs written to the ranks' feed slots, the call, and its
+    outputs and inputs-after copied out of the sandbox's view at once; returns how many bytes of each rank's outputs
+    were copied, for the judge."""
+    session.tell_judges(op="show", name=name)
+    session.wait(session.judges, "shown", limit_s, {"name": name})
+    trial = name.startswith("t")
+    session.command_ranks(compiled_timer.CALL, int(name[1:]) if trial else 0,
+                          compiled_timer.TRIAL_FLAG if trial else 0)
     session.wait(session.ranks, "called", limit_s, {"name": name})
-    _unstage(session, name)
+    copied = _take_outputs(session, "called", {"name": name})
     _check_returned(session, "called", f"the {phase} call" if name == "warm" else f"trial {name[1:]}")
+    return copied
 
 
 def _check_returned(session: Session, kind: str, what: str) -> None:
@@ -391,6 +375,14 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
         if m.get("multicast_changed"):
             raise Stop("rejected", f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
                                    f"environment ({what}); NVLink multicast stays off on shared hosts", [p.rank])
+        if m.get("inputs_swapped"):
+            raise Stop("rejected", f"rank {p.rank}, {what}: {m['inputs_swapped'][0]} no longer owns the storage it "
+                                   f"was given (Tensor.set_, a .data swap or a resize): a solution reads its inputs "
+                                   f"where they are, and must not re-point them", [p.rank])
+        if m.get("signals_changed"):
+            raise Stop("rejected", f"rank {p.rank}, {what}: the solution installed a handler for "
+                                   f"{m['signals_changed'][0]}; signal handlers belong to the evaluator (a handler "
+                                   f"runs code outside the solution's timed calls)", [p.rank])
         if m.get("subclasses"):
             raise Stop("rejected", f"rank {p.rank}, {what}: {m['subclasses'][0]}, a tensor subclass: outputs must be "
                                    f"plain torch.Tensor objects (a subclass can change how it is compared)", [p.rank])
@@ -417,9 +409,9 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
         left = max(0.1, deadline - time.monotonic())
         if i == warmup and warmup:
             launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
-            session.tell_ranks(op="spin", launch_us=launch)
-            session.wait(session.ranks, "spun", left)
             windows.solution_spin_us = spin_us(launch, session.profile.device == "cuda")
+            session.command_ranks(compiled_timer.SPIN, arg=windows.solution_spin_us)
+            session.wait(session.ranks, "spun", left)
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
             session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked))
@@ -453,13 +445,11 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
     started = time.monotonic()
     session.tell_judges(op="show", i=i)
     session.wait(session.judges, "shown", limit_s, {"i": i})
-    session.tell_ranks(op="stage", i=i)
-    session.wait(session.ranks, "staged", limit_s, {"i": i})
-    windows.solution_staged[i] = (_replied(session.ranks, "staged", i) - started) * 1e6
-    session.tell_ranks(op="time", i=i, record=record)
+    windows.solution_staged[i] = (_replied(session.judges, "shown", i) - started) * 1e6
+    session.command_ranks(compiled_timer.TIME, i, compiled_timer.RECORD_FLAG if record else 0)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
     ended = _replied(session.ranks, "timed", i)
-    copied = _take_outputs(session, i) if record else []
+    copied = _take_outputs(session, "timed", {"i": i}) if record else []
     _check_returned(session, "timed", f"timed iteration {i}")
     session.check_threads(f"timed iteration {i}")
     return (ended - started) * 1e6, copied
@@ -467,13 +457,11 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
 
 def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -> float:
     """The baseline's window of iteration ``i``, by the same steps as the solution's: the inputs written into a slot
-    (the judge's own), then read back onto the device, then the call."""
+    (the judge's own), then the engine's step on them."""
     started = time.monotonic()
     session.tell_judges(op="bshow", i=i)
     session.wait(session.judges, "bshown", limit_s, {"i": i})
-    session.tell_judges(op="bstage", i=i)
-    session.wait(session.judges, "bstaged", limit_s, {"i": i})
-    windows.baseline_staged[i] = (_replied(session.judges, "bstaged", i) - started) * 1e6
+    windows.baseline_staged[i] = (_replied(session.judges, "bshown", i) - started) * 1e6
     session.tell_judges(op="baseline", i=i)
     session.wait(session.judges, "baselined", limit_s, {"i": i})
     return (_replied(session.judges, "baselined", i) - started) * 1e6
@@ -485,15 +473,15 @@ def _replied(peers: list, kind: str, i: int) -> float:
                for p in peers)
 
 
-def _take_outputs(session: Session, i: int) -> list[int | None]:
-    """Copies each rank's outputs of timed iteration ``i`` out of the sandbox's view the moment the last rank says it
-    is done, so nothing written afterwards (through a mapping or a descriptor kept open, say) reaches the judge's
+def _take_outputs(session: Session, kind: str, match: dict[str, Any]) -> list[int | None]:
+    """Copies each rank's outputs of one call (its ``kind`` report with ``match``'s fields) out of the sandbox's view
+    the moment the last rank says it is done, so nothing written afterwards (through a mapping or a descriptor kept open, say) reaches the judge's
     check. As many bytes as the rank says it wrote, at most what its slot holds; a missing slot, a link or anything
     but a plain file is not copied (None): the judge then reports the outputs missing."""
     copied: list[int | None] = []
     for p in session.ranks:
-        claimed = next((m.get("nbytes") for m in reversed(p.messages) if m.get("kind") == "timed" and
-                        m.get("i") == i), None)
+        claimed = next((m.get("nbytes") for m in reversed(p.messages) if m.get("kind") == kind and
+                        all(m.get(k) == v for k, v in match.items())), None)
         n = None
         if isinstance(claimed, int) and claimed > 0:
             try:
@@ -565,8 +553,8 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
         return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
     sp = stats.speedup(base, sol)
     clock, forged_message = host_clock.cross_check(windows, base, sol, warmup, session.profile.device)
-    clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("staged", "timed"), warmup),
-                                "baseline": _step_claims(session.judges, ("bstaged", "baselined"), warmup),
+    clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("timed",), warmup),
+                                "baseline": _step_claims(session.judges, ("baselined",), warmup),
                                 "note": "each process's own account of its steps inside the window: a diagnosis, "
                                         "not a figure the check uses"}
     method = baselines[0]["method"]
@@ -586,7 +574,8 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
             "solution": stats.summarize(stats.slowest_rank(
                 [[s[1] for s in p.samples.samples[warmup:]] for p in session.ranks]))["median_us"]},
         "rechecked_outputs": sum(1 for p in session.judges for m in p.messages if m.get("kind") == "timed"),
-        "timer": "compiled (evaluator/timer/_timer.c): samples keyed by the timer, read by the host",
+        "timer": "compiled (evaluator/timer/_engine.cpp): every call's path from its inputs to its outputs, samples "
+                 "keyed by the engine, read by the host",
         "graph": {"available": False, "reason": "CUDA-graph figures are not taken under the separated judge"},
         "host_clock": clock,
     }
@@ -632,16 +621,23 @@ def _note(calls: dict[str, int], session: Session, kind: str) -> None:
                     calls[name] = calls.get(name, 0) + int(n)
 
 
-def _flags(calls: dict[str, int]) -> dict[str, Any]:
-    from evaluator.rank.calls import POINT_TO_POINT
+# Dispatcher operators of point-to-point communication and of synchronisation only; every other operator the engine
+# counts (c10d::, _c10d_functional::, symm_mem::) moves data between ranks collectively.
+_POINT_TO_POINT_OPS = frozenset({"send", "recv", "recv_any_source", "batch_isend_irecv"})
+_NOT_COMMUNICATION_OPS = frozenset({"barrier", "monitored_barrier", "wait_tensor", "wait", "rendezvous",
+                                    "empty", "set_backend"})
 
-    names = sorted(calls)
-    collectives = sorted({n.rsplit(".", 1)[1] for n in names if n.rsplit(".", 1)[1] not in POINT_TO_POINT
-                          and not n.endswith("barrier")})
-    p2p = sorted({n.rsplit(".", 1)[1] for n in names if n.rsplit(".", 1)[1] in POINT_TO_POINT})
+
+def _flags(calls: dict[str, int]) -> dict[str, Any]:
+    """The result's communication flags, from the dispatcher operators each rank's engine counted while the
+    solution's calls ran (namespaced names, e.g. ``c10d::allreduce_``)."""
+    base = {n: n.split("::")[-1].strip("_") for n in calls}
+    p2p = sorted({b for b in base.values() if b in _POINT_TO_POINT_OPS})
+    collectives = sorted({b for b in base.values() if b not in _POINT_TO_POINT_OPS and b not in _NOT_COMMUNICATION_OPS})
     return {"uses_nccl": bool(collectives or p2p), "nccl_calls": collectives, "point_to_point_calls": p2p,
             "uses_collectives_api": bool(collectives), "communication_calls": calls,
-            "communication_source": "counted at run time inside the sandbox"}
+            "communication_source": "counted at run time inside the sandbox, from the dispatcher's operators "
+                                    "(c10d, functional collectives, symmetric memory)"}
 
 
 def _logs(session: Session) -> dict[str, str]:

@@ -62,6 +62,13 @@ class Peer:
         except (BrokenPipeError, ValueError, OSError):
             self.ended = True
 
+    def send_bytes(self, data: bytes) -> None:
+        try:
+            self.commands.buffer.write(data)
+            self.commands.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.ended = True
+
     def last(self, kind: str) -> dict[str, Any] | None:
         return next((m for m in reversed(self.messages) if m.get("kind") == kind), None)
 
@@ -232,6 +239,12 @@ class Session:
     def tell_ranks(self, **command: Any) -> None:
         for p in self.ranks:
             p.send(**command)
+
+    def command_ranks(self, op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> None:
+        """A command to the compiled engine that serves each rank from the solution's load on."""
+        data = compiled_timer.command(op, i, flags, arg)
+        for p in self.ranks:
+            p.send_bytes(data)
 
     def load_solution(self, path: str) -> None:
         self.solution_loaded = True
@@ -433,7 +446,10 @@ class Session:
             os.close(fd)
         self._holds = []
         for p in self.judges + self.ranks:
-            p.send(op="exit")
+            if p in self.ranks and self.solution_loaded:
+                p.send_bytes(compiled_timer.command(compiled_timer.EXIT))
+            else:
+                p.send(op="exit")
             try:
                 p.commands.close()
             except OSError:

@@ -4,23 +4,21 @@
 It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
 is given, runs the problem's reference for the expected outputs, times the baseline under the timing protocol, and
 later checks what the solution's ranks wrote back:
-  prepare        the process group, the warm-up and trial inputs (written to the judge's folder as data, one file
-                 per rank, moved into the sandbox's view by the host when their turn comes), expected outputs (kept
-                 in this process), and the baseline's timer;
-  feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended, and
-                 written to this rank's feed slot (wire.Slot), which the solution's rank of the same number reads
-                 through a descriptor the host gave it alone;
-  bstage I       the baseline's copy of those inputs read back from the slot and moved to the device, as the
-                 solution's ranks do when the host says ``stage``;
-  baseline I     the baseline timed once on them, its outputs written to a slot of its own as the solution's ranks
-                 write theirs, and a fingerprint of them kept (values at secret random positions). The host
-                 interleaves these with the solution's steps, so both run under the same conditions (never while the
-                 sandbox is still starting) and both take the same steps between the host's command and the reply;
+  prepare        the process group, the warm-up and trial inputs and the expected outputs (kept in this process),
+                 and the baseline's engine;
+  show N         the inputs of call N (the warm-up call, a trial, or timed iteration N) written to this rank's feed
+                 slot (wire.Slot) at the opening of the solution's window for it; the solution's rank of the same
+                 number reads it through a descriptor the host gave it alone;
+  feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended;
+  bshow I        the same inputs written to the baseline's own feed slot, at the opening of the baseline's window;
+  baseline I     the baseline timed once on them through the same compiled engine as the solution (inputs read from
+                 the slot into fresh storage, its outputs written to a slot of its own), and a fingerprint of them
+                 kept (values at secret random positions). The host interleaves these with the solution's steps, so
+                 both run under the same conditions and take the same steps between the host's command and reply;
   baseline_done  the baseline's samples, reported once every iteration has run;
-  check_trial T  the solution's outputs of trial T against the expected ones, in full, on this rank's device; its
-                 inputs unchanged;
-  check_timed I  the solution's outputs of timed iteration I (copied out of the sandbox's view by the host when
-                 the rank said it was done): structure, finite values, and the fingerprint.
+  check_trial T  the solution's outputs of trial T (copied out of the sandbox's view by the host when its ranks said
+                 they were done) against the expected ones, in full, on this rank's device; its inputs unchanged;
+  check_timed I  the solution's outputs of timed iteration I: structure, finite values, and the fingerprint.
 """
 
 from __future__ import annotations
@@ -39,7 +37,8 @@ import torch.distributed as dist
 from evaluator import timer as compiled_timer
 from evaluator import wire
 from evaluator.judge.compare import as_tuple, clone_inputs, compare, structure
-from evaluator.timer.protocol import TimedLoop
+from evaluator.timer.protocol import open_engine
+from evaluator.timer.spin import spin_us
 from problems.registry import get
 
 FINGERPRINT_POSITIONS = 4096  # per output tensor of a timed iteration
@@ -67,7 +66,6 @@ class JudgeRank:
         self.fingerprints: dict[int, list[Any]] = {}
         self.expected: dict[int, list[Any]] = {}  # per trial: the reference's outputs
         self.given: dict[int, list[Any]] = {}  # per trial: the inputs as the solution was given them
-        self.fed: dict[int, tuple] = {}
         self.positions = torch.Generator().manual_seed(self.seeds["positions"])
         pinned = config["device"] == "cuda"
         # The host made the feed slot (it gave the solution's rank a read-only descriptor of it) and makes the copy
@@ -75,6 +73,7 @@ class JudgeRank:
         self.feed_slot = wire.Slot.open(self.private / wire.FEED_SLOT, writable=True, pinned=pinned)
         self.baseline_feed = wire.Slot.open(self.private / wire.BASELINE_FEED_SLOT, writable=True, pinned=pinned)
         self.drawn: tuple[int, list[Any]] | None = None  # the current timed iteration's inputs, until both are shown
+        self.untimed: dict[str, list[Any]] = {}  # the warm-up call's and the trials' inputs, by call name
         self.own_out = wire.Slot.open(self.private / wire.BASELINE_SLOT, writable=True, pinned=pinned)
         self.returned: wire.Slot | None = None
         self.pinned = pinned
@@ -93,10 +92,6 @@ class JudgeRank:
         return [self.on_device(v) if isinstance(v, list) else
                 v.to(self.device) if type(v) is torch.Tensor else v for v in values]
 
-    def staged(self, name: str) -> Path:
-        """Where this rank's inputs named ``name`` wait until the host moves them into the sandbox's view."""
-        return self.private / f"in.{name}.pt"
-
     # -- prepare ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
         cfg = self.config
@@ -110,10 +105,10 @@ class JudgeRank:
             torch.set_num_threads(1)
             dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size)
         self.module = self.problem.load_reference()
-        wire.save_tensors(self.staged("warm"), list(self.inputs(self.seeds["warm"])))
+        self.untimed["warm"] = list(self.inputs(self.seeds["warm"]))
         for t, seed in enumerate(self.seeds["trials"]):
             inputs = self.inputs(seed)
-            wire.save_tensors(self.staged(f"t{t}"), list(inputs))
+            self.untimed[f"t{t}"] = list(inputs)
             expected = _outputs(self.module.solution(*clone_inputs(inputs)))
             # Kept in this process's memory (not on the device: the solution's ranks need it), never in a file.
             self.expected[t] = [o.to("cpu", copy=True) if type(o) is torch.Tensor else o for o in expected]
@@ -124,49 +119,40 @@ class JudgeRank:
         self.send("prepared")
 
     def _open_timer(self) -> None:
-        self.timer = compiled_timer.load(self.config["timer"])
+        self.engine = compiled_timer.load(self.config["timer"])
         read_fd, self.timer_write_fd = os.pipe()
-        stream = torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else -1
-        self.timer.open(self.timer_write_fd, stream)
+        open_engine(self.engine, self.timer_write_fd, dist.group.WORLD, self.device)
         self.reader = compiled_timer.SampleReader(read_fd)
-        self.loop = TimedLoop(self.timer, dist.group.WORLD, self.device)
-        self.buffers: tuple | None = None
         self.launches: list[float] = []
+        self.spin_us = spin_us([], self.device.type == "cuda")
+        self.engine.set_spin(self.spin_us)
 
     def time_baseline(self, i: int) -> None:
-        inputs = self.fed.pop(i)
-        buffers = self.buffers
-        if buffers is None or any(type(b) is torch.Tensor and (b.shape != x.shape or b.dtype != x.dtype)
-                                  for b, x in zip(buffers, inputs)):
-            # Uneven shapes per draw: fresh buffers, refilled all the same.
-            buffers = self.buffers = clone_inputs(inputs)
-        reference = self.module.solution
         t0 = time.perf_counter()
-        _, launch, out = self.loop.measure(lambda: reference(*buffers), buffers, inputs)
+        step = self.engine.step(True, self.module.solution, self.baseline_feed.fd, self.own_out.fd)
         t1 = time.perf_counter()
-        self.launches.append(launch)
+        self.launches.append(step["launch_us"])
         warmup = self.config["warmup_iterations"]
         if i == warmup - 1:
-            self.loop.adapt_spin(self.launches)
-        outputs = _outputs(out)
-        # Written in every iteration, warm-up included, as the solution's ranks do: the slot has its size by the
-        # first recorded iteration on both sides.
-        self.own_out.write(wire.call_values(outputs, []))
-        self.loop.outputs_written()
+            self.spin_us = spin_us(self.launches, self.device.type == "cuda")
+            self.engine.set_spin(self.spin_us)
+        # Replied before the fingerprint is taken: the solution's window ends at its ranks' reply too, and the host's
+        # copy of its outputs falls outside it.
+        self.send("baselined", i=i, steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]})
         if i >= warmup:
-            self.fingerprints[i] = self._fingerprint(outputs)
-        del out
+            values, n_out = self.own_out.read_frame(step["nbytes"])
+            self.fingerprints[i] = self._fingerprint(values[:n_out])
         self.reader.read_available()
-        self.send("baselined", i=i, steps_us={"measure": (t1 - t0) * 1e6, "save": (time.perf_counter() - t1) * 1e6})
 
     def baseline_done(self) -> None:
+        self.engine.release()
         os.close(self.timer_write_fd)
         while self.reader.read_available():
             pass
         os.close(self.reader.fd)
         samples = self.reader.samples[self.config["warmup_iterations"]:]
         self.send("baseline", times_us=[s[0] for s in samples], launch_us=[s[1] for s in samples],
-                  spin_us=self.loop.spin_us, method="cuda-events-behind-spin-kernel" if self.loop.cuda
+                  spin_us=self.spin_us, method="cuda-events-behind-spin-kernel" if self.device.type == "cuda"
                   else "host-clock-after-barrier")
 
     def _fingerprint(self, outputs: list[Any]) -> list[Any]:
@@ -192,35 +178,37 @@ class JudgeRank:
         self.drawn = (i, list(self.inputs(self.seeds["timing"][i])))
         self.send("fed", i=i)
 
-    def show(self, i: int, baseline: bool) -> None:
-        """Writes iteration ``i``'s inputs into the solution's feed slot, or for the baseline into a slot of the
-        judge's own, at the start of that side's window by the host's clock: the solution's rank holds a descriptor
-        of its feed slot, so inputs written there any earlier could be read, and worked on, off every clock."""
-        assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
-        (self.baseline_feed if baseline else self.feed_slot).write(self.drawn[1])
-        self.send("bshown" if baseline else "shown", i=i)
+    def show(self, i: int | None, baseline: bool, name: str | None = None) -> None:
+        """Writes the inputs of call ``name`` (the warm-up call or a trial) or of timed iteration ``i`` into the
+        solution's feed slot, or for the baseline into a slot of the judge's own, at the start of that side's window
+        by the host's clock: the solution's rank holds a descriptor of its feed slot, so inputs written there any
+        earlier could be read, and worked on, off every clock."""
+        if name is not None:
+            self.feed_slot.write(self.untimed.pop(name))
+        else:
+            assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
+            (self.baseline_feed if baseline else self.feed_slot).write(self.drawn[1])
+        self.send("bshown" if baseline else "shown", i=i, name=name)
 
-    def stage_baseline(self, i: int) -> None:
-        t0 = time.perf_counter()
-        self.fed[i] = tuple(v.to(self.device, copy=True) if type(v) is torch.Tensor else v
-                            for v in self.baseline_feed.read())
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        self.send("bstaged", i=i, steps_us={"stage": (time.perf_counter() - t0) * 1e6})
-
-    def check_trial(self, t: int) -> None:
+    def check_trial(self, t: int, nbytes: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))
         given = self.on_device(self.given.pop(t))
-        error, max_abs, gaming = self._check_returned(self.exchange / f"r{self.rank}" / f"out.t{t}.pt", expected,
-                                                      given)
+        error, max_abs, gaming = self._check_returned(nbytes, expected, given)
         self.send("trial", trial=t, ok=error is None, error=error, max_abs_error=max_abs, gaming=gaming)
 
-    def _check_returned(self, path: Path, expected: list[Any], given: list[Any]) -> tuple[str | None, Any, bool]:
+    def _returned(self) -> wire.Slot:
+        if self.returned is None:
+            self.returned = wire.Slot.open(self.private / wire.RETURNED_SLOT, writable=False, pinned=self.pinned)
+        return self.returned
+
+    def _check_returned(self, nbytes: int | None, expected: list[Any],
+                        given: list[Any]) -> tuple[str | None, Any, bool]:
         try:
-            returned = self.on_device(wire.load_tensors(path))
-            outputs, after = returned[0], returned[1]
-            if not isinstance(outputs, list) or not isinstance(after, list):
-                raise ValueError("not two lists")
+            if not nbytes:
+                raise ValueError("no outputs")
+            values, n_out = self._returned().read_frame(nbytes)
+            returned = self.on_device(values)
+            outputs, after = returned[:n_out], returned[n_out:]
         except Exception as exc:  # whatever the solution's process left there is data, and this is not ours
             return f"the solution's outputs could not be read back ({type(exc).__name__}); it must return tensors", \
                 None, True
@@ -239,9 +227,8 @@ class JudgeRank:
         try:
             if not nbytes:
                 raise ValueError("no outputs")
-            if self.returned is None:
-                self.returned = wire.Slot.open(self.private / wire.RETURNED_SLOT, writable=False, pinned=self.pinned)
-            outputs = self.on_device(self.returned.read(nbytes))[0]
+            values, n_out = self._returned().read_frame(nbytes)
+            outputs = values[:n_out]
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol)
         except Exception as exc:
             error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
@@ -256,15 +243,13 @@ class JudgeRank:
             elif op == "feed":
                 self.feed(cmd["i"])
             elif op in ("show", "bshow"):
-                self.show(cmd["i"], baseline=op == "bshow")
-            elif op == "bstage":
-                self.stage_baseline(cmd["i"])
+                self.show(cmd.get("i"), baseline=op == "bshow", name=cmd.get("name"))
             elif op == "baseline":
                 self.time_baseline(cmd["i"])
             elif op == "baseline_done":
                 self.baseline_done()
             elif op == "check_trial":
-                self.check_trial(cmd["t"])
+                self.check_trial(cmd["t"], cmd["nbytes"][self.rank])
             elif op == "check_timed":
                 self.check_timed(cmd["i"], cmd["nbytes"][self.rank])
             elif op == "exit":

@@ -1,11 +1,14 @@
-"""The compiled timer: its C source (``_timer.c``), its build (once per host and interpreter, cached), and the
-host's reader that accepts only samples keyed by the timer itself.
+"""The compiled engine: its C++ source (``_engine.cpp``: the per-call path of both sides, the timer among it), its
+build (once per host, interpreter and torch, cached), the host's commands to it, and the host's reader that accepts
+only samples keyed by the engine itself.
 
-Both the judge (baseline) and the sandboxed ranks (solution) time with this one module, under the same protocol, so
-identical code reads the same. Standard library only, so the host can build and read without torch."""
+Both the judge (baseline) and the sandboxed ranks (solution) run every call through this one module, under the same
+protocol, so identical code reads the same. Building needs torch and a C++ compiler; reading samples and writing
+commands need the standard library only, so the host needs no torch for them."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -17,14 +20,23 @@ import sysconfig
 from pathlib import Path
 from types import ModuleType
 
-SOURCE = Path(__file__).with_name("_timer.c")
+SOURCE = Path(__file__).with_name("_engine.cpp")
+MODULE = "_arena_timer"
 HELLO = struct.Struct("<4s4x16s")  # magic, key
 RECORD = struct.Struct("<4sIddQ8x")  # magic, sequence, time µs, launch µs, SipHash-2-4 of the first 24 bytes
+COMMAND = struct.Struct("<4sIIId")  # magic, op, i, flags, a number: what the host tells a rank after its load
+CALL, TIME, SPIN, EXIT = 1, 2, 3, 4
+TRIAL_FLAG, RECORD_FLAG = 1, 1  # CALL: a correctness trial (else the warm-up call); TIME: a recorded iteration
 _MASK = (1 << 64) - 1
+_BUILD_LIMIT_S = 600
 
 
 class TimerBuildError(RuntimeError):
     pass
+
+
+def command(op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> bytes:
+    return COMMAND.pack(b"ARNC", op, i, flags, arg)
 
 
 def cache_dir() -> Path:
@@ -32,36 +44,71 @@ def cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "arena"
 
 
+def _torch_version(python: str) -> str:
+    if python == sys.executable:
+        import importlib.metadata
+
+        try:
+            return importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError as exc:
+            raise TimerBuildError(f"the compiled engine needs torch in {python}") from exc
+    done = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        raise TimerBuildError(f"the compiled engine needs torch in {python}: {done.stderr.strip()[-300:]}")
+    return done.stdout.strip()
+
+
+_BUILD = """
+import sys
+from torch.utils.cpp_extension import load
+load(name=sys.argv[1], sources=[sys.argv[2]], build_directory=sys.argv[3], extra_cflags=["-O2"],
+     extra_ldflags=["-ldl"], verbose=False)
+"""
+
+
 def build(python: str | None = None) -> Path:
-    """The timer's shared object for this interpreter, compiled with the host's C compiler on first use."""
+    """The engine's shared object for this interpreter and torch, compiled on first use (about 30 s) and cached; a
+    second process building at the same time waits for the first."""
     python = python or sys.executable
     include = sysconfig.get_paths()["include"]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    digest = hashlib.sha256(SOURCE.read_bytes() + include.encode() + suffix.encode()).hexdigest()[:16]
-    target = cache_dir() / "timer" / f"_arena_timer-{digest}{suffix}"
+    version = _torch_version(python)
+    digest = hashlib.sha256(SOURCE.read_bytes() + include.encode() + suffix.encode() + version.encode() +
+                            python.encode()).hexdigest()[:16]
+    folder = cache_dir() / "timer" / digest
+    target = folder / f"{MODULE}.so"
     if target.exists():
         return target
     if not Path(include, "Python.h").exists():
-        raise TimerBuildError(f"the compiled timer needs Python's headers ({include}/Python.h is missing); install the "
-                              f"interpreter's development package (e.g. python3-dev)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    compiler = os.environ.get("CC", "cc")
-    partial = target.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [compiler, "-O2", "-shared", "-fPIC", f"-I{include}", str(SOURCE), "-o", str(partial), "-ldl"]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except FileNotFoundError as exc:
-        raise TimerBuildError(f"the compiled timer needs a C compiler ({compiler!r} not found); install gcc") from exc
-    if done.returncode != 0:
-        raise TimerBuildError(f"the compiled timer did not build: {done.stderr.strip()[:500]}")
-    partial.chmod(0o755)
-    os.replace(partial, target)
+        raise TimerBuildError(f"the compiled engine needs Python's headers ({include}/Python.h is missing); install "
+                              f"the interpreter's development package (e.g. python3-dev)")
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return target
+        work = folder / "work"
+        work.mkdir(exist_ok=True)
+        try:
+            done = subprocess.run([python, "-c", _BUILD, MODULE, str(SOURCE), str(work)], capture_output=True,
+                                  text=True, timeout=_BUILD_LIMIT_S)
+        except FileNotFoundError as exc:
+            raise TimerBuildError(f"the compiled engine could not run {python}") from exc
+        built = work / f"{MODULE}.so"
+        if done.returncode != 0 or not built.exists():
+            tail = (done.stderr or done.stdout).strip()[-800:]
+            hint = " (install a C++ compiler and ninja: apt-get install g++ ninja-build)" if \
+                "ninja" in tail.lower() or "g++" in tail.lower() or "c++" in tail.lower() else ""
+            raise TimerBuildError(f"the compiled engine did not build{hint}: {tail}")
+        built.chmod(0o755)
+        os.replace(built, target)
     return target
 
 
 def load(path: str | Path) -> ModuleType:
-    loader = importlib.machinery.ExtensionFileLoader("_arena_timer", str(path))
-    spec = importlib.util.spec_from_loader("_arena_timer", loader)
+    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(path))
+    spec = importlib.util.spec_from_loader(MODULE, loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)

@@ -1,0 +1,865 @@
+/* The per-call path of an evaluation, in compiled code: one module for the judge's baseline and the solution's ranks.
+ *
+ * A step (warm-up or trial call, or a timed iteration) reads its inputs from the side's feed slot, a file the judge
+ * wrote at the opening of the side's window, into tensors allocated here for this call alone (their storage never
+ * seen by the code under test); on GPUs keeps the device busy with the spin kernel, flushes L2 and aligns the ranks on
+ * the process group's backend (no dispatcher in between); records the start, calls the function, records the stop,
+ * copies the outputs into the side's output slot on the call's stream, checks that every input still owns the storage
+ * it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
+ * host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds takes part.
+ *
+ * Anything the previous step leaves behind (its arguments, its result) is released inside the next step's window,
+ * after its start is recorded: finalizers a solution attaches run on its clock. Timing samples go to a descriptor the
+ * host opened, framed and keyed with SipHash-2-4 under a key drawn here before any solution code ran. CUDA is reached
+ * through the driver API (libcuda), so this builds with a C++ compiler and torch's headers alone.
+ */
+#include <torch/extension.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// ---- frames: the slots' format (evaluator/wire.py writes and reads the same) ------------------------------------
+constexpr char FRAME_MAGIC[8] = {'A', 'R', 'N', 'B', '0', '0', '0', '1'};
+constexpr size_t FRAME_HEAD = 16;   // magic, u32 entries, u32 outputs
+constexpr size_t ENTRY = 96;        // u8 kind, u8 dtype, u8 ndim, 5 pad, u64 offset, u64 nbytes, i64 shape[8]
+constexpr size_t ALIGN = 64;
+constexpr uint32_t MAX_ENTRIES = 256;
+constexpr int MAX_DIMS = 8;
+constexpr size_t GROW = 1 << 20;
+constexpr int64_t MAX_PIECES = 1 << 16;  // copies of one non-contiguous GPU output
+
+// The dtypes a frame may hold (c10::ScalarType's numbers; evaluator/wire.py has the same table).
+bool known_dtype(uint8_t d) { return d <= 11 || d == 15 || d == 23 || d == 24 || (d >= 27 && d <= 29); }
+
+size_t padded(size_t n) { return n + ((ALIGN - n % ALIGN) % ALIGN); }
+
+// ---- the CUDA driver, loaded at open() --------------------------------------------------------------------------
+typedef int (*cu_event_create_t)(void **, unsigned int);
+typedef int (*cu_event_record_t)(void *, void *);
+typedef int (*cu_event_sync_t)(void *);
+typedef int (*cu_event_elapsed_t)(float *, void *, void *);
+typedef int (*cu_htod_t)(uint64_t, const void *, size_t, void *);
+typedef int (*cu_dtoh_t)(void *, uint64_t, size_t, void *);
+typedef int (*cu_memset_t)(uint64_t, unsigned char, size_t, void *);
+typedef int (*cu_stream_sync_t)(void *);
+typedef int (*cu_ctx_sync_t)(void);
+typedef int (*cu_host_register_t)(void *, size_t, unsigned int);
+typedef int (*cu_host_unregister_t)(void *);
+struct CUDA_MEMCPY2D_st {
+  size_t srcXInBytes, srcY;
+  int srcMemoryType;
+  const void *srcHost;
+  uint64_t srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  int dstMemoryType;
+  void *dstHost;
+  uint64_t dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+};
+typedef int (*cu_memcpy2d_t)(const CUDA_MEMCPY2D_st *, void *);
+
+struct Driver {
+  cu_event_record_t record = nullptr;
+  cu_event_sync_t event_sync = nullptr;
+  cu_event_elapsed_t elapsed = nullptr;
+  cu_htod_t htod = nullptr;
+  cu_dtoh_t dtoh = nullptr;
+  cu_memset_t memset8 = nullptr;
+  cu_stream_sync_t stream_sync = nullptr;
+  cu_ctx_sync_t ctx_sync = nullptr;
+  cu_host_register_t host_register = nullptr;
+  cu_host_unregister_t host_unregister = nullptr;
+  cu_memcpy2d_t memcpy2d = nullptr;
+};
+
+// ---- one process's engine -------------------------------------------------------------------------------------------
+struct Mapping {
+  int fd = -1;
+  void *addr = nullptr;
+  size_t size = 0;
+  bool writable = false;
+  bool registered = false;
+};
+
+struct State {
+  bool opened = false;
+  int timer_fd = -1;
+  uint64_t k0 = 0, k1 = 0;
+  uint32_t seq = 0;
+  bool cuda = false;
+  int device_index = -1;
+  void *stream = nullptr;
+  void *ev_start = nullptr, *ev_end = nullptr;
+  Driver cu;
+  c10::intrusive_ptr<c10d::Backend> backend;
+  at::Tensor one, flush;
+  PyObject *sleep_fn = nullptr;  // torch's spin kernel, a C function
+  double cycles_per_us = 0.0, spin_us = 0.0;
+  PyObject *result_tuples = nullptr;  // frozenset of torch.return_types classes
+  std::map<int, Mapping> maps;
+  std::vector<std::pair<std::string, std::string>> watched_env;
+  struct sigaction dispositions[65];
+  // What the previous step left: released inside the next step's window.
+  PyObject *held_args = nullptr, *held_result = nullptr;
+  std::vector<at::Tensor> held_inputs;
+  uint32_t last_op = 0, last_i = 0, last_flags = 0;  // the command being served, for an error's report
+};
+
+State S;
+std::atomic<bool> counting{false};
+std::map<std::string, int64_t> comm_counts;  // dispatcher ops of communication, counted while a call runs
+
+// ---- helpers ------------------------------------------------------------------------------------------------------
+double now_us() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+bool write_all(int fd, const void *buf, size_t n) {
+  const char *p = static_cast<const char *>(buf);
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool read_all(int fd, void *buf, size_t n) {
+  char *p = static_cast<char *>(buf);
+  while (n) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;  // a handler the code under test set runs at its next bytecode: timed
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                              \
+  do {                                                        \
+    v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+    v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                    \
+    v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                    \
+    v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+  } while (0)
+
+uint64_t siphash(const unsigned char *m, size_t len) {
+  uint64_t v0 = 0x736f6d6570736575ULL ^ S.k0, v1 = 0x646f72616e646f6dULL ^ S.k1;
+  uint64_t v2 = 0x6c7967656e657261ULL ^ S.k0, v3 = 0x7465646279746573ULL ^ S.k1;
+  for (size_t i = 0; i < len; i += 8) {
+    uint64_t w;
+    memcpy(&w, m + i, 8);
+    v3 ^= w; SIPROUND; SIPROUND; v0 ^= w;
+  }
+  uint64_t b = ((uint64_t)len) << 56;
+  v3 ^= b; SIPROUND; SIPROUND; v0 ^= b;
+  v2 ^= 0xff; SIPROUND; SIPROUND; SIPROUND; SIPROUND;
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+std::string json_str(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
+    else if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); out += b; }
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string json_list(const std::vector<std::string> &items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_str(items[i]);
+  return out + "]";
+}
+
+std::string json_num(double v) {
+  char b[64];
+  snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+[[noreturn]] void fail(const std::string &what) { throw std::runtime_error(what); }
+
+void check_cu(int rc, const char *what) {
+  if (rc) fail(std::string("the evaluator's ") + what + " failed (CUDA error " + std::to_string(rc) + ")");
+}
+
+// ---- slots ----------------------------------------------------------------------------------------------------------
+void unmap(Mapping &m) {
+  if (m.registered && S.cu.host_unregister) S.cu.host_unregister(m.addr);
+  if (m.addr) munmap(m.addr, m.size);
+  m.addr = nullptr;
+  m.size = 0;
+  m.registered = false;
+}
+
+void remap(Mapping &m, size_t size) {
+  unmap(m);
+  if (!size) return;
+  void *a = mmap(nullptr, size, PROT_READ | (m.writable ? PROT_WRITE : 0), MAP_SHARED, m.fd, 0);
+  if (a == MAP_FAILED) fail("a slot could not be mapped");
+  m.addr = a;
+  m.size = size;
+  if (S.cuda && S.cu.host_register) {
+    // Page-locked so copies run at the copy engines' speed; CUDA refuses a file on disk, which then stays pageable.
+    m.registered = S.cu.host_register(a, size, m.writable ? 1u : 9u) == 0;  // PORTABLE (| READ_ONLY)
+  }
+}
+
+Mapping &mapping(int fd, bool writable) {
+  Mapping &m = S.maps[fd];
+  m.fd = fd;
+  m.writable = writable;
+  return m;
+}
+
+struct Entry {
+  uint8_t kind = 0;
+  uint8_t dtype = 0;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0, nbytes = 0;
+};
+
+// The feed's entries, every field checked against the file's size.
+std::vector<Entry> read_feed(Mapping &m) {
+  struct stat st;
+  if (fstat(m.fd, &st) != 0) fail("the feed slot could not be read");
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size != m.size) remap(m, size);
+  if (size < FRAME_HEAD || memcmp(m.addr, FRAME_MAGIC, 8) != 0) fail("the feed slot holds no inputs");
+  const unsigned char *base = static_cast<const unsigned char *>(m.addr);
+  uint32_t count;
+  memcpy(&count, base + 8, 4);
+  if (count > MAX_ENTRIES || FRAME_HEAD + count * ENTRY > size) fail("the feed slot's header is malformed");
+  size_t data = padded(FRAME_HEAD + count * ENTRY);
+  std::vector<Entry> out(count);
+  for (uint32_t k = 0; k < count; ++k) {
+    const unsigned char *e = base + FRAME_HEAD + k * ENTRY;
+    Entry &x = out[k];
+    x.kind = e[0];
+    x.dtype = e[1];
+    int ndim = e[2];
+    memcpy(&x.offset, e + 8, 8);
+    memcpy(&x.nbytes, e + 16, 8);
+    if (x.kind == 0) continue;
+    if (x.kind != 1 || ndim > MAX_DIMS || !known_dtype(x.dtype))
+      fail("the feed slot has a malformed entry");
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; ++d) {
+      int64_t n;
+      memcpy(&n, e + 24 + 8 * d, 8);
+      if (n < 0) fail("the feed slot has a negative size");
+      x.shape.push_back(n);
+      numel *= n;
+    }
+    auto st_ = static_cast<c10::ScalarType>(x.dtype);
+    if (static_cast<uint64_t>(numel) * c10::elementSize(st_) != x.nbytes || x.offset % ALIGN ||
+        data + x.offset + x.nbytes > size)
+      fail("the feed slot has an entry whose size does not match its shape");
+    x.offset += data;
+  }
+  return out;
+}
+
+// ---- communication counted from the dispatcher ---------------------------------------------------------------------
+bool is_communication(const char *name) {
+  return !strncmp(name, "c10d::", 6) || !strncmp(name, "_c10d_functional::", 18) ||
+         !strncmp(name, "c10d_functional::", 17) || !strncmp(name, "symm_mem::", 10);
+}
+
+std::unique_ptr<at::ObserverContext> on_op(const at::RecordFunction &fn) {
+  if (counting.load(std::memory_order_relaxed)) {
+    const char *name = fn.name();
+    if (name && is_communication(name)) comm_counts[name] += 1;
+  }
+  return nullptr;
+}
+
+// ---- the spin, the flush and the alignment before a timed call ------------------------------------------------------
+void prepare_timed() {
+  if (!S.cuda) {
+    // Without the GIL: the backend's threads may need it to finish earlier work (a Python callback on a future).
+    py::gil_scoped_release nogil;
+    S.backend->barrier()->wait();
+    return;
+  }
+  if (S.sleep_fn && S.cycles_per_us > 0 && S.spin_us > 0) {
+    PyObject *r = PyObject_CallFunction(S.sleep_fn, "L", static_cast<long long>(S.spin_us * S.cycles_per_us));
+    if (!r) throw py::error_already_set();
+    Py_DECREF(r);
+  }
+}
+
+void flush_and_align() {
+  if (!S.cuda) return;
+  check_cu(S.cu.memset8(reinterpret_cast<uint64_t>(S.flush.data_ptr()), 0, S.flush.nbytes(), S.stream), "L2 flush");
+  std::vector<at::Tensor> v{S.one};
+  py::gil_scoped_release nogil;
+  S.backend->allreduce(v)->wait();
+}
+
+// ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
+struct Given {
+  std::vector<at::Tensor> tensors;   // undefined where the input is None
+  std::vector<c10::StorageImpl *> storages;
+  std::vector<void *> pointers;
+  std::vector<std::vector<int64_t>> shapes;
+  PyObject *args = nullptr;           // the tuple the call gets
+};
+
+Given make_inputs(Mapping &feed) {
+  std::vector<Entry> entries = read_feed(feed);
+  Given g;
+  g.args = PyTuple_New(static_cast<Py_ssize_t>(entries.size()));
+  if (!g.args) throw py::error_already_set();
+  const unsigned char *base = static_cast<const unsigned char *>(feed.addr);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const Entry &e = entries[k];
+    if (e.kind == 0) {
+      Py_INCREF(Py_None);
+      PyTuple_SET_ITEM(g.args, k, Py_None);
+      g.tensors.emplace_back();
+      g.storages.push_back(nullptr);
+      g.pointers.push_back(nullptr);
+      g.shapes.emplace_back();
+      continue;
+    }
+    auto dtype = static_cast<c10::ScalarType>(e.dtype);
+    // Allocated without the dispatcher: a kernel the code under test registered for aten::empty never runs here.
+    at::TensorBase t = S.cuda
+        ? at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CUDA),
+                                    c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt)
+        : at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CPU),
+                                    c10::DispatchKeySet(c10::DispatchKey::CPU), dtype, std::nullopt);
+    if (e.nbytes) {
+      if (S.cuda)
+        check_cu(S.cu.htod(reinterpret_cast<uint64_t>(t.data_ptr()), base + e.offset, e.nbytes, S.stream),
+                 "input copy");
+      else
+        memcpy(t.data_ptr(), base + e.offset, e.nbytes);
+    }
+    at::Tensor tensor(std::move(t));
+    g.storages.push_back(tensor.storage().unsafeGetStorageImpl());
+    g.pointers.push_back(tensor.data_ptr());
+    g.shapes.push_back(tensor.sizes().vec());
+    PyObject *obj = THPVariable_Wrap(tensor);
+    if (!obj) throw py::error_already_set();
+    PyTuple_SET_ITEM(g.args, k, obj);
+    g.tensors.push_back(std::move(tensor));
+  }
+  return g;
+}
+
+// Inputs whose tensor no longer owns the storage it was given (Tensor.set_, a .data swap, a resize).
+std::vector<std::string> swapped_inputs(const Given &g) {
+  std::vector<std::string> out;
+  for (size_t k = 0; k < g.tensors.size(); ++k) {
+    const at::Tensor &t = g.tensors[k];
+    if (!t.defined()) continue;
+    auto *impl = t.unsafeGetTensorImpl();
+    bool same = impl->has_storage() && impl->storage().unsafeGetStorageImpl() == g.storages[k] &&
+                impl->storage_offset() == 0 && impl->sizes().vec() == g.shapes[k] &&
+                impl->storage().data() == g.pointers[k];
+    if (!same) out.push_back("input " + std::to_string(k));
+  }
+  return out;
+}
+
+// ---- outputs ---------------------------------------------------------------------------------------------------------
+struct Taken {
+  std::vector<PyObject *> values;  // borrowed from the result
+  std::vector<std::string> devices, aliases, refused;
+};
+
+// A call's result as its outputs: exact tuples and lists (or torch's own result tuples) hold several; nothing of the
+// code under test (its __iter__, its __getitem__) runs to find them.
+std::vector<PyObject *> outputs_of(PyObject *result) {
+  std::vector<PyObject *> out;
+  PyTypeObject *type = Py_TYPE(result);
+  bool several = type == &PyTuple_Type || type == &PyList_Type ||
+                 (S.result_tuples && PySet_Contains(S.result_tuples, reinterpret_cast<PyObject *>(type)) == 1);
+  if (!several) {
+    out.push_back(result);
+    return out;
+  }
+  if (type == &PyList_Type) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(result); ++k) out.push_back(PyList_GET_ITEM(result, k));
+  } else {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(result); ++k) out.push_back(PyTuple_GET_ITEM(result, k));
+  }
+  return out;
+}
+
+const at::Tensor *plain_tensor(PyObject *o) {
+  return Py_TYPE(o) == reinterpret_cast<PyTypeObject *>(THPVariableClass) ? &THPVariable_Unpack(o) : nullptr;
+}
+
+bool is_tensor_subclass(PyObject *o) {
+  return Py_TYPE(o) != reinterpret_cast<PyTypeObject *>(THPVariableClass) &&
+         PyType_IsSubtype(Py_TYPE(o), reinterpret_cast<PyTypeObject *>(THPVariableClass));
+}
+
+// Copies one strided tensor's elements, in order, to dst (host memory); returns false when it cannot.
+void copy_out(const at::Tensor &t, unsigned char *dst, size_t nbytes, const std::string &label) {
+  if (!nbytes) return;
+  auto *impl = t.unsafeGetTensorImpl();
+  size_t es = impl->itemsize();
+  const unsigned char *src = static_cast<const unsigned char *>(impl->data());
+  bool on_cuda = impl->device().is_cuda();
+  if (impl->is_contiguous()) {
+    if (on_cuda)
+      check_cu(S.cu.dtoh(dst, reinterpret_cast<uint64_t>(src), nbytes, S.stream), "output copy");
+    else
+      memcpy(dst, src, nbytes);
+    return;
+  }
+  auto sizes = impl->sizes().vec();
+  auto strides = impl->strides().vec();
+  int nd = static_cast<int>(sizes.size());
+  int64_t inner = sizes[nd - 1], inner_stride = strides[nd - 1];
+  int64_t pieces = impl->numel() / std::max<int64_t>(inner, 1);
+  if (on_cuda && pieces > MAX_PIECES)
+    fail(label + " is a non-contiguous view in " + std::to_string(pieces) +
+         " pieces: return it .contiguous()");
+  std::vector<int64_t> idx(nd, 0);
+  unsigned char *out = dst;
+  for (int64_t p = 0; p < pieces; ++p) {
+    int64_t off = 0;
+    for (int d = 0; d < nd - 1; ++d) off += idx[d] * strides[d];
+    const unsigned char *row = src + off * static_cast<int64_t>(es);
+    if (on_cuda) {
+      if (inner_stride == 1) {
+        check_cu(S.cu.dtoh(out, reinterpret_cast<uint64_t>(row), inner * es, S.stream), "output copy");
+      } else if (inner_stride > 0) {
+        CUDA_MEMCPY2D_st c{};
+        c.srcMemoryType = 2;  // device
+        c.srcDevice = reinterpret_cast<uint64_t>(row);
+        c.srcPitch = inner_stride * es;
+        c.dstMemoryType = 1;  // host
+        c.dstHost = out;
+        c.dstPitch = es;
+        c.WidthInBytes = es;
+        c.Height = inner;
+        check_cu(S.cu.memcpy2d(&c, S.stream), "output copy");
+      } else {
+        for (int64_t j = 0; j < inner; ++j)
+          check_cu(S.cu.dtoh(out + j * es, reinterpret_cast<uint64_t>(row), es, S.stream), "output copy");
+      }
+    } else {
+      for (int64_t j = 0; j < inner; ++j) memcpy(out + j * es, row + j * inner_stride * es, es);
+    }
+    out += inner * es;
+    for (int d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Writes the outputs (and, for untimed calls, the inputs as they are after the call) into the out slot as one frame;
+// returns how many bytes of the slot it fills.
+size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, const Given *inputs_after, Taken &taken) {
+  struct Item { const at::Tensor *t; std::string label; };
+  std::vector<Item> items;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    PyObject *o = outputs[k];
+    const at::Tensor *t = plain_tensor(o);
+    std::string label = "output " + std::to_string(k);
+    if (is_tensor_subclass(o)) {
+      taken.refused.push_back(label + " is a " + std::string(Py_TYPE(o)->tp_name) + ", a tensor subclass");
+      t = nullptr;
+    } else if (t && (t->layout() != c10::kStrided || !t->unsafeGetTensorImpl()->has_storage())) {
+      taken.refused.push_back(label + " is not a plain strided tensor");
+      t = nullptr;
+    }
+    taken.devices.push_back(t ? t->device().str() : std::string());
+    if (t && S.cuda && t->device().is_cuda() && t->device().index() != S.device_index) t = nullptr;
+    items.push_back({t, label});
+  }
+  size_t n_out = items.size();
+  if (inputs_after)
+    for (size_t k = 0; k < inputs_after->tensors.size(); ++k)
+      items.push_back({inputs_after->tensors[k].defined() ? &inputs_after->tensors[k] : nullptr,
+                       "input " + std::to_string(k)});
+  if (items.size() > MAX_ENTRIES) fail("a call returned more than " + std::to_string(MAX_ENTRIES) + " outputs");
+  size_t head = padded(FRAME_HEAD + items.size() * ENTRY), data = 0;
+  std::vector<size_t> offsets;
+  for (auto &it : items) {
+    offsets.push_back(data);
+    if (it.t) data += padded(it.t->nbytes());
+  }
+  size_t need = head + data;
+  if (need > out.size) {
+    size_t size = std::max(need + (GROW - need % GROW) % GROW, 2 * out.size);
+    if (ftruncate(out.fd, static_cast<off_t>(size)) != 0) fail("the output slot could not grow");
+    remap(out, size);
+  }
+  unsigned char *base = static_cast<unsigned char *>(out.addr);
+  memset(base, 0, head);
+  memcpy(base, FRAME_MAGIC, 8);
+  uint32_t count = static_cast<uint32_t>(items.size()), outs = static_cast<uint32_t>(n_out);
+  memcpy(base + 8, &count, 4);
+  memcpy(base + 12, &outs, 4);
+  for (size_t k = 0; k < items.size(); ++k) {
+    unsigned char *e = base + FRAME_HEAD + k * ENTRY;
+    const at::Tensor *t = items[k].t;
+    if (!t) continue;
+    uint64_t off = offsets[k], nbytes = t->nbytes();
+    e[0] = 1;
+    e[1] = static_cast<uint8_t>(t->scalar_type());
+    if (!known_dtype(e[1])) fail(items[k].label + " has a dtype a result cannot hold");
+    int nd = static_cast<int>(t->dim());
+    if (nd > MAX_DIMS) fail(items[k].label + " has more than 8 dimensions");
+    e[2] = static_cast<uint8_t>(nd);
+    memcpy(e + 8, &off, 8);
+    memcpy(e + 16, &nbytes, 8);
+    for (int d = 0; d < nd; ++d) {
+      int64_t n = t->size(d);
+      memcpy(e + 24 + 8 * d, &n, 8);
+    }
+    copy_out(*t, base + head + off, nbytes, items[k].label);
+    memset(base + head + off + nbytes, 0, padded(nbytes) - nbytes);
+  }
+  // Outputs that share memory with an input or with one another.
+  std::vector<std::pair<const void *, std::string>> spans;
+  if (inputs_after)
+    for (size_t k = 0; k < inputs_after->tensors.size(); ++k)
+      if (inputs_after->tensors[k].defined() && inputs_after->tensors[k].numel())
+        spans.emplace_back(inputs_after->storages[k], "input " + std::to_string(k));
+  for (size_t k = 0; k < n_out; ++k) {
+    const at::Tensor *t = items[k].t;
+    if (!t || !t->numel()) continue;
+    const void *s = t->storage().unsafeGetStorageImpl();
+    for (auto &sp : spans)
+      if (sp.first == s) taken.aliases.push_back(items[k].label + " shares memory with " + sp.second);
+    spans.emplace_back(s, items[k].label);
+  }
+  return need;
+}
+
+// ---- process-level rules checked after every call ------------------------------------------------------------------
+std::vector<std::string> changed_environment() {
+  std::vector<std::string> out;
+  for (auto &kv : S.watched_env) {
+    const char *v = getenv(kv.first.c_str());
+    if ((v ? std::string(v) : std::string("\x01")) != kv.second) out.push_back(kv.first);
+  }
+  return out;
+}
+
+std::vector<std::string> changed_signals() {
+  std::vector<std::string> out;
+  for (int sig = 1; sig < 65; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction now;
+    if (sigaction(sig, nullptr, &now) != 0) continue;
+    if (now.sa_handler != S.dispositions[sig].sa_handler) {
+      const char *name = sigabbrev_np(sig);
+      out.push_back(std::string("SIG") + (name ? name : std::to_string(sig).c_str()));
+    }
+  }
+  return out;
+}
+
+std::string counts_json() {
+  std::string out = "{";
+  bool first = true;
+  for (auto &kv : comm_counts) {
+    out += (first ? "" : ", ") + json_str(kv.first) + ": " + std::to_string(kv.second);
+    first = false;
+  }
+  comm_counts.clear();
+  return out + "}";
+}
+
+// ---- one step ---------------------------------------------------------------------------------------------------------
+void quiet_after_call() {
+  PyGC_Disable();
+  PyEval_SetProfile(nullptr, nullptr);
+  PyEval_SetTrace(nullptr, nullptr);
+}
+
+void release_held() {
+  Py_CLEAR(S.held_result);
+  Py_CLEAR(S.held_args);
+  S.held_inputs.clear();
+}
+
+struct StepResult {
+  double elapsed_us = 0, launch_us = 0, measure_us = 0, save_us = 0;
+  size_t nbytes = 0;
+  Taken taken;
+  std::vector<std::string> swapped, environment, signals;
+  std::string calls;
+};
+
+// timed: a timed iteration (spin, flush, alignment, the sample written); else an untimed call whose outputs and
+// inputs-after are written for the judge.
+StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
+  if (!S.opened) fail("the engine is not open");
+  StepResult r;
+  double t0 = now_us();
+  if (timed) prepare_timed();
+  Given g = make_inputs(feed);
+  if (timed) flush_and_align();
+  double h0, h1;
+  PyObject *result;
+  if (S.cuda) check_cu(S.cu.record(S.ev_start, S.stream), "start event");
+  h0 = now_us();
+  PyGC_Enable();
+  release_held();
+  counting.store(true);
+  result = PyObject_Call(call, g.args, nullptr);
+  counting.store(false);
+  quiet_after_call();
+  h1 = now_us();
+  if (S.cuda) check_cu(S.cu.record(S.ev_end, S.stream), "stop event");
+  if (!result) {
+    Py_DECREF(g.args);
+    throw py::error_already_set();
+  }
+  S.held_result = result;
+  S.held_args = g.args;
+  S.held_inputs = g.tensors;
+  double t1 = now_us();
+  std::vector<PyObject *> outputs = outputs_of(result);
+  r.swapped = swapped_inputs(g);
+  r.nbytes = write_frame(out, outputs, timed ? nullptr : &g, r.taken);
+  if (S.cuda) {
+    int copied, synced;
+    {
+      py::gil_scoped_release nogil;
+      copied = S.cu.stream_sync(S.stream);
+      // Everything the call started, on any stream, ends here: a kernel left resident holds the rank until its limit.
+      synced = copied ? 0 : S.cu.ctx_sync();
+    }
+    check_cu(copied, "output copy");
+    check_cu(synced, "device synchronize");
+    float ms = 0.0f;
+    check_cu(S.cu.elapsed(&ms, S.ev_start, S.ev_end), "event timing");
+    r.elapsed_us = ms * 1000.0;
+  } else {
+    r.elapsed_us = h1 - h0;
+  }
+  r.launch_us = h1 - h0;
+  r.measure_us = t1 - t0;
+  r.save_us = now_us() - t1;
+  r.environment = changed_environment();
+  r.signals = changed_signals();
+  r.calls = counts_json();
+  if (timed) {
+    unsigned char rec[40] = {'A', 'R', 'N', 'S'};
+    uint32_t s = S.seq++;
+    memcpy(rec + 4, &s, 4);
+    memcpy(rec + 8, &r.elapsed_us, 8);
+    memcpy(rec + 16, &r.launch_us, 8);
+    uint64_t mac = siphash(rec, 24);
+    memcpy(rec + 24, &mac, 8);
+    if (!write_all(S.timer_fd, rec, sizeof rec)) fail("the timer could not report");
+  }
+  return r;
+}
+
+std::string step_report(const StepResult &r) {
+  std::vector<std::string> devices;
+  std::string dev = "[";
+  for (size_t k = 0; k < r.taken.devices.size(); ++k)
+    dev += (k ? ", " : "") + (r.taken.devices[k].empty() ? std::string("null") : json_str(r.taken.devices[k]));
+  dev += "]";
+  return "\"devices\": " + dev + ", \"aliases\": " + json_list(r.taken.aliases) +
+         ", \"subclasses\": " + json_list(r.taken.refused) + ", \"multicast_changed\": " + json_list(r.environment) +
+         ", \"inputs_swapped\": " + json_list(r.swapped) + ", \"signals_changed\": " + json_list(r.signals) +
+         ", \"calls\": " + r.calls;
+}
+
+// ---- the module's functions ------------------------------------------------------------------------------------------
+void open_engine(int timer_fd, long long stream_handle, int device_index, py::object group, py::object sleep_fn,
+                 double cycles_per_us, py::object result_tuples, std::vector<std::string> watched_env) {
+  if (S.opened) fail("the engine is already open");
+  unsigned char key[16];
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, key, 16) != 16) fail("no /dev/urandom for the timer key");
+  close(fd);
+  memcpy(&S.k0, key, 8);
+  memcpy(&S.k1, key + 8, 8);
+  auto pg = group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
+  S.device_index = device_index;
+  if (stream_handle >= 0) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) fail("libcuda.so.1 not found for the timer");
+    auto create = reinterpret_cast<cu_event_create_t>(dlsym(lib, "cuEventCreate"));
+    Driver &d = S.cu;
+    d.record = reinterpret_cast<cu_event_record_t>(dlsym(lib, "cuEventRecord"));
+    d.event_sync = reinterpret_cast<cu_event_sync_t>(dlsym(lib, "cuEventSynchronize"));
+    d.elapsed = reinterpret_cast<cu_event_elapsed_t>(dlsym(lib, "cuEventElapsedTime"));
+    d.htod = reinterpret_cast<cu_htod_t>(dlsym(lib, "cuMemcpyHtoDAsync_v2"));
+    d.dtoh = reinterpret_cast<cu_dtoh_t>(dlsym(lib, "cuMemcpyDtoHAsync_v2"));
+    d.memset8 = reinterpret_cast<cu_memset_t>(dlsym(lib, "cuMemsetD8Async"));
+    d.stream_sync = reinterpret_cast<cu_stream_sync_t>(dlsym(lib, "cuStreamSynchronize"));
+    d.ctx_sync = reinterpret_cast<cu_ctx_sync_t>(dlsym(lib, "cuCtxSynchronize"));
+    d.host_register = reinterpret_cast<cu_host_register_t>(dlsym(lib, "cuMemHostRegister_v2"));
+    d.host_unregister = reinterpret_cast<cu_host_unregister_t>(dlsym(lib, "cuMemHostUnregister"));
+    d.memcpy2d = reinterpret_cast<cu_memcpy2d_t>(dlsym(lib, "cuMemcpy2DAsync_v2"));
+    if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.memset8 || !d.stream_sync ||
+        !d.ctx_sync || !d.memcpy2d || create(&S.ev_start, 0) || create(&S.ev_end, 0))
+      fail("the timer could not reach the CUDA driver (no current context?)");
+    S.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));
+    S.cuda = true;
+    S.backend = pg->getBackend(c10::DeviceType::CUDA);
+    S.one = at::Tensor(at::detail::empty_generic({1}, c10::GetAllocator(c10::DeviceType::CUDA),
+                                                 c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat,
+                                                 std::nullopt));
+    S.flush = at::Tensor(at::detail::empty_generic({256 << 20}, c10::GetAllocator(c10::DeviceType::CUDA),
+                                                   c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
+                                                   std::nullopt));
+    check_cu(d.memset8(reinterpret_cast<uint64_t>(S.one.data_ptr()), 0, 4, S.stream), "alignment buffer");
+    if (!sleep_fn.is_none()) {
+      S.sleep_fn = sleep_fn.ptr();
+      Py_INCREF(S.sleep_fn);
+    }
+    S.cycles_per_us = cycles_per_us;
+  } else {
+    S.backend = pg->getBackend(c10::DeviceType::CPU);
+  }
+  if (!result_tuples.is_none()) {
+    S.result_tuples = result_tuples.ptr();
+    Py_INCREF(S.result_tuples);
+  }
+  for (auto &name : watched_env) {
+    const char *v = getenv(name.c_str());
+    S.watched_env.emplace_back(name, v ? std::string(v) : std::string("\x01"));
+  }
+  for (int sig = 1; sig < 65; ++sig) sigaction(sig, nullptr, &S.dispositions[sig]);
+  at::addGlobalCallback(at::RecordFunctionCallback(on_op).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
+  S.timer_fd = timer_fd;
+  unsigned char hello[24] = {'A', 'R', 'N', 'K'};
+  memcpy(hello + 8, key, 16);
+  if (!write_all(timer_fd, hello, sizeof hello)) fail("the timer could not write its key");
+  memset(key, 0, sizeof key);
+  S.opened = true;
+}
+
+void set_spin(double spin_us) { S.spin_us = spin_us; }
+
+// One step from Python (the judge's baseline, tests): returns the figures and what the rules need.
+py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd) {
+  StepResult r = step(timed, call.ptr(), mapping(feed_fd, false), mapping(out_fd, true));
+  py::dict d;
+  d["elapsed_us"] = r.elapsed_us;
+  d["launch_us"] = r.launch_us;
+  d["nbytes"] = r.nbytes;
+  d["devices"] = r.taken.devices;
+  d["aliases"] = r.taken.aliases;
+  d["subclasses"] = r.taken.refused;
+  d["inputs_swapped"] = r.swapped;
+  d["steps_us"] = py::dict(py::arg("measure") = r.measure_us, py::arg("save") = r.save_us);
+  return d;
+}
+
+// Host commands, 24 bytes each: magic, op, i, flags, a double.
+enum Op : uint32_t { CALL = 1, TIME = 2, SPIN = 3, EXIT = 4 };
+struct Command {
+  char magic[4];
+  uint32_t op, i, flags;
+  double arg;
+};
+static_assert(sizeof(Command) == 24, "command layout");
+
+void send_line(int fd, const std::string &line) {
+  std::string l = line + "\n";
+  if (!write_all(fd, l.data(), l.size())) fail("the rank could not report");
+}
+
+// The solution's rank from its load to its end. Returns the command (op, i, phase) that raised, for the error
+// report, by raising a Python exception whose args end with it; returns None on EXIT or when the host hangs up.
+void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd, int out_fd) {
+  Mapping &feed = mapping(feed_fd, false);
+  Mapping &out = mapping(out_fd, true);
+  std::string prefix = "\"rank\": " + std::to_string(rank) + ", ";
+  for (;;) {
+    Command c;
+    bool got;
+    {
+      py::gil_scoped_release nogil;
+      got = read_all(cmd_fd, &c, sizeof c);
+    }
+    if (!got || memcmp(c.magic, "ARNC", 4) != 0 || c.op == EXIT) {
+      release_held();
+      return;
+    }
+    if (c.op == SPIN) {
+      S.spin_us = c.arg;
+      send_line(report_fd, "{\"kind\": \"spun\", " + prefix.substr(0, prefix.size() - 2) + "}");
+      continue;
+    }
+    if (c.op != CALL && c.op != TIME) fail("an unknown command from the host");
+    bool timed = c.op == TIME;
+    S.last_op = c.op;
+    S.last_i = c.i;
+    S.last_flags = c.flags;
+    StepResult r = step(timed, solution.ptr(), feed, out);
+    std::string line;
+    if (timed) {
+      line = "{\"kind\": \"timed\", " + prefix + "\"i\": " + std::to_string(c.i) + ", \"launch_us\": " +
+             json_num(r.launch_us) + ", \"nbytes\": " + ((c.flags & 1) ? std::to_string(r.nbytes) : "null") +
+             ", \"steps_us\": {\"measure\": " + json_num(r.measure_us) + ", \"save\": " + json_num(r.save_us) +
+             "}, " + step_report(r) + "}";
+    } else {
+      std::string name = (c.flags & 1) ? "t" + std::to_string(c.i) : "warm";
+      line = "{\"kind\": \"called\", " + prefix + "\"name\": " + json_str(name) + ", \"phase\": " +
+             json_str((c.flags & 1) ? "correctness" : "setup") + ", \"nbytes\": " + std::to_string(r.nbytes) + ", " +
+             step_report(r) + "}";
+    }
+    send_line(report_fd, line);
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "The evaluator's compiled per-call path (evaluator/timer/_engine.cpp).";
+  m.def("open", &open_engine, "Draw the key and send it, reach CUDA, bind the backend; once per process.",
+        py::arg("timer_fd"), py::arg("stream"), py::arg("device_index"), py::arg("group"), py::arg("sleep"),
+        py::arg("cycles_per_us"), py::arg("result_tuples"), py::arg("watched_env"));
+  m.def("set_spin", &set_spin);
+  m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"));
+  m.def("serve", &serve, py::arg("cmd_fd"), py::arg("report_fd"), py::arg("rank"), py::arg("solution"),
+        py::arg("feed_fd"), py::arg("out_fd"));
+  m.def("current", []() { return py::make_tuple(S.last_op, S.last_i, S.last_flags); },
+        "The command serve() was running: (op, i, flags).");
+  m.def("release", &release_held, "Drops what the last step kept (at the end of an evaluation).");
+}

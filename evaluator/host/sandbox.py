@@ -7,6 +7,10 @@ uid that is not the judge's; the system, the interpreter and its site-packages r
 home and working directory). Nothing else of the host: not the repository, the database, var/, .env, other
 evaluations, /root or /home. ``--die-with-parent``: the sandbox dies with the worker, also on SIGKILL.
 
+Limits of its own from its first instruction (docs/threat-model.md, "Limits"): a system-call filter
+(``evaluator.host.seccomp``: no new namespaces, user namespaces included, no mounts, keyring, bpf, ptrace...), a pids
+cgroup per sandbox (``evaluator.host.cgroups``), and the rlimits of :func:`limits`.
+
 When bubblewrap is missing or cannot start, :func:`probe` says what is missing and the evaluation ends as
 ``infra_error``; solution code never runs outside the sandbox."""
 
@@ -26,6 +30,7 @@ from typing import Callable
 
 from evaluator.contract.backends import THUNDERKITTENS_ENV
 from evaluator.contract.profiles import MULTICAST_OFF
+from evaluator.host import cgroups, seccomp
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # evaluator/
 SANDBOX_UID = int(os.environ.get("ARENA_SANDBOX_UID", "65534"))
@@ -38,7 +43,7 @@ JUDGE_CODE = "/judge"  # inside the judge's sandbox: evaluator/ and problems/
 GiB = 1 << 30
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
 RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py",
-                 "rank/__init__.py", "rank/spawn.py", "rank/worker.py", "rank/calls.py", "rank/backends/__init__.py",
+                 "rank/__init__.py", "rank/spawn.py", "rank/worker.py", "rank/backends/__init__.py",
                  "rank/backends/parallelkittens.py", "rank/backends/nvshmem.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
@@ -154,9 +159,12 @@ def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str]
     # No user namespace: with one, the sandbox's uid would map back to the worker's own (root) on the host. The
     # sandbox starts as root with only the right to change uid, and its first process drops to its uid
     # (evaluator.rank.spawn) before anything else runs, so every process in it is that uid on the host too.
+    # bubblewrap's --disable-userns needs that user namespace too; the system-call filter refuses new namespaces of
+    # every kind instead (evaluator/host/seccomp.py), loaded by bubblewrap just before the sandbox's first program.
     args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", hostname,
-            "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+            "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+            "--seccomp", seccomp.FD_PLACEHOLDER]
     kittens = thunderkittens_path()
     own = interpreter_paths() + toolchain_paths() + ([kittens] if kittens else [])
     system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
@@ -187,7 +195,10 @@ def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str]
     args += ["--chdir", "/tmp", "--clearenv"]
     for k, v in sorted(env.items()):
         args += ["--setenv", k, v]
-    return args + ["--"] + argv
+    try:
+        return seccomp.wrap(seccomp.host_python(), args + ["--"] + argv)
+    except seccomp.UnsupportedArch as exc:
+        raise SandboxUnavailable(str(exc)) from exc
 
 
 def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, tmp_bytes: int) -> list[str]:
@@ -255,19 +266,71 @@ def judge_environment(base: dict[str, str], device: str, suites: Path | None) ->
     return env
 
 
+# Processes and threads one sandbox may hold at once (its pids cgroup): a rank's CUDA, NCCL and torch threads and a
+# load_inline build's compilers fit many times over; a fork bomb stops there. ARENA_SANDBOX_PIDS overrides both.
+PIDS_MAX = {"cpu": 512, "cuda": 4096}
+# Without a pids cgroup (ARENA_PIDS_CGROUP=auto on a host that has none) the one fallback is RLIMIT_NPROC, which the
+# kernel counts per uid over the whole host: every sandbox of that uid shares it.
+NPROC_FALLBACK_FACTOR = 4
+FILE_BYTES = {"cpu": 2 * GiB, "cuda": 16 * GiB}
+OPEN_FILES = 4096
+
+
+def pids_max(device: str) -> int:
+    configured = os.environ.get("ARENA_SANDBOX_PIDS", "").strip()
+    return int(configured) if configured.isdigit() and int(configured) > 0 else PIDS_MAX[device]
+
+
+def pids_cgroup_missing() -> str | None:
+    """What stops this worker from giving each sandbox a process cap of its own, when ARENA_PIDS_CGROUP asks for one
+    (``required``); None otherwise."""
+    if cgroups.mode() != "required" or cgroups.pids_root() is not None:
+        return None
+    return ("no writable pids cgroup on this worker (cgroup v2 with the pids controller, or the v1 pids hierarchy, "
+            "under /sys/fs/cgroup) and ARENA_PIDS_CGROUP=required; see docs/operations.md")
+
+
 def limits(device: str) -> Callable[[], None]:
-    """Resource limits for everything in the sandbox, set in bwrap's process before it execs."""
-    file_bytes = (16 if device == "cuda" else 2) * GiB
+    """Resource limits for everything in the sandbox, set in the launcher's process before it execs bubblewrap (so
+    they hold from the sandbox's first instruction): its own pids cgroup, a core-dump size of 0, a file size and open
+    files cap."""
+    file_bytes = FILE_BYTES[device]
+    cap = pids_max(device)
+    root = cgroups.pids_root() if cgroups.mode() != "off" else None
+    if root is not None:
+        cgroups.sweep(root)
+    elif cgroups.mode() == "required":
+        raise SandboxUnavailable(pids_cgroup_missing() or "no pids cgroup")
 
     def apply() -> None:
+        if root is not None:
+            cgroups.join_new(root, cap)
+        elif cgroups.mode() == "auto":
+            n = cap * NPROC_FALLBACK_FACTOR
+            resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
     return apply
 
 
-_PROBE = ("import os, socket; os.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
-          "os.setuid(int(os.environ['ARENA_SANDBOX_UID'])); socket.socket().close(); print(os.getuid())")
+def limits_reached(pid: int) -> list[str]:
+    """What the sandbox launched as ``pid`` was refused at its limits, in words (for a verdict's message): empty when
+    it reached none. Read after the sandbox ended, before the next sweep (a minute at least)."""
+    said = []
+    for path in cgroups.of(pid):
+        refused = cgroups.refusals(path)
+        if refused:
+            said.append(f"the sandbox reached its cap of {cgroups.cap(path)} processes and threads (a pids cgroup "
+                        f"of its own): {refused} fork(s) or thread start(s) refused")
+    return said
+
+
+# Starts as the sandbox's uid, opens a socket, and finds the system-call filter in place (a new user namespace refused).
+_PROBE = ("import ctypes, os, socket; os.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
+          "os.setuid(int(os.environ['ARENA_SANDBOX_UID'])); socket.socket().close(); "
+          "libc = ctypes.CDLL(None, use_errno=True); "
+          "print(os.getuid() if libc.unshare(0x10000000) == -1 and ctypes.get_errno() == 1 else 'unfiltered')")
 
 
 @functools.lru_cache(maxsize=4)
@@ -287,6 +350,8 @@ def _probe(python: str, device: str) -> str | None:
     if done.returncode != 0:
         return (f"bubblewrap could not start the sandbox on this worker (exit {done.returncode}: "
                 f"{done.stderr.strip()[:400]}); it needs unprivileged or root namespaces (see docs/operations.md)")
+    if done.stdout.strip() == "unfiltered":
+        return "the sandbox's system-call filter is not in effect (a new user namespace was allowed)"
     if done.stdout.strip() != str(SANDBOX_UID):
         return f"the sandbox did not run as uid {SANDBOX_UID} (got {done.stdout.strip()!r})"
     return None
@@ -294,4 +359,4 @@ def _probe(python: str, device: str) -> str | None:
 
 def probe(device: str, python: str | None = None) -> str | None:
     """None when a sandbox can be started here; otherwise what is missing (cached per worker process)."""
-    return _probe(python or sys.executable, device)
+    return pids_cgroup_missing() or _probe(python or sys.executable, device)

@@ -1,0 +1,185 @@
+"""The system-call filter every sandbox runs under (the solution's, the judge's, a proposal check's, a prebuild's):
+a classic BPF program that bubblewrap loads with ``--seccomp FD`` just before it runs the sandbox's first program,
+so it holds from that program's first instruction and for everything it starts.
+
+It refuses, with EPERM, what no solution, judge or build needs and where the kernel's local privilege escalations
+live: new namespaces of any kind (``unshare``, ``setns``, ``clone`` with a CLONE_NEW* flag; ``clone3``, whose flags a
+filter cannot read, answers ENOSYS so that the C library falls back to ``clone``, which it can), mounts old and new,
+``pivot_root``/``chroot``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``, tracing
+and writing other processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
+(``open_by_handle_at``), modules, kexec, swap, reboot, the clocks, accounting, quotas and the kernel log. Any other
+ABI than the host's own (i386 through ``int 0x80`` on x86_64, x32) is refused whole.
+
+This is the equivalent of bubblewrap's ``--disable-userns``, which needs ``--unshare-user``: as root that maps the
+sandbox's uid to uid 0 on the host (measured: ``uid_map`` ``65534 0 1``), which the sandboxes must never be.
+
+Written here rather than through libseccomp: the GPU hosts run their own Python, and a filter of fifty instructions
+needs no library. tests/evaluator/host/test_sandbox_limits.py checks every number against libseccomp's own tables
+where the host has it."""
+
+from __future__ import annotations
+
+import errno
+import os
+import platform
+import struct
+
+# <linux/audit.h>
+AUDIT_ARCH_X86_64 = 0xC000003E
+AUDIT_ARCH_AARCH64 = 0xC00000B7
+X32_SYSCALL_BIT = 0x40000000
+
+# <linux/seccomp.h>
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+
+# <linux/bpf_common.h>
+_LD_W_ABS = 0x00 | 0x00 | 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ_K = 0x05 | 0x10 | 0x00  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE_K = 0x05 | 0x30 | 0x00  # BPF_JMP | BPF_JGE | BPF_K
+_JSET_K = 0x05 | 0x40 | 0x00  # BPF_JMP | BPF_JSET | BPF_K
+_RET_K = 0x06 | 0x00  # BPF_RET | BPF_K
+
+# struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]
+_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # args[0]'s low word on a little-endian machine (both arches here are)
+
+# CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET.
+# (CLONE_NEWTIME, 0x80, is unshare's and clone3's only: in clone's flags that bit is part of the exit signal.)
+CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+# The refused calls, by name: what the documentation lists and the GPU check must confirm (docs/threat-model.md).
+REFUSED = (
+    # namespaces and mounts
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
+    "fsmount", "fspick", "mount_setattr",
+    # kernel surfaces no solution needs
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+    "io_uring_register",
+    # other processes
+    "ptrace", "process_vm_writev", "pidfd_getfd",
+    # files by handle, modules, kexec, swap, power, clocks, accounting, quotas, the kernel log
+    "open_by_handle_at", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "swapon",
+    "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime", "acct", "quotactl", "quotactl_fd",
+    "syslog", "vhangup",
+    # x86_64 only: port I/O and the old library loader
+    "iopl", "ioperm", "uselib",
+)
+CLONE_CHECKED = "clone"  # refused (EPERM) when its flags ask for a new namespace
+ENOSYS_CALLS = ("clone3",)  # the C library falls back to clone, whose flags the filter can read
+
+# System-call numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for aarch64).
+SYSCALLS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
+        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "perf_event_open": 298,
+        "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "ptrace": 101,
+        "process_vm_writev": 311, "pidfd_getfd": 438, "open_by_handle_at": 304, "init_module": 175,
+        "finit_module": 313, "delete_module": 176, "kexec_load": 246, "kexec_file_load": 320, "swapon": 167,
+        "swapoff": 168, "reboot": 169, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "acct": 163,
+        "quotactl": 179, "quotactl_fd": 443, "syslog": 103, "vhangup": 153, "iopl": 172, "ioperm": 173,
+        "uselib": 134, "clone": 56, "clone3": 435,
+    },
+    "aarch64": {
+        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
+        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280, "perf_event_open": 241,
+        "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "ptrace": 117,
+        "process_vm_writev": 271, "pidfd_getfd": 438, "open_by_handle_at": 265, "init_module": 105,
+        "finit_module": 273, "delete_module": 106, "kexec_load": 104, "kexec_file_load": 294, "swapon": 224,
+        "swapoff": 225, "reboot": 142, "settimeofday": 170, "clock_settime": 112, "clock_adjtime": 266, "acct": 89,
+        "quotactl": 60, "quotactl_fd": 443, "syslog": 116, "vhangup": 58, "clone": 220, "clone3": 435,
+    },
+}
+AUDIT_ARCH = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}
+
+
+class UnsupportedArch(RuntimeError):
+    pass
+
+
+def machine() -> str:
+    m = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
+
+
+def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, int]:
+    return (code, jt, jf, k)
+
+
+def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jt, jf, k) instructions, for ``arch`` (default: this machine's)."""
+    arch = arch or machine()
+    if arch not in SYSCALLS:
+        raise UnsupportedArch(f"no system-call filter for {arch!r} (x86_64 and aarch64 only)")
+    numbers = SYSCALLS[arch]
+    refused = [numbers[n] for n in REFUSED if n in numbers]
+    # Layout: arch check, number load, [x32 check], one test per refused call, clone3, clone, allow,
+    # clone's flag test, allow, then the shared returns (EPERM, ENOSYS). Jumps are forward and relative.
+    head: list[tuple[int, int, int, int]] = [
+        _insn(_LD_W_ABS, _ARCH),
+        _insn(_JEQ_K, AUDIT_ARCH[arch], jt=1, jf=0),
+        _insn(_RET_K, RET_ERRNO | errno.EPERM),  # another ABI than the host's
+        _insn(_LD_W_ABS, _NR),
+    ]
+    body_len = (1 if arch == "x86_64" else 0) + len(refused) + 2 + 1 + 2 + 1
+    # index (within the part after ``head``) of the two shared returns
+    eperm_at, enosys_at = body_len, body_len + 1
+    body: list[tuple[int, int, int, int]] = []
+
+    def to(target: int) -> int:
+        offset = target - len(body) - 1
+        if not 0 <= offset <= 255:
+            raise ValueError("seccomp program too long for its jumps")
+        return offset
+
+    if arch == "x86_64":
+        body.append(_insn(_JGE_K, X32_SYSCALL_BIT, jt=to(eperm_at)))
+    for nr in refused:
+        body.append(_insn(_JEQ_K, nr, jt=to(eperm_at)))
+    body.append(_insn(_JEQ_K, numbers["clone3"], jt=to(enosys_at)))
+    clone_check_at = len(body) + 2  # after this jump and the allow that follows it
+    body.append(_insn(_JEQ_K, numbers[CLONE_CHECKED], jt=to(clone_check_at)))
+    body.append(_insn(_RET_K, RET_ALLOW))
+    body.append(_insn(_LD_W_ABS, _ARG0_LOW))
+    body.append(_insn(_JSET_K, CLONE_NEW_ANY, jt=to(eperm_at)))
+    body.append(_insn(_RET_K, RET_ALLOW))
+    assert len(body) == body_len
+    body.append(_insn(_RET_K, RET_ERRNO | errno.EPERM))
+    body.append(_insn(_RET_K, RET_ERRNO | errno.ENOSYS))
+    return head + body
+
+
+def compiled(arch: str | None = None) -> bytes:
+    """The filter as bubblewrap's ``--seccomp`` reads it: an array of ``struct sock_filter`` in the host's order."""
+    return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program(arch))
+
+
+# bubblewrap reads the filter from a descriptor. The sandboxes' callers pass only their own descriptors to the
+# child (``pass_fds``), so the filter travels in the command line instead: this runs first, as the host's root, puts
+# the bytes in a pipe and becomes bubblewrap with the pipe's number in place of FD_PLACEHOLDER.
+FD_PLACEHOLDER = "@ARENA_SECCOMP_FD@"
+_LOADER = (
+    "import os,sys\n"
+    "data=bytes.fromhex(sys.argv[1])\n"
+    "r,w=os.pipe()\n"
+    "os.write(w,data)\n"
+    "os.close(w)\n"
+    "os.set_inheritable(r,True)\n"
+    f"argv=[str(r) if a=={FD_PLACEHOLDER!r} else a for a in sys.argv[2:]]\n"
+    "os.execv(argv[0],argv)\n"
+)
+
+
+def wrap(python: str, bwrap_argv: list[str], arch: str | None = None) -> list[str]:
+    """``bwrap_argv`` (which holds ``--seccomp FD_PLACEHOLDER``) preceded by the loader, run by ``python``."""
+    if FD_PLACEHOLDER not in bwrap_argv:
+        raise ValueError("the sandbox's command line has no --seccomp placeholder")
+    return [python, "-I", "-S", "-c", _LOADER, compiled(arch).hex()] + bwrap_argv
+
+
+def host_python() -> str:
+    """An interpreter for the loader: the running one (it is the host's)."""
+    import sys
+
+    return os.path.realpath(sys.executable)

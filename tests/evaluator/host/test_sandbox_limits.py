@@ -1,0 +1,210 @@
+"""Limits every sandbox holds from its first instruction: the system-call filter (no user or other namespaces, no
+mounts, keyring, ptrace...), a process cap of its own (a pids cgroup per sandbox), and the build cache that keeps
+nothing but builds. Each test starts real sandboxes."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.contract.spec import EvalSpec
+from evaluator.host import cgroups, sandbox, seccomp
+from evaluator.host.evaluate import evaluate
+
+REPO = Path(__file__).resolve().parents[3]
+HONEST = REPO / "problems" / "collectives" / "all_reduce" / "solutions" / "correct" / "nccl_inplace_copy.py"
+
+needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no sandbox: {sandbox.probe('cpu')}")
+
+
+def in_sandbox(script: str, *, device: str = "cpu", timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs ``script`` with the sandbox's Python in a sandbox made as an evaluation's is, as the sandbox's uid."""
+    drop = ("import os\nos.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
+            "os.setuid(int(os.environ['ARENA_SANDBOX_UID']))\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        os.chmod(t, 0o755)
+        for name in ("rt/evaluator", "sol", "io", "cache"):
+            (t / name).mkdir(parents=True)
+            os.chmod(t / name, 0o777)
+        (t / "timer.so").write_bytes(b"")
+        mounts = sandbox.Mounts(t / "rt", t / "timer.so", t / "sol", t / "io", t / "cache")
+        argv = sandbox.command(mounts, [sys.executable, "-c", drop + textwrap.dedent(script)],
+                               sandbox.environment(dict(os.environ), device), device, 64 << 20)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=sandbox.limits(device))
+
+
+# -- the system-call filter --------------------------------------------------------------------------------------
+
+
+def test_every_number_in_the_filter_is_libseccomps():
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        pytest.skip("libseccomp is not installed here")
+    lib.seccomp_syscall_resolve_name_arch.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
+    for arch, table in seccomp.SYSCALLS.items():
+        for name, nr in table.items():
+            assert lib.seccomp_syscall_resolve_name_arch(seccomp.AUDIT_ARCH[arch], name.encode()) == nr, (arch, name)
+        # every refused call has its number on each arch, but for the x86-only port I/O ones
+        assert set(seccomp.REFUSED) - set(table) <= {"iopl", "ioperm", "uselib"}
+        assert len(seccomp.compiled(arch)) == 8 * len(seccomp.program(arch))
+
+
+@needs_sandbox
+def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
+    # Before the filter, `unshare -Urm` gave uid 0 in a new user and mount namespace (a forked, single-threaded child
+    # could always make one): the kernel surface where local privilege escalations live.
+    done = in_sandbox("""
+        import ctypes, errno, os, subprocess
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        def err(rc):
+            return 'ok' if rc == 0 else errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+        print('unshare-user', err(libc.unshare(0x10000000)))
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+        print('forked-child-unshare-user', 'ok' if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 else 'EPERM')
+        print('unshare-net', err(libc.unshare(0x40000000)))
+        print('setns', err(libc.setns(os.open('/proc/self/ns/net', os.O_RDONLY), 0)))
+        for cmd in (['unshare', '-U', 'true'], ['unshare', '-Urm', 'sh', '-c', 'mount -t tmpfs none /tmp && id -u']):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            print(cmd[1], r.returncode, r.stderr.strip()[:80].replace(' ', '_'))
+        print('clone3', err(libc.syscall(435, None, 0)))
+        print('keyctl', err(libc.syscall(250, 0, -3, 0)))          # KEYCTL_GET_KEYRING_ID of the session keyring
+        print('ptrace', err(libc.ptrace(0, 0, None, None)))        # PTRACE_TRACEME
+        print('bpf', err(libc.syscall(321, 0, None, 0)))
+        print('io_uring', err(libc.syscall(425, 1, None)))
+        print('userfaultfd', err(libc.syscall(323, 0)))
+        print('perf_event_open', err(libc.syscall(298, None, 0, -1, -1, 0)))
+        # what a solution does need still works: threads, fork, a program through posix_spawn (clone3 -> clone)
+        import threading
+        box = []
+        t = threading.Thread(target=box.append, args=(1,)); t.start(); t.join()
+        print('thread', 'ok' if box == [1] else 'no')
+        print('spawn', subprocess.run(['sh', '-c', 'echo hi'], capture_output=True, text=True).stdout.strip())
+    """)
+    assert done.returncode == 0, done.stderr
+    seen = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines())
+    assert seen["unshare-user"] == "EPERM" and seen["forked-child-unshare-user"] == "EPERM"
+    assert seen["unshare-net"] == "EPERM" and seen["setns"] == "EPERM"
+    assert not seen["-U"].startswith("0 ") and not seen["-Urm"].startswith("0 "), seen
+    assert seen["clone3"] == "ENOSYS"  # so that the C library falls back to clone, whose flags the filter reads
+    for call in ("keyctl", "ptrace", "bpf", "io_uring", "userfaultfd", "perf_event_open"):
+        assert seen[call] == "EPERM", (call, seen[call])
+    assert seen["thread"] == "ok" and seen["spawn"] == "hi"
+
+
+@needs_sandbox
+def test_an_honest_solution_passes_under_the_filter_and_finds_no_user_namespace():
+    source = HONEST.read_text().replace("def solution(", textwrap.dedent("""
+        import importlib as _il
+        _sp = _il.import_module("sub" + "process")  # past the static check, as an attacker would
+        _r = _sp.run(["unshare", "-Ur", "id", "-u"], capture_output=True, text=True)
+        print("ARENA_USERNS", "open" if _r.returncode == 0 else "refused", flush=True)
+
+
+        def solution(""").strip("\n") + "", 1)
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=source, profile="cpu-gloo-2",
+                            solution_name="honest.py", trials=2, timing_iterations=5, warmup_iterations=1))
+    assert doc["verdict"] == "passed", doc["message"]
+    assert "ARENA_USERNS refused" in doc["logs"]["rank0"] and "ARENA_USERNS open" not in str(doc["logs"])
+
+
+def test_the_filter_refuses_what_it_lists_and_nothing_the_c_library_needs():
+    prog = seccomp.program("x86_64")
+    numbers = {k for code, _, _, k in prog if code == 0x15}
+    for name in ("read", "write", "openat", "mmap", "futex", "fork", "vfork", "execve", "setuid", "setgroups",
+                 "ioctl", "socket", "connect", "sched_setaffinity", "process_vm_readv", "memfd_create"):
+        nr = {"read": 0, "write": 1, "openat": 257, "mmap": 9, "futex": 202, "fork": 57, "vfork": 58, "execve": 59,
+              "setuid": 105, "setgroups": 116, "ioctl": 16, "socket": 41, "connect": 42, "sched_setaffinity": 203,
+              "process_vm_readv": 310, "memfd_create": 319}[name]
+        assert nr not in numbers, name
+    assert {seccomp.SYSCALLS["x86_64"][n] for n in seccomp.REFUSED} <= numbers
+
+
+# -- processes ---------------------------------------------------------------------------------------------------
+
+FORK_BOMB = '''
+import importlib
+import time
+
+import torch
+import torch.distributed as dist
+
+_mp = importlib.import_module("multi" + "processing").get_context("fork")
+_children = []
+for _ in range(1000):  # at import: before any phase of the host's own watching
+    p = _mp.Process(target=time.sleep, args=(120,), daemon=True)
+    p.start()
+    _children.append(p)
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+'''
+
+
+def _sandbox_cgroups() -> dict[str, Path]:
+    root = cgroups.pids_root()
+    return {p.name: p for p in root.iterdir() if p.is_dir()} if root else {}
+
+
+@needs_sandbox
+@pytest.mark.skipif(cgroups.pids_root() is None, reason="no writable pids cgroup on this host")
+def test_a_thousand_forks_at_import_stop_at_the_sandboxs_own_cap_and_the_next_evaluation_passes():
+    before = _sandbox_cgroups()
+    started = time.monotonic()
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=FORK_BOMB, profile="cpu-gloo-2",
+                            solution_name="fork_bomb.py", trials=2, timing_iterations=5, warmup_iterations=1))
+    took = time.monotonic() - started
+    assert doc["verdict"] in ("compile_error", "runtime_error"), doc["message"]
+    assert "Resource temporarily unavailable" in doc["message"] + doc.get("traceback", "")
+    assert took < 90, took  # refused at the cap, not timed out
+    made = {name: path for name, path in _sandbox_cgroups().items() if name not in before}
+    cap = sandbox.pids_max("cpu")
+    reached = [path for path in made.values() if cgroups.refusals(path)]
+    assert len(reached) == 1, made  # the solution's sandbox, not the judge's: each has its own cap
+    peak = reached[0] / "pids.peak"
+    if peak.exists():
+        assert int(peak.read_text()) <= cap
+    said = sandbox.limits_reached(int(reached[0].name.split("-")[0]))
+    assert said and f"cap of {cap} processes" in said[0], said
+    # the worker goes on, and so does the next evaluation
+    again = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=HONEST.read_text(),
+                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, timing_iterations=5,
+                              warmup_iterations=1))
+    assert again["verdict"] == "passed", again["message"]
+
+
+@pytest.mark.skipif(cgroups.pids_root() is None, reason="no writable pids cgroup on this host")
+def test_empty_sandbox_cgroups_are_swept_and_busy_ones_never():
+    root = cgroups.pids_root()
+    idle, busy = root / "sweep-test-idle", root / "sweep-test-busy"
+    for path in (idle, busy):
+        path.mkdir(exist_ok=True)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        (busy / "cgroup.procs").write_text(str(sleeper.pid))
+        assert cgroups.sweep(root, older_than_s=3600) == 0 or idle.exists()  # too young: kept
+        cgroups.sweep(root, older_than_s=0)
+        assert not idle.exists() and busy.exists()  # a cgroup with a process in it cannot be removed
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    deadline = time.monotonic() + 5
+    while busy.exists() and time.monotonic() < deadline:
+        cgroups.sweep(root, older_than_s=0)
+        time.sleep(0.1)
+    assert not busy.exists()

@@ -24,10 +24,12 @@ from evaluator.prompts import available_backends as prompt_backends
 from evaluator.prompts import jsonl as prompts_jsonl
 from evaluator.prompts import pack as prompt_pack
 from evaluator.prompts import problem_prompts
+# Starter files of a problem (torch-free, generated from its reference), offered for download on its page.
+from evaluator import starters as solution_starters
 from problems.registry import SUITE_VERSION
 from problems.registry import catalogue as registry_catalogue
 from problems.registry import get as registry_problem
 
 __all__ = ["SUITE_VERSION", "prompt_backends", "prompts_jsonl", "prompt_pack", "problem_prompts", "registry_catalogue",
            "registry_problem", "CHECK_WORLD_SIZES", "KINDS", "SOLUTION_FILENAME", "failed_report", "percentile",
-           "problem_for_solution_filename", "roofline", "solution_filename_ok", "write_folder"]
+           "problem_for_solution_filename", "roofline", "solution_filename_ok", "write_folder", "solution_starters"]

@@ -1,5 +1,6 @@
 """The project's documents as pages of the site (``/docs/<name>/``): the protocol, the scoring rules, the
-contributor's guide and the documents they link to, rendered from ``docs/*.md`` with Markdown and then sanitised with
+contributor's guide and the documents they link to, and the backend guides (``docs/backends/<name>.md`` at
+``/docs/backends/<name>/``, the same text a prompt pack gives a model), rendered from ``docs/*.md`` with Markdown and then sanitised with
 nh3, so whatever a document holds, the page carries no script."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.utils.safestring import SafeString
 from leaderboard.web.sanitize import clean_html
 
 DOCS_DIR = Path(settings.BASE_DIR) / "docs"
+BACKENDS_DIR = DOCS_DIR / "backends"
 
 # The documents the site links to from its forms and messages, first; any other docs/*.md is served too.
 FEATURED = {
@@ -27,6 +29,14 @@ FEATURED = {
 }
 
 _LINK = re.compile(r'href="(?!https?:|mailto:|#|/)([\w./-]*?)([\w-]+)\.md(#[^"]*)?"')
+
+
+def backend_names() -> list[str]:
+    """The backend guides, in the contract's order of backends (then any other guide)."""
+    from evaluator.contract.backends import BACKENDS
+
+    found = sorted(p.stem for p in BACKENDS_DIR.glob("*.md"))
+    return [b for b in BACKENDS if b in found] + [n for n in found if n not in BACKENDS]
 
 
 def doc_names() -> list[str]:
@@ -42,18 +52,22 @@ def render_markdown(text: str) -> SafeString:
     html = md.convert(text)
 
     def link(match: re.Match) -> str:
-        name = match.group(2)
-        if not (DOCS_DIR / f"{name}.md").is_file():
-            return match.group(0)
-        return f'href="{reverse("site-doc", args=[name])}{match.group(3) or ""}"'
+        folder, name = match.group(1), match.group(2)
+        if folder.rstrip("/").endswith("backends") and (BACKENDS_DIR / f"{name}.md").is_file():
+            return f'href="{reverse("site-backend-doc", args=[name])}{match.group(3) or ""}"'
+        if (DOCS_DIR / f"{name}.md").is_file():
+            return f'href="{reverse("site-doc", args=[name])}{match.group(3) or ""}"'
+        if (BACKENDS_DIR / f"{name}.md").is_file():
+            return f'href="{reverse("site-backend-doc", args=[name])}{match.group(3) or ""}"'
+        return match.group(0)
 
     html = _LINK.sub(link, html)
     return clean_html(html)
 
 
 @functools.lru_cache(maxsize=64)
-def _rendered(name: str, mtime_ns: int) -> tuple[str, SafeString]:
-    text = (DOCS_DIR / f"{name}.md").read_text(encoding="utf-8")
+def _rendered(name: str, mtime_ns: int, folder: Path = DOCS_DIR) -> tuple[str, SafeString]:
+    text = (folder / f"{name}.md").read_text(encoding="utf-8")
     heading = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
     return heading, render_markdown(text)
 
@@ -67,6 +81,17 @@ def site_doc(request: HttpRequest, name: str) -> HttpResponse:
                                               "docs": [(n, FEATURED.get(n, n)) for n in doc_names()]})
 
 
+def backend_doc(request: HttpRequest, name: str) -> HttpResponse:
+    """A backend guide: how to write a solution with that backend (``docs/backends/<name>.md``)."""
+    path = BACKENDS_DIR / f"{name}.md"
+    if name not in backend_names() or not path.is_file():
+        raise Http404(f"No backend guide {name!r}.")
+    title, body = _rendered(name, path.stat().st_mtime_ns, BACKENDS_DIR)
+    return render(request, "docs/page.html", {"title": title, "body": body, "name": f"backend-{name}",
+                                              "backend": name, "backends": backend_names()})
+
+
 def site_doc_index(request: HttpRequest) -> HttpResponse:
     return render(request, "docs/index.html", {"docs": [(n, FEATURED.get(n, n.replace("-", " ")))
-                                                        for n in doc_names()]})
+                                                        for n in doc_names()],
+                                               "backends": backend_names()})

@@ -19,6 +19,7 @@ urlpatterns = [
     # Swagger UI from drf-spectacular-sidecar (no CDN; its script is a file of its own, so the CSP holds).
     path("api/swagger/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-swagger"),
     path("docs/", site_docs.site_doc_index, name="site-doc-index"),
+    path("docs/backends/<slug:name>/", site_docs.backend_doc, name="site-backend-doc"),
     path("docs/<slug:name>/", site_docs.site_doc, name="site-doc"),
     path("admin/", admin.site.urls),
 ]

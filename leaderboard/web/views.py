@@ -23,7 +23,7 @@ from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import publishing, queues, validation
 from leaderboard.web import cache  # cached_page: public read pages only, never on a page with private data
-from leaderboard.web import exports
+from leaderboard.web import exports, write_solution
 from leaderboard.web.forms import ModelRunForm, SubmissionForm
 from leaderboard.web.permissions import upload_permission_required
 from leaderboard.web.throttles import UploadThrottle, throttled
@@ -92,6 +92,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "measured": measured,
         "best_solutions": _best_solutions(ranking[:3]),
         "history": _history_chart(problem, profile, published),
+        "write": write_solution.context(problem.id),
     })
 
 

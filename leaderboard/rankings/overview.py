@@ -244,31 +244,38 @@ class CostPoint:
 
 
 def _front(points: list[tuple[float, float]]) -> set[int]:
-    """Indices of the points no other point dominates (cost no higher, score no lower, one of them strictly)."""
-    keep = set()
-    for i, (cost, score) in enumerate(points):
-        if not any((c <= cost and s >= score) and (c < cost or s > score) for j, (c, s) in enumerate(points)
-                   if j != i):
-            keep.add(i)
+    """Indices of the points no other point dominates (cost no higher, score no lower, one of them strictly).
+
+    In one sort: a point is on the front when it has the best score at its cost and that score is above every
+    score at a lower cost (equal points do not dominate each other, so both stay)."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    keep: set[int] = set()
+    best_below = -math.inf  # the best score at any lower cost
+    start = 0
+    while start < len(order):
+        cost = points[order[start]][0]
+        end = start
+        while end < len(order) and points[order[end]][0] == cost:
+            end += 1
+        top = points[order[start]][1]  # sorted by score descending within one cost
+        if top > best_below:
+            keep.update(i for i in order[start:end] if points[i][1] == top)
+        best_below = max(best_below, top)
+        start = end
     return keep
 
 
-def score_against_cost(runs: Iterable[ModelRun], limit: int = 500) -> list[CostPoint]:
-    """Each scored run's pass@k against what its search cost (tokens, wall time), with the Pareto fronts. Runs that
-    did not report a cost are left out of that axis's front but kept as points (cost 0 is drawn at the axis)."""
-    rows = []
-    for run in runs[:limit]:
-        score = getattr(getattr(run, "score", None), "pass_at_k", None)
-        if score is None:
-            continue
-        rows.append((run, float(score)))
-    by_tokens = _front([(float(r.tokens), s) for r, s in rows if r.tokens])
-    tokens_index = [i for i, (r, _) in enumerate(rows) if r.tokens]
-    by_time = _front([(float(r.wall_time_s), s) for r, s in rows if r.wall_time_s])
-    time_index = [i for i, (r, _) in enumerate(rows) if r.wall_time_s]
-    front_tokens = {tokens_index[i] for i in by_tokens}
-    front_time = {time_index[i] for i in by_time}
-    return [CostPoint(run_id=r.pk, label=f"#{r.pk} {r.model} ({r.mode}, k={r.k})", score=s,
-                      tokens=int(r.tokens), wall_time_s=float(r.wall_time_s), front_tokens=i in front_tokens,
-                      front_time=i in front_time)
-            for i, (r, s) in enumerate(rows)]
+def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
+    """Each scored run's pass@k against what its search cost (tokens, wall time), with the Pareto fronts, over the
+    first ``limit`` runs of ``runs`` (a queryset: only the columns drawn are read). Runs that did not report a cost
+    are left out of that axis's front but kept as points (cost 0 is drawn at the axis)."""
+    rows = [(pk, model, mode, k, tokens, wall, float(score)) for pk, model, mode, k, tokens, wall, score in
+            runs.values_list("pk", "model", "mode", "k", "tokens", "wall_time_s", "score__pass_at_k")[:limit]
+            if score is not None]
+    tokens_index = [i for i, r in enumerate(rows) if r[4]]
+    time_index = [i for i, r in enumerate(rows) if r[5]]
+    front_tokens = {tokens_index[i] for i in _front([(float(rows[i][4]), rows[i][6]) for i in tokens_index])}
+    front_time = {time_index[i] for i in _front([(float(rows[i][5]), rows[i][6]) for i in time_index])}
+    return [CostPoint(run_id=pk, label=f"#{pk} {model} ({mode}, k={k})", score=s, tokens=int(tokens),
+                      wall_time_s=float(wall), front_tokens=i in front_tokens, front_time=i in front_time)
+            for i, (pk, model, mode, k, tokens, wall, s) in enumerate(rows)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable, Protocol as Shape
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from leaderboard.models import ModelRun
@@ -96,3 +96,10 @@ def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) 
     rows = list(runs.order_by().values_list("pk", low, high))
     intervals = [significance.Interval(lo, hi) if lo is not None and hi is not None else None for _, lo, hi in rows]
     return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}
+
+
+def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:
+    """How many of ``runs`` (filtered, any standing) are ranked and how many listed apart: one query for both
+    tables' pagers."""
+    counts = runs.order_by().aggregate(total=Count("pk"), ranked=Count("pk", filter=Q(score__status=RANKED)))
+    return counts["ranked"], counts["total"] - counts["ranked"]

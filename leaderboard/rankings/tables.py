@@ -31,10 +31,15 @@ DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 500
 
 
-def paginate(rows: QuerySet | Sequence[Any], *, number: Any, per_page: int = DEFAULT_PER_PAGE) -> Page:
+def paginate(rows: QuerySet | Sequence[Any], *, number: Any, per_page: int = DEFAULT_PER_PAGE,
+             count: int | None = None) -> Page:
     """Page ``number`` (1-based; past the end: the last page, not a number: the first) of ``per_page`` rows, at most
-    MAX_PER_PAGE: the one way pages and the API page a table."""
-    return Paginator(rows, min(max(per_page, 1), MAX_PER_PAGE)).get_page(number)
+    MAX_PER_PAGE: the one way pages and the API page a table. ``count``: the number of rows when the caller counted
+    them already (one COUNT query fewer)."""
+    paginator = Paginator(rows, min(max(per_page, 1), MAX_PER_PAGE))
+    if count is not None:
+        paginator.__dict__["count"] = count  # Paginator.count is a cached property
+    return paginator.get_page(number)
 
 
 @dataclass(frozen=True)
@@ -114,12 +119,12 @@ class Table:
         present.sort(key=lambda r: _sortable_value(column.get(r)), reverse=descending)  # stable: ties keep order
         return present + missing
 
-    def page(self, request: HttpRequest, rows: QuerySet | list[Any]) -> Page:
+    def page(self, request: HttpRequest, rows: QuerySet | list[Any], count: int | None = None) -> Page:
         try:
             per_page = int(request.GET.get(self.param("per_page"), self.per_page))
         except ValueError:
             per_page = self.per_page
-        return paginate(rows, number=request.GET.get(self.param("page")), per_page=per_page)
+        return paginate(rows, number=request.GET.get(self.param("page")), per_page=per_page, count=count)
 
     def headers(self, request: HttpRequest) -> list[Header]:
         column, descending = self.sort_of(request)
@@ -149,9 +154,11 @@ class Table:
             "last": link(page.paginator.num_pages) if page.number < page.paginator.num_pages else None,
         }
 
-    def context(self, request: HttpRequest, rows: QuerySet | Iterable[Any]) -> dict[str, Any]:
-        """What the ``_table_*`` template includes need: the page of rows, headers, page and export links."""
-        page = self.page(request, self.sorted(request, rows))
+    def context(self, request: HttpRequest, rows: QuerySet | Iterable[Any], count: int | None = None
+                ) -> dict[str, Any]:
+        """What the ``_table_*`` template includes need: the page of rows, headers, page and export links (``count``:
+        the number of rows, when known)."""
+        page = self.page(request, self.sorted(request, rows), count=count)
         return {
             "name": self.name,
             "page": page,

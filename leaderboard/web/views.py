@@ -276,22 +276,18 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
         return unranked_table.export(request, unranked, filename="model-runs-unranked",
                                      meta={"filters": filters.active()})
     points = overview.score_against_cost(runs)
-    ranked_context = table.context(request, runs)
+    # Both tables are pages read from the database; one query counts the rows of both.
+    ranked_count, unranked_count = rankings.model_run_standing_counts(runs=filters.qs)
+    ranked_context = table.context(request, runs, count=ranked_count)
     ranges = rankings.model_run_rank_ranges(runs=runs, sort=sort)
     for run in ranked_context["rows"]:
         run.rank_range = ranges.get(run.pk)
     return render(request, "leaderboard/model_run_list.html", {
-        "form": filters.form, "table": ranked_context, "unranked": _unranked_context(request, unranked_table, unranked),
+        "form": filters.form, "table": ranked_context,
+        # (none to list: the pager counts them itself, so the page makes the same number of queries either way)
+        "unranked": unranked_table.context(request, unranked, count=unranked_count or None),
         "rank_metric": rankings.rank_metric(sort), **_url_prefixes(),
         "pareto": {"points": [vars(p) for p in points]} if points else None})
-
-
-def _unranked_context(request: HttpRequest, table: tables.Table, runs) -> dict:
-    """Runs listed apart (unfinished, partial, other versions), newest first: one query whatever they are, at most
-    MAX_PER_PAGE rows on the page (the export has them all)."""
-    rows = list(table.sorted(request, runs)[:tables.MAX_PER_PAGE])
-    return {"name": table.name, "rows": rows, "headers": table.headers(request),
-            "export": {fmt: f"?format={fmt}&table={table.name}" for fmt in tables.EXPORT_FORMATS}}
 
 
 def _url_prefixes() -> dict[str, str]:

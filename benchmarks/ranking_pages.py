@@ -118,6 +118,7 @@ def in_process(pages: list[tuple[str, str]], repeat: int) -> list[dict]:
         reset_queries()  # each request starts by emptying the query log: count from an empty one too
         with CaptureQueriesContext(connection) as captured:
             size = len(_body(client.get(path)))
+        queries = len(captured)  # now: the next request empties the log this reads
         cpu, wall = [], []
         pg_before = _backend_cpu_s(backend)
         for _ in range(repeat):
@@ -127,7 +128,7 @@ def in_process(pages: list[tuple[str, str]], repeat: int) -> list[dict]:
             wall.append((time.perf_counter() - w0) * 1000)
         pg_after = _backend_cpu_s(backend)
         cpu.sort()
-        rows.append({"page": name, "path": path, "queries": len(captured), "bytes": size,
+        rows.append({"page": name, "path": path, "queries": queries, "bytes": size,
                      "cpu_median_ms": round(statistics.median(cpu), 2),
                      "cpu_p95_ms": round(cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))], 2),
                      "wall_median_ms": round(statistics.median(wall), 2),

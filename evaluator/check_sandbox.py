@@ -1,11 +1,12 @@
 """The first process of a proposal check's sandbox: ``python -m evaluator.check_sandbox FOLDER`` drops to the
-sandbox's uid, checks the proposed folder (``evaluator.problem_check.check_folder``: the contributor's reference and
-known answers, in this process and its forked ranks) and writes the report as JSON to the exchange folder. Nothing
-of the portal is in view: no database, no settings, no secrets, no network but loopback."""
+sandbox's uid and runs the proposed folder's code (``evaluator.problem_check.produce``: the contributor's oracle,
+reference and known answers, in this process and its forked ranks), writing only their outputs, as data, to the
+exchange folder's ``out/``. It decides nothing: the host compares those outputs and writes the report
+(``evaluator.problem_check.judge``). Nothing of the portal is in view: no database, no settings, no secrets, no network
+but loopback."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,16 +24,9 @@ def _drop_privileges() -> None:
 def main() -> int:
     _drop_privileges()
     os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
-    from evaluator.problem_check import check_folder, failed_report
+    from evaluator.problem_check import produce
 
-    io = Path(os.environ.get("ARENA_IO", "/io"))
-    try:
-        report = check_folder(Path(sys.argv[1]))
-    except BaseException as exc:  # noqa: BLE001 - the contributor's code may raise anything, SystemExit included
-        report = failed_report(f"the check raised {type(exc).__name__}: {str(exc)[:1500]}")
-    partial = io / "report.json.part"
-    partial.write_text(json.dumps(report, default=str))
-    os.replace(partial, io / "report.json")
+    produce(Path(sys.argv[1]), Path(os.environ.get("ARENA_IO", "/io")) / "out")
     return 0
 
 

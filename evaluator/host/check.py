@@ -1,12 +1,13 @@
 """A proposal check, sandboxed like an evaluation: the contributor's reference and known answers run inside
 bubblewrap (``evaluator.host.sandbox``: the same ``command()``, ``environment()`` and ``limits()``), as the sandbox's
-uid, with the proposed folder bound read-only at /solution, the check's runtime (the self-check and the comparison,
-nothing of the portal) read-only at /arena, and the report coming back as JSON through the exchange folder /io.
-Where the sandbox cannot start, the check fails closed with a report that says why."""
+uid, with the proposed folder bound read-only at /solution, the check's runtime (what runs the contributor's code,
+nothing of the portal) read-only at /arena. What comes back through the exchange folder (/io/out) is the runs' outputs
+as data; this process reads them, compares them and writes the report (``evaluator.problem_check.judge``): nothing the
+sandbox writes is taken as a report. Where the sandbox cannot start, the check fails closed with a report that says
+why."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -15,7 +16,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evaluator import wire
 from evaluator.host import sandbox
 
 REPO_ROOT = sandbox.PACKAGE_ROOT.parent
@@ -25,7 +25,6 @@ CHECK_RUNTIME = ("__init__.py", "check_sandbox.py", "problem_check.py", "selfche
 PROBLEMS_RUNTIME = ("__init__.py", "registry.py", "common.py")  # the registry and the references' shared helpers
 TIMEOUT_S = 210  # inside the RQ job's limit (portal.contributions.services.CHECK_JOB_TIMEOUT_S = 240)
 TMP_BYTES = 1 << 30
-MAX_REPORT_BYTES = 1 << 20
 
 
 def _stage(root: Path, category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]]) -> tuple:
@@ -41,28 +40,34 @@ def _stage(root: Path, category: str, name: str, files: dict[str, str], solution
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO_ROOT / "problems" / rel, dst)
     folder = write_folder(solution / "proposal", category, name, files, solutions)
-    for d in (io, cache):
+    out = io / "out"
+    for d in (io, out, cache):
         d.mkdir()
-        os.chmod(d, 0o777)
     timer = root / "no-timer"
     timer.write_bytes(b"")
     for path in [root, *root.rglob("*")]:  # the sandbox's uid reads what it is given
-        os.chmod(path, 0o777 if path in (io, cache) else (0o755 if path.is_dir() else 0o644))
+        os.chmod(path, 0o777 if path in (out, cache) else (0o755 if path.is_dir() else 0o644))
+    if os.geteuid() == 0:
+        # The sandbox writes only inside out/, which it cannot replace (a link there would lead the host's reads
+        # elsewhere): the exchange folder above it stays the host's.
+        for d in (out, cache):
+            os.chown(d, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+            os.chmod(d, 0o700)
     mounts = sandbox.Mounts(runtime, timer, solution, io, cache)
-    return mounts, "/solution/proposal/" + str(folder.relative_to(solution / "proposal"))
+    return mounts, folder, "/solution/proposal/" + str(folder.relative_to(solution / "proposal"))
 
 
 def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = (),
                     timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
     """The check report of a proposal given as data; the contributor's code never runs outside the sandbox."""
-    from evaluator.problem_check import failed_report
+    from evaluator.problem_check import failed_report, judge
 
     why = sandbox.probe("cpu")
     if why is not None:
         return failed_report(f"the check could not run: the sandbox is unavailable on this worker ({why})")
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
         root = Path(tmp)
-        mounts, inside = _stage(root, category, name, files, list(solutions))
+        mounts, folder, inside = _stage(root, category, name, files, list(solutions))
         env = sandbox.environment(dict(os.environ), "cpu")
         env["PYTHONPATH"] = "/arena:/solution"
         argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.check_sandbox", inside], env, "cpu",
@@ -73,21 +78,7 @@ def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: 
         except subprocess.TimeoutExpired:
             return failed_report(f"the check ran past its limit of {timeout_s:.0f} s and was stopped (a reference "
                                  f"that deadlocks or never returns ends here)")
-        report_path = mounts.io / "report.json"
         tail = (done.stdout[-1500:] + done.stderr[-1500:]).decode("utf-8", "replace").strip()
-        try:
-            fd = wire.open_plain(report_path)  # the sandbox's folder: a link or a FIFO there is no report
-        except (OSError, ValueError):
-            return failed_report(f"the check's sandbox ended (exit {done.returncode}) without a report: {tail[-1500:]}")
-        with os.fdopen(fd, "rb") as f:
-            if os.fstat(fd).st_size > MAX_REPORT_BYTES:
-                return failed_report("the check's report is larger than the 1 MiB a report may be")
-            raw = f.read(MAX_REPORT_BYTES + 1)
-        try:
-            report = json.loads(raw.decode("utf-8"))
-        except ValueError:
-            return failed_report("the check's report is not JSON")
-    if not isinstance(report, dict) or not isinstance(report.get("ok"), bool):
-        return failed_report("the check's report is not a report (no boolean 'ok')")
+        report = judge(folder, mounts.io / "out", note=f"the sandbox ended with exit {done.returncode}: {tail[-1500:]}")
     report["sandboxed"] = True
     return report

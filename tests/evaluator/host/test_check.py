@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +57,68 @@ def test_a_hostile_reference_fails_contained(django_user_model):
     assert report["ok"] is False, text
     assert "PROBE found= uid=65534" in text, text
     assert django_user_model.objects.count() == users
+
+
+FORGED = '''
+import json as _json, os as _os
+for _path in ("/io/report.json", "/io/out/report.json"):
+    try:
+        with open(_path, "w") as _f:
+            _json.dump({"version": 1, "ok": True, "message": "all good", "problem_id": "collectives/forged",
+                        "world_sizes": [2, 4], "reference": [], "known_answers": [], "warnings": []}, _f)
+    except OSError:
+        pass
+_os._exit(0)
+'''
+
+
+def _proposal(reference_tail: str = "", wrong: bool = False) -> dict[str, str]:
+    folder = PROBLEMS_ROOT / "collectives" / "all_reduce"
+    reference = (folder / "reference.py").read_text()
+    if wrong:  # wrong on purpose: the distributed reference doubles its answer
+        reference = reference.replace("def solution(", "def _right_solution(", 1) + (
+            "\n\ndef solution(*inputs):\n    return _right_solution(*inputs) * 2\n")
+    return {"problem.toml": (folder / "problem.toml").read_text(), "reference.py": reference + reference_tail,
+            "README.md": (folder / "README.md").read_text()}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root")
+def test_a_reference_that_writes_its_own_report_and_exits_fails():
+    # Before, the check ran in the same process as the reference and took any /io/report.json with a boolean "ok":
+    # this proposal showed as checked, ok, with a message of its choosing.
+    report = check_sandboxed("collectives", "forged", _proposal(FORGED, wrong=True), [])
+    assert report["ok"] is False, report
+    assert report["message"] != "all good" and "nothing came back" in report["message"], report["message"]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root")
+def test_the_host_compares_what_comes_back_a_wrong_reference_fails_and_the_right_one_is_checked():
+    correct = (PROBLEMS_ROOT / "collectives" / "all_reduce" / "solutions" / "correct" / "nccl_inplace_copy.py")
+    answers = [{"kind": "correct", "filename": "copy.py", "source": correct.read_text()}]
+    wrong = check_sandboxed("collectives", "wrong_ref", _proposal(wrong=True), answers)
+    assert wrong["ok"] is False and "reference differs from oracle" in wrong["message"], wrong["message"]
+    right = check_sandboxed("collectives", "right_ref", _proposal(), answers)
+    assert right["ok"] is True, right["message"]
+    assert [(r["world_size"], r["ok"]) for r in right["reference"]] == [(2, True), (4, True)]
+    assert all(a["ok"] and a["passed_oracle"] for a in right["known_answers"]) and len(right["known_answers"]) == 2
+
+
+def test_the_data_reader_takes_only_tensors_it_can_account_for():
+    import torch
+
+    from evaluator.problem_check import DATA_MAGIC, read_data, write_data
+
+    path = Path(tempfile.mkdtemp()) / "d"
+    ranks = [(torch.arange(6, dtype=torch.float32).reshape(2, 3), torch.tensor([True, False])),
+             (torch.ones(2, dtype=torch.bfloat16),)]
+    write_data(path, ranks)
+    raw = path.read_bytes()
+    back = read_data(raw)
+    assert [len(r) for r in back] == [2, 1] and torch.equal(back[0][0], ranks[0][0])
+    assert back[1][0].dtype == torch.bfloat16 and torch.equal(back[1][0], ranks[1][0])
+    for bad in (raw + b"x", raw[:-1], b"\x80\x04pickle", DATA_MAGIC + (10 ** 9).to_bytes(8, "little")):
+        with pytest.raises(ValueError):
+            read_data(bad)
+    forged = raw.replace(b'"float32"', b'"object!"')
+    with pytest.raises(ValueError):
+        read_data(forged)

@@ -185,7 +185,9 @@ def category_lines(problems: list[Problem], leaders: dict[str, ProblemLeader], *
     if not whole_catalogue:
         return summed
     stored = stored_category_summaries()
-    return {category: stored.get(category, line) for category, line in summed.items()}
+    # A stored line over another set of problems than the one listed (the catalogue changed since) is not used.
+    return {category: stored[category] if category in stored and stored[category].problems == line.problems
+            else line for category, line in summed.items()}
 
 
 @dataclass(frozen=True)

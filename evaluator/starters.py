@@ -48,6 +48,14 @@ RULES = (
 )
 
 
+# References whose outputs share memory (views of one buffer), which the judge takes from the baseline but refuses
+# from a solution ("outputs must be new tensors"): their plain starter returns a copy of each output. Found by
+# running every plain starter through `arena eval` on CPU.
+SEPARATE_OUTPUTS = {
+    "data-parallel/ddp_bucketed_overlap": "the reference returns views of its all-reduced bucket buffers",
+}
+
+
 class StarterError(ValueError):
     """The problem's reference has no plain ``def solution`` to start from (an imported suite's assignment)."""
 
@@ -127,7 +135,9 @@ def starter(problem: Problem, backend: str) -> Starter:
     filename = starter_filename(problem, backend)
     imports, body = _standalone(problem)
     header = _header(problem, backend, filename)
-    if backend == PLAIN:
+    if backend == PLAIN and problem.id in SEPARATE_OUTPUTS:
+        code = _separate(problem, header, imports, body)
+    elif backend == PLAIN:
         code = "\n".join([header, "", imports, "", "", body]).rstrip() + "\n"
     else:
         code = _gpu(problem, backend, header, imports, body)
@@ -145,8 +155,8 @@ def _solution_def(tree: ast.Module) -> ast.FunctionDef | None:
 def _bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.Assign):  # `A = ...` and `A, B = ...`
+        return [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return [node.target.id]
     return []
@@ -390,15 +400,33 @@ def _through_kernel(t):
 _GPU = {"cuda": _CUDA, "triton": _TRITON, "symmetric-memory": _SYMM}
 
 
+def _wrapper(node: ast.FunctionDef, setup: bool, each: str, note: str) -> str:
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    return (f"def solution({ast.unparse(node.args)}){returns}:\n"
+            + ("    _setup()  # builds and allocates on the first call only, which is not timed\n" if setup else "")
+            + f"    result = _reference({_call(node.args)})  # the reference's computation: replace it\n"
+            + "".join(f"    # {line}\n" for line in textwrap.wrap(note, 110))
+            + f"    return _each_tensor(result, {each})\n")
+
+
+def _separate(problem: Problem, header: str, imports: str, body: str) -> str:
+    """The plain starter of a reference whose outputs share memory: each output returned as a copy of its own."""
+    node = _solution_def(ast.parse(problem.reference_source))
+    reference = re.sub(r"^def solution\(", "def _reference(", body, count=1, flags=re.M)
+    extra = "" if "import torch" in imports.splitlines() else "import torch"
+    note = f"{SEPARATE_OUTPUTS[problem.id]}, and a solution's outputs must be separate tensors:"
+    parts = [header, "", "\n".join(x for x in (imports, extra) if x), _OUTPUTS.rstrip(), "", "",
+             "# The reference's code, renamed `_reference`: the part to replace.", reference, "", "",
+             _wrapper(node, False, "torch.clone", note)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
 def _gpu(problem: Problem, backend: str, header: str, imports: str, body: str) -> str:
     node = _solution_def(ast.parse(problem.reference_source))
     reference = re.sub(r"^def solution\(", "def _reference(", body, count=1, flags=re.M)
     needs = ["import torch"] + (["import torch.distributed as dist"] if backend == "symmetric-memory" else [])
     extra = "\n".join(i for i in needs if i not in imports.splitlines())
-    wrapper = (f"def solution({ast.unparse(node.args)}){' -> ' + ast.unparse(node.returns) if node.returns else ''}:\n"
-               f"    _setup()  # builds and allocates on the first call only, which is not timed\n"
-               f"    result = _reference({_call(node.args)})  # the reference's computation: replace it\n"
-               f"    return _each_tensor(result, _through_kernel)\n")
+    wrapper = _wrapper(node, True, "_through_kernel", "")
     parts = [header, "", "\n".join(x for x in (imports, extra) if x), _GPU[backend].rstrip(), _OUTPUTS.rstrip(), "", "",
              "# The reference's code, renamed `_reference`: the part to replace.", reference, "", "", wrapper]
     return "\n".join(parts).rstrip() + "\n"

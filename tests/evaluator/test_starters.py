@@ -5,7 +5,9 @@ name says; the plain torch.distributed one passes as given through `arena eval` 
 from __future__ import annotations
 
 import ast
+import builtins
 import json
+import symtable
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +22,22 @@ from problems.registry import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = catalogue()
+
+
+def _undefined_globals(source: str) -> set[str]:
+    """Names the file's functions read as globals that nothing at module level binds (a NameError at the call)."""
+    top = symtable.symtable(source, "starter.py", "exec")
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()} | set(dir(builtins))
+    missing: set[str] = set()
+
+    def walk(table) -> None:
+        for child in table.get_children():
+            if child.get_type() == "function":
+                missing.update(n for n in child.get_globals() if n not in bound)
+            walk(child)
+
+    walk(top)
+    return missing
 
 
 def _signature_of(source: str) -> str:
@@ -38,6 +56,7 @@ def test_every_problem_has_standalone_starters_with_the_reference_signature(prob
             a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         assert not [m for m in imported if m.split(".")[0] == "problems"], (s.filename, imported)
         assert solution_problem(s.source) is None
+        assert not _undefined_globals(s.source), (s.filename, _undefined_globals(s.source))
         assert _signature_of(s.source) == _signature_of(problem.reference_source), s.filename
         report = check(s.source, filename=s.filename)
         assert not report.refused, (s.filename, report.message())
@@ -52,7 +71,9 @@ def test_a_helper_from_problems_is_copied_in():
 
 
 @pytest.mark.parametrize("problem_id, hardware", [("collectives/all_reduce", "cpu-gloo-2"),
-                                                  ("collectives/hierarchical_all_reduce", "cpu-gloo-2x2")])
+                                                  ("collectives/hierarchical_all_reduce", "cpu-gloo-2x2"),
+                                                  ("data-parallel/ddp_bucketed_overlap", "cpu-gloo-2"),
+                                                  ("data-parallel/fused_adam_unshard", "cpu-gloo-2")])
 def test_the_plain_starter_passes_as_given_through_arena_eval(problem_id, hardware, tmp_path):
     s = starters.starter(CATALOGUE[problem_id], starters.PLAIN)
     assert f"--hardware {hardware}" in s.source

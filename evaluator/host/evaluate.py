@@ -412,18 +412,21 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
             windows.solution_spin_us = spin_us(launch, session.profile.device == "cuda")
             session.command_ranks(compiled_timer.SPIN, arg=windows.solution_spin_us)
             session.wait(session.ranks, "spun", left)
+        t0 = time.monotonic()
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
             session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked))
             session.wait(session.judges, "timed", left, {"i": unchecked})
             unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
+        windows.spent("feed_and_check", t0, time.monotonic())
         baseline_first = order.random() < 0.5
         if baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
         windows.solution[i], copied[i] = _time_solution(session, windows, i, i >= warmup, left)
         if not baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
+        windows.spent("iteration", t0, time.monotonic())
         if i >= warmup:
             unchecked = i
     left = max(1.0, deadline - time.monotonic())
@@ -449,9 +452,13 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
     session.command_ranks(compiled_timer.TIME, i, compiled_timer.RECORD_FLAG if record else 0)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
     ended = _replied(session.ranks, "timed", i)
+    after = time.monotonic()
     copied = _take_outputs(session, "timed", {"i": i}) if record else []
+    windows.spent("copy_outputs", after, time.monotonic())
     _check_returned(session, "timed", f"timed iteration {i}")
+    after = time.monotonic()
     session.check_threads(f"timed iteration {i}")
+    windows.spent("check_threads", after, time.monotonic())
     return (ended - started) * 1e6, copied
 
 

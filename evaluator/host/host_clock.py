@@ -41,6 +41,12 @@ class Windows:
     # The first part of each window: from writing the inputs to the side's reply that they are on its device.
     baseline_staged: dict[int, float] = field(default_factory=dict)
     solution_staged: dict[int, float] = field(default_factory=dict)
+    # Where the host's loop spends its time, ms summed over every iteration by step: what the per-iteration overhead
+    # beyond the two windows is made of.
+    loop_ms: dict[str, float] = field(default_factory=dict)
+
+    def spent(self, step: str, since: float, now: float) -> None:
+        self.loop_ms[step] = self.loop_ms.get(step, 0.0) + (now - since) * 1e3
 
 
 def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[float], warmup: int,
@@ -60,7 +66,9 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
                "solution_overhead_us": sol_over, "baseline_overhead_us": base_over,
                "unaccounted_us": unaccounted, "allowance_us": allowance,
                "solution_staging_us": _median_of(windows.solution_staged, recorded),
-               "baseline_staging_us": _median_of(windows.baseline_staged, recorded)}
+               "baseline_staging_us": _median_of(windows.baseline_staged, recorded),
+               "loop_ms_per_iteration": {k: round(v / max(1, len(windows.solution)), 3)
+                                         for k, v in windows.loop_ms.items()}}
     if unaccounted <= allowance:
         return summary, None
     return summary, (f"the timer's samples account for {unaccounted:.0f} µs per call less of the solution's time "

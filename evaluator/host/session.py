@@ -207,7 +207,8 @@ class Session:
             tim_r, tim_w = os.pipe()
             # This rank's inputs of the timed iterations, by descriptor: no path in the sandbox leads to them, so
             # another rank cannot read them (the exchange folder holds only what each rank writes itself).
-            feed = os.open(self.private / f"r{r}" / wire.FEED_SLOT, os.O_RDONLY | os.O_NOFOLLOW)
+            # Writable: the rank's engine zeroes it once the call's inputs are in their own storage.
+            feed = os.open(self.private / f"r{r}" / wire.FEED_SLOT, os.O_RDWR | os.O_NOFOLLOW)
             fds.append((cmd_r, rep_w, tim_w, feed))
             keep += [cmd_r, rep_w, tim_w, feed]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
@@ -379,6 +380,9 @@ class Session:
         time.sleep(0.1)
         self._pump(0.05)
         parts = []
+        # A rank that reported its own failure (its peer went away) did not end itself: the rank that died did.
+        dead = [r for r in dead if not self.ranks[r].last("error")] or dead
+        dead.sort(key=lambda r: not (self.exits.get(r) is not None and self.exits[r] < 0))  # signal deaths first
         for r in dead:
             code = self.exits.get(r)
             if code is not None and code < 0:

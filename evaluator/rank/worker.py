@@ -145,6 +145,8 @@ class Worker:
         solve = self.load_solution(cmd["path"])
         try:
             serve(cmd_fd, self.fd, self.rank, solve, self.feed_fd, self.out_fd)
+        except SystemExit:
+            raise  # the solution ended its process: the host says so from the exit status
         except BaseException as exc:
             op, _, flags = current()
             phase = "correctness" if op == compiled_timer.CALL and flags & compiled_timer.TRIAL_FLAG else \

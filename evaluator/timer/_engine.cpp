@@ -2,7 +2,7 @@
  *
  * A step (warm-up or trial call, or a timed iteration) reads its inputs from the side's feed slot, a file the judge
  * wrote at the opening of the side's window, into tensors allocated here for this call alone (their storage never
- * seen by the code under test); on GPUs keeps the device busy with the spin kernel, flushes L2 and aligns the ranks on
+ * seen by the code under test), and zeroes the feed; on GPUs keeps the device busy with the spin kernel, flushes L2 and aligns the ranks on
  * the process group's backend (no dispatcher in between); records the start, calls the function, records the stop,
  * copies the outputs into the side's output slot on the call's stream, checks that every input still owns the storage
  * it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
@@ -384,6 +384,21 @@ Given make_inputs(Mapping &feed) {
   return g;
 }
 
+// The feed's data, zeroed once this call's inputs are in their own storage (on GPUs, once the copies are done): a
+// peer that got this rank's feed descriptor finds nothing in it by the time its own timed call can run, since every
+// rank consumes its feed before the alignment that opens the timed calls.
+void consume(Mapping &feed) {
+  if (S.cuda) {
+    int rc;
+    {
+      py::gil_scoped_release nogil;
+      rc = S.cu.stream_sync(S.stream);
+    }
+    check_cu(rc, "input copy");
+  }
+  if (feed.size > FRAME_HEAD) memset(static_cast<unsigned char *>(feed.addr) + FRAME_HEAD, 0, feed.size - FRAME_HEAD);
+}
+
 // Inputs whose tensor no longer owns the storage it was given (Tensor.set_, a .data swap, a resize).
 std::vector<std::string> swapped_inputs(const Given &g) {
   std::vector<std::string> out;
@@ -633,9 +648,12 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
   if (!S.opened) fail("the engine is not open");
   StepResult r;
   double t0 = now_us();
-  if (timed) prepare_timed();
   Given g = make_inputs(feed);
-  if (timed) flush_and_align();
+  consume(feed);
+  if (timed) {
+    prepare_timed();
+    flush_and_align();
+  }
   double h0, h1;
   PyObject *result;
   if (S.cuda) check_cu(S.cu.record(S.ev_start, S.stream), "start event");
@@ -777,7 +795,7 @@ void set_spin(double spin_us) { S.spin_us = spin_us; }
 
 // One step from Python (the judge's baseline, tests): returns the figures and what the rules need.
 py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd) {
-  StepResult r = step(timed, call.ptr(), mapping(feed_fd, false), mapping(out_fd, true));
+  StepResult r = step(timed, call.ptr(), mapping(feed_fd, true), mapping(out_fd, true));
   py::dict d;
   d["elapsed_us"] = r.elapsed_us;
   d["launch_us"] = r.launch_us;
@@ -786,6 +804,9 @@ py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd) {
   d["aliases"] = r.taken.aliases;
   d["subclasses"] = r.taken.refused;
   d["inputs_swapped"] = r.swapped;
+  d["signals_changed"] = r.signals;
+  d["multicast_changed"] = r.environment;
+  d["calls"] = r.calls;  // JSON text
   d["steps_us"] = py::dict(py::arg("measure") = r.measure_us, py::arg("save") = r.save_us);
   return d;
 }
@@ -807,7 +828,7 @@ void send_line(int fd, const std::string &line) {
 // The solution's rank from its load to its end. Returns the command (op, i, phase) that raised, for the error
 // report, by raising a Python exception whose args end with it; returns None on EXIT or when the host hangs up.
 void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd, int out_fd) {
-  Mapping &feed = mapping(feed_fd, false);
+  Mapping &feed = mapping(feed_fd, true);
   Mapping &out = mapping(out_fd, true);
   std::string prefix = "\"rank\": " + std::to_string(rank) + ", ";
   for (;;) {

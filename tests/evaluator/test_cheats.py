@@ -94,9 +94,10 @@ CHEATS: list[Case] = [
     Case("cheats/mutate_inputs.py", "rejected", ("shares memory with input 0", "must not write to its inputs")),
     Case("cheats/tensor_subclass_eq.py", "rejected", ("subclass",)),
     Case("cheats/deferred_result_tuple.py", "wrong_output", ("expected a plain torch.Tensor",)),
-    Case("cheats/input_dtype_swap.py", "rejected", ("must not write to its inputs",)),
+    Case("cheats/input_dtype_swap.py", "rejected", ("must not write to its inputs", "no longer owns the storage")),
     # Results that depend on being timed.
-    Case("cheats/cache_by_data_ptr.py", "rejected", ("while being timed",)),
+    # Every call gets new tensors in new storage: a cache keyed by the input object never hits.
+    Case("cheats/cache_by_data_ptr.py", "passed", no_gain=True),
     Case("cheats/cache_by_call_count.py", "rejected", ("while being timed",)),
     Case("cheats/garbage_when_timed.py", "rejected", ("while being timed",)),
     # Work left on a side stream is either unfinished when the outputs are copied (wrong while timed) or, when the
@@ -111,12 +112,24 @@ CHEATS: list[Case] = [
     Case("cheats/patch_comparison.py", "wrong_output", ("differ",)),
     Case("cheats/patch_compare_sys_modules.py", "wrong_output", ("differ",)),
     Case("cheats/patch_harness_class.py", "wrong_output", ("differ",)),
-    Case("cheats/rebind_timed_loop.py", "passed", no_gain=True, log_has=("ARENA_MEASURE_PATCHED",)),
+    Case("cheats/rebind_timed_loop.py", "passed", no_gain=True, log_has=("ARENA_MEASURE_NOT_PATCHED",)),  # no Python timing loop left to rebind
     Case("cheats/rebind_tensor_detach.py", "wrong_output", ("differ",)),
     Case("cheats/rebind_json_dumps.py", "wrong_output", ("differ",)),
-    Case("cheats/finalizer_after_return.py", "rejected", ("while being timed",)),
-    Case("cheats/profile_hook_after_timer.py", "rejected", ("while being timed",)),
-    Case("cheats/block_next_input_name.py", "rejected", ("evaluator's names",)),
+    # The classes a held-out round found in the harness itself: inputs refilled in place, descriptors passed between
+    # ranks, the evaluator's Python rebound in the rank, handlers that run between calls.
+    Case("cheats/refill_into_shared_storage.py", "rejected", ("no longer owns the storage",)),
+    Case("cheats/peer_feed_over_socket.py", "passed", no_gain=True, log_has=("ARENA_PEER_FEED_EMPTY",),
+         log_lacks=("ARENA_PEER_FEED_READ",)),
+    Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
+    Case("cheats/signal_handler_idle_work.py", "rejected", ("SIGALRM",)),
+    # Outputs are taken by compiled code at the call's return, with the collector off and the call's garbage kept
+    # until the next call's clock has started: work left to a finalizer is not in them.
+    Case("cheats/finalizer_after_return.py", "wrong_output", ("differ", "NaN/Inf")),
+    # No Python of the evaluator's frames a timed call any more: the hook never learns it is timed, and the solution
+    # computes in its call.
+    Case("cheats/profile_hook_after_timer.py", "passed", no_gain=True),
+    # Inputs no longer pass through files in the exchange folder: a folder at their old name blocks nothing.
+    Case("cheats/block_next_input_name.py", "passed", no_gain=True),
     Case("cheats/gc_harness_state.py", "wrong_output", ("differ",)),
     Case("cheats/dispatch_mode_compare.py", "wrong_output", ("differ",)),
     Case("cheats/aten_override.py", "wrong_output", ("differ",)),
@@ -136,7 +149,10 @@ CHEATS: list[Case] = [
     Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
          fills=(("ARENA_TEST_FORGED", "booted"),), label="forge_report_second_boot"),
     Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0.05"),)),
+         fills=(("ARENA_TEST_HOLD_S", "0.05"),),
+         known_open="this cheat finds the key by the previous C timer's exported symbols; the engine keeps it in "
+                    "an unexported struct of the same process, where a solution that scans its memory can still "
+                    "find it: the class stays open, bounded by the host's clock, until the key leaves the rank"),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
          fills=(("ARENA_TEST_HOLD_S", "0"),), label="timer_key_small_forgery",
          known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
@@ -159,7 +175,7 @@ CHEATS: list[Case] = [
     Case("cheats/proc_memory_seeds.py", "wrong_output", ("differ",), secret_free=True,
          log_has=("0 secrets",)),
     Case("cheats/load_reference_by_path.py", "wrong_output", ("differ",), log_has=("ARENA_REFERENCE_VISIBLE 0",)),
-    Case("cheats/read_other_rank_io.py", "rejected", ("while being timed",), log_has=("ARENA_OTHER_INPUTS_MISSING",)),
+    Case("cheats/read_other_rank_io.py", "wrong_output", ("differ",), log_has=("ARENA_OTHER_INPUTS_MISSING",)),
     Case("cheats/read_peer_feed_slot.py", "passed", log_has=("ARENA_PEER_FEED_UNREADABLE",),
          log_lacks=("ARENA_PEER_FEED_READ",)),
     # Rules on the process environment, threads and processes.

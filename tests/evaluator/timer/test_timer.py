@@ -1,59 +1,152 @@
-"""The compiled timer: it builds, times a call, and the host accepts only samples carrying its key in sequence.
-Each case runs in a fresh interpreter: the timer opens once per process, as in a rank."""
+"""The compiled engine: it builds, runs a call from its feed slot to its output slot, gives every call inputs in
+storage of their own, consumes the feed, refuses re-pointed inputs and handlers, counts communication from the
+dispatcher, and the host accepts only samples carrying its key in sequence. Each case runs in a fresh interpreter
+with a one-rank gloo group: the engine opens once per process, as in a rank."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evaluator import timer
 
 ROOT = Path(__file__).resolve().parents[3]
-PROLOGUE = f"""
-import json, os
-from evaluator import timer
-module = timer.load({str(timer.build())!r})
+
+
+@pytest.fixture(scope="module")
+def engine_path() -> str:
+    return str(timer.build())
+
+
+def _run(engine_path: str, body: str, tmp_path: Path) -> dict:
+    prologue = f"""
+import json, os, torch, torch.distributed as dist
+from evaluator import timer, wire
+from evaluator.timer.protocol import open_engine
+dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+engine = timer.load({engine_path!r})
 read_fd, write_fd = os.pipe()
-module.open(write_fd, -1)
+open_engine(engine, write_fd, dist.group.WORLD, torch.device("cpu"))
 reader = timer.SampleReader(read_fd)
+feed = wire.Slot.open({str(tmp_path / "feed")!r}, writable=True, pinned=False)
+out = wire.Slot.open({str(tmp_path / "out")!r}, writable=True, pinned=False)
+x = torch.randn(1000)
+def show():
+    feed.write([x])
 """
+    done = subprocess.run([sys.executable, "-c", prologue + body], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _run(body: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", PROLOGUE + body], capture_output=True, text=True, cwd=ROOT,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+def test_a_call_reads_its_feed_and_its_outputs_and_inputs_come_back_in_the_slot(engine_path, tmp_path):
+    out = _run(engine_path, """
+show()
+step = engine.step(False, lambda a: a * 2, feed.fd, out.fd)
+values, n_out = out.read_frame(step["nbytes"])
+print(json.dumps({"n_out": n_out, "doubled": torch.equal(values[0], x * 2), "after": torch.equal(values[1], x),
+                  "swapped": step["inputs_swapped"], "aliases": step["aliases"]}))
+""", tmp_path)
+    assert out == {"n_out": 1, "doubled": True, "after": True, "swapped": [], "aliases": []}
 
 
-def test_samples_from_the_timer_are_accepted_in_order():
-    out = _run("""
-calls = []
-us, launch, result = module.measure(lambda: calls.append("prepared"), lambda: sum(range(1000)))
-module.measure(lambda: None, lambda: None)
+def test_every_call_gets_inputs_in_storage_of_its_own_and_the_feed_is_consumed(engine_path, tmp_path):
+    out = _run(engine_path, """
+seen = []
+def keep(a):
+    seen.append((a, a.untyped_storage().data_ptr(), a.untyped_storage()._cdata))
+    return a + 1
+for _ in range(3):
+    show()
+    engine.step(True, keep, feed.fd, out.fd)
+data = open(feed.fd and os.readlink(f"/proc/self/fd/{feed.fd}"), "rb").read()
+print(json.dumps({"objects": len({id(a) for a, _, _ in seen}), "storages": len({s for _, _, s in seen}),
+                  "pointers": len({p for _, p, _ in seen}), "feed_after": any(data[16:])}))
+""", tmp_path)
+    assert out["objects"] == 3 and out["storages"] == 3 and out["pointers"] == 3
+    assert out["feed_after"] is False  # nothing of the inputs is left where a peer holding the descriptor could look
+
+
+@pytest.mark.parametrize("repoint", ["a.set_(torch.zeros(1000).untyped_storage())", "a.data = torch.zeros(1000)",
+                                     "a.resize_(5000)"])
+def test_an_input_re_pointed_during_its_call_is_named(engine_path, tmp_path, repoint):
+    out = _run(engine_path, f"""
+def call(a):
+    b = a.clone()
+    {repoint}
+    return b
+show()
+print(json.dumps(engine.step(True, call, feed.fd, out.fd)["inputs_swapped"]))
+""", tmp_path)
+    assert out == ["input 0"]
+
+
+def test_a_signal_handler_the_call_installs_is_reported(engine_path, tmp_path):
+    out = _run(engine_path, """
+import signal
+def call(a):
+    signal.signal(signal.SIGUSR2, lambda *_: None)
+    return a + 1
+show()
+print(json.dumps(engine.step(True, call, feed.fd, out.fd)["signals_changed"]))
+""", tmp_path)
+    assert out == ["SIGUSR2"]
+
+
+def test_communication_is_counted_from_the_dispatcher_whatever_the_python_entry_point(engine_path, tmp_path):
+    out = _run(engine_path, """
+def call(a):
+    b = a.clone()
+    dist.all_reduce(b)
+    c = torch.ops._c10d_functional.all_reduce(a, "sum", "0")
+    torch.ops._c10d_functional.wait_tensor(c)
+    return b + c
+show()
+print(json.dumps(json.loads(engine.step(True, call, feed.fd, out.fd)["calls"])))
+""", tmp_path)
+    assert out.get("c10d::allreduce_", 0) >= 1 and out.get("_c10d_functional::all_reduce") == 1
+
+
+def test_inputs_are_made_without_the_dispatcher(engine_path, tmp_path):
+    """A kernel registered from Python for aten's allocator would otherwise run code of the solution's in the
+    untimed part of the path."""
+    out = _run(engine_path, """
+ran = []
+lib = torch.library.Library("aten", "IMPL")
+inside = [False]
+def empty(*args, **kwargs):
+    if not inside[0]:
+        ran.append(1)
+    with torch._C._DisableTorchDispatch():
+        return torch.ops.aten.empty.memory_format.default.redispatch(torch._C.DispatchKeySet("CPU"), *args, **kwargs)
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    lib.impl("empty.memory_format", empty, "CPU")
+def call(a):
+    inside[0] = True
+    try:
+        return a * 3
+    finally:
+        inside[0] = False
+show()
+engine.step(True, call, feed.fd, out.fd)
+print(json.dumps({"ran": len(ran)}))
+""", tmp_path)
+    assert out == {"ran": 0}
+
+
+def test_samples_from_the_engine_are_accepted_in_order_and_forgeries_refused(engine_path, tmp_path):
+    out = _run(engine_path, """
+show(); first = engine.step(True, lambda a: a + 1, feed.fd, out.fd)
+show(); engine.step(True, lambda a: a + 1, feed.fd, out.fd)
 reader.feed(os.read(read_fd, 4096))
-print(json.dumps({"us": us, "result": result, "calls": calls, "samples": reader.samples, "error": reader.error}))
-""")
-    assert out["result"] == sum(range(1000)) and out["calls"] == ["prepared"] and out["us"] > 0
-    assert out["error"] is None and len(out["samples"]) == 2 and out["samples"][0][0] == out["us"]
-
-
-def test_a_sample_written_by_anyone_else_is_refused():
-    out = _run("""
-module.measure(lambda: None, lambda: None)
-os.write(write_fd, b"ARNS" + (1).to_bytes(4, "little") + b"\\0" * 32)  # the right frame, without the key
-reader.feed(os.read(read_fd, 4096))
-print(json.dumps({"samples": len(reader.samples), "error": reader.error}))
-""")
-    assert out["samples"] == 1 and "did not come from the evaluator's timer" in out["error"]
-
-
-def test_the_timer_opens_once():
-    out = _run("""
-try:
-    module.open(write_fd, -1)
-    print(json.dumps({"refused": ""}))
-except RuntimeError as exc:
-    print(json.dumps({"refused": str(exc)}))
-""")
-    assert "already open" in out["refused"]
+good = {"samples": len(reader.samples), "first": reader.samples[0][0] == first["elapsed_us"], "error": reader.error}
+forged = timer.SampleReader(-1)
+forged.feed(timer.HELLO.pack(b"ARNK", bytes(16)) + timer.RECORD.pack(b"ARNS", 0, 1.0, 1.0, 0))
+print(json.dumps({**good, "forged": forged.error is not None}))
+""", tmp_path)
+    assert out == {"samples": 2, "first": True, "error": None, "forged": True}

@@ -80,3 +80,32 @@ def test_the_run_and_compare_pages_show_what_scoring_per_request_showed(problems
         per_request = _as_scored_per_request(client, url, runs)
         assert (stored_compare if "compare" in url else stored[url]) == per_request, url
     assert "pass@" in stored[f"/runs/{hand.pk}/"] and fx.SHOWN["pass_at_k"] in stored[f"/runs/{hand.pk}/"]
+
+
+def _queries_to_record_one_result(run: ModelRun) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.models import Result, Submission
+    from leaderboard.submissions.results import result_record
+
+    attempt = Submission.objects.filter(model_run=run, result__verdict="passed").order_by("pk").first()
+    document = attempt.result.document
+    Result.objects.filter(submission=attempt).delete()
+    Submission.objects.filter(pk=attempt.pk).update(state=Submission.State.RUNNING, verdict=None)
+    with CaptureQueriesContext(connection) as queries:
+        assert result_record(submission_id=attempt.pk, document=document).verdict == "passed"
+    return len(queries)
+
+
+def test_recording_a_result_makes_the_same_queries_for_a_small_run_and_a_large_one():
+    from django.db.models import Count, Exists, OuterRef
+
+    from leaderboard.models import Result
+
+    seed_demo(runs=4, problems=12, attempts=3, users=2, seed=13, min_coverage=0.2, log=lambda _: None)
+    passed = Result.objects.filter(submission__model_run=OuterRef("pk"), verdict="passed")
+    runs = list(ModelRun.objects.filter(Exists(passed)).annotate(n=Count("attempts")).order_by("n"))
+    small, large = runs[0], runs[-1]
+    assert large.n >= 2 * small.n, (small.n, large.n)
+    assert _queries_to_record_one_result(small) == _queries_to_record_one_result(large)

@@ -76,7 +76,15 @@ class _Guarded:
         if why is not None:
             self._refuse(job, queue, why)
             return
-        super().execute_job(job, queue)
+        try:
+            super().execute_job(job, queue)
+        finally:
+            if not self.serves_web:
+                # What the job's solution left in its build cache that no build tool made goes now, and the cache is
+                # brought back under its total cap (evaluator/host/build_cache.py): the host's disk, not a solution's.
+                from evaluator.host import build_cache
+
+                build_cache.maintain_logged()
 
     def _refuse(self, job: Job, queue: Any, why: str) -> None:
         logger.error("worker %s refused job %s from queue %s: %s", self.name, job.id, queue.name, why)

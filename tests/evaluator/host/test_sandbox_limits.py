@@ -208,3 +208,88 @@ def test_empty_sandbox_cgroups_are_swept_and_busy_ones_never():
         cgroups.sweep(root, older_than_s=0)
         time.sleep(0.1)
     assert not busy.exists()
+
+
+# -- the build cache ---------------------------------------------------------------------------------------------
+
+STASH = '''
+import os
+
+import torch
+import torch.distributed as dist
+
+# at import, as a solution that uses its build cache for storage would: two files no build tool makes, and one that
+# stands where load_inline puts its library
+for _path, _size in (("/cache/stash.bin", 8 << 20), ("/cache/torch_extensions/notes.txt", 1 << 20),
+                     ("/cache/torch_extensions/py311_cpu/ext/ext.so", 1000)):
+    os.makedirs(os.path.dirname(_path), exist_ok=True)
+    with open(_path, "wb") as _f:
+        _f.write(bytes(_size))
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+'''
+
+
+def _tree_bytes(root: Path) -> int:
+    return sum(p.lstat().st_blocks * 512 for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@needs_sandbox
+def test_what_a_solution_leaves_in_its_cache_is_gone_after_the_job_and_the_cache_stays_under_its_cap(
+        redis_conn, monkeypatch, tmp_path):
+    # Before, /cache kept whatever a solution wrote, for good, one folder per source: tests could fill a worker's disk.
+    import hashlib
+
+    from rq import Queue
+    from rq.serializers import JSONSerializer
+
+    from evaluator.contract.jobs import EVALUATE
+    from evaluator.worker import ArenaSimpleWorker
+
+    root = tmp_path / "cache"
+    cap = 6 << 20
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(root))
+    monkeypatch.setenv("ARENA_CACHE_MAX_BYTES", str(cap))
+    for i, age in enumerate((3000, 2000, 1000)):  # three earlier solutions' builds, 2 MiB each, the oldest first
+        lib = root / "solutions" / f"old{i}" / "torch_extensions" / "py311_cpu" / "ext" / "ext.so"
+        lib.parent.mkdir(parents=True)
+        lib.write_bytes(bytes(2 << 20))
+        when = time.time() - age
+        for p in [lib, *lib.parents][:5]:
+            os.utime(p, (when, when))
+    spec = EvalSpec(problem_id="collectives/all_reduce", solution_source=STASH, profile="cpu-gloo-2", trials=2,
+                    timing_iterations=5, warmup_iterations=1)
+    queue = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer)
+    job = queue.enqueue(EVALUATE, spec.to_dict(), 1, "nonce", job_timeout=600)
+    ArenaSimpleWorker([queue], connection=redis_conn).work(burst=True)
+    job.refresh()
+    assert job.get_status() == "finished", job.exc_info
+    assert job.return_value()["document"]["verdict"] == "passed", job.return_value()["document"]["message"]
+    entry = root / "solutions" / hashlib.sha256(STASH.encode()).hexdigest()[:24]
+    assert entry.is_dir()
+    assert not (entry / "stash.bin").exists() and not (entry / "torch_extensions" / "notes.txt").exists()
+    assert (entry / "torch_extensions" / "py311_cpu" / "ext" / "ext.so").is_file()  # named as a build's: kept
+    assert _tree_bytes(root / "solutions") <= cap
+    assert not (root / "solutions" / "old0").exists() and (root / "solutions" / "old2").exists()  # LRU first
+
+
+def test_the_cache_upkeep_never_follows_a_link_out_of_the_cache(tmp_path):
+    from evaluator.host import build_cache
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.so").write_bytes(b"host file")
+    entry = tmp_path / "root" / "solutions" / "e"
+    (entry / "triton").mkdir(parents=True)
+    os.symlink(outside, entry / "triton" / "dir")  # a folder link where a kernel's folder would be
+    os.symlink(outside / "keep.so", entry / "triton" / "k.so")
+    os.symlink(outside, entry / "inductor")
+    os.mkfifo(entry / "triton" / "pipe.json")
+    done = build_cache.maintain(tmp_path / "root", cap=1 << 30)
+    assert done["removed_files"] == 4
+    assert (outside / "keep.so").read_bytes() == b"host file"
+    assert sorted(p.name for p in (entry / "triton").iterdir()) == []

@@ -40,19 +40,21 @@ def cmd_test(args: argparse.Namespace) -> int:
     token = "" if args.local else resolve_token(args.token)
     portal = resolve_portal(args.portal)
     if token:
-        unserved = live_workers(portal, args.hardware) == 0
-        if unserved:
-            print(unserved_notice(portal, args.hardware, "test"), file=sys.stderr, flush=True)
-        payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
-                              "source": path.read_text(), "timing": args.timing}).encode()
-        created = request(f"{portal}/api/tests/", token, payload, "application/json")
+        from evaluator.multipart import encode
+
+        # The file as it is (multipart): one that is not even UTF-8 text still gets its test result.
+        body, ctype = encode({"problem": args.problem, "profile": args.hardware,
+                              "timing": "true" if args.timing else "false"}, {"file": path})
+        created = request(f"{portal}/api/tests/", token, body, ctype)
         if not args.json:
             print(f"test {created['id']} {created.get('state', 'queued')} on {args.hardware} at {portal} (unranked)",
                   flush=True)
-        if unserved and not args.wait and not args.no_follow and created.get("state") != "finished":
-            print(f"arena: not waiting for a worker that is not there; follow it on {created['api_url']}, or pass "
-                  f"--wait, or --local to test here", file=sys.stderr)
-            return 3
+        if created.get("state") != "finished" and live_workers(portal, args.hardware) == 0:
+            print(unserved_notice(portal, args.hardware, "test"), file=sys.stderr, flush=True)
+            if not args.wait and not args.no_follow:
+                print(f"arena: not waiting for a worker that is not there; follow it on {created['api_url']}, or "
+                      f"pass --wait, or --local to test here", file=sys.stderr)
+                return 3
         final = created if args.no_follow else follow(created["api_url"], token,
                                                        lambda d: d.get("state") == "finished", args.timeout)
         if args.json:

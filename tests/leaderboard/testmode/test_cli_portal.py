@@ -83,3 +83,15 @@ def test_submit_to_an_unserved_profile_says_so_at_once_and_ends(problems, user, 
     _a_worker_serves(redis_conn, "cpu-gloo-2-test", "cpu-gloo-2")
     assert main(["submit", "--problem", ALL_REDUCE, "--solution", str(CORRECT), "--no-follow"]) == 0
     assert "no worker" not in capsys.readouterr().err
+
+
+def test_arena_test_of_a_broken_file_prints_its_line_at_once(problems, user, live_server, redis_conn, config,
+                                                             capsys, tmp_path):
+    token = Token.objects.create(user=user).key
+    assert main(["login", "--portal", live_server.url, "--token", token]) == 0
+    broken = tmp_path / "broken.py"
+    broken.write_bytes(b"import torch\n\ndef solution(x)\n    return x  # \xff\n")  # not even UTF-8
+    assert main(["test", "--problem", ALL_REDUCE, "--solution", str(broken)]) == 0  # no worker needed, none waited
+    out = capsys.readouterr()
+    assert "verdict: compile_error" in out.out and "broken.py:" in out.out, out
+    assert "no worker" not in out.err

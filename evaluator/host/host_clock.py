@@ -10,24 +10,36 @@ so the part of that window the samples do not account for (the window less the s
 of the call) is the same protocol overhead for both, give or take noise. A solution whose samples claim less time
 than it took has an overhead larger than the baseline's by what it hid.
 
-The check is coarse by nature: a forgery smaller than the allowance (the noise of a host round trip, plus a share of
-the window) passes, and the ranked figure stays the timer's. Forgeries of that size are bounded by the allowance; a
-speedup that only such a forgery could produce is also bounded by the roofline check."""
+The bound, per call: a forgery that hides more than the allowance (:func:`allowance_us`: 3 ms on CPU hosts, 0.4 ms
+on GPU hosts, plus five standard errors of the baseline's overhead) is refused; a smaller one passes, and the ranked
+figure stays the timer's. Against a solution of several milliseconds that is a few per cent; against a 12 µs kernel
+it bounds nothing the roofline check does not (docs/threat-model.md gives the numbers)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import sqrt
 from statistics import median
 from typing import Any
 
-# The allowance for the solution's overhead beyond the baseline's: an absolute floor for the noise of host round
-# trips on each kind of host, plus a share of the baseline's window (large inputs make both windows noisier). On
-# two shared CPU cores honest solutions read up to 2.5 ms over 10 iterations (benchmarks/results/cheat_suite_
-# 2026-12-01_cpu-gloo-2.md), so CPU hosts get 10 ms: their figures are coarse anyway. On one H200, honest solutions
-# read −10.5 to +1.8 ms in windows of 39–103 ms and −0.06 to +0.39 ms in windows of 3–4 ms (benchmarks/results/
-# gpu_smoke_2026-12-01_h200_rev5.md): the share covers both with room; the floor matters only for tiny windows.
-ALLOWANCE_FLOOR_US = {"cpu": 10000.0, "cuda": 150.0}
-ALLOWANCE_SHARE = 0.25
+# The allowance for the solution's overhead beyond the baseline's: a floor for the host's own systematic difference
+# between the two sides' round trips, plus NOISE_FACTOR standard errors of the difference of the two medians, the
+# error taken from this evaluation's own baseline (the solution's spread is the solution's to inflate, so it is never
+# used). Both sides run the same compiled steps inside their windows; what differs is the process each runs in. On
+# one H200, identical code read +79 to +257 µs of unaccounted time in windows of 3.5 ms (benchmarks/results/
+# eval_wall_2026-12-02_h200-smoke-1_engine.json), so GPU hosts get 400 µs; on two shared CPU cores, 3 ms.
+ALLOWANCE_FLOOR_US = {"cpu": 3000.0, "cuda": 400.0}
+NOISE_FACTOR = 5.0
+
+
+def allowance_us(baseline_overheads: list[float], device: str) -> float:
+    """The most the solution's median overhead may exceed the baseline's, in µs per call."""
+    n = len(baseline_overheads)
+    centre = median(baseline_overheads)
+    mad = median(abs(x - centre) for x in baseline_overheads)
+    # A median's standard error is about 1.2533 σ/√n, σ about 1.4826 MAD; the difference of two medians: × √2.
+    standard_error = 1.2533 * 1.4826 * mad * sqrt(2.0 / n)
+    return ALLOWANCE_FLOOR_US.get(device, ALLOWANCE_FLOOR_US["cuda"]) + NOISE_FACTOR * standard_error
 
 
 @dataclass
@@ -58,10 +70,11 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
         return {"checked": False, "reason": "no timed iterations to compare"}, None
     sol_window = [windows.solution[i] for i in recorded]
     base_window = [windows.baseline[i] for i in recorded]
+    base_overheads = [w - b - windows.baseline_spin_us for w, b in zip(base_window, baseline_us)]
     sol_over = median(w - s for w, s in zip(sol_window, solution_us)) - windows.solution_spin_us
-    base_over = median(w - b for w, b in zip(base_window, baseline_us)) - windows.baseline_spin_us
+    base_over = median(base_overheads)
     unaccounted = sol_over - base_over
-    allowance = ALLOWANCE_FLOOR_US.get(device, ALLOWANCE_FLOOR_US["cuda"]) + ALLOWANCE_SHARE * median(base_window)
+    allowance = allowance_us(base_overheads, device)
     summary = {"checked": True, "solution_window_us": median(sol_window), "baseline_window_us": median(base_window),
                "solution_overhead_us": sol_over, "baseline_overhead_us": base_over,
                "unaccounted_us": unaccounted, "allowance_us": allowance,

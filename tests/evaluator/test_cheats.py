@@ -149,16 +149,13 @@ CHEATS: list[Case] = [
     Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
          fills=(("ARENA_TEST_FORGED", "booted"),), label="forge_report_second_boot"),
     Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0.05"),),
-         known_open="this cheat finds the key by the previous C timer's exported symbols; the engine keeps it in "
-                    "an unexported struct of the same process, where a solution that scans its memory can still "
-                    "find it: the class stays open, bounded by the host's clock, until the key leaves the rank"),
+         fills=(("ARENA_TEST_HOLD_S", "0.05"),)),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
          fills=(("ARENA_TEST_HOLD_S", "0"),), label="timer_key_small_forgery",
          known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
                     "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
-                    "allowance for host round-trip noise (10 ms on CPU hosts, 150 µs on GPU hosts, plus a quarter "
-                    "of the window)"),
+                    "allowance (3 ms per call on CPU hosts, 0.4 ms on GPU hosts, plus five standard errors of the "
+                    "baseline's overhead)"),
     # Ending the process, crashing, hanging.
     Case("cheats/early_exit_sys_exit.py", "rejected", ("before the evaluation finished",)),
     Case("cheats/early_exit_os_exit.py", "rejected", ("before the evaluation finished",)),

@@ -1,90 +1,81 @@
-"""Issue 13, class (g), the strong form. The compiled timer keeps its SipHash key, its sequence number and its
-descriptor in static variables of the shared object mapped into the rank's own process: this cheat finds them
-(the object's symbol table and /proc/self/maps), points the timer's descriptor at /dev/null, and writes its own
-correctly keyed samples — a tenth of its real time — to the host's pipe. Computes honestly, and holds each call
-for ARENA_TEST_HOLD_S seconds first (the test runs it twice: a call long enough that what the forgery hides is
-beyond the host clock's allowance, and one that is not: see the cases)."""
+"""Issue 13, class (g), the strong form, against the compiled engine. The engine keeps the timer's SipHash key, its
+sample sequence and the timer's descriptor in a struct of the shared object mapped into the rank's own process: this
+cheat finds the struct in the object's writable memory (by the descriptor number, which the rank's command line
+gives, sitting beside the "opened" flag), points the engine's descriptor at /dev/null, and writes its own
+correctly keyed samples — four fifths of its real time, hiding a fifth — to the host's pipe. Computes honestly, and
+holds each call for ARENA_TEST_HOLD_S seconds first (the test runs it twice: calls long enough that the fifth they
+hide is beyond the host clock's allowance, and calls so short that it is not: see the cases)."""
 
 import importlib
 import os
 import struct
+import sys
 import time
 
 import torch
 import torch.distributed as dist
 
-_SO = "/arena/_arena_timer.so"
+_ct = importlib.import_module("c" + "types")  # past the static check, as an attacker would
+_read = getattr(_ct, "string" + "_at")
+_HOLD_S = float("ARENA_TEST_HOLD_S")
+_TRIALS = int(os.environ.get("ARENA_TRIALS", "2"))
 
 
-def _symbols(path: str) -> dict:
-    data = open(path, "rb").read()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    out = {}
-    for sh in sections:
-        if sh[1] != 2:  # SHT_SYMTAB
-            continue
-        strtab = sections[sh[6]]
-        for k in range(sh[5] // 24):
-            name_off, _, _, _, value, _ = struct.unpack_from("<IBBHQQ", data, sh[4] + k * 24)
-            start = strtab[4] + name_off
-            name = data[start:data.index(b"\0", start)].decode()
-            out[name] = value
-    return out
+def _timer_fd() -> int:
+    return int(sys.argv[4])  # the rank's command line: RANK, then its command, report, timer and feed descriptors
 
 
-def _base() -> int:
+def _find_state(fd: int) -> int:
+    """Address of the engine's state: {bool opened; int timer_fd; u64 k0, k1; u32 seq; ...}."""
+    regions, after_object = [], False
     for line in open("/proc/self/maps"):
-        if line.rstrip().endswith("_arena_timer.so") and line.split()[2] == "00000000":
-            return int(line.split("-")[0], 16)
-    raise LookupError
+        parts = line.split()
+        start, end = (int(v, 16) for v in parts[0].split("-"))
+        named = len(parts) > 5 and parts[5].endswith("_arena_timer.so")
+        if named and parts[1].startswith("rw"):
+            regions.append((start, end))
+            after_object = True
+        elif after_object and len(parts) <= 5 and parts[1].startswith("rw"):
+            regions.append((start, end))  # the object's .bss beyond its file
+            after_object = False
+        else:
+            after_object = named
+    pattern = b"\x01\x00\x00\x00" + struct.pack("<i", fd)
+    for start, end in regions:
+        data = _read(start, end - start)
+        at = data.find(pattern)
+        while at >= 0:
+            if at % 8 == 0:
+                return start + at
+            at = data.find(pattern, at + 1)
+    raise LookupError("no engine state found")
 
 
-_ct = importlib.import_module("c" + "types")
-
-
-def _cell(kind):
-    return lambda address: _ct.cast(_ct.c_void_p(address), _ct.POINTER(kind)).contents
-
-
-_at, _at_int, _at_u32 = _cell(_ct.c_uint64), _cell(_ct.c_int), _cell(_ct.c_uint32)
 try:
-    _sym, _b = _symbols(_SO), _base()
-    _key = (_at(_b + _sym["k0"]).value, _at(_b + _sym["k1"]).value)
-    _fd_var = _at_int(_b + _sym["out_fd"])
-    _seq_var = _at_u32(_b + _sym["seq"])
+    _state = _find_state(_timer_fd())
+    _fd_cell = getattr(_ct.c_int, "from_" + "address")(_state + 4)
+    _key = (getattr(_ct.c_uint64, "from_" + "address")(_state + 8).value, getattr(_ct.c_uint64, "from_" + "address")(_state + 16).value)
     _sip = getattr(importlib.import_module("evalu" + "ator.timer"), "siphash24")
-    _pipe, _null = None, os.open("/dev/null", os.O_WRONLY)
     print("ARENA_TIMER_KEY_FOUND", flush=True)
-except Exception as exc:  # not this timer: nothing to forge
+except Exception as exc:  # not this engine: nothing to forge
     print("ARENA_TIMER_KEY_NOT_FOUND", exc, flush=True)
     _key = None
-
-
-def _timed() -> bool:
-    frame = getattr(importlib.import_module("logging"), "current" + "frame")()
-    while frame is not None:
-        if getattr(frame, "f_" + "code").co_name == "time" and "worker" in getattr(frame, "f_" + "code").co_filename:
-            return True
-        frame = getattr(frame, "f_" + "back")
-    return False
-
-
-_HOLD_S = float("ARENA_TEST_HOLD_S")
+_calls = [0]
+_pipe: list[int] = []
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:
-    global _pipe
     start = time.perf_counter()
     time.sleep(_HOLD_S)
     out = x.clone()
     dist.all_reduce(out)
     took = (time.perf_counter() - start) * 1e6
-    if _key is not None and _timed():
-        if _pipe is None:
-            _pipe = _fd_var.value
-            _fd_var.value = _null  # the timer's own sample of this call goes nowhere
-        body = struct.pack("<4sIdd", b"ARNS", _seq_var.value, took / 10.0, took / 10.0)
-        os.write(_pipe, body + struct.pack("<Q8x", _sip(*_key, body)))
+    _calls[0] += 1
+    if _key is not None and _calls[0] > 1 + _TRIALS:  # the warm-up call and the trials are not timed
+        if not _pipe:
+            _pipe.append(_fd_cell.value)
+            _fd_cell.value = os.open("/dev/null", os.O_WRONLY)  # the engine's own samples go nowhere
+        seq = _calls[0] - 2 - _TRIALS
+        body = struct.pack("<4sIdd", b"ARNS", seq, took * 0.8, took * 0.8)
+        os.write(_pipe[0], body + struct.pack("<Q8x", _sip(*_key, body)))
     return out

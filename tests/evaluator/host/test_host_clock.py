@@ -3,7 +3,7 @@ refused; honest figures, whatever their spin or size, are not."""
 
 from __future__ import annotations
 
-from evaluator.host.host_clock import ALLOWANCE_FLOOR_US, Windows, cross_check
+from evaluator.host.host_clock import ALLOWANCE_FLOOR_US, Windows, allowance_us, cross_check
 
 WARMUP = 2
 
@@ -42,11 +42,32 @@ def test_a_longer_spin_in_front_of_the_solution_is_not_taken_for_hidden_time() -
 
 def test_noise_within_the_allowance_passes_and_beyond_it_does_not() -> None:
     base, sol = [1000.0] * 20, [1000.0] * 20
-    allowance = ALLOWANCE_FLOOR_US["cpu"] + 0.25 * 3000.0
+    allowance = ALLOWANCE_FLOOR_US["cpu"]  # the baseline's overhead does not vary: no noise term
     within = _windows([3000.0] * 20, [3000.0 + allowance - 1] * 20)
     beyond = _windows([3000.0] * 20, [3000.0 + allowance + 1] * 20)
     assert cross_check(within, base, sol, WARMUP, "cpu")[1] is None
     assert cross_check(beyond, base, sol, WARMUP, "cpu")[1] is not None
+
+
+def test_the_allowance_grows_with_the_baselines_noise_not_with_its_size_or_the_solutions_noise() -> None:
+    quiet = [500.0 + (k % 2) for k in range(40)]
+    noisy = [500.0 + 400.0 * (k % 2) for k in range(40)]
+    assert allowance_us(quiet, "cuda") < allowance_us(noisy, "cuda")
+    assert allowance_us([50_000.0 + x for x in quiet], "cuda") == allowance_us(quiet, "cuda")
+    # A solution that makes its own overhead noisy gains no allowance: only the baseline's spread counts.
+    base, sol = [1000.0] * 20, [1000.0] * 20
+    jittery = _windows([3000.0] * 20, [3000.0 + 5000.0 * (k % 2) for k in range(20)])
+    assert cross_check(jittery, base, sol, WARMUP, "cuda")[1] is not None
+
+
+def test_a_fifth_of_a_long_call_hidden_from_the_samples_is_refused_on_both_kinds_of_host() -> None:
+    # Calls of 20 ms whose samples claim 16 ms; the host's round trips vary by ±300 µs around 1 ms.
+    base = [20_000.0] * 30
+    overhead = [1000.0 + 300.0 * ((k * 7) % 3 - 1) for k in range(30)]
+    base_window = [b + o for b, o in zip(base, overhead)]
+    for device in ("cpu", "cuda"):
+        _, refusal = cross_check(_windows(base_window, base_window), base, [16_000.0] * 30, WARMUP, device)
+        assert refusal is not None, device
 
 
 def test_nothing_to_compare_is_said_not_refused() -> None:

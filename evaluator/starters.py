@@ -53,6 +53,8 @@ RULES = (
 # running every plain starter through `arena eval` on CPU.
 SEPARATE_OUTPUTS = {
     "data-parallel/ddp_bucketed_overlap": "the reference returns views of its all-reduced bucket buffers",
+    "sequence-parallel/ring_attention_backward": ("the reference returns dk and dv as slices of one reduce-scattered "
+                                                  "buffer (`.to()` keeps a view when the dtype is already right)"),
 }
 
 

@@ -73,7 +73,8 @@ def test_a_helper_from_problems_is_copied_in():
 @pytest.mark.parametrize("problem_id, hardware", [("collectives/all_reduce", "cpu-gloo-2"),
                                                   ("collectives/hierarchical_all_reduce", "cpu-gloo-2x2"),
                                                   ("data-parallel/ddp_bucketed_overlap", "cpu-gloo-2"),
-                                                  ("data-parallel/fused_adam_unshard", "cpu-gloo-2")])
+                                                  ("data-parallel/fused_adam_unshard", "cpu-gloo-2"),
+                                                  ("sequence-parallel/ring_attention_backward", "cpu-gloo-2")])
 def test_the_plain_starter_passes_as_given_through_arena_eval(problem_id, hardware, tmp_path):
     s = starters.starter(CATALOGUE[problem_id], starters.PLAIN)
     assert f"--hardware {hardware}" in s.source

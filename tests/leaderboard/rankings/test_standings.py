@@ -144,7 +144,7 @@ def test_recording_the_same_result_twice_changes_no_standing(problems, user):
         1, 1, submission.pk, pytest.approx(2.5))
 
 
-def test_a_cancelled_or_failed_attempt_leaves_the_standings_as_they_were(problems, user):
+def test_a_failed_attempt_leaves_the_standings_as_they_were(problems, user):
     _record(user, ALL_REDUCE, GPU4, 2.5)
     before = _state()
     _record(user, ALL_REDUCE, GPU4, 0.0, verdict="timeout")

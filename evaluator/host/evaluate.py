@@ -327,9 +327,10 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         else:
             doc["verdict"], doc["message"] = Verdict.PASSED.value, f"correct on {len(trials)} trials × {world} ranks; not timed"
     except Stop as stop:
-        doc["verdict"], doc["message"], doc["failed_ranks"] = stop.verdict, stop.message, stop.ranks
+        doc["verdict"], doc["message"], doc["failed_ranks"] = stop.verdict, neutral_paths(session, stop.message), \
+            stop.ranks
         if stop.traceback:
-            doc["traceback"] = trim(stop.traceback, 4000)
+            doc["traceback"] = neutral_paths(session, trim(stop.traceback, 4000))
         doc["trials"] = trials
     finally:
         session.close()
@@ -652,13 +653,29 @@ def _logs(session: Session) -> dict[str, str]:
     for r in range(session.world_size):
         try:
             # Written by the rank, and its folder is the sandbox's: opened as a plain file or not at all.
-            out[f"rank{r}"] = trim(wire.read_plain_text(session.io / f"r{r}" / "log.txt", LOG_LIMIT, LOG_LIMIT))
+            out[f"rank{r}"] = neutral_paths(session, trim(wire.read_plain_text(session.io / f"r{r}" / "log.txt",
+                                                                               LOG_LIMIT, LOG_LIMIT)))
         except (OSError, ValueError):
             out[f"rank{r}"] = ""
     try:
         sandbox_log = (session.workdir / "sandbox.log").read_text(errors="replace").strip()
         if sandbox_log:
-            out["sandbox"] = trim(sandbox_log, 2000)
+            out["sandbox"] = neutral_paths(session, trim(sandbox_log, 2000))
     except OSError:
         pass
     return out
+
+
+def neutral_paths(session: Session, text: str) -> str:
+    """``text`` with the host's own folders of this evaluation named as the sandbox names them: a rank can print its
+    mount table (/proc/self/mountinfo), whose sources are host paths (the evaluation's folder, the build cache), and
+    no host path belongs in a result."""
+    for host, shown in ((session.cache, "/cache"), (session.io, "/io"), (session.solution_dir, "/solution"),
+                        (session.runtime, "/arena"), (session.workdir, "<evaluation>"),
+                        (session.workdir.parent, "<evaluations>"), (session.cache.parent, "<caches>")):
+        text = text.replace(str(host), shown)
+        # mountinfo gives a bind mount's source relative to its file system's root (/dev/shm/x shows as /x).
+        parts = Path(host).parts
+        if len(parts) > 3:
+            text = text.replace(str(Path(*parts[:1], *parts[3:])), shown)
+    return text

@@ -78,6 +78,7 @@ class Case:
     known_open: str = ""  # a hole not closed yet: the test is an expected failure saying why
     fills: tuple[tuple[str, str], ...] = ()  # further names the test writes into the source (one file, two cases)
     label: str = ""  # the case's name when one file serves two cases
+    host_paths_free: bool = False  # neither the evaluation's folder on the host nor the build cache's is in the result
 
     @property
     def name(self) -> str:
@@ -167,6 +168,7 @@ CHEATS: list[Case] = [
     Case("cheats/network_connection.py", "passed", listen=True),
     Case("cheats/tcpstore_other_address.py", "passed", listen=True),
     Case("cheats/read_other_submission.py", "passed", decoy=True, log_has=("stolen: {}",)),
+    Case("cheats/print_mount_table.py", "passed", log_has=("ARENA_MOUNTS",), host_paths_free=True),
     Case("cheats/log_symlink_host_file.py", "passed", decoy=True),
     Case("cheats/from_file_other_eval.py", "passed", decoy=True, log_has=("read: []",)),
     Case("cheats/proc_memory_seeds.py", "wrong_output", ("differ",), secret_free=True,
@@ -338,6 +340,10 @@ def run_case(case: Case, profile: str, gpu: bool, workdir_parent: Path) -> tuple
         drawn = _secrets(spec, warmup, iterations)
         numbers = [drawn["warm"], drawn["positions"], *drawn["trials"], *drawn["timing"]]
         observed["secrets_leaked"] = [n for n in numbers if str(n) in text]
+    if case.host_paths_free:
+        from evaluator.host.evaluate import _cache_root
+
+        observed["host_paths_leaked"] = [p for p in (str(workdir_parent), str(_cache_root())) if p in text]
     for p in outside:
         p.unlink(missing_ok=True)
     doc["observed"] = observed
@@ -366,6 +372,8 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
         out.append("another evaluation's solution appears in the result")
     if seen.get("secrets_leaked"):
         out.append(f"the judge's secrets appear in the result: {seen['secrets_leaked'][:3]}")
+    if seen.get("host_paths_leaked"):
+        out.append(f"host paths appear in the result: {seen['host_paths_leaked']}")
     logs = "\n".join((doc.get("logs") or {}).values())
     if "static check" not in doc["message"]:
         out += [f"the cheat's log does not say {needle!r}" for needle in case.log_has if needle not in logs]

@@ -292,3 +292,14 @@ def rank_range(value: Any) -> str:
 @register.filter
 def run_status_reason(status: Any) -> str:
     return RUN_STATUS_REASONS.get(str(status or "unfinished"), str(status))
+
+
+@register.simple_tag
+def run_options(choices, selected) -> str:
+    """``<option>`` elements for the comparison's run pickers, one per (id, label), ``selected`` marked: built in one
+    join, not one template loop per run (the list holds every run); labels escaped as the template would."""
+    from django.utils.html import conditional_escape
+
+    return mark_safe("".join(
+        f'<option value="{conditional_escape(pk)}"{" selected" if pk == selected else ""}>{conditional_escape(label)}'
+        f'</option>' for pk, label in choices))

@@ -266,11 +266,13 @@ ScoreBreakdown = inline_serializer("ScoreBreakdown", {
 
 class ModelRunDetailOutputSerializer(ModelRunOutputSerializer):
     manifest = serializers.DictField(help_text="the manifest as uploaded (validated)")
-    breakdown = serializers.SerializerMethodField(help_text="scores per problem and per category, computed now")
+    breakdown = serializers.SerializerMethodField(
+        help_text="scores per problem and per category, as stored when the run's results were recorded")
 
     @extend_schema_field(ScoreBreakdown)
     def get_breakdown(self, obj) -> dict:
-        return scores.run_score(rankings.model_run_score(run=obj))
+        # a run with no result yet has no stored score: scored now (nothing to bootstrap)
+        return scores.run_score(scores.stored_score(obj) or rankings.model_run_score(run=obj))
 
 
 class AttemptOutputSerializer(serializers.Serializer):

@@ -1,6 +1,8 @@
-"""A process cap of its own for every sandbox: a pids cgroup per sandbox (cgroup v2, or the v1 ``pids`` hierarchy),
-joined by the sandbox's launcher before it becomes bubblewrap, so the cap holds from the sandbox's first instruction
-(the solution's import included) and counts every process and thread in it, whatever its uid.
+"""A process cap and a memory cap of its own for every sandbox: a cgroup per sandbox (cgroup v2 with the pids and
+memory controllers, or the v1 ``pids`` and ``memory`` hierarchies), joined by the sandbox's launcher before it becomes
+bubblewrap, so the caps hold from the sandbox's first instruction (the solution's import included) and count every
+process, thread and page in it, whatever its uid — tmpfs pages it writes (/tmp, /dev/shm, the exchange folder) too.
+Past the memory cap the kernel's OOM killer ends a process of that sandbox, never one outside it.
 
 A fork past the cap fails with EAGAIN in the sandbox; the cgroup's ``pids.events`` counts the refusals, which
 :func:`refusals` reads back for the verdict's message. The cgroups are named by the launcher's pid under
@@ -70,6 +72,45 @@ def pids_root() -> Path | None:
     return None
 
 
+def memory_root() -> Path | None:
+    """The folder sandboxes' memory cgroups go in, or None. On cgroup v2 it is the pids one, with the memory
+    controller on for its children too."""
+    for point, fstype, options in _mounts():
+        if fstype == "cgroup" and "memory" in options.split(","):
+            root = Path(point) / PARENT
+            try:
+                root.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            if (root / "memory.limit_in_bytes").exists():
+                return root
+    for point, fstype, _ in _mounts():
+        if fstype != "cgroup2":
+            continue
+        base = Path(point)
+        try:
+            if "memory" not in (base / "cgroup.controllers").read_text().split():
+                continue
+            for folder in (base, base / PARENT):
+                folder.mkdir(exist_ok=True)
+                if "memory" not in (folder / "cgroup.subtree_control").read_text().split():
+                    (folder / "cgroup.subtree_control").write_text("+memory")
+        except OSError:
+            continue
+        return base / PARENT
+    return None
+
+
+def memory_settings(root: Path, max_bytes: int) -> dict[str, str]:
+    """The files that cap a cgroup under ``root`` at ``max_bytes`` of memory, swap included."""
+    if (root / "memory.limit_in_bytes").exists():  # v1
+        settings = {"memory.limit_in_bytes": str(max_bytes)}
+        if (root / "memory.memsw.limit_in_bytes").exists():
+            settings["memory.memsw.limit_in_bytes"] = str(max_bytes)
+        return settings
+    return {"memory.max": str(max_bytes), "memory.swap.max": "0"}
+
+
 def sweep(root: Path, older_than_s: float = SWEEP_AFTER_S) -> int:
     """Removes the empty sandbox cgroups made more than ``older_than_s`` ago; returns how many."""
     removed = 0
@@ -93,9 +134,9 @@ def sweep(root: Path, older_than_s: float = SWEEP_AFTER_S) -> int:
     return removed
 
 
-def join_new(root: Path, pids_max: int) -> Path:
-    """Run in the launcher (the child, before it execs): makes this process's own cgroup under ``root`` with its cap
-    and moves this process into it. Everything it starts stays inside."""
+def join_new(root: Path, settings: dict[str, str]) -> Path:
+    """Run in the launcher (the child, before it execs): makes this process's own cgroup under ``root``, writes
+    ``settings`` (file name: value) into it, and moves this process into it. Everything it starts stays inside."""
     pid = os.getpid()
     path = root / str(pid)
     n = 0
@@ -110,18 +151,48 @@ def join_new(root: Path, pids_max: int) -> Path:
             except OSError:
                 n += 1
                 path = root / f"{pid}-{n}"
-    (path / "pids.max").write_text(str(pids_max))
+    for name, value in settings.items():
+        try:
+            (path / name).write_text(value)
+        except FileNotFoundError:
+            if name not in OPTIONAL:
+                raise
     (path / "cgroup.procs").write_text(str(pid))
     return path
 
 
+OPTIONAL = ("memory.swap.max", "memory.memsw.limit_in_bytes")  # absent where the host has no swap accounting
+
+
 def of(pid: int, root: Path | None = None) -> list[Path]:
-    """The cgroups the launcher ``pid`` made (the newest last)."""
+    """The cgroups the launcher ``pid`` made (in the pids root, or ``root``; the newest last)."""
     root = root if root is not None else pids_root()
     if root is None:
         return []
     found = [p for p in root.glob(f"{pid}*") if p.name == str(pid) or p.name.startswith(f"{pid}-")]
     return sorted(found, key=lambda p: p.stat().st_mtime if p.exists() else 0)
+
+
+def oom_kills(path: Path) -> int:
+    """How many processes the kernel killed in the cgroup at ``path`` for passing its memory cap."""
+    for name in ("memory.events", "memory.oom_control"):  # v2, v1
+        try:
+            for line in (path / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            continue
+    return 0
+
+
+def memory_cap(path: Path) -> int | None:
+    for name in ("memory.max", "memory.limit_in_bytes"):
+        try:
+            return int((path / name).read_text().strip())
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def refusals(path: Path) -> int:

@@ -290,22 +290,43 @@ def pids_cgroup_missing() -> str | None:
             "under /sys/fs/cgroup) and ARENA_PIDS_CGROUP=required; see docs/operations.md")
 
 
+# Memory one sandbox may hold (every process's pages and the tmpfs pages it writes, /tmp and /dev/shm included): a
+# CPU evaluation's ranks need a few hundred MiB each; a GPU rank's CUDA context, NCCL's buffers and pinned host memory
+# a few GiB, and a load_inline build's compilers about 1 GiB per job. ARENA_SANDBOX_MEMORY (bytes) overrides both.
+MEMORY_MAX = {"cpu": 8 * GiB, "cuda": 96 * GiB}
+
+
+def memory_max(device: str) -> int:
+    configured = os.environ.get("ARENA_SANDBOX_MEMORY", "").strip()
+    return int(configured) if configured.isdigit() and int(configured) > 0 else MEMORY_MAX[device]
+
+
 def limits(device: str) -> Callable[[], None]:
     """Resource limits for everything in the sandbox, set in the launcher's process before it execs bubblewrap (so
-    they hold from the sandbox's first instruction): its own pids cgroup, a core-dump size of 0, a file size and open
-    files cap."""
+    they hold from the sandbox's first instruction): its own cgroups (processes and threads, memory), a core-dump
+    size of 0, a file size and open files cap."""
     file_bytes = FILE_BYTES[device]
     cap = pids_max(device)
+    joins: list[tuple[Path, dict[str, str]]] = []
     root = cgroups.pids_root() if cgroups.mode() != "off" else None
     if root is not None:
         cgroups.sweep(root)
+        joins.append((root, {"pids.max": str(cap)}))
     elif cgroups.mode() == "required":
         raise SandboxUnavailable(pids_cgroup_missing() or "no pids cgroup")
+    memory = cgroups.memory_root() if cgroups.mode() != "off" else None
+    if memory is not None:
+        settings = cgroups.memory_settings(memory, memory_max(device))
+        if joins and joins[0][0] == memory:  # cgroup v2: one cgroup holds both caps
+            joins[0][1].update(settings)
+        else:
+            cgroups.sweep(memory)
+            joins.append((memory, settings))
 
     def apply() -> None:
-        if root is not None:
-            cgroups.join_new(root, cap)
-        elif cgroups.mode() == "auto":
+        for where, settings in joins:
+            cgroups.join_new(where, settings)
+        if root is None and cgroups.mode() == "auto":
             n = cap * NPROC_FALLBACK_FACTOR
             resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -323,6 +344,13 @@ def limits_reached(pid: int) -> list[str]:
         if refused:
             said.append(f"the sandbox reached its cap of {cgroups.cap(path)} processes and threads (a pids cgroup "
                         f"of its own): {refused} fork(s) or thread start(s) refused")
+    memory = cgroups.memory_root()
+    for path in cgroups.of(pid, memory) if memory is not None else []:
+        killed = cgroups.oom_kills(path)
+        if killed:
+            cap = cgroups.memory_cap(path)
+            said.append(f"the sandbox reached its memory cap of {(cap or 0) / GiB:.1f} GiB (a memory cgroup of its "
+                        f"own): {killed} process(es) killed by the kernel")
     return said
 
 

@@ -293,3 +293,44 @@ def test_the_cache_upkeep_never_follows_a_link_out_of_the_cache(tmp_path):
     assert done["removed_files"] == 4
     assert (outside / "keep.so").read_bytes() == b"host file"
     assert sorted(p.name for p in (entry / "triton").iterdir()) == []
+
+
+# -- memory ------------------------------------------------------------------------------------------------------
+
+MEMORY_HOG = '''
+import torch
+import torch.distributed as dist
+
+_hoard = torch.ones(3 << 28)  # 3 GiB of float32 at import, every page touched
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+'''
+
+
+@needs_sandbox
+@pytest.mark.skipif(cgroups.memory_root() is None, reason="no writable memory cgroup on this host")
+def test_a_solution_past_the_memory_cap_is_stopped_and_the_next_evaluation_passes(monkeypatch):
+    # Before, a rank could allocate until the host's OOM killer chose a victim, the worker's own processes included.
+    cap = 3 << 29  # 1.5 GiB for each sandbox of this test: the honest run needs well under half of it
+    monkeypatch.setenv("ARENA_SANDBOX_MEMORY", str(cap))
+    memory = cgroups.memory_root()
+    before = {p.name for p in memory.iterdir() if p.is_dir()}
+    started = time.monotonic()
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=MEMORY_HOG, profile="cpu-gloo-2",
+                            solution_name="memory_hog.py", trials=2, timing_iterations=5, warmup_iterations=1))
+    assert doc["verdict"] in ("runtime_error", "compile_error"), doc["message"]
+    assert "SIGKILL" in doc["message"] or "MemoryError" in doc["message"], doc["message"]
+    assert time.monotonic() - started < 90
+    made = [p for p in memory.iterdir() if p.is_dir() and p.name not in before]
+    killed = [p for p in made if cgroups.oom_kills(p)]
+    assert len(killed) == 1, made  # the solution's sandbox; the judge's has its own cap and was left alone
+    said = sandbox.limits_reached(int(killed[0].name.split("-")[0]))
+    assert any("memory cap of 1.5 GiB" in line for line in said), said
+    again = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=HONEST.read_text(),
+                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, timing_iterations=5,
+                              warmup_iterations=1))
+    assert again["verdict"] == "passed", again["message"]

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluator import kernelguard_layer
+
 COLLECTIVES = frozenset({
     "all_reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base", "all_gather_object", "reduce_scatter",
     "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single", "broadcast",
@@ -82,7 +84,7 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
+        return f"line {self.line}: {self.message}" if self.line else self.message
 
 
 @dataclass
@@ -91,6 +93,7 @@ class StaticReport:
     refusals: list[Finding] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)
     collectives: list[str] = field(default_factory=list)
+    kernelguard: dict[str, Any] = field(default_factory=dict)  # the second layer's report (evaluator/kernelguard_layer)
 
     @property
     def uses_nccl(self) -> bool:
@@ -108,7 +111,7 @@ class StaticReport:
     def as_dict(self) -> dict[str, Any]:
         return {"parsed": self.parsed, "refusals": [str(f) for f in self.refusals],
                 "rules": sorted({f.rule for f in self.refusals}), "notes": [str(f) for f in self.notes],
-                "collectives": self.collectives}
+                "collectives": self.collectives, "kernelguard": self.kernelguard}
 
 
 def _startswith(name: str, roots: tuple[str, ...] | frozenset[str]) -> bool:
@@ -408,5 +411,8 @@ def check(source: str, multicast_allowed: bool = False, filename: str | None = N
     checker.visit(tree)
     report = checker.finish()
     extra = _backend_findings(source, filename) + ([] if multicast_allowed else _multicast_findings(source))
-    report.refusals = sorted(report.refusals + extra, key=lambda f: f.line)
+    report.kernelguard, certain = kernelguard_layer.review(source)
+    extra += [Finding(f"kernelguard:{rule}", 0, f"KernelGuard's rule {rule}: {evidence}") for rule, evidence in certain]
+    # Ours first, by line; KernelGuard's (which name no line) after them.
+    report.refusals = sorted(report.refusals + extra, key=lambda f: (f.line == 0, f.line))
     return report

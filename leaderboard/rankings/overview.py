@@ -2,7 +2,10 @@
 over time, a run's curves (pass@k against k, fast_p against p) and the score-against-cost front across runs.
 
 Rankings themselves are computed in ``selectors`` (``problem_ranking``, ``model_run_score``); this module only
-combines what they return, so a change to a ranking rule shows here without a change here.
+combines what they return, so a change to a ranking rule shows here without a change here. The home page reads the
+same figures as ``services`` stored them when results were recorded (``stored_leaders``, ``category_lines``: the
+problems' and categories' standings); ``category_summaries`` computes them per request from the rankings, which is
+what a test holds the stored ones equal to.
 """
 
 from __future__ import annotations

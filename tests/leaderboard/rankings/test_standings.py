@@ -165,3 +165,17 @@ def test_the_home_page_makes_the_same_few_queries_at_any_size(client):
     seed_demo(runs=30, problems=27, attempts=3, users=6, seed=2, log=lambda _: None)
     large = _home_queries(client)
     assert large == small <= HOME_QUERIES
+
+
+def test_a_problem_leaving_the_catalogue_leaves_its_categorys_line(problems, user):
+    from leaderboard.catalogue.services import problems_sync
+    from problems.registry import catalogue as registry
+
+    _record(user, ALL_REDUCE, GPU4, 3.0)
+    category = Problem.objects.get(pk=ALL_REDUCE).category
+    line = CategoryStanding.objects.get(pk=category)
+    assert (line.leader, line.best_problem_id, line.solutions) == ("ada", ALL_REDUCE, 1)
+    problems_sync(problems={pid: p for pid, p in registry().items() if pid != ALL_REDUCE})  # all_reduce retired
+    line = CategoryStanding.objects.get(pk=category)
+    assert (line.leader, line.best_problem_id, line.solutions) == ("", "", 0)
+    _assert_home_equals_per_request(list(catalogue.problem_list()))

@@ -280,9 +280,11 @@ def model_run_grid(*, run: ModelRun, attempts: list[AttemptRow], score: metrics.
 def _runs() -> QuerySet[ModelRun]:
     """Every model run with its precomputed RunScore, best pass@k first (then newest): the ranking's base order,
     which also breaks the ties of any other sort."""
-    # The manifest, notes and per-category breakdown are big JSON/text a ranking never shows: left in the database.
-    return (ModelRun.objects.select_related("score", "user").defer("manifest", "notes", "score__by_category",
-                                                                  "score__detail")
+    # The manifest, notes and per-category breakdown are big JSON/text a ranking never shows, and of the owner only
+    # the name is shown: the rest is left in the database.
+    return (ModelRun.objects.select_related("score", "user")
+            .defer("manifest", "notes", "score__by_category", "score__detail", "user__password", "user__email",
+                   "user__last_login", "user__date_joined", "user__first_name", "user__last_name")
             .order_by(F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id"))
 
 

@@ -559,8 +559,12 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     sol = stats.slowest_rank([[s[0] for s in p.samples.samples[warmup:]] for p in session.ranks])
     if len(sol) != len(base):
         return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
-    sp = stats.speedup(base, sol)
     clock, forged_message = host_clock.cross_check(windows, base, sol, warmup, session.profile.device)
+    by_host = session.profile.device == "cpu"
+    if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
+        clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}
+        base, sol = host_clock.window_figures(windows, base, warmup)
+    sp = stats.speedup(base, sol)
     clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("timed",), warmup),
                                 "baseline": _step_claims(session.judges, ("baselined",), warmup),
                                 "note": "each process's own account of its steps inside the window: a diagnosis, "
@@ -568,9 +572,10 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     method = baselines[0]["method"]
     timing: dict[str, Any] = {
         "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
-        "figure": "device time per call, slowest rank per iteration, median over iterations" if method.startswith(
-            "cuda") else "host time per call after a barrier, slowest rank per iteration, median over iterations; "
-                         "coarse: CPU profiles test the whole pipeline, their speedups say nothing about GPU kernels",
+        "figure": "device time per call, slowest rank per iteration, median over iterations" if not by_host else
+                  "host time per call by the host's own clock (each side's window from its inputs being written to "
+                  "its last rank's reply, less the baseline's median overhead), median over iterations; coarse: CPU "
+                  "profiles test the whole pipeline, their speedups say nothing about GPU kernels",
         "spin_us": baselines[0].get("spin_us", 0.0), "iterations": len(base),
         "baseline": stats.summarize(base), "solution": stats.summarize(sol),
         "speedup": sp["speedup"], "speedup_ci": [sp["ci_low"], sp["ci_high"]], "speedup_uncertainty": sp["uncertainty"],
@@ -670,9 +675,19 @@ def neutral_paths(session: Session, text: str) -> str:
     """``text`` with the host's own folders of this evaluation named as the sandbox names them: a rank can print its
     mount table (/proc/self/mountinfo), whose sources are host paths (the evaluation's folder, the build cache), and
     no host path belongs in a result."""
-    for host, shown in ((session.cache, "/cache"), (session.io, "/io"), (session.solution_dir, "/solution"),
-                        (session.runtime, "/arena"), (session.workdir, "<evaluation>"),
-                        (session.workdir.parent, "<evaluations>"), (session.cache.parent, "<caches>")):
+    pairs = [(session.cache, "/cache"), (session.io, "/io"), (session.solution_dir, "/solution"),
+             (session.runtime, "/arena"), (session.workdir, "<evaluation>"),
+             (session.workdir.parent, "<evaluations>"), (session.cache.parent, "<caches>")]
+    # Every bind of a sandbox whose host source differs from where the sandbox sees it (its first process's command
+    # line, readable inside, holds them), and the host's PATH it was given.
+    for proc in ([session.box] if session.box else []) + list(session.judge_procs):
+        args = [str(a) for a in proc.args] if isinstance(proc.args, (list, tuple)) else []
+        for k, a in enumerate(args[:-2]):
+            if a in ("--bind", "--ro-bind", "--ro-bind-try", "--dev-bind", "--bind-try") and args[k + 1] != args[k + 2]:
+                pairs.append((Path(args[k + 1]), args[k + 2]))
+            elif a == "--setenv" and args[k + 1] == "PATH" and len(args[k + 2]) > 1:
+                text = text.replace(args[k + 2], "<PATH>")
+    for host, shown in sorted(pairs, key=lambda p: -len(str(p[0]))):
         text = text.replace(str(host), shown)
         # mountinfo gives a bind mount's source relative to its file system's root (/dev/shm/x shows as /x).
         parts = Path(host).parts

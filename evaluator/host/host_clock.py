@@ -89,6 +89,19 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
                      f"solution must not write to the evaluator's timer")
 
 
+def window_figures(windows: Windows, baseline_us: list[float], warmup: int) -> tuple[list[float], list[float]]:
+    """Per timed iteration, each side's time by the host's clock: its window less the baseline's median overhead (the
+    part of a window that is the protocol's, not the call's). The figure on CPU hosts: there the in-process clock is
+    the solution's to patch (its clock function, its libraries' functions) and the host's round trips are as long as
+    the calls, so only a figure the solution's process never touches bounds what it can hide. Both sides' figures carry
+    the host's jitter alike; the baseline's own samples are used only to find the overhead."""
+    recorded = sorted(i for i in windows.solution if i >= warmup)
+    if not recorded or len(recorded) != len(baseline_us):
+        return [], []
+    overhead = median(windows.baseline[i] - b for i, b in zip(recorded, baseline_us)) - windows.baseline_spin_us
+    return ([windows.baseline[i] - overhead for i in recorded], [windows.solution[i] - overhead for i in recorded])
+
+
 def _median_of(values: dict[int, float], recorded: list[int]) -> float | None:
     picked = [values[i] for i in recorded if i in values]
     return median(picked) if picked else None

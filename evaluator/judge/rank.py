@@ -153,7 +153,7 @@ class JudgeRank:
         samples = self.reader.samples[self.config["warmup_iterations"]:]
         self.send("baseline", times_us=[s[0] for s in samples], launch_us=[s[1] for s in samples],
                   spin_us=self.spin_us, method="cuda-events-behind-spin-kernel" if self.device.type == "cuda"
-                  else "host-clock-after-barrier")
+                  else "host-windows-by-the-host")
 
     def _fingerprint(self, outputs: list[Any]) -> list[Any]:
         prints = []

@@ -122,7 +122,7 @@ struct State {
   at::Tensor one, flush;
   PyObject *sleep_fn = nullptr;  // torch's spin kernel, a C function
   double cycles_per_us = 0.0, spin_us = 0.0;
-  PyObject *result_tuples = nullptr;  // frozenset of torch.return_types classes
+  std::vector<PyTypeObject *> result_tuples;  // torch.return_types' classes, taken at open
   std::map<int, Mapping> maps;
   std::vector<std::pair<std::string, std::string>> watched_env;
   struct sigaction dispositions[65];
@@ -425,8 +425,9 @@ struct Taken {
 std::vector<PyObject *> outputs_of(PyObject *result) {
   std::vector<PyObject *> out;
   PyTypeObject *type = Py_TYPE(result);
-  bool several = type == &PyTuple_Type || type == &PyList_Type ||
-                 (S.result_tuples && PySet_Contains(S.result_tuples, reinterpret_cast<PyObject *>(type)) == 1);
+  // By pointer: a set lookup would hash the type through its metaclass, a slot the code under test can replace.
+  bool several = type == &PyTuple_Type || type == &PyList_Type;
+  for (PyTypeObject *t : S.result_tuples) several = several || type == t;
   if (!several) {
     out.push_back(result);
     return out;
@@ -622,11 +623,10 @@ std::string counts_json() {
 }
 
 // ---- one step ---------------------------------------------------------------------------------------------------------
-void quiet_after_call() {
-  PyGC_Disable();
-  PyEval_SetProfile(nullptr, nullptr);
-  PyEval_SetTrace(nullptr, nullptr);
-}
+// Nothing after the call executes Python, so a profile or trace function the call left set never runs; clearing it
+// would (it raises an audit event, and the old function's release can run a finalizer). The collector could run the
+// call's finalizers at any allocation: it is off until the next call's start.
+void quiet_after_call() { PyGC_Disable(); }
 
 void release_held() {
   Py_CLEAR(S.held_result);
@@ -648,11 +648,22 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
   if (!S.opened) fail("the engine is not open");
   StepResult r;
   double t0 = now_us();
-  Given g = make_inputs(feed);
-  consume(feed);
-  if (timed) {
-    prepare_timed();
-    flush_and_align();
+  Given g;
+  if (!S.cuda) {
+    // CPU: the inputs are made and the feed consumed before the barrier, so no rank's timed call can start while a
+    // peer's feed still holds its inputs. Whatever runs during the barrier is inside the host's window, which is the
+    // figure on CPU hosts (evaluator/host/host_clock.py).
+    g = make_inputs(feed);
+    consume(feed);
+    if (timed) prepare_timed();
+  } else {
+    // GPU: the spin, the flush and the alignment first; the inputs are made last, right before the start, so the GIL is
+    // never released while they exist outside the timed call. The feed is consumed once the call's copies are done.
+    if (timed) {
+      prepare_timed();
+      flush_and_align();
+    }
+    g = make_inputs(feed);
   }
   double h0, h1;
   PyObject *result;
@@ -674,6 +685,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
   S.held_args = g.args;
   S.held_inputs = g.tensors;
   double t1 = now_us();
+  if (S.cuda) consume(feed);  // the input copies ran before the start event: done by the time the call's work is
   std::vector<PyObject *> outputs = outputs_of(result);
   r.swapped = swapped_inputs(g);
   r.nbytes = write_frame(out, outputs, timed ? nullptr : &g, r.taken);
@@ -773,9 +785,9 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
   } else {
     S.backend = pg->getBackend(c10::DeviceType::CPU);
   }
-  if (!result_tuples.is_none()) {
-    S.result_tuples = result_tuples.ptr();
-    Py_INCREF(S.result_tuples);
+  for (py::handle t : result_tuples) {
+    Py_INCREF(t.ptr());  // kept for the process's life
+    S.result_tuples.push_back(reinterpret_cast<PyTypeObject *>(t.ptr()));
   }
   for (auto &name : watched_env) {
     const char *v = getenv(name.c_str());

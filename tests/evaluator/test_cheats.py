@@ -106,7 +106,7 @@ CHEATS: list[Case] = [
     Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed", "physically impossible"), where="gpu"),
     # Harness tampering: nothing of the judge or of its timer is in the solution's process.
     Case("cheats/patch_perf_counter.py", "passed", no_gain=True),
-    Case("cheats/patch_elapsed_time.py", "passed", no_gain=True),
+    Case("cheats/patch_elapsed_time.py", "rejected", ("KernelGuard's rule TIMER_MONKEYPATCH",)),
     Case("cheats/slow_baseline.py", "passed", no_gain=True),
     Case("cheats/frames_baseline_times.py", "passed", no_gain=True),
     Case("cheats/finalizer_and_settings.py", "passed", no_gain=True),
@@ -149,8 +149,10 @@ CHEATS: list[Case] = [
          fills=(("ARENA_TEST_FORGED", "host_field"),), label="forge_report_host_field"),
     Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
          fills=(("ARENA_TEST_FORGED", "booted"),), label="forge_report_second_boot"),
+    # Calls of a quarter second hiding a fifth of it: beyond the allowance even on two loaded cores. (On CPU hosts the
+    # figure is the host's window anyway, so no forgery gains there; on GPU hosts this refusal is the bound.)
     Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0.05"),)),
+         fills=(("ARENA_TEST_HOLD_S", "0.25"),)),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
          fills=(("ARENA_TEST_HOLD_S", "0"),), label="timer_key_small_forgery",
          known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "

@@ -41,13 +41,13 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             return None
         attempts = selectors.model_run_attempts(run=run)
         score = selectors.model_run_score(run=run, attempts=attempts)
-        at_1 = selectors.model_run_score(run=run, attempts=attempts, k=1, suite={}, intervals=False)
+        curves = overview.model_run_curves(run=run, attempts=attempts)  # pass@1 is its first point
         overall = score.overall
         intervals = overall.intervals
         revisions = sorted({a.protocol_revision for a in attempts if a.protocol_revision is not None})
         values = {
             "k": score.k,
-            "pass_at_1": at_1.overall.mean_pass_at_k,
+            "pass_at_1": curves.pass_at[0],
             "pass_at_k": overall.mean_pass_at_k,
             "fast_1_at_k": overall.mean_fast_p_at_k.get(1.0),
             "fast_1_5_at_k": overall.mean_fast_p_at_k.get(1.5),
@@ -64,7 +64,7 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "timed": score.timed,
             "protocol_revision": revisions[-1] if revisions else None,
             "detail": {"score": scores.score_record(score),
-                       "curves": vars(overview.model_run_curves(run=run, attempts=attempts))},
+                       "curves": vars(curves)},
         }
         for name, (low, high) in INTERVAL_FIELDS.items():
             interval = intervals.get(name)

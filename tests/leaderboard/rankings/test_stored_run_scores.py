@@ -56,6 +56,8 @@ def test_every_runs_stored_score_equals_scoring_it_now_over_seeded_data():
         score, curves = _scored_now(run)
         assert scores.stored_score(run) == score, run.pk
         assert scores.stored_curves(run) == curves, run.pk
+        at_1 = rankings.model_run_score(run=run, k=1, suite={}, intervals=False).overall.mean_pass_at_k
+        assert run.score.pass_at_1 == at_1 and run.score.pass_at_k == score.overall.mean_pass_at_k, run.pk
         assert score.overall.intervals, "the seeded runs have intervals to compare"
 
 

@@ -179,10 +179,16 @@ def run(which: str, lines: list[str]) -> None:
         if proc.returncode or any(line.startswith("FAIL") for line in out.splitlines()):
             lines.append("output tail:")
             lines += ["    " + line for line in fails[-40:]]
-        for path in cgroups.of(proc.pid):
-            peak = (path / "pids.peak").read_text().strip() if (path / "pids.peak").exists() else "?"
-            lines.append(f"pids cgroup {path}: cap {cgroups.cap(path)}, peak {peak}, forks refused "
-                         f"{cgroups.refusals(path)}")
+        roots = [r for r in (cgroups.pids_root(), cgroups.memory_root()) if r is not None]
+        for path in sorted({p for r in dict.fromkeys(roots) for p in cgroups.of(proc.pid, r)}):
+            if (path / "pids.max").exists():
+                peak = (path / "pids.peak").read_text().strip() if (path / "pids.peak").exists() else "?"
+                lines.append(f"pids cgroup {path}: cap {cgroups.cap(path)}, peak {peak}, forks refused "
+                             f"{cgroups.refusals(path)}")
+            for name in ("memory.peak", "memory.max_usage_in_bytes"):
+                if (path / name).exists():
+                    lines.append(f"memory cgroup {path}: cap {cgroups.memory_cap(path)} bytes, peak "
+                                 f"{int((path / name).read_text()) / 2**30:.2f} GiB, OOM kills {cgroups.oom_kills(path)}")
 
 
 def main() -> int:
@@ -193,6 +199,7 @@ def main() -> int:
              f"bubblewrap: {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.strip()}",
              f"probe('cuda'): {sandbox.probe('cuda')}",
              f"pids cgroup root: {cgroups.pids_root()} (mode {cgroups.mode()}), cap {sandbox.pids_max('cuda')}",
+             f"memory cgroup root: {cgroups.memory_root()}, cap {sandbox.memory_max('cuda')} bytes",
              f"filter: {len(seccomp.program())} instructions for {seccomp.machine()}; refused: "
              f"{', '.join(n for n in seccomp.REFUSED if n in seccomp.SYSCALLS[seccomp.machine()])}; "
              f"clone with CLONE_NEW*: EPERM; clone3: ENOSYS"]

@@ -183,9 +183,8 @@ def test_a_thousand_forks_at_import_stop_at_the_sandboxs_own_cap_and_the_next_ev
     assert said and f"cap of {cap} processes" in said[0], said
     # the worker goes on, and so does the next evaluation
     again = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=HONEST.read_text(),
-                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, timing_iterations=5,
-                              warmup_iterations=1))
-    assert again["verdict"] == "passed", again["message"]
+                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, measure_timing=False))
+    assert again["verdict"] == "passed", again["message"]  # judged correct; its timing is other tests' subject
 
 
 @pytest.mark.skipif(cgroups.pids_root() is None, reason="no writable pids cgroup on this host")
@@ -331,6 +330,5 @@ def test_a_solution_past_the_memory_cap_is_stopped_and_the_next_evaluation_passe
     said = sandbox.limits_reached(int(killed[0].name.split("-")[0]))
     assert any("memory cap of 1.5 GiB" in line for line in said), said
     again = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=HONEST.read_text(),
-                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, timing_iterations=5,
-                              warmup_iterations=1))
-    assert again["verdict"] == "passed", again["message"]
+                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, measure_timing=False))
+    assert again["verdict"] == "passed", again["message"]  # judged correct; its timing is other tests' subject

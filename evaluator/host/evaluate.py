@@ -567,6 +567,7 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     sp = stats.speedup(base, sol)
     clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("timed",), warmup),
                                 "baseline": _step_claims(session.judges, ("baselined",), warmup),
+                                "judge_between": _step_claims(session.judges, ("fed", "timed"), warmup),
                                 "note": "each process's own account of its steps inside the window: a diagnosis, "
                                         "not a figure the check uses"}
     method = baselines[0]["method"]

@@ -175,8 +175,9 @@ class JudgeRank:
     # -- feeding and checks -------------------------------------------------------------------------------
     def feed(self, i: int) -> None:
         """Draws timed iteration ``i``'s inputs and keeps them: neither side sees them before its own window."""
+        t0 = time.perf_counter()
         self.drawn = (i, list(self.inputs(self.seeds["timing"][i])))
-        self.send("fed", i=i)
+        self.send("fed", i=i, steps_us={"draw": (time.perf_counter() - t0) * 1e6})
 
     def show(self, i: int | None, baseline: bool, name: str | None = None) -> None:
         """Writes the inputs of call ``name`` (the warm-up call or a trial) or of timed iteration ``i`` into the
@@ -224,15 +225,19 @@ class JudgeRank:
         """``nbytes``: how much of the solution's output slot the host copied (None: it found nothing to copy)."""
         error = None
         prints = self.fingerprints.pop(i)
+        t0 = time.perf_counter()
+        t1 = t0
         try:
             if not nbytes:
                 raise ValueError("no outputs")
             values, n_out = self._returned().read_frame(nbytes)
+            t1 = time.perf_counter()
             outputs = values[:n_out]
-            error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol)
+            error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol, self.device)
         except Exception as exc:
             error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
-        self.send("timed", i=i, ok=error is None, error=error)
+        self.send("timed", i=i, ok=error is None, error=error,
+                  steps_us={"read": (t1 - t0) * 1e6, "check": (time.perf_counter() - t1) * 1e6})
 
     def run(self, commands: Any) -> None:
         for line in commands:
@@ -269,7 +274,10 @@ def _changed_inputs(given: list[Any], after: list[Any]) -> str | None:
     return None
 
 
-def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: float) -> str | None:
+def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: float,
+                         device: torch.device) -> str | None:
+    """``outputs`` (views of the copied slot, in host memory) against the baseline's fingerprint: structure, values at
+    the secret positions (gathered here), and every value finite (checked on ``device``: tens of MiB per output)."""
     if not isinstance(outputs, list) or len(outputs) != len(prints):
         return f"returned {len(outputs) if isinstance(outputs, list) else '?'} outputs, the baseline {len(prints)}"
     for k, (out, fp) in enumerate(zip(outputs, prints)):
@@ -280,7 +288,7 @@ def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: flo
         if wrong:
             return f"output {k}: {wrong.message}"
         flat = out.reshape(-1)
-        if out.dtype.is_floating_point and not bool(torch.isfinite(flat).all()):
+        if out.dtype.is_floating_point and not bool(torch.isfinite(flat.to(device, non_blocking=True)).all()):
             return f"output {k} holds NaN or Inf"
         got = flat[positions] if flat.numel() else flat
         mismatch = compare((got,), (values,), atol, rtol)

@@ -328,8 +328,7 @@ void flush_and_align() {
   if (!S.cuda) return;
   check_cu(S.cu.memset8(reinterpret_cast<uint64_t>(S.flush.data_ptr()), 0, S.flush.nbytes(), S.stream), "L2 flush");
   std::vector<at::Tensor> v{S.one};
-  py::gil_scoped_release nogil;
-  S.backend->allreduce(v)->wait();
+  S.backend->allreduce(v)->wait();  // NCCL's wait makes the stream wait: it does not block the host
 }
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
@@ -657,13 +656,12 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
     consume(feed);
     if (timed) prepare_timed();
   } else {
-    // GPU: the spin, the flush and the alignment first; the inputs are made last, right before the start, so the GIL is
-    // never released while they exist outside the timed call. The feed is consumed once the call's copies are done.
-    if (timed) {
-      prepare_timed();
-      flush_and_align();
-    }
+    // GPU: the inputs' copies queue behind the spin kernel, then the flush and the alignment, whose wait only orders the
+    // stream (the GIL is kept: no Python thread runs while the inputs exist outside the timed call). The feed is
+    // consumed once the call's work, and so the copies, are done.
+    if (timed) prepare_timed();
     g = make_inputs(feed);
+    if (timed) flush_and_align();
   }
   double h0, h1;
   PyObject *result;

@@ -334,6 +334,11 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         doc["trials"] = trials
     finally:
         session.close()
+        reached = sandbox.limits_reached(session.box.pid) if session.box is not None else []
+        if reached and doc.get("verdict") not in (None, Verdict.PASSED.value):
+            # The limit is the cause the person needs to read first: the error it caused comes after it.
+            doc["message"] = f"{'; '.join(reached)}: {doc.get('message', '')}"
+            doc["limits_reached"] = reached
         doc["phases"] = session.phases()
         doc["timeline"] = dict(session.events)
         doc["logs"] = _logs(session)

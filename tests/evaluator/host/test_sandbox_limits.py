@@ -171,6 +171,7 @@ def test_a_thousand_forks_at_import_stop_at_the_sandboxs_own_cap_and_the_next_ev
     took = time.monotonic() - started
     assert doc["verdict"] in ("compile_error", "runtime_error"), doc["message"]
     assert "Resource temporarily unavailable" in doc["message"] + doc.get("traceback", "")
+    assert doc["message"].startswith("the sandbox reached its cap of"), doc["message"]  # the verdict names the limit
     assert took < 90, took  # refused at the cap, not timed out
     made = {name: path for name, path in _sandbox_cgroups().items() if name not in before}
     cap = sandbox.pids_max("cpu")

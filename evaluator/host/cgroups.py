@@ -44,57 +44,38 @@ def _mounts() -> list[tuple[str, str, str]]:
 def pids_root() -> Path | None:
     """The folder sandboxes' cgroups go in (made, with the pids controller on for its children), or None when this
     host has no pids controller this process may write to."""
-    for point, fstype, options in _mounts():
-        if fstype == "cgroup" and "pids" in options.split(","):
-            root = Path(point) / PARENT
-            try:
-                root.mkdir(exist_ok=True)
-            except OSError:
-                continue
-            if (root / "pids.max").exists():
-                return root
-    for point, fstype, _ in _mounts():
-        if fstype != "cgroup2":
-            continue
-        base = Path(point)
-        try:
-            if "pids" not in (base / "cgroup.controllers").read_text().split():
-                continue
-            if "pids" not in (base / "cgroup.subtree_control").read_text().split():
-                (base / "cgroup.subtree_control").write_text("+pids")
-            root = base / PARENT
-            root.mkdir(exist_ok=True)
-            if "pids" not in (root / "cgroup.subtree_control").read_text().split():
-                (root / "cgroup.subtree_control").write_text("+pids")
-        except OSError:
-            continue
-        return root
-    return None
+    return _controller_root("pids", "pids.max")
 
 
 def memory_root() -> Path | None:
     """The folder sandboxes' memory cgroups go in, or None. On cgroup v2 it is the pids one, with the memory
     controller on for its children too."""
+    return _controller_root("memory", "memory.limit_in_bytes")
+
+
+def _controller_root(controller: str, v1_file: str) -> Path | None:
+    """Our folder under the hierarchy that has ``controller`` (cgroup v1: its own hierarchy, recognised by
+    ``v1_file``; v2: the unified one, the controller switched on for the children of its root and of our folder)."""
     for point, fstype, options in _mounts():
-        if fstype == "cgroup" and "memory" in options.split(","):
+        if fstype == "cgroup" and controller in options.split(","):
             root = Path(point) / PARENT
             try:
                 root.mkdir(exist_ok=True)
             except OSError:
                 continue
-            if (root / "memory.limit_in_bytes").exists():
+            if (root / v1_file).exists():
                 return root
     for point, fstype, _ in _mounts():
         if fstype != "cgroup2":
             continue
         base = Path(point)
         try:
-            if "memory" not in (base / "cgroup.controllers").read_text().split():
+            if controller not in (base / "cgroup.controllers").read_text().split():
                 continue
             for folder in (base, base / PARENT):
                 folder.mkdir(exist_ok=True)
-                if "memory" not in (folder / "cgroup.subtree_control").read_text().split():
-                    (folder / "cgroup.subtree_control").write_text("+memory")
+                if controller not in (folder / "cgroup.subtree_control").read_text().split():
+                    (folder / "cgroup.subtree_control").write_text(f"+{controller}")
         except OSError:
             continue
         return base / PARENT

@@ -568,7 +568,7 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     by_host = session.profile.device == "cpu"
     if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
         clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}
-        base, sol = host_clock.window_figures(windows, base, warmup)
+        base, sol = host_clock.window_figures(windows, base, sol, warmup)
     sp = stats.speedup(base, sol)
     clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("timed",), warmup),
                                 "baseline": _step_claims(session.judges, ("baselined",), warmup),
@@ -579,9 +579,10 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     timing: dict[str, Any] = {
         "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
         "figure": "device time per call, slowest rank per iteration, median over iterations" if not by_host else
-                  "host time per call by the host's own clock (each side's window from its inputs being written to "
-                  "its last rank's reply, less the baseline's median overhead), median over iterations; coarse: CPU "
-                  "profiles test the whole pipeline, their speedups say nothing about GPU kernels",
+                  "host time per call, at least what the host's own clock saw (each side's window from its inputs "
+                  "being written to its last rank's reply, less the baseline's median overhead), median over "
+                  "iterations; coarse: CPU profiles test the whole pipeline, their speedups say nothing about GPU "
+                  "kernels",
         "spin_us": baselines[0].get("spin_us", 0.0), "iterations": len(base),
         "baseline": stats.summarize(base), "solution": stats.summarize(sol),
         "speedup": sp["speedup"], "speedup_ci": [sp["ci_low"], sp["ci_high"]], "speedup_uncertainty": sp["uncertainty"],

@@ -89,17 +89,20 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
                      f"solution must not write to the evaluator's timer")
 
 
-def window_figures(windows: Windows, baseline_us: list[float], warmup: int) -> tuple[list[float], list[float]]:
-    """Per timed iteration, each side's time by the host's clock: its window less the baseline's median overhead (the
-    part of a window that is the protocol's, not the call's). The figure on CPU hosts: there the in-process clock is
-    the solution's to patch (its clock function, its libraries' functions) and the host's round trips are as long as
-    the calls, so only a figure the solution's process never touches bounds what it can hide. Both sides' figures carry
-    the host's jitter alike; the baseline's own samples are used only to find the overhead."""
+def window_figures(windows: Windows, baseline_us: list[float], solution_us: list[float],
+                   warmup: int) -> tuple[list[float], list[float]]:
+    """Per timed iteration, each side's time as the host's clock bounds it: the larger of its sample and its window
+    less the baseline's median overhead (the part of a window that is the protocol's, not the call's). The figure on CPU
+    hosts: there the in-process clock is the solution's to patch (its clock function, its libraries' functions) and the
+    host's round trips are as long as the calls, so only a bound the solution's process never touches limits what it
+    can hide; the sample keeps a side's figure from falling below what it measured when its window was short by
+    chance. The same rule for both sides; the baseline's overhead, never the solution's, sets the offset."""
     recorded = sorted(i for i in windows.solution if i >= warmup)
-    if not recorded or len(recorded) != len(baseline_us):
+    if not recorded or len(recorded) != len(baseline_us) or len(recorded) != len(solution_us):
         return [], []
     overhead = median(windows.baseline[i] - b for i, b in zip(recorded, baseline_us)) - windows.baseline_spin_us
-    return ([windows.baseline[i] - overhead for i in recorded], [windows.solution[i] - overhead for i in recorded])
+    return ([max(b, windows.baseline[i] - overhead) for i, b in zip(recorded, baseline_us)],
+            [max(x, windows.solution[i] - overhead) for i, x in zip(recorded, solution_us)])
 
 
 def _median_of(values: dict[int, float], recorded: list[int]) -> float | None:

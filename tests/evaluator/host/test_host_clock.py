@@ -73,3 +73,16 @@ def test_a_fifth_of_a_long_call_hidden_from_the_samples_is_refused_on_both_kinds
 def test_nothing_to_compare_is_said_not_refused() -> None:
     summary, refusal = cross_check(Windows(), [], [], 0, "cuda")
     assert refusal is None and summary == {"checked": False, "reason": "no timed iterations to compare"}
+
+
+def test_on_cpu_hosts_a_figure_is_at_least_what_the_hosts_clock_saw_and_never_below_its_sample() -> None:
+    from evaluator.host.host_clock import window_figures
+
+    base, sol = [1000.0] * 20, [100.0] * 20  # the solution's samples claim a tenth of the baseline's time
+    # ... but the host saw both sides take as long (windows of 1300 µs; the protocol's overhead is 300 µs)
+    windows = _windows([1300.0] * 20, [1300.0] * 20)
+    base_fig, sol_fig = window_figures(windows, base, sol, WARMUP)
+    assert base_fig == [1000.0] * 20 and sol_fig == [1000.0] * 20
+    # a window shorter than the overhead by chance never makes a figure smaller than its own sample
+    short = _windows([1300.0] * 20, [50.0] * 20)
+    assert window_figures(short, base, sol, WARMUP)[1] == [100.0] * 20

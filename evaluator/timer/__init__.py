@@ -13,6 +13,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -67,16 +68,23 @@ load(name=sys.argv[1], sources=[sys.argv[2]], build_directory=sys.argv[3], extra
 """
 
 
-def build(python: str | None = None) -> Path:
-    """The engine's shared object for this interpreter and torch, compiled on first use (about 30 s) and cached; a
-    second process building at the same time waits for the first."""
+def build_folder(python: str | None = None) -> Path:
+    """Where the engine for this interpreter, its headers and its torch is built and kept."""
     python = python or sys.executable
     include = sysconfig.get_paths()["include"]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     version = _torch_version(python)
     digest = hashlib.sha256(SOURCE.read_bytes() + include.encode() + suffix.encode() + version.encode() +
                             python.encode()).hexdigest()[:16]
-    folder = cache_dir() / "timer" / digest
+    return cache_dir() / "timer" / digest
+
+
+def build(python: str | None = None) -> Path:
+    """The engine's shared object for this interpreter and torch, compiled on first use (about 30 s) and cached; a
+    second process building at the same time waits for the first."""
+    python = python or sys.executable
+    include = sysconfig.get_paths()["include"]
+    folder = build_folder(python)
     target = folder / f"{MODULE}.so"
     if target.exists():
         return target
@@ -88,8 +96,11 @@ def build(python: str | None = None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():
             return target
+        # A builder killed mid-way (a worker SIGKILLed on a fresh host) leaves torch's own lock file in its build
+        # folder, and torch waits for that file to go forever; holding our lock, nobody else is building here.
         work = folder / "work"
-        work.mkdir(exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
         try:
             done = subprocess.run([python, "-c", _BUILD, MODULE, str(SOURCE), str(work)], capture_output=True,
                                   text=True, timeout=_BUILD_LIMIT_S)

@@ -114,8 +114,8 @@ CHEATS: list[Case] = [
     Case("cheats/patch_compare_sys_modules.py", "wrong_output", ("differ",)),
     Case("cheats/patch_harness_class.py", "wrong_output", ("differ",)),
     Case("cheats/rebind_timed_loop.py", "passed", no_gain=True, log_has=("ARENA_MEASURE_NOT_PATCHED",)),  # no Python timing loop left to rebind
-    Case("cheats/rebind_tensor_detach.py", "wrong_output", ("differ",)),
-    Case("cheats/rebind_json_dumps.py", "wrong_output", ("differ",)),
+    Case("cheats/rebind_tensor_detach.py", "wrong_output", ("differ", "NaN/Inf")),
+    Case("cheats/rebind_json_dumps.py", "wrong_output", ("differ", "NaN/Inf")),
     # The classes a held-out round found in the harness itself: inputs refilled in place, descriptors passed between
     # ranks, the evaluator's Python rebound in the rank, handlers that run between calls.
     Case("cheats/refill_into_shared_storage.py", "rejected", ("no longer owns the storage",)),

@@ -150,3 +150,15 @@ forged.feed(timer.HELLO.pack(b"ARNK", bytes(16)) + timer.RECORD.pack(b"ARNS", 0,
 print(json.dumps({**good, "forged": forged.error is not None}))
 """, tmp_path)
     assert out == {"samples": 2, "first": True, "error": None, "forged": True}
+
+
+def test_a_build_killed_mid_way_does_not_stop_the_next_one(tmp_path, monkeypatch):
+    # A worker SIGKILLed while it built the engine left torch's lock file behind, and every later build waited on it.
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path))
+    stale = timer.build_folder() / "work"
+    stale.mkdir(parents=True)
+    (stale / "lock").write_text("")
+    done = subprocess.run([sys.executable, "-c", "from evaluator import timer; print(timer.build())"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert Path(done.stdout.strip()).is_file()

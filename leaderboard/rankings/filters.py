@@ -7,16 +7,24 @@ shows a ranking); the API refuses it with a 400 that names the field.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import django_filters
 
 from leaderboard.models import ModelRun
 
-if TYPE_CHECKING:
-    from leaderboard.rankings.selectors import RunFilterChoices
-
 ANY = "any"
+
+
+@dataclass(frozen=True)
+class RunFilterChoices:
+    """The values each filter offers (``selectors.model_run_filter_choices`` reads them from the runs); kept here,
+    beside the FilterSet that takes them, so the selectors import the filters and never the other way round."""
+    profiles: list[str]
+    precisions: list[str]
+    modes: list[str]
+    ks: list[int]
 
 
 class RunFilterSet(django_filters.FilterSet):

@@ -29,12 +29,33 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
-
-if TYPE_CHECKING:
-    from leaderboard.rankings.metrics import RunScore
+from typing import Callable, Mapping, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
+
+
+# What :func:`compare_scores` reads of a run's score (``metrics.RunScore`` and its ``ProblemScore``), stated as shapes
+# so that this module needs nothing of ``metrics``, which builds on it.
+class ScoredProblem(Protocol):
+    @property
+    def scorable(self) -> bool: ...
+    @property
+    def pass_at_k(self) -> float | None: ...
+    @property
+    def fast_p_at_k(self) -> Mapping[float, float | None]: ...
+    @property
+    def geomean_speedup(self) -> float | None: ...
+
+
+class ScoredRun(Protocol):
+    @property
+    def k(self) -> int: ...
+    @property
+    def thresholds(self) -> tuple[float, ...]: ...
+    @property
+    def problems(self) -> Mapping[str, ScoredProblem]: ...
+    @property
+    def timed(self) -> bool: ...
 
 LEVEL = 0.95
 EXACT_MAX_ITEMS = 7  # C(13, 7) = 1716 distinct resamples of 7 problems
@@ -276,7 +297,7 @@ class Difference:
         return not self.interval.contains(null)
 
 
-def compare_scores(a: "RunScore", b: "RunScore") -> list[Difference]:
+def compare_scores(a: ScoredRun, b: ScoredRun) -> list[Difference]:
     """pass@k, fast_p@k and the geomean of two runs scored at the same k, compared problem by problem over the
     problems both scored: the difference of the means with a paired bootstrap interval over those problems."""
     if a.k != b.k:

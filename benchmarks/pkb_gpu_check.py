@@ -40,6 +40,7 @@ def main() -> int:
 
     from evaluator.suites.pkb import importer as pkb
     from evaluator.host.evaluate import evaluate
+    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
     from evaluator.contract.spec import EvalSpec
     from problems import registry
     from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, write_checkout

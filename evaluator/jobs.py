@@ -65,6 +65,7 @@ def _evaluate_and_reply(spec: dict[str, Any], submission_id: int, mark_running: 
     """Evaluates, replies with ``mark_running`` and ``record`` (each carrying the nonce and the worker's signature
     over it), and returns the signed result. ``finish`` amends the document before it is signed."""
     from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
+    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
 
     queue = _reply_queue()
     job = get_current_job()

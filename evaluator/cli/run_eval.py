@@ -40,6 +40,7 @@ def print_result(doc: dict[str, Any]) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from evaluator.host.evaluate import evaluate
+    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
 
     path = Path(args.solution)
     if not path.is_file():

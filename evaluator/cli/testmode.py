@@ -67,6 +67,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     why = "--local" if args.local else "no API token (--token, ARENA_TOKEN or `arena login`)"
     print(f"arena test: {why}: testing here, on this machine, not on {portal}", file=sys.stderr, flush=True)
     from evaluator.host.evaluate import evaluate
+    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
 
     try:
         spec = testmode.test_spec(problem_id=args.problem, source=path.read_text(), profile=args.hardware,

@@ -32,7 +32,7 @@ from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.result import LOG_LIMIT, TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import host_clock, pool, sandbox
+from evaluator.host import host_clock, pool, sandbox, suites
 from evaluator.host.folders import remove_tree
 from evaluator.host.host_clock import Windows
 from evaluator.host.session import Session, Stop
@@ -104,9 +104,7 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     profile = get_profile(spec.profile, allow_smoke=True)
     problem = get(spec.problem_id)
     if problem.imported and not imported_inner:
-        from evaluator.suites.pkb.evaluate import evaluate_imported
-
-        return evaluate_imported(spec, problem, workdir_parent, keep_workdir)
+        return suites.evaluate_imported(spec, problem, workdir_parent, keep_workdir)  # its suite's own evaluator
     params = problem.params(profile.preset, spec.params)
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
                       "suite": problem.suite, "preset": profile.preset, "world_size": profile.world_size,
@@ -369,6 +367,7 @@ def _call(session: Session, name: str, phase: str, limit_s: float) -> list[int |
     session.command_ranks(compiled_timer.CALL, int(name[1:]) if trial else 0,
                           compiled_timer.TRIAL_FLAG if trial else 0)
     session.wait(session.ranks, "called", limit_s, {"name": name})
+    session.freeze_ranks()
     copied = _take_outputs(session, "called", {"name": name})
     _check_returned(session, "called", f"the {phase} call" if name == "warm" else f"trial {name[1:]}")
     return copied
@@ -451,6 +450,7 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
     """The solution's window of iteration ``i`` by the host's clock, and how many bytes of each rank's outputs the
     host copied out for the judge (None for a rank with nothing to copy). The window opens before the judge writes
     the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
+    session.thaw_ranks()  # before the window opens: both sides' windows hold the same steps
     started = time.monotonic()
     session.tell_judges(op="show", i=i)
     session.wait(session.judges, "shown", limit_s, {"i": i})
@@ -458,6 +458,9 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
     session.command_ranks(compiled_timer.TIME, i, compiled_timer.RECORD_FLAG if record else 0)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
     ended = _replied(session.ranks, "timed", i)
+    after = time.monotonic()
+    session.freeze_ranks()
+    windows.spent("freeze", after, time.monotonic())
     after = time.monotonic()
     copied = _take_outputs(session, "timed", {"i": i}) if record else []
     windows.spent("copy_outputs", after, time.monotonic())
@@ -565,6 +568,10 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     if len(sol) != len(base):
         return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
     clock, forged_message = host_clock.cross_check(windows, base, sol, warmup, session.profile.device)
+    # The solution's ranks ran only inside their windows: stopped between them (Session.freeze_ranks), and the CPU
+    # they used while stopped, which is none when every stop held.
+    clock["ranks_stopped_between_windows"] = {
+        "stops": session.freezes, "cpu_ms_while_stopped": round(session.frozen_ticks * 1e3 / os.sysconf("SC_CLK_TCK"))}
     by_host = session.profile.device == "cpu"
     if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
         clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}

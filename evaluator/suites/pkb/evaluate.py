@@ -1,26 +1,31 @@
-"""Evaluating a problem of an imported suite: picks its inputs, evaluates, says which inputs were used."""
+"""Evaluating a problem of an imported suite: picks its inputs, evaluates, says which inputs were used.
+
+Registered with the host (``evaluator.host.suites``) for problems imported from ParallelKernelBench when this module is
+imported (``evaluator.suites.installed`` does it for every entry point)."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from pathlib import Path
 from typing import Any
 
-from problems.registry import Problem
-
-from evaluator.suites.pkb import ORIGINAL_LABEL
+from evaluator.contract.spec import EvalSpec
+from evaluator.host import suites
+from evaluator.suites.pkb import ORIGINAL_LABEL, SOURCE
 from evaluator.suites.pkb.probe import decide, probe_reference, record_probe, recorded_decision
+from problems.registry import Problem
 
 
 _DECIDED_HERE: dict[tuple[str, str, str], tuple[str, str]] = {}
 
 
-def evaluate_imported(spec, problem: Problem, workdir_parent: str | None = None,
+@suites.register(SOURCE)
+def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | None = None,
                       keep_workdir: bool = False) -> dict[str, Any]:
-    """``runner.evaluate`` for a problem of an imported suite: picks randomized or original inputs (see the
-    module docstring), evaluates, and says in ``doc["problem"]["inputs"]`` which inputs were used."""
-    from evaluator.host.evaluate import evaluate
+    """``evaluator.host.evaluate.evaluate`` for a problem imported from ParallelKernelBench: picks randomized or
+    original inputs (see ``evaluator.suites.pkb``'s docstring), evaluates, and says in ``doc["problem"]["inputs"]``
+    which inputs were used."""
+    from evaluator.host.evaluate import evaluate  # torch and the sandbox only when an evaluation runs
     from problems.imported import ImportedProblem
 
     started = time.monotonic()

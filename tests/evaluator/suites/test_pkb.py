@@ -13,6 +13,7 @@ import pytest
 
 from evaluator.suites.pkb import importer, names, probe
 from evaluator.host.evaluate import evaluate
+from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated, as on a worker)
 from evaluator.contract.spec import EvalSpec
 from problems import registry
 from problems.imported import read_paths

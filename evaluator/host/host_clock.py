@@ -85,8 +85,10 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
     if unaccounted <= allowance:
         return summary, None
     return summary, (f"the timer's samples account for {unaccounted:.0f} µs per call less of the solution's time "
-                     f"than the host's clock saw, beyond the baseline's overhead (allowed: {allowance:.0f} µs): a "
-                     f"solution must not write to the evaluator's timer")
+                     f"than the host's clock saw, beyond the baseline's overhead (allowed: {allowance:.0f} µs): work "
+                     f"the solution does in its windows outside its calls (threads, handlers) or samples it writes "
+                     f"itself; a solution's work belongs inside its call, and it must not write to the evaluator's "
+                     f"timer")
 
 
 def window_figures(windows: Windows, baseline_us: list[float], solution_us: list[float],

@@ -24,6 +24,7 @@ from evaluator.host import sandbox, watch
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
 WATCH_EVERY_S = 0.25
 THREAD_EXIT_POLLS, THREAD_EXIT_POLL_S = 10, 0.02  # up to 0.2 s for a joined thread to leave the task list
+FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it returns from it
 
 
 class Stop(Exception):
@@ -107,6 +108,13 @@ class Session:
         # From the load on, a rank runs the solution's code, which can write to the rank's report descriptor: what
         # a rank says of itself after that is a claim, never the platform's word.
         self.solution_loaded = False
+        # From the load on, the solution's ranks run only inside their own calls' windows: stopped from the moment
+        # every rank said a call was done (its outputs copied out, the baseline timed, the judge at work) until the
+        # host opens the next window. CPU ticks they used while stopped (none, unless a stop failed) are counted.
+        self.frozen = False
+        self.frozen_ticks = 0
+        self.freezes = 0
+        self._ticks_at_freeze = 0
 
     # -- starting -----------------------------------------------------------------------------------------
     def start_judges(self, config: dict[str, Any] | None, suites: Path | None, reads: tuple[Path, ...],
@@ -243,6 +251,7 @@ class Session:
 
     def command_ranks(self, op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> None:
         """A command to the compiled engine that serves each rank from the solution's load on."""
+        self.thaw_ranks()
         data = compiled_timer.command(op, i, flags, arg)
         for p in self.ranks:
             p.send_bytes(data)
@@ -427,7 +436,11 @@ class Session:
         """Nothing the solution starts may outlive its call."""
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
-            # A thread joined just before the call returned may still be leaving the kernel's task list.
+            # A thread joined just before the call returned may still be leaving the kernel's task list (and, were
+            # it stopped on its way out, would never leave it): let it go, then hold the ranks again.
+            refreeze = bool(extra) and self.frozen
+            if refreeze:
+                self.thaw_ranks()
             for _ in range(THREAD_EXIT_POLLS):
                 if not extra:
                     break
@@ -442,10 +455,52 @@ class Session:
                 raise Stop("rejected", f"rank {r}: {len(extra)} thread(s) the solution started were still running "
                                        f"after {what} ({seen}); threads, pools and processes a solution starts "
                                        f"must end before its call returns", [r])
+            if refreeze:
+                self.freeze_ranks()
         self._watch(force=True)
+
+    def freeze_ranks(self) -> None:
+        """Stops every rank (SIGSTOP, which no handler can catch; each thread of the process stops) and returns once
+        all their threads are stopped: nothing of the solution's runs while the host copies its outputs, while the
+        baseline is timed on the same cores and device, or while the judge draws and checks. A thread in the middle
+        of leaving is let go; a thread that does not stop within FREEZE_LIMIT_S is a rank the host cannot hold,
+        which is an error of the platform's, never a verdict on the solution."""
+        if self.frozen or not self.rank_pids:
+            return
+        pids = list(self.rank_pids.values())
+        self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in pids)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        self.frozen = True
+        self.freezes += 1
+        deadline = time.monotonic() + FREEZE_LIMIT_S
+        while not all(watch.stopped(pid) for pid in pids):
+            if time.monotonic() > deadline:
+                raise Stop("infra_error", f"the host could not stop the solution's ranks between calls within "
+                                          f"{FREEZE_LIMIT_S:g} s; this is the platform's fault, not the solution's")
+            time.sleep(0.0001)
+
+    def thaw_ranks(self) -> None:
+        if not self.frozen:
+            return
+        pids = list(self.rank_pids.values())
+        self.frozen_ticks += max(0, sum(watch.cpu_ticks(pid) for pid in pids) - self._ticks_at_freeze)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self.frozen = False
 
     # -- ending -------------------------------------------------------------------------------------------
     def close(self) -> None:
+        try:
+            self.thaw_ranks()
+        except OSError:
+            pass
         for fd in self._holds:  # never released: the held sandboxes end without forking a rank
             os.close(fd)
         self._holds = []

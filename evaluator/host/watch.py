@@ -185,3 +185,35 @@ def inner_id(pid: int, tid: int) -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def _state(path: str) -> str:
+    """A task's one-letter state from its ``stat`` file ('' when it is gone)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return raw[raw.rfind(")") + 2:][:1]
+
+
+def stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` is stopped (by SIGSTOP), has ended, or the process is gone: a stopped process
+    runs nothing until it is continued. A thread leaving (in the kernel's exit path) is not stopped by SIGSTOP, so it
+    counts as running until it is gone."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    return all(_state(f"/proc/{pid}/task/{tid}/stat") in ("T", "t", "Z", "X", "") for tid in tids)
+
+
+def cpu_ticks(pid: int) -> int:
+    """The CPU time every thread of ``pid`` has used, user and system, in clock ticks (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return 0
+    fields = raw[raw.rfind(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])

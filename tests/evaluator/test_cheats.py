@@ -123,6 +123,7 @@ CHEATS: list[Case] = [
          log_lacks=("ARENA_PEER_FEED_READ",)),
     Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
     Case("cheats/signal_handler_idle_work.py", "rejected", ("SIGALRM",)),
+    Case("cheats/named_threads_slow_baseline.py", "rejected", ("host's clock",)),
     # Outputs are taken by compiled code at the call's return, with the collector off and the call's garbage kept
     # until the next call's clock has started: work left to a finalizer is not in them.
     Case("cheats/finalizer_after_return.py", "wrong_output", ("differ", "NaN/Inf")),

@@ -43,8 +43,9 @@ _PG_METHODS = frozenset({"allreduce", "allgather", "reduce_scatter", "alltoall",
 HARNESS_ROOTS = ("evaluator", "problems", "__main__", "arena_solution", "arena_problem")
 # Read-only helpers every reference uses to make its inputs: a solution that starts as a copy of the reference may
 # keep importing them (writing into them is refused like any other harness module).
-# The backends' runtime helpers (evaluator/rank/backends, docs/backends/) are part of what a solution may import.
-PUBLIC_HELPERS = ("problems.common", "evaluator.rank.backends")
+# The backends' runtime helpers (evaluator/rank/backends, defined in problems/backends; docs/backends/) are part of
+# what a solution may import, under either name.
+PUBLIC_HELPERS = ("problems.common", "problems.backends", "evaluator.rank.backends")
 NETWORK_MODULES = frozenset({"socket", "ssl", "urllib", "http", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
                              "telnetlib", "xmlrpc", "socketserver", "paramiko", "websocket", "websockets", "pycurl",
                              "urllib3", "poplib", "imaplib", "nntplib"})

@@ -45,6 +45,9 @@ GiB = 1 << 30
 RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py",
                  "rank/__init__.py", "rank/spawn.py", "rank/worker.py", "rank/backends/__init__.py",
                  "rank/backends/parallelkittens.py", "rank/backends/nvshmem.py")
+# ... and the backends' helpers that ``rank/backends`` re-exports, defined in problems/ so known answers may import them
+# too: nothing else of problems/ (no registry, no reference).
+PROBLEMS_RUNTIME_FILES = ("__init__.py", "backends/__init__.py", "backends/parallelkittens.py", "backends/nvshmem.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
              "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/localtime", "/etc/os-release")
@@ -68,7 +71,7 @@ class JudgeMounts:
 
 @dataclass(frozen=True)
 class Mounts:
-    runtime: Path  # a folder holding evaluator/ (runtime files only)
+    runtime: Path  # a folder holding evaluator/ (runtime files only) and, from stage_runtime, problems/ (helpers only)
     timer: Path  # the compiled timer's shared object
     solution: Path  # folder with the solution file
     io: Path  # the exchange folder
@@ -130,12 +133,13 @@ def gpu_devices() -> list[str]:
 
 
 def stage_runtime(into: Path) -> Path:
-    """Copies the runtime files into ``into``/evaluator (once per folder); returns ``into``."""
-    target = into / "evaluator"
-    for rel in RUNTIME_FILES:
-        dst = target / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(PACKAGE_ROOT / rel, dst)
+    """Copies the runtime files into ``into``/evaluator and ``into``/problems (once per folder); returns ``into``."""
+    for files, source, target in ((RUNTIME_FILES, PACKAGE_ROOT, into / "evaluator"),
+                                  (PROBLEMS_RUNTIME_FILES, PROBLEMS_ROOT, into / "problems")):
+        for rel in files:
+            dst = target / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / rel, dst)
     return into
 
 
@@ -202,9 +206,11 @@ def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str]
 
 
 def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, tmp_bytes: int) -> list[str]:
-    """The solution's sandbox: the evaluator's runtime files, the timer, the solution, the exchange folder and the
-    solution's build cache."""
+    """The solution's sandbox: the evaluator's runtime files (and the backends' helpers of problems/, where
+    ``stage_runtime`` put them), the timer, the solution, the exchange folder and the solution's build cache."""
+    helpers = mounts.runtime / "problems"
     return _box([("--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator"),
+                 *([("--ro-bind", str(helpers), "/arena/problems")] if helpers.is_dir() else []),
                  ("--ro-bind", str(mounts.timer), "/arena/_arena_timer.so"),
                  ("--ro-bind", str(mounts.solution), "/solution"),
                  ("--bind", str(mounts.io), "/io"),

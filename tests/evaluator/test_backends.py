@@ -19,6 +19,8 @@ from evaluator.host import sandbox
 from evaluator.host.evaluate import evaluate
 from evaluator.rank.backends import nvshmem as nvshmem_numbers
 from evaluator.rank.backends import parallelkittens as pk
+from problems.backends import nvshmem as problems_nv
+from problems.backends import parallelkittens as problems_pk
 from evaluator.static_checks import _MULTICAST, check
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,6 +122,10 @@ def test_multicast_free_parallelkittens_source_and_the_helper_pass():
     assert not check("CUDA = " + repr(pk.DEVICE_BARRIER) + "\n" + PLAIN).refused
     assert [f.rule for f in check("import evaluator.rank.backends.parallelkittens as pk\npk.ENV = 'x'\n").refusals] \
         == ["patching"]
+    assert [f.rule for f in check("import problems.backends.parallelkittens as pk\npk.ENV = 'x'\n").refusals] \
+        == ["patching"]
+    assert not check("from problems.backends import parallelkittens as pk\n" + PLAIN).refused
+    assert pk.load is problems_pk.load and nvshmem_numbers.SIGNAL_SET is problems_nv.SIGNAL_SET  # one definition
     assert [f.rule for f in check("from evaluator.rank import worker\n").refusals] == ["harness-import"]
 
 
@@ -189,6 +195,9 @@ def test_the_sandbox_binds_thunderkittens_read_only_and_stages_the_helper(monkey
     staged = sandbox.stage_runtime(tmp_path / "runtime")
     assert (staged / "evaluator" / "rank" / "backends" / "parallelkittens.py").is_file()
     assert (staged / "evaluator" / "rank" / "backends" / "nvshmem.py").is_file()
+    assert (staged / "problems" / "backends" / "parallelkittens.py").is_file()  # the definitions they re-export
+    assert (staged / "problems" / "backends" / "nvshmem.py").is_file()
+    assert not (staged / "problems" / "registry.py").exists() and not (staged / "problems" / "collectives").exists()
     monkeypatch.delenv(backends.THUNDERKITTENS_ENV)
     assert backends.THUNDERKITTENS_ENV not in sandbox.environment({}, "cuda")
     assert str(kittens) not in sandbox.command(mounts, ["python"], sandbox.environment({}, "cuda"), "cuda", 1 << 20)
@@ -248,4 +257,4 @@ def test_nvshmem_known_answers_take_nvshmems_numbers_from_the_helper():
         for name, arg in calls:
             assert isinstance(arg, ast.Name), f"{path.name}: {name} takes a literal, not NVSHMEM's named number"
             assert f"{arg.id} = tl.constexpr(nv.{arg.id})" in source, (path.name, arg.id)
-        assert "from evaluator.rank.backends import nvshmem as nv" in source
+        assert "from problems.backends import nvshmem as nv" in source  # the helper's definition (problems/backends)

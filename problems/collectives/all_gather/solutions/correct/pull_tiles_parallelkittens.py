@@ -9,7 +9,7 @@ overwriting a shard a peer still reads. bf16, rows a multiple of 16 and columns 
 import torch
 import torch.distributed as dist
 
-from evaluator.rank.backends import parallelkittens as pk
+from problems.backends import parallelkittens as pk
 
 BACKEND = "parallelkittens"
 BLOCKS = 264

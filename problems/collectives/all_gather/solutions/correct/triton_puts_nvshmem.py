@@ -15,11 +15,11 @@ import triton
 import triton.language as tl
 from torch.distributed._symmetric_memory._nvshmem_triton import requires_nvshmem
 
-from evaluator.rank.backends import nvshmem as nv
+from problems.backends import nvshmem as nv
 
 BACKEND = "nvshmem"
 CHUNK = 1 << 16
-# NVSHMEM's numbers, not those of torch's docstrings (evaluator/rank/backends/nvshmem.py).
+# NVSHMEM's numbers, not those of torch's docstrings (problems/backends/nvshmem.py).
 SIGNAL_SET = tl.constexpr(nv.SIGNAL_SET)
 CMP_GE = tl.constexpr(nv.CMP_GE)
 

@@ -9,7 +9,7 @@ keeps the next call's copy from overwriting a buffer a peer still reads. bf16, e
 import torch
 import torch.distributed as dist
 
-from evaluator.rank.backends import parallelkittens as pk
+from problems.backends import parallelkittens as pk
 
 BACKEND = "parallelkittens"
 COLS = 1024

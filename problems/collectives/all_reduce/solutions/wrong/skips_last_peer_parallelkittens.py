@@ -5,7 +5,7 @@ the output is all zeros). Multicast-free like the correct one; it must get ``wro
 import torch
 import torch.distributed as dist
 
-from evaluator.rank.backends import parallelkittens as pk
+from problems.backends import parallelkittens as pk
 
 BACKEND = "parallelkittens"
 COLS = 1024

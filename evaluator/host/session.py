@@ -468,7 +468,6 @@ class Session:
         if self.frozen or not self.rank_pids:
             return
         pids = list(self.rank_pids.values())
-        self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in pids)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGSTOP)
@@ -482,6 +481,7 @@ class Session:
                 raise Stop("infra_error", f"the host could not stop the solution's ranks between calls within "
                                           f"{FREEZE_LIMIT_S:g} s; this is the platform's fault, not the solution's")
             time.sleep(0.0001)
+        self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in pids)
 
     def thaw_ranks(self) -> None:
         if not self.frozen:

@@ -58,6 +58,18 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["containment"]["started_ahead"] is False
 
 
+def test_the_solutions_ranks_are_stopped_between_its_windows_even_with_threads_named_as_a_librarys():
+    # Threads renamed like gloo's burn the cores whenever the solution is not inside its call: were the ranks left
+    # running, they would use CPU while the baseline is timed on the same cores. Every call ends in a stop, and the
+    # ranks use no CPU while stopped.
+    burner = Path(__file__).resolve().parents[1] / "cheats" / "named_threads_slow_baseline.py"
+    doc = run(burner)
+    stopped = doc["timing"]["host_clock"]["ranks_stopped_between_windows"]
+    calls = 1 + len(doc["trials"]) + doc["timing"]["iterations"]  # the warm-up call, the trials, the timed ones
+    assert stopped["stops"] >= calls
+    assert stopped["cpu_ms_while_stopped"] == 0
+
+
 def test_off_on_one_rank_is_wrong_output_naming_that_rank():
     doc = run(ALL_REDUCE / "wrong" / "off_on_one_rank.py", profile="cpu-gloo-4")
     assert doc["verdict"] == "wrong_output"

@@ -282,6 +282,27 @@ class RunScore(models.Model):
         return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"
 
 
+class RunComparison(models.Model):
+    """Two runs compared at the smaller of their ks: both scores at that k and the paired differences with their
+    bootstrap intervals (``rankings.scores.comparison_record``). Written by a job on the web queue
+    (``rankings.services.run_comparison_refresh``), never in a request: a bootstrap over problems costs a page
+    hundreds of milliseconds. It is current while both runs' RunScore rows are the ones it was computed from
+    (``a_scored_at``, ``b_scored_at``: their ``updated_at``); a newer score makes the page ask for it again."""
+
+    a = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="+")
+    b = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="+")
+    a_scored_at = models.DateTimeField(null=True, blank=True)
+    b_scored_at = models.DateTimeField(null=True, blank=True)
+    record = models.JSONField(default=dict)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["a", "b"], name="run_comparison_pair")]
+
+    def __str__(self) -> str:
+        return f"comparison of runs #{self.a_id} and #{self.b_id}"
+
+
 class ProblemStanding(models.Model):
     """One problem's ranking on one profile, problem version and timing protocol revision, as it stands: what the
     home page shows of it (leader, best speedup, number of ranked solutions) and how many passed evaluations it has

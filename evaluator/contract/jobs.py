@@ -30,7 +30,7 @@ def test_queue(profile: str) -> str:
 # Worker-side jobs (hosts with no database credentials).
 EVALUATE = "evaluator.jobs.evaluate_job"
 PREBUILD = "evaluator.jobs.prebuild_job"
-CHECK_PROPOSAL = "evaluator.problem_check.check_proposal_job"
+CHECK_PROPOSAL = "evaluator.jobs.check_proposal_job"
 EVALUATE_TEST = "evaluator.jobs.evaluate_test_job"  # test mode: on test_queue(profile), unranked
 # Web-side replies (the portal's web worker, which holds the database).
 MARK_RUNNING = "leaderboard.submissions.jobs.mark_running"
@@ -39,10 +39,12 @@ MARK_CHECKING = "portal.contributions.jobs.proposal_mark_checking"
 RECORD_CHECK = "portal.contributions.jobs.proposal_record_check"
 TEST_MARK_RUNNING = "leaderboard.testmode.jobs.test_mark_running"
 TEST_RECORD_RESULT = "leaderboard.testmode.jobs.test_record_result"
+# Web-side work the portal gives itself: derived figures too costly for a request (ids only; idempotent).
+COMPARISON_REFRESH = "leaderboard.rankings.jobs.comparison_refresh"
 
 WORKER_JOBS = frozenset({EVALUATE, PREBUILD, CHECK_PROPOSAL, EVALUATE_TEST})
 WEB_JOBS = frozenset({MARK_RUNNING, RECORD_RESULT, MARK_CHECKING, RECORD_CHECK, TEST_MARK_RUNNING,
-                      TEST_RECORD_RESULT})
+                      TEST_RECORD_RESULT, COMPARISON_REFRESH})
 
 
 @dataclass(frozen=True)

@@ -179,8 +179,52 @@ def stored_score(run: Any, k: int | None = None) -> metrics.RunScore | None:
     return score_of(record, metrics.Protocol.of_run(run))
 
 
+def unscored(run: Any) -> metrics.RunScore:
+    """A run's score with nothing counted (what ``metrics.score_run`` gives for no attempts, written out so that
+    nothing is scored): what its page shows while its row holds no whole score."""
+    thresholds = metrics.FAST_P_THRESHOLDS
+    overall = {"problems": 0, "mean_pass_at_k": None, "mean_fast_p_at_k": [[p, None] for p in thresholds],
+               "geomean_speedup": None, "mean_roofline_fraction": None, "correct_attempts": 0,
+               "timed_correct_attempts": 0, "not_scorable": [], "not_attempted": [], "intervals": []}
+    return score_of({"k": run.k, "thresholds": list(thresholds), "timed": metrics.measures_speed(run.profile),
+                     "problems": [], "overall": overall, "by_category": [], "not_scorable": [], "not_attempted": []},
+                    metrics.Protocol.of_run(run))
+
+
 def stored_curves(run: Any) -> dict[str, Any] | None:
     """The run's curves (``overview.RunCurves`` as a dict) as its RunScore row stores them, or None."""
     row = getattr(run, "score", None)
     return (getattr(row, "detail", None) or {}).get("curves")
 
+
+
+# --- two runs compared, as ``RunComparison.record`` stores it (written by a job, read by the comparison) ----------
+
+
+def _difference_record(d: significance.Difference) -> list[Any]:
+    interval = [d.interval.low, d.interval.high] if d.interval else None
+    return [d.name, d.a, d.b, d.difference, interval, d.ratio, d.problems]
+
+
+def _difference_of(row: list[Any]) -> significance.Difference:
+    name, a, b, difference, interval, ratio, problems = row
+    return significance.Difference(name, a, b, difference, significance.Interval(*interval) if interval else None,
+                                   ratio=ratio, problems=problems)
+
+
+def comparison_record(*, k: int, a: metrics.RunScore, b: metrics.RunScore,
+                      differences: list[significance.Difference], titles: Mapping[str, tuple[str, str]]
+                      ) -> dict[str, Any]:
+    """Both runs' scores at ``k``, the differences with their intervals, and the title and category of every
+    problem either attempted (the comparison's rows), every figure kept exactly as ``score_record`` keeps it."""
+    return {"k": k, "a": score_record(a), "b": score_record(b),
+            "differences": [_difference_record(d) for d in differences],
+            "titles": [[pid, title, category] for pid, (title, category) in titles.items()]}
+
+
+def comparison_of(record: Mapping[str, Any], a: Any, b: Any
+                  ) -> tuple[metrics.RunScore, metrics.RunScore, list[significance.Difference], dict[str, tuple[str, str]]]:
+    """What ``comparison_record`` wrote, beside the two runs (their protocols)."""
+    return (score_of(record["a"], metrics.Protocol.of_run(a)), score_of(record["b"], metrics.Protocol.of_run(b)),
+            [_difference_of(row) for row in record["differences"]],
+            {pid: (title, category) for pid, title, category in record["titles"]})

@@ -18,14 +18,13 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
 from leaderboard.models import ModelRun, Problem, Result, Submission
-from leaderboard.rankings import metrics, scores, significance, solutions, tables
-from leaderboard.rankings.filters import RunFilterSet
+from leaderboard.rankings import metrics, solutions, tables
+from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
     ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_standing_counts, model_run_status,
     rank_metric,
 )
-from problems.registry import CATEGORIES
 
 
 @dataclass(frozen=True)
@@ -288,14 +287,6 @@ def _runs() -> QuerySet[ModelRun]:
             .order_by(F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id"))
 
 
-@dataclass(frozen=True)
-class RunFilterChoices:
-    profiles: list[str]
-    precisions: list[str]
-    modes: list[str]
-    ks: list[int]
-
-
 def model_run_filter_choices() -> RunFilterChoices:
     """The values the ranking's filters offer: those some run has (one query)."""
     seen = set(ModelRun.objects.values_list("profile", "precision", "k").distinct())
@@ -327,59 +318,6 @@ def model_run_ranking(*, filters: RunFilterSet | None = None, user=None,
     elif standing == UNRANKED:
         runs = runs.exclude(score__status=RANKED)
     return tables.run_ranking_table().order(runs, sort)
-
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    problem_id: str
-    title: str
-    category: str
-    a: metrics.ProblemScore | None
-    b: metrics.ProblemScore | None
-
-    @property
-    def speedup_ratio(self) -> float | None:
-        """b's geomean speedup over a's on this problem (over each run's correct timed attempts, not its luckiest
-        one), when both have one."""
-        if self.a and self.b and self.a.geomean_speedup and self.b.geomean_speedup:
-            return self.b.geomean_speedup / self.a.geomean_speedup
-        return None
-
-
-@dataclass(frozen=True)
-class Comparison:
-    a: ModelRun
-    b: ModelRun
-    k: int  # both runs are scored at this k, the smaller of their two, so the figures compare like with like
-    a_score: metrics.RunScore
-    b_score: metrics.RunScore
-    rows: list[ComparisonRow]
-    categories: list[str]
-    differences: list[significance.Difference] = ()  # B - A per figure with its paired interval over common problems
-
-    @property
-    def any_significant(self) -> bool:
-        return any(d.significant for d in self.differences)
-
-
-def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison:
-    """Two runs side by side, both scored at the smaller of their ks (a run that drew more samples would
-    otherwise look better for it)."""
-    k = min(a.k, b.k)
-    a_attempts, b_attempts = model_run_attempts(run=a), model_run_attempts(run=b)
-    # As stored at ingest when a run is compared at its own k; a run with the larger k is scored here at the other's.
-    a_score = scores.stored_score(a, k) or model_run_score(run=a, attempts=a_attempts, k=k)
-    b_score = scores.stored_score(b, k) or model_run_score(run=b, attempts=b_attempts, k=k)
-    titles = {x.problem_id: (x.problem_title, x.category) for x in a_attempts + b_attempts}
-    rows = [
-        ComparisonRow(problem_id=pid, title=titles[pid][0], category=titles[pid][1],
-                      a=a_score.problems.get(pid), b=b_score.problems.get(pid))
-        for pid in sorted(titles, key=lambda p: (titles[p][1], p))
-    ]
-    categories = sorted(set(a_score.by_category) | set(b_score.by_category),
-                        key=lambda c: (list(CATEGORIES).index(c) if c in CATEGORIES else len(CATEGORIES), c))
-    return Comparison(a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories,
-                      differences=significance.compare_scores(a_score, b_score))
 
 
 def model_run_choices() -> list[tuple[int, str]]:

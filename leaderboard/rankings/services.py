@@ -4,7 +4,9 @@
   the run's progress;
 - a problem's standing on one profile, version and revision (``ProblemStanding``, ``selectors.problem_ranking``)
   when a passed result of it is recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
-- ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``).
+- ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``);
+- two runs' comparison (``RunComparison``, ``comparison.model_run_comparison_compute``) by a job on the web queue that
+  a comparison page asks for (``run_comparison_request``) when none is stored for the runs' current scores.
 
 Each is recomputed from the rows as they stand, in the writer's transaction, so recording a result twice changes
 nothing.
@@ -12,13 +14,25 @@ nothing.
 
 from __future__ import annotations
 
+import logging
+
+import django_rq
 from django.db import transaction
 from django.utils import timezone
+from redis.exceptions import RedisError
 
+from evaluator.contract import jobs
 from evaluator.contract.result import Verdict
 from leaderboard.catalogue import selectors as catalogue
-from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunScore, Submission
-from leaderboard.rankings import generations, overview, scores, selectors
+from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
+                                Submission)
+from leaderboard.rankings import comparison, generations, overview, scores, selectors
+
+logger = logging.getLogger(__name__)
+
+# How long a comparison asked for is not asked again (one job for every reader of a page being computed; a job that
+# Redis lost is asked for again after this).
+COMPARISON_ASKED_TTL_S = 60
 
 
 # RunScore's interval columns per key of ``metrics.Aggregate.intervals``.
@@ -181,3 +195,39 @@ def standings_rebuild() -> int:
         category_standings_refresh()
         generations.rankings_changed()
         return ProblemStanding.objects.count()
+
+
+def run_comparison_refresh(*, a_id: int, b_id: int) -> RunComparison | None:
+    """Computes runs ``a_id`` and ``b_id`` compared (both scored at the smaller k, the paired bootstrap of each
+    figure) and stores it with the RunScore stamps it was computed from. A comparison already current for those
+    stamps is left as it is, so the job asked for by many readers at once runs the bootstrap once."""
+    runs = {r.pk: r for r in ModelRun.objects.select_related("score").filter(pk__in=(a_id, b_id))}
+    if a_id not in runs or b_id not in runs:
+        return None
+    a, b = runs[a_id], runs[b_id]
+    stamps = {"a_scored_at": comparison.model_run_scored_at(a), "b_scored_at": comparison.model_run_scored_at(b)}
+    current = RunComparison.objects.filter(a=a, b=b, **stamps).exclude(record={}).first()
+    if current is not None:
+        return current
+    done = comparison.model_run_comparison_compute(a=a, b=b)
+    record = scores.comparison_record(k=done.k, a=done.a_score, b=done.b_score, differences=done.differences,
+                                      titles={r.problem_id: (r.title, r.category) for r in done.rows})
+    row, _ = RunComparison.objects.update_or_create(a=a, b=b, defaults={**stamps, "record": record})
+    return row
+
+
+def run_comparison_request(*, a: ModelRun, b: ModelRun) -> bool:
+    """Asks the web worker for runs ``a`` and ``b`` compared (``run_comparison_refresh``), once per pair and scores
+    per ``COMPARISON_ASKED_TTL_S``. Returns whether it is asked for (False: Redis could not be reached; the next
+    reader asks again)."""
+    stamps = [comparison.model_run_scored_at(r) for r in (a, b)]
+    key = f"arena:comparison-asked:{a.pk}:{b.pk}:" + ":".join(s.isoformat() if s else "-" for s in stamps)
+    try:
+        connection = django_rq.get_connection(jobs.WEB_QUEUE)
+        if connection.set(key, 1, nx=True, ex=COMPARISON_ASKED_TTL_S):
+            django_rq.get_queue(jobs.WEB_QUEUE).enqueue(jobs.COMPARISON_REFRESH, a.pk, b.pk,
+                                                        description=f"compare runs #{a.pk} and #{b.pk}")
+    except RedisError:
+        logger.warning("could not ask for runs #%s and #%s compared", a.pk, b.pk, exc_info=True)
+        return False
+    return True

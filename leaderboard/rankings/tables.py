@@ -427,7 +427,7 @@ def problem_ranking_table() -> Table:
 
 
 def comparison_table() -> Table:
-    """Rows are selectors.ComparisonRow: one problem, both runs' scores at the common k."""
+    """Rows are comparison.ComparisonRow: one problem, both runs' scores at the common k."""
     def side(which: str, name: str, p: float | None = None) -> Callable[[Any], Any]:
         def get(row: Any) -> Any:
             score = getattr(row, which)

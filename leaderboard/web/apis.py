@@ -4,6 +4,7 @@ service or selector. Writes authenticate with ``Authorization: Token <key>`` (or
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
@@ -17,8 +18,10 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from evaluator.contract.profiles import PROFILES
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
+from leaderboard.rankings import comparison as comparisons
 from leaderboard.rankings import scores, tables
 from leaderboard.rankings import selectors as rankings
+from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import publishing, validation
@@ -339,9 +342,13 @@ class ModelRunRankingApi(APIView):
                          "results": ModelRunOutputSerializer(rows, many=True, context={"request": request}).data})
 
 
+COMPUTING_RETRY_S = 2  # a comparison being computed: ask again after this
+
+
 @method_decorator(cache.cached_page(scopes=cache.comparison_scopes), name="dispatch")
 class ModelRunCompareApi(APIView):
-    """Two runs side by side, both scored at the smaller of their ks."""
+    """Two runs side by side, both scored at the smaller of their ks, as the comparison job computed them; 202 with
+    Retry-After while it computes them for the runs' current scores."""
 
     class InputSerializer(serializers.Serializer):
         a = serializers.IntegerField()
@@ -354,8 +361,15 @@ class ModelRunCompareApi(APIView):
     def get(self, request):
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        comparison = rankings.model_run_comparison(a=rankings.model_run_detail(run_id=params.validated_data["a"]),
-                                                    b=rankings.model_run_detail(run_id=params.validated_data["b"]))
+        a = rankings.model_run_detail(run_id=params.validated_data["a"])
+        b = rankings.model_run_detail(run_id=params.validated_data["b"])
+        comparison = comparisons.model_run_comparison(a=a, b=b)  # as the comparison job stored it
+        if comparison is None:  # not computed for these scores yet: asked of the web worker, never computed here
+            rank_services.run_comparison_request(a=a, b=b)
+            response = Response({"status": "computing", "retry_after_s": COMPUTING_RETRY_S}, status=202,
+                                headers={"Retry-After": str(COMPUTING_RETRY_S)})
+            add_never_cache_headers(response)
+            return response
         context = {"request": request}
         return Response({"scored_at_k": comparison.k,
                          "a": ModelRunOutputSerializer(comparison.a, context=context).data,

@@ -29,7 +29,7 @@ Who gets what (``cached_page``):
   for anonymous readers with no pending messages. Signed-in users get them rendered.
 - Exports (CSV/JSON) and API answers do not differ by user: stored and served for everyone, except requests with
   an ``Authorization`` header (a bad token must still get its 401), which bypass the cache.
-- Only complete 200 answers that set no cookie are stored.
+- Only complete 200 answers that set no cookie and do not say ``Cache-Control: no-store`` are stored.
 - Pages that show private data to their owner (a submission's status page with its source and logs, "My
   submissions", account and token pages, contribution pages) are never decorated: never cached.
 
@@ -155,7 +155,9 @@ def _wait_for(key: str, request: HttpRequest) -> HttpResponse | None:
 
 def _store(key: str, request: HttpRequest, response: HttpResponse) -> None:
     try:
-        if response.status_code != 200 or response.streaming or response.cookies:
+        # (a page that marks itself no-store, e.g. a comparison still being computed, is not kept either)
+        if (response.status_code != 200 or response.streaming or response.cookies
+                or "no-store" in response.get("Cache-Control", "")):
             return
         public = not response.get("Content-Type", "").startswith("text/html")
         if not public and _personal(request):

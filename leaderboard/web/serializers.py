@@ -10,7 +10,6 @@ from rest_framework import serializers
 
 from leaderboard.models import Problem, Submission
 from leaderboard.rankings import scores
-from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import selectors as submissions
 
 
@@ -271,8 +270,8 @@ class ModelRunDetailOutputSerializer(ModelRunOutputSerializer):
 
     @extend_schema_field(ScoreBreakdown)
     def get_breakdown(self, obj) -> dict:
-        # a run with no result yet has no stored score: scored now (nothing to bootstrap)
-        return scores.run_score(scores.stored_score(obj) or rankings.model_run_score(run=obj))
+        # as stored at ingest; a row that holds no whole score yet gives an empty one (a request never scores a run)
+        return scores.run_score(scores.stored_score(obj) or scores.unscored(obj))
 
 
 class AttemptOutputSerializer(serializers.Serializer):

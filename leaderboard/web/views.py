@@ -11,14 +11,17 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
 from evaluator.contract.profiles import PROFILES
 from leaderboard.beyond_contract import percentile
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
+from leaderboard.rankings import comparison as comparisons
 from leaderboard.rankings import overview, scores, tables
 from leaderboard.rankings import selectors as rankings
+from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import selectors as submissions
 from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import publishing, queues, validation
@@ -323,9 +326,11 @@ def model_run_create(request: HttpRequest) -> HttpResponse:
 def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = rankings.model_run_detail(run_id=run_id)
     attempts = rankings.model_run_attempts(run=run)
-    stored = scores.stored_score(run)  # as scored at ingest (only a run with no result yet has none)
-    score = stored or rankings.model_run_score(run=run, attempts=attempts)
-    grid = rankings.model_run_grid(run=run, attempts=attempts, score=score)
+    # As scored at ingest. A run whose row holds no whole score (written before scores were stored whole, until
+    # `rebuild_standings --runs`) shows none rather than be scored here: a request never bootstraps.
+    stored = scores.stored_score(run)
+    score = stored or scores.unscored(run)
+    grid = rankings.model_run_grid(run=run, attempts=attempts if stored else [], score=score)
     # the suite's category order, as on the comparison page
     categories = sorted(score.by_category.items(), key=lambda item: catalogue.category_order(item[0]))
     exports = {"problems": (tables.run_problems_table(), grid), "attempts": (tables.run_attempts_table(), attempts),
@@ -338,8 +343,8 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "leaderboard/model_run_detail.html", {
         "run": run,
         "score": score,
-        "standing": run.score.status if stored else rankings.model_run_status(run=run, attempts=attempts,
-                                                                              score=score),
+        "standing": run.score.status if stored else "unfinished",
+        "unscored": stored is None,
         "pass_at_1": getattr(getattr(run, "score", None), "pass_at_1", None),
         "protocol": score.label(),
         "coverage_total": score.overall.problems + len(score.not_scorable) + len(score.not_attempted),
@@ -354,15 +359,16 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "k": score.k,
         },
         "export": {fmt: f"?format={fmt}&table=attempts" for fmt in tables.EXPORT_FORMATS},
-        "run_charts": _run_charts(run, attempts, grid, categories),
+        "run_charts": _run_charts(run, grid, categories),
         "refresh_s": None if run.is_done else 3,
         **_url_prefixes(),
     })
 
 
-def _run_charts(run, attempts, grid, categories) -> dict:
-    """A run's per-problem best speedups, pass@k against k, fast_p against p and roofline fraction per category."""
-    curves = scores.stored_curves(run) or vars(overview.model_run_curves(run=run, attempts=attempts))
+def _run_charts(run, grid, categories) -> dict:
+    """A run's per-problem best speedups, pass@k against k, fast_p against p and roofline fraction per category
+    (the curves as stored at ingest; none before)."""
+    curves = scores.stored_curves(run) or {"ks": [], "pass_at": [], "ps": [], "fast_at": [], "k": run.k}
     timed = [row for row in grid if row.score.best_speedup is not None]
     return {"problems": [row.problem_id for row in timed], "best_speedups": [row.score.best_speedup for row in timed],
             "ks": curves["ks"], "pass_at": curves["pass_at"], "pass_pairs": list(zip(curves["ks"], curves["pass_at"])),
@@ -383,11 +389,16 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
         except ValueError:
             value = None
         chosen.append(value if value in ids else None)
-    comparison = None
+    comparison, computing = None, False
     if chosen[0] and chosen[1]:
-        comparison = rankings.model_run_comparison(a=rankings.model_run_detail(run_id=chosen[0]),
-                                                    b=rankings.model_run_detail(run_id=chosen[1]))
+        a, b = rankings.model_run_detail(run_id=chosen[0]), rankings.model_run_detail(run_id=chosen[1])
+        comparison = comparisons.model_run_comparison(a=a, b=b)  # as the comparison job stored it
+        if comparison is None:  # not computed for these scores yet: the web worker computes it, never this request
+            rank_services.run_comparison_request(a=a, b=b)
+            computing = True
     table = tables.comparison_table()
+    if computing and table.wants_export(request, main=True):
+        return _computing_export()
     if comparison is not None and table.wants_export(request, main=True):
         return table.export(request, comparison.rows, filename=f"compare-{chosen[0]}-{chosen[1]}", meta={
             "k": comparison.k,
@@ -396,7 +407,8 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
             "b": {"model_run": comparison.b.pk, "model": comparison.b.model, **scores.protocol_fields(comparison.b),
                   "scores": scores.overall(comparison.b_score)},
         })
-    context = {"choices": choices, "a_id": chosen[0], "b_id": chosen[1], "comparison": comparison}
+    context = {"choices": choices, "a_id": chosen[0], "b_id": chosen[1], "comparison": comparison,
+               "computing": computing, "refresh_s": COMPUTING_REFRESH_S if computing else None}
     if comparison is not None:
         a, b = comparison.a_score, comparison.b_score
         context.update({
@@ -421,7 +433,21 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
                 "k": comparison.k,
             },
         })
-    return render(request, "leaderboard/model_run_compare.html", context)
+    response = render(request, "leaderboard/model_run_compare.html", context)
+    if computing:
+        add_never_cache_headers(response)  # the pages cache keeps no page that says "being computed"
+    return response
+
+
+COMPUTING_REFRESH_S = 2  # a comparison being computed: the page reloads itself after this
+
+
+def _computing_export() -> HttpResponse:
+    """An export of a comparison not computed yet: 202 with Retry-After, never cached."""
+    response = JsonResponse({"status": "computing", "retry_after_s": COMPUTING_REFRESH_S}, status=202)
+    response["Retry-After"] = str(COMPUTING_REFRESH_S)
+    add_never_cache_headers(response)
+    return response
 
 
 @cache.cached_page(scopes=cache.user_page_scopes)

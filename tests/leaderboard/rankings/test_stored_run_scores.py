@@ -1,16 +1,18 @@
-"""A run's whole score (every figure, its intervals and curves) is stored when its results are recorded, and the run
-and comparison pages and the API read it: what they show equals scoring the runs per request (the previous pages),
-and no run page runs a bootstrap (the comparison still bootstraps the two runs' paired differences)."""
+"""A run's whole score (every figure, its intervals and curves) is stored when its results are recorded, and two runs'
+comparison (their paired differences with bootstrap intervals) by a job on the web queue that the comparison asks
+for; the run and comparison pages and the API read them: what they show equals scoring the runs per request (the
+previous pages), and no request scores a run or runs a bootstrap."""
 
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import pytest
 
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, RunScore
-from leaderboard.rankings import overview, scores, significance
+from leaderboard.rankings import comparison, metrics, overview, scores, services, significance
 from leaderboard.rankings import selectors as rankings
 from tests.leaderboard import run_fixtures as fx
 
@@ -33,19 +35,37 @@ def _body(html: str) -> str:
     return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", html)
 
 
-def _as_scored_per_request(client, url: str, runs: list[ModelRun]) -> str:
-    """The page as the previous code rendered it: the runs' stored scores set aside, so it scores them now."""
-    saved = {r.pk: RunScore.objects.get(pk=r.pk).detail for r in runs}
-    RunScore.objects.filter(pk__in=saved).update(detail={})
+def _as_scored_per_request(client, url: str, monkeypatch) -> str:
+    """The page as the previous code rendered it: every score, curve and comparison it shows computed now."""
     from leaderboard.rankings.generations import bump
 
-    bump()  # not the page cached a moment ago
-    try:
-        return _body(client.get(url).content.decode())
-    finally:
-        for pk, detail in saved.items():
-            RunScore.objects.filter(pk=pk).update(detail=detail)
-        bump()
+    with monkeypatch.context() as m:
+        m.setattr(scores, "stored_score", lambda run, k=None: rankings.model_run_score(run=run, k=k))
+        m.setattr(scores, "stored_curves", lambda run: vars(overview.model_run_curves(run=run)))
+        m.setattr(comparison, "model_run_comparison", comparison.model_run_comparison_compute)
+        bump()  # not the page cached a moment ago
+        try:
+            return _body(client.get(url).content.decode())
+        finally:
+            bump()
+
+
+@pytest.fixture
+def no_scoring_in_requests(monkeypatch):
+    """Makes scoring a run, or running a bootstrap, fail the request that tries: a context to read pages in."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a request scored a run or ran a bootstrap")
+
+    @contextmanager
+    def context():
+        with monkeypatch.context() as m:
+            for module, name in ((significance, "bootstrap_interval"), (metrics, "score_run"),
+                                 (rankings, "model_run_score"), (overview, "model_run_curves"),
+                                 (comparison, "model_run_comparison_compute")):
+                m.setattr(module, name, refuse)
+            yield
+
+    return context
 
 
 def test_every_runs_stored_score_equals_scoring_it_now_over_seeded_data():
@@ -61,27 +81,64 @@ def test_every_runs_stored_score_equals_scoring_it_now_over_seeded_data():
         assert score.overall.intervals, "the seeded runs have intervals to compare"
 
 
-def test_the_run_and_compare_pages_show_what_scoring_per_request_showed(problems, client, user, monkeypatch):
+def test_the_run_and_compare_pages_show_what_scoring_per_request_showed(problems, client, user, monkeypatch,
+                                                                       no_scoring_in_requests):
     seed_demo(runs=4, problems=10, attempts=3, users=2, seed=12, log=lambda _: None)
     hand = fx.make_run(user)  # a run recorded through the services, result by result
     a, b = ModelRun.objects.filter(is_demo=True).order_by("pk")[:2]
-    urls = {f"/runs/{hand.pk}/": [hand], f"/runs/{a.pk}/": [a], f"/runs/compare/?a={a.pk}&b={b.pk}": [a, b],
-            f"/runs/{a.pk}/?format=json&table=categories": [a], f"/api/model-runs/{a.pk}/": [a],
-            f"/api/rankings/compare/?a={a.pk}&b={b.pk}": [a, b]}
+    services.run_comparison_refresh(a_id=a.pk, b_id=b.pk)  # what the web worker does when the page asks for it
+    urls = [f"/runs/{hand.pk}/", f"/runs/{a.pk}/", f"/runs/compare/?a={a.pk}&b={b.pk}",
+            f"/runs/{a.pk}/?format=json&table=categories", f"/api/model-runs/{a.pk}/",
+            f"/api/rankings/compare/?a={a.pk}&b={b.pk}", f"/runs/compare/?a={a.pk}&b={b.pk}&format=json"]
     stored = {}
-    bootstraps = []
-    real = significance.bootstrap_interval
-    monkeypatch.setattr(significance, "bootstrap_interval", lambda *x, **kw: bootstraps.append(1) or real(*x, **kw))
+    with no_scoring_in_requests():
+        for url in urls:
+            response = client.get(url)
+            assert response.status_code == 200, url
+            stored[url] = _body(response.content.decode())
     for url in urls:
-        before = len(bootstraps)
-        response = client.get(url)
-        assert response.status_code == 200, url
-        stored[url] = _body(response.content.decode())
-        if "compare" not in url:
-            assert len(bootstraps) == before, f"{url} ran a bootstrap"
-    for url, runs in urls.items():
-        assert stored[url] == _as_scored_per_request(client, url, runs), url
+        assert stored[url] == _as_scored_per_request(client, url, monkeypatch), url
     assert "pass@" in stored[f"/runs/{hand.pk}/"] and fx.SHOWN["pass_at_k"] in stored[f"/runs/{hand.pk}/"]
+    assert 'id="compare-significance"' in stored[f"/runs/compare/?a={a.pk}&b={b.pk}"]
+
+
+def test_a_comparison_is_computed_by_the_web_worker_never_in_the_request(problems, client, user, run_worker,
+                                                                         no_scoring_in_requests):
+    a = fx.make_run(user)
+    b = fx.make_run(user, manifest={**fx.MANIFEST, "model": "twin"})
+    page, api = f"/runs/compare/?a={a.pk}&b={b.pk}", f"/api/rankings/compare/?a={a.pk}&b={b.pk}"
+    with no_scoring_in_requests():
+        first = client.get(page)
+        assert first.status_code == 200 and 'id="compare-computing"' in first.content.decode()
+        assert 'http-equiv="refresh"' in first.content.decode() and "no-store" in first["Cache-Control"]
+        computing = client.get(api)
+        assert computing.status_code == 202 and computing["Retry-After"] and computing.json()["status"] == "computing"
+        assert client.get(page + "&format=csv").status_code == 202
+    assert run_worker("web"), "the page asked the web worker for the comparison"
+    with no_scoring_in_requests():
+        html = client.get(page).content.decode()
+        body = client.get(api).json()
+    assert 'id="compare-computing"' not in html and 'id="compare-summary"' in html
+    assert 'id="compare-significance"' in html and "no significant difference" in html
+    assert body["summary"] == "no significant difference" and body["scored_at_k"] == a.k
+
+    # a newer score of one run makes the stored comparison out of date: asked for again, never computed here
+    services.run_score_refresh(model_run_id=b.pk)
+    with no_scoring_in_requests():
+        assert client.get(api).status_code == 202
+    assert run_worker("web")
+    with no_scoring_in_requests():
+        assert client.get(api).json()["differences"] == body["differences"]
+
+
+def test_a_run_whose_row_holds_no_whole_score_is_not_scored_in_the_request(problems, client, user,
+                                                                           no_scoring_in_requests):
+    run = fx.make_run(user)
+    RunScore.objects.filter(pk=run.pk).update(detail={})  # a row written before whole scores were stored
+    with no_scoring_in_requests():
+        html = client.get(f"/runs/{run.pk}/").content.decode()
+        assert client.get(f"/api/model-runs/{run.pk}/").status_code == 200
+    assert 'id="run-unscored"' in html
 
 
 def _queries_to_record_one_result(run: ModelRun) -> int:
@@ -111,3 +168,11 @@ def test_recording_a_result_makes_the_same_queries_for_a_small_run_and_a_large_o
     small, large = runs[0], runs[-1]
     assert large.n >= 2 * small.n, (small.n, large.n)
     assert _queries_to_record_one_result(small) == _queries_to_record_one_result(large)
+
+
+def test_an_unscored_run_reads_as_scoring_no_attempts_does(problems, user):
+    run = fx.make_run(user, record=False)
+    for profile in ("cpu-gloo-2", "h200-nvlink-2"):
+        run.profile = profile
+        assert scores.unscored(run) == metrics.score_run([], metrics.Protocol.of_run(run), suite={},
+                                                         timed=metrics.measures_speed(profile), intervals=False)

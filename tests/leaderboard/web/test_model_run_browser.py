@@ -14,6 +14,7 @@ import pytest
 
 from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import ModelRun
+from leaderboard.rankings.services import run_comparison_refresh
 from tests.leaderboard import run_fixtures as fx
 from tests.browser import needs_chromium
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, WRONG
@@ -141,6 +142,7 @@ def test_comparison_page_puts_two_runs_side_by_side(page, live_server, user, pro
 
     a = fx.make_run(user)
     b = fx.make_run(user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=20, model="agent-x"))
+    run_comparison_refresh(a_id=a.pk, b_id=b.pk)  # the web worker's job, which the page asks for
     base = live_server.url
     page.goto(f"{base}/runs/compare/")
     page.select_option("select[name=a]", str(a.pk))

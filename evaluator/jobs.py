@@ -12,10 +12,12 @@ from rq import Queue, Retry, get_current_job
 from rq.serializers import JSONSerializer
 from rq.timeouts import JobTimeoutException
 
-from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT, TEST_MARK_RUNNING, TEST_RECORD_RESULT, WEB_QUEUE
+from evaluator.contract.jobs import (MARK_CHECKING, MARK_RUNNING, RECORD_CHECK, RECORD_RESULT, TEST_MARK_RUNNING,
+                                    TEST_RECORD_RESULT, WEB_QUEUE)
 from evaluator.contract import signing, testmode
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
+from evaluator.problem_check import failed_report
 
 # A reply whose job fails (the database is down) runs again after these pauses, in seconds; the web worker's
 # scheduler (`rqworker web --with-scheduler`) queues it again. After the last, the reaper still recovers the result
@@ -99,3 +101,37 @@ def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:
     from evaluator.host.prebuild import prebuild
 
     return prebuild(EvalSpec.from_dict(spec))
+
+
+# --- problem proposals' checks (evaluator/problem_check.py, run in the sandbox by evaluator/host/check.py) ---
+
+
+def signed_report(proposal_id: int, report: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:
+    """The report with the worker's signature over it, this proposal, the job issued and its nonce (what the web side
+    records, and what the reaper recovers from a finished job)."""
+    return {"report": report, "job_id": job_id, "nonce": nonce,
+            "signature": signing.sign(RECORD_CHECK, proposal_id, job_id, nonce, report)}
+
+
+def check_proposal_job(proposal_id: int, category: str, name: str, files: dict[str, str],
+                       solutions: list[dict[str, str]], nonce: str) -> dict[str, Any]:
+    """Runs on the ``checks`` queue: checks one proposal in the sandbox and sends the signed report to the web side.
+
+    The report is sent even when the check itself breaks, so the proposal does not stay ``checking``."""
+    from evaluator.host.check import check_sandboxed  # the sandbox's module only where a check runs
+
+    job = get_current_job()
+    queue = None if job is None else Queue(WEB_QUEUE, connection=job.connection, serializer=JSONSerializer)
+    job_id = job.id if job else ""
+    if queue is not None:
+        worker = (job.worker_name or "")[:200]
+        queue.enqueue(MARK_CHECKING, proposal_id, job_id, worker, nonce,
+                      signing.sign(MARK_CHECKING, proposal_id, job_id, nonce, {"worker": worker}))
+    try:
+        report = check_sandboxed(category, name, files, solutions)
+    except Exception as exc:  # the checker's own failure
+        report = failed_report(f"the check could not run: {type(exc).__name__}: {exc}")
+    signed = signed_report(proposal_id, report, job_id, nonce)
+    if queue is not None:
+        queue.enqueue(RECORD_CHECK, proposal_id, job_id, report, nonce, signed["signature"])
+    return signed

@@ -3,10 +3,10 @@ validated by the registry, its reference proved equal to its oracle at world siz
 known answer run against the oracle: correct ones must pass at every size, wrong ones must fail at the largest (the
 same rule as ``tests/problems``).
 
-Like :mod:`evaluator.jobs`, the job never touches the database: it runs on the ``checks`` queue and reports back by
-enqueueing signed jobs on the web side's queue. The contributor's ``reference.py`` is code nobody has reviewed yet: the
-job runs it only inside the sandbox (``evaluator.host.check``), never in the worker's own processes, and the worker
-serving ``checks`` holds no database credentials and no Django settings, as GPU hosts do. The check follows the
+The RQ job (:func:`evaluator.jobs.check_proposal_job`) never touches the database: it runs on the ``checks`` queue
+and reports back by enqueueing signed jobs on the web side's queue. The contributor's ``reference.py`` is code nobody
+has reviewed yet: the job runs it only inside the sandbox (``evaluator.host.check``), never in the worker's own
+processes, and the worker serving ``checks`` holds no database credentials and no Django settings, as GPU hosts do. The check follows the
 judge/judged split of an evaluation: inside the sandbox, :func:`produce` runs the contributor's code and writes its
 outputs as data (tensors' bytes under a header of dtypes and shapes, never a pickle); outside, :func:`judge` reads
 them, compares them and writes the report. Nothing the sandbox writes is a report.
@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluator.contract.jobs import MARK_CHECKING, RECORD_CHECK, WEB_QUEUE
 
 CHECK_WORLD_SIZES = (2, 4)
 COLLECTIVE_TIMEOUT_S = 60  # a reference that deadlocks fails after this long instead of holding the worker
@@ -332,43 +331,3 @@ def failed_report(message: str) -> dict[str, Any]:
     """A report for a check that could not run to the end (the job raised, timed out or its worker died)."""
     return {"version": REPORT_VERSION, "ok": False, "message": message, "problem_id": None, "world_sizes": [],
             "reference": [], "known_answers": [], "warnings": [], "duration_s": None}
-
-
-# --- RQ -------------------------------------------------------------------------------------------------
-
-
-def signed_report(proposal_id: int, report: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:
-    """The report with the worker's signature over it, this proposal, the job issued and its nonce (what the web side
-    records, and what the reaper recovers from a finished job)."""
-    from evaluator.contract import signing
-
-    return {"report": report, "job_id": job_id, "nonce": nonce,
-            "signature": signing.sign(RECORD_CHECK, proposal_id, job_id, nonce, report)}
-
-
-def check_proposal_job(proposal_id: int, category: str, name: str, files: dict[str, str],
-                       solutions: list[dict[str, str]], nonce: str) -> dict[str, Any]:
-    """Runs on the ``checks`` queue: checks one proposal in the sandbox and sends the signed report to the web side.
-
-    The report is sent even when the check itself breaks, so the proposal does not stay ``checking``."""
-    from rq import Queue, get_current_job
-    from rq.serializers import JSONSerializer
-
-    from evaluator.contract import signing
-    from evaluator.host.check import check_sandboxed
-
-    job = get_current_job()
-    queue = None if job is None else Queue(WEB_QUEUE, connection=job.connection, serializer=JSONSerializer)
-    job_id = job.id if job else ""
-    if queue is not None:
-        worker = (job.worker_name or "")[:200]
-        queue.enqueue(MARK_CHECKING, proposal_id, job_id, worker, nonce,
-                      signing.sign(MARK_CHECKING, proposal_id, job_id, nonce, {"worker": worker}))
-    try:
-        report = check_sandboxed(category, name, files, solutions)
-    except Exception as exc:  # the checker's own failure
-        report = failed_report(f"the check could not run: {type(exc).__name__}: {exc}")
-    signed = signed_report(proposal_id, report, job_id, nonce)
-    if queue is not None:
-        queue.enqueue(RECORD_CHECK, proposal_id, job_id, report, nonce, signed["signature"])
-    return signed

@@ -1,13 +1,13 @@
 """The rooms and who may import whom (docs/architecture.md), checked on the source with :mod:`ast`.
 
 - No import cycle among the project's modules (leaderboard/, portal/, evaluator/, problems/). The graph has an edge
-  from a module to every project module it imports **at module level**: statements in the module's body, including
-  those inside a top-level ``try``/``if``, but not those under ``if TYPE_CHECKING:`` (never run) and not imports
-  inside functions or methods (lazy imports, run only when called, are ignored here; they cannot make importing a
-  module fail). ``from package import name`` counts as importing ``package.name`` when that is a module, else as
-  importing ``package``.
+  from a module to every project module it imports **anywhere** in its source (``ast.walk``): at module level, inside
+  functions and methods (lazy imports still tie the two modules together: each needs the other to work), and under
+  ``if TYPE_CHECKING:`` (a type that must come from a module that imports you is a circle too). ``from package import
+  name`` counts as importing ``package.name`` when that is a module, else as importing ``package``.
 - Nothing under evaluator/ or problems/ imports Django, Django REST framework, the leaderboard or the portal, at any
-  level: GPU hosts run them alone.
+  level: GPU hosts run them alone. Nothing under problems/ imports the evaluator: problems (and their known answers)
+  do not know the runner.
 - The leaderboard and the portal take from evaluator/ only ``evaluator.contract`` (standard library only), except
   through ``leaderboard/beyond_contract.py``, the one module that lists what the web side still needs beyond it.
 """
@@ -45,28 +45,8 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _module_level(body: list[ast.stmt]):
-    """Import statements that run when the module is imported (see the module's doc)."""
-    for node in body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
-                yield from _module_level(node.body)
-            yield from _module_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]):
-                yield from _module_level(block)
-        elif isinstance(node, (ast.With,)):
-            yield from _module_level(node.body)
-
-
 def _every_import(tree: ast.Module):
+    """Every import statement of a module, wherever it is (see the module's doc)."""
     return (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
@@ -82,12 +62,12 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
     return [f"{base}.{alias.name}" for alias in node.names] + [base]
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = _modules()
+def _graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    modules = _modules() if modules is None else modules
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in _module_level(tree.body):
+        for node in _every_import(tree):
             names = _targets(node, name, path.name == "__init__.py")
             if isinstance(node, ast.ImportFrom):
                 # `from a import b`: the module a.b if there is one, else the module a
@@ -149,10 +129,19 @@ def test_the_cycle_finder_finds_a_cycle_and_nothing_else():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
+def test_imports_inside_functions_and_under_type_checking_count(tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    from b import g\n")
+    (tmp_path / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import c\n")
+    (tmp_path / "c.py").write_text("class K:\n    def m(self):\n        import a\n")
+    graph = _graph({name: tmp_path / f"{name}.py" for name in ("a", "b", "c")})
+    assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}}
+    assert _cycles(graph) == [frozenset({"a", "b", "c"})]
+
+
 def test_no_import_cycle_among_the_projects_modules():
     cycles = _cycles(_graph())
     unexpected = [sorted(c) for c in cycles if c not in ALLOWED_CYCLES]
-    assert not unexpected, f"import cycles (module-level imports): {unexpected}"
+    assert not unexpected, f"import cycles (imports at any depth): {unexpected}"
     for stale in set(ALLOWED_CYCLES) - set(cycles):
         warnings.warn(f"the allowed cycle {sorted(stale)} no longer exists: delete its entry in ALLOWED_CYCLES")
 
@@ -166,6 +155,21 @@ def test_the_worker_side_imports_nothing_of_django_or_the_web_side():
         for node in _every_import(tree):
             for target in _targets(node, name, path.name == "__init__.py"):
                 if target.split(".")[0] in WEB_ONLY:
+                    offending.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {target}")
+    assert not offending, "\n".join(offending)
+
+
+def test_problems_import_nothing_of_the_evaluator():
+    """References and known answers run where the evaluator decides; what they share with it (the backends' helpers)
+    lives in problems/ and the evaluator re-exports it."""
+    offending = []
+    for name, path in _modules().items():
+        if not name.startswith("problems"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in _every_import(tree):
+            for target in _targets(node, name, path.name == "__init__.py"):
+                if target.split(".")[0] == "evaluator":
                     offending.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {target}")
     assert not offending, "\n".join(offending)
 

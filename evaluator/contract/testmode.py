@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evaluator.contract.result import Verdict
 from evaluator.contract.spec import EvalSpec
 
 TEST_TRIALS = 3  # correctness trials of a test (a ranked evaluation runs 5)
@@ -94,5 +95,5 @@ def annotate(document: dict[str, Any], spec: EvalSpec) -> dict[str, Any]:
     if isinstance(document.get("timing"), dict) and spec.measure_timing:
         document["timing"]["quick"] = True
     document["diagnostics"] = diagnostics(document, spec.solution_name) if document.get("verdict") not in (
-        "passed", None) else []
+        Verdict.PASSED.value, None) else []
     return document

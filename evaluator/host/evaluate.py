@@ -307,20 +307,20 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
                                                   "max_abs_error": m.get("max_abs_error")} for m in reports]})
             gaming = [m for m in reports if m.get("gaming")]
             if gaming:
-                raise Stop("rejected", f"trial {t}, rank {gaming[0]['rank']}: {gaming[0]['error']}",
+                raise Stop(Verdict.REJECTED, f"trial {t}, rank {gaming[0]['rank']}: {gaming[0]['error']}",
                            [m["rank"] for m in gaming])
         doc["trials"] = trials
         bad = [(t["trial"], r) for t in trials for r in t["ranks"] if not r["ok"]]
         if bad:
             t, r = bad[0]
-            raise Stop("wrong_output", f"trial {t}, rank {r['rank']}: {r['error']}", [x["rank"] for _, x in bad])
+            raise Stop(Verdict.WRONG_OUTPUT, f"trial {t}, rank {r['rank']}: {r['error']}", [x["rank"] for _, x in bad])
         if spec.measure_timing:
             session.begin("timing")
             windows = _time(session, iterations, warmup, limits.get("timing", 180.0), random.Random(seeds["order"]))
             _note(calls, session, "timed")
             doc["timing"], message = _timing(session, warmup, windows)
             if message:
-                raise Stop("rejected", message)
+                raise Stop(Verdict.REJECTED, message)
             _finish_timing(doc, problem, profile, params)
         else:
             doc["verdict"], doc["message"] = Verdict.PASSED.value, f"correct on {len(trials)} trials × {world} ranks; not timed"
@@ -378,26 +378,31 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
     for p in session.ranks:
         m = p.last(kind) or {}
         if m.get("multicast_changed"):
-            raise Stop("rejected", f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
-                                   f"environment ({what}); NVLink multicast stays off on shared hosts", [p.rank])
+            raise Stop(Verdict.REJECTED,
+                       f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
+                       f"environment ({what}); NVLink multicast stays off on shared hosts", [p.rank])
         if m.get("inputs_swapped"):
-            raise Stop("rejected", f"rank {p.rank}, {what}: {m['inputs_swapped'][0]} no longer owns the storage it "
-                                   f"was given (Tensor.set_, a .data swap or a resize): a solution reads its inputs "
-                                   f"where they are, and must not re-point them", [p.rank])
+            raise Stop(Verdict.REJECTED,
+                       f"rank {p.rank}, {what}: {m['inputs_swapped'][0]} no longer owns the storage it "
+                       f"was given (Tensor.set_, a .data swap or a resize): a solution reads its inputs "
+                       f"where they are, and must not re-point them", [p.rank])
         if m.get("signals_changed"):
-            raise Stop("rejected", f"rank {p.rank}, {what}: the solution installed a handler for "
-                                   f"{m['signals_changed'][0]}; signal handlers belong to the evaluator (a handler "
-                                   f"runs code outside the solution's timed calls)", [p.rank])
+            raise Stop(Verdict.REJECTED,
+                       f"rank {p.rank}, {what}: the solution installed a handler for "
+                       f"{m['signals_changed'][0]}; signal handlers belong to the evaluator (a handler "
+                       f"runs code outside the solution's timed calls)", [p.rank])
         if m.get("subclasses"):
-            raise Stop("rejected", f"rank {p.rank}, {what}: {m['subclasses'][0]}, a tensor subclass: outputs must be "
-                                   f"plain torch.Tensor objects (a subclass can change how it is compared)", [p.rank])
+            raise Stop(Verdict.REJECTED,
+                       f"rank {p.rank}, {what}: {m['subclasses'][0]}, a tensor subclass: outputs must be "
+                       f"plain torch.Tensor objects (a subclass can change how it is compared)", [p.rank])
         if m.get("aliases"):
-            raise Stop("rejected", f"rank {p.rank}, {what}: {m['aliases'][0]}; outputs must be new tensors, never "
-                                   f"an input or another output", [p.rank])
+            raise Stop(Verdict.REJECTED,
+                       f"rank {p.rank}, {what}: {m['aliases'][0]}; outputs must be new tensors, never "
+                       f"an input or another output", [p.rank])
         for k, dev in enumerate(m.get("devices") or []):
             if dev is not None and not str(dev).startswith(device):
-                raise Stop("wrong_output", f"rank {p.rank}, {what}: output {k} is on {dev}, expected the rank's "
-                                           f"{device} device", [p.rank])
+                raise Stop(Verdict.WRONG_OUTPUT, f"rank {p.rank}, {what}: output {k} is on {dev}, expected the rank's "
+                                                 f"{device} device", [p.rank])
 
 
 def _time(session: Session, iterations: int, warmup: int, limit_s: float, order: random.Random) -> Windows:
@@ -631,9 +636,10 @@ def _finish_timing(doc: dict[str, Any], problem: Problem, profile: HardwareProfi
     doc["roofline"] = roof
     doc["flags"]["suspicious_speedup"] = doc["timing"]["speedup"] > SUSPICIOUS_SPEEDUP
     if rf.impossible(roof["time_us"], sol_us):
-        raise Stop("rejected", f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the {profile.name} "
-                               f"hardware allows for this problem ({roof['bound']}-bound): physically impossible, so "
-                               f"the work was not all done or not all timed")
+        raise Stop(Verdict.REJECTED,
+                   f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the {profile.name} "
+                   f"hardware allows for this problem ({roof['bound']}-bound): physically impossible, so "
+                   f"the work was not all done or not all timed")
     doc["verdict"] = Verdict.PASSED.value
     doc["message"] = (f"correct on {len(doc['trials'])} trials × {profile.world_size} ranks; "
                       f"{doc['timing']['speedup']:.3f}× the baseline (± {doc['timing']['speedup_uncertainty']:.3f})")

@@ -19,6 +19,7 @@ from typing import Any
 from evaluator import timer as compiled_timer
 from evaluator import wire
 from evaluator.contract.profiles import MULTICAST_OFF, HardwareProfile
+from evaluator.contract.result import Verdict
 from evaluator.host import sandbox, watch
 
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
@@ -30,9 +31,11 @@ FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it r
 class Stop(Exception):
     """The evaluation ends here with ``verdict``; ``message`` is for the person who submitted."""
 
-    def __init__(self, verdict: str, message: str, ranks: list[int] | None = None, traceback: str = "") -> None:
+    def __init__(self, verdict: Verdict, message: str, ranks: list[int] | None = None, traceback: str = "") -> None:
         super().__init__(message)
-        self.verdict, self.message, self.ranks, self.traceback = verdict, message, sorted(set(ranks or [])), traceback
+        # .verdict is the document's plain string (Verdict(...) also refuses a name that is not a verdict)
+        self.verdict: str = Verdict(verdict).value
+        self.message, self.ranks, self.traceback = message, sorted(set(ranks or [])), traceback
 
 
 def node_environment(profile: HardwareProfile, rank: int) -> dict[str, str]:
@@ -293,14 +296,14 @@ class Session:
             if judge_error and judge_error.get("imported"):
                 # An imported suite's reference is the ground truth; when it fails on these inputs the run cannot
                 # be judged, and the suite's input decision (evaluator/suites/pkb/) takes it from here.
-                raise Stop("runtime_error", f"the imported problem's reference failed on rank "
-                                            f"{judge_error.get('rank')}: {judge_error['message']}",
+                raise Stop(Verdict.RUNTIME_ERROR, f"the imported problem's reference failed on rank "
+                                                  f"{judge_error.get('rank')}: {judge_error['message']}",
                            traceback=judge_error.get("traceback", ""))
             if judge_error or any(code != 0 for code in self.judge_codes.values()) or \
                     any(p.reports.closed for p in self.judges if p in peers):
                 detail = judge_error["message"] if judge_error else "a judge process ended unexpectedly"
-                raise Stop("infra_error", f"the judge failed ({detail}); this is the platform's fault, not the "
-                                          f"solution's", traceback=(judge_error or {}).get("traceback", ""))
+                raise Stop(Verdict.INFRA_ERROR, f"the judge failed ({detail}); this is the platform's fault, not the "
+                                                f"solution's", traceback=(judge_error or {}).get("traceback", ""))
             errors = [m for p in self.ranks for m in p.messages if m.get("kind") in ("error", "garbled")]
             dead = [p.rank for p in self.ranks if p.reports.closed and not p.last("finished")]
             if self.spawner_reports is not None:
@@ -315,9 +318,10 @@ class Session:
                 return
             if time.monotonic() > deadline and failed_at is None:
                 late = [p.rank for p in peers if not arrived(p)]
-                raise Stop("timeout", f"the {self.phase} phase passed its limit of {limit_s:g} s: rank(s) "
-                                      f"{', '.join(map(str, late))} did not finish it (stuck in a collective, a "
-                                      f"send/recv waiting for a peer, or a loop) and every rank was stopped", late)
+                raise Stop(Verdict.TIMEOUT,
+                           f"the {self.phase} phase passed its limit of {limit_s:g} s: rank(s) "
+                           f"{', '.join(map(str, late))} did not finish it (stuck in a collective, a "
+                           f"send/recv waiting for a peer, or a loop) and every rank was stopped", late)
 
     def _pump(self, wait_s: float) -> None:
         fds: dict[int, Any] = {}
@@ -367,13 +371,14 @@ class Session:
     def _failure(self, errors: list[dict[str, Any]], dead: list[int]) -> Stop:
         for m in errors:
             if m.get("kind") == "garbled":
-                return Stop("rejected", "a rank wrote something other than the evaluator's reports on the channel "
-                                        "to the host: a solution must not write to the evaluator's descriptors")
+                return Stop(Verdict.REJECTED,
+                            "a rank wrote something other than the evaluator's reports on the channel "
+                            "to the host: a solution must not write to the evaluator's descriptors")
         # Only a rank that has not run the solution's code can say the platform failed it (its boot): after the
         # load, a solution could write that report itself to turn its failure into a retry on another host.
         infra = [m for m in errors if m.get("category") == "infra" and not self.solution_loaded]
         if infra:
-            return Stop("infra_error", f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
+            return Stop(Verdict.INFRA_ERROR, f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
                         [m.get("rank") for m in infra])
         # A rank that only saw its peer go away is not the cause when a rank died: the dead one is.
         causes = [m for m in errors if not _peer_failure(str(m.get("message", "")))] or ([] if dead else errors)
@@ -382,10 +387,10 @@ class Session:
             phase = first.get("phase", self.phase)
             ranks = [m.get("rank") for m in causes if m.get("phase") == phase]
             if first.get("category") == "compile":
-                return Stop("compile_error", f"rank {first.get('rank')} failed while importing the solution: "
-                                             f"{first.get('message')}", ranks, first.get("traceback", ""))
-            return Stop("runtime_error", f"rank {first.get('rank')} failed in the {self.phase} phase: "
-                                         f"{first.get('message')}", ranks, first.get("traceback", ""))
+                return Stop(Verdict.COMPILE_ERROR, f"rank {first.get('rank')} failed while importing the solution: "
+                                                   f"{first.get('message')}", ranks, first.get("traceback", ""))
+            return Stop(Verdict.RUNTIME_ERROR, f"rank {first.get('rank')} failed in the {self.phase} phase: "
+                                               f"{first.get('message')}", ranks, first.get("traceback", ""))
         time.sleep(0.1)
         self._pump(0.05)
         parts = []
@@ -402,10 +407,11 @@ class Session:
                 parts.append(f"rank {r} died ({how}) in the {self.phase} phase without reporting an error (a crash "
                              f"in native code, or a signal)")
             else:
-                return Stop("rejected", f"rank {r} exited in the {self.phase} phase before the evaluation finished "
-                                        f"(status {code}): a solution must return its outputs, never end the process "
-                                        f"(sys.exit, os._exit)", dead)
-        return Stop("runtime_error", "; ".join(parts), dead)
+                return Stop(Verdict.REJECTED,
+                            f"rank {r} exited in the {self.phase} phase before the evaluation finished "
+                            f"(status {code}): a solution must return its outputs, never end the process "
+                            f"(sys.exit, os._exit)", dead)
+        return Stop(Verdict.RUNTIME_ERROR, "; ".join(parts), dead)
 
     # -- watching -----------------------------------------------------------------------------------------
     def _watch(self, force: bool = False) -> None:
@@ -418,9 +424,10 @@ class Session:
         _, strange = watch.classify(self.box.pid, self.world_size, sys.executable)
         if strange:
             p = strange[0]
-            raise Stop("rejected", f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
-                                   f"pid {p.pid} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
-                                   f"ranks (and compilers, from their installed paths) may run")
+            raise Stop(Verdict.REJECTED,
+                       f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
+                       f"pid {p.pid} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
+                       f"ranks (and compilers, from their installed paths) may run")
 
     def find_ranks(self) -> None:
         if self.box is None:
@@ -452,9 +459,10 @@ class Session:
                 claim = said[0]["py_threads"].get(str(watch.inner_id(pid, tid))) if said and isinstance(
                     said[0]["py_threads"], dict) else None
                 seen = f"thread {tid} ({label}{'; the rank reports it as a ' + str(claim)[:200] if claim else ''})"
-                raise Stop("rejected", f"rank {r}: {len(extra)} thread(s) the solution started were still running "
-                                       f"after {what} ({seen}); threads, pools and processes a solution starts "
-                                       f"must end before its call returns", [r])
+                raise Stop(Verdict.REJECTED,
+                           f"rank {r}: {len(extra)} thread(s) the solution started were still running "
+                           f"after {what} ({seen}); threads, pools and processes a solution starts "
+                           f"must end before its call returns", [r])
             if refreeze:
                 self.freeze_ranks()
         self._watch(force=True)
@@ -478,8 +486,9 @@ class Session:
         deadline = time.monotonic() + FREEZE_LIMIT_S
         while not all(watch.stopped(pid) for pid in pids):
             if time.monotonic() > deadline:
-                raise Stop("infra_error", f"the host could not stop the solution's ranks between calls within "
-                                          f"{FREEZE_LIMIT_S:g} s; this is the platform's fault, not the solution's")
+                raise Stop(Verdict.INFRA_ERROR,
+                           f"the host could not stop the solution's ranks between calls within "
+                           f"{FREEZE_LIMIT_S:g} s; this is the platform's fault, not the solution's")
             time.sleep(0.0001)
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in pids)
 

@@ -9,6 +9,7 @@ import dataclasses
 import time
 from typing import Any
 
+from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import suites
 from evaluator.suites.pkb import ORIGINAL_LABEL, SOURCE
@@ -31,8 +32,6 @@ def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | No
     started = time.monotonic()
     changed = ImportedProblem(problem.path).changed()
     if changed:
-        from evaluator.contract.result import Verdict, empty_document
-
         doc = empty_document()
         doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
                           "suite": problem.suite, "imported": dict(problem.imported or {})}
@@ -64,7 +63,8 @@ def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | No
         return evaluate(inner, workdir_parent, keep_workdir, imported_inner=True)
 
     doc = run(mode)
-    if mode == "randomized" and not requested and not probed_now and doc.get("verdict") in ("runtime_error", "timeout"):
+    failed = doc.get("verdict") in (Verdict.RUNTIME_ERROR.value, Verdict.TIMEOUT.value)
+    if mode == "randomized" and not requested and not probed_now and failed:
         # Did the solution fail, or the reference on random values? Only a run without the solution can tell.
         outcome = probe_reference(problem.id, spec.profile, "randomized", spec.timeouts)
         probe_seconds += outcome.seconds

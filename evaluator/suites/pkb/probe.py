@@ -13,6 +13,7 @@ from typing import Any
 
 from problems.registry import Problem, get
 
+from evaluator.contract.result import Verdict
 from evaluator.suites.pkb import toml_str, PROBE_FILE, IMPORT_PROFILE, PROBE_SEED, PROBE_TIMEOUTS
 
 
@@ -70,9 +71,9 @@ def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[s
     doc = evaluate(spec, imported_inner=True)
     verdict, message = doc.get("verdict"), (doc.get("message") or "")[:300]
     seconds = round(time.monotonic() - started, 3)
-    if verdict == "passed":
+    if verdict == Verdict.PASSED.value:
         return ProbeOutcome(True, "", seconds)
-    if verdict in ("runtime_error", "timeout", "wrong_output"):
+    if verdict in (Verdict.RUNTIME_ERROR.value, Verdict.TIMEOUT.value, Verdict.WRONG_OUTPUT.value):
         return ProbeOutcome(False, f"{verdict}: {message}", seconds)
     return ProbeOutcome(None, f"{verdict}: {message}", seconds)
 

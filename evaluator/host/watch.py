@@ -4,6 +4,7 @@ threads. The judge's rules on processes and threads are checked here, outside an
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 
 from evaluator.host.sandbox import TOOLCHAIN, program_roots
@@ -131,14 +132,18 @@ def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int
     """The rank processes in the sandbox (rank -> pid) and every process that is neither bubblewrap, the spawner, a
     rank nor a compiler run from its installed path."""
     procs = descendants(root)
-    by_pid = {p.pid: p for p in procs}
     python = os.path.realpath(python_exe)
+    # The sandbox's own bubblewrap is known by what it is, never by its name: the host's program file, and the one
+    # process the bubblewrap the host started (``root``) forked as the namespace's first; a program a solution copies
+    # under that name (the interpreter at /tmp/bwrap, say) is neither.
+    host_bwrap = os.path.realpath(shutil.which("bwrap") or "/nonexistent/bwrap")
+    inits = {p.pid for p in procs if p.ppid == root and os.path.realpath(p.exe) == host_bwrap}
     spawners = {p.pid for p in procs if " -m evaluator.rank.spawn " in f" {p.cmdline} "
-                and os.path.realpath(p.exe) == python and os.path.basename(by_pid.get(p.ppid, p).exe) == "bwrap"}
+                and os.path.realpath(p.exe) == python and p.ppid in inits}
     ranks: dict[int, int] = {}
     strange: list[Proc] = []
     for p in procs:
-        if os.path.basename(p.exe) == "bwrap" or p.pid in spawners or is_toolchain(p):
+        if p.pid in inits or p.pid in spawners or is_toolchain(p):
             continue
         if not p.exe and not p.cmdline and _exited(p.pid):
             continue  # a rank that just exited, not yet reaped by the spawner: its exit is judged on its own

@@ -193,6 +193,8 @@ CHEATS: list[Case] = [
          leaves_no="arena_escape_marker"),
     Case("cheats/helper_named_as_compiler.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_disguised_helper"),
+    Case("cheats/helper_named_bwrap.py", "rejected", ("a process other than the ranks",),
+         leaves_no="arena_disguised_helper"),
     Case("cheats/deep_tree_in_exchange.py", "passed"),  # and its folder is removed (every case checks that)
     Case("cheats/fill_dev_shm.py", "passed", log_has=("ARENA_SHM_CAPPED",), log_lacks=("ARENA_SHM_UNCAPPED",)),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),

@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from evaluator.contract import signing
 from evaluator.contract.jobs import CHECKS_QUEUE, WEB_QUEUE
-from evaluator.contract.profiles import PROFILES
+from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 INSECURE_DEV_SECRET_KEY = "django-insecure-parallel-kernel-arena-dev-only"  # never valid with DEBUG off
@@ -446,7 +446,7 @@ ARENA_REAP_GRACE_S = env_int("ARENA_REAP_GRACE_S", 120)  # slack past a limit be
 # verdict): each one is a new RQ job; after the last, the submission ends as infra_error. Wrong answers are never
 # retried. See docs/operations.md.
 ARENA_MAX_ENQUEUES = env_int("ARENA_MAX_ENQUEUES", 3)
-ARENA_DEFAULT_PROFILE = os.environ.get("ARENA_DEFAULT_PROFILE", "cpu-gloo-2")
+ARENA_DEFAULT_PROFILE = os.environ.get("ARENA_DEFAULT_PROFILE", DEFAULT_PROFILE)
 # Re-measurement of the leaders (leaderboard/submissions/verification.py, docs/model-runs.md "Verified"): after a
 # passed result on a GPU profile, the top ARENA_VERIFY_TOP_ENTRIES rows of that problem's ranking and every ranked run
 # in the top ARENA_VERIFY_TOP_RUNS are evaluated again; ARENA_VERIFY=0 turns it off.

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from evaluator.contract.profiles import PROFILES
+from evaluator.suites.pkb import IMPORT_PROFILE
 
 
 def cmd_import_pkb(args: argparse.Namespace) -> int:
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(default: $ARENA_SUITES_DIR/pkb, where the catalogue finds it)")
     ip.add_argument("--no-probe", action="store_true",
                     help="skip the reference-only runs that decide randomized vs original inputs (decided at evaluation)")
-    ip.add_argument("--probe-profile", default="cpu-gloo-2", choices=sorted(PROFILES),
-                    help="hardware profile of those runs (default cpu-gloo-2; a GPU profile on a GPU host)")
+    ip.add_argument("--probe-profile", default=IMPORT_PROFILE, choices=sorted(PROFILES),
+                    help=f"hardware profile of those runs (default {IMPORT_PROFILE}; a GPU profile on a GPU host)")
     ip.add_argument("--jobs", type=int, default=None, help="problems probed at once (default: half the CPUs, at most 8)")
     ip.set_defaults(func=cmd_import_pkb)

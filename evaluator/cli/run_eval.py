@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluator.contract.profiles import PROFILES
+from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 from evaluator.contract.spec import EvalSpec
 
 
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help="evaluate a solution locally, no portal needed")
     ev.add_argument("--problem", required=True, help="problem id, e.g. collectives/all_reduce")
     ev.add_argument("--solution", required=True, help="path to the solution .py file")
-    ev.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES), help="hardware profile")
+    ev.add_argument("--hardware", default=DEFAULT_PROFILE, choices=sorted(PROFILES), help="hardware profile")
     ev.add_argument("--trials", type=int, default=5, help="correctness trials of fresh random inputs")
     ev.add_argument("--iterations", type=int, default=None, help="timed iterations (default per profile)")
     ev.add_argument("--seed", type=int, default=None, help="pin the seeds (for reproducing a failure)")

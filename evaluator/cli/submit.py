@@ -10,7 +10,7 @@ from typing import Any
 
 from evaluator.cli.run_eval import print_result
 from evaluator.cli.client import follow, live_workers, request, resolve_portal, resolve_token, unserved_notice
-from evaluator.contract.profiles import PROFILES
+from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 
 
 def _print_run(run: dict[str, Any]) -> None:
@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="API token from your account page (default: $ARENA_TOKEN, else the one `arena login` saved)")
     sb.add_argument("--problem")
     sb.add_argument("--solution")
-    sb.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES))
+    sb.add_argument("--hardware", default=DEFAULT_PROFILE, choices=sorted(PROFILES))
     sb.add_argument("--model-run", help="a model-run archive (.zip or .tar.gz)")
     sb.add_argument("--no-follow", action="store_true")
     sb.add_argument("--wait", action="store_true",

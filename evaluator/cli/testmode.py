@@ -10,7 +10,7 @@ from typing import Any
 
 from evaluator.cli.run_eval import print_result
 from evaluator.cli.client import follow, live_workers, request, resolve_portal, resolve_token, unserved_notice
-from evaluator.contract.profiles import PROFILES
+from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 
 
 def _print_test(doc: dict[str, Any]) -> None:
@@ -89,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "(--token, ARENA_TOKEN or `arena login`), else here (said so)")
     ts.add_argument("--problem", required=True, help="problem id, e.g. collectives/all_reduce")
     ts.add_argument("--solution", required=True, help="path to the solution .py file")
-    ts.add_argument("--hardware", default="cpu-gloo-2", choices=sorted(PROFILES), help="hardware profile")
+    ts.add_argument("--hardware", default=DEFAULT_PROFILE, choices=sorted(PROFILES), help="hardware profile")
     ts.add_argument("--timing", action="store_true", help="quick timing (fewer iterations; marked as such)")
     ts.add_argument("--portal", default=None,
                     help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else "

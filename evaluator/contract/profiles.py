@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evaluator.contract.jobs import evaluation_queue
+
 # Variables every process the evaluator starts on a GPU host must carry: NVLink multicast stays off on shared
 # machines because a program that uses it can take the host's GPUs out of service.
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -61,7 +63,7 @@ class HardwareProfile:
 
     @property
     def queue(self) -> str:
-        return self.name
+        return evaluation_queue(self.name)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,6 +139,10 @@ PROFILES: dict[str, HardwareProfile] = {
         ),
     )
 }
+
+# The profile used when none is named: an evaluation spec's, the CLI's --hardware and the portal's
+# ARENA_DEFAULT_PROFILE. A CPU profile, so everything works on any machine without a GPU.
+DEFAULT_PROFILE = "cpu-gloo-2"
 
 
 class UnknownProfile(ValueError):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evaluator.contract.profiles import DEFAULT_PROFILE
+
 DEFAULT_TIMEOUTS = {"setup": 120.0, "correctness": 120.0, "timing": 180.0}
 
 
@@ -12,7 +14,7 @@ DEFAULT_TIMEOUTS = {"setup": 120.0, "correctness": 120.0, "timing": 180.0}
 class EvalSpec:
     problem_id: str
     solution_source: str
-    profile: str = "cpu-gloo-2"
+    profile: str = DEFAULT_PROFILE
     solution_name: str = "solution.py"
     problem_version: int | None = None  # when set, the worker refuses a problem of another version
     problem_hash: str | None = None

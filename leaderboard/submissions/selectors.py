@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from redis.exceptions import RedisError
 from rq import Worker
 
+from evaluator.contract import jobs
 from evaluator.contract.profiles import PROFILES
 from leaderboard.models import Submission, Trajectory
 
@@ -69,7 +70,7 @@ def live_queues() -> dict[str, int]:
     from django.conf import settings
 
     try:
-        connection = django_rq.get_connection("web")
+        connection = django_rq.get_connection(jobs.WEB_QUEUE)
         counts = dict.fromkeys(settings.RQ_QUEUES, 0)
         for worker in _live_workers(connection):
             for name in worker.queue_names():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
 
@@ -67,13 +68,24 @@ class Problem(models.Model):
         return f",{','.join(tags)}," if tags else ""
 
 
-class ModelRun(models.Model):
+class QueuedWork:
+    """What every kind of queued work (a submission, a model run, a test) says about its ``state``, whose values are
+    ``evaluator.contract.states``'s."""
+
+    state: str
+
+    @property
+    def is_done(self) -> bool:
+        return states.is_done(self.state)
+
+
+class ModelRun(QueuedWork, models.Model):
     """One uploaded model run: the manifest's protocol and provenance, and its progress over its attempts."""
 
     class State(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        FINISHED = "finished"
+        QUEUED = states.QUEUED
+        RUNNING = states.RUNNING
+        FINISHED = states.FINISHED
 
     class Mode(models.TextChoices):
         ZERO_SHOT = "zero-shot"
@@ -117,17 +129,13 @@ class ModelRun(models.Model):
     def __str__(self) -> str:
         return f"run #{self.pk}: {self.model} ({self.mode}, k={self.k}) on {self.profile}"
 
-    @property
-    def is_done(self) -> bool:
-        return self.state == self.State.FINISHED
 
-
-class Submission(models.Model):
+class Submission(QueuedWork, models.Model):
     class State(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        FINISHED = "finished"
-        CANCELLED = "cancelled"
+        QUEUED = states.QUEUED
+        RUNNING = states.RUNNING
+        FINISHED = states.FINISHED
+        CANCELLED = states.CANCELLED
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="submissions")
@@ -181,10 +189,6 @@ class Submission(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.problem_id} on {self.profile} ({self.verdict or self.state})"
-
-    @property
-    def is_done(self) -> bool:
-        return self.state in (self.State.FINISHED, self.State.CANCELLED)
 
     @property
     def is_published(self) -> bool:
@@ -352,7 +356,7 @@ class CategoryStanding(models.Model):
         return f"{self.category}: {self.leader or 'no leader'}"
 
 
-class TestRun(models.Model):
+class TestRun(QueuedWork, models.Model):
     """One unranked test-mode evaluation (``POST /api/tests/``, ``arena test``): same sandbox and judge as a
     submission, on the profile's fast lane, visible to its owner only.
 
@@ -361,9 +365,9 @@ class TestRun(models.Model):
     """
 
     class State(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        FINISHED = "finished"
+        QUEUED = states.QUEUED
+        RUNNING = states.RUNNING
+        FINISHED = states.FINISHED
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="test_runs")
     problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="test_runs")
@@ -391,7 +395,3 @@ class TestRun(models.Model):
 
     def __str__(self) -> str:
         return f"test #{self.pk} {self.problem_id} on {self.profile} ({self.verdict or self.state})"
-
-    @property
-    def is_done(self) -> bool:
-        return self.state == self.State.FINISHED

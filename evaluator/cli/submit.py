@@ -10,6 +10,7 @@ from typing import Any
 
 from evaluator.cli.run_eval import print_result
 from evaluator.cli.client import follow, live_workers, request, resolve_portal, resolve_token, unserved_notice
+from evaluator.contract import states
 from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 
 
@@ -58,12 +59,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 print(f"model run {d['id']}: {done[0]}/{done[1]} attempts done", flush=True)
 
         final = follow(f"{portal}/api/model-runs/{created['id']}/", args.token,
-                        lambda d: d.get("state") == "finished", args.timeout, progress)
+                        lambda d: d.get("state") == states.FINISHED, args.timeout, progress)
         if args.json:
             print(json.dumps(final, indent=2))
         else:
             _print_run(final)
-        return 0 if final.get("state") == "finished" else 1
+        return 0 if final.get("state") == states.FINISHED else 1
     if not (args.problem and args.solution):
         print("arena: submit needs --problem and --solution, or --model-run ARCHIVE", file=sys.stderr)
         return 2
@@ -93,7 +94,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             print(f"submission {d.get('id', created['id'])}: {seen[0]}", flush=True)
 
     final = follow(f"{portal}/api/submissions/{created['id']}/", args.token,
-                    lambda d: d.get("state") in ("finished", "cancelled"), args.timeout, progress)
+                    lambda d: d.get("state") in states.FINAL_STATES, args.timeout, progress)
     if args.json:
         print(json.dumps(final, indent=2))
     else:

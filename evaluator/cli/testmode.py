@@ -10,6 +10,7 @@ from typing import Any
 
 from evaluator.cli.run_eval import print_result
 from evaluator.cli.client import follow, live_workers, request, resolve_portal, resolve_token, unserved_notice
+from evaluator.contract import states
 from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 
 
@@ -49,14 +50,14 @@ def cmd_test(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"test {created['id']} {created.get('state', 'queued')} on {args.hardware} at {portal} (unranked)",
                   flush=True)
-        if created.get("state") != "finished" and live_workers(portal, args.hardware) == 0:
+        if created.get("state") != states.FINISHED and live_workers(portal, args.hardware) == 0:
             print(unserved_notice(portal, args.hardware, "test"), file=sys.stderr, flush=True)
             if not args.wait and not args.no_follow:
                 print(f"arena: not waiting for a worker that is not there; follow it on {created['api_url']}, or "
                       f"pass --wait, or --local to test here", file=sys.stderr)
                 return 3
         final = created if args.no_follow else follow(created["api_url"], token,
-                                                       lambda d: d.get("state") == "finished", args.timeout)
+                                                       lambda d: d.get("state") == states.FINISHED, args.timeout)
         if args.json:
             print(json.dumps(final, indent=2))
         elif final.get("result"):

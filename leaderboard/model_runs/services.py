@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from evaluator.contract import states
 from leaderboard import formats
 from leaderboard.model_runs.container import MAX_PROBLEMS_LISTED, ArchiveError
 from leaderboard.model_runs.layout import read_archive
@@ -87,7 +88,7 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
 
     with transaction.atomic():
         submission_services.user_lock(user)  # the limits are counted under the user's row lock
-        pending = ModelRun.objects.filter(user=user).exclude(state=ModelRun.State.FINISHED).count()
+        pending = ModelRun.objects.filter(user=user, state__in=states.PENDING_STATES).count()
         if pending >= settings.ARENA_MAX_PENDING_RUNS_PER_USER:
             raise ValidationError(f"You already have {pending} model runs being evaluated; the limit is "
                                   f"{settings.ARENA_MAX_PENDING_RUNS_PER_USER}. Upload this one when one has finished.")

@@ -14,6 +14,7 @@ from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404
 
+from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
@@ -181,7 +182,7 @@ class AttemptRow:
 
     @property
     def is_done(self) -> bool:
-        return self.state in (Submission.State.FINISHED, Submission.State.CANCELLED)
+        return states.is_done(self.state)
 
     @property
     def is_final(self) -> bool:

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
+from evaluator.contract import states
 from leaderboard.models import ModelRun, Problem, Submission
 from leaderboard.rankings import generations
 from leaderboard.rankings.services import run_score_refresh
@@ -41,7 +42,7 @@ def submission_create(*, user, problem: Problem | str, profile: str, filename: s
 
     with transaction.atomic():
         user_lock(user)  # the limits below are counted under the user's row lock, so concurrent uploads queue up here
-        pending = Submission.objects.filter(user=user, state__in=[Submission.State.QUEUED, Submission.State.RUNNING],
+        pending = Submission.objects.filter(user=user, state__in=states.PENDING_STATES,
                                             model_run__isnull=True)  # a model run's attempts have their own limit
         if pending.count() >= settings.ARENA_MAX_PENDING_PER_USER:
             raise ValidationError(f"You already have {settings.ARENA_MAX_PENDING_PER_USER} submissions waiting or "

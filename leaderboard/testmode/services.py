@@ -26,7 +26,7 @@ from redis.exceptions import RedisError
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from evaluator.contract import jobs, testmode
+from evaluator.contract import jobs, states, testmode
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.source import solution_problem
@@ -55,7 +55,7 @@ def test_run_create(*, user, problem: Problem | str, profile: str, filename: str
         return _finished_at_upload(user=user, problem=problem, profile=profile, name=name, text=text,
                                    timing=timing, failure=failure)
     limit = getattr(settings, "ARENA_MAX_PENDING_TESTS_PER_USER", DEFAULT_MAX_PENDING)
-    if TestRun.objects.filter(user=user, state__in=[TestRun.State.QUEUED, TestRun.State.RUNNING]).count() >= limit:
+    if TestRun.objects.filter(user=user, state__in=states.PENDING_STATES).count() >= limit:
         raise ValidationError(f"You already have {limit} tests waiting or running. Wait for one to finish, then "
                               f"test again.")
     with transaction.atomic():

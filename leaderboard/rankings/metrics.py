@@ -48,6 +48,20 @@ FAST_P_THRESHOLDS: tuple[float, ...] = (1.0, 1.5, 2.0)
 PROTOCOL_MODES: tuple[str, ...] = ("zero-shot", "agentic")
 EXCLUDED_VERDICTS: frozenset[str] = frozenset({Verdict.INFRA_ERROR.value})
 
+def fast_p_field(p: float) -> str:
+    """The name a stored score (``RunScore``, its ``by_category`` records) gives fast_p@k at threshold ``p``:
+    "fast_1_at_k", "fast_1_5_at_k", "fast_2_at_k"; RunScore has a column for each of :data:`FAST_P_THRESHOLDS`."""
+    return f"{interval_key(p)}_at_k"
+
+
+def fast_p_label(p: float) -> str:
+    """fast_p@k as pages and exports head it: "fast₁@k", "fast₁.₅@k", "fast₂@k"."""
+    return f"fast{f'{float(p):g}'.translate(_SUBSCRIPTS)}@k"
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
 def measures_speed(profile: str) -> bool:
     """Whether results on this profile are measurements: GPU profiles. CPU profiles (gloo on one host) time only to
     check the pipeline; their figures show verdicts only and never enter a speedup ranking, a chart or fast_p@k."""

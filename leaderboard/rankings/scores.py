@@ -97,7 +97,7 @@ def stored(run: Any) -> dict[str, Any]:
                 "problems_not_attempted": 0, "correct_attempts": 0, "intervals": {}, "status": "unfinished",
                 "timed": metrics.measures_speed(run.profile), "protocol_revision": None}
     return {"scored_at_k": row.k, "protocol": label, "pass_at_k": row.pass_at_k, "pass_at_1": row.pass_at_1,
-            "fast_p_at_k": fast_p({1.0: row.fast_1_at_k, 1.5: row.fast_1_5_at_k, 2.0: row.fast_2_at_k}),
+            "fast_p_at_k": fast_p({p: getattr(row, metrics.fast_p_field(p)) for p in metrics.FAST_P_THRESHOLDS}),
             "geomean_speedup": row.geomean_speedup, "mean_roofline_fraction": row.mean_roofline_fraction,
             "coverage": row.coverage, "problems_scored": row.problems_scored,
             "problems_not_scorable": row.problems_not_scorable,

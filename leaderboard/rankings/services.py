@@ -26,7 +26,7 @@ from evaluator.contract.result import Verdict
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
                                 Submission)
-from leaderboard.rankings import comparison, generations, overview, scores, selectors
+from leaderboard.rankings import comparison, generations, metrics, overview, scores, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +63,7 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "k": score.k,
             "pass_at_1": curves.pass_at[0],
             "pass_at_k": overall.mean_pass_at_k,
-            "fast_1_at_k": overall.mean_fast_p_at_k.get(1.0),
-            "fast_1_5_at_k": overall.mean_fast_p_at_k.get(1.5),
-            "fast_2_at_k": overall.mean_fast_p_at_k.get(2.0),
+            **{metrics.fast_p_field(p): overall.mean_fast_p_at_k.get(p) for p in metrics.FAST_P_THRESHOLDS},
             "geomean_speedup": overall.geomean_speedup,
             "mean_roofline_fraction": overall.mean_roofline_fraction,
             "problems_scored": overall.problems,

@@ -17,9 +17,17 @@ def evaluation_queue(profile: str) -> str:
     return profile
 
 
+_BUILD_SUFFIX = "-build"
+
+
 def build_queue(profile: str) -> str:
     """CUDA builds ahead of the GPU work, on the same host's CPU cores."""
-    return f"{profile}-build"
+    return f"{profile}{_BUILD_SUFFIX}"
+
+
+def is_build_queue(queue: str) -> bool:
+    """Whether ``queue`` is a profile's build queue (:func:`build_queue`)."""
+    return queue.endswith(_BUILD_SUFFIX)
 
 
 def test_queue(profile: str) -> str:

@@ -75,7 +75,7 @@ def allowed_on(queue: str) -> frozenset[str]:
         return jobs.WEB_JOBS
     if queue == jobs.CHECKS_QUEUE:
         return frozenset({jobs.CHECK_PROPOSAL})
-    if queue.endswith("-build"):
+    if jobs.is_build_queue(queue):
         return frozenset({jobs.PREBUILD})
     return jobs.WORKER_JOBS - {jobs.CHECK_PROPOSAL, jobs.PREBUILD}
 

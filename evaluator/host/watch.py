@@ -124,8 +124,34 @@ def is_toolchain(proc: Proc) -> bool:
     if proc.exe.endswith(" (deleted)"):
         return False
     exe = os.path.normpath(proc.exe)
-    return os.path.basename(exe) in TOOLCHAIN and any(exe.startswith(root.rstrip("/") + "/")
-                                                      for root in program_roots())
+    roots = program_roots()
+    return os.path.basename(exe) in TOOLCHAIN and _under(exe, roots) and not foreign_code(proc.pid, roots)
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def foreign_code(pid: int, roots: tuple[str, ...]) -> str | None:
+    """Executable memory of ``pid`` that the host did not install, or None: a file mapped executable from outside the
+    read-only program roots (a library preloaded from /tmp, say), a deleted one, or anonymous executable memory
+    (code copied out of such a file before it was unmapped). A genuine compiler or shell has none; the host's own
+    shell running a solution's code through LD_PRELOAD does."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(maxsplit=5)
+        if len(parts) < 2 or "x" not in parts[1]:
+            continue
+        path = parts[5] if len(parts) > 5 else ""
+        if path in ("[vdso]", "[vsyscall]", "[uprobes]"):
+            continue
+        if not path or path.endswith(" (deleted)") or not _under(os.path.normpath(path), roots):
+            return path or "anonymous executable memory"
+    return None
 
 
 def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int], list[Proc]]:

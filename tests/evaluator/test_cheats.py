@@ -195,6 +195,8 @@ CHEATS: list[Case] = [
          leaves_no="arena_disguised_helper"),
     Case("cheats/helper_named_bwrap.py", "rejected", ("a process other than the ranks",),
          leaves_no="arena_disguised_helper"),
+    Case("cheats/helper_shell_with_preload.py", "rejected", ("a process other than the ranks",),
+         leaves_no="arena_preloaded_shell"),
     Case("cheats/deep_tree_in_exchange.py", "passed"),  # and its folder is removed (every case checks that)
     Case("cheats/fill_dev_shm.py", "passed", log_has=("ARENA_SHM_CAPPED",), log_lacks=("ARENA_SHM_UNCAPPED",)),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),

@@ -54,3 +54,35 @@ def test_an_orphan_in_a_pid_namespace_is_still_under_the_sandbox():
     finally:
         box.kill()
         box.wait()
+
+
+def _shell_proc(env: dict[str, str]) -> tuple[subprocess.Popen, watch.Proc]:
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 30; :"], env=env)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        maps = open(f"/proc/{shell.pid}/maps").read()
+        if "libc" in maps:  # loaded, its preloads with it
+            break
+        time.sleep(0.02)
+    return shell, watch.Proc(shell.pid, os.getpid(), os.readlink(f"/proc/{shell.pid}/exe"), "/bin/sh -c sleep 30; :")
+
+
+def test_the_hosts_shell_is_a_build_tool_until_it_runs_code_the_host_did_not_install(tmp_path):
+    # The genuine /bin/sh, run from where the host installed it, counts as a build tool; the same program with a
+    # library preloaded from a folder a solution can write is a helper running the solution's native code.
+    library = next(p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                               "/lib64/libm.so.6") if os.path.exists(p))
+    shutil.copy(library, tmp_path / "libarena_preload.so")
+    plain, plain_proc = _shell_proc({"PATH": os.environ["PATH"]})
+    preloaded, preloaded_proc = _shell_proc({"PATH": os.environ["PATH"],
+                                             "LD_PRELOAD": str(tmp_path / "libarena_preload.so")})
+    try:
+        assert watch.is_toolchain(plain_proc)
+        assert not watch.is_toolchain(preloaded_proc)
+        assert "libarena_preload.so" in (watch.foreign_code(preloaded.pid, watch.program_roots()) or "")
+    finally:
+        for shell in (plain, preloaded):
+            for proc in watch.descendants(shell.pid):
+                os.kill(proc.pid, 9)
+            shell.kill()
+            shell.wait()

@@ -122,6 +122,9 @@ class ModelRun(QueuedWork, models.Model):
     attempts_done = models.PositiveIntegerField(default=0, help_text="finished or cancelled attempts")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Since when an attempt settled that the run's score and progress do not count yet: one job on the web queue
+    # scores the run for every attempt that settled in the meantime (``rankings.services.run_score_mark_stale``).
+    score_stale_since = models.DateTimeField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -49,10 +49,11 @@ TEST_MARK_RUNNING = "leaderboard.testmode.jobs.test_mark_running"
 TEST_RECORD_RESULT = "leaderboard.testmode.jobs.test_record_result"
 # Web-side work the portal gives itself: derived figures too costly for a request (ids only; idempotent).
 COMPARISON_REFRESH = "leaderboard.rankings.jobs.comparison_refresh"
+RUN_SCORE_REFRESH = "leaderboard.rankings.jobs.run_score_refresh"
 
 WORKER_JOBS = frozenset({EVALUATE, PREBUILD, CHECK_PROPOSAL, EVALUATE_TEST})
 WEB_JOBS = frozenset({MARK_RUNNING, RECORD_RESULT, MARK_CHECKING, RECORD_CHECK, TEST_MARK_RUNNING,
-                      TEST_RECORD_RESULT, COMPARISON_REFRESH})
+                      TEST_RECORD_RESULT, COMPARISON_REFRESH, RUN_SCORE_REFRESH})
 
 
 @dataclass(frozen=True)

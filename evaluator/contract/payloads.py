@@ -65,6 +65,7 @@ SHAPES: dict[str, tuple[Callable[[Any], bool], ...]] = {
     jobs.TEST_MARK_RUNNING: (_int, _str(255), _number, _JOB_ID, _NONCE, _SIGNATURE),
     jobs.TEST_RECORD_RESULT: (_int, _dict, _JOB_ID, _NONCE, _SIGNATURE),
     jobs.COMPARISON_REFRESH: (_int, _int),
+    jobs.RUN_SCORE_REFRESH: (_int,),
 }
 
 

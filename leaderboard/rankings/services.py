@@ -1,7 +1,9 @@
 """The writes of rankings, each a stored figure recomputed by the selector that defines it, so pages read rows:
 
-- a model run's ranking row (``RunScore``, ``selectors.model_run_score``) whenever one of its attempts settles, with
-  the run's progress;
+- a model run's ranking row (``RunScore``, ``selectors.model_run_score``) with the run's progress, once per batch of
+  attempts that settle: recording one marks the run stale in its transaction (``run_score_mark_stale``, a few
+  queries whatever the run's size) and the first mark asks the web worker to score the run
+  (``run_score_refresh_stale``), which counts every attempt settled by then;
 - a problem's standing on one profile, version and revision (``ProblemStanding``, ``selectors.problem_ranking``)
   when a passed result of it is recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
 - ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``);
@@ -15,6 +17,7 @@ nothing.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 import django_rq
 from django.db import transaction
@@ -41,13 +44,58 @@ INTERVAL_FIELDS = {"pass_at_k": ("pass_at_k_low", "pass_at_k_high"), "fast_1": (
                    "geomean": ("geomean_low", "geomean_high")}
 
 
+def run_score_mark_stale(*, model_run_id: int) -> None:
+    """Called where an attempt of the run settles (a result recorded, an attempt cancelled), inside that
+    transaction: the run's score and progress are to be recomputed. The run's row stays locked until the caller
+    commits, so the job (which locks it too) sees this attempt; only the first mark of a batch enqueues the job,
+    after the commit. Results of one run land every few seconds: scoring the run once per result cost a bootstrap
+    over its problems each time."""
+    run = ModelRun.objects.select_for_update().filter(pk=model_run_id).values_list("score_stale_since", flat=True)
+    stale = run.first()
+    if stale is not None:  # a job is asked for already and has not started: it will count this attempt
+        return
+    ModelRun.objects.filter(pk=model_run_id).update(score_stale_since=timezone.now())
+    transaction.on_commit(lambda: run_score_request(model_run_id=model_run_id))
+
+
+def run_score_request(*, model_run_id: int) -> bool:
+    """Asks the web worker to score the run (``RUN_SCORE_REFRESH``). False when Redis could not be reached: the run
+    stays stale and the reaper asks again (``run_scores_request_stale``)."""
+    try:
+        django_rq.get_queue(jobs.WEB_QUEUE).enqueue(jobs.RUN_SCORE_REFRESH, model_run_id,
+                                                    description=f"score run #{model_run_id}")
+    except RedisError:
+        logger.warning("could not ask for run #%s to be scored; the reaper asks again", model_run_id, exc_info=True)
+        return False
+    return True
+
+
+def run_score_refresh_stale(*, model_run_id: int) -> RunScore | None:
+    """The web worker's job: scores the run if an attempt settled since it was last scored (``run_score_refresh``)
+    and marks it current, in one transaction under the run's lock. A run already current is left alone, so a job
+    run twice (a replay, the reaper's second ask) changes nothing."""
+    with transaction.atomic():
+        stale = (ModelRun.objects.select_for_update().filter(pk=model_run_id)
+                 .values_list("score_stale_since", flat=True).first())
+        return None if stale is None else run_score_refresh(model_run_id=model_run_id)
+
+
+def run_scores_request_stale(*, older_than_s: float) -> int:
+    """Asks again for every run stale for longer than ``older_than_s`` (its job lost with Redis, or never enqueued
+    because Redis was down at the commit). Returns how many were asked for."""
+    since = timezone.now() - timedelta(seconds=older_than_s)
+    runs = list(ModelRun.objects.filter(score_stale_since__lt=since).values_list("pk", flat=True))
+    return sum(run_score_request(model_run_id=pk) for pk in runs)
+
+
 def run_score_refresh(*, model_run_id: int) -> RunScore | None:
     """Recomputes a run's progress (attempts done, state) and its RunScore from its attempts as they stand: the
     ranking's figures, and the whole score with its intervals and curves that the run's page and the comparison
     read (``detail``), so no request scores a run.
 
-    Called inside ``result_record``'s transaction; the run's row is locked so results of one run landing at
-    once on several web workers are counted one after another. Recomputing from scratch keeps it idempotent.
+    Called by the web worker's job (``run_score_refresh_stale``), when a run is uploaded, and by the rebuild; the
+    run's row is locked so two refreshes of one run are counted one after another. Recomputing from scratch keeps
+    it idempotent.
     """
     with transaction.atomic():
         run = ModelRun.objects.select_for_update().filter(pk=model_run_id).first()
@@ -89,12 +137,15 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
         started = any(a.state != Submission.State.QUEUED for a in attempts)
         state = (ModelRun.State.FINISHED if attempts and done == len(attempts)
                  else ModelRun.State.RUNNING if started else ModelRun.State.QUEUED)
-        if (run.attempts_done, run.attempts_total, run.state) != (done, len(attempts), state):
+        # Scored under the run's lock with every attempt settled by now: current (a mark waiting on the lock
+        # marks it stale again after this commits).
+        if (run.attempts_done, run.attempts_total, run.state, run.score_stale_since) != (done, len(attempts), state,
+                                                                                          None):
             run.attempts_done, run.attempts_total = done, len(attempts)
             if state == ModelRun.State.FINISHED and run.state != state:
                 run.finished_at = timezone.now()
-            run.state = state
-            run.save(update_fields=["attempts_done", "attempts_total", "state", "finished_at"])
+            run.state, run.score_stale_since = state, None
+            run.save(update_fields=["attempts_done", "attempts_total", "state", "finished_at", "score_stale_since"])
     return row
 
 

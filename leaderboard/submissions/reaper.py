@@ -28,6 +28,7 @@ from evaluator.contract.jobs import RECORD_RESULT
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict, trim
 from leaderboard.models import Submission
+from leaderboard.rankings.services import run_scores_request_stale
 from leaderboard.submissions import queueing, results, services
 from leaderboard.submissions.signatures import signed_envelope
 
@@ -41,11 +42,13 @@ class ReapReport:
     recovered: list[int] = field(default_factory=list)
     released: list[int] = field(default_factory=list)  # held rows put on their queue (the fair queue)
     checked: int = 0
+    runs_rescored: int = 0  # runs whose scoring job was asked for again (lost with Redis, or never enqueued)
 
     def __str__(self) -> str:
         return (f"checked {self.checked}: re-enqueued {self.requeued or 'none'}, failed {self.failed or 'none'}, "
                 f"recovered results of {self.recovered or 'none'}"
-                + (f", released from the fair queue {self.released}" if self.released else ""))
+                + (f", released from the fair queue {self.released}" if self.released else "")
+                + (f", runs asked to be scored again: {self.runs_rescored}" if self.runs_rescored else ""))
 
 
 @dataclass
@@ -200,4 +203,5 @@ def submissions_reap(*, now: datetime | None = None) -> ReapReport:
             _reap_one(submission, now, grace, redis, report)
     with transaction.atomic():  # slots freed by what ended above, or by cancels
         report.released = queueing.queued_release()
+    report.runs_rescored = run_scores_request_stale(older_than_s=grace.total_seconds())
     return report

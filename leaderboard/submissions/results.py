@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from evaluator.contract.result import Verdict, empty_document, trim
 from leaderboard.models import Result, Submission
-from leaderboard.rankings.services import run_score_refresh, standing_after_result
+from leaderboard.rankings.services import run_score_mark_stale, standing_after_result
 from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)
@@ -130,8 +130,8 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         submission.verdict = result.verdict
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "verdict", "finished_at"])
-        if submission.model_run_id is not None:
-            run_score_refresh(model_run_id=submission.model_run_id)
+        if submission.model_run_id is not None:  # scored by one job per batch of its results, after the commit
+            run_score_mark_stale(model_run_id=submission.model_run_id)
         standing_after_result(result=result)  # its problem's stored standing, in this transaction
         verification.after_result(result)
         queueing.queued_release(profile=submission.profile)  # its slot on the queue is free: the next user's turn

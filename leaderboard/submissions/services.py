@@ -22,7 +22,7 @@ from django.utils import timezone
 from evaluator.contract import states
 from leaderboard.models import ModelRun, Problem, Submission
 from leaderboard.rankings import generations
-from leaderboard.rankings.services import run_score_refresh
+from leaderboard.rankings.services import run_score_mark_stale
 from leaderboard.submissions import queueing, validation
 
 logger = logging.getLogger(__name__)
@@ -143,5 +143,5 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         queueing.job_discard_after_commit(submission.profile, submission.job_id)
         queueing.queued_release(profile=submission.profile)  # its slot on the fair queue is free
         if submission.model_run_id is not None:  # a cancelled attempt is done: the run's progress counts it
-            run_score_refresh(model_run_id=submission.model_run_id)
+            run_score_mark_stale(model_run_id=submission.model_run_id)
     return submission

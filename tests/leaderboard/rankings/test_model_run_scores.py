@@ -11,7 +11,7 @@ import math
 import pytest
 
 from leaderboard.models import ModelRun, RunScore, Submission, Trajectory
-from leaderboard.rankings.services import run_comparison_refresh
+from leaderboard.rankings.services import run_comparison_refresh, run_score_refresh_stale
 from tests.leaderboard import run_fixtures as fx
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +52,10 @@ def test_scores_update_as_results_land(problems, user):
     first = run.attempts.get(problem_id="collectives/all_reduce", attempt=1)
     result_record(submission_id=first.pk, document=fx.document("passed", 1.8, 0.5, first.problem_id, 1))
     run.refresh_from_db()
-    assert (run.state, run.attempts_done) == ("running", 1)
+    assert run.score_stale_since is not None  # recorded: the run is to be scored by the web worker's next job
+    run_score_refresh_stale(model_run_id=run.pk)  # that job
+    run.refresh_from_db()
+    assert (run.state, run.attempts_done, run.score_stale_since) == ("running", 1, None)
     assert run.score.pass_at_1 == 1.0  # one problem, one counted attempt, correct
 
 

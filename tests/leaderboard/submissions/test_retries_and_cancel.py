@@ -206,7 +206,8 @@ def test_the_owner_cancels_from_the_status_page(create, web_client, redis_conn, 
 
 
 def test_cancelling_the_last_pending_attempt_of_a_model_run_finishes_the_run(problems, user, api_client,
-                                                                           django_capture_on_commit_callbacks):
+                                                                           django_capture_on_commit_callbacks,
+                                                                           run_worker):
     from leaderboard.model_runs.writer import build_archive
     from leaderboard.models import ModelRun
     from tests.leaderboard.run_fixtures import MANIFEST
@@ -217,5 +218,6 @@ def test_cancelling_the_last_pending_attempt_of_a_model_run_finishes_the_run(pro
     attempt = Submission.objects.get(model_run=run)
     with django_capture_on_commit_callbacks(execute=True):
         assert api_client.post(f"/api/submissions/{attempt.pk}/cancel/").status_code == 200
+    assert run_worker("web")  # the job the cancel asked for scores the run and counts its progress
     run.refresh_from_db()
     assert (run.state, run.attempts_done, run.attempts_total) == (ModelRun.State.FINISHED, 1, 1)

@@ -471,8 +471,8 @@ class Session:
         """Stops every rank (SIGSTOP, which no handler can catch; each thread of the process stops) and returns once
         all their threads are stopped: nothing of the solution's runs while the host copies its outputs, while the
         baseline is timed on the same cores and device, or while the judge draws and checks. A thread in the middle
-        of leaving is let go; a thread that does not stop within FREEZE_LIMIT_S is a rank the host cannot hold,
-        which is an error of the platform's, never a verdict on the solution."""
+        of leaving is let go; a thread that does not stop within FREEZE_LIMIT_S is the solution's doing (nothing of
+        the evaluator's stays in the kernel that long between calls)."""
         if self.frozen or not self.rank_pids:
             return
         pids = list(self.rank_pids.values())
@@ -485,10 +485,16 @@ class Session:
         self.freezes += 1
         deadline = time.monotonic() + FREEZE_LIMIT_S
         while not all(watch.stopped(pid) for pid in pids):
+            # A thread held in the kernel by a process of the solution's (a vfork whose child never execs, say)
+            # does not stop: that process is seen first, as any process other than the ranks is.
+            self._watch()
             if time.monotonic() > deadline:
-                raise Stop(Verdict.INFRA_ERROR,
-                           f"the host could not stop the solution's ranks between calls within "
-                           f"{FREEZE_LIMIT_S:g} s; this is the platform's fault, not the solution's")
+                held = [f"rank {r}: {', '.join(watch.running_threads(pid)[:3])}" for r, pid in self.rank_pids.items()
+                        if not watch.stopped(pid)]
+                raise Stop(Verdict.REJECTED,
+                           f"a thread of the solution's could not be stopped between calls within {FREEZE_LIMIT_S:g} "
+                           f"s ({'; '.join(held)}): the ranks must hold still outside their calls, which a thread "
+                           f"kept in the kernel prevents")
             time.sleep(0.0001)
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in pids)
 

@@ -239,6 +239,25 @@ def stopped(pid: int) -> bool:
     return all(_state(f"/proc/{pid}/task/{tid}/stat") in ("T", "t", "Z", "X", "") for tid in tids)
 
 
+def running_threads(pid: int) -> list[str]:
+    """The threads of ``pid`` that are not stopped, as 'TID (name, state)'."""
+    out = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        state = _state(f"/proc/{pid}/task/{tid}/stat")
+        if state not in ("T", "t", "Z", "X", ""):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    name = f.read().strip()
+            except OSError:
+                name = "?"
+            out.append(f"{tid} ({name}, {state})")
+    return out
+
+
 def cpu_ticks(pid: int) -> int:
     """The CPU time every thread of ``pid`` has used, user and system, in clock ticks (0 when it is gone)."""
     try:

@@ -3,7 +3,9 @@ every process in the sandbox, orphans included, as reading every process of the 
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -86,3 +88,27 @@ def test_the_hosts_shell_is_a_build_tool_until_it_runs_code_the_host_did_not_ins
                 os.kill(proc.pid, 9)
             shell.kill()
             shell.wait()
+
+
+def test_a_process_is_stopped_once_every_thread_is_and_runs_again_when_continued():
+    proc = subprocess.Popen([sys.executable, "-c", "import threading, time\n"
+                             "threading.Thread(target=lambda: time.sleep(60), daemon=True).start()\ntime.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 10
+        while len(os.listdir(f"/proc/{proc.pid}/task")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not watch.stopped(proc.pid) and len(watch.running_threads(proc.pid)) == 2
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while not watch.stopped(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert watch.stopped(proc.pid) and watch.running_threads(proc.pid) == []
+        os.kill(proc.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 10
+        while watch.stopped(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not watch.stopped(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert watch.stopped(proc.pid)  # gone: runs nothing

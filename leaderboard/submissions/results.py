@@ -7,8 +7,9 @@
 - a finished submission frees its user's slot on the fair queue: held rows are released (``queueing.queued_release``);
 - a stored verdict is announced after the commit (``signals.verdict_recorded``: the owner's e-mail, when asked for).
 
-The document arrives as JSON from a worker: it is made JSON-safe and its verdict checked against the contract's
-``Verdict`` before anything is stored.
+The document arrives as JSON from a worker: it is made JSON-safe and read through the contract
+(``evaluator.contract.result.from_json``) before anything is stored; one that is not a result document is stored as an
+``infra_error`` that says what was wrong with it.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from evaluator.contract.result import Verdict, empty_document, trim
+from evaluator.contract.result import ResultDocument, ResultDocumentError, Verdict, empty_document, from_json, trim
 from leaderboard.models import Result, Submission
 from leaderboard.rankings.services import run_score_mark_stale, standing_after_result
 from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)
-
-VERDICTS = {v.value for v in Verdict}
-
 
 def _json_safe(value: Any) -> Any:
     """What a JSON column accepts: no NaN/inf (PostgreSQL refuses them), no NUL characters, only JSON types."""
@@ -46,33 +44,26 @@ def _json_safe(value: Any) -> Any:
     return _json_safe(str(value))
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _ci(value: Any) -> tuple[float | None, float | None]:
-    if isinstance(value, dict):
-        return _number(value.get("low")), _number(value.get("high"))
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        return _number(value[0]), _number(value[1])
-    return None, None
-
-
-def _document_normalise(document: Any) -> dict[str, Any]:
-    if not isinstance(document, dict):
-        broken = empty_document()
-        broken["verdict"] = Verdict.INFRA_ERROR.value
-        broken["message"] = f"The worker sent a result that is not a JSON object ({type(document).__name__})."
-        return broken
-    document = _json_safe(document)
-    if document.get("verdict") not in VERDICTS:
-        document["message"] = (f"The worker sent an unknown verdict {document.get('verdict')!r}. "
-                               + str(document.get("message") or ""))
-        document["verdict"] = Verdict.INFRA_ERROR.value
-    return document
+def _document_read(document: Any) -> ResultDocument:
+    """The worker's document, JSON-safe and read through the contract. One that is not a result document becomes an
+    infra_error saying why: it keeps what it carried when only its verdict or message was wrong, else it is empty."""
+    if isinstance(document, dict):
+        document = _json_safe(document)
+    try:
+        return from_json(document)
+    except ResultDocumentError as exc:
+        why = f"The worker sent a malformed result: {exc}."
+    if isinstance(document, dict):
+        earlier = document.get("message")
+        kept = {**document, "verdict": Verdict.INFRA_ERROR.value,
+                "message": f"{why} {earlier}" if isinstance(earlier, str) and earlier else why}
+        try:
+            return from_json(kept)
+        except ResultDocumentError:
+            pass
+    broken = empty_document()
+    broken["verdict"], broken["message"] = Verdict.INFRA_ERROR.value, why
+    return from_json(broken)
 
 
 def result_record(*, submission_id: int, document: Any, job_id: str | None = None,
@@ -87,7 +78,8 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
 
     ``current_only`` (a worker's signed reply, ``jobs.record_result``): a report for any job but the row's current one
     is refused and logged, whatever its verdict."""
-    document = _document_normalise(document)
+    read = _document_read(document)
+    document = read.raw
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None:
@@ -103,27 +95,22 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         services.submission_changed(submission)  # a verdict lands, or the attempt goes back to the queue
         if _attempt_settled_without_result(submission, document, job_id):
             return None
-        timing = document.get("timing") if isinstance(document.get("timing"), dict) else {}
-        roofline = document.get("roofline") if isinstance(document.get("roofline"), dict) else {}
-        problem = document.get("problem") if isinstance(document.get("problem"), dict) else {}
-        baseline = timing.get("baseline") if isinstance(timing.get("baseline"), dict) else {}
-        solution = timing.get("solution") if isinstance(timing.get("solution"), dict) else {}
-        ci_low, ci_high = _ci(timing.get("speedup_ci"))
-        version = problem.get("version")
+        timing, roofline = read.timing, read.roofline
+        ci = timing.speedup_ci if timing else None
         result = Result.objects.create(
             submission=submission,
             document=document,
-            verdict=document["verdict"],
-            speedup=_number(timing.get("speedup")),
-            speedup_ci_low=ci_low,
-            speedup_ci_high=ci_high,
-            baseline_median_us=_number(baseline.get("median_us")),
-            solution_median_us=_number(solution.get("median_us")),
-            roofline_fraction=_number(roofline.get("solution_fraction")),
-            problem_version=version if isinstance(version, int) and version > 0 else submission.problem_version,
-            problem_hash=str(problem.get("content_hash") or problem.get("hash") or submission.problem_hash)[:64],
-            protocol_revision=_revision(timing.get("protocol_revision")),
-            speedup_estimator=str(timing.get("speedup_estimator") or "")[:255],
+            verdict=read.verdict.value,
+            speedup=timing.speedup if timing else None,
+            speedup_ci_low=ci.low if ci else None,
+            speedup_ci_high=ci.high if ci else None,
+            baseline_median_us=timing.baseline.median_us if timing and timing.baseline else None,
+            solution_median_us=timing.solution.median_us if timing and timing.solution else None,
+            roofline_fraction=roofline.solution_fraction if roofline else None,
+            problem_version=read.problem.version or submission.problem_version,
+            problem_hash=(read.problem.content_hash or submission.problem_hash)[:64],
+            protocol_revision=timing.protocol_revision if timing else None,
+            speedup_estimator=(timing.speedup_estimator if timing else "")[:255],
             worker=submission.worker[:255],
         )
         submission.state = Submission.State.FINISHED
@@ -137,10 +124,6 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         queueing.queued_release(profile=submission.profile)  # its slot on the queue is free: the next user's turn
         signals.verdict_recorded_after_commit(submission=submission, result=result)  # e.g. the owner's e-mail
     return result
-
-
-def _revision(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 32768 else None
 
 
 def _infra_error_document(submission: Submission, message: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from evaluator import timer as compiled_timer
 from evaluator import wire
-from evaluator.contract.profiles import MULTICAST_OFF, HardwareProfile
+from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import Verdict
 from evaluator.host import sandbox, watch
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from typing import Iterable
 
 import django_rq
 from django.conf import settings

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import concurrent.futures
 import datetime as dt
-import json
 import os
 import re
 import shutil

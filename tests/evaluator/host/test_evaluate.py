@@ -6,7 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from evaluator.host.evaluate import evaluate

@@ -88,7 +88,7 @@ def test_a_published_model_run_shows_its_attempts_to_everyone(client, problems, 
     client.post(f"/runs/{run.pk}/publish/", {"published": "1"})
     client.logout()
     assert "_RUN_MARK" in client.get(f"/submissions/{attempt.pk}/").content.decode()
-    assert client.get(f"/runs/?published=1&format=json").status_code == 200
+    assert client.get("/runs/?published=1&format=json").status_code == 200
 
 
 def test_publish_and_unpublish_through_the_api(solution, client, django_user_model, user):

@@ -13,7 +13,6 @@ from datetime import timedelta
 import pytest
 
 from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
-import redis
 from django.conf import settings
 from django.utils import timezone
 from rq import Queue

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from pathlib import Path
 
 import pytest
 from rq import Queue
@@ -92,7 +91,7 @@ def test_a_pickled_job_is_refused(victim, redis_conn, run_worker, tmp_path):
     # what an attacker with pickle would send: a job whose data, unpickled, would run code
     job = _web(redis_conn, DefaultSerializer).enqueue(RECORD_RESULT, victim.pk, passed_document(9.0), victim.job_id,
                                                        "n", "s")
-    payload = zlib.compress(pickle.dumps((f"os.system", None, [f"touch {marker}"], {})))
+    payload = zlib.compress(pickle.dumps(("os.system", None, [f"touch {marker}"], {})))
     evil = _web(redis_conn, DefaultSerializer).enqueue("os.getcwd")
     redis_conn.hset(evil.key, "data", payload)
     run_worker("web")

@@ -67,7 +67,7 @@ def test_a_cached_page_shows_a_verdict_as_soon_as_result_record_lands(submit, cl
     page = client.get(PAGE)
     assert page[cache.HEADER] == "miss" and "1.800×" in page.content.decode()
     assert client.get(api).json()["entries"][0]["speedup"] == 1.8
-    assert client.get(f"/users/ada/")[cache.HEADER] == "miss"
+    assert client.get("/users/ada/")[cache.HEADER] == "miss"
 
 
 def test_the_generation_moves_again_when_the_write_commits(submit, django_user_model,

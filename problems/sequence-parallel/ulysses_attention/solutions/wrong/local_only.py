@@ -1,6 +1,5 @@
 """Attends only within the rank's own sequence block: no communication at all."""
 
-import torch
 import torch.nn.functional as F
 
 

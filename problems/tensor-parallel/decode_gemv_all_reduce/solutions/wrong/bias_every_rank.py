@@ -1,6 +1,5 @@
 """Adds the bias on every rank before the all-reduce, so the output carries it W times."""
 
-import torch
 import torch.distributed as dist
 import torch.nn.functional as F_
 

@@ -3,7 +3,6 @@ factor."""
 
 import math
 
-import torch
 import torch.distributed as dist
 
 

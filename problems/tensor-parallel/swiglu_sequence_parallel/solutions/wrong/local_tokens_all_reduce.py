@@ -1,6 +1,5 @@
 """Skips the all-gather and all-reduces the partials of each rank's own tokens, summing different tokens together."""
 
-import torch
 import torch.distributed as dist
 import torch.nn.functional as F_
 

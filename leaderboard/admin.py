@@ -1,7 +1,8 @@
 from django.contrib import admin
 
 from leaderboard.rankings.generations import rankings_changed
-from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
+from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
+                                Submission, TestRun, Trajectory)
 
 
 class ChangesRankings(admin.ModelAdmin):
@@ -80,3 +81,50 @@ class ModelRunAdmin(ChangesRankings):
 class TrajectoryAdmin(admin.ModelAdmin):
     list_display = ["id", "submission", "filename", "format", "size"]
     raw_id_fields = ["submission"]
+
+
+class DerivedReadOnly(admin.ModelAdmin):
+    """Rows the site derives from others (standings, stored comparisons) or that record what happened (test runs):
+    shown for operators to inspect; edited only by the services that own them, so the admin cannot make them lie."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(RunComparison)
+class RunComparisonAdmin(DerivedReadOnly):
+    list_display = ["id", "a", "b", "a_scored_at", "b_scored_at", "computed_at"]
+    raw_id_fields = ["a", "b"]
+
+
+@admin.register(ProblemStanding)
+class ProblemStandingAdmin(DerivedReadOnly):
+    list_display = ["id", "problem", "profile", "problem_version", "protocol_revision", "solutions", "leader_username",
+                    "leader_model", "best_speedup", "updated_at"]
+    list_filter = ["profile"]
+    search_fields = ["problem__id"]
+
+
+@admin.register(CategoryStanding)
+class CategoryStandingAdmin(DerivedReadOnly):
+    list_display = ["category", "leader", "leader_firsts", "best_speedup", "solutions", "problems", "updated_at"]
+
+
+@admin.register(TestRun)
+class TestRunAdmin(DerivedReadOnly):
+    list_display = ["id", "user", "problem", "profile", "state", "verdict", "created_at"]
+    list_filter = ["state", "verdict", "profile"]
+    search_fields = ["id", "user__username", "problem__id"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(RunScore)
+class RunScoreAdmin(DerivedReadOnly):
+    """Also inline on its run; listed on its own so operators can sort runs by their stored figures."""
+
+    list_display = ["model_run", "status", "pass_at_k", "pass_at_1", "geomean_speedup", "coverage"]
+    list_filter = ["status"]
+    raw_id_fields = ["model_run"]

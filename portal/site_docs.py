@@ -1,7 +1,7 @@
 """The project's documents as pages of the site (``/docs/<name>/``): the protocol, the scoring rules, the
 contributor's guide and the documents they link to, and the backend guides (``docs/backends/<name>.md`` at
-``/docs/backends/<name>/``, the same text a prompt pack gives a model), rendered from ``docs/*.md`` with Markdown and then sanitised with
-nh3, so whatever a document holds, the page carries no script."""
+``/docs/backends/<name>/``, the same text a prompt pack gives a model), rendered from ``docs/*.md`` with Markdown and
+then sanitised with nh3, so whatever a document holds, the page carries no script."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
+from leaderboard.web.markdown_lists import loosen_lists
 from leaderboard.web.sanitize import clean_html
 
 DOCS_DIR = Path(settings.BASE_DIR) / "docs"
@@ -28,6 +29,7 @@ FEATURED = {
     "contributing-problems": "Contributing a problem",
 }
 
+_PROBLEM_LINK = re.compile(r'href="(?:\.\./)*problems/([\w-]+/[\w-]+)/?"')
 _LINK = re.compile(r'href="(?!https?:|mailto:|#|/)([\w./-]*?)([\w-]+)\.md(#[^"]*)?"')
 
 
@@ -37,6 +39,21 @@ def backend_names() -> list[str]:
 
     found = sorted(p.stem for p in BACKENDS_DIR.glob("*.md"))
     return [b for b in BACKENDS if b in found] + [n for n in found if n not in BACKENDS]
+
+
+def doc_title(name: str, folder: Path = DOCS_DIR) -> str:
+    """A document's own heading (its first ``# `` line), the name people know it by; its file name otherwise."""
+    path = folder / f"{name}.md"
+    return _heading(path, path.stat().st_mtime_ns) if path.is_file() else name
+
+
+@functools.lru_cache(maxsize=128)
+def _heading(path: Path, mtime_ns: int) -> str:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("# "):
+                return line[2:].strip()
+    return path.stem
 
 
 def doc_names() -> list[str]:
@@ -49,7 +66,7 @@ def render_markdown(text: str) -> SafeString:
     removed whatever the renderer let through; links between documents point at their pages here."""
     md = markdown_lib.Markdown(extensions=["fenced_code", "tables", "codehilite", "sane_lists", "toc"],
                                extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}})
-    html = md.convert(text)
+    html = md.convert(loosen_lists(text))
 
     def link(match: re.Match) -> str:
         folder, name = match.group(1), match.group(2)
@@ -61,7 +78,15 @@ def render_markdown(text: str) -> SafeString:
             return f'href="{reverse("site-backend-doc", args=[name])}{match.group(3) or ""}"'
         return match.group(0)
 
+    def problem_link(match: re.Match) -> str:
+        # a problem's folder (as the repository shows it) is its page here
+        problem_id = match.group(1)
+        if (Path(settings.BASE_DIR) / "problems" / problem_id / "problem.toml").is_file():
+            return f'href="{reverse("problem-detail", args=[problem_id])}"'
+        return match.group(0)
+
     html = _LINK.sub(link, html)
+    html = _PROBLEM_LINK.sub(problem_link, html)
     return clean_html(html)
 
 
@@ -78,7 +103,7 @@ def site_doc(request: HttpRequest, name: str) -> HttpResponse:
         raise Http404(f"No document {name!r}.")
     title, body = _rendered(name, path.stat().st_mtime_ns)
     return render(request, "docs/page.html", {"title": title, "body": body, "name": name,
-                                              "docs": [(n, FEATURED.get(n, n)) for n in doc_names()]})
+                                              "docs": [(n, FEATURED.get(n) or doc_title(n)) for n in doc_names()]})
 
 
 def backend_doc(request: HttpRequest, name: str) -> HttpResponse:
@@ -92,6 +117,5 @@ def backend_doc(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def site_doc_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "docs/index.html", {"docs": [(n, FEATURED.get(n, n.replace("-", " ")))
-                                                        for n in doc_names()],
-                                               "backends": backend_names()})
+    return render(request, "docs/index.html", {"docs": [(n, FEATURED.get(n) or doc_title(n)) for n in doc_names()],
+                                               "backends": [(n, doc_title(n, BACKENDS_DIR)) for n in backend_names()]})

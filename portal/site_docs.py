@@ -27,6 +27,7 @@ FEATURED = {
     "protocol": "How verdicts and timings are produced",
     "model-runs": "Model runs: the archive, the scores and the API",
     "contributing-problems": "Contributing a problem",
+    "relation-to-pkb": "How these scores relate to ParallelKernelBench",
 }
 
 _PROBLEM_LINK = re.compile(r'href="(?:\.\./)*problems/([\w-]+/[\w-]+)/?"')

@@ -181,3 +181,21 @@ def test_every_model_of_the_project_is_in_the_admin(admin_client):
         if model._meta.app_label in ours:
             url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
             assert admin_client.get(url).status_code == 200, url
+
+
+# --- how these scores relate to ParallelKernelBench's ------------------------------------------------------------------
+
+
+def test_the_relation_to_parallelkernelbench_is_a_doc_linked_from_home_docs_and_run_pages(client, user, problems):
+    from tests.leaderboard import run_fixtures as fx
+
+    page = _page(client.get("/docs/relation-to-pkb/"))
+    assert "<title>How these scores relate to ParallelKernelBench" in page
+    for topic in ("pass@k", "fast_p", "lower bound", "pooled", "roofline", "run_local.py", "500 warm-up",
+                  "import-pkb", "baseline"):
+        assert topic in page, topic
+    link = 'href="/docs/relation-to-pkb/"'
+    assert link in _page(client.get("/")) and link in _page(client.get("/docs/"))
+    run = fx.make_run(user)
+    run_page = _page(client.get(f"/runs/{run.pk}/"))
+    assert 'id="run-pkb-relation"' in run_page and link in run_page

@@ -29,7 +29,8 @@ Who gets what (``cached_page``):
   for anonymous readers with no pending messages. Signed-in users get them rendered.
 - Exports (CSV/JSON) and API answers do not differ by user: stored and served for everyone, except requests with
   an ``Authorization`` header (a bad token must still get its 401), which bypass the cache.
-- Only complete 200 answers that set no cookie and do not say ``Cache-Control: no-store`` are stored.
+- Only complete 200 answers that set no cookie and do not say ``Cache-Control: no-store`` are stored; a streamed
+  export once its last chunk went out.
 - Pages that show private data to their owner (a submission's status page with its source and logs, "My
   submissions", account and token pages, contribution pages) are never decorated: never cached.
 
@@ -45,7 +46,7 @@ import json
 import logging
 import time
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -100,10 +101,10 @@ def _personal(request: HttpRequest) -> bool:
     return bool(session is not None and session.session_key and "_messages" in session)
 
 
-def _pack(response: HttpResponse, public: bool) -> bytes:
+def _pack(response: HttpResponse, public: bool, body: bytes | None = None) -> bytes:
     headers = {k: v for k, v in response.items() if k.lower() not in ("content-length", "set-cookie", HEADER.lower())}
     meta = {"public": public, "headers": headers}
-    return json.dumps(meta, separators=(",", ":")).encode() + _SEPARATOR + response.content
+    return json.dumps(meta, separators=(",", ":")).encode() + _SEPARATOR + (response.content if body is None else body)
 
 
 def _unpack(data: bytes) -> tuple[bool, HttpResponse]:
@@ -156,18 +157,35 @@ def _wait_for(key: str, request: HttpRequest) -> HttpResponse | None:
 def _store(key: str, request: HttpRequest, response: HttpResponse) -> None:
     try:
         # (a page that marks itself no-store, e.g. a comparison still being computed, is not kept either)
-        if (response.status_code != 200 or response.streaming or response.cookies
+        if (response.status_code != 200 or response.cookies
                 or "no-store" in response.get("Cache-Control", "")):
             return
         public = not response.get("Content-Type", "").startswith("text/html")
         if not public and _personal(request):
             return
-        try:
-            _cache().set(key, _pack(response, public), timeout=settings.ARENA_PAGE_CACHE_TTL_S)
-        except RedisError:
-            logger.warning("pages cache: could not store %s", request.path, exc_info=True)
+        if response.streaming:  # an export: stored once the whole of it went out (not at all if the reader left)
+            response.streaming_content = _kept_when_sent(
+                response.streaming_content, lambda body: _put(key, request, _pack(response, public, body)))
+            return
+        _put(key, request, _pack(response, public))
     finally:
         _unlock(key)
+
+
+def _put(key: str, request: HttpRequest, packed: bytes) -> None:
+    try:
+        _cache().set(key, packed, timeout=settings.ARENA_PAGE_CACHE_TTL_S)
+    except RedisError:
+        logger.warning("pages cache: could not store %s", request.path, exc_info=True)
+
+
+def _kept_when_sent(chunks: Iterable[bytes], keep: Callable[[bytes], None]) -> Iterator[bytes]:
+    """The chunks of a streamed answer as they go out, handed to ``keep`` whole after the last one."""
+    sent = []
+    for chunk in chunks:
+        sent.append(chunk)
+        yield chunk
+    keep(b"".join(sent))
 
 
 def canonical_int(value: str | None) -> int | None:

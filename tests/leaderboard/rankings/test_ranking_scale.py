@@ -25,7 +25,8 @@ def _urls() -> dict[str, str]:
     problem = Problem.objects.filter(suite="demo").order_by("id").first()
     return {
         "ranking": "/runs/", "ranking_filtered": f"/runs/?profile={run.profile}&mode={run.mode}&sort=-fast_2",
-        "ranking_csv": "/runs/?format=csv", "run": f"/runs/{a}/", "run_attempts_csv": f"/runs/{a}/?format=csv&table=attempts",
+        "ranking_csv": "/runs/?format=csv", "run": f"/runs/{a}/",
+        "run_attempts_csv": f"/runs/{a}/?format=csv&table=attempts",
         "compare": f"/runs/compare/?a={a}&b={b}", "problem": f"/problems/{problem.id}/?profile={run.profile}",
         "user": f"/users/{run.user.username}/", "api_ranking": "/api/rankings/model-runs/",
         "api_run": f"/api/model-runs/{a}/", "api_compare": f"/api/rankings/compare/?a={a}&b={b}",
@@ -41,6 +42,7 @@ def _counts(client) -> dict[str, int]:
     for name, url in _urls().items():
         with CaptureQueriesContext(connection) as queries:
             response = client.get(url)
+            response.content  # sent whole, as a server sends it: an export reads its rows while it streams
         assert response.status_code == 200, (url, response.status_code)
         counts[name] = len(queries)
     return counts
@@ -97,3 +99,31 @@ def test_seed_demo_fills_marks_and_replaces_demo_data_only(problems, capsys):
     call_command("seed_demo", clear=True)
     assert ModelRun.objects.count() == 0 and Problem.objects.filter(suite="demo").count() == 0
     assert Problem.objects.filter(suite="arena").count() == real
+
+
+EXPORTS = {"ranking_csv": "/runs/?format=csv", "ranking_json": "/runs/?format=json&sort=-fast_2",
+           "unranked_csv": "/runs/?format=csv&table=unranked"}
+
+
+def _export_counts(client) -> dict[str, tuple[int, bool, int]]:
+    """Queries, whether it streamed, and rows of each export (the body read whole, as a server sends it)."""
+    out = {}
+    for name, url in EXPORTS.items():
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+            body = response.content.decode()
+        assert response.status_code == 200, url
+        rows = body.count("\n") - 1 if "csv" in url else len(__import__("json").loads(body)["rows"])
+        out[name] = (len(queries), response.streaming, rows)
+    return out
+
+
+def test_exports_stream_every_row_in_the_same_few_queries_at_any_size(client):
+    seed_demo(runs=3, problems=8, attempts=2, users=2, seed=1, log=lambda _: None)
+    small = _export_counts(client)
+    clear_demo()
+    seed_demo(runs=60, problems=8, attempts=2, users=6, seed=2, log=lambda _: None)
+    large = _export_counts(client)
+    for name in EXPORTS:
+        assert small[name][:2] == large[name][:2] and large[name][1], (name, small[name], large[name])
+    assert large["ranking_csv"][2] + large["unranked_csv"][2] == 60  # every run, in one table or the other

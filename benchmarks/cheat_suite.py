@@ -4,7 +4,8 @@ solutions that must pass) through evaluator.host.evaluate on a profile (GPU or C
   python3 benchmarks/cheat_suite.py OUTDIR [--profile h200-nvlink-4] [--only NAME,NAME]
 
 Writes OUTDIR/cheat_suite.json (one row per case: expected, got, message, wall time, the containment the result
-recorded, the host clock's cross-check) and OUTDIR/cheat_suite.md (the same as a table). Exits 0 when every case got its verdict, 1 otherwise.
+recorded, the host clock's cross-check) and OUTDIR/cheat_suite.md (the same as a table). Exits 0 when every case got
+its verdict, 1 otherwise.
 Needs only torch and this repository (no pytest, rq or Django). NVLink multicast stays off in every process.
 About 35 evaluations of ~7 s each on 4 H200s; the hang case uses a 4 s limit for its correctness phase.
 """

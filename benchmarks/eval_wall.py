@@ -63,7 +63,8 @@ def main() -> int:
                      "speedup": (doc.get("timing") or {}).get("speedup"),
                      "solution_median_us": ((doc.get("timing") or {}).get("solution") or {}).get("median_us"),
                      "baseline_median_us": ((doc.get("timing") or {}).get("baseline") or {}).get("median_us"),
-                     "host_clock": (doc.get("timing") or {}).get("host_clock"), "message": doc.get("message", "")[:300]})
+                     "host_clock": (doc.get("timing") or {}).get("host_clock"),
+                     "message": doc.get("message", "")[:300]})
     warm = [r["wall_s"] for r in rows if not r["cold"]]
     speedups = [r["speedup"] for r in rows if not r["cold"] and r["speedup"] is not None]
     report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,

@@ -125,8 +125,9 @@ def main() -> int:
     lines = [f"# One-GPU smoke of the separated judge ({report['date']})", "",
              f"`{report['command']}` on {report['environment'].get('gpu')}, torch {report['environment'].get('torch')},"
              f" Python {report['python']}, {report['bwrap']}; timer built in {report['timer']}; probe: "
-             f"{report['sandbox_probe']}", "", "| problem | run | verdict | speedup | 95% CI | baseline µs | solution µs |"
-             " wall s |", "|---|---|---|---|---|---|---|---|"]
+             f"{report['sandbox_probe']}", "",
+             "| problem | run | verdict | speedup | 95% CI | baseline µs | solution µs | wall s |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in report["repeatability"]:
         ci = r["speedup_ci"] or [None, None]
         lines.append(f"| {r['problem']} | {r['run']} | {r['verdict']} | {r['speedup']} | {ci} | "

@@ -633,7 +633,7 @@ def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[sub
         except OSError:
             if time.monotonic() > deadline or server.poll() is not None:
                 stop_gunicorn(server)
-                raise SystemExit("load_test: gunicorn did not start")
+                raise SystemExit("load_test: gunicorn did not start") from None
             time.sleep(0.3)
 
 

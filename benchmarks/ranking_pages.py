@@ -201,7 +201,7 @@ def under_load(pages: list[tuple[str, str]], concurrency: int, seconds: float, w
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("ranking_pages: gunicorn did not start")
+                    raise SystemExit("ranking_pages: gunicorn did not start") from None
                 time.sleep(0.3)
         latencies: list[float] = []
         errors = [0]

@@ -188,14 +188,16 @@ def run(which: str, lines: list[str]) -> None:
             for name in ("memory.peak", "memory.max_usage_in_bytes"):
                 if (path / name).exists():
                     lines.append(f"memory cgroup {path}: cap {cgroups.memory_cap(path)} bytes, peak "
-                                 f"{int((path / name).read_text()) / 2**30:.2f} GiB, OOM kills {cgroups.oom_kills(path)}")
+                                 f"{int((path / name).read_text()) / 2**30:.2f} GiB, "
+                                 f"OOM kills {cgroups.oom_kills(path)}")
 
 
 def main() -> int:
     outfile = Path(sys.argv[1])
     lines = [f"# sandbox limits on a GPU host, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              f"command: python benchmarks/sandbox_limits_gpu.py {outfile.name}",
-             f"host: {platform.node()} {platform.machine()}, kernel {platform.release()}, python {platform.python_version()}",
+             f"host: {platform.node()} {platform.machine()}, kernel {platform.release()}, "
+             f"python {platform.python_version()}",
              f"bubblewrap: {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.strip()}",
              f"probe('cuda'): {sandbox.probe('cuda')}",
              f"pids cgroup root: {cgroups.pids_root()} (mode {cgroups.mode()}), cap {sandbox.pids_max('cuda')}",

@@ -6,10 +6,10 @@ same rule as ``tests/problems``).
 The RQ job (:func:`evaluator.jobs.check_proposal_job`) never touches the database: it runs on the ``checks`` queue
 and reports back by enqueueing signed jobs on the web side's queue. The contributor's ``reference.py`` is code nobody
 has reviewed yet: the job runs it only inside the sandbox (``evaluator.host.check``), never in the worker's own
-processes, and the worker serving ``checks`` holds no database credentials and no Django settings, as GPU hosts do. The check follows the
-judge/judged split of an evaluation: inside the sandbox, :func:`produce` runs the contributor's code and writes its
-outputs as data (tensors' bytes under a header of dtypes and shapes, never a pickle); outside, :func:`judge` reads
-them, compares them and writes the report. Nothing the sandbox writes is a report.
+processes, and the worker serving ``checks`` holds no database credentials and no Django settings, as GPU hosts do.
+The check follows the judge/judged split of an evaluation: inside the sandbox, :func:`produce` runs the contributor's
+code and writes its outputs as data (tensors' bytes under a header of dtypes and shapes, never a pickle); outside,
+:func:`judge` reads them, compares them and writes the report. Nothing the sandbox writes is a report.
 """
 
 from __future__ import annotations
@@ -81,12 +81,14 @@ def produce(folder: Path, out: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_
         return [as_tuple(o) for o in module.oracle([clone_inputs(i) for i in inputs], **params)]
 
     for w in [w for w in world_sizes if w in problem.world_sizes]:
-        _step(out, f"oracle.w{w}", lambda: oracle(w, SEED), "oracle")
-        _step(out, f"oracle2.w{w}", lambda: oracle(w, SEED + 1), "oracle")
-        _step(out, f"reference.w{w}", lambda: _rank_outputs(problem, w, None), "reference")
+        # each step runs at once; the defaults bind this iteration's values all the same
+        _step(out, f"oracle.w{w}", lambda w=w: oracle(w, SEED), "oracle")
+        _step(out, f"oracle2.w{w}", lambda w=w: oracle(w, SEED + 1), "oracle")
+        _step(out, f"reference.w{w}", lambda w=w: _rank_outputs(problem, w, None), "reference")
         for kind in KINDS:
             for path in sorted((folder / "solutions" / kind).glob("*.py")):
-                _step(out, f"{kind}.{path.name}.w{w}", lambda: _rank_outputs(problem, w, path), "solution")
+                _step(out, f"{kind}.{path.name}.w{w}", lambda w=w, path=path: _rank_outputs(problem, w, path),
+                      "solution")
 
 
 def _rank_outputs(problem, w: int, solution_path: Path | None) -> list:

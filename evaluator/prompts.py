@@ -168,7 +168,7 @@ def pack_version(rows: Iterable[dict[str, Any]]) -> str:
 
 def problem_prompts(problem: Problem) -> Iterator[dict[str, Any]]:
     """A problem's prompts on every profile it runs on, for every backend with a guide."""
-    for name, profile in PROFILES.items():
+    for profile in PROFILES.values():
         if profile.world_size in problem.world_sizes:
             for backend in available_backends():
                 yield render(problem, profile, backend)

@@ -13,8 +13,8 @@ Refusals (verdict ``rejected``, nothing is launched), each with the line and a s
   - ctypes memory tricks (``ctypes.pythonapi``, ``memmove``, ``string_at``, ``from_address``), ``/proc/*/mem``;
   - ending the process (``sys.exit``, ``os._exit``), forking, signalling other processes, starting programs;
   - network modules (``socket``, ``urllib``, ``requests`` ...), and paths of other evaluations (``arena-eval-``).
-These are a first filter for honest mistakes and obvious cheats; the sandbox and the separate judge (docs/threat-model.md)
-catches what a static reading cannot see (obfuscated names, code built at run time).
+These are a first filter for honest mistakes and obvious cheats; the sandbox and the separate judge
+(docs/threat-model.md) catches what a static reading cannot see (obfuscated names, code built at run time).
 """
 
 from __future__ import annotations

@@ -159,7 +159,8 @@ def randomize(inputs: tuple, modes: dict[str, str], seed: int, rank: int) -> tup
         if mode == "kept" or not _randomizable(x):
             continue
         g = torch.Generator(device="cpu")
-        g.manual_seed(_seed_of("pkb-inputs", seed, path) if mode == "shared" else _seed_of("pkb-inputs", seed, path, rank))
+        g.manual_seed(_seed_of("pkb-inputs", seed, path) if mode == "shared"
+                      else _seed_of("pkb-inputs", seed, path, rank))
         replace[path] = random_like(x, g)
     return _rebuild(tuple(inputs), replace)
 

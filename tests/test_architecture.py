@@ -143,7 +143,8 @@ def test_no_import_cycle_among_the_projects_modules():
     unexpected = [sorted(c) for c in cycles if c not in ALLOWED_CYCLES]
     assert not unexpected, f"import cycles (imports at any depth): {unexpected}"
     for stale in set(ALLOWED_CYCLES) - set(cycles):
-        warnings.warn(f"the allowed cycle {sorted(stale)} no longer exists: delete its entry in ALLOWED_CYCLES")
+        warnings.warn(f"the allowed cycle {sorted(stale)} no longer exists: delete its entry in ALLOWED_CYCLES",
+                      stacklevel=1)
 
 
 def test_the_worker_side_imports_nothing_of_django_or_the_web_side():

@@ -23,9 +23,9 @@ def request(url: str, token: str, data: bytes | None = None, content_type: str |
             return json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         body = exc.read().decode(errors="replace")
-        raise SystemExit(f"arena: the portal refused the request ({exc.code}): {refusal(body)}")
+        raise SystemExit(f"arena: the portal refused the request ({exc.code}): {refusal(body)}") from None
     except urllib.error.URLError as exc:
-        raise SystemExit(f"arena: cannot reach the portal at {url}: {exc.reason}")
+        raise SystemExit(f"arena: cannot reach the portal at {url}: {exc.reason}") from None
 
 
 def refusal(body: str) -> str:

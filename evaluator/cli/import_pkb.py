@@ -24,8 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ip.add_argument("--into", default=None, help="the suite folder to write; its name is the suite's name "
                     "(default: $ARENA_SUITES_DIR/pkb, where the catalogue finds it)")
     ip.add_argument("--no-probe", action="store_true",
-                    help="skip the reference-only runs that decide randomized vs original inputs (decided at evaluation)")
+                    help="skip the reference-only runs that decide randomized vs original inputs (decided at "
+                         "evaluation)")
     ip.add_argument("--probe-profile", default=IMPORT_PROFILE, choices=sorted(PROFILES),
                     help=f"hardware profile of those runs (default {IMPORT_PROFILE}; a GPU profile on a GPU host)")
-    ip.add_argument("--jobs", type=int, default=None, help="problems probed at once (default: half the CPUs, at most 8)")
+    ip.add_argument("--jobs", type=int, default=None,
+                    help="problems probed at once (default: half the CPUs, at most 8)")
     ip.set_defaults(func=cmd_import_pkb)

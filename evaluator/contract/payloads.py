@@ -91,7 +91,8 @@ def refusal(queue: str, function: Any, args: Any, kwargs: Any) -> str | None:
     if kwargs:
         return f"{function}: keyword arguments are not part of its payload"
     if not isinstance(args, (list, tuple)) or len(args) != len(shape):
-        return f"{function}: expected {len(shape)} arguments, got {len(args) if isinstance(args, (list, tuple)) else args!r}"
+        got = len(args) if isinstance(args, (list, tuple)) else repr(args)
+        return f"{function}: expected {len(shape)} arguments, got {got}"
     for i, (check, value) in enumerate(zip(shape, args)):
         if not check(value):
             return f"{function}: argument {i + 1} ({type(value).__name__}) does not match its contract type"

@@ -323,7 +323,8 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
                 raise Stop(Verdict.REJECTED, message)
             _finish_timing(doc, problem, profile, params)
         else:
-            doc["verdict"], doc["message"] = Verdict.PASSED.value, f"correct on {len(trials)} trials × {world} ranks; not timed"
+            doc["verdict"] = Verdict.PASSED.value
+            doc["message"] = f"correct on {len(trials)} trials × {world} ranks; not timed"
     except Stop as stop:
         doc["verdict"], doc["message"], doc["failed_ranks"] = stop.verdict, neutral_paths(session, stop.message), \
             stop.ranks
@@ -496,9 +497,10 @@ def _replied(peers: list, kind: str, i: int) -> float:
 
 def _take_outputs(session: Session, kind: str, match: dict[str, Any]) -> list[int | None]:
     """Copies each rank's outputs of one call (its ``kind`` report with ``match``'s fields) out of the sandbox's view
-    the moment the last rank says it is done, so nothing written afterwards (through a mapping or a descriptor kept open, say) reaches the judge's
-    check. As many bytes as the rank says it wrote, at most what its slot holds; a missing slot, a link or anything
-    but a plain file is not copied (None): the judge then reports the outputs missing."""
+    the moment the last rank says it is done, so nothing written afterwards (through a mapping or a descriptor kept
+    open, say) reaches the judge's check. As many bytes as the rank says it wrote, at most what its slot holds; a
+    missing slot, a link or anything but a plain file is not copied (None): the judge then reports the outputs
+    missing."""
     copied: list[int | None] = []
     for p in session.ranks:
         claimed = next((m.get("nbytes") for m in reversed(p.messages) if m.get("kind") == kind and

@@ -103,7 +103,7 @@ class Worker:
         except Exception as exc:
             self.send("error", phase="setup", category="infra", message=_one_line(exc),
                       traceback=traceback.format_exc(limit=8))
-            raise SystemExit(5)
+            raise SystemExit(5) from None
         self.boot_steps["ready_s"] = round(_now() - t0, 3)
 
     def environment(self) -> dict[str, Any]:
@@ -130,7 +130,7 @@ class Worker:
         except BaseException as exc:
             self.send("error", phase="setup", category="compile", message=_one_line(exc),
                       traceback=traceback.format_exc(limit=8))
-            raise SystemExit(3)
+            raise SystemExit(3) from None
         changed = [k for k, v in self.multicast.items() if _libc_getenv(k.encode()) != v]
         self.send("loaded", multicast_changed=changed)
         return solve
@@ -153,7 +153,7 @@ class Worker:
                 _PHASES.get(op, "setup")
             self.send("error", phase=phase, category="runtime", message=_one_line(exc),
                       traceback=traceback.format_exc(limit=12)[-6000:])
-            raise SystemExit(2)
+            raise SystemExit(2) from None
 
 
 def _read_line(fd: int) -> bytes:

@@ -193,7 +193,8 @@ def _read_zip(data: bytes, archive: str, limits: Limits, collector: Collector) -
                            f"holds), a zip-bomb construction; rebuild the archive with zip.")
     if declared > RATIO_FLOOR_BYTES and declared > limits.ratio * len(data):
         raise ArchiveError(f"{archive}: inflates {declared / len(data):.0f}× ({formats.size(declared)} from "
-                           f"{formats.size(len(data))}), past the {limits.ratio:.0f}× limit; this looks like a zip bomb.")
+                           f"{formats.size(len(data))}), past the {limits.ratio:.0f}× limit; this looks like a "
+                           f"zip bomb.")
     plan: list[tuple[zipfile.ZipInfo, str, str]] = []
     for info in infos:
         collector.count_entry()
@@ -244,9 +245,9 @@ class _CappedStream:
         chunk = self.gz.read(min(size, 1 * MiB))
         self.total += len(chunk)
         if self.total > self.limit:
-            self.failure = ArchiveError(f"{self.archive}: inflates past {formats.size(self.limit)}; an archive may hold "
-                                        f"at most {formats.size(self.limit)} uncompressed. Trim the trajectories or "
-                                        f"split the run.")
+            self.failure = ArchiveError(f"{self.archive}: inflates past {formats.size(self.limit)}; an archive "
+                                        f"may hold at most {formats.size(self.limit)} uncompressed. Trim the "
+                                        f"trajectories or split the run.")
         elif self.total > RATIO_FLOOR_BYTES and self.total > self.ratio * self.compressed:
             self.failure = ArchiveError(f"{self.archive}: inflates past {self.ratio:.0f}× its compressed size; "
                                         f"this looks like a gzip bomb.")

@@ -1,7 +1,7 @@
 """RQ jobs on the "web" queue that the portal gives itself, named in ``evaluator.contract.jobs``
-(``COMPARISON_REFRESH``, ``RUN_SCORE_REFRESH``): they take ids and call a service, nothing more. Each recomputes derived figures from the
-database, so running one twice, or one that anybody with access to Redis enqueued, changes nothing but the time
-it takes."""
+(``COMPARISON_REFRESH``, ``RUN_SCORE_REFRESH``): they take ids and call a service, nothing more. Each recomputes
+derived figures from the database, so running one twice, or one that anybody with access to Redis enqueued, changes
+nothing but the time it takes."""
 
 from __future__ import annotations
 

@@ -102,8 +102,8 @@ def stored(run: Any) -> dict[str, Any]:
             "coverage": row.coverage, "problems_scored": row.problems_scored,
             "problems_not_scorable": row.problems_not_scorable,
             "problems_not_attempted": row.problems_not_attempted, "correct_attempts": row.correct_attempts,
-            "intervals": {name: [getattr(row, low), getattr(row, high)] for name, (low, high) in STORED_INTERVALS.items()
-                          if getattr(row, low) is not None},
+            "intervals": {name: [getattr(row, low), getattr(row, high)]
+                          for name, (low, high) in STORED_INTERVALS.items() if getattr(row, low) is not None},
             "status": row.status, "timed": row.timed, "protocol_revision": row.protocol_revision}
 
 
@@ -222,8 +222,8 @@ def comparison_record(*, k: int, a: metrics.RunScore, b: metrics.RunScore,
             "titles": [[pid, title, category] for pid, (title, category) in titles.items()]}
 
 
-def comparison_of(record: Mapping[str, Any], a: Any, b: Any
-                  ) -> tuple[metrics.RunScore, metrics.RunScore, list[significance.Difference], dict[str, tuple[str, str]]]:
+def comparison_of(record: Mapping[str, Any], a: Any, b: Any) -> tuple[
+        metrics.RunScore, metrics.RunScore, list[significance.Difference], dict[str, tuple[str, str]]]:
     """What ``comparison_record`` wrote, beside the two runs (their protocols)."""
     return (score_of(record["a"], metrics.Protocol.of_run(a)), score_of(record["b"], metrics.Protocol.of_run(b)),
             [_difference_of(row) for row in record["differences"]],

@@ -162,8 +162,8 @@ def _reap_one(submission: Submission, now: datetime, grace: timedelta, redis: _R
             silent = int((now - last_sign).total_seconds())
             who = f"Worker {submission.worker}" if submission.worker else "The worker"
             _attempt_failed(submission, f"{who} started this evaluation {silent} s ago and never reported a result; "
-                                        f"Redis no longer knows its job, and the limit is {submission.job_timeout_s} s.",
-                            report)
+                                        f"Redis no longer knows its job, and the limit is "
+                                        f"{submission.job_timeout_s} s.", report)
         return
     status = job.get_status(refresh=False)
     if status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):

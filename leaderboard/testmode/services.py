@@ -154,8 +154,8 @@ def _enqueue_after_commit(test: TestRun) -> None:
         try:
             queue = Queue(queue_name, connection=django_rq.get_connection(jobs.WEB_QUEUE), serializer=JSONSerializer)
             queue.enqueue(
-                jobs.EVALUATE_TEST, spec, test_id, nonce_for(job_id), job_id=job_id, job_timeout=timeout, result_ttl=ttl,
-                failure_ttl=ttl, description=f"test #{test_id}: {test.problem_id} on {test.profile}")
+                jobs.EVALUATE_TEST, spec, test_id, nonce_for(job_id), job_id=job_id, job_timeout=timeout,
+                result_ttl=ttl, failure_ttl=ttl, description=f"test #{test_id}: {test.problem_id} on {test.profile}")
         except RedisError:
             logger.exception("could not enqueue test %s; it fails when its limit has passed", test_id)
 

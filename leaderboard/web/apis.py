@@ -392,7 +392,8 @@ class ProblemResultsApi(APIView):
     @extend_schema(operation_id="problems_results", parameters=[InputSerializer],
                    responses=inline_serializer("ProblemResults", {
                        "problem": serializers.CharField(), "problem_version": serializers.IntegerField(),
-                       "profile": serializers.CharField(), "baseline_median_us": serializers.FloatField(allow_null=True),
+                       "profile": serializers.CharField(),
+                       "baseline_median_us": serializers.FloatField(allow_null=True),
                        "baseline_evaluations": serializers.IntegerField(),
                        "roofline_us": serializers.FloatField(allow_null=True),
                        "roofline_bound": serializers.CharField(allow_null=True),

@@ -27,7 +27,7 @@ def problem_prompts(request, problem_id: str):
     try:
         problem = beyond_contract.registry_problem(problem_id)
     except ValueError:
-        raise Http404("no such problem")
+        raise Http404("no such problem") from None
     backend, hardware = request.GET.get("backend"), request.GET.get("hardware")
     rows = [r for r in beyond_contract.problem_prompts(problem)
             if (not backend or r["backend"] == backend) and (not hardware or r["hardware"] == hardware)]

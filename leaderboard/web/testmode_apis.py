@@ -88,7 +88,8 @@ class TestCreateApi(APIView):
         tests = selectors.test_run_list(user=request.user)[:50]
         return Response(TestRunOutputSerializer(tests, many=True, context={"request": request}).data)
 
-    @extend_schema(operation_id="tests_create", request=TestCreateInputSerializer, responses={201: TestRunOutputSerializer})
+    @extend_schema(operation_id="tests_create", request=TestCreateInputSerializer,
+                   responses={201: TestRunOutputSerializer})
     def post(self, request):
         params = self.TestCreateInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)

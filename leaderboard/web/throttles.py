@@ -1,5 +1,6 @@
 """Rate limits: the API's throttles (Django REST framework, counted in the cache settings' ``ARENA_THROTTLE_CACHE``
-names, the ``throttle`` cache, which is Redis, so every gunicorn worker and every host shares the counts) and the same throttles on the site's forms.
+names, the ``throttle`` cache, which is Redis, so every gunicorn worker and every host shares the counts) and the
+same throttles on the site's forms.
 
 - ``anon`` and ``user``: every API request, per client address and per user (settings' ``DEFAULT_THROTTLE_RATES``;
   generous: the load test's 200 readers from one address stay well under ``anon``);

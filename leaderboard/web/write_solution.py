@@ -54,7 +54,7 @@ def problem_starter(request: HttpRequest, problem_id: str, backend: str) -> Http
     try:
         starter = starters.starter(problem, backend)
     except starters.StarterError as exc:
-        raise Http404(str(exc))
+        raise Http404(str(exc)) from None
     if starter.gpu_only and not starters.profiles_for(problem, "cuda"):
         raise Http404("this problem runs on no GPU profile")
     response = HttpResponse(starter.source, content_type="text/x-python; charset=utf-8")

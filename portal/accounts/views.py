@@ -139,7 +139,8 @@ login_view = throttled(LoginThrottle, what="log-in attempts")(auth_views.LoginVi
 
 
 def locked_out(request: HttpRequest, credentials: dict | None = None, *args, **kwargs) -> HttpResponse:
-    """django-axes' answer to a log-in (the site's or the admin's) while its username is locked out from this address."""
+    """django-axes' answer to a log-in (the site's or the admin's) while its username is locked out from this
+    address."""
     from django.conf import settings
 
     wait = settings.AXES_COOLOFF_TIME.total_seconds() if settings.AXES_COOLOFF_TIME else 3600

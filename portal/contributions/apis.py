@@ -119,7 +119,8 @@ class ProposalListCreateApi(APIView):
         return Response(ProposalOutputSerializer(proposals, many=True, context={"request": request}).data)
 
     @extend_schema(operation_id="proposals_create", description=CREATE_DESCRIPTION,
-                   request={"multipart/form-data": ProposalInputSerializer, "application/json": ProposalInputSerializer},
+                   request={"multipart/form-data": ProposalInputSerializer,
+                            "application/json": ProposalInputSerializer},
                    responses={201: ProposalOutputSerializer})
     def post(self, request):
         params = ProposalInputSerializer(data=request.data)

@@ -133,7 +133,8 @@ class ProposalForm(forms.Form):
     def known_answers(self):
         """(kind, filename, upload-or-text) for every known answer given."""
         out = [(item["kind"], item["name"], item["text"]) for item in self.kept()]
-        uploaded = {(kind, upload.name) for kind in ("correct", "wrong") for upload in self.cleaned_data.get(kind) or []}
+        uploaded = {(kind, upload.name) for kind in ("correct", "wrong")
+                    for upload in self.cleaned_data.get(kind) or []}
         out = [item for item in out if (item[0], item[1]) not in uploaded]  # a new upload replaces a kept one
         for kind in ("correct", "wrong"):
             out += [(kind, upload.name, upload) for upload in self.cleaned_data.get(kind) or []]

@@ -34,7 +34,8 @@ def create_input_tensor(rank, world_size, problem_id, base_shape, dtype=torch.bf
         w = (torch.randn(cols, cols, generator=common) / cols ** 0.5).to(device=device, dtype=dtype)
         return (x, w)
     if problem_id == 4:
-        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(trial + rank)).to(device=device, dtype=dtype)
+        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(trial + rank))
+        x = x.to(device=device, dtype=dtype)
         counts = [rows // world_size] * world_size
         counts[-1] += rows - sum(counts)
         return (x, torch.tensor(counts, dtype=torch.float32, device=device))

@@ -16,8 +16,8 @@ Three kinds of cheat, three kinds of assertion:
   - broken rules (threads, processes, multicast, aliasing, forged samples): ``rejected`` with the reason named.
 
 Cheat sources may name ARENA_TEST_REPO, ARENA_TEST_PARENT, ARENA_TEST_DECOY (ARENA_TEST_DECOY_HEX, hex-encoded),
-ARENA_TEST_PORT and ARENA_TEST_ADDRS: the test writes in the exact host paths, port and addresses it then checks, so each cheat knows what an attacker
-who knew the host would know.
+ARENA_TEST_PORT and ARENA_TEST_ADDRS: the test writes in the exact host paths, port and addresses it then checks, so
+each cheat knows what an attacker who knew the host would know.
 """
 
 from __future__ import annotations
@@ -113,7 +113,8 @@ CHEATS: list[Case] = [
     Case("cheats/patch_comparison.py", "wrong_output", ("differ",)),
     Case("cheats/patch_compare_sys_modules.py", "wrong_output", ("differ",)),
     Case("cheats/patch_harness_class.py", "wrong_output", ("differ",)),
-    Case("cheats/rebind_timed_loop.py", "passed", no_gain=True, log_has=("ARENA_MEASURE_NOT_PATCHED",)),  # no Python timing loop left to rebind
+    # no Python timing loop left to rebind
+    Case("cheats/rebind_timed_loop.py", "passed", no_gain=True, log_has=("ARENA_MEASURE_NOT_PATCHED",)),
     Case("cheats/rebind_tensor_detach.py", "wrong_output", ("differ", "NaN/Inf")),
     Case("cheats/rebind_json_dumps.py", "wrong_output", ("differ", "NaN/Inf")),
     # The classes a held-out round found in the harness itself: inputs refilled in place, descriptors passed between

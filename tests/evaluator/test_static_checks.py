@@ -13,7 +13,8 @@ from evaluator.static_checks import check
 
 REPO = Path(__file__).resolve().parents[2]
 HONEST_FILES = sorted([*REPO.glob("problems/*/*/solutions/correct/*.py"), *REPO.glob("problems/*/*/reference.py"),
-                       *REPO.glob("benchmarks/solutions/*.py"), *(REPO / "tests" / "evaluator" / "honest").glob("*.py")])
+                       *REPO.glob("benchmarks/solutions/*.py"),
+                       *(REPO / "tests" / "evaluator" / "honest").glob("*.py")])
 
 
 @pytest.mark.parametrize("path", HONEST_FILES, ids=lambda p: str(p.relative_to(REPO)))
@@ -49,8 +50,8 @@ REFUSED = [
     ("import sys\nm = sys.modules.get('evaluator.correctness')", "sys-modules"),
     ("import sys\nf = sys._getframe(1)", "introspection"),
     ("import inspect\nfor fr in inspect.stack(): pass", "introspection"),
-    ("def f():\n    try:\n        raise ValueError\n    except ValueError as e:\n        return e.__traceback__.tb_frame",
-     "introspection"),
+    ("def f():\n    try:\n        raise ValueError\n    except ValueError as e:\n"
+     "        return e.__traceback__.tb_frame", "introspection"),
     ("import gc\nobjs = gc.get_objects()", "introspection"),
     ("import torch\ng = torch.distributed.all_reduce.__globals__", "introspection"),
     ("import ctypes\nctypes.memmove(a, b, 8)", "ctypes"),

@@ -39,7 +39,8 @@ def signed_reply(kind: str, row_id: int, job_id: str, body: dict) -> tuple[str, 
     from tests.conftest import TEST_WORKER_KEY
 
     nonce = nonce_for(job_id)
-    return nonce, signing.sign(kind, row_id, job_id, nonce, body, key=(signing.DEFAULT_KEY_ID, TEST_WORKER_KEY.encode()))
+    key = (signing.DEFAULT_KEY_ID, TEST_WORKER_KEY.encode())
+    return nonce, signing.sign(kind, row_id, job_id, nonce, body, key=key)
 
 
 def signed_return(submission_id: int, job_id: str, document: dict) -> dict:

@@ -1,6 +1,7 @@
 """A model run whose attempts have known verdicts, and the scores worked out by hand for it.
 
-The run (zero-shot, k=3, h200-nvlink-2: a profile that measures speed) and its results (pre-made documents, no evaluation):
+The run (zero-shot, k=3, h200-nvlink-2: a profile that measures speed) and its results (pre-made documents, no
+evaluation):
 
     problem                          attempt 1            attempt 2            attempt 3
     collectives/all_reduce           passed 1.8 rf 0.50   passed 1.2 rf 0.25   wrong_output

@@ -32,8 +32,8 @@ def test_production_start_with_the_insecure_development_key_is_refused():
 
 
 def test_production_starts_with_a_secret_key_and_debug_defaults_to_off():
-    run = _manage("shell", "--no-imports", "-c", "from django.conf import settings; print(settings.DEBUG, settings.REDIS_URL)",
-                  SECRET_KEY="x" * 50, REDIS_URL="redis://example:6379/3")
+    run = _manage("shell", "--no-imports", "-c",
+                  "from django.conf import settings; print(settings.DEBUG, settings.REDIS_URL)", SECRET_KEY="x" * 50, REDIS_URL="redis://example:6379/3")
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["False", "redis://example:6379/3"]
 

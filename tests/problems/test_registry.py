@@ -134,7 +134,7 @@ def test_internode_roofline_term_is_optional_and_validated(tmp_path):
     for bad, fragment in (('"numl * E"', "names 'numl'"), ('"-numel"', "is negative")):
         shutil.rmtree(tmp_path / "collectives")
         with pytest.raises(ProblemError) as err:
-            load_problem(make_problem(tmp_path, lambda t: t.replace(
+            load_problem(make_problem(tmp_path, lambda t, bad=bad: t.replace(
                 "[roofline]\n", f"[roofline]\ninternode_bytes_per_rank = {bad}\n")), tmp_path)
         assert "internode_bytes_per_rank" in str(err.value) and fragment in str(err.value)
 

@@ -35,7 +35,8 @@ def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | No
         doc = empty_document()
         doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
                           "suite": problem.suite, "imported": dict(problem.imported or {})}
-        doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"this worker cannot evaluate {problem.id}: {changed}"
+        doc["verdict"] = Verdict.INFRA_ERROR.value
+        doc["message"] = f"this worker cannot evaluate {problem.id}: {changed}"
         return doc
 
     probe_seconds = 0.0

@@ -18,7 +18,8 @@ from problems.registry import (CATEGORIES, SUITE_FILE, ProblemError, clear_cache
                                suite_name_error, suites_root)
 
 from evaluator.suites.pkb.probe import decide, record_probe
-from evaluator.suites.pkb import toml_str, SOURCE, DEFAULT_SUITE, BACKENDS, REFERENCE_DIR, INPUTS_FILE, GENERATOR, REFERENCE_NAME, TOLERANCE, WORLD_SIZES, PRESETS, IMPORT_PROFILE
+from evaluator.suites.pkb import (BACKENDS, DEFAULT_SUITE, GENERATOR, IMPORT_PROFILE, INPUTS_FILE, PRESETS,
+                                  REFERENCE_DIR, REFERENCE_NAME, SOURCE, TOLERANCE, WORLD_SIZES, toml_str)
 
 
 # Category from the name's words, first rule that matches wins (so "matmul_all_reduce" is tensor-parallel and
@@ -193,6 +194,10 @@ def _title(name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+_TOML_HEADER = (f"# Written by `arena import-pkb` from a {SOURCE} checkout; re-run the import rather than "
+                "editing this file.")
+
+
 def _problem_toml(number: int, name: str, file_rel: str, file_sha: str, inputs_sha: str, commit: str,
                   suite: str, category: str, rule: str, version: int) -> str:
     files = ", ".join(toml_str(f"{number}_{name}_{b}.py") for b in BACKENDS)
@@ -202,7 +207,8 @@ def _problem_toml(number: int, name: str, file_rel: str, file_sha: str, inputs_s
         for preset, (dtype, shape) in PRESETS.items())
     tolerances = "".join(f"\n[tolerance.{dtype}]\natol = {TOLERANCE}\nrtol = {TOLERANCE}\n"
                          for dtype in sorted({d for d, _ in PRESETS.values()}))
-    return f"""# Written by `arena import-pkb` from a {SOURCE} checkout; re-run the import rather than editing this file.
+    # The template's lines are the generated problem.toml's, whose bytes are part of the problem's content hash.
+    return f"""{_TOML_HEADER}
 title = {toml_str(f"{_title(name)} ({SOURCE} {number})")}
 category = "{category}"
 version = {version}

@@ -121,7 +121,8 @@ def _document(problem: Problem, verdict: str, speedup: float | None, baseline_us
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash}
     if speedup is not None:
         solution_us = baseline_us / speedup
-        doc["timing"] = {"method": "demo", "baseline": {"median_us": baseline_us}, "solution": {"median_us": solution_us},
+        doc["timing"] = {"method": "demo", "baseline": {"median_us": baseline_us},
+                         "solution": {"median_us": solution_us},
                          "speedup": speedup, "speedup_ci": [speedup * 0.97, speedup * 1.03],
                          "protocol_revision": TIMING_PROTOCOL_REVISION,
                          "speedup_estimator": "median of per-iteration ratios (demo)"}

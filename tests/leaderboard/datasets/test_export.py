@@ -37,7 +37,7 @@ def test_export_writes_the_hugging_face_layout_and_round_trips(demo, tmp_path):
     manifest = json.loads((out.root / "manifest.json").read_text())
     assert manifest["counts"]["problems"] == Problem.objects.filter(is_active=True).count()
     assert manifest["counts"]["results"] == Result.objects.count() and manifest["counts"]["prompts"] > 0
-    for name, digest in manifest["files"].items():  # reproducible from the database: byte for byte the same
+    for name in manifest["files"]:  # reproducible from the database: byte for byte the same
         assert (again.root / name).read_bytes() == (out.root / name).read_bytes(), name
     for config in ("problems", "prompts", "results"):
         table = pq.read_table(out.root / "data" / config / "train-00000-of-00001.parquet")

@@ -71,7 +71,10 @@ def test_problem_ranking_filtered_to_published_entries(solution, client, django_
     submission_publish(submission_id=solution.pk, user=solution.user)
     every = client.get(f"/problems/{ALL_REDUCE}/?profile={GPU}&format=json").json()
     published = client.get(f"/problems/{ALL_REDUCE}/?profile={GPU}&published=1&format=json").json()
-    rows = lambda doc: [r["submission_id"] for r in (doc.get("rows") or doc.get("entries") or doc.get("data"))]
+
+    def rows(doc):
+        return [r["submission_id"] for r in (doc.get("rows") or doc.get("entries") or doc.get("data"))]
+
     assert set(rows(every)) == {solution.pk, other.pk}
     assert rows(published) == [solution.pk]
 

@@ -76,13 +76,15 @@ def test_every_speedup_says_how_it_was_formed_its_interval_revision_and_version(
     submission = submit(people[0], doc(1.8, 1.71, 1.89))
     page = client.get(f"/problems/{ALL_REDUCE}/?profile={GPU}").content.decode()
     assert "1.800×" in page and f"/submissions/{submission.pk}/" in page and "ranking-data" in page
-    assert f"median of paired per-iteration ratios · rev {TIMING_PROTOCOL_REVISION} · v1" in page and "1.710" in page and "1.890" in page
+    assert f"median of paired per-iteration ratios · rev {TIMING_PROTOCOL_REVISION} · v1" in page
+    assert "1.710" in page and "1.890" in page
     api = client.get(f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU}").json()
     entry = api["entries"][0]
     assert api["profile"] == GPU and entry["username"] == "ada" and entry["speedup"] == 1.8
     assert (entry["speedup_ci_low"], entry["speedup_ci_high"]) == (1.71, 1.89)
     assert entry["estimator"] == "median of paired per-iteration ratios"
-    assert (entry["protocol_revision"], entry["problem_version"], entry["evaluations"]) == (TIMING_PROTOCOL_REVISION, 1, 1)
+    assert (entry["protocol_revision"], entry["problem_version"], entry["evaluations"]) == \
+        (TIMING_PROTOCOL_REVISION, 1, 1)
 
 
 def test_identical_code_resubmitted_five_times_does_not_climb(submit, people, client, settings):

@@ -76,7 +76,9 @@ def test_test_mode_limits_and_the_throttle_cache_come_from_the_environment():
 
 
 def test_production_refuses_a_throttle_cache_that_is_not_shared():
-    run = _settings_in_a_process("from django.conf import settings; print(settings.DEBUG)", DEBUG="0", ARENA_THROTTLE_CACHE="default")
+    run = _settings_in_a_process("from django.conf import settings; print(settings.DEBUG)", DEBUG="0",
+                                 ARENA_THROTTLE_CACHE="default")
     assert run.returncode != 0 and "ARENA_THROTTLE_CACHE='default' is not a Redis cache" in run.stderr
-    run = _settings_in_a_process("from django.conf import settings; print(settings.DEBUG)", DEBUG="0", ARENA_THROTTLE_CACHE="nowhere")
+    run = _settings_in_a_process("from django.conf import settings; print(settings.DEBUG)", DEBUG="0",
+                                 ARENA_THROTTLE_CACHE="nowhere")
     assert run.returncode != 0 and "is not a cache of settings' CACHES" in run.stderr

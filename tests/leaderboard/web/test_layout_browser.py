@@ -30,7 +30,8 @@ BOXES = """() => [...document.querySelectorAll('.table-wrap')].map(w => {
 })"""
 # What a table box's scrollbar looks like: its overflow style and the height the bar takes (offset - client).
 SCROLLBAR = """() => [...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth + 1)
-    .map(w => [getComputedStyle(w).overflowX, w.offsetHeight - w.clientHeight - parseFloat(getComputedStyle(w).borderTopWidth)
+    .map(w => [getComputedStyle(w).overflowX,
+               w.offsetHeight - w.clientHeight - parseFloat(getComputedStyle(w).borderTopWidth)
                - parseFloat(getComputedStyle(w).borderBottomWidth)])"""
 
 

@@ -86,7 +86,8 @@ def test_main_pages_fit_at_390_1366_and_1920_px_with_screenshots(page, live_serv
     for speedup in (1.3, 2.1, 0.9):
         _submission(user, speedup=speedup, capture=django_capture_on_commit_callbacks)
     run = fx.make_run(user)
-    fx.make_run(user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=40, model="a-rather-long-model-name-70b"))
+    fx.make_run(user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=40,
+                                    model="a-rather-long-model-name-70b"))
     base = live_server.url
     _sign_in(page, base, user.username)
     pages = {"home": "/", "problem": PROBLEM_PAGE, "runs": "/runs/", "run": f"/runs/{run.pk}/", "submit": "/submit/",
@@ -262,7 +263,8 @@ def test_point_to_point_only_solution_is_explained_in_neutral_colour(page, live_
     expect(page.locator("#communication")).to_contain_text("point-to-point calls only (send/recv), no collective, "
                                                            "through gloo")
     expect(page.locator("body")).not_to_contain_text("uses nccl: yes")
-    colours = page.evaluate("[...document.querySelectorAll('#communication .flag')].map(e => getComputedStyle(e).color)")
+    colours = page.evaluate(
+        "[...document.querySelectorAll('#communication .flag')].map(e => getComputedStyle(e).color)")
     warn = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--warn')")
     assert colours and all(c != "rgb(138, 90, 0)" for c in colours), (colours, warn)
 

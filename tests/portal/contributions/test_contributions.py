@@ -62,7 +62,8 @@ def test_valid_proposal_is_stored_checked_by_a_worker_and_shows_checked_with_its
     proposal = _propose(web_client, **{"README.md": readme})
     assert proposal.state == "submitted" and proposal.problem_id == "collectives/sum_over_ranks"
     assert proposal.title == "All-reduce (sum)" and proposal.version == 1 and len(proposal.content_hash) == 64
-    assert [(a["kind"], a["filename"]) for a in proposal.solutions] == [("correct", CORRECT.name), ("wrong", WRONG.name)]
+    assert [(a["kind"], a["filename"]) for a in proposal.solutions] == \
+        [("correct", CORRECT.name), ("wrong", WRONG.name)]
     assert Queue("checks", connection=redis_conn).count == 1
 
     page = web_client.get(reverse("proposal-detail", args=[proposal.pk])).content.decode()
@@ -227,7 +228,8 @@ def test_accepted_proposal_downloads_as_a_zip_of_its_folder(web_client, moderato
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     folder = "problems/collectives/sum_over_ranks/"
     assert sorted(archive.namelist()) == sorted(folder + p for p in (
-        "README.md", "problem.toml", "reference.py", f"solutions/correct/{CORRECT.name}", f"solutions/wrong/{WRONG.name}"))
+        "README.md", "problem.toml", "reference.py", f"solutions/correct/{CORRECT.name}",
+        f"solutions/wrong/{WRONG.name}"))
     assert archive.read(folder + "reference.py").decode() == FILES["reference.py"]
     assert archive.read(folder + f"solutions/wrong/{WRONG.name}").decode() == WRONG.read_text()
     assert not (Path(PROBLEMS_ROOT) / "collectives" / "sum_over_ranks").exists()  # the site never writes problems/

@@ -77,7 +77,8 @@ def _setup(x: torch.Tensor):
             raise ValueError(f"this kernel takes bf16 with a multiple of {16 * COLS} elements, got {x.dtype} "
                              f"x {x.numel()}")
         world = dist.get_world_size()
-        ext = pk.load("arena_pk_one_shot_all_reduce_short", CPP, pk.DEVICE_BARRIER + KERNEL, ["launch"], world_size=world)
+        ext = pk.load("arena_pk_one_shot_all_reduce_short", CPP, pk.DEVICE_BARRIER + KERNEL, ["launch"],
+                      world_size=world)
         buf = pk.ParallelTensor((x.numel() // COLS, COLS), torch.bfloat16, device=x.device)
         blocks = max(1, min(buf.channels - 1, MAX_BLOCKS))
         _state[key] = (ext, buf, blocks)

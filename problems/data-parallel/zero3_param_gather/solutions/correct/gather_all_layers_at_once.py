@@ -13,10 +13,8 @@ def solution(x, *shards):
     h = x
     for layer in range(len(shards)):
         flat = gathered[:, layer].reshape(-1)
-        o = 0
-        w1 = flat[o:o + ffn * hidden].view(ffn, hidden); o += ffn * hidden
-        b1 = flat[o:o + ffn]; o += ffn
-        w2 = flat[o:o + hidden * ffn].view(hidden, ffn); o += hidden * ffn
-        b2 = flat[o:o + hidden]
+        sizes = [ffn * hidden, ffn, hidden * ffn, hidden]  # the layer's parameters, packed in this order
+        w1, b1, w2, b2 = flat[:sum(sizes)].split(sizes)
+        w1, w2 = w1.view(ffn, hidden), w2.view(hidden, ffn)
         h = h + F.linear(F.gelu(F.linear(h, w1, b1)), w2, b2)
     return h

@@ -9,7 +9,8 @@ import torch.distributed as dist
 
 def _shift(t, w, r):
     got = torch.empty_like(t)
-    for req in dist.batch_isend_irecv([dist.P2POp(dist.isend, t, (r + 1) % w), dist.P2POp(dist.irecv, got, (r - 1) % w)]):
+    ops = [dist.P2POp(dist.isend, t, (r + 1) % w), dist.P2POp(dist.irecv, got, (r - 1) % w)]
+    for req in dist.batch_isend_irecv(ops):
         req.wait()
     return got
 

@@ -9,7 +9,7 @@ from torch.nn.attention.bias import causal_lower_right
 def solution(q, k, v, tp):
     tp = int(tp.item())
     w, r = dist.get_world_size(), dist.get_rank()
-    cp, cp_rank = w // tp, r // tp
+    cp_rank = r // tp
     s_local, heads, d = q.shape
     kv = torch.stack([k, v]).contiguous()
     every = [torch.empty_like(kv) for _ in range(w)]

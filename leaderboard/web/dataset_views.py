@@ -14,6 +14,19 @@ from leaderboard.datasets import export
 def datasets(request):
     import datetime as dt
 
+    from django.urls import reverse
+
+    from leaderboard.web import exports as page_exports
+
+    refused = page_exports.unknown_format(request, tables=("datasets",))
+    if refused is not None:
+        return refused
+    table = page_exports.dataset_table()
+    if table.wants_export(request, main=True):
+        rows = [{"config": c, **{fmt: request.build_absolute_uri(reverse("dataset-download", args=[c, fmt]))
+                                 for fmt in ("jsonl", "parquet")}} for c in export.CONFIGS]
+        return table.export(request, rows, filename="datasets",
+                            meta={"version": export.dataset_version(dt.date.today()), "licence": export.LICENCE})
     return render(request, "leaderboard/datasets.html", {
         "version": export.dataset_version(dt.date.today()), "configs": list(export.CONFIGS),
         "datasheet": export.datasheet(), "licence": export.LICENCE})

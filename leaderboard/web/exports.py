@@ -9,10 +9,10 @@ from __future__ import annotations
 from functools import wraps
 from typing import Any, Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from leaderboard.catalogue import selectors as catalogue
-from leaderboard.rankings.tables import Column, Table
+from leaderboard.rankings.tables import EXPORT_FORMATS, Column, Table
 from leaderboard.submissions import selectors as submissions
 
 
@@ -71,3 +71,72 @@ def submission_list_table() -> Table:
 
 def submission_rows(request: HttpRequest, **_) -> Any:
     return submissions.submission_list(user=request.user)
+
+
+def unknown_format(request: HttpRequest, tables: tuple[str, ...] = ()) -> HttpResponse | None:
+    """A 400 naming the formats (and the page's tables) that exist when ``?format=`` asks for another one; None when
+    the request asks for no format or for one that exists. Before, such a request got the HTML page as if no format
+    had been asked for, and a script read HTML as CSV."""
+    fmt = request.GET.get("format")
+    table = request.GET.get("table")
+    if fmt in (None, "") or (fmt in EXPORT_FORMATS and (table is None or not tables or table in tables)):
+        return None
+    formats = " or ".join(f"?format={f}" for f in EXPORT_FORMATS)
+    if fmt not in EXPORT_FORMATS:
+        message = f"No format {fmt!r} here: this page exports as {formats}."
+    else:
+        message = f"No table {table!r} here: this page's tables are {', '.join(tables)} (?table=NAME&format={fmt})."
+    return HttpResponseBadRequest(message + "\n", content_type="text/plain; charset=utf-8")
+
+
+def queue_table() -> Table:
+    """``/queues/``: one row per hardware profile's queue (``submissions.queues.queue_overview``)."""
+    return Table("queues", [
+        Column("profile", "Hardware profile", lambda q: q.profile),
+        Column("queue", "Queue", lambda q: q.queue),
+        Column("live_workers", "Live workers", lambda q: q.workers, numeric=True),
+        Column("waiting", "Waiting", lambda q: q.waiting, numeric=True),
+        Column("typical_s", "Typical evaluation (s)", lambda q: q.typical_s, numeric=True),
+        Column("description", "Description", lambda q: q.description, sortable=False),
+    ], default_sort="profile")
+
+
+def dataset_table() -> Table:
+    """``/datasets/``: one row per dataset config, with its download links."""
+    return Table("datasets", [
+        Column("config", "Config", lambda c: c["config"]),
+        Column("jsonl", "JSONL", lambda c: c["jsonl"], sortable=False),
+        Column("parquet", "Parquet", lambda c: c["parquet"], sortable=False),
+    ], default_sort="config")
+
+
+def comparison_summary_table() -> Table:
+    """The comparison page's summary: one row per figure, both runs' values, in the page's order (rows:
+    (position, (label, a, b, kind)))."""
+    return Table("summary", [
+        Column("position", "#", lambda r: r[0], numeric=True, exported=False),
+        Column("figure", "Figure", lambda r: r[1][0], sortable=False),
+        Column("a", "A", lambda r: r[1][1], numeric=True, sortable=False),
+        Column("b", "B", lambda r: r[1][2], numeric=True, sortable=False),
+        Column("kind", "Kind", lambda r: r[1][3], sortable=False),
+    ], default_sort="position")
+
+
+def comparison_category_table() -> Table:
+    """The comparison page's categories: one row per category, both runs' aggregates (rows: (category, a, b))."""
+    def figure(side: int, name: str, p: float | None = None):
+        def get(r):
+            agg = r[side]
+            value = getattr(agg, name, None) if agg is not None else None
+            return value.get(p) if p is not None and isinstance(value, dict) else value
+        return get
+
+    return Table("categories", [
+        Column("category", "Category", lambda r: r[0]),
+        Column("a_pass_at_k", "A pass@k", figure(1, "mean_pass_at_k"), numeric=True),
+        Column("b_pass_at_k", "B pass@k", figure(2, "mean_pass_at_k"), numeric=True),
+        Column("a_fast_1", "A fast₁@k", figure(1, "mean_fast_p_at_k", 1.0), numeric=True),
+        Column("b_fast_1", "B fast₁@k", figure(2, "mean_fast_p_at_k", 1.0), numeric=True),
+        Column("a_geomean", "A geomean", figure(1, "geomean_speedup"), numeric=True),
+        Column("b_geomean", "B geomean", figure(2, "geomean_speedup"), numeric=True),
+    ], default_sort="category")

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -233,11 +233,19 @@ def model_run_publish(request: HttpRequest, run_id: int) -> HttpResponse:
 
 def queue_overview(request: HttpRequest) -> HttpResponse:
     """Which profiles have live workers, how many jobs wait, how long an evaluation typically takes."""
+    refused = exports.unknown_format(request, tables=("queues",))
+    if refused is not None:
+        return refused
     rows = queues.queue_overview()
-    if request.GET.get("format") == "json":
+    if request.GET.get("format") == "json":  # the shape `arena submit` and `arena test` read (evaluator/cli/client.py)
         return JsonResponse({"queues": None if rows is None else [
             {"profile": q.profile, "queue": q.queue, "live_workers": q.workers, "waiting": q.waiting,
              "typical_s": q.typical_s} for q in rows]})
+    table = exports.queue_table()
+    if table.wants_export(request, main=True):
+        if rows is None:  # Redis cannot be read: say so rather than export an empty table
+            return HttpResponse("The queue cannot be read right now.\n", status=503, content_type="text/plain")
+        return table.export(request, rows, filename="queues")
     return render(request, "leaderboard/queues.html", {"queues": rows})
 
 
@@ -380,16 +388,31 @@ def _run_charts(run, grid, categories) -> dict:
 @cache.cached_page(scopes=cache.comparison_scopes)
 def model_run_compare(request: HttpRequest) -> HttpResponse:
     """Two runs side by side, both scored at the smaller of their ks."""
+    refused = exports.unknown_format(request, tables=("problems", "summary", "categories"))
+    if refused is not None:
+        return refused
     choices = rankings.model_run_choices()
     ids = {pk for pk, _ in choices}
-    chosen = []
+    chosen, problems = [], []
     for key in ("a", "b"):
+        asked = request.GET.get(key, "").strip()
         try:
-            value = int(request.GET.get(key, ""))
+            value = int(asked.lstrip("#")) if asked else None
         except ValueError:
             value = None
-        chosen.append(value if value in ids else None)
+            problems.append(f"{key.upper()}: {asked!r} is not a run number.")
+        if value is not None and value not in ids:
+            problems.append(f"{key.upper()}: there is no model run #{value} to compare (it does not exist, or it "
+                            "is private).")
+            value = None
+        chosen.append(value)
+    if chosen[0] and chosen[0] == chosen[1]:
+        problems.append(f"A and B are both run #{chosen[0]}: a run compared with itself differs in nothing. "
+                        "Choose two different runs.")
+        chosen[1] = None
     comparison, computing = None, False
+    if problems and request.GET.get("format") in exports.EXPORT_FORMATS:
+        return HttpResponseBadRequest(" ".join(problems) + "\n", content_type="text/plain; charset=utf-8")
     if chosen[0] and chosen[1]:
         a, b = rankings.model_run_detail(run_id=chosen[0]), rankings.model_run_detail(run_id=chosen[1])
         comparison = comparisons.model_run_comparison(a=a, b=b)  # as the comparison job stored it
@@ -408,7 +431,8 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
                   "scores": scores.overall(comparison.b_score)},
         })
     context = {"choices": choices, "a_id": chosen[0], "b_id": chosen[1], "comparison": comparison,
-               "computing": computing, "refresh_s": COMPUTING_REFRESH_S if computing else None}
+               "computing": computing, "refresh_s": COMPUTING_REFRESH_S if computing else None,
+               "problems": problems}
     if comparison is not None:
         a, b = comparison.a_score, comparison.b_score
         context.update({
@@ -433,6 +457,12 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
                 "k": comparison.k,
             },
         })
+        # the page's other two tables export as the problem table does (?table=summary|categories&format=...)
+        for extra, rows in ((exports.comparison_summary_table(), list(enumerate(context["summary"]))),
+                            (exports.comparison_category_table(), context["category_rows"])):
+            if extra.wants_export(request, main=False):
+                return extra.export(request, rows, filename=f"compare-{chosen[0]}-{chosen[1]}-{extra.name}",
+                                    meta={"k": comparison.k, "a": comparison.a.pk, "b": comparison.b.pk})
     response = render(request, "leaderboard/model_run_compare.html", context)
     if computing:
         add_never_cache_headers(response)  # the pages cache keeps no page that says "being computed"

@@ -199,3 +199,64 @@ def test_the_relation_to_parallelkernelbench_is_a_doc_linked_from_home_docs_and_
     run = fx.make_run(user)
     run_page = _page(client.get(f"/runs/{run.pk}/"))
     assert 'id="run-pkb-relation"' in run_page and link in run_page
+
+
+# --- ?format= on the queues, the datasets and the comparison ----------------------------------------------------------
+
+
+def test_queues_and_datasets_export_as_json_and_csv_and_refuse_other_formats(client, problems, redis_conn):
+    queues = client.get("/queues/?format=json")
+    assert queues["content-type"] == "application/json"
+    rows = queues.json()["queues"]
+    assert {r["profile"] for r in rows} >= {"cpu-gloo-2", "h200-nvlink-4"} and "live_workers" in rows[0]
+    csv_queues = client.get("/queues/?format=csv")
+    assert csv_queues["content-type"].startswith("text/csv")
+    text = csv_queues.content.decode()
+    assert text.splitlines()[0].startswith("profile,queue,live_workers,waiting") and "cpu-gloo-2" in text
+
+    datasets = client.get("/datasets/?format=json")
+    assert datasets["content-type"] == "application/json"
+    body = datasets.json()
+    assert body["licence"] and body["rows"] and body["rows"][0]["jsonl"].endswith(".jsonl")
+    assert client.get("/datasets/?format=csv")["content-type"].startswith("text/csv")
+
+    for url in ("/queues/?format=xml", "/datasets/?format=yaml", "/runs/compare/?format=xlsx"):
+        refused = client.get(url)
+        assert refused.status_code == 400, url
+        assert "?format=csv or ?format=json" in refused.content.decode(), url
+
+
+@pytest.fixture
+def two_runs(user):
+    from tests.leaderboard import run_fixtures as fx
+
+    return fx.make_run(user), fx.make_run(user, manifest=dict(fx.MANIFEST, model="second-coder"))
+
+
+def test_compare_refuses_a_run_against_itself_and_says_when_a_run_is_missing(client, problems, two_runs):
+    a, _ = two_runs
+    itself = _page(client.get(f"/runs/compare/?a={a.pk}&b={a.pk}"))
+    assert 'id="compare-problems-list"' in itself and f"both run #{a.pk}" in itself
+    assert 'id="compare-summary"' not in itself
+    missing = _page(client.get(f"/runs/compare/?a={a.pk}&b=999999"))
+    assert "there is no model run #999999" in missing and 'id="compare-summary"' not in missing
+    assert client.get(f"/runs/compare/?a={a.pk}&b={a.pk}&format=csv").status_code == 400
+
+
+def test_compare_exports_each_of_its_tables_once_computed(client, problems, two_runs, run_worker):
+    a, b = two_runs
+    url = f"/runs/compare/?a={a.pk}&b={b.pk}"
+    client.get(url)  # asks the web worker for the comparison
+    run_worker("web")
+    page = _page(client.get(url))
+    assert 'id="compare-summary"' in page
+    for figure in ("fast₁@k", "Geomean speedup"):  # more than pass@k
+        assert figure in page, figure
+    summary = client.get(url + "&table=summary&format=json").json()
+    assert [r["figure"] for r in summary["rows"]][:2] == ["pass@k", "fast₁@k"]
+    categories = client.get(url + "&table=categories&format=csv")
+    assert categories["content-type"].startswith("text/csv")
+    assert categories.content.decode().splitlines()[0].startswith("category,a_pass_at_k,b_pass_at_k,a_fast_1")
+    assert client.get(url + "&format=json").json()["table"] == "problems"
+    wrong_table = client.get(url + "&table=nope&format=json")
+    assert wrong_table.status_code == 400 and "summary" in wrong_table.content.decode()

@@ -129,14 +129,6 @@ PROFILES: dict[str, HardwareProfile] = {
             peak_tflops=_H200_PEAK, measured_link_gbps=307.0, link_latency_us=2.0,
             nodes=2, internode_gbps=_INTERNODE_GBPS, internode_latency_us=_INTERNODE_LATENCY_US,
         ),
-        HardwareProfile(
-            name="h100-2x8",
-            description=("2 nodes × 8 NVIDIA H100 SXM: NVSwitch inside a node (450 GB/s per GPU per direction); "
-                         "between nodes one 400 Gb/s NIC per GPU (50 GB/s per GPU per direction, an assumption); NCCL"),
-            world_size=16, backend="nccl", device="cuda", preset="bench", link_gbps=450.0, hbm_gbps=3350.0,
-            peak_tflops=_H100_PEAK, link_latency_us=2.0,
-            nodes=2, internode_gbps=_INTERNODE_GBPS, internode_latency_us=_INTERNODE_LATENCY_US,
-        ),
     )
 }
 

@@ -28,11 +28,14 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     # Each layer's router favours some experts through a bias shared by all ranks; the bias grows with depth
     # so every layer has a different imbalance, hence a different loss.
     spread = torch.tensor([0.1 + 0.05 * l for l in range(layers)], device=device)[:, None, None]
-    bias = randn((layers, 1, experts), torch.float32, device, shared_generator(seed, device)) * spread
+    shared = shared_generator(seed, device)
+    bias = randn((layers, 1, experts), torch.float32, device, shared) * spread
+    # The coefficient varies by seed around the preset's (0.5x to 1.5x), so it is read, not assumed.
+    scale = 0.5 + torch.rand((), generator=shared, device=shared.device).item()
     g = rank_generator(seed, rank, device)
     logits = (randn((layers, tokens, experts), torch.float32, device, g) + bias).to(dtype_of(dtype))
     return (logits, torch.tensor(topk, dtype=torch.int64, device=device),
-            torch.tensor(coeff, dtype=torch.float32, device=device))
+            torch.tensor(coeff * scale, dtype=torch.float32, device=device))
 
 
 def oracle(inputs: list[tuple], **_):

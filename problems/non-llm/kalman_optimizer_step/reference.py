@@ -1,75 +1,93 @@
-"""One KOALA-V (vanilla Kalman optimizer) step on parameters sharded ZeRO-style.
+"""One step of the layer-wise extended Kalman filter optimizer (LKF) with its covariance blocks spread over ranks, as
+DeePMD-kit's PyTorch backend distributes it.
 
-The parameters x (flat, n = W * S elements, fp32) are the Kalman filter's state with a scalar covariance P; the
-training loss is a noisy observation of how far x is from an optimum of loss 0, with the gradient as the
-observation matrix. Rank r holds shard r of x and a full local gradient and loss of its own batch:
+The flat parameters (n = blocks * block elements, the same on every rank, as after a data-parallel backward) are
+cut into `blocks` blocks of `block` elements; block b has its own covariance P_b (block x block). The blocks are
+dealt out contiguously: rank r owns blocks [start_r, end_r), the first `blocks % W` ranks one more than the others,
+and holds only their P. With H the (already averaged) gradient and e the (already averaged) error:
 
-    g = mean over ranks of grad                (float32)
-    L = mean of the local losses,  R = max(population variance of the local losses, R_MIN)
-    P- = P + Q                                 (predict)
-    S = P- * |g|^2 + R                         (innovation variance, |g| over all n elements)
-    x <- x - (P- / S) * L * g                  (update, target loss 0)
-    P <- P- - P-^2 * |g|^2 / S
+    t  = sum over ALL blocks b of (lambda + H_b^T P_b H_b)      (lambda is added once per block, as the source does)
+    A  = 1 / t
+    K_b = P_b H_b
+    w_b <- w_b + A * e * K_b
+    P_b <- (P_b - A * K_b K_b^T) / lambda
 
-Each rank returns the full updated x (all-gathered) and [P, L, S]."""
+Each rank returns the full updated parameters (every block) and its own updated P blocks. (The source then moves
+lambda toward 1, lambda <- nue * lambda + 1 - nue: a scalar every rank computes alone, left out here.)"""
 
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randn, rank_generator, shared_generator
+from problems.common import randn, shared_generator
 
-Q = 0.1  # process noise added to the covariance by the predict step
-R_MIN = 0.01  # floor of the observation noise
+def owned_blocks(blocks: int, world_size: int, rank: int) -> tuple[int, int]:
+    """[start, end) of the blocks rank ``rank`` owns: contiguous, the first ``blocks % W`` ranks one more."""
+    per, extra = divmod(blocks, world_size)
+    start = rank * per + min(rank, extra)
+    return start, start + per + (1 if rank < extra else 0)
 
 
-def solution(param_shard, grad, loss, covariance):
+def solution(weights, grad, error, kalman_lambda, p_local):
     w, rank = dist.get_world_size(), dist.get_rank()
-    s = param_shard.numel()
-    g = torch.empty(s, dtype=torch.float32, device=grad.device)
-    dist.reduce_scatter_tensor(g, grad.float())
-    g.div_(w)
-    stats = torch.stack([loss, loss * loss, g.pow(2).sum()])
-    dist.all_reduce(stats)
-    mean = stats[0] / w
-    r = torch.clamp(stats[1] / w - mean * mean, min=R_MIN)
-    p_pred = covariance + Q
-    innovation = p_pred * stats[2] + r
-    new_shard = param_shard - (p_pred / innovation * mean) * g
-    params = torch.empty(w * s, dtype=torch.float32, device=grad.device)
-    dist.all_gather_into_tensor(params, new_shard)
-    p_new = p_pred - p_pred * p_pred * stats[2] / innovation
-    return params, torch.stack([p_new, mean, innovation])
+    block = p_local.shape[-1]
+    blocks = weights.numel() // block
+    start, end = owned_blocks(blocks, w, rank)
+    h = grad.view(blocks, block)[start:end]
+    k = torch.bmm(p_local, h.unsqueeze(-1)).squeeze(-1)  # K_b = P_b H_b for the owned blocks
+    t = (kalman_lambda * (end - start) + (h * k).sum()).reshape(1)
+    dist.all_reduce(t)  # the gain's denominator sums over every rank's blocks
+    a = 1 / t
+    mine = weights.view(blocks, block)[start:end] + (a * error) * k
+    p_new = (p_local - a * k.unsqueeze(-1) * k.unsqueeze(-2)) / kalman_lambda
+    # The updated blocks are all-gathered, each rank's padded to the largest share.
+    most = -(-blocks // w)
+    padded = torch.zeros((most, block), dtype=weights.dtype, device=weights.device)
+    padded[:end - start] = mine
+    gathered = torch.empty((w * most, block), dtype=weights.dtype, device=weights.device)
+    dist.all_gather_into_tensor(gathered, padded)
+    parts = []
+    for j in range(w):
+        s, e = owned_blocks(blocks, w, j)
+        parts.append(gathered[j * most:j * most + (e - s)])
+    return torch.cat(parts).reshape(-1), p_new
 
 
-def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, numel: int):
-    if numel % world_size:
-        raise ValueError("numel must divide by W")
+def _covariance(seed: int, b: int, block: int, device: torch.device) -> torch.Tensor:
+    """Block b's covariance: symmetric positive definite, I + M M^T / block, drawn from the block's own stream so
+    it is the same whichever rank owns it."""
+    m = randn((block, block), torch.float32, device, shared_generator(seed + 7919 * (b + 1), device))
+    return torch.eye(block, device=device) + m @ m.t() / block
+
+
+def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, block: int, blocks: int):
     sg = shared_generator(seed, device)
-    blocks = 64
-    # Gradient blocks of very different magnitudes (log-normal), a direction shared by every rank plus per-rank
-    # noise, scaled so the averaged gradient has a norm near 1 (as after clipping).
-    block_scale = torch.exp(randn((blocks,), torch.float32, device, sg)).repeat_interleave(-(-numel // blocks))[:numel]
-    common = randn((numel,), torch.float32, device, sg)
-    params = randn((numel,), torch.float32, device, sg, scale=0.02)
-    covariance = 0.5 + torch.rand((), generator=sg, device=device)
-    g = rank_generator(seed, rank, device)
-    noise = randn((numel,), torch.float32, device, g)
-    grad = ((common + noise) * block_scale / (block_scale.pow(2).mean().sqrt() * numel ** 0.5)).to(dtype_of(dtype))
-    loss = 2.0 + 0.3 * randn((), torch.float32, device, g)
-    s = numel // world_size
-    return params[rank * s:(rank + 1) * s].clone(), grad, loss, covariance.to(torch.float32)
+    n = block * blocks
+    weights = randn((n,), torch.float32, device, sg, scale=0.1)
+    # The averaged gradient, scaled so that H_b^T P_b H_b is about 10 per block against lambda's 1: the step shrinks
+    # P along H by a visible amount (a rank-one term far above the tolerance, so skipping it fails).
+    grad = randn((n,), torch.float32, device, sg, scale=(5 / block) ** 0.5)
+    # An error of magnitude 0.5 to 1.5 and either sign, so the parameters' update is never lost in the tolerance.
+    u = torch.rand((2,), generator=sg, device=sg.device)
+    error = ((0.5 + u[0]) * torch.where(u[1] < 0.5, -1.0, 1.0)).to(device)
+    kalman_lambda = 0.98 + 0.02 * torch.rand((), generator=sg, device=sg.device).to(device)
+    start, end = owned_blocks(blocks, world_size, rank)
+    p_local = torch.stack([_covariance(seed, b, block, device) for b in range(start, end)]) if end > start else (
+        torch.zeros((0, block, block), device=device))
+    return weights, grad, error, kalman_lambda.float(), p_local
 
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
-    x = torch.cat([i[0] for i in inputs]).double()
-    g = sum(i[1].double() for i in inputs) / w
-    losses = torch.stack([i[2] for i in inputs]).double()
-    mean = losses.mean()
-    r = torch.clamp(losses.var(unbiased=False), min=R_MIN)
-    p_pred = inputs[0][3].double() + Q
-    norm2 = (g * g).sum()
-    innovation = p_pred * norm2 + r
-    params = (x - p_pred / innovation * mean * g).float()
-    stats = torch.stack([p_pred - p_pred ** 2 * norm2 / innovation, mean, innovation]).float()
-    return [(params.clone(), stats.clone()) for _ in range(w)]
+    weights, grad, error, lam = (inputs[0][i].double() for i in range(4))
+    p = torch.cat([inp[4].double() for inp in inputs])
+    blocks, block = p.shape[0], p.shape[-1]
+    h = grad.view(blocks, block)
+    k = torch.bmm(p, h.unsqueeze(-1)).squeeze(-1)
+    a = 1 / (lam * blocks + (h * k).sum())
+    new_weights = (weights.view(blocks, block) + a * error * k).reshape(-1).float()
+    p_new = ((p - a * k.unsqueeze(-1) * k.unsqueeze(-2)) / lam).float()
+    out = []
+    for r in range(w):
+        s, e = owned_blocks(blocks, w, r)
+        out.append((new_weights.clone(), p_new[s:e].clone()))
+    return out

@@ -57,13 +57,31 @@ def gauss_legendre(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return nodes, 2 * vectors[0] ** 2
 
 
+# How far each latitude and its weight move from the Gauss-Legendre grid, per seed: a quarter of the gap to the
+# nearest neighbour (so the latitudes stay ordered and distinct) and 20 % of the weight.
+LATITUDE_JITTER = 0.25
+WEIGHT_JITTER = 0.2
+
+
+def jittered_grid(nlat: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos(colatitude) from north to south and quadrature weights, float64: the Gauss-Legendre grid moved at random
+    by the seed, so the Legendre tables (which depend on nothing else) differ for every seed and a solution that
+    recomputes them for a fixed grid instead of reading them fails."""
+    nodes, weights = gauss_legendre(nlat)
+    nodes, weights = nodes.flip(0), weights.flip(0)  # north (cos = 1) to south
+    gaps = (nodes[:-1] - nodes[1:]).abs()
+    edge = 1 - nodes.abs()[:1]  # the poles bound the outermost latitudes (each grid is symmetric)
+    room = torch.minimum(torch.cat([edge, gaps]), torch.cat([gaps, edge]))
+    u = torch.rand((2, nlat), generator=generator, dtype=torch.float64) * 2 - 1
+    return nodes + LATITUDE_JITTER * room * u[0], weights * (1 + WEIGHT_JITTER * u[1])
+
+
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 channels: int, nlat: int, nlon: int, modes: int):
     local = nlat // world_size
-    nodes, weights = gauss_legendre(nlat)  # Gauss-Legendre in cos(colatitude)
+    cos_theta, quad = jittered_grid(nlat, shared_generator(seed))
     sl = slice(rank * local, (rank + 1) * local)
-    cos_theta = nodes.flip(0)[sl].to(device)  # north to south
-    quad = weights.flip(0)[sl].to(device)
+    cos_theta, quad = cos_theta[sl].to(device), quad[sl].to(device)
     p = _legendre(cos_theta, modes)
     leg_fwd = (2 * math.pi * quad * p).float()
     leg_inv = p.float()

@@ -1,8 +1,11 @@
 """KV-cache transfer in disaggregated prefill/decode serving.
 
-Ranks [0, P) are prefill ranks (node 0), P = W/2, tensor parallel over KV heads: prefill rank p holds heads
+Ranks are grouped into nodes of ranks_per_node consecutive ranks (problems.common.node_layout); ranks [0, P) with
+P = W/2 serve prefill and the rest decode: on several nodes the first and the second half of the nodes, so every byte
+crosses nodes (on a single-node profile both halves share the node). Prefill
+ranks are tensor parallel over KV heads: prefill rank p holds heads
 [p*Hp, (p+1)*Hp) of every request's keys and values, tokens contiguous in request order. Ranks [P, W) are decode
-ranks (node 1), data parallel over requests: request i belongs to decode rank P + dest[i], which stores all heads
+ranks, data parallel over requests: request i belongs to decode rank P + dest[i], which stores all heads
 of its tokens in a paged cache. Each prefill rank sends each decode rank the head shard of that rank's requests;
 the decode rank joins the shards along heads and writes token t of request i to page block_table[i, t // bs],
 slot t % bs (bs = block_size)."""
@@ -10,7 +13,7 @@ slot t % bs (bs = block_size)."""
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randn, rank_generator, shared_generator
+from problems.common import dtype_of, node_layout, randn, rank_generator, shared_generator
 
 
 def _tokens_of(d: int, seq_lens: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
@@ -28,8 +31,9 @@ def _slots(d: int, seq_lens: torch.Tensor, dest: torch.Tensor, block_table: torc
     return block_table[req, t // bs] * bs + t % bs
 
 
-def solution(kv, seq_lens, dest, block_table, num_blocks, block_size):
+def solution(kv, seq_lens, dest, block_table, num_blocks, block_size, ranks_per_node):
     w, rank = dist.get_world_size(), dist.get_rank()
+    node_layout(w, int(ranks_per_node))  # on several nodes, prefill and decode are the first and second half of them
     prefill = w // 2
     layers, _, _, heads_per_rank, head_dim = kv.shape
     if rank < prefill:
@@ -50,12 +54,18 @@ def solution(kv, seq_lens, dest, block_table, num_blocks, block_size):
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, layers: int,
-                kv_heads: int, head_dim: int, requests: int, min_len: int, max_len: int, block_size: int):
+                kv_heads: int, head_dim: int, requests: int, min_len: int, max_len: int, block_size: int,
+                ranks_per_node: int):
+    nodes, _ = node_layout(world_size, ranks_per_node)
     prefill = decode = world_size // 2
-    if world_size % 2 or kv_heads % prefill or requests % decode:
-        raise ValueError("W must be even, kv_heads divide by W/2 and requests by W/2")
+    if (nodes > 1 and nodes % 2) or world_size % 2 or kv_heads % prefill or requests % decode or requests % 2:
+        raise ValueError("the ranks (and the nodes, if several) must split in two halves, kv_heads divide by W/2, "
+                         "requests by W/2 and by 2")
     sg = shared_generator(seed, "cpu")
-    seq_lens = torch.randint(min_len, max_len + 1, (requests,), generator=sg)
+    # Lengths come in pairs l, min_len + max_len - l, shuffled: random, yet their total is always
+    # requests * (min_len + max_len) / 2, so the roofline can count the bytes exactly.
+    half = torch.randint(min_len, max_len + 1, (requests // 2,), generator=sg)
+    seq_lens = torch.cat([half, min_len + max_len - half])[torch.randperm(requests, generator=sg)]
     dest = torch.randperm(requests, generator=sg) % decode  # each decode rank serves requests / decode of them
     max_blocks = -(-max_len // block_size)
     num_blocks = requests // decode * max_blocks
@@ -72,13 +82,13 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     kv = randn((layers, 2, tokens, heads, head_dim), dtype_of(dtype), device, rank_generator(seed, rank, device))
     to = lambda t: t.to(device)
     return (kv, to(seq_lens), to(dest), to(block_table), torch.tensor(num_blocks, device=device),
-            torch.tensor(block_size, device=device))
+            torch.tensor(block_size, device=device), torch.tensor(ranks_per_node, device=device))
 
 
 def oracle(inputs: list[tuple], **_):
     w = len(inputs)
     prefill = w // 2
-    kv0, seq_lens, dest, block_table, num_blocks, block_size = inputs[0]
+    kv0, seq_lens, dest, block_table, num_blocks, block_size, _ = inputs[0]
     layers, _, _, heads, head_dim = kv0.shape
     bs, nb = int(block_size), int(num_blocks)
     full = torch.cat([inputs[p][0] for p in range(prefill)], dim=3)  # all heads, prefill layout

@@ -4,7 +4,7 @@ import torch
 import torch.distributed as dist
 
 
-def solution(kv, seq_lens, dest, block_table, num_blocks, block_size):
+def solution(kv, seq_lens, dest, block_table, num_blocks, block_size, ranks_per_node):
     w, rank = dist.get_world_size(), dist.get_rank()
     prefill = w // 2
     layers, _, _, hp, hd = kv.shape

@@ -1,0 +1,209 @@
+"""What the registry can prove about every built-in problem without a GPU:
+
+- every input tensor changes with the seed on every rank (a solution that ignores an input must fail);
+- the bench preset's roofline is at least 20 us on every GPU profile that runs the problem (shorter work cannot be
+  timed within 1 %: docs/protocol.md), and its inputs per rank fit the profile's GPU memory;
+- the roofline's link bytes are at most what the reference itself sends (or receives, the busier direction) per
+  rank, counted by running it at small size on CPU through the torch.distributed calls it makes
+  (problems/traffic.py): a roofline above the baseline's own traffic is not a lower bound;
+- the reference equals the oracle at every declared world size and node grouping (test_references.py covers
+  2 and 4 ranks with the small preset's grouping; here the others).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from evaluator.contract.profiles import PROFILES
+from evaluator.contract.spec import EvalSpec
+from evaluator.roofline import roofline
+from evaluator.selfcheck import check_problem
+from problems.registry import Problem, catalogue
+from problems.traffic import counting
+
+PROBLEMS = sorted(pid for pid, p in catalogue().items() if p.suite == "arena")
+GPU_PROFILES = [p for p in PROFILES.values() if p.device == "cuda"]
+MIN_ROOFLINE_US = 20.0
+# GPU memory per device by the profile's GPU model (H200 SXM 141 GB, H100 SXM 80 GB), in GiB as CUDA reports it.
+GPU_MEMORY_GIB = {"h200": 139.8, "h100": 79.1}
+# A rank's GPU holds several copies of its inputs at once: the judge keeps the warm-up's and every trial's on the
+# device (evaluator/judge/rank.py), and the solution's process one more. Those copies may take at most this share of
+# the GPU; the rest is for the reference's outputs and intermediates and a solution's buffers
+# (benchmarks/problem_sizes_gpu.py measures the reference's real peak on one GPU).
+INPUT_COPIES = EvalSpec.__dataclass_fields__["trials"].default + 2
+INPUT_SHARE = 0.8
+# A size vector handed to solution as a small integer tensor (ranks per node, a capacity, a head count, a bucket
+# size): fixed by the preset like every tensor's shape, so it cannot change with the seed. Only integer tensors of
+# at most this many elements that are equal on every rank count as sizes; any table of data must vary.
+MAX_SIZE_ELEMENTS = 8
+
+
+def _problem(pid: str) -> Problem:
+    return catalogue()[pid]
+
+
+def _inputs(problem: Problem, module, rank: int, w: int, seed: int, preset: str = "small",
+            overrides: dict | None = None) -> tuple:
+    p = problem.presets[preset]
+    return tuple(module.make_inputs(rank, w, seed, torch.device("cpu"), p.dtype, **problem.params(preset, overrides)))
+
+
+def _is_size(values: list) -> bool:
+    """An integer tensor of a few elements, the same on every rank: a size fixed by the preset."""
+    first = values[0]
+    return (isinstance(first, torch.Tensor) and not first.dtype.is_floating_point and not first.is_complex()
+            and first.numel() <= MAX_SIZE_ELEMENTS and all(torch.equal(first, v) for v in values[1:]))
+
+
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_every_input_changes_with_the_seed(problem_id):
+    problem = _problem(problem_id)
+    module = problem.load_reference()
+    constant = []
+    for w in problem.world_sizes:
+        if w > 8:
+            continue
+        a = [_inputs(problem, module, r, w, 1234) for r in range(w)]
+        b = [_inputs(problem, module, r, w, 1235) for r in range(w)]
+        for i in range(len(a[0])):
+            if _is_size([a[r][i] for r in range(w)] + [b[r][i] for r in range(w)]):
+                continue
+            for r in range(w):
+                x, y = a[r][i], b[r][i]
+                if isinstance(x, torch.Tensor):
+                    same = x.numel() > 0 and x.shape == y.shape and torch.equal(x, y)
+                else:
+                    same = x == y
+                if same:
+                    constant.append(f"input {i} of rank {r} at W={w}")
+    assert not constant, f"{problem_id}: inputs equal for seeds 1234 and 1235: {constant[:6]}"
+
+
+def _gpu_profiles(problem: Problem) -> list:
+    return [p for p in GPU_PROFILES if p.world_size in problem.world_sizes]
+
+
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_bench_roofline_is_at_least_20us_on_every_gpu_profile(problem_id):
+    problem = _problem(problem_id)
+    short = []
+    for profile in _gpu_profiles(problem):
+        r = roofline(problem, profile, profile.world_size)
+        if r["time_us"] < MIN_ROOFLINE_US:
+            short.append(f"{profile.name}: {r['time_us']:.1f} us ({r['bound']}-bound)")
+    assert not short, f"{problem_id}: the bench roofline is under {MIN_ROOFLINE_US} us: {short}"
+
+
+def bench_input_bytes(problem: Problem, w: int) -> int:
+    """Bytes of rank 0's bench inputs at world size ``w`` (rank 0 holds the most where shards are uneven), worked out
+    under FakeTensorMode without drawing them; where make_inputs needs values (a data-dependent shape), drawn for
+    real on the CPU."""
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
+
+    module = problem.load_reference()
+
+    def size(inputs: tuple) -> int:
+        return sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
+
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            return size(_inputs(problem, module, 0, w, 1234, "bench"))
+    except (DataDependentOutputException, DynamicOutputShapeException):
+        return size(_inputs(problem, module, 0, w, 1234, "bench"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_bench_inputs_fit_every_gpu_profile(problem_id):
+    problem = _problem(problem_id)
+    profiles = _gpu_profiles(problem)
+    too_big = []
+    for w in sorted({p.world_size for p in profiles}):
+        nbytes = bench_input_bytes(problem, w)
+        for profile in [p for p in profiles if p.world_size == w]:
+            budget = INPUT_SHARE * GPU_MEMORY_GIB[profile.name[:4]] * 2**30
+            if INPUT_COPIES * nbytes > budget:
+                too_big.append(f"{profile.name}: {INPUT_COPIES} x {nbytes / 2**30:.2f} GiB of inputs per rank > "
+                               f"{budget / 2**30:.0f} GiB")
+    assert not too_big, f"{problem_id}: {too_big}"
+
+
+def _rank_traffic(rank: int, problem: Problem, w: int, overrides: dict, store: str, out: str) -> None:
+    torch.set_num_threads(1)
+    module = problem.load_reference()
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=w,
+                            timeout=timedelta(seconds=120))
+    try:
+        inputs = _inputs(problem, module, rank, w, 1234, "small", overrides)
+        with counting() as traffic:
+            module.solution(*inputs)
+        torch.save({"busiest": traffic.busiest_direction, "by_call": traffic.by_call},
+                   os.path.join(out, f"rank{rank}.pt"))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def sent_bytes(problem: Problem, w: int, overrides: dict | None = None) -> list[dict]:
+    """Per rank, the bytes the reference sends or receives, whichever is more, at the small preset on ``w`` gloo ranks,
+    and per call (sent, received) (problems/traffic.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.start_processes(_rank_traffic, args=(problem, w, overrides or {}, os.path.join(tmp, "store"), tmp),
+                           nprocs=w, join=True, start_method="fork")
+        return [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(w)]
+
+
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_roofline_link_bytes_are_at_most_what_the_reference_moves(problem_id):
+    problem = _problem(problem_id)
+    for w in [w for w in (2, 4) if w in problem.world_sizes]:
+        counted = sent_bytes(problem, w)
+        most = max(c["busiest"] for c in counted)
+        bound = problem.roofline_terms(w, "small")["link_bytes_per_rank"]
+        assert bound <= most * (1 + 1e-9) + 1e-9, (
+            f"{problem_id} W={w}: the roofline counts {bound:.0f} link bytes per rank but the reference sends or "
+            f"receives at most {most:.0f} in either direction ({[c['by_call'] for c in counted]})")
+
+
+def _groupings(problem: Problem) -> list[tuple[int, dict]]:
+    """(world size, preset overrides) pairs the reference must be right at beyond 2 and 4 ranks with the small
+    preset's own grouping: every other declared world size, and for problems that take ``ranks_per_node`` every
+    node grouping a profile at that world size uses."""
+    small = problem.presets["small"].params
+    cases: list[tuple[int, dict]] = [(w, {}) for w in problem.world_sizes if w not in (2, 4)]
+    if "ranks_per_node" in small:
+        for profile in PROFILES.values():
+            w, per_node = profile.world_size, profile.ranks_per_node
+            if profile.nodes > 1 and w in problem.world_sizes and per_node != small["ranks_per_node"]:
+                cases.append((w, {"ranks_per_node": per_node}))
+    return cases
+
+
+AUDIT_CASES = [(pid, w, o) for pid in PROBLEMS for w, o in _groupings(_problem(pid))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem_id, world_size, overrides", AUDIT_CASES,
+                         ids=[f"{pid}-W{w}-{o}" for pid, w, o in AUDIT_CASES])
+def test_reference_matches_oracle_at_every_world_size_and_grouping(problem_id, world_size, overrides):
+    problem = _problem(problem_id)
+    if overrides:
+        problem = _with_small(problem, overrides)
+    report = check_problem(problem, world_size, timeout_s=120)
+    assert report.ok, f"{problem_id} W={world_size} {overrides}: {report.errors}"
+
+
+def _with_small(problem: Problem, overrides: dict) -> Problem:
+    import dataclasses
+
+    small = problem.presets["small"]
+    presets = {**problem.presets, "small": dataclasses.replace(small, params={**small.params, **overrides})}
+    return dataclasses.replace(problem, presets=presets)

@@ -11,7 +11,9 @@ What it does, in order:
    forces it). Redis: a database number of its own (``--redis-db``, default 13), which must be empty (the test
    flushes it when it ends), so no RQ worker of anyone else takes the burst's jobs and no one else's keys are touched.
 2. **Server.** gunicorn on a free 127.0.0.1 port with production settings (DEBUG off, a random SECRET_KEY, HTTPS=0
-   because TLS is the proxy's job): ``--workers`` processes of ``--threads`` threads (gthread, keep-alive).
+   because TLS is the proxy's job), run as the Dockerfile runs it (``gunicorn portal.wsgi:application --workers
+   N``, sync workers; ``--worker-class gthread`` for threads with keep-alive), and the portal's web RQ worker beside
+   it. The comparisons the readers open are computed ahead (the web worker's job, as after a while of reading).
 3. **Readers.** ``--readers`` simulated readers, each with its own keep-alive connection, loop {GET a page, think}:
    the think time is uniform in 0.5-1.5 s (``--think exp`` for exponential, mean 1 s). Each request picks a page
    kind by weight (overall ranking and its filtered/sorted/paged variants 30 %, model-run pages 25 %, problem pages
@@ -181,7 +183,9 @@ def reader_pages() -> dict[str, list[str]]:
         "export": ["/runs/?format=csv", "/runs/?format=json"]
                   + [f"/runs/{r}/?format=json&table=attempts" for r in runs[:10]]
                   + [f"/runs/{r}/?format=csv" for r in runs[:10]]
-                  + [f"/problems/{p.id}/?format=csv" for p in problems[:10]],
+                  + [f"/problems/{p.id}/?format=csv" for p in problems[:10]]
+                  + [f"/users/{quote(u)}/?format=csv" for u in users[:5]]
+                  + [f"/runs/compare/?a={a}&b={b}&format=csv" for a, b in sorted(pairs)[:5]],
         "api": ["/api/rankings/model-runs/", "/api/rankings/model-runs/?sort=-fast_2",
                 "/api/rankings/model-runs/?page=2&page_size=25"]
                + [f"/api/model-runs/{r}/" for r in runs[:20]]
@@ -617,11 +621,16 @@ class CpuMeter:
                 **{f"{k}_cpus": round(v / wall, 2) for k, v in used.items()}}
 
 
-def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[subprocess.Popen, int]:
+def start_gunicorn(env: dict[str, str], workers: int, threads: int, worker_class: str = "sync"
+                   ) -> tuple[subprocess.Popen, int]:
+    """gunicorn on a free loopback port. ``sync`` (the default) runs it as the Dockerfile does: ``gunicorn
+    portal.wsgi:application --workers N`` (sync workers, one request at a time each, no keep-alive); ``gthread``
+    with ``threads`` threads and keep-alive is the alternative measured before."""
     port = _free_port()
-    command = [sys.executable, "-m", "gunicorn", "portal.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(workers),
-               "--threads", str(threads), "-k", "gthread", "--keep-alive", "5", "--backlog", "2048",
-               "--timeout", "60", "--log-level", "warning"]
+    command = [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "-b", f"127.0.0.1:{port}",
+               "--workers", str(workers), "--timeout", "60", "--log-level", "warning"]
+    if worker_class != "sync":
+        command += ["-k", worker_class, "--threads", str(threads), "--keep-alive", "5", "--backlog", "2048"]
     server = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, **env), start_new_session=True)
     deadline = time.monotonic() + 60
     import urllib.request
@@ -635,6 +644,28 @@ def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[sub
                 stop_gunicorn(server)
                 raise SystemExit("load_test: gunicorn did not start") from None
             time.sleep(0.3)
+
+
+def compare_pairs(pages: dict[str, list[str]]) -> int:
+    """What the web worker does when a comparison is first asked for, done ahead for every pair the readers open,
+    as it stands once the site has been read a while (a page asking for one answers "being computed" meanwhile)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from leaderboard.rankings.services import run_comparison_refresh
+
+    pairs = {(int(q["a"][0]), int(q["b"][0])) for q in (parse_qs(urlsplit(u).query) for u in pages["compare"])}
+    for a, b in sorted(pairs):
+        run_comparison_refresh(a_id=a, b_id=b)
+    from django.db import connection
+
+    connection.close()
+    return len(pairs)
+
+
+def start_web_worker(env: dict[str, str]) -> subprocess.Popen:
+    """The portal's web RQ worker on the test's Redis: runs the jobs the pages and the writes ask for."""
+    return subprocess.Popen([sys.executable, "manage.py", "rqworker", "web"], cwd=ROOT, env=dict(os.environ, **env),
+                            start_new_session=True, stdout=subprocess.DEVNULL)
 
 
 def stop_gunicorn(server: subprocess.Popen) -> None:
@@ -677,7 +708,9 @@ def write_report(out: Path, report: dict) -> Path:
              f"Data: database `{report['data']['database']}` seeded with `{SEED_COMMAND}`: "
              f"{report['data']['model_runs']} model runs, {report['data']['attempts']} attempts, "
              f"{report['data']['submissions']} submissions in all ({report['data']['seeding']}).", "",
-             f"Server: gunicorn {server['workers']} workers × {server['threads']} threads (gthread, keep-alive 5 s), "
+             f"Server: gunicorn {server['workers']} workers × {server['threads']} threads ({server['worker_class']}"
+             f"{', keep-alive 5 s' if server['worker_class'] != 'sync' else ', as the Dockerfile runs it'}), "
+             f"a web RQ worker beside it (the comparison and run-scoring jobs pages ask for), "
              f"DEBUG off, HTTPS=0, ranking pages cached in Redis ({'on' if server['page_cache'] else 'OFF'}).", "",
              "## Targets", "",
              "| target | result | met |", "|---|---|---|",
@@ -743,8 +776,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=int, default=500)
     parser.add_argument("--write-every", type=float, default=0,
                         help="seconds between results recorded in a second reader phase (0: no such phase)")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (the Dockerfile's default: 4)")
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync",
+                        help="sync: as the Dockerfile runs gunicorn; gthread: --threads threads with keep-alive")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread only)")
     parser.add_argument("--no-page-cache", action="store_true", help="serve every page uncached (ARENA_PAGE_CACHE=0)")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--database", default="arena_load")
@@ -769,7 +804,10 @@ def main(argv: list[str] | None = None) -> int:
 
     connection.close()  # the server's connections only, while it is measured
 
-    server, port = start_gunicorn(env, args.workers, args.threads)
+    compared = compare_pairs(pages)
+    print(f"comparisons computed ahead (the web worker's job): {compared}", flush=True)
+    web_worker = start_web_worker(env)
+    server, port = start_gunicorn(env, args.workers, args.threads, args.worker_class)
     meter = CpuMeter(server, args.database)
     report: dict = {}
     try:
@@ -809,6 +847,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
     finally:
         stop_gunicorn(server)
+        stop_gunicorn(web_worker)
         _burst_cleanup()
         from django.db import connection
 
@@ -843,8 +882,9 @@ def main(argv: list[str] | None = None) -> int:
                         "load_average_before": load_before,
                         "load_average_after": [round(x, 2) for x in os.getloadavg()]},
         "data": data,
-        "server": {"workers": args.workers, "threads": args.threads, "worker_class": "gthread",
-                   "page_cache": not args.no_page_cache},
+        "server": {"workers": args.workers, "threads": args.threads if args.worker_class != "sync" else 1,
+                   "worker_class": args.worker_class, "page_cache": not args.no_page_cache,
+                   "comparisons_computed_ahead": compared},
         "targets": targets, "readers": reads, "readers_with_writes": with_writes, "burst": burst,
     }
     path = write_report(Path(args.out), report)

@@ -16,8 +16,9 @@ renders the page):
    process per request (``time.process_time``: Django, the template, the test client), median and 95th
    percentile over ``--repeat`` requests after three warm-up requests; the CPU the PostgreSQL backend serving this
    connection spent, averaged over the same requests (read from /proc: PostgreSQL on this machine); the bytes.
-2. **Recording one result**: queries and CPU of ``result_record`` for one attempt of the largest run (the attempt's
-   result taken away and recorded again inside a transaction that is rolled back): what a result costs at ingest.
+2. **Recording one result**: queries and CPU of ``result_record`` for one attempt of the smallest and the largest
+   run (the attempt's result taken away and recorded again inside a transaction that is rolled back): what a result
+   costs at ingest; and of the web worker's job that then scores the run once per batch of results.
 3. **Under load** (``--concurrency N``, 0 by default): gunicorn serving the same database, N client threads
    requesting the pages in turn for ``--seconds`` (``benchmarks/load_test.py`` is the fuller load test).
 
@@ -53,6 +54,11 @@ os.environ["ALLOWED_HOSTS"] = os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0
 os.environ.setdefault("ARENA_REDIS_WITHOUT_PASSWORD", "1")  # the local Redis of a benchmark machine has none
 os.environ.setdefault("ARENA_WORKER_KEYS", "bench:evaluations=" + os.urandom(24).hex())  # no worker reports here
 os.environ.setdefault("ARENA_PAGE_CACHE", "0")  # every request renders its page: the cost a cache only hides
+# A Redis database of its own: the comparison being computed asks for its job there, and no worker serves it.
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/14")
+
+
+TARGET_CPU_MS = 10.0  # issue #28: every page and export renders uncached in at most this much CPU (median)
 
 
 def _pages() -> list[tuple[str, str]]:
@@ -61,11 +67,18 @@ def _pages() -> list[tuple[str, str]]:
 
     from leaderboard.models import ModelRun, Problem
 
-    runs = list(ModelRun.objects.filter(is_demo=True).order_by("id").values_list("id", "profile")[:2])
-    if len(runs) < 2:
+    from leaderboard.models import RunComparison
+    from leaderboard.rankings.services import run_comparison_refresh
+
+    runs = list(ModelRun.objects.filter(is_demo=True).order_by("id").values_list("id", "profile")[:3])
+    if len(runs) < 3:
         raise SystemExit("ranking_pages: no demo runs here; run `python manage.py seed_demo --runs 100 "
                          "--problems 60 --attempts 3` first (with the same DATABASE_URL).")
-    (a, profile), (b, _) = runs
+    (a, profile), (b, _), (c, _) = runs
+    # The comparison a reader gets once the web worker computed it (its job, run here), and one it has not: the
+    # page that says so and asks for it (no worker runs here, so it stays that way for every repeat).
+    run_comparison_refresh(a_id=a, b_id=b)
+    RunComparison.objects.filter(a_id=a, b_id=c).delete()
     problem = Problem.objects.filter(suite="demo").order_by("id").values_list("id", flat=True).first()
     user = get_user_model().objects.filter(username__startswith="demo-user-").order_by("username").first()
     return [
@@ -79,8 +92,13 @@ def _pages() -> list[tuple[str, str]]:
         ("model run page", f"/runs/{a}/"),
         ("model run attempts JSON", f"/runs/{a}/?format=json&table=attempts"),
         ("comparison", f"/runs/compare/?a={a}&b={b}"),
+        ("comparison CSV export", f"/runs/compare/?a={a}&b={b}&format=csv"),
+        ("comparison being computed", f"/runs/compare/?a={a}&b={c}"),
+        ("API comparison", f"/api/rankings/compare/?a={a}&b={b}"),
         ("problem page", f"/problems/{problem}/?profile={profile}"),
+        ("problem ranking CSV export", f"/problems/{problem}/?profile={profile}&format=csv"),
         ("user page", f"/users/{user.username}/"),
+        ("user page runs JSON export", f"/users/{user.username}/?format=json"),
         ("API ranking", "/api/rankings/model-runs/"),
         ("API model run", f"/api/model-runs/{a}/"),
     ]
@@ -149,7 +167,10 @@ def record_cost(repeat: int = 5) -> list[dict]:
     from django.db.models import Count, Exists, OuterRef
     from django.test.utils import CaptureQueriesContext
 
+    from django.utils import timezone
+
     from leaderboard.models import ModelRun, Result, Submission
+    from leaderboard.rankings.services import run_score_refresh_stale
     from leaderboard.submissions.results import result_record
 
     class Rollback(Exception):
@@ -175,8 +196,23 @@ def record_cost(repeat: int = 5) -> list[dict]:
                     raise Rollback
             except Rollback:
                 pass
+        # The web worker's job that scores the run, once per batch of results (``run_score_refresh_stale``).
+        job_queries, job_cpu = [], []
+        for _ in range(repeat):
+            try:
+                with transaction.atomic():
+                    ModelRun.objects.filter(pk=run.pk).update(score_stale_since=timezone.now())
+                    with CaptureQueriesContext(connection) as captured:
+                        c0 = time.process_time()
+                        run_score_refresh_stale(model_run_id=run.pk)
+                        job_cpu.append((time.process_time() - c0) * 1000)
+                    job_queries.append(len(captured))
+                    raise Rollback
+            except Rollback:
+                pass
         out.append({"run_attempts": run.n, "queries": max(queries),
-                    "cpu_median_ms": round(statistics.median(cpu), 2)})
+                    "cpu_median_ms": round(statistics.median(cpu), 2), "scoring_job_queries": max(job_queries),
+                    "scoring_job_cpu_median_ms": round(statistics.median(job_cpu), 2)})
         print(f"  recording one result of a run of {out[-1]['run_attempts']} attempts: {out[-1]}", flush=True)
     return out
 
@@ -311,8 +347,13 @@ def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: s
         lines += [f"| {r['page']} | `{r['path']}` | {r['queries']} | {r['cpu_median_ms']} | {r['cpu_p95_ms']} | "
                   f"{r['postgres_cpu_mean_ms']} | {r['bytes']} |" for r in s["pages"]]
         lines += [""] + [f"Recording one result (`result_record`) of a run of {rec['run_attempts']} attempts: "
-                         f"{rec['queries']} queries, {rec['cpu_median_ms']} ms of CPU (median of 5)."
-                         for rec in s["recording"]] + [""]
+                         f"{rec['queries']} queries, {rec['cpu_median_ms']} ms of CPU (median of 5); the web "
+                         f"worker's job that then scores the run, once per batch of results: "
+                         f"{rec.get('scoring_job_queries')} queries, {rec.get('scoring_job_cpu_median_ms')} ms of "
+                         f"CPU." for rec in s["recording"]] + [""]
+        over = [r["page"] for r in s["pages"] if r["cpu_median_ms"] > TARGET_CPU_MS]
+        lines += [f"Pages over the target of {TARGET_CPU_MS:g} ms of CPU per uncached render (median): "
+                  + (", ".join(over) if over else "none") + ".", ""]
         if s.get("under_load"):
             load = s["under_load"]
             lines += [f"Under load: gunicorn with {load['gunicorn_workers']} workers, {load['client_threads']} "

@@ -1,0 +1,16 @@
+"""Sends exactly each rank's rows to every rank with one uneven all-to-all (no padding on the wire), after an
+all-gather of the lengths."""
+
+import torch
+import torch.distributed as dist
+
+
+def solution(x):
+    w = dist.get_world_size()
+    lengths = torch.empty(w, dtype=torch.int64, device=x.device)
+    dist.all_gather_into_tensor(lengths, torch.tensor([x.shape[0]], dtype=torch.int64, device=x.device))
+    counts = lengths.tolist()
+    out = x.new_empty((sum(counts), *x.shape[1:]))
+    send = x.repeat(w, *([1] * (x.dim() - 1))).contiguous()
+    dist.all_to_all_single(out, send, output_split_sizes=counts, input_split_sizes=[x.shape[0]] * w)
+    return out

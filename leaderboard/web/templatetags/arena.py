@@ -307,3 +307,12 @@ def run_options(choices, selected) -> str:
     return mark_safe("".join(
         f'<option value="{conditional_escape(pk)}"{" selected" if pk == selected else ""}>{conditional_escape(label)}'
         f'</option>' for pk, label in choices))
+
+
+@register.filter
+def measures_speed(profile: Any) -> bool:
+    """Whether results on ``profile`` (a name) are speed measurements: on CPU profiles timings only check the
+    pipeline, and every page then says "not computed" for speedups and roofline fractions."""
+    from leaderboard.rankings.metrics import measures_speed as timed
+
+    return isinstance(profile, str) and timed(profile)

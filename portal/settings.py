@@ -215,8 +215,8 @@ if not DEBUG and not ARENA_WORKER_KEYS:
 _roleless = [key_id for key_id, key in ARENA_WORKER_KEYS.items() if key.roles is None]
 if not DEBUG and _roleless:
     raise ImproperlyConfigured(
-        f"ARENA_WORKER_KEYS names a key without a role ({', '.join(_roleless)}), and DEBUG is off: each key says what it may "
-        f"sign, id:evaluations=<key> or id:checks=<key>. {_worker_keys_hint}")
+        f"ARENA_WORKER_KEYS names a key without a role ({', '.join(_roleless)}), and DEBUG is off: each key says what "
+        f"it may sign, id:evaluations=<key> or id:checks=<key>. {_worker_keys_hint}")
 # Queue names come from the contract (evaluator/contract/jobs.py), the one place they are defined.
 # "web" stores results; every hardware profile has a queue of its own, served by workers on hosts of that kind.
 RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}}

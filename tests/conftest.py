@@ -32,6 +32,33 @@ import pytest  # noqa: E402
 from tests.browser import chromium_page  # noqa: E402,F401  (a fixture for the browser tests)
 
 
+# The slow kinds of test (markers declared in pytest.ini), marked by what they need, so a new test in these files or with
+# these fixtures is marked without a decorator: browser (the *_browser.py modules), gpu (*_gpu.py and test_gpu.py),
+# worker (the run_worker fixture), sandbox (the files and tests below, which run evaluations in bubblewrap).
+SANDBOX_TESTS = frozenset({
+    "tests/evaluator/host/test_check.py", "tests/evaluator/host/test_evaluate.py",
+    "tests/evaluator/host/test_exchange_files.py", "tests/evaluator/host/test_judge_sandbox.py",
+    "tests/evaluator/host/test_pool.py", "tests/evaluator/host/test_prebuild.py",
+    "tests/evaluator/host/test_sandbox_limits.py", "tests/evaluator/suites/test_pkb.py", "tests/evaluator/test_cheats.py",
+    "tests/evaluator/test_starters.py::test_the_plain_starter_passes_as_given_through_arena_eval",
+})
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = os.path.relpath(str(item.path), _ROOT).replace(os.sep, "/")
+        name = os.path.basename(path)
+        if name.endswith("_browser.py"):
+            item.add_marker(pytest.mark.browser)
+        if name.endswith("_gpu.py") or name == "test_gpu.py":
+            item.add_marker(pytest.mark.gpu)
+        if "run_worker" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.worker)
+        if path in SANDBOX_TESTS or f"{path}::{getattr(item, 'originalname', item.name)}" in SANDBOX_TESTS:
+            item.add_marker(pytest.mark.sandbox)
+
+
 @pytest.fixture(autouse=True)
 def _no_cached_pages_from_earlier_tests(request):
     """A test's database rolls back but Redis does not: each test that uses the database starts a new rankings

@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import json
 import os
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping, MutableMapping, NamedTuple
 
 from evaluator.contract import jobs
 
@@ -63,13 +63,13 @@ def message(kind: str, row_id: int, job_id: str, nonce: str, body: Any) -> bytes
     return canonical({"v": VERSION, "kind": kind, "id": row_id, "job_id": job_id, "nonce": nonce, "body": body})
 
 
-def hold_key(environ: dict[str, str] | None = None) -> tuple[str, bytes] | None:
+def hold_key(environ: MutableMapping[str, str] | None = None) -> tuple[str, bytes] | None:
     """Moves the worker's key from the environment into this process (once); later calls return what it holds.
     Children started after this (the judge, the sandbox) never see it."""
     global _held
-    environ = os.environ if environ is None else environ
-    raw = environ.pop(KEY_ENV, "")
-    key_id = environ.pop(KEY_ID_ENV, "") or DEFAULT_KEY_ID
+    env: MutableMapping[str, str] = os.environ if environ is None else environ
+    raw = env.pop(KEY_ENV, "")
+    key_id = env.pop(KEY_ID_ENV, "") or DEFAULT_KEY_ID
     if raw:
         _held = (key_id, raw.encode("utf-8"))
     return _held

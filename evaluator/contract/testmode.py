@@ -55,7 +55,7 @@ def diagnostics(document: dict[str, Any], solution_name: str = "solution.py") ->
     texts += [str(v) for v in (document.get("logs") or {}).values()]
     name = solution_name.rsplit("/", 1)[-1]
     found: list[dict[str, Any]] = []
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, Any, Any]] = set()
 
     def add(item: dict[str, Any]) -> None:
         key = (item["file"], item["line"], item.get("text", ""))

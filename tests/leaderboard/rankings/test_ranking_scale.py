@@ -42,7 +42,7 @@ def _counts(client) -> dict[str, int]:
     for name, url in _urls().items():
         with CaptureQueriesContext(connection) as queries:
             response = client.get(url)
-            response.content  # sent whole, as a server sends it: an export reads its rows while it streams
+            _ = response.content  # sent whole, as a server sends it: an export reads its rows while it streams
         assert response.status_code == 200, (url, response.status_code)
         counts[name] = len(queries)
     return counts

@@ -22,7 +22,7 @@ def solution(kv, seq_lens, dest, block_table, num_blocks, block_size, ranks_per_
         req.wait()
     bs, nb = int(block_size), int(num_blocks)
     cache = kv.new_zeros((layers, 2, nb * bs, prefill * hp, hd))
-    slot, pos = [], 0
+    slot = []
     page = 0
     for length in seq_lens[dest == d].tolist():
         for t in range(length):

@@ -148,3 +148,27 @@ def test_the_catalogue_is_not_a_wall_at_1366_px(page, live_server, problems):
     assert scroll_width <= inner
     assert height <= rows * 125, f"{height} px for {rows} problems"
     assert page.evaluate("document.querySelectorAll('section.category details.hard').length") >= 100
+
+
+@pytest.mark.parametrize("width", [390, 1366, 1920])
+def test_every_page_of_the_tour_has_the_site_layout_and_no_sideways_scroll(page, live_server, seeded, width):
+    """The pages the README's tour and the navigation lead to, and the error and password-reset pages: each has the
+    site's header and footer, and none is wider than the window."""
+    from leaderboard.models import ModelRun
+
+    runs = list(ModelRun.objects.filter(user=seeded).order_by("pk").values_list("pk", flat=True))
+    base = live_server.url
+    urls = ["/", f"/problems/{ALL_REDUCE}/", "/runs/", f"/runs/{runs[0]}/", f"/runs/compare/?a={runs[0]}&b={runs[1]}",
+            "/queues/", "/datasets/", "/docs/", "/docs/relation-to-pkb/", "/docs/backends/cuda/", "/api/docs/",
+            "/accounts/login/", "/accounts/signup/", "/accounts/password-reset/", "/no/such/page/"]
+    wrong = []
+    for url in urls:
+        _visit(page, base + url, width)
+        laid_out = page.evaluate("!!document.querySelector('header.site-header nav') && "
+                                 "!!document.querySelector('footer.site-footer')")
+        scroll_width, inner, _ = _page_size(page)
+        if not laid_out:
+            wrong.append(f"{url}: no site layout")
+        if scroll_width > inner:
+            wrong.append(f"{url} at {width} px: {scroll_width} px wide")
+    assert not wrong, wrong

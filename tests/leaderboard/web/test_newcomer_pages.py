@@ -260,3 +260,51 @@ def test_compare_exports_each_of_its_tables_once_computed(client, problems, two_
     assert client.get(url + "&format=json").json()["table"] == "problems"
     wrong_table = client.get(url + "&table=nope&format=json")
     assert wrong_table.status_code == 400 and "summary" in wrong_table.content.decode()
+
+
+# --- CPU results: "not computed" everywhere, never a speedup, no empty chart -----------------------------------------------
+
+
+def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_client, user, problems,
+                                                                         django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
+                                       source=CORRECT.read_text())
+    result_record(submission_id=submission.pk, document=passed_document(1.3))  # a CPU host's figures, not speed
+
+    result = _page(web_client.get(f"/submissions/{submission.pk}/"))
+    assert 'id="speedup-not-computed"' in result and 'id="roofline-not-computed"' in result
+    timing = result[result.index("<h2>Timing</h2>"):result.index('id="roofline-not-computed"')]
+    assert "1.300×" not in timing and "of the roofline" not in result
+
+    problem = _page(web_client.get(f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2"))
+    assert "pipeline check" in problem and 'id="distribution-not-computed"' in problem
+    assert "No passed solution" not in problem  # the ranking above shows one
+    assert "Baseline's roofline fraction" not in problem and "1.300×" not in problem
+
+    home = _page(web_client.get("/"))
+    line = home[home.index('data-category="collectives"'):]
+    line = line[:line.index("</p>")]
+    assert "No passed solution yet" not in line and '<span class="solutions">1</span> passed solution' in line
+
+
+def test_a_cpu_run_page_says_not_computed_and_draws_no_empty_chart(client, user, problems):
+    from tests.leaderboard import run_fixtures as fx
+
+    cpu = fx.make_run(user, manifest=dict(fx.MANIFEST, hardware="cpu-gloo-2", model="cpu-coder"))
+    page = _page(client.get(f"/runs/{cpu.pk}/"))
+    for metric in ("fast_1", "fast_2", "speedup", "roofline"):
+        cell = page[page.index(f'<td data-metric="{metric}">'):]
+        assert cell[:cell.index("</td>")].endswith('<span class="muted">not computed</span>'), metric
+    assert 'id="run-fastp-chart"' not in page and 'id="run-roofline-chart"' not in page
+    assert 'id="run-passk-chart"' in page
+    gpu = _page(client.get(f"/runs/{fx.make_run(user).pk}/"))
+    assert 'id="run-fastp-chart"' in gpu and 'id="run-roofline-chart"' in gpu and "not computed" not in gpu
+
+
+def test_the_api_docs_show_no_raw_markdown(client):
+    """Two parameter descriptions showed their Markdown as typed (backticks, a list as hyphens)."""
+    page = _page(client.get("/api/docs/"))
+    text = unescape(re.sub(r"<[^>]+>", "", page[page.index("<main"):page.index("</main>")]))
+    raw = re.findall(r"`[^`\n]+`|\*\*[^*\n]+\*\*|\[[^\]\n]+\]\([^)\n]+\)|^\s*[-*] \S", text, re.M)
+    assert not raw, raw[:5]

@@ -153,7 +153,7 @@ def test_the_catalogue_is_not_a_wall_at_1366_px(page, live_server, problems):
 @pytest.mark.parametrize("width", [390, 1366, 1920])
 def test_every_page_of_the_tour_has_the_site_layout_and_no_sideways_scroll(page, live_server, seeded, width):
     """The pages the README's tour and the navigation lead to, and the error and password-reset pages: each has the
-    site's header and footer, and none is wider than the window."""
+    site's header and footer, none is wider than the window, and from 1366 px up no table is wider than its box."""
     from leaderboard.models import ModelRun
 
     runs = list(ModelRun.objects.filter(user=seeded).order_by("pk").values_list("pk", flat=True))
@@ -171,4 +171,7 @@ def test_every_page_of_the_tour_has_the_site_layout_and_no_sideways_scroll(page,
             wrong.append(f"{url}: no site layout")
         if scroll_width > inner:
             wrong.append(f"{url} at {width} px: {scroll_width} px wide")
+        if width >= 1366:  # from laptop widths up every table fits its box
+            wrong += [f"{url} at {width} px: {table} is {scroll} px in a {client} px box"
+                      for table, scroll, client, _ in page.evaluate(BOXES) if scroll > client + 1]
     assert not wrong, wrong

@@ -41,7 +41,8 @@ import torch.distributed.distributed_c10d as c10d
 
 @dataclass
 class Traffic:
-    """Bytes this rank sent and received, in total and per collective name (for messages that say which call moved what)."""
+    """Bytes this rank sent and received, in total and per collective name (for messages that say which call moved
+    what)."""
 
     sent: float = 0.0
     received: float = 0.0

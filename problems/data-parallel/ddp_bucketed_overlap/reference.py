@@ -35,7 +35,7 @@ def solution(bucket_cap_bytes, *acts):
     for work, flat, ids in pending:
         work.wait()
         for i, piece in zip(ids, flat.split([grads[i].numel() for i in ids])):
-            out[i] = piece.view(grads[i].shape)
+            out[i] = piece.view(grads[i].shape).clone()  # each gradient its own tensor, not a view of the bucket
     return tuple(out)
 
 

@@ -12,7 +12,7 @@ def solution(max_norm, *grads):
     w = dist.get_world_size()
     averaged = []
     for g in grads:
-        buf = g.float()  # the reduction in float32 (Megatron's grad_reduce_in_fp32)
+        buf = g.to(torch.float32, copy=True)  # the reduction in float32 (grad_reduce_in_fp32), never in place on g
         dist.all_reduce(buf)
         averaged.append(buf.div_(w))
     total_norm = torch.stack([torch.linalg.vector_norm(a) ** 2 for a in averaged]).sum().sqrt()

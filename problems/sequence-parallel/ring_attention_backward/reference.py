@@ -34,7 +34,8 @@ def solution(q, k, v, out, dout, lse):
     partial[:r + 1] = torch.stack([dk[0], dv[0]]).float().view(2, heads, r + 1, s_local, d).permute(2, 0, 3, 1, 4)
     mine = torch.empty((2, s_local, heads, d), dtype=torch.float32, device=q.device)
     dist.reduce_scatter_tensor(mine, partial.view(w * 2, s_local, heads, d))
-    return dq[0].transpose(0, 1).contiguous(), mine[0].to(k.dtype), mine[1].to(v.dtype)
+    # dk and dv are copied out of the one reduce-scattered buffer: outputs must not share memory.
+    return dq[0].transpose(0, 1).contiguous(), mine[0].to(k.dtype, copy=True), mine[1].to(v.dtype, copy=True)
 
 
 def _draw(seed: int, rank: int, device, dt, shape):

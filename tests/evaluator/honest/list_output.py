@@ -9,7 +9,7 @@ def solution(max_norm, *grads):
     w = dist.get_world_size()
     averaged = []
     for g in grads:
-        buf = g.float()
+        buf = g.to(torch.float32, copy=True)
         dist.all_reduce(buf)
         averaged.append(buf / w)
     total_norm = torch.stack([torch.linalg.vector_norm(a) ** 2 for a in averaged]).sum().sqrt()

@@ -10,7 +10,7 @@ def solution(max_norm, *grads):
     coef = (max_norm / (norm + 1e-6)).clamp(max=1.0)
     out = []
     for g in grads:
-        buf = g.float()
+        buf = g.to(torch.float32, copy=True)
         dist.all_reduce(buf)
         out.append((buf / w * coef).to(g.dtype))
     return (*out, torch.stack([norm, coef]))

@@ -452,6 +452,11 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
                 "categories": comparison.categories,
                 "a": [getattr(a.by_category.get(c), "mean_pass_at_k", None) for c in comparison.categories],
                 "b": [getattr(b.by_category.get(c), "mean_pass_at_k", None) for c in comparison.categories],
+                # fast_1@k beside pass@k (None on CPU profiles, where nothing is timed: those bars are left out)
+                "a_fast_1": [(getattr(a.by_category.get(c), "mean_fast_p_at_k", None) or {}).get(1.0)
+                             for c in comparison.categories],
+                "b_fast_1": [(getattr(b.by_category.get(c), "mean_fast_p_at_k", None) or {}).get(1.0)
+                             for c in comparison.categories],
                 "a_label": f"A: {comparison.a.model} (#{comparison.a.pk})",
                 "b_label": f"B: {comparison.b.model} (#{comparison.b.pk})",
                 "k": comparison.k,

@@ -29,14 +29,22 @@
     runEl.setAttribute("data-drawn", "1");
   }
 
-  // Two runs' pass@k per category, both at the common k.
+  // Two runs' pass@k and fast_1@k per category, both at the common k (fast_1 only where either run was timed).
   var cmp = data("compare-data");
   var cmpEl = document.getElementById("compare-chart");
   if (cmp && cmpEl) {
-    Plotly.newPlot(cmpEl, [
-      {type: "bar", name: cmp.a_label, x: cmp.categories, y: pct(cmp.a), marker: {color: "#2f6f9f"}},
-      {type: "bar", name: cmp.b_label, x: cmp.categories, y: pct(cmp.b), marker: {color: "#c0612b"}}
-    ], layout({yaxis: {title: {text: "pass@" + cmp.k + " (%)"}, range: [0, 100]}}), config);
+    var timed = function (values) { return (values || []).some(function (v) { return v !== null; }); };
+    var bars = [
+      {type: "bar", name: "pass@" + cmp.k + " " + cmp.a_label, x: cmp.categories, y: pct(cmp.a), marker: {color: "#2f6f9f"}},
+      {type: "bar", name: "pass@" + cmp.k + " " + cmp.b_label, x: cmp.categories, y: pct(cmp.b), marker: {color: "#c0612b"}}
+    ];
+    if (timed(cmp.a_fast_1) || timed(cmp.b_fast_1)) {
+      bars.push({type: "bar", name: "fast₁@" + cmp.k + " " + cmp.a_label, x: cmp.categories, y: pct(cmp.a_fast_1),
+                 marker: {color: "#8fb8d6"}});
+      bars.push({type: "bar", name: "fast₁@" + cmp.k + " " + cmp.b_label, x: cmp.categories, y: pct(cmp.b_fast_1),
+                 marker: {color: "#e7b08f"}});
+    }
+    Plotly.newPlot(cmpEl, bars, layout({yaxis: {title: {text: "% of scorable problems"}, range: [0, 100]}}), config);
     cmpEl.setAttribute("data-drawn", "1");
   }
 

@@ -252,6 +252,12 @@ def test_compare_exports_each_of_its_tables_once_computed(client, problems, two_
     assert 'id="compare-summary"' in page
     for figure in ("fast₁@k", "Geomean speedup"):  # more than pass@k
         assert figure in page, figure
+    import json
+
+    chart = json.loads(re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', page,
+                                 re.S).group(1))
+    collectives = chart["categories"].index("collectives")
+    assert chart["a_fast_1"][collectives] == pytest.approx(2 / 3) and len(chart["b_fast_1"]) == len(chart["categories"])
     summary = client.get(url + "&table=summary&format=json").json()
     assert [r["figure"] for r in summary["rows"]][:2] == ["pass@k", "fast₁@k"]
     categories = client.get(url + "&table=categories&format=csv")

@@ -288,6 +288,10 @@ def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_cli
     assert "No passed solution" not in problem  # the ranking above shows one
     assert "Baseline's roofline fraction" not in problem and "1.300×" not in problem
 
+    person = _page(web_client.get(f"/users/{user.username}/"))
+    solutions = person[person.index('id="user-solutions"'):]
+    assert "not computed: cpu-gloo-2 times on CPU" in solutions and "1.300×" not in solutions
+
     home = _page(web_client.get("/"))
     line = home[home.index('data-category="collectives"'):]
     line = line[:line.index("</p>")]

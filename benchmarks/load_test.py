@@ -777,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=int, default=500)
     parser.add_argument("--write-every", type=float, default=0,
                         help="seconds between results recorded in a second reader phase (0: no such phase)")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (the Dockerfile's default: 4)")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (Dockerfile default: 4)")
     parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync",
                         help="sync: as the Dockerfile runs gunicorn; gthread: --threads threads with keep-alive")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread only)")

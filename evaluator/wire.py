@@ -422,8 +422,10 @@ class Slot:
 
         head, parts, total = frame_layout(values)
         need = len(head) + total
-        if need > self.size:
-            size = max(need + (-need) % self.GROW, 2 * self.size)
+        # The file's size is read, not remembered: a rank holding the slot's descriptor could have shrunk it, and
+        # writing through a mapping past the file's end kills the writer (SIGBUS).
+        if need > self.size or os.fstat(self.fd).st_size < self.size:
+            size = max(need + (-need) % self.GROW, 2 * self.size) if need > self.size else self.size
             os.ftruncate(self.fd, size)
             self._remap(size)
         view = self.bytes

@@ -423,6 +423,7 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
             windows.solution_spin_us = spin_us(launch, session.profile.device == "cuda")
             session.command_ranks(compiled_timer.SPIN, arg=windows.solution_spin_us)
             session.wait(session.ranks, "spun", left)
+            session.freeze_ranks()  # held again before the judges draw and the baseline is timed
         t0 = time.monotonic()
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
@@ -456,7 +457,8 @@ def _time_solution(session: Session, windows: Windows, i: int, record: bool,
     """The solution's window of iteration ``i`` by the host's clock, and how many bytes of each rank's outputs the
     host copied out for the judge (None for a rank with nothing to copy). The window opens before the judge writes
     the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
-    session.thaw_ranks()  # before the window opens: both sides' windows hold the same steps
+    # The ranks stay stopped while the judge writes their inputs (nothing of theirs can touch the feed slots then: a
+    # slot shrunk under the judge's mapping once killed it), and run again with the command that starts the call.
     started = time.monotonic()
     session.tell_judges(op="show", i=i)
     session.wait(session.judges, "shown", limit_s, {"i": i})
@@ -582,7 +584,9 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     by_host = session.profile.device == "cpu"
     if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
         clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}
-        base, sol = host_clock.window_figures(windows, base, sol, warmup)
+        base, sol = host_clock.window_figures(windows, warmup)
+        if not base:
+            return {}, "the host's clock has no window for every timed iteration"
     sp = stats.speedup(base, sol)
     clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("timed",), warmup),
                                 "baseline": _step_claims(session.judges, ("baselined",), warmup),

@@ -75,6 +75,12 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
     base_over = median(base_overheads)
     unaccounted = sol_over - base_over
     allowance = allowance_us(base_overheads, device)
+    if device == "cpu":
+        # On CPU hosts the figures are the host's windows (window_figures): a forged sample buys nothing there, so
+        # the refusal is kept for gross forgeries only, and must never fall on honest code whose round trips a
+        # loaded host stretched (an honest all-reduce once read 3.3 ms unaccounted on two busy cores): it allows at
+        # least a whole baseline window per call.
+        allowance = max(allowance, median(base_window))
     summary = {"checked": True, "solution_window_us": median(sol_window), "baseline_window_us": median(base_window),
                "solution_overhead_us": sol_over, "baseline_overhead_us": base_over,
                "unaccounted_us": unaccounted, "allowance_us": allowance,
@@ -91,20 +97,19 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
                      f"timer")
 
 
-def window_figures(windows: Windows, baseline_us: list[float], solution_us: list[float],
-                   warmup: int) -> tuple[list[float], list[float]]:
-    """Per timed iteration, each side's time as the host's clock bounds it: the larger of its sample and its window
-    less the baseline's median overhead (the part of a window that is the protocol's, not the call's). The figure on CPU
-    hosts: there the in-process clock is the solution's to patch (its clock function, its libraries' functions) and the
-    host's round trips are as long as the calls, so only a bound the solution's process never touches limits what it
-    can hide; the sample keeps a side's figure from falling below what it measured when its window was short by
-    chance. The same rule for both sides; the baseline's overhead, never the solution's, sets the offset."""
+def window_figures(windows: Windows, warmup: int) -> tuple[list[float], list[float]]:
+    """Per timed iteration, each side's time by the host's clock alone: its window less the judge's staging of its
+    inputs (both measured on the host, the staging reported by the judge, neither by the solution's process). The
+    figure on CPU hosts, where the in-process clock and the timer's key are within the solution's reach and its
+    samples could claim anything the allowance lets pass: no sample enters these figures, so none can be bought with
+    a forgery. What is left in each is the call and the side's own command-and-reply path (the rank's compiled loop,
+    the judge's Python one, which is the slower), so identical code reads at or slightly above 1 on CPU profiles."""
     recorded = sorted(i for i in windows.solution if i >= warmup)
-    if not recorded or len(recorded) != len(baseline_us) or len(recorded) != len(solution_us):
+    if not recorded or any(i not in windows.baseline or i not in windows.baseline_staged or
+                           i not in windows.solution_staged for i in recorded):
         return [], []
-    overhead = median(windows.baseline[i] - b for i, b in zip(recorded, baseline_us)) - windows.baseline_spin_us
-    return ([max(b, windows.baseline[i] - overhead) for i, b in zip(recorded, baseline_us)],
-            [max(x, windows.solution[i] - overhead) for i, x in zip(recorded, solution_us)])
+    return ([max(1.0, windows.baseline[i] - windows.baseline_staged[i]) for i in recorded],
+            [max(1.0, windows.solution[i] - windows.solution_staged[i]) for i in recorded])
 
 
 def _median_of(values: dict[int, float], recorded: list[int]) -> float | None:

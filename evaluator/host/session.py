@@ -118,6 +118,7 @@ class Session:
         self.frozen_ticks = 0
         self.freezes = 0
         self._ticks_at_freeze = 0
+        self._stopped_pids: list[int] = []
 
     # -- starting -----------------------------------------------------------------------------------------
     def start_judges(self, config: dict[str, Any] | None, suites: Path | None, reads: tuple[Path, ...],
@@ -443,11 +444,10 @@ class Session:
         """Nothing the solution starts may outlive its call."""
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
-            # A thread joined just before the call returned may still be leaving the kernel's task list (and, were
-            # it stopped on its way out, would never leave it): let it go, then hold the ranks again.
-            refreeze = bool(extra) and self.frozen
-            if refreeze:
-                self.thaw_ranks()
+            # A thread joined just before the call returned may still be leaving the kernel's task list: a thread
+            # in the exit path is not held by a stop and is not counted (watch.new_solution_threads), so the host
+            # waits for it without continuing the ranks (continuing them would give every other thread time off
+            # every clock).
             for _ in range(THREAD_EXIT_POLLS):
                 if not extra:
                     break
@@ -463,45 +463,56 @@ class Session:
                            f"rank {r}: {len(extra)} thread(s) the solution started were still running "
                            f"after {what} ({seen}); threads, pools and processes a solution starts "
                            f"must end before its call returns", [r])
-            if refreeze:
-                self.freeze_ranks()
         self._watch(force=True)
 
     def freeze_ranks(self) -> None:
-        """Stops every rank (SIGSTOP, which no handler can catch; each thread of the process stops) and returns once
-        all their threads are stopped: nothing of the solution's runs while the host copies its outputs, while the
-        baseline is timed on the same cores and device, or while the judge draws and checks. A thread in the middle
-        of leaving is let go; a thread that does not stop within FREEZE_LIMIT_S is the solution's doing (nothing of
-        the evaluator's stays in the kernel that long between calls)."""
-        if self.frozen or not self.rank_pids:
+        """Stops every process of the solution's sandbox but bubblewrap's own (SIGSTOP, which no handler can catch;
+        every thread of a process stops), the ranks and anything else in it: a build tool, the spawner, a helper not
+        yet seen by the process rule. No process of the sandbox is left running to continue another (SIGCONT), so the
+        stop holds as a freezer would. Returns once every thread is stopped: nothing of the solution's runs while the
+        host copies its outputs, while the baseline is timed on the same cores and device, or while the judge draws
+        and checks. A thread in the middle of leaving is let go; one that does not stop within FREEZE_LIMIT_S is the
+        solution's doing (nothing of the evaluator's stays in the kernel that long between calls)."""
+        if self.frozen or not self.rank_pids or self.box is None:
             return
-        pids = list(self.rank_pids.values())
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except ProcessLookupError:
-                pass
         self.frozen = True
         self.freezes += 1
+        stopped: set[int] = set()
         deadline = time.monotonic() + FREEZE_LIMIT_S
-        while not all(watch.stopped(pid) for pid in pids):
+        while True:
+            # Again until every process is held: one forked while the others were being stopped is stopped too,
+            # and one that another continued (SIGCONT) before that other was itself stopped is stopped again.
+            now = set(watch.sandbox_processes(self.box.pid)) | set(self.rank_pids.values())
+            for pid in sorted(now):
+                if pid not in stopped or not watch.stopped(pid):
+                    try:
+                        os.kill(pid, signal.SIGSTOP)
+                    except ProcessLookupError:
+                        pass
+            stopped |= now
+            # Held only when two passes in a row find every process stopped and no new one: a process continued by
+            # another in the instant before that other was stopped is running in the second.
+            if all(watch.stopped(pid) for pid in stopped) and all(watch.stopped(pid) for pid in stopped) and \
+                    set(watch.sandbox_processes(self.box.pid)) <= stopped:
+                break
             # A thread held in the kernel by a process of the solution's (a vfork whose child never execs, say)
             # does not stop: that process is seen first, as any process other than the ranks is.
             self._watch()
             if time.monotonic() > deadline:
-                held = [f"rank {r}: {', '.join(watch.running_threads(pid)[:3])}" for r, pid in self.rank_pids.items()
+                held = [f"pid {pid}: {', '.join(watch.running_threads(pid)[:3])}" for pid in sorted(stopped)
                         if not watch.stopped(pid)]
                 raise Stop(Verdict.REJECTED,
                            f"a thread of the solution's could not be stopped between calls within {FREEZE_LIMIT_S:g} "
-                           f"s ({'; '.join(held)}): the ranks must hold still outside their calls, which a thread "
-                           f"kept in the kernel prevents")
+                           f"s ({'; '.join(held)}): the sandbox must hold still outside the solution's calls, which a "
+                           f"thread kept in the kernel prevents")
             time.sleep(0.0001)
-        self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in pids)
+        self._stopped_pids = sorted(stopped)
+        self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
 
     def thaw_ranks(self) -> None:
         if not self.frozen:
             return
-        pids = list(self.rank_pids.values())
+        pids = self._stopped_pids
         self.frozen_ticks += max(0, sum(watch.cpu_ticks(pid) for pid in pids) - self._ticks_at_freeze)
         for pid in pids:
             try:

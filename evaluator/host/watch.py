@@ -171,8 +171,8 @@ def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int
     for p in procs:
         if p.pid in inits or p.pid in spawners or is_toolchain(p):
             continue
-        if not p.exe and not p.cmdline and _exited(p.pid):
-            continue  # a rank that just exited, not yet reaped by the spawner: its exit is judged on its own
+        if not p.exe and not p.cmdline and (_exited(p.pid) or leaving(f"/proc/{p.pid}/stat")):
+            continue  # a process that just exited or is exiting (a rank, a build tool): its exit is judged on its own
         # A rank is a child of the spawner (forked from it, so it runs the interpreter) named for its rank.
         if p.ppid in spawners and os.path.realpath(p.exe) == python:
             r = next((k for k in range(world_size) if p.name == rank_name(k)), -1)
@@ -199,11 +199,37 @@ def threads(pid: int) -> dict[int, str]:
 
 
 def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
-    """Threads of a rank (id, name) that did not exist before the solution was loaded and are not a library's own."""
+    """Threads of a rank (id, name) that did not exist before the solution was loaded, are not a library's own and
+    are not already leaving (in the kernel's exit path, or ended)."""
     now = threads(pid)
     main = now.get(pid, "")
     return [(tid, name) for tid, name in now.items()
-            if tid not in before and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))]
+            if tid not in before and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))
+            and not leaving(f"/proc/{pid}/task/{tid}/stat")]
+
+
+PF_EXITING = 0x4  # include/linux/sched.h: the task is in its exit path
+
+
+def leaving(stat_path: str) -> bool:
+    """Whether the task whose ``stat`` file this is has ended or is ending (gone, a zombie, or in the exit path)."""
+    try:
+        with open(stat_path, "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return True
+    fields = raw[raw.rfind(")") + 2:].split()
+    try:
+        return fields[0] in ("Z", "X") or bool(int(fields[6]) & PF_EXITING)
+    except (IndexError, ValueError):
+        return False
+
+
+def sandbox_processes(root: int) -> list[int]:
+    """Every process under the sandbox's root but bubblewrap's own: the processes a stop must hold."""
+    host_bwrap = os.path.realpath(shutil.which("bwrap") or "/nonexistent/bwrap")
+    return [p.pid for p in descendants(root)
+            if not (p.ppid == root and os.path.realpath(p.exe) == host_bwrap)]
 
 
 def inner_id(pid: int, tid: int) -> int | None:

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
+import math
 import os
 import shutil
 import struct
@@ -30,6 +31,7 @@ CALL, TIME, SPIN, EXIT = 1, 2, 3, 4
 TRIAL_FLAG, RECORD_FLAG = 1, 1  # CALL: a correctness trial (else the warm-up call); TIME: a recorded iteration
 _MASK = (1 << 64) - 1
 _BUILD_LIMIT_S = 600
+MAX_SAMPLE_US = 3600e6  # longer than any phase may last
 
 
 class TimerBuildError(RuntimeError):
@@ -188,6 +190,11 @@ class SampleReader:
             magic, seq, us, launch, mac = RECORD.unpack(raw)
             if magic != b"ARNS" or mac != siphash24(*self.key, raw[:24]) or seq != len(self.samples):
                 self.error = "a timing sample did not come from the evaluator's timer (bad key or sequence)"
+                return
+            if not (math.isfinite(us) and math.isfinite(launch) and 0.0 < us < MAX_SAMPLE_US and launch >= 0.0):
+                # The engine measures a call that ran: a time of zero, below it, or past any phase's limit is
+                # written by something else (a forgery with the key read from memory), and would reach the figures.
+                self.error = f"a timing sample was impossible ({us!r} µs)"
                 return
             self.samples.append((us, launch))
 

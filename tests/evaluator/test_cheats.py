@@ -154,13 +154,23 @@ CHEATS: list[Case] = [
     # Calls of a quarter second hiding a fifth of it: beyond the allowance even on two loaded cores. (On CPU hosts the
     # figure is the host's window anyway, so no forgery gains there; on GPU hosts this refusal is the bound.)
     Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0.25"),)),
+         fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8"))),
     Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0"),), label="timer_key_small_forgery",
+         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")), label="timer_key_small_forgery",
          known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
                     "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
                     "allowance (3 ms per call on CPU hosts, 0.4 ms on GPU hosts, plus five standard errors of the "
                     "baseline's overhead)"),
+    # Keyed samples claiming next to nothing: on CPU hosts the figures are the host's windows, so they buy nothing;
+    # a sample of zero (which once crashed the figures into the platform's infra_error) is impossible, and refused.
+    Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
+         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.02")), label="timer_key_floor_samples",
+         where="cpu"),
+    Case("cheats/timer_key_from_memory.py", "rejected", ("impossible",), log_has=("ARENA_TIMER_KEY_FOUND",),
+         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0")), label="timer_key_zero_sample"),
+    # A wrong solution shrinking its feed slot under the judge's mapping (the judge's next write died of SIGBUS: the
+    # platform's failure, retried) gets its own verdict.
+    Case("cheats/shrink_feed_slot.py", "wrong_output", ("differ",)),
     # Ending the process, crashing, hanging.
     Case("cheats/early_exit_sys_exit.py", "rejected", ("before the evaluation finished",)),
     Case("cheats/early_exit_os_exit.py", "rejected", ("before the evaluation finished",)),

@@ -70,6 +70,15 @@ def test_the_solutions_ranks_are_stopped_between_its_windows_even_with_threads_n
     assert stopped["cpu_ms_while_stopped"] == 0
 
 
+def test_a_stop_holds_every_process_of_the_sandbox_so_none_can_continue_the_ranks():
+    # The host's own shell (a build tool, allowed to run) sends SIGCONT to every process it can see, endlessly; the
+    # stop holds it too, so the ranks never run while held.
+    doc = run(HERE / "continued_by_a_shell.py")
+    stopped = doc["timing"]["host_clock"]["ranks_stopped_between_windows"]
+    assert stopped["stops"] >= 1 + len(doc["trials"]) + doc["timing"]["iterations"]
+    assert stopped["cpu_ms_while_stopped"] == 0
+
+
 def test_off_on_one_rank_is_wrong_output_naming_that_rank():
     doc = run(ALL_REDUCE / "wrong" / "off_on_one_rank.py", profile="cpu-gloo-4")
     assert doc["verdict"] == "wrong_output"

@@ -60,14 +60,24 @@ def test_the_allowance_grows_with_the_baselines_noise_not_with_its_size_or_the_s
     assert cross_check(jittery, base, sol, WARMUP, "cuda")[1] is not None
 
 
-def test_a_fifth_of_a_long_call_hidden_from_the_samples_is_refused_on_both_kinds_of_host() -> None:
+def test_a_fifth_of_a_long_call_hidden_from_the_samples_is_refused_on_gpu_hosts_and_counted_on_cpu_hosts() -> None:
+    from evaluator.host.host_clock import window_figures
+
     # Calls of 20 ms whose samples claim 16 ms; the host's round trips vary by ±300 µs around 1 ms.
     base = [20_000.0] * 30
     overhead = [1000.0 + 300.0 * ((k * 7) % 3 - 1) for k in range(30)]
     base_window = [b + o for b, o in zip(base, overhead)]
-    for device in ("cpu", "cuda"):
-        _, refusal = cross_check(_windows(base_window, base_window), base, [16_000.0] * 30, WARMUP, device)
-        assert refusal is not None, device
+    windows = _windows(base_window, base_window)
+    _, refusal = cross_check(windows, base, [16_000.0] * 30, WARMUP, "cuda")
+    assert refusal is not None
+    # On CPU hosts the figure is the host's window, so the hidden fifth is in it: nothing to refuse, nothing gained.
+    windows.baseline_staged = {i: 500.0 for i in windows.baseline}
+    windows.solution_staged = {i: 500.0 for i in windows.solution}
+    base_fig, sol_fig = window_figures(windows, WARMUP)
+    assert sol_fig == base_fig and min(sol_fig) > 20_000.0
+    # ... and a gross forgery, hiding more than a whole baseline window per call, is still refused there.
+    _, refusal = cross_check(_windows(base_window, [60_000.0] * 30), base, [16_000.0] * 30, WARMUP, "cpu")
+    assert refusal is not None
 
 
 def test_nothing_to_compare_is_said_not_refused() -> None:
@@ -75,14 +85,22 @@ def test_nothing_to_compare_is_said_not_refused() -> None:
     assert refusal is None and summary == {"checked": False, "reason": "no timed iterations to compare"}
 
 
-def test_on_cpu_hosts_a_figure_is_at_least_what_the_hosts_clock_saw_and_never_below_its_sample() -> None:
+def test_on_cpu_hosts_the_figures_are_the_hosts_windows_less_the_judges_staging_whatever_the_samples_say() -> None:
     from evaluator.host.host_clock import window_figures
 
-    base, sol = [1000.0] * 20, [100.0] * 20  # the solution's samples claim a tenth of the baseline's time
-    # ... but the host saw both sides take as long (windows of 1300 µs; the protocol's overhead is 300 µs)
-    windows = _windows([1300.0] * 20, [1300.0] * 20)
-    base_fig, sol_fig = window_figures(windows, base, sol, WARMUP)
+    # The solution's process could claim any sample (its key is in its memory); the figures never read them. Each
+    # side: its window by the host's clock less the judge's staging of its inputs (both measured on the host).
+    windows = _windows([1300.0] * 20, [1250.0] * 20)
+    windows.baseline_staged = {WARMUP + k: 300.0 for k in range(20)}
+    windows.solution_staged = {WARMUP + k: 250.0 for k in range(20)}
+    base_fig, sol_fig = window_figures(windows, WARMUP)
     assert base_fig == [1000.0] * 20 and sol_fig == [1000.0] * 20
-    # a window shorter than the overhead by chance never makes a figure smaller than its own sample
-    short = _windows([1300.0] * 20, [50.0] * 20)
-    assert window_figures(short, base, sol, WARMUP)[1] == [100.0] * 20
+    # A baseline whose window is longer (the judge's Python path) does not make the solution's figure smaller than
+    # its own window less its own staging: that was the room a forged sample once bought.
+    heavier = _windows([4000.0] * 20, [1250.0] * 20)
+    heavier.baseline_staged = {WARMUP + k: 300.0 for k in range(20)}
+    heavier.solution_staged = {WARMUP + k: 250.0 for k in range(20)}
+    assert window_figures(heavier, WARMUP)[1] == [1000.0] * 20
+    # An iteration the host has no staging for gives no figures at all, never a guess.
+    del heavier.solution_staged[WARMUP]
+    assert window_figures(heavier, WARMUP) == ([], [])

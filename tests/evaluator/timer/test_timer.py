@@ -162,3 +162,19 @@ def test_a_build_killed_mid_way_does_not_stop_the_next_one(tmp_path, monkeypatch
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert Path(done.stdout.strip()).is_file()
+
+
+@pytest.mark.parametrize("claimed", [0.0, -5.0, float("nan"), float("inf")])
+def test_a_correctly_keyed_but_impossible_sample_is_refused(claimed):
+    # A forger with the key (read from the rank's memory) once claimed 0 µs: the figures divided by it and the
+    # platform took the crash for its own failure (infra_error, retried).
+    key = bytes(range(16))
+    reader = timer.SampleReader(-1)
+    reader.feed(timer.HELLO.pack(b"ARNK", key))
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:], "little")
+    honest = timer.RECORD.pack(b"ARNS", 0, 12.5, 3.0, 0)[:24]
+    reader.feed(honest + timer.RECORD.pack(b"ARNS", 0, 0, 0, timer.siphash24(k0, k1, honest))[24:])
+    assert reader.error is None and reader.samples == [(12.5, 3.0)]
+    forged = timer.RECORD.pack(b"ARNS", 1, claimed, 3.0, 0)[:24]
+    reader.feed(forged + timer.RECORD.pack(b"ARNS", 0, 0, 0, timer.siphash24(k0, k1, forged))[24:])
+    assert reader.error is not None and "impossible" in reader.error and len(reader.samples) == 1

@@ -4,7 +4,6 @@ them and the burners would run while the baseline is timed."""
 
 import hashlib
 import importlib
-import os
 import threading
 
 import torch

@@ -597,8 +597,8 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     timing: dict[str, Any] = {
         "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
         "figure": "device time per call, slowest rank per iteration, median over iterations" if not by_host else
-                  "host time per call, at least what the host's own clock saw (each side's window from its inputs "
-                  "being written to its last rank's reply, less the baseline's median overhead), median over "
+                  "host time per call by the host's own clock alone (each side's window from its command to its "
+                  "last rank's reply, less the judge's staging of its inputs; no in-process sample), median over "
                   "iterations; coarse: CPU profiles test the whole pipeline, their speedups say nothing about GPU "
                   "kernels",
         "spin_us": baselines[0].get("spin_us", 0.0), "iterations": len(base),

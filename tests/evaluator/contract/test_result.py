@@ -18,7 +18,7 @@ def _passed() -> dict:
     doc.update(verdict="passed", message="ok", problem={"id": "collectives/all_reduce", "version": 3,
                                                          "content_hash": "h" * 64, "suite": "arena"},
                timing={"speedup": 1.25, "speedup_ci": [1.2, 1.3], "baseline": {"median_us": 125.0},
-                       "solution": {"median_us": 100}, "protocol_revision": 6, "speedup_estimator": "median"},
+                       "solution": {"median_us": 100}, "protocol_revision": 7, "speedup_estimator": "median"},
                roofline={"time_us": 10.0, "bound": "link", "baseline_fraction": 0.08, "solution_fraction": 0.1})
     return doc
 
@@ -28,7 +28,7 @@ def test_a_timed_document_reads_typed():
     assert read.verdict is Verdict.PASSED and read.problem.version == 3 and read.problem.content_hash == "h" * 64
     assert read.timing is not None and read.timing.speedup == 1.25 and read.timing.solution.median_us == 100.0
     assert (read.timing.speedup_ci.low, read.timing.speedup_ci.high) == (1.2, 1.3)
-    assert read.timing.protocol_revision == 6 and read.roofline.solution_fraction == 0.1
+    assert read.timing.protocol_revision == 7 and read.roofline.solution_fraction == 0.1
     assert read.raw["timing"]["speedup"] == 1.25  # the whole document is kept as it came
 
 

@@ -67,7 +67,8 @@ def test_upload_through_the_form_watch_progress_then_read_grid_and_scores(page, 
     expect(page.locator("#progress")).to_contain_text("2 of 2 attempts done")
     expect(page.locator('#grid td[data-verdict="passed"]')).to_have_count(1)
     expect(page.locator('#grid td[data-verdict="wrong_output"]')).to_have_count(1)
-    expect(page.locator('#grid td[data-verdict="passed"]')).to_contain_text("×")
+    # cpu-gloo-2 times only as a pipeline check: the cell says passed, never a speedup (issue 30)
+    expect(page.locator('#grid td[data-verdict="passed"]')).to_have_text("passed")
     # one problem, n=2, c=1: pass@2 = 1, pass@1 = 1/2
     # Each figure carries its 95 % interval over problems (one problem here, so a point).
     expect(page.locator('#scores [data-metric="pass_at_k"]')).to_contain_text("100.0 %95 % interval 100.0 %–100.0 %")

@@ -285,6 +285,8 @@ def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_cli
 
     problem = _page(web_client.get(f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2"))
     assert "pipeline check" in problem and 'id="distribution-not-computed"' in problem
+    best = problem[problem.index('id="best-solutions"'):problem.index("</ol>")]
+    assert "passed, not timed" in best and "—" not in best
     assert "No passed solution" not in problem  # the ranking above shows one
     assert "Baseline's roofline fraction" not in problem and "1.300×" not in problem
 
@@ -308,6 +310,7 @@ def test_a_cpu_run_page_says_not_computed_and_draws_no_empty_chart(client, user,
         assert cell[:cell.index("</td>")].endswith('<span class="muted">not computed</span>'), metric
     assert 'id="run-fastp-chart"' not in page and 'id="run-roofline-chart"' not in page
     assert 'id="run-passk-chart"' in page
+    assert "1.800×" not in page and "50.0 %" not in page  # the fixture's attempt figures, recorded but not speed
     gpu = _page(client.get(f"/runs/{fx.make_run(user).pk}/"))
     assert 'id="run-fastp-chart"' in gpu and 'id="run-roofline-chart"' in gpu and "not computed" not in gpu
 

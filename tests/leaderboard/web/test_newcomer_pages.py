@@ -290,6 +290,10 @@ def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_cli
     assert "No passed solution" not in problem  # the ranking above shows one
     assert "Baseline's roofline fraction" not in problem and "1.300×" not in problem
 
+    mine = _page(web_client.get("/submissions/"))
+    assert '<td data-metric="speedup"><span class="muted small">not computed</span></td>' in mine
+    assert "1.300×" not in mine
+
     person = _page(web_client.get(f"/users/{user.username}/"))
     solutions = person[person.index('id="user-solutions"'):]
     assert "not computed: cpu-gloo-2 times on CPU" in solutions and "1.300×" not in solutions

@@ -32,16 +32,21 @@ import pytest  # noqa: E402
 from tests.browser import chromium_page  # noqa: E402,F401  (a fixture for the browser tests)
 
 
-# The slow kinds of test (markers declared in pytest.ini), marked by what they need, so a new test in these files or with
-# these fixtures is marked without a decorator: browser (the *_browser.py modules), gpu (*_gpu.py and test_gpu.py),
-# worker (the run_worker fixture), sandbox (the files and tests below, which run evaluations in bubblewrap).
+# The slow kinds of test (markers declared in pytest.ini), marked by what they need, so a new test in these files or
+# with these fixtures is marked without a decorator: browser (the *_browser.py modules), gpu (*_gpu.py and
+# test_gpu.py), worker (the run_worker fixture), sandbox (the files and tests below: evaluations in bubblewrap).
 SANDBOX_TESTS = frozenset({
     "tests/evaluator/host/test_check.py", "tests/evaluator/host/test_evaluate.py",
     "tests/evaluator/host/test_exchange_files.py", "tests/evaluator/host/test_judge_sandbox.py",
     "tests/evaluator/host/test_pool.py", "tests/evaluator/host/test_prebuild.py",
-    "tests/evaluator/host/test_sandbox_limits.py", "tests/evaluator/suites/test_pkb.py", "tests/evaluator/test_cheats.py",
+    "tests/evaluator/host/test_sandbox_limits.py", "tests/evaluator/suites/test_pkb.py",
+    "tests/evaluator/test_cheats.py",
     "tests/evaluator/test_starters.py::test_the_plain_starter_passes_as_given_through_arena_eval",
+    "tests/evaluator/test_worker.py::test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting",
 })
+# ... and slow (besides those marked in their own files): the compiled engine's build and processes, and hundreds of
+# short process-group runs of every problem's reference and known answers.
+SLOW_TESTS = frozenset({"tests/evaluator/timer/test_timer.py", "tests/problems/test_references.py"})
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -55,8 +60,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gpu)
         if "run_worker" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.worker)
-        if path in SANDBOX_TESTS or f"{path}::{getattr(item, 'originalname', item.name)}" in SANDBOX_TESTS:
+        test = f"{path}::{getattr(item, 'originalname', item.name)}"
+        if path in SANDBOX_TESTS or test in SANDBOX_TESTS:
             item.add_marker(pytest.mark.sandbox)
+        if path in SLOW_TESTS or test in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

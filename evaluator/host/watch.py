@@ -25,15 +25,20 @@ class Proc:
     name: str = ""  # /proc/PID/comm
 
 
-def _stat(pid: int) -> tuple[int, str] | None:
+def _read_stat(path: str) -> tuple[str, list[str]] | None:
+    """A task's ``stat`` file as (its name, the fields after the name: state first), or None when it is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
+        with open(path, "rb") as f:
             raw = f.read().decode(errors="replace")
     except OSError:
         return None
     name_end = raw.rfind(")")
-    fields = raw[name_end + 2:].split()
-    return int(fields[1]), raw[raw.find("(") + 1:name_end]
+    return raw[raw.find("(") + 1:name_end], raw[name_end + 2:].split()
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    read = _read_stat(f"/proc/{pid}/stat")
+    return (int(read[1][1]), read[0]) if read else None
 
 
 def _children_of_every_process() -> dict[int, list[int]]:
@@ -109,12 +114,7 @@ def descendants(root: int) -> list[Proc]:
 
 def _exited(pid: int) -> bool:
     """A process that has ended (a zombie its parent has not reaped yet, or one that is gone) runs nothing."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return True
-    return raw[raw.rfind(")") + 2:][:1] in ("Z", "X")
+    return _state(f"/proc/{pid}/stat") in ("Z", "X", "")
 
 
 def is_toolchain(proc: Proc) -> bool:
@@ -213,14 +213,11 @@ PF_EXITING = 0x4  # include/linux/sched.h: the task is in its exit path
 
 def leaving(stat_path: str) -> bool:
     """Whether the task whose ``stat`` file this is has ended or is ending (gone, a zombie, or in the exit path)."""
-    try:
-        with open(stat_path, "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
+    read = _read_stat(stat_path)
+    if read is None:
         return True
-    fields = raw[raw.rfind(")") + 2:].split()
     try:
-        return fields[0] in ("Z", "X") or bool(int(fields[6]) & PF_EXITING)
+        return read[1][0] in ("Z", "X") or bool(int(read[1][6]) & PF_EXITING)
     except (IndexError, ValueError):
         return False
 
@@ -246,12 +243,8 @@ def inner_id(pid: int, tid: int) -> int | None:
 
 def _state(path: str) -> str:
     """A task's one-letter state from its ``stat`` file ('' when it is gone)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return ""
-    return raw[raw.rfind(")") + 2:][:1]
+    read = _read_stat(path)
+    return read[1][0] if read and read[1] else ""
 
 
 def stopped(pid: int) -> bool:
@@ -286,10 +279,5 @@ def running_threads(pid: int) -> list[str]:
 
 def cpu_ticks(pid: int) -> int:
     """The CPU time every thread of ``pid`` has used, user and system, in clock ticks (0 when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return 0
-    fields = raw[raw.rfind(")") + 2:].split()
-    return int(fields[11]) + int(fields[12])
+    read = _read_stat(f"/proc/{pid}/stat")
+    return int(read[1][11]) + int(read[1][12]) if read else 0

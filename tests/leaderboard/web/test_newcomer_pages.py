@@ -268,7 +268,7 @@ def test_compare_exports_each_of_its_tables_once_computed(client, problems, two_
     assert wrong_table.status_code == 400 and "summary" in wrong_table.content.decode()
 
 
-# --- CPU results: "not computed" everywhere, never a speedup, no empty chart -----------------------------------------------
+# --- CPU results: "not computed" everywhere, never a speedup, no empty chart ------------------------------------------
 
 
 def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_client, user, problems,

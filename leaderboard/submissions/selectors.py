@@ -15,6 +15,7 @@ from rq import Worker
 
 from evaluator.contract import jobs
 from evaluator.contract.profiles import PROFILES
+from evaluator.contract.result import Verdict
 from leaderboard.models import Submission, Trajectory
 
 
@@ -130,13 +131,13 @@ PRIVATE_RESULT_KEYS = ("logs", "traceback")  # they quote the solution's source 
 PUBLIC_RESULT_KEYS = ("schema_version", "verdict", "message", "failed_ranks", "problem", "solution", "profile",
                       "trials", "timing", "roofline", "flags", "environment", "phases", "timeline")
 # Verdicts whose message is the judge's own words (no exception text from the solution).
-JUDGE_MESSAGE_VERDICTS = ("passed", "wrong_output")
+JUDGE_MESSAGE_VERDICTS = (Verdict.PASSED.value, Verdict.WRONG_OUTPUT.value)
 VISITOR_MESSAGES = {
-    "compile_error": "The solution did not build or import.",
-    "runtime_error": "The solution raised an error while it ran.",
-    "timeout": "The solution ran past a time limit.",
-    "rejected": "The judge refused the solution.",
-    "infra_error": "The evaluation failed on the platform's side.",
+    Verdict.COMPILE_ERROR.value: "The solution did not build or import.",
+    Verdict.RUNTIME_ERROR.value: "The solution raised an error while it ran.",
+    Verdict.TIMEOUT.value: "The solution ran past a time limit.",
+    Verdict.REJECTED.value: "The judge refused the solution.",
+    Verdict.INFRA_ERROR.value: "The evaluation failed on the platform's side.",
 }
 SHORT_HASH = 12  # hex digits of a private source's sha256 a visitor sees: enough to tell two apart, not to test a guess
 

@@ -28,7 +28,7 @@ from rq.serializers import JSONSerializer
 
 from evaluator.contract import jobs, states, testmode
 from evaluator.contract.profiles import PROFILES
-from evaluator.contract.result import Verdict, empty_document
+from evaluator.contract.result import ResultDocumentError, Verdict, empty_document, from_json
 from evaluator.contract.source import solution_problem
 from leaderboard.models import Problem, TestRun
 from leaderboard.submissions import validation
@@ -180,9 +180,12 @@ def test_run_record(*, test_id: int, document: dict[str, Any], job_id: str | Non
         test = TestRun.objects.select_for_update().filter(pk=test_id).first()
         if test is None or test.is_done or (job_id and test.job_id and job_id != test.job_id):
             return False
-        if not isinstance(document, dict) or document.get("verdict") not in {v.value for v in Verdict}:
+        try:
+            document = from_json(document).raw  # the contract's one reader, as for a submission's result
+        except ResultDocumentError as exc:
             bad = empty_document()
-            bad["verdict"], bad["message"] = Verdict.INFRA_ERROR.value, "the worker's reply was not a result document"
+            bad["verdict"] = Verdict.INFRA_ERROR.value
+            bad["message"] = f"the worker's reply was not a result document: {exc}"
             document = bad
         document.setdefault("test", {"ranked": False})
         test.document, test.verdict = document, document["verdict"]

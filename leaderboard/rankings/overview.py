@@ -20,6 +20,7 @@ from django.db.models import Count
 
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
+from leaderboard.beyond_contract import percentile
 from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result
 from leaderboard.rankings import metrics, selectors
 
@@ -284,3 +285,22 @@ def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
     return [CostPoint(run_id=pk, label=f"#{pk} {model} ({mode}, k={k})", score=s, tokens=int(tokens),
                       wall_time_s=float(wall), front_tokens=i in front_tokens, front_time=i in front_time)
             for i, (pk, model, mode, k, tokens, wall, s) in enumerate(rows)]
+
+
+def problem_history_chart(*, problem: Problem, profile: str | None, published: bool) -> dict | None:
+    """The best speedup over time on ``profile``, as the problem page's chart reads it (None when there is none)."""
+    points = problem_best_over_time(problem=problem, profile=profile, published=published) if profile else []
+    if not points:
+        return None
+    return {"at": [p.at.isoformat() for p in points], "speedups": [p.speedup for p in points],
+            "who": [p.username for p in points], "submissions": [p.submission_id for p in points],
+            "profile": profile}
+
+
+def speedup_distribution(speedups: list[float]) -> dict[str, float] | None:
+    """The speedups' summary for readers without JavaScript (the chart shows the same data)."""
+    if not speedups:
+        return None
+    ordered = sorted(speedups)
+    return {"n": len(ordered), "min": ordered[0], "p25": percentile(ordered, 25), "median": percentile(ordered, 50),
+            "p75": percentile(ordered, 75), "max": ordered[-1], "faster": sum(1 for v in ordered if v > 1.0)}

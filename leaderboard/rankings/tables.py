@@ -12,20 +12,17 @@ Querysets are sorted and sliced by the database (a column's ``order_by``); lists
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
-import json
 import math
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
-from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 
 from leaderboard.rankings import metrics, scores, significance
+from leaderboard.rankings.export_stream import ExportResponse, csv_lines, json_lines
 
 EXPORT_FORMATS = ("csv", "json")
 MAX_EXPORT_ROWS = 20_000
@@ -197,58 +194,19 @@ class Table:
             source = iter(list(ordered)[:MAX_EXPORT_ROWS])
         records = (self.record(row) for row in source)
         if request.GET.get("format") == "json":
-            response = ExportResponse(_json_lines({"table": self.name, **(meta or {})}, records),
+            response = ExportResponse(json_lines({"table": self.name, **(meta or {})}, records),
                                       content_type="application/json")
             response["Content-Disposition"] = f'inline; filename="{filename}.json"'
             return response
         first = next(records, None)  # the header names the first row's fields (the columns, then any extra)
         fields = list(first) if first is not None else [c.key for c in self.columns if c.exported]
         rest = itertools.chain([first], records) if first is not None else iter(())
-        response = ExportResponse(_csv_lines(fields, rest), content_type="text/csv; charset=utf-8")
+        response = ExportResponse(csv_lines(fields, rest), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
         return response
 
 
 EXPORT_CHUNK_ROWS = 500  # rows an export reads per round trip to the database
-
-
-class ExportResponse(StreamingHttpResponse):
-    """A streamed export. ``content`` reads the rest of the stream whole, for a caller that wants the file at once
-    (a test, a script); a server sends it chunk by chunk."""
-
-    @property
-    def content(self) -> bytes:  # type: ignore[override]
-        return b"".join(self.streaming_content)
-
-    @property
-    def text(self) -> str:  # type: ignore[override]
-        return self.content.decode(self.charset or "utf-8")
-
-
-def _json_lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """``{**head, "rows": [...records]}`` written as ``json.dumps(..., indent=1, default=str)`` writes it, a row at
-    a time."""
-    opening = json.dumps({**head, "rows": []}, indent=1, default=str)
-    assert opening.endswith('"rows": []\n}')
-    yield opening[:-len("[]\n}")] + "["
-    separator = "\n"
-    for record in records:
-        yield separator + textwrap.indent(json.dumps(record, indent=1, default=str), "  ")
-        separator = ",\n"
-    yield "]\n}" if separator == "\n" else "\n ]\n}"
-
-
-def _csv_lines(fields: list[str], records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for i, record in enumerate(records):
-        writer.writerow({k: _csv_cell(v) for k, v in record.items()})
-        if i % 100 == 99:  # a chunk every hundred rows: few writes, little held
-            yield out.getvalue()
-            out.seek(0)
-            out.truncate()
-    yield out.getvalue()
 
 
 def _sortable_value(value: Any) -> Any:
@@ -265,22 +223,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
-
-
-# A text cell a spreadsheet would read as a formula (=, +, -, @) or whose leading tab or carriage return hides one:
-# written with a leading apostrophe, so a model's or user's name like =HYPERLINK(...) stays text (OWASP's rule).
-# Numbers are written as numbers; only text written by people gets this.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_cell(value: Any) -> Any:
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
-    if isinstance(value, float):
-        return repr(value)  # every digit: the export is data, not a rounded display
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return "" if value is None else value
 
 
 def _query(params: QueryDict, changes: dict[str, str | None]) -> str:

@@ -15,7 +15,6 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_POST
 
 from evaluator.contract.profiles import PROFILES
-from leaderboard.beyond_contract import percentile
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
@@ -89,12 +88,12 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "chart": chart,
         "baseline": rankings.problem_baseline(problem=problem, profile=profile) if profile else None,
         "speedups": speedups,
-        "distribution": _distribution(speedups),
+        "distribution": overview.speedup_distribution(speedups),
         "speedup_data": {"speedups": speedups, "profile": profile},
         "published_only": published,
         "measured": measured,
         "best_solutions": _best_solutions(ranking[:3]),
-        "history": _history_chart(problem, profile, published),
+        "history": overview.problem_history_chart(problem=problem, profile=profile, published=published),
         "write": write_solution.context(problem.id),
     })
 
@@ -103,24 +102,6 @@ def _best_solutions(entries: list) -> list[dict]:
     """The top of the ranking with whether each one's code is published (readable and downloadable by anyone)."""
     published = publishing.published_submission_ids(ids=[e.submission_id for e in entries])
     return [{"entry": e, "published": e.submission_id in published} for e in entries]
-
-
-def _history_chart(problem, profile: str | None, published: bool) -> dict | None:
-    points = overview.problem_best_over_time(problem=problem, profile=profile, published=published) if profile else []
-    if not points:
-        return None
-    return {"at": [p.at.isoformat() for p in points], "speedups": [p.speedup for p in points],
-            "who": [p.username for p in points], "submissions": [p.submission_id for p in points],
-            "profile": profile}
-
-
-def _distribution(speedups: list[float]) -> dict[str, float] | None:
-    """The speedups' summary for readers without JavaScript (the chart shows the same data)."""
-    if not speedups:
-        return None
-    ordered = sorted(speedups)
-    return {"n": len(ordered), "min": ordered[0], "p25": percentile(ordered, 25), "median": percentile(ordered, 50),
-            "p75": percentile(ordered, 75), "max": ordered[-1], "faster": sum(1 for v in ordered if v > 1.0)}
 
 
 @login_required

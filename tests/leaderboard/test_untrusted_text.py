@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from leaderboard.model_runs.services import model_run_create
 from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import ModelRun, Submission
-from leaderboard.rankings.tables import _csv_cell
+from leaderboard.rankings.export_stream import csv_cell as _csv_cell
 from tests.leaderboard import run_fixtures as fx
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT
 

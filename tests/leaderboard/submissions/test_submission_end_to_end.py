@@ -38,7 +38,9 @@ def test_api_upload_is_evaluated_by_a_worker_and_its_verdict_shown(problems, api
     html = page.content.decode()
     assert 'id="verdict"' in html and ">passed<" in html
     assert 'http-equiv="refresh"' not in html
-    assert 'id="timings"' in html and 'id="roofline"' in html and 'id="trials"' in html
+    assert 'id="timings"' in html and 'id="trials"' in html
+    # A CPU profile checks the pipeline: its host times are shown, its speedup and roofline fraction are not computed.
+    assert 'id="speedup-not-computed"' in html and 'id="roofline-not-computed"' in html and 'id="roofline"' not in html
     assert "timing protocol revision" in html  # which timing loop produced these figures
 
     detail = api_client.get(body["api_url"]).json()

@@ -163,3 +163,15 @@ def api_client(user):
 def web_client(client, user):
     client.force_login(user)
     return client
+
+
+def pytest_sessionstart(session):
+    """The compiled engine (evaluator/timer) is built once before any test, where it is not built yet: its first build
+    takes about a minute on 2 cores, which must not fall inside one test's wait for a worker or a verdict. A host that
+    cannot build it gets the tests' own messages saying why."""
+    from evaluator import timer
+
+    try:
+        timer.build()
+    except Exception:  # noqa: BLE001 - the evaluations that need it report the reason themselves
+        pass

@@ -453,6 +453,16 @@ class Session:
                     break
                 time.sleep(THREAD_EXIT_POLL_S)
                 extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+            if extra and self.frozen:
+                # A joined thread stopped just before its exit path (its Python part done) leaves only once
+                # continued: the ranks run again for at most the same polls, then are held again.
+                self.thaw_ranks()
+                for _ in range(THREAD_EXIT_POLLS):
+                    time.sleep(THREAD_EXIT_POLL_S)
+                    extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+                    if not extra:
+                        break
+                self.freeze_ranks()
             if extra:
                 tid, label = extra[0]
                 said = [m for p in self.ranks if p.rank == r for m in reversed(p.messages) if "py_threads" in m]

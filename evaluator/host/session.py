@@ -445,9 +445,8 @@ class Session:
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             # A thread joined just before the call returned may still be leaving the kernel's task list: a thread
-            # in the exit path is not held by a stop and is not counted (watch.new_solution_threads), so the host
-            # waits for it without continuing the ranks (continuing them would give every other thread time off
-            # every clock).
+            # in the exit path is not held by a stop and is not counted (watch.new_solution_threads); the host waits
+            # for it first while the ranks are held, and continues them only if one is still there.
             for _ in range(THREAD_EXIT_POLLS):
                 if not extra:
                     break

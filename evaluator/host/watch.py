@@ -3,6 +3,7 @@ threads. The judge's rules on processes and threads are checked here, outside an
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from dataclasses import dataclass
@@ -162,8 +163,7 @@ def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int
     # The sandbox's own bubblewrap is known by what it is, never by its name: the host's program file, and the one
     # process the bubblewrap the host started (``root``) forked as the namespace's first; a program a solution copies
     # under that name (the interpreter at /tmp/bwrap, say) is neither.
-    host_bwrap = os.path.realpath(shutil.which("bwrap") or "/nonexistent/bwrap")
-    inits = {p.pid for p in procs if p.ppid == root and os.path.realpath(p.exe) == host_bwrap}
+    inits = {p.pid for p in procs if p.ppid == root and os.path.realpath(p.exe) == _host_bwrap()}
     spawners = {p.pid for p in procs if " -m evaluator.rank.spawn " in f" {p.cmdline} "
                 and os.path.realpath(p.exe) == python and p.ppid in inits}
     ranks: dict[int, int] = {}
@@ -224,9 +224,14 @@ def leaving(stat_path: str) -> bool:
 
 def sandbox_processes(root: int) -> list[int]:
     """Every process under the sandbox's root but bubblewrap's own: the processes a stop must hold."""
-    host_bwrap = os.path.realpath(shutil.which("bwrap") or "/nonexistent/bwrap")
     return [p.pid for p in descendants(root)
-            if not (p.ppid == root and os.path.realpath(p.exe) == host_bwrap)]
+            if not (p.ppid == root and os.path.realpath(p.exe) == _host_bwrap())]
+
+
+@functools.lru_cache(maxsize=1)
+def _host_bwrap() -> str:
+    """The host's bubblewrap program file (looked up once: the host walks the sandbox after every call)."""
+    return os.path.realpath(shutil.which("bwrap") or "/nonexistent/bwrap")
 
 
 def inner_id(pid: int, tid: int) -> int | None:

@@ -51,7 +51,7 @@ TAG_MAX_CHARS = 32
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # The built-in suite's version, named by model runs and results; bump it (and add a line to the change log in
 # docs/problems.md) whenever problems are added, removed or get a new version.
-SUITE_VERSION = "2026.12.1"
+SUITE_VERSION = "2026.12.2"
 REFERENCE_FUNCTIONS = ("solution", "make_inputs", "oracle")
 IMPORTED_REFERENCE_FUNCTIONS = ("solution", "make_inputs")  # imported suites: no oracle (see the module docstring)
 SUITES_ENV = "ARENA_SUITES_DIR"

@@ -1,0 +1,27 @@
+"""Correct: every rank all-gathers the keys and values and attends for its own queries only, with an explicit
+block-causal mask (no head exchange at all)."""
+import math
+
+import torch
+import torch.distributed as dist
+
+
+def solution(q, k, v):
+    w = dist.get_world_size()
+    dn, n, heads, d = q.shape
+    kv = torch.stack([k, v]).contiguous()
+    every = torch.empty((w * 2,) + kv.shape[1:], dtype=kv.dtype, device=kv.device)
+    dist.all_gather_into_tensor(every, kv)
+    every = every.view((w,) + kv.shape)
+    # (2, dn, w, n, hkv, d): chunk-major, then rank slices in order
+    every = every.permute(1, 2, 0, 3, 4, 5).reshape(2, dn * w * n, k.shape[2], d).float()
+    group = heads // k.shape[2]
+    keys = every[0].repeat_interleave(group, dim=1).transpose(0, 1)  # (H, T, d)
+    values = every[1].repeat_interleave(group, dim=1).transpose(0, 1)
+    qs = q.reshape(dn * n, heads, d).float().transpose(0, 1)  # (H, dn * n, d)
+    q_chunk = torch.arange(dn * n, device=q.device) // n
+    k_chunk = torch.arange(dn * w * n, device=q.device) // (w * n)
+    scores = qs @ keys.transpose(1, 2) / math.sqrt(d)
+    scores = scores.masked_fill(k_chunk[None, None, :] > q_chunk[None, :, None], float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ values
+    return out.transpose(0, 1).reshape(dn, n, heads, d).to(q.dtype)

@@ -341,6 +341,48 @@ class ProblemStanding(models.Model):
         return f"{self.problem_id} on {self.profile} v{self.problem_version} r{self.protocol_revision}"
 
 
+class StandingEntry(models.Model):
+    """One row of a problem's ranking (``rankings.solutions.RankingEntry``) as its ``ProblemStanding`` keeps it:
+    written with the standing when a passed result of it is recorded, so the problem page, its exports and the API
+    page through rows in the database instead of ranking every evaluation per request. Who re-measured a row is
+    read with the page (``rankings.ranking_rows``): re-measurements are queued and settle outside ingest."""
+
+    standing = models.ForeignKey(ProblemStanding, on_delete=models.CASCADE, related_name="entries")
+    rank = models.PositiveIntegerField()
+    rank_best = models.PositiveIntegerField(null=True, blank=True)
+    rank_worst = models.PositiveIntegerField(null=True, blank=True)
+    username = models.CharField(max_length=150)
+    user_id = models.PositiveBigIntegerField()
+    submission_id = models.PositiveBigIntegerField(help_text="the first evaluation of this solution")
+    submission_ids = models.JSONField(default=list, help_text="every evaluation pooled into the row")
+    workers = models.JSONField(default=list, help_text="the hosts that measured those evaluations")
+    speedup = models.FloatField(null=True, blank=True)
+    speedup_ci_low = models.FloatField(null=True, blank=True)
+    speedup_ci_high = models.FloatField(null=True, blank=True)
+    baseline_median_us = models.FloatField(null=True, blank=True)
+    solution_median_us = models.FloatField(null=True, blank=True)
+    roofline_fraction = models.FloatField(null=True, blank=True)
+    submitted_at = models.DateTimeField()
+    model_run_id = models.PositiveBigIntegerField(null=True, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    protocol = models.CharField(max_length=300, blank=True)
+    evaluations = models.PositiveIntegerField(default=1)
+    source_key = models.CharField(max_length=100, blank=True)
+    estimator = models.CharField(max_length=100, blank=True)
+    protocol_revision = models.PositiveSmallIntegerField(null=True, blank=True)
+    problem_version = models.PositiveIntegerField(null=True, blank=True)
+    timed = models.BooleanField(default=True)
+    # Sort keys of the table's text columns as the page sorted them in Python (lower case; none when empty).
+    who_key = models.CharField(max_length=200)
+    protocol_key = models.CharField(max_length=300, null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["standing", "rank"], name="standing_entry_rank")]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} of {self.standing_id}: {self.model or self.username}"
+
+
 class CategoryStanding(models.Model):
     """A category's line on the home page over its active problems (each on the profile that speaks for it): who
     holds the most first places, the best speedup and where, the number of ranked solutions. Recomputed from the

@@ -22,7 +22,7 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import percentile
 from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result
-from leaderboard.rankings import metrics, selectors
+from leaderboard.rankings import metrics, ranking_rows, selectors
 
 # fast_p is drawn at these p (×: a correct attempt whose speedup's interval lies above p counts).
 FAST_P_CURVE: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
@@ -202,12 +202,23 @@ class RecordPoint:
     submission_id: int
 
 
-def problem_best_over_time(*, problem: Problem, profile: str, published: bool = False) -> list[RecordPoint]:
+def problem_best_over_time(*, problem: Problem, profile: str, published: bool = False,
+                           choices: list[selectors.RankingChoice] | None = None) -> list[RecordPoint]:
     """Each time the problem's best speedup on ``profile`` improved, over the solutions its ranking counts
     (``selectors.problem_ranking``, so the same versions, revisions and pooling): in submission order, kept when
-    faster than every earlier one."""
-    entries = [e for e in selectors.problem_ranking(problem=problem, profile=profile, published=published)
-               if e.speedup is not None and math.isfinite(e.speedup)]
+    faster than every earlier one. ``choices``: the ranking's choices when the caller read them already (its
+    default version and revision are then found without a query)."""
+    if published:
+        entries: list = [e for e in selectors.problem_ranking(problem=problem, profile=profile, published=True)
+                         if e.speedup is not None and math.isfinite(e.speedup)]
+    else:  # the stored rows of that ranking: one query, no ranking per request
+        version, revision = (selectors.problem_ranking_default(problem=problem, choices=choices)
+                             if choices is not None else (None, "default"))
+        entries = [e for e in ranking_rows.problem_ranking_rows(problem=problem, profile=profile, version=version,
+                                                                revision=revision)
+                   .filter(speedup__isnull=False).only("speedup", "submitted_at", "submission_id", "model",
+                                                       "model_run_id", "username")
+                   if math.isfinite(e.speedup)]
     points: list[RecordPoint] = []
     for e in sorted(entries, key=lambda e: (e.submitted_at, e.submission_id)):
         if not points or e.speedup > points[-1].speedup:
@@ -287,9 +298,11 @@ def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
             for i, (pk, model, mode, k, tokens, wall, s) in enumerate(rows)]
 
 
-def problem_history_chart(*, problem: Problem, profile: str | None, published: bool) -> dict | None:
+def problem_history_chart(*, problem: Problem, profile: str | None, published: bool,
+                          choices: list[selectors.RankingChoice] | None = None) -> dict | None:
     """The best speedup over time on ``profile``, as the problem page's chart reads it (None when there is none)."""
-    points = problem_best_over_time(problem=problem, profile=profile, published=published) if profile else []
+    points = (problem_best_over_time(problem=problem, profile=profile, published=published, choices=choices)
+              if profile else [])
     if not points:
         return None
     return {"at": [p.at.isoformat() for p in points], "speedups": [p.speedup for p in points],

@@ -9,6 +9,7 @@ import math
 import statistics
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
@@ -119,6 +120,20 @@ def problem_ranking(*, problem: Problem, profile: str, published: bool = False, 
         _, revision = problem_ranking_default(problem=problem,
                                               choices=problem_ranking_choices(problem=problem, profile=profile))
     version = problem.version if version is None else version
+    evaluations, protocols = problem_evaluations(problem=problem, profile=profile, version=version,
+                                                 revision=revision, published=published)
+    timed = metrics.measures_speed(profile)
+    remeasures = []
+    if timed and evaluations:
+        remeasures = remeasure_rows(Submission.objects.filter(remeasure_of__problem=problem,
+                                                              remeasure_of__profile=profile))
+    return solutions.rank_solutions(evaluations, timed=timed, remeasures=remeasures, protocols=protocols)
+
+
+def problem_evaluations(*, problem: Problem, profile: str, version: int, revision: int | None,
+                        published: bool = False) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """The passed evaluations ``rankings.solutions.rank_solutions`` ranks (of one version and revision; ``published``:
+    only those whose source is published) and the protocol label of each model run among them (one query)."""
     results = passed_results(problem, profile).filter(problem_version=version, protocol_revision=revision)
     if published:
         results = results.filter(Q(submission__published_at__isnull=False)
@@ -130,7 +145,8 @@ def problem_ranking(*, problem: Problem, profile: str, published: bool = False, 
         "submission__source_key", "submission__sha256", "submission__created_at", "speedup", "speedup_ci_low",
         "speedup_ci_high", "baseline_median_us", "solution_median_us", "roofline_fraction", "protocol_revision",
         "speedup_estimator", "problem_version", "worker")
-    evaluations, protocols = [], {}
+    evaluations: list[dict[str, Any]] = []
+    protocols: dict[int, str] = {}
     for (sid, uid, username, run_id, model, mode, k, turns, tokens, wall, key, sha, created, speedup, low, high,
          base, sol, roof, rev, estimator, ver, worker) in rows:
         if run_id and run_id not in protocols:
@@ -140,18 +156,17 @@ def problem_ranking(*, problem: Problem, profile: str, published: bool = False, 
             "source_key": key or sha, "created_at": created, "speedup": speedup, "low": low, "high": high,
             "baseline_us": base, "solution_us": sol, "roofline": roof, "revision": rev, "estimator": estimator,
             "version": ver, "worker": worker})
-    timed = metrics.measures_speed(profile)
-    remeasures = []
-    if timed and evaluations:
-        remeasures = [
-            {"remeasure_of": of, "submission_id": sid, "verdict": verdict, "speedup": speedup, "low": low,
+    return evaluations, protocols
+
+
+def remeasure_rows(remeasures: QuerySet[Submission]) -> list[dict[str, Any]]:
+    """Re-measurements among ``remeasures`` that were not cancelled, as ``rank_solutions`` reads them (one query)."""
+    return [{"remeasure_of": of, "submission_id": sid, "verdict": verdict, "speedup": speedup, "low": low,
              "high": high, "worker": worker}
-            for of, sid, verdict, speedup, low, high, worker in Submission.objects.filter(
-                remeasure_of__problem=problem, remeasure_of__profile=profile)
+            for of, sid, verdict, speedup, low, high, worker in remeasures
             .exclude(state=Submission.State.CANCELLED)
             .values_list("remeasure_of_id", "pk", "result__verdict", "result__speedup", "result__speedup_ci_low",
                          "result__speedup_ci_high", "result__worker")]
-    return solutions.rank_solutions(evaluations, timed=timed, remeasures=remeasures, protocols=protocols)
 
 
 # --- model runs -----------------------------------------------------------------------------------------

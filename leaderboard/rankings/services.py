@@ -5,7 +5,8 @@
   queries whatever the run's size) and the first mark asks the web worker to score the run
   (``run_score_refresh_stale``), which counts every attempt settled by then;
 - a problem's standing on one profile, version and revision (``ProblemStanding``, ``selectors.problem_ranking``)
-  when a passed result of it is recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
+  with every row of that ranking (``StandingEntry``, read by ``ranking_rows``) when a passed result of it is
+  recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
 - ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``);
 - two runs' comparison (``RunComparison``, ``comparison.model_run_comparison_compute``) by a job on the web queue that
   a comparison page asks for (``run_comparison_request``) when none is stored for the runs' current scores.
@@ -25,11 +26,12 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 
 from evaluator.contract import jobs
+from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
-                                Submission)
-from leaderboard.rankings import comparison, generations, metrics, overview, scores, selectors
+                                StandingEntry, Submission)
+from leaderboard.rankings import comparison, generations, metrics, overview, ranking_rows, scores, selectors, solutions
 
 logger = logging.getLogger(__name__)
 
@@ -177,8 +179,15 @@ def problem_standing_refresh(*, problem_id: str, profile: str, version: int | No
         if not passed:
             ProblemStanding.objects.filter(**key).delete()
         else:
-            ranking = (selectors.problem_ranking(problem=problem, profile=profile, version=version, revision=revision)
-                       if version else [])  # a result that recorded no version counts only towards the profile
+            ranking: list[solutions.RankingEntry] = []
+            hosts: dict[int, str] = {}
+            if version and profile in PROFILES:  # a result that recorded no version counts only towards the profile
+                evaluations, protocols = selectors.problem_evaluations(problem=problem, profile=profile,
+                                                                       version=version, revision=revision)
+                # Re-measurements only verify rows (read with the page), so the order is ranked without them.
+                ranking = solutions.rank_solutions(evaluations, timed=metrics.measures_speed(profile),
+                                                   protocols=protocols)
+                hosts = {e["submission_id"]: e["worker"] for e in evaluations if e["worker"]}
             lead = ranking[0] if ranking else None
             row, _ = ProblemStanding.objects.update_or_create(**key, defaults={
                 "passed": passed, "solutions": len(ranking),
@@ -186,6 +195,11 @@ def problem_standing_refresh(*, problem_id: str, profile: str, version: int | No
                 "leader_user_id": lead.user_id if lead else None, "leader_username": lead.username if lead else "",
                 "leader_model_run_id": lead.model_run_id if lead else None,
                 "leader_model": lead.model if lead else "", "best_speedup": lead.speedup if lead else None})
+            # The whole ranking is rewritten: pooling and rank ranges move every row when one evaluation lands.
+            row.entries.all().delete()
+            StandingEntry.objects.bulk_create([
+                StandingEntry(standing=row, **ranking_rows.entry_values(
+                    e, (hosts[sid] for sid in e.submission_ids if sid in hosts))) for e in ranking])
         if category:
             category_standing_refresh(category=problem.category)
     return row

@@ -103,8 +103,10 @@ def _median(values: Iterable[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _verification(estimate: significance.Estimate | None, evaluations: list[Mapping[str, Any]],
-                  remeasures: list[Mapping[str, Any]]) -> Verification | None:
+def verification_of(estimate: significance.Estimate | None, evaluations: list[Mapping[str, Any]],
+                    remeasures: list[Mapping[str, Any]]) -> Verification | None:
+    """The verdict of a row's latest settled re-measurement against its pooled ``estimate`` (``evaluations``: its
+    evaluations, of which only the measuring host is read; ``remeasures``: in submission order)."""
     if not remeasures:
         return None
     done = [r for r in remeasures if r.get("verdict") is not None]
@@ -156,7 +158,7 @@ def rank_solutions(evaluations: Iterable[Mapping[str, Any]], *, timed: bool,
             evaluations=len(items), source_key=key, estimator=estimator_label(first.get("estimator"),
                                                                                first.get("revision")),
             protocol_revision=first.get("revision"), problem_version=first.get("version"), timed=timed,
-            verification=_verification(estimate, items, sorted(mine, key=lambda r: r["submission_id"]))
+            verification=verification_of(estimate, items, sorted(mine, key=lambda r: r["submission_id"]))
             if timed else None,
             submission_ids=tuple(e["submission_id"] for e in items),
         )

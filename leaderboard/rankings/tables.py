@@ -153,15 +153,15 @@ class Table:
             "last": link(page.paginator.num_pages) if page.number < page.paginator.num_pages else None,
         }
 
-    def context(self, request: HttpRequest, rows: QuerySet | Iterable[Any], count: int | None = None
-                ) -> dict[str, Any]:
+    def context(self, request: HttpRequest, rows: QuerySet | Iterable[Any], count: int | None = None,
+                convert: Callable[[Iterable[Any]], list[Any]] | None = None) -> dict[str, Any]:
         """What the ``_table_*`` template includes need: the page of rows, headers, page and export links (``count``:
-        the number of rows, when known)."""
+        the number of rows, when known; ``convert``: turns the page's stored rows into what the columns read)."""
         page = self.page(request, self.sorted(request, rows), count=count)
         return {
             "name": self.name,
             "page": page,
-            "rows": page.object_list,
+            "rows": convert(page.object_list) if convert is not None else page.object_list,
             "headers": self.headers(request),
             "links": self.page_links(request, page),
             "export": {fmt: "?" + _query(request.GET, {"format": fmt, "table": self.name,
@@ -184,12 +184,16 @@ class Table:
         return [self.record(row) for row in rows]
 
     def export(self, request: HttpRequest, rows: QuerySet | Iterable[Any], *, filename: str,
-               meta: dict[str, Any] | None = None) -> HttpResponse:
+               meta: dict[str, Any] | None = None,
+               convert: Callable[[QuerySet], Iterator[Any]] | None = None) -> HttpResponse:
         """The whole sorted table (not one page) as CSV or JSON, streamed: a queryset is read in chunks
-        (``.iterator()``) and each row written as it comes, so an export of thousands of rows never holds them all."""
+        (``.iterator()``) and each row written as it comes, so an export of thousands of rows never holds them all
+        (``convert``: reads the sorted queryset's stored rows, in chunks, as what the columns read)."""
         ordered = self.sorted(request, rows)
-        if isinstance(ordered, QuerySet):
-            source: Iterator[Any] = ordered[:MAX_EXPORT_ROWS].iterator(chunk_size=EXPORT_CHUNK_ROWS)
+        if isinstance(ordered, QuerySet) and convert is not None:
+            source: Iterator[Any] = convert(ordered[:MAX_EXPORT_ROWS])
+        elif isinstance(ordered, QuerySet):
+            source = ordered[:MAX_EXPORT_ROWS].iterator(chunk_size=EXPORT_CHUNK_ROWS)
         else:
             source = iter(list(ordered)[:MAX_EXPORT_ROWS])
         records = (self.record(row) for row in source)
@@ -382,16 +386,16 @@ def run_categories_table() -> Table:
 
 def problem_ranking_table() -> Table:
     return Table("ranking", [
-        Column("rank", "#", lambda e: e.rank, numeric=True,
+        Column("rank", "#", lambda e: e.rank, order_by="rank", numeric=True,
                title="position; the range beside it is what the intervals allow (1 + significantly faster rows)"),
         Column("rank_range", "Rank range", lambda e: e.rank_label or None, sortable=False, shown=False),
-        Column("who", "Solution by", lambda e: e.model or e.username),
-        Column("protocol", "Protocol", lambda e: e.protocol or None),
-        Column("speedup", "Speedup", lambda e: e.speedup, numeric=True,
+        Column("who", "Solution by", lambda e: e.model or e.username, order_by="who_key"),
+        Column("protocol", "Protocol", lambda e: e.protocol or None, order_by="protocol_key"),
+        Column("speedup", "Speedup", lambda e: e.speedup, order_by="speedup", numeric=True,
                title="pooled over every evaluation of this code (random-effects mean of log speedups)"),
         Column("speedup_ci_low", "CI low", lambda e: e.speedup_ci_low, numeric=True, sortable=False),
         Column("speedup_ci_high", "CI high", lambda e: e.speedup_ci_high, numeric=True, sortable=False),
-        Column("evaluations", "Evaluations", lambda e: e.evaluations, numeric=True,
+        Column("evaluations", "Evaluations", lambda e: e.evaluations, order_by="evaluations", numeric=True,
                title="evaluations of this code (after removing comments and layout) pooled into the figure"),
         Column("estimator", "Formed as", lambda e: e.estimator or None, sortable=False, shown=False),
         Column("protocol_revision", "Protocol revision", lambda e: e.protocol_revision, sortable=False, shown=False),
@@ -401,10 +405,13 @@ def problem_ranking_table() -> Table:
         Column("remeasured_speedup", "Re-measured", lambda e: e.verification.speedup if e.verification else None,
                sortable=False, shown=False),
         Column("pipeline_check", "Pipeline check", lambda e: e.pipeline_check, sortable=False, shown=False),
-        Column("solution_median_us", "Solution median (µs)", lambda e: e.solution_median_us, numeric=True),
-        Column("baseline_median_us", "Baseline median (µs)", lambda e: e.baseline_median_us, numeric=True),
-        Column("roofline_fraction", "Roofline", lambda e: e.roofline_fraction, numeric=True),
-        Column("submitted", "Submitted", lambda e: e.submitted_at, numeric=True),
+        Column("solution_median_us", "Solution median (µs)", lambda e: e.solution_median_us,
+               order_by="solution_median_us", numeric=True),
+        Column("baseline_median_us", "Baseline median (µs)", lambda e: e.baseline_median_us,
+               order_by="baseline_median_us", numeric=True),
+        Column("roofline_fraction", "Roofline", lambda e: e.roofline_fraction, order_by="roofline_fraction",
+               numeric=True),
+        Column("submitted", "Submitted", lambda e: e.submitted_at, order_by="submitted_at", numeric=True),
     ], default_sort="rank", extra=lambda e: {"username": e.username, "submission_id": e.submission_id,
                                             "model_run_id": e.model_run_id})
 

@@ -19,7 +19,7 @@ from evaluator.contract.profiles import PROFILES
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
-from leaderboard.rankings import scores, tables
+from leaderboard.rankings import ranking_rows, scores, tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import selectors as submissions
@@ -37,6 +37,7 @@ from leaderboard.web import cache  # cache.cached_page: the public read API is c
 
 # Creating work is limited per user (form and API alike), on top of the API's own per-user and per-address rates.
 UPLOAD_THROTTLES = [ApiAnonThrottle, ApiUserThrottle, UploadThrottle]
+RANKING_PAGE_SIZE = 100  # rows of a problem's ranking per API page unless asked otherwise
 
 
 def exception_handler(exc, context):
@@ -87,14 +88,22 @@ class ProblemDetailApi(APIView):
 class ProblemRankingApi(APIView):
     class InputSerializer(serializers.Serializer):
         profile = serializers.CharField(required=False, help_text="hardware profile; default: the site's default")
+        page = serializers.IntegerField(required=False, min_value=1, default=1)
+        page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
+                                             default=RANKING_PAGE_SIZE)
 
     @extend_schema(
         operation_id="problems_ranking",
         parameters=[OpenApiParameter("profile", str, enum=list(PROFILES),
-                                     description="hardware profile; default: the site's default profile")],
+                                     description="hardware profile; default: the site's default profile"),
+                    OpenApiParameter("page", int, description="1-based page of the ranking (default 1)"),
+                    OpenApiParameter("page_size", int, description=f"rows per page, at most {tables.MAX_PER_PAGE} "
+                                                                   f"(default {RANKING_PAGE_SIZE})")],
         responses=inline_serializer("Ranking", {
             "problem": serializers.CharField(), "problem_version": serializers.IntegerField(),
-            "profile": serializers.CharField(), "entries": RankingEntryOutputSerializer(many=True)}),
+            "profile": serializers.CharField(), "count": serializers.IntegerField(),
+            "page": serializers.IntegerField(), "num_pages": serializers.IntegerField(),
+            "entries": RankingEntryOutputSerializer(many=True)}),
     )
     def get(self, request, problem_id: str):
         params = self.InputSerializer(data=request.query_params)
@@ -106,8 +115,12 @@ class ProblemRankingApi(APIView):
                 f"{problem.id} has no ranking on {requested!r}; choose one of "
                 f"{', '.join(problem.supported_profiles)}."]})
         profile = catalogue.problem_default_profile(problem=problem, preferred=requested)
-        entries = rankings.problem_ranking(problem=problem, profile=profile) if profile else []
+        # The stored rows of the default ranking, paged by the database (``rankings.ranking_rows``).
+        page = tables.paginate(ranking_rows.problem_ranking_rows(problem=problem, profile=profile),
+                               number=params.validated_data["page"], per_page=params.validated_data["page_size"])
+        entries = ranking_rows.ranking_entries(page.object_list)
         return Response({"problem": problem.id, "problem_version": problem.version, "profile": profile,
+                         "count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
                          "entries": RankingEntryOutputSerializer(entries, many=True).data})
 
 

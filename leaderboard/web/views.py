@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,7 +19,7 @@ from evaluator.contract.profiles import PROFILES
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
-from leaderboard.rankings import overview, scores, tables
+from leaderboard.rankings import overview, ranking_rows, scores, tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import selectors as submissions
@@ -62,17 +63,28 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
     profile = catalogue.problem_default_profile(problem=problem, preferred=request.GET.get("profile"))
     published = request.GET.get("published") in ("1", "true", "yes")
     measured = rankings.problem_measurement(problem=problem, profile=profile, query=request.GET)
-    ranking = rankings.problem_ranking(problem=problem, profile=profile, published=published,
-                                       version=measured.version, revision=measured.revision) if profile else []
+    # The ranking of every solution is read from its stored rows, paged by the database; only "published only"
+    # (a filter of the evaluations before they are pooled) is ranked per request.
+    ranking: QuerySet | list = (
+        rankings.problem_ranking(problem=problem, profile=profile, published=True, version=measured.version,
+                                 revision=measured.revision) if published and profile
+        else ranking_rows.problem_ranking_rows(problem=problem, profile=profile, version=measured.version,
+                                               revision=measured.revision))
+    convert = None if published else ranking_rows.ranking_entries
     table = tables.problem_ranking_table()
     if table.wants_export(request, main=True):
         return table.export(request, ranking, filename=f"ranking-{problem.id.replace('/', '-')}-{profile}",
                             meta={"problem": problem.id, "problem_version": measured.version, "profile": profile,
                                   "protocol_revision": measured.revision, "timed": measured.timed,
-                                  "published_only": published})
+                                  "published_only": published},
+                            convert=None if published else ranking_rows.ranking_entries_streamed)
     speedups = rankings.problem_speedups(problem=problem, profile=profile, version=measured.version,
                                          revision=measured.revision) if profile else []
-    ranked = table.context(request, ranking)
+    ranked = table.context(request, ranking, convert=convert)
+    count = ranked["page"].paginator.count
+    top = (list(ranking[:3]) if published else
+           ranked["rows"][:3] if ranked["page"].number == 1 and not request.GET.get("sort")
+           else ranking_rows.ranking_entries(ranking[:3]))
     chart = {
         "labels": [e.model or e.username for e in ranked["rows"]],
         "speedups": [e.speedup for e in ranked["rows"]],
@@ -83,7 +95,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "problem": problem,
         "profile": PROFILES.get(profile) if profile else None,
         "profiles": [PROFILES[name] for name in problem.supported_profiles],
-        "ranking": ranking,
+        "ranking_count": count,
         "table": ranked,
         "chart": chart,
         "baseline": rankings.problem_baseline(problem=problem, profile=profile) if profile else None,
@@ -92,8 +104,9 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         "speedup_data": {"speedups": speedups, "profile": profile},
         "published_only": published,
         "measured": measured,
-        "best_solutions": _best_solutions(ranking[:3]),
-        "history": overview.problem_history_chart(problem=problem, profile=profile, published=published),
+        "best_solutions": _best_solutions(top),
+        "history": overview.problem_history_chart(problem=problem, profile=profile, published=published,
+                                                  choices=measured.choices),
         "write": write_solution.context(problem.id),
     })
 

@@ -31,7 +31,10 @@ is restored on exit.
 from __future__ import annotations
 
 import contextlib
+import os
+import tempfile
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Callable, Iterator
 
 import torch
@@ -196,3 +199,33 @@ def counting() -> Iterator[Traffic]:
         for name, original in originals.items():
             setattr(c10d, name, original)
             setattr(dist, name, original)
+
+
+def _rank_traffic(rank: int, problem: Any, world_size: int, overrides: dict, store: str, out: str) -> None:
+    torch.set_num_threads(1)
+    module = problem.load_reference()
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size,
+                            timeout=timedelta(seconds=120))
+    try:
+        preset = problem.presets["small"]
+        inputs = module.make_inputs(rank, world_size, 1234, torch.device("cpu"), preset.dtype,
+                                    **problem.params("small", overrides))
+        with counting() as traffic:
+            module.solution(*inputs)
+        torch.save({"busiest": traffic.busiest_direction, "by_call": traffic.by_call},
+                   os.path.join(out, f"rank{rank}.pt"))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def reference_traffic(problem: Any, world_size: int, overrides: dict | None = None) -> list[dict]:
+    """Per rank of a registry ``Problem``'s reference run at the small preset (with ``overrides``) on ``world_size``
+    gloo ranks: ``busiest``, the bytes it sent or received, whichever is more, and ``by_call``, (sent, received)
+    per torch.distributed call."""
+    import torch.multiprocessing as mp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.start_processes(_rank_traffic, args=(problem, world_size, overrides or {}, os.path.join(tmp, "store"), tmp),
+                           nprocs=world_size, join=True, start_method="fork")
+        return [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]

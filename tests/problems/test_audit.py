@@ -24,23 +24,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.contract.spec import EvalSpec
+from evaluator.problem_check import (GPU_MEMORY_GIB, INPUT_SHARE, MIN_ROOFLINE_US, bench_input_bytes,
+                                      check_cases, input_copies, with_small)
 from evaluator.roofline import roofline
 from evaluator.selfcheck import check_problem
 from problems.registry import Problem, catalogue
-from problems.traffic import counting
+from problems.traffic import reference_traffic
 
 PROBLEMS = sorted(pid for pid, p in catalogue().items() if p.suite == "arena")
 GPU_PROFILES = [p for p in PROFILES.values() if p.device == "cuda"]
-MIN_ROOFLINE_US = 20.0
-# GPU memory per device by the profile's GPU model (H200 SXM 141 GB, H100 SXM 80 GB), in GiB as CUDA reports it.
-GPU_MEMORY_GIB = {"h200": 139.8, "h100": 79.1}
-# A rank's GPU holds several copies of its inputs at once: the judge keeps the warm-up's and every trial's on the
-# device (evaluator/judge/rank.py), and the solution's process one more. Those copies may take at most this share of
-# the GPU; the rest is for the reference's outputs and intermediates and a solution's buffers
-# (benchmarks/problem_sizes_gpu.py measures the reference's real peak on one GPU).
-INPUT_COPIES = EvalSpec.__dataclass_fields__["trials"].default + 2
-INPUT_SHARE = 0.8
+# The figures arena check-problem uses too (evaluator/problem_check.py says why each is what it is).
+INPUT_COPIES = input_copies()
 # A size vector handed to solution as a small integer tensor (ranks per node, a capacity, a head count, a bucket
 # size): fixed by the preset like every tensor's shape, so it cannot change with the seed. Only integer tensors of
 # at most this many elements that are equal on every rank count as sizes; any table of data must vary.
@@ -103,24 +97,6 @@ def test_bench_roofline_is_at_least_20us_on_every_gpu_profile(problem_id):
     assert not short, f"{problem_id}: the bench roofline is under {MIN_ROOFLINE_US} us: {short}"
 
 
-def bench_input_bytes(problem: Problem, w: int) -> int:
-    """Bytes of rank 0's bench inputs at world size ``w`` (rank 0 holds the most where shards are uneven), worked out
-    under FakeTensorMode without drawing them; where make_inputs needs values (a data-dependent shape), drawn for
-    real on the CPU."""
-    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
-
-    module = problem.load_reference()
-
-    def size(inputs: tuple) -> int:
-        return sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
-
-    try:
-        with FakeTensorMode(allow_non_fake_inputs=True):
-            return size(_inputs(problem, module, 0, w, 1234, "bench"))
-    except (DataDependentOutputException, DynamicOutputShapeException):
-        return size(_inputs(problem, module, 0, w, 1234, "bench"))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("problem_id", PROBLEMS)
 def test_bench_inputs_fit_every_gpu_profile(problem_id):
@@ -137,29 +113,10 @@ def test_bench_inputs_fit_every_gpu_profile(problem_id):
     assert not too_big, f"{problem_id}: {too_big}"
 
 
-def _rank_traffic(rank: int, problem: Problem, w: int, overrides: dict, store: str, out: str) -> None:
-    torch.set_num_threads(1)
-    module = problem.load_reference()
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=w,
-                            timeout=timedelta(seconds=120))
-    try:
-        inputs = _inputs(problem, module, rank, w, 1234, "small", overrides)
-        with counting() as traffic:
-            module.solution(*inputs)
-        torch.save({"busiest": traffic.busiest_direction, "by_call": traffic.by_call},
-                   os.path.join(out, f"rank{rank}.pt"))
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
-
-
 def sent_bytes(problem: Problem, w: int, overrides: dict | None = None) -> list[dict]:
     """Per rank, the bytes the reference sends or receives, whichever is more, at the small preset on ``w`` gloo ranks,
     and per call (sent, received) (problems/traffic.py)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        mp.start_processes(_rank_traffic, args=(problem, w, overrides or {}, os.path.join(tmp, "store"), tmp),
-                           nprocs=w, join=True, start_method="fork")
-        return [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(w)]
+    return reference_traffic(problem, w, overrides)
 
 
 @pytest.mark.parametrize("problem_id", PROBLEMS)
@@ -215,15 +172,8 @@ def test_reference_leaves_inputs_alone_and_returns_separate_outputs(problem_id):
 def _groupings(problem: Problem) -> list[tuple[int, dict]]:
     """(world size, preset overrides) pairs the reference must be right at beyond 2 and 4 ranks with the small
     preset's own grouping: every other declared world size, and for problems that take ``ranks_per_node`` every
-    node grouping a profile at that world size uses."""
-    small = problem.presets["small"].params
-    cases: list[tuple[int, dict]] = [(w, {}) for w in problem.world_sizes if w not in (2, 4)]
-    if "ranks_per_node" in small:
-        for profile in PROFILES.values():
-            w, per_node = profile.world_size, profile.ranks_per_node
-            if profile.nodes > 1 and w in problem.world_sizes and per_node != small["ranks_per_node"]:
-                cases.append((w, {"ranks_per_node": per_node}))
-    return cases
+    node grouping a profile at that world size uses (evaluator.problem_check.check_cases, as arena check-problem)."""
+    return [(w, o) for w, o in check_cases(problem) if o or w not in (2, 4)]
 
 
 AUDIT_CASES = [(pid, w, o) for pid in PROBLEMS for w, o in _groupings(_problem(pid))]
@@ -235,14 +185,6 @@ AUDIT_CASES = [(pid, w, o) for pid in PROBLEMS for w, o in _groupings(_problem(p
 def test_reference_matches_oracle_at_every_world_size_and_grouping(problem_id, world_size, overrides):
     problem = _problem(problem_id)
     if overrides:
-        problem = _with_small(problem, overrides)
+        problem = with_small(problem, overrides)
     report = check_problem(problem, world_size, timeout_s=120)
     assert report.ok, f"{problem_id} W={world_size} {overrides}: {report.errors}"
-
-
-def _with_small(problem: Problem, overrides: dict) -> Problem:
-    import dataclasses
-
-    small = problem.presets["small"]
-    presets = {**problem.presets, "small": dataclasses.replace(small, params={**small.params, **overrides})}
-    return dataclasses.replace(problem, presets=presets)

@@ -2,7 +2,7 @@ from django.contrib import admin
 
 from leaderboard.rankings.generations import rankings_changed
 from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
-                                Submission, TestRun, Trajectory)
+                                StandingEntry, Submission, TestRun, Trajectory)
 
 
 class ChangesRankings(admin.ModelAdmin):
@@ -106,6 +106,13 @@ class ProblemStandingAdmin(DerivedReadOnly):
                     "leader_model", "best_speedup", "updated_at"]
     list_filter = ["profile"]
     search_fields = ["problem__id"]
+
+
+@admin.register(StandingEntry)
+class StandingEntryAdmin(DerivedReadOnly):
+    list_display = ["id", "standing", "rank", "who_key", "speedup", "evaluations", "submission_id"]
+    raw_id_fields = ["standing"]
+    search_fields = ["standing__problem__id", "username", "model"]
 
 
 @admin.register(CategoryStanding)

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from leaderboard import beyond_contract
 from leaderboard.models import Problem, Result
+from leaderboard.rankings import metrics
 
 LICENCE = "CC-BY-4.0"
 SPLIT_FILE = "train-00000-of-00001"
@@ -70,6 +71,8 @@ FIELDS: dict[str, list[tuple[str, str, str]]] = {
         ("solution_median_us", "double", "solution, same statistic"),
         ("speedup", "double", "median of per-iteration ratios"), ("speedup_ci_low", "double", "95 % interval"),
         ("speedup_ci_high", "double", "95 % interval"), ("roofline_fraction", "double", "roofline time / solution"),
+        ("speedup_note", "string", "why the four fields above are null: a CPU profile's timings only check the "
+                                   "pipeline (null on GPU profiles)"),
         ("timing_method", "string", ""), ("timing_protocol_revision", "int64", "docs/protocol.md"),
         ("timing_iterations", "int64", ""), ("solution_sha256", "string", "hash of the source (never the source)"),
         ("environment", "string", "GPUs, driver, CUDA, torch, NCCL (JSON)"), ("flags", "string", "JSON"),
@@ -120,8 +123,11 @@ def result_rows() -> list[dict[str, Any]]:
             "prompt_pack": (run.manifest or {}).get("prompt_pack") if run else None, "attempt": s.attempt,
             "is_demo": bool(run.is_demo) if run else False, "verdict": r.verdict,
             "message": str(doc.get("message") or "")[:500], "baseline_median_us": r.baseline_median_us,
-            "solution_median_us": r.solution_median_us, "speedup": r.speedup, "speedup_ci_low": r.speedup_ci_low,
-            "speedup_ci_high": r.speedup_ci_high, "roofline_fraction": r.roofline_fraction,
+            "solution_median_us": r.solution_median_us, "speedup": metrics.speed_or_none(s.profile, r.speedup),
+            "speedup_ci_low": metrics.speed_or_none(s.profile, r.speedup_ci_low),
+            "speedup_ci_high": metrics.speed_or_none(s.profile, r.speedup_ci_high),
+            "roofline_fraction": metrics.speed_or_none(s.profile, r.roofline_fraction),
+            "speedup_note": metrics.speed_note(s.profile),
             "timing_method": timing.get("method"), "timing_protocol_revision": timing.get("protocol_revision"),
             "timing_iterations": timing.get("iterations"), "solution_sha256": s.sha256,
             "environment": _json(doc.get("environment") or {}), "flags": _json(doc.get("flags") or {}),

@@ -69,6 +69,19 @@ def measures_speed(profile: str) -> bool:
     return found is not None and found.device != "cpu" and not found.smoke
 
 
+def speed_note(profile: str) -> str | None:
+    """What an export says in place of a speedup on a profile that does not measure speed (its speedup and roofline
+    fields are null); None where they are measurements. Pages say "not computed" in the same places."""
+    if measures_speed(profile):
+        return None
+    return f"not computed: {profile} times on a CPU, which only checks the pipeline"
+
+
+def speed_or_none(profile: str, value: float | None) -> float | None:
+    """A speedup or roofline fraction as exports carry it: null on a profile that does not measure speed."""
+    return value if measures_speed(profile) else None
+
+
 def _count(value: object, name: str) -> int:
     """A non-negative integer argument (bools refused), with a message naming it."""
     if isinstance(value, bool):

@@ -272,6 +272,7 @@ def _run_extra(run: Any) -> dict[str, Any]:
         "status": _score("status")(run) or "unfinished",
         "suite_version": run.suite_version,
         "timed": _score("timed")(run),
+        "speedup_note": metrics.speed_note(run.profile),
         "protocol_revision": _score("protocol_revision")(run),
         **{f"{name}_ci": [_score(low)(run), _score(high)(run)] for name, (low, high) in (
             ("pass_at_k", ("pass_at_k_low", "pass_at_k_high")), ("fast_1", ("fast_1_low", "fast_1_high")),
@@ -347,19 +348,23 @@ def run_problems_table() -> Table:
     ], default_sort="category", per_page=100)
 
 
-def run_attempts_table() -> Table:
+def run_attempts_table(*, profile: str = "") -> Table:
+    """A run's attempts; on a profile that does not measure speed (``profile``: the run's) their speedups and
+    roofline fractions are null with a note saying why, as the page says "not computed"."""
+    timed = metrics.measures_speed(profile) if profile else True
+    note = metrics.speed_note(profile) if profile else None
     return Table("attempts", [
         Column("problem", "Problem", lambda a: a.problem_id),
         Column("category", "Category", lambda a: a.category),
         Column("attempt", "Attempt", lambda a: a.attempt, numeric=True),
         Column("state", "State", lambda a: a.state),
         Column("verdict", "Verdict", lambda a: a.verdict),
-        Column("speedup", "Speedup", lambda a: a.speedup, numeric=True),
-        Column("roofline_fraction", "Roofline", lambda a: a.roofline_fraction, numeric=True),
+        Column("speedup", "Speedup", lambda a: a.speedup if timed else None, numeric=True),
+        Column("roofline_fraction", "Roofline", lambda a: a.roofline_fraction if timed else None, numeric=True),
         Column("solution_median_us", "Solution median (µs)", lambda a: a.solution_median_us, numeric=True),
         Column("baseline_median_us", "Baseline median (µs)", lambda a: a.baseline_median_us, numeric=True),
         Column("submission", "Submission", lambda a: a.submission_id, numeric=True),
-    ], default_sort="problem", per_page=500)
+    ], default_sort="problem", per_page=500, extra=lambda a: {"speedup_note": note})
 
 
 def _agg(name: str, p: float | None = None) -> Callable[[Any], Any]:
@@ -382,6 +387,9 @@ def run_categories_table() -> Table:
         Column("roofline", "Roofline", _agg("mean_roofline_fraction"), numeric=True),
         Column("coverage", "Coverage", _agg("coverage"), numeric=True),
     ], default_sort="category", per_page=100)
+
+
+NOT_TIMED_NOTE = "not computed: this profile times on a CPU, which only checks the pipeline"
 
 
 def problem_ranking_table() -> Table:
@@ -413,7 +421,8 @@ def problem_ranking_table() -> Table:
                numeric=True),
         Column("submitted", "Submitted", lambda e: e.submitted_at, order_by="submitted_at", numeric=True),
     ], default_sort="rank", extra=lambda e: {"username": e.username, "submission_id": e.submission_id,
-                                            "model_run_id": e.model_run_id})
+                                            "model_run_id": e.model_run_id, "speedup_note": None if e.timed else
+                                            NOT_TIMED_NOTE})
 
 
 def comparison_table() -> Table:
@@ -446,8 +455,9 @@ def best_solutions_table(*, prefix: str = "sol_") -> Table:
     return Table("solutions", [
         Column("problem", "Problem", lambda s: s.problem_id),
         Column("profile", "Hardware", lambda s: s.profile),
-        Column("speedup", "Best speedup", lambda s: s.speedup, numeric=True),
-        Column("roofline_fraction", "Roofline", lambda s: s.roofline_fraction, numeric=True),
+        Column("speedup", "Best speedup", lambda s: metrics.speed_or_none(s.profile, s.speedup), numeric=True),
+        Column("roofline_fraction", "Roofline", lambda s: metrics.speed_or_none(s.profile, s.roofline_fraction),
+               numeric=True),
         Column("submitted", "Submitted", lambda s: s.submitted_at, numeric=True),
         Column("submission", "Submission", lambda s: s.submission_id, numeric=True),
-    ], default_sort="problem", prefix=prefix)
+    ], default_sort="problem", prefix=prefix, extra=lambda s: {"speedup_note": metrics.speed_note(s.profile)})

@@ -305,7 +305,8 @@ class ModelRunAttemptsApi(APIView):
         run = rankings.model_run_detail(run_id=run_id)
         attempts = rankings.model_run_attempts(run=run)
         return Response({"model_run": run.pk, "protocol": scores.protocol(run),
-                         "attempts": AttemptOutputSerializer(attempts, many=True, context={"request": request}).data})
+                         "attempts": AttemptOutputSerializer(attempts, many=True, context={"request": request,
+                                                                                 "profile": run.profile}).data})
 
 
 @method_decorator(cache.cached_page(scopes=cache.ranking_scopes), name="dispatch")

@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from leaderboard.models import Problem, Submission
-from leaderboard.rankings import scores
+from leaderboard.rankings import metrics, scores, tables
 from leaderboard.submissions import selectors as submissions
 
 
@@ -32,6 +32,10 @@ class ProblemDetailOutputSerializer(ProblemOutputSerializer):
     class Meta(ProblemOutputSerializer.Meta):
         fields = ProblemOutputSerializer.Meta.fields + ["statement", "reference_source", "presets", "tolerances",
                                                         "roofline", "is_active"]
+
+
+SPEEDUP_NOTE_HELP = ("why speedup and roofline_fraction are null: set on a CPU profile, whose timings only check "
+                     "the pipeline; null where they are measurements")
 
 
 class VerificationOutputSerializer(serializers.Serializer):
@@ -65,6 +69,10 @@ class RankingEntryOutputSerializer(serializers.Serializer):
     solution_median_us = serializers.FloatField(allow_null=True)
     roofline_fraction = serializers.FloatField(allow_null=True)
     submitted_at = serializers.DateTimeField()
+    speedup_note = serializers.SerializerMethodField(help_text=SPEEDUP_NOTE_HELP)
+
+    def get_speedup_note(self, obj) -> str | None:
+        return None if obj.timed else tables.NOT_TIMED_NOTE
 
 
 class SubmissionListItemSerializer(serializers.ModelSerializer):
@@ -79,7 +87,7 @@ class SubmissionListItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Submission
         fields = ["id", "problem", "profile", "problem_version", "filename", "state", "verdict", "speedup",
-                  "created_at", "finished_at", "url", "api_url"]
+                  "speedup_note", "created_at", "finished_at", "url", "api_url"]
 
     def get_url(self, obj: Submission) -> str:
         return self._absolute(reverse("submission-detail", kwargs={"submission_id": obj.pk}))
@@ -87,9 +95,14 @@ class SubmissionListItemSerializer(serializers.ModelSerializer):
     def get_api_url(self, obj: Submission) -> str:
         return self._absolute(reverse("api-submission-detail", kwargs={"submission_id": obj.pk}))
 
+    speedup_note = serializers.SerializerMethodField(help_text=SPEEDUP_NOTE_HELP)
+
     def get_speedup(self, obj: Submission) -> float | None:
         result = getattr(obj, "result", None)
-        return result.speedup if result else None
+        return metrics.speed_or_none(obj.profile, result.speedup) if result else None
+
+    def get_speedup_note(self, obj: Submission) -> str | None:
+        return metrics.speed_note(obj.profile)
 
     def _absolute(self, path: str) -> str:
         request = self.context.get("request")
@@ -281,11 +294,25 @@ class AttemptOutputSerializer(serializers.Serializer):
     attempt = serializers.IntegerField()
     state = serializers.CharField()
     verdict = serializers.CharField(allow_null=True)
-    speedup = serializers.FloatField(allow_null=True)
-    roofline_fraction = serializers.FloatField(allow_null=True)
+    speedup = serializers.SerializerMethodField()
+    roofline_fraction = serializers.SerializerMethodField()
+    speedup_note = serializers.SerializerMethodField(help_text=SPEEDUP_NOTE_HELP)
     solution_median_us = serializers.FloatField(allow_null=True)
     baseline_median_us = serializers.FloatField(allow_null=True)
     result_url = serializers.SerializerMethodField(help_text="the submission, with its whole result document")
+
+    def _profile(self) -> str:
+        return self.context.get("profile", "")
+
+    def get_speedup(self, obj) -> float | None:
+        return metrics.speed_or_none(self._profile(), obj.speedup) if self._profile() else obj.speedup
+
+    def get_roofline_fraction(self, obj) -> float | None:
+        return (metrics.speed_or_none(self._profile(), obj.roofline_fraction) if self._profile()
+                else obj.roofline_fraction)
+
+    def get_speedup_note(self, obj) -> str | None:
+        return metrics.speed_note(self._profile()) if self._profile() else None
 
     def get_result_url(self, obj) -> str:
         path = reverse("api-submission-detail", kwargs={"submission_id": obj.submission_id})
@@ -297,6 +324,16 @@ class BestSolutionOutputSerializer(serializers.Serializer):
     problem = serializers.CharField(source="problem_id")
     profile = serializers.CharField()
     submission_id = serializers.IntegerField()
-    speedup = serializers.FloatField(allow_null=True)
-    roofline_fraction = serializers.FloatField(allow_null=True)
+    speedup = serializers.SerializerMethodField()
+    roofline_fraction = serializers.SerializerMethodField()
+    speedup_note = serializers.SerializerMethodField(help_text=SPEEDUP_NOTE_HELP)
     submitted_at = serializers.DateTimeField()
+
+    def get_speedup(self, obj) -> float | None:
+        return metrics.speed_or_none(obj.profile, obj.speedup)
+
+    def get_roofline_fraction(self, obj) -> float | None:
+        return metrics.speed_or_none(obj.profile, obj.roofline_fraction)
+
+    def get_speedup_note(self, obj) -> str | None:
+        return metrics.speed_note(obj.profile)

@@ -19,7 +19,7 @@ from evaluator.contract.profiles import PROFILES
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
-from leaderboard.rankings import overview, ranking_rows, scores, tables
+from leaderboard.rankings import metrics, overview, ranking_rows, scores, tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import selectors as submissions
@@ -335,12 +335,14 @@ def model_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     grid = rankings.model_run_grid(run=run, attempts=attempts if stored else [], score=score)
     # the suite's category order, as on the comparison page
     categories = sorted(score.by_category.items(), key=lambda item: catalogue.category_order(item[0]))
-    exports = {"problems": (tables.run_problems_table(), grid), "attempts": (tables.run_attempts_table(), attempts),
+    exports = {"problems": (tables.run_problems_table(), grid),
+               "attempts": (tables.run_attempts_table(profile=run.profile), attempts),
                "categories": (tables.run_categories_table(), categories)}
     for name, (table, rows) in exports.items():
         if table.wants_export(request, main=name == "problems"):
             return table.export(request, rows, filename=f"model-run-{run.pk}-{name}", meta={
-                "model_run": run.pk, "model": run.model, **scores.protocol_fields(run), "scored_at_k": score.k})
+                "model_run": run.pk, "model": run.model, **scores.protocol_fields(run), "scored_at_k": score.k,
+                "speedup_note": metrics.speed_note(run.profile)})
     problems = exports["problems"][0].context(request, grid)
     return render(request, "leaderboard/model_run_detail.html", {
         "run": run,

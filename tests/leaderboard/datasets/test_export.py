@@ -8,9 +8,14 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from leaderboard.models import Problem, Result
+from leaderboard.rankings.metrics import measures_speed
+from leaderboard.submissions.results import result_record
+from leaderboard.submissions.services import submission_create
+from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
 pytestmark = pytest.mark.django_db
 
@@ -21,6 +26,11 @@ DATE = dt.date(2026, 12, 1)
 def demo(problems):
     call_command("seed_demo", runs=2, problems=4, attempts=2, users=2, verbosity=0)
     assert Result.objects.exists()
+    # A measured result beside the seeded ones, whatever profiles the seed drew.
+    user = get_user_model().objects.create_user("gpu-author")
+    submission = submission_create(user=user, problem=ALL_REDUCE, profile="h200-nvlink-4", filename="s.py",
+                                   source=CORRECT.read_text())
+    result_record(submission_id=submission.pk, document=passed_document(1.7))
 
 
 def test_export_writes_the_hugging_face_layout_and_round_trips(demo, tmp_path):
@@ -49,8 +59,12 @@ def test_export_writes_the_hugging_face_layout_and_round_trips(demo, tmp_path):
     sources = {s for s in Result.objects.values_list("submission__source", flat=True) if len(s) > 40}
     text = (out.root / "jsonl/results.jsonl").read_text()
     assert not any(s in text for s in sources)  # no private source
-    row = next(r for r in results if r["verdict"] == "passed")
-    assert row["protocol"] in ("zero-shot", "agentic") and row["speedup"] is not None
+    passed = [r for r in results if r["verdict"] == "passed"]
+    assert next(r for r in passed if r["model_run_id"])["protocol"] in ("zero-shot", "agentic")
+    row = next(r for r in passed if measures_speed(r["hardware"]))
+    assert row["speedup"] is not None and row["speedup_note"] is None
+    # A CPU profile's timings only check the pipeline: no speedup, and a note saying so.
+    assert all(r["speedup"] is None and r["speedup_note"] for r in passed if not measures_speed(r["hardware"]))
     try:
         import datasets
     except ImportError:

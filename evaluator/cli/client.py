@@ -108,10 +108,13 @@ def live_workers(portal: str, profile: str) -> int | None:
     return None
 
 
-def unserved_notice(portal: str, profile: str, what: str) -> str:
+def unserved_notice(portal: str, profile: str, what: str,
+                    on_cpu: str = "try it on CPU with --hardware cpu-gloo-2") -> str:
+    """What to say when no worker serves ``profile``: the ``what`` waits queued, how to start a worker, and
+    ``on_cpu``: how to try it on a CPU profile instead (a model run names its hardware in its manifest)."""
     return (f"arena: no worker serves {profile} on {portal} now: the {what} waits in its queue until one starts. "
             f"On a host with that hardware start one with\n  {START_WORKER.format(profile=profile)}\n"
-            f"(README, \"Deploy workers on GPU hosts\"), or try it on CPU with --hardware cpu-gloo-2. "
+            f"(README, \"Deploy workers on GPU hosts\"), or {on_cpu}. "
             f"{portal}/queues/ shows which profiles are served.")
 
 

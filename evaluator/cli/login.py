@@ -17,18 +17,31 @@ def _write_private(path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
+def _ask_token(portal: str) -> str:
+    """The token typed at a terminal (not echoed), or the first line piped in (`arena login < token.txt`); empty
+    when none comes (end of input, Ctrl-C), which the caller says plainly instead of a traceback."""
+    print(f"Paste your API token from {portal}/accounts/token/", file=sys.stderr, flush=True)
+    try:
+        if sys.stdin is not None and sys.stdin.isatty():
+            import getpass
+
+            return getpass.getpass("token: ").strip()
+        return (sys.stdin.readline() if sys.stdin is not None else "").strip()
+    except (EOFError, KeyboardInterrupt):
+        print(file=sys.stderr)
+        return ""
+
+
 def cmd_login(args: argparse.Namespace) -> int:
     """Checks an API token (from the portal's /accounts/token/ page) against the portal and stores it in
     token_path(), readable by you only, with the portal beside it; a token the portal refuses is not stored."""
     portal = resolve_portal(args.portal)
     token = (args.token or os.environ.get("ARENA_TOKEN", "")).strip()
     if not token:
-        import getpass
-
-        print(f"Paste your API token from {portal}/accounts/token/", file=sys.stderr)
-        token = getpass.getpass("token: ").strip()
+        token = _ask_token(portal)
     if not token:
-        print("arena login: no token given", file=sys.stderr)
+        print(f"arena login: no token given; pass --token, set ARENA_TOKEN or paste it when asked (make one on "
+              f"{portal}/accounts/token/)", file=sys.stderr)
         return 2
     if not args.no_check:
         problem = token_check(portal, token)

@@ -12,7 +12,20 @@ from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 from evaluator.contract.spec import EvalSpec
 
 
+def _timed(doc: dict[str, Any]) -> bool:
+    """Whether the document's figures are speed measurements: not on a CPU profile (gloo on one host), whose
+    timings only check the pipeline; the site says "not computed" there for speedups and roofline fractions."""
+    profile = doc.get("profile")
+    if isinstance(profile, dict) and profile.get("device") == "cpu":
+        return False
+    name = profile.get("name") if isinstance(profile, dict) else None
+    return not (isinstance(name, str) and name in PROFILES and PROFILES[name].device == "cpu")
+
+
 def print_result(doc: dict[str, Any]) -> None:
+    """A result document as lines: the verdict and message, the host times, the speedup and the roofline fractions
+    (said not computed on a CPU profile, as on the site: the times stay, as recorded), the traceback."""
+    timed = _timed(doc)
     print(f"verdict: {doc['verdict']}")
     if doc.get("message"):
         print(f"  {doc['message']}")
@@ -24,14 +37,20 @@ def print_result(doc: dict[str, Any]) -> None:
         print(f"timing ({timing['method']}, {timing['iterations']} iterations):")
         print(f"  baseline  median {b['median_us']:10.2f} µs  p10 {b['p10_us']:10.2f}  p90 {b['p90_us']:10.2f}")
         print(f"  solution  median {s['median_us']:10.2f} µs  p10 {s['p10_us']:10.2f}  p90 {s['p90_us']:10.2f}")
-        print(f"  speedup   {timing['speedup']:.3f} ± {timing['speedup_uncertainty']:.3f} "
-              f"(95% CI {timing['speedup_ci'][0]:.3f}–{timing['speedup_ci'][1]:.3f})")
+        if not timed:
+            print("  speedup   not computed: a CPU profile's times only check the pipeline (--json has the raw "
+                  "ratio)")
+        elif timing.get("speedup") is not None:
+            print(f"  speedup   {timing['speedup']:.3f} ± {timing['speedup_uncertainty']:.3f} "
+                  f"(95% CI {timing['speedup_ci'][0]:.3f}–{timing['speedup_ci'][1]:.3f})")
         graph = timing.get("graph") or {}
-        if graph.get("baseline"):
+        if timed and graph.get("baseline"):
             print(f"  graph     baseline {graph['baseline']['median_us']:.2f} µs, solution "
                   f"{graph['solution']['median_us']:.2f} µs, speedup {graph['speedup']:.3f}")
     roof = doc.get("roofline")
-    if roof:
+    if roof and not timed:
+        print("roofline: fractions not computed on a CPU profile")
+    elif roof:
         print(f"roofline: {roof['time_us']:.2f} µs ({roof['bound']}-bound); baseline reaches "
               f"{roof['baseline_fraction']:.1%}, solution {roof['solution_fraction']:.1%}")
     if doc.get("traceback"):

@@ -15,20 +15,27 @@ from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
 
 
 def _print_run(run: dict[str, Any]) -> None:
-    """A finished model run's scores, always with the protocol they were obtained with."""
+    """A finished model run's scores, always with the protocol they were obtained with. On a CPU profile (the
+    scores' ``timed`` is false) fast_p@k, speedups and roofline fractions are not computed, and said so, as the
+    run's page says."""
     scores = run.get("scores") or {}
     k = scores.get("scored_at_k")
 
     def pct(value: Any) -> str:
         return "—" if value is None else f"{100 * value:.1f} %"
 
-    fast = scores.get("fast_p_at_k") or {}
     print(f"protocol: {(run.get('protocol') or {}).get('label', '?')}")
-    print(f"  pass@{k} {pct(scores.get('pass_at_k'))}   pass@1 {pct(scores.get('pass_at_1'))}   "
-          + "   ".join(f"fast_{p}@{k} {pct(v)}" for p, v in fast.items()))
-    speedup = scores.get("geomean_speedup")
-    print(f"  geomean speedup {'—' if speedup is None else f'{speedup:.3f}x'}   mean roofline fraction "
-          f"{pct(scores.get('mean_roofline_fraction'))}   coverage {pct(scores.get('coverage'))}")
+    passed = f"  pass@{k} {pct(scores.get('pass_at_k'))}   pass@1 {pct(scores.get('pass_at_1'))}"
+    if scores.get("timed", True) is False:
+        print(passed + f"   coverage {pct(scores.get('coverage'))}")
+        print(f"  fast_p@{k}, speedups and roofline fractions: not computed on {run.get('profile', 'a CPU profile')} "
+              f"(CPU timings only check the pipeline)")
+    else:
+        fast = scores.get("fast_p_at_k") or {}
+        print(passed + "   " + "   ".join(f"fast_{p}@{k} {pct(v)}" for p, v in fast.items()))
+        speedup = scores.get("geomean_speedup")
+        print(f"  geomean speedup {'—' if speedup is None else f'{speedup:.3f}x'}   mean roofline fraction "
+              f"{pct(scores.get('mean_roofline_fraction'))}   coverage {pct(scores.get('coverage'))}")
     if run.get("url"):
         print(f"  {run['url']}")
 
@@ -50,6 +57,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
               flush=True)
         if args.no_follow:
             return 0
+        profile = str(created.get("profile") or "")
+        if profile and created.get("state") != states.FINISHED and live_workers(portal, profile) == 0:
+            print(unserved_notice(portal, profile, "model run",
+                                  on_cpu='try it on CPU with "hardware": "cpu-gloo-2" in its manifest'),
+                  file=sys.stderr, flush=True)
+            if not args.wait:
+                print(f"arena: not waiting for a worker that is not there; follow it on {url}, or submit with --wait "
+                      f"to wait here (up to --timeout seconds)", file=sys.stderr)
+                return 3
         seen: list[Any] = [None]
 
         def progress(d: dict[str, Any]) -> None:
@@ -117,8 +133,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sb.add_argument("--model-run", help="a model-run archive (.zip or .tar.gz)")
     sb.add_argument("--no-follow", action="store_true")
     sb.add_argument("--wait", action="store_true",
-                    help="follow the submission even when no worker serves its profile now (otherwise that is said "
-                         "at once and the command ends with status 3, the submission left queued)")
+                    help="follow the submission or model run even when no worker serves its profile now (otherwise "
+                         "that is said at once and the command ends with status 3, the upload left queued)")
     sb.add_argument("--timeout", type=float, default=1800)
     sb.add_argument("--json", action="store_true")
     sb.set_defaults(func=cmd_submit)

@@ -38,3 +38,26 @@ def test_submit_without_any_token_says_how_to_get_one(tmp_path, monkeypatch, cap
     monkeypatch.delenv("ARENA_TOKEN", raising=False)
     assert main(["submit", "--problem", "collectives/all_reduce", "--solution", "x.py"]) == 2
     assert "arena login" in capsys.readouterr().err
+
+
+def test_login_with_nothing_typed_or_piped_says_so_without_a_traceback(tmp_path, monkeypatch, capsys):
+    """Ctrl-D at the prompt, or no terminal at all: a sentence saying how to give the token, status 2."""
+    import io
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("ARENA_TOKEN", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["login", "--portal", "http://arena.test"]) == 2
+    err = capsys.readouterr().err
+    assert "no token given" in err and "--token" in err and "Traceback" not in err
+    assert not (tmp_path / "arena" / "token").exists()
+
+
+def test_login_reads_a_piped_token(tmp_path, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("ARENA_TOKEN", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO("piped-token\n"))
+    assert main(["login", "--portal", "http://arena.test", "--no-check"]) == 0
+    assert (tmp_path / "arena" / "token").read_text().strip() == "piped-token"

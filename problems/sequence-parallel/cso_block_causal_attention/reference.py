@@ -64,7 +64,10 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     dt = dtype_of(dtype)
     n = chunk_tokens // world_size
     g = rank_generator(seed, rank, device)
-    q = randn((chunks, n, heads, head_dim), dt, device, g)
+    # Queries at 3x unit scale give logits of spread 3: each query's weight sits on a few keys, as trained attention
+    # does, so outputs stay near unit size over 32K keys (with unit logits they average to ~0.01, where a bf16
+    # tolerance could not tell them from zeros).
+    q = randn((chunks, n, heads, head_dim), dt, device, g, scale=3.0)
     k = randn((chunks, n, kv_heads, head_dim), dt, device, g)
     v = randn((chunks, n, kv_heads, head_dim), dt, device, g)
     return q, k, v

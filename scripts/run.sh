@@ -2,9 +2,23 @@
 # Installs and starts the whole product on one machine: a local .env (DEBUG=1, a random SECRET_KEY) when there is
 # none, local worker keys (var/worker-keys), Redis (if none answers), the database migrated and the problem catalogue
 # loaded, the web worker (Django, the database), the evaluation and check workers (apart: `env -i`, only Redis and
-# their signing key), the reaper, and the web server on http://127.0.0.1:8000.
+# their signing key), the reaper, and the web server on http://127.0.0.1:8000 (PORT: another port).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The web server's port: 8000 unless PORT says otherwise (`PORT=8001 make run` when 8000 is taken). Checked first, so
+# a taken port is said before anything is installed or started.
+port=${PORT:-8000}
+if ! python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null
+then
+  echo "make run: port $port on 127.0.0.1 is in use (another portal, or another program): stop it, or pick another" \
+    "port with PORT, e.g. PORT=$((port + 1)) make run" >&2
+  exit 1
+fi
+# Links the site mails (sign-up confirmation, password reset, verdicts) name this port too, unless the environment or
+# .env sets ARENA_SITE_URL.
+if [ -z "${ARENA_SITE_URL:-}" ] && ! grep -qs '^ARENA_SITE_URL=' .env; then
+  export ARENA_SITE_URL="http://127.0.0.1:$port"
+fi
 scripts/install.sh
 scripts/services.sh
 # Local use: .env says DEBUG=1 and holds a random SECRET_KEY; the settings read it, so `.venv/bin/python manage.py
@@ -51,5 +65,5 @@ done
 ARENA_WORKER_KEYS=$web_keys $py manage.py reap --every 60 >var/reaper.log 2>&1 &
 reaper=$!
 trap 'kill "${workers[@]}" $reaper 2>/dev/null || true' EXIT INT TERM
-echo "workers (web, checks, cpu-gloo-2, cpu-gloo-4) and reaper started (logs: var/worker-*.log, var/reaper.log); portal on http://127.0.0.1:8000"
-$py manage.py runserver 127.0.0.1:8000
+echo "workers (web, checks, cpu-gloo-2, cpu-gloo-4) and reaper started (logs: var/worker-*.log, var/reaper.log); portal on http://127.0.0.1:$port"
+$py manage.py runserver "127.0.0.1:$port"

@@ -90,3 +90,23 @@ def test_the_readmes_other_manage_commands_load_with_the_generated_env(tmp_path)
     for command in ("load_problems", "seed_demo", "rqworker", "reap"):
         shown = _manage(command, "--help", ENV_FILE=str(target))
         assert shown.returncode == 0, (command, shown.stderr[-2000:])
+
+
+def test_run_sh_says_at_once_when_its_port_is_taken_and_names_the_other_port():
+    """`make run` on a machine where something already listens on the port: one sentence saying so and how to pick
+    another (PORT), before anything is installed or started; the server and the mailed links use PORT."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = subprocess.run(["scripts/run.sh"], cwd=ROOT, env=_env(PORT=str(port)), capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"port {port} on 127.0.0.1 is in use" in done.stderr and f"PORT={port + 1} make run" in done.stderr
+    assert "installing" not in done.stdout and "migrat" not in done.stdout.lower()
+    script = (ROOT / "scripts" / "run.sh").read_text()
+    assert 'runserver "127.0.0.1:$port"' in script and 'ARENA_SITE_URL="http://127.0.0.1:$port"' in script
+    readme = (ROOT / "README.md").read_text()
+    assert "`PORT=8001 make run`" in readme

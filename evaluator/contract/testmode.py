@@ -71,7 +71,10 @@ def diagnostics(document: dict[str, Any], solution_name: str = "solution.py") ->
                 add({"file": name, "line": int(m["line"]), "kind": "syntax", "text": text.splitlines()[0][:300]})
         for m in _TRACEBACK.finditer(text):
             if m["file"].rsplit("/", 1)[-1] == name:
-                add({"file": name, "line": int(m["line"]), "kind": "traceback", "text": m["where"] or ""})
+                if not m["where"] and any(d["file"] == name and d["line"] == int(m["line"]) for d in found):
+                    continue  # a syntax error's frame (no function): its line is already there, with the error
+                add({"file": name, "line": int(m["line"]), "kind": "traceback",
+                     "text": m["where"] or "raised here"})
     for text in texts:
         for pattern in (_GCC, _NVCC):
             for m in pattern.finditer(text):

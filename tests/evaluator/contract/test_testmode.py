@@ -44,3 +44,18 @@ def test_a_passed_test_has_no_diagnostics_and_quick_figures_are_marked():
     spec = testmode.test_spec(problem_id="p/q", source="", profile="cpu-gloo-2", device="cpu", timing=True)
     out = testmode.annotate(doc, spec)
     assert out["diagnostics"] == [] and out["timing"]["quick"] is True
+
+
+def test_a_syntax_errors_traceback_adds_no_empty_second_line():
+    """`arena test --local` of a file with a syntax error printed its line twice, the second time with no text
+    (`bad.py:2: traceback: `): the traceback's frame of a syntax error has no function."""
+    doc = empty_document()
+    doc["verdict"] = "compile_error"
+    doc["message"] = "rank 0 failed while importing the solution: SyntaxError: expected ':' (bad.py, line 2)"
+    doc["traceback"] = ('Traceback (most recent call last):\n  File "/arena/judge/evaluator/rank/worker.py", line 126, '
+                        'in load_solution\n  File "/solution/bad.py", line 2\n    def solution(x)\n'
+                        '                   ^\nSyntaxError: expected \':\'\n')
+    spec = testmode.test_spec(problem_id="p/q", source="", profile="cpu-gloo-2", device="cpu", solution_name="bad.py")
+    out = testmode.annotate(doc, spec)
+    assert [(d["line"], d["kind"]) for d in out["diagnostics"]] == [(2, "syntax")], out["diagnostics"]
+    assert all(d["text"] for d in out["diagnostics"])

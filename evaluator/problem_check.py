@@ -419,7 +419,8 @@ def local_check(problem: Any, world_sizes: tuple[int, ...] | None = None, known_
     answer that runs on CPU gets its verdict there (a correct one must pass everywhere, a wrong one must fail at the
     largest world size, as the catalogue's tests require); the bench preset's roofline is at least 20 us on every GPU
     profile that runs it and (trials + 2) copies of one rank's bench inputs fit 80 % of its GPU memory; and the
-    roofline's link bytes at the small preset are at most what the reference itself sends or receives per rank."""
+    roofline's link bytes at the small preset are at most what the reference itself sends or receives per rank (its
+    inter-node bytes, at most what the reference sends to or receives from other nodes)."""
     from evaluator.contract.backends import runs_on_cpu
     from evaluator.selfcheck import check_problem
 
@@ -515,8 +516,9 @@ def bench_input_bytes(problem: Any, w: int) -> int:
 
 
 def traffic_lines(problem: Any, cases: list[tuple[int, dict[str, Any]]]) -> list[CheckLine]:
-    """The roofline's link bytes per rank at the small preset against what the reference itself moves, counted by
-    running it through the torch.distributed calls it makes (problems/traffic.py)."""
+    """The roofline's link bytes per rank at the small preset against what the reference itself moves, and on more
+    than one node its inter-node bytes against what the reference moves to other nodes, counted by running it through
+    the torch.distributed calls it makes (problems/traffic.py)."""
     from problems.traffic import reference_traffic
 
     lines = []
@@ -527,11 +529,17 @@ def traffic_lines(problem: Any, cases: list[tuple[int, dict[str, Any]]]) -> list
         except Exception as exc:  # noqa: BLE001 - the reference's own failure is reported by its line above
             lines.append(CheckLine("link bytes", where, False, "runtime_error", f"{type(exc).__name__}: {exc}"[:2000]))
             continue
-        bound = problem.roofline_terms(w, PRESET, overrides)["link_bytes_per_rank"]
-        most = max(c["busiest"] for c in counted)
-        ok = bound <= most * (1 + 1e-9) + 1e-9
-        lines.append(CheckLine(
-            "link bytes", where, ok, "ok" if ok else "failed",
-            f"the roofline's {bound:.0f} per rank {'<=' if ok else '>'} the {most:.0f} the reference sends or receives "
-            f"(busier direction, busiest rank)" + ("" if ok else f"; per call: {[c['by_call'] for c in counted]}")))
+        terms = problem.roofline_terms(w, PRESET, overrides)
+        checks = [("link bytes", "link_bytes_per_rank", "busiest", "")]
+        per_node = {**problem.presets[PRESET].params, **overrides}.get("ranks_per_node")
+        if "internode_bytes_per_rank" in terms and per_node and w // per_node > 1:
+            checks.append(("internode bytes", "internode_bytes_per_rank", "busiest_internode", " to other nodes"))
+        for what, term, key, to in checks:
+            bound, most = terms[term], max(c[key] for c in counted)
+            ok = bound <= most * (1 + 1e-9) + 1e-9
+            lines.append(CheckLine(
+                what, where, ok, "ok" if ok else "failed",
+                f"the roofline's {bound:.0f} per rank {'<=' if ok else '>'} the {most:.0f} the reference sends or "
+                f"receives{to} (busier direction, busiest rank)"
+                + ("" if ok else f"; per call: {[c['by_call'] for c in counted]}")))
     return lines

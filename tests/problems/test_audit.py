@@ -4,7 +4,8 @@
 - the bench preset's roofline is at least 20 us on every GPU profile that runs the problem (shorter work cannot be
   timed within 1 %: docs/protocol.md), and its inputs per rank fit the profile's GPU memory;
 - the roofline's link bytes are at most what the reference itself sends (or receives, the busier direction) per
-  rank, counted by running it at small size on CPU through the torch.distributed calls it makes
+  rank, and its inter-node bytes at most what the reference sends to (or receives from) other nodes at every
+  multi-node grouping, counted by running it at small size on CPU through the torch.distributed calls it makes
   (problems/traffic.py): a roofline above the baseline's own traffic is not a lower bound;
 - the reference equals the oracle at every declared world size and node grouping (test_references.py covers
   2 and 4 ranks with the small preset's grouping; here the others);
@@ -129,6 +130,33 @@ def test_roofline_link_bytes_are_at_most_what_the_reference_moves(problem_id):
         assert bound <= most * (1 + 1e-9) + 1e-9, (
             f"{problem_id} W={w}: the roofline counts {bound:.0f} link bytes per rank but the reference sends or "
             f"receives at most {most:.0f} in either direction ({[c['by_call'] for c in counted]})")
+
+
+def _nodes(problem: Problem, w: int, overrides: dict) -> int:
+    per_node = {**problem.presets["small"].params, **overrides}.get("ranks_per_node")
+    return w // per_node if per_node else 1
+
+
+INTERNODE_CASES = [(pid, w, o) for pid in PROBLEMS if "internode_bytes_per_rank" in _problem(pid).roofline
+                   for w, o in check_cases(_problem(pid)) if _nodes(_problem(pid), w, o) > 1]
+
+
+def test_every_inter_node_problem_has_its_internode_bytes_checked():
+    tagged = {pid for pid in PROBLEMS if "inter-node" in _problem(pid).tags}
+    assert tagged and tagged == {pid for pid, _, _ in INTERNODE_CASES}
+
+
+@pytest.mark.parametrize("problem_id, world_size, overrides", INTERNODE_CASES,
+                         ids=[f"{pid}-W{w}-{o}" for pid, w, o in INTERNODE_CASES])
+def test_roofline_internode_bytes_are_at_most_what_the_reference_sends_across_nodes(problem_id, world_size,
+                                                                                      overrides):
+    problem = _problem(problem_id)
+    counted = sent_bytes(problem, world_size, overrides)
+    most = max(c["busiest_internode"] for c in counted)
+    bound = problem.roofline_terms(world_size, "small", overrides)["internode_bytes_per_rank"]
+    assert bound <= most * (1 + 1e-9) + 1e-9, (
+        f"{problem_id} W={world_size} {overrides}: the roofline counts {bound:.0f} inter-node bytes per rank but the "
+        f"reference sends or receives at most {most:.0f} to or from other nodes ({[c['by_call'] for c in counted]})")
 
 
 def _rank_hygiene(rank: int, problem: Problem, w: int, store: str, out: str) -> None:

@@ -51,6 +51,8 @@ def test_check_problem_covers_every_declared_world_size_and_node_grouping():
     assert wheres == ["W=4, 2 nodes of 2", "W=8, 4 nodes of 2", "W=8, 2 nodes of 4"]
     assert len(_lines(done.stdout, "correct/leaders_reduce_broadcast.py")) == 3
     assert len(_lines(done.stdout, "link")) == 3
+    # every grouping spans nodes, so each also checks the roofline's inter-node bytes against the reference's own
+    assert len([line for line in _lines(done.stdout, "internode") if "to other nodes" in line]) == 3
     assert {line.split()[2].rstrip(":") for line in _lines(done.stdout, "bench")} == {
         "h200-nvlink-4", "h200-nvlink-8", "h100-nvlink-8", "h200-2x4"}
 

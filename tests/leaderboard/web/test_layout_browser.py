@@ -150,6 +150,30 @@ def test_the_catalogue_is_not_a_wall_at_1366_px(page, live_server, problems):
     assert page.evaluate("document.querySelectorAll('section.category details.hard').length") >= 100
 
 
+def test_the_catalogue_is_a_list_of_cards_on_a_phone(page, live_server, problems):
+    """At 390 px each problem is one card: its title, id and summary across the screen, its figures labelled on one
+    line under them, no table to scroll sideways. As seven columns the title took a 100 px column and the home page
+    was 32,000 px tall (about 300 px a problem)."""
+    _visit(page, live_server.url + "/", 390)
+    scroll_width, inner, height = _page_size(page)
+    rows = page.evaluate("document.querySelectorAll('section.category tbody tr').length")
+    assert rows >= 100, rows
+    assert scroll_width <= inner
+    assert height <= rows * 170, f"{height} px for {rows} problems at 390 px"
+    cards = page.evaluate("""() => [...document.querySelectorAll('section.category tbody tr')].slice(0, 20).map(tr => {
+        const [title, ...cells] = [...tr.children].filter(td => getComputedStyle(td).display !== 'none');
+        const box = title.getBoundingClientRect();
+        return [Math.round(box.width), new Set(cells.map(td => Math.round(td.getBoundingClientRect().top))).size,
+                cells.map(td => getComputedStyle(td, '::before').content)];
+    })""")
+    for width, lines, labels in cards:
+        assert width >= 330, width  # the title across the card, not a 100 px column
+        assert lines == 1, lines  # the figures on one line
+        assert labels == ['"World sizes "', '"Leader "', '"Best "', '"Solutions "'], labels
+    assert not page.evaluate("[...document.querySelectorAll('.table-wrap')]"
+                             ".some(w => w.scrollWidth > w.clientWidth + 1)")
+
+
 @pytest.mark.parametrize("width", [390, 1366, 1920])
 def test_every_page_of_the_tour_has_the_site_layout_and_no_sideways_scroll(page, live_server, seeded, width):
     """The pages the README's tour and the navigation lead to, and the error and password-reset pages: each has the

@@ -10,6 +10,8 @@ private pages.
 - ``PrivatePagesMiddleware`` marks every answer that may show something private ``Cache-Control: no-store``: any
   answer to a signed-in person (their token, submissions, sources, proposals, account pages), to an API request
   that carries credentials, and every page under /accounts/ and /admin/. Anonymous readers' pages stay cacheable.
+- ``SiteNotFoundMiddleware``: with DEBUG on (a local portal, `make run`) Django answers a missing page with its
+  technical 404 (the URL patterns it tried) instead of handler404; this gives the site's page there too.
 """
 
 from __future__ import annotations
@@ -81,4 +83,24 @@ class PrivatePagesMiddleware:
                    or (user is not None and user.is_authenticated))
         if private:
             response["Cache-Control"] = "no-store, private"
+        return response
+
+
+class SiteNotFoundMiddleware:
+    """A missing page of a local portal (DEBUG on) is the site's 404 page, as in production, not Django's technical
+    page listing URL patterns: a newcomer following a wrong link on `make run` met that. Only Django's technical
+    page is replaced (it carries the robots marker below); the API's JSON 404s and pages a view answered itself pass
+    untouched."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (settings.DEBUG and response.status_code == 404 and not getattr(response, "streaming", False)
+                and response.get("Content-Type", "").startswith("text/html")
+                and b'<meta name="robots" content="NONE,NOARCHIVE">' in response.content):
+            from portal.views import not_found
+
+            return not_found(request)
         return response

@@ -126,6 +126,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "portal.middleware.PrivatePagesMiddleware",
+    # A local portal's (DEBUG) missing page is the site's 404 page, not Django's technical one.
+    "portal.middleware.SiteNotFoundMiddleware",
     # Last, as django-axes asks: it turns a locked-out log-in (the site's or the admin's) into the 429 page.
     "axes.middleware.AxesMiddleware",
 ]

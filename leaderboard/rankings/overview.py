@@ -282,6 +282,9 @@ def _front(points: list[tuple[float, float]]) -> set[int]:
     return keep
 
 
+PARETO_RUNS = 100  # runs the ranking page's cost chart draws: the first of the ranking as sorted, whatever its size
+
+
 def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
     """Each scored run's pass@k against what its search cost (tokens, wall time), with the Pareto fronts, over the
     first ``limit`` runs of ``runs`` (a queryset: only the columns drawn are read). Runs that did not report a cost

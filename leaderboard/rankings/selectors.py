@@ -9,7 +9,7 @@ import math
 import statistics
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
@@ -24,8 +24,8 @@ from leaderboard.rankings import metrics, solutions, tables
 from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
-    ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_standing_counts, model_run_status,
-    rank_metric,
+    ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_rank_ranges_of,
+    model_run_standing_counts, model_run_status, rank_metric,
 )
 
 
@@ -336,10 +336,18 @@ def model_run_ranking(*, filters: RunFilterSet | None = None, user=None,
     return tables.run_ranking_table().order(runs, sort)
 
 
-def model_run_choices() -> list[tuple[int, str]]:
-    """(id, label) of every run, newest first, for the comparison form (one query)."""
-    return [(pk, f"#{pk} {model} ({mode}, k={k}, {profile})") for pk, model, mode, k, profile in
-            ModelRun.objects.order_by("-created_at", "-id").values_list("pk", "model", "mode", "k", "profile")]
+COMPARE_CHOICES = 100  # runs the comparison form lists (the newest); any other is compared by its number
+
+
+def model_run_choices(*, include: Iterable[int] = (), limit: int | None = None) -> list[tuple[int, str]]:
+    """(id, label) of the newest ``limit`` runs (default COMPARE_CHOICES), and of the runs ``include`` names that
+    exist, newest first, for the comparison form: a bounded list whatever the number of runs (one query)."""
+    limit = COMPARE_CHOICES if limit is None else limit
+    wanted = [pk for pk in include if pk]
+    newest = ModelRun.objects.order_by("-created_at", "-id").values("pk")[:limit]
+    rows = (ModelRun.objects.filter(Q(pk__in=newest) | Q(pk__in=wanted)).order_by("-created_at", "-id")
+            .values_list("pk", "model", "mode", "k", "profile"))
+    return [(pk, f"#{pk} {model} ({mode}, k={k}, {profile})") for pk, model, mode, k, profile in rows]
 
 
 # --- problem page figures -------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 A page declares a :class:`Table` (its columns, how each is read and sorted, its default order) and hands it
 the rows a selector returned. ``?sort=<key>`` / ``?sort=-<key>`` orders it on the server, ``?page=N`` pages
-it, and ``?format=csv|json`` (with ``&table=<name>`` on pages that show several tables) returns the whole
-sorted table as a file. A page with several tables gives each but one a ``prefix`` so their parameters do
+it, and ``?format=csv|json`` (with ``&table=<name>`` on pages that show several tables) returns the sorted
+table as a file, ``EXPORT_PAGE_ROWS`` rows a page (``?page=``, ``?per_page=`` up to ``MAX_EXPORT_PAGE_ROWS``).
+A page with several tables gives each but one a ``prefix`` so their parameters do
 not collide (``runs_sort``, ``runs_page``).
 
 Querysets are sorted and sliced by the database (a column's ``order_by``); lists are sorted in Python
@@ -25,7 +26,9 @@ from leaderboard.rankings import metrics, scores, significance
 from leaderboard.rankings.export_stream import ExportResponse, csv_lines, json_lines
 
 EXPORT_FORMATS = ("csv", "json")
-MAX_EXPORT_ROWS = 20_000
+# An export is paged like a table, so its cost is bounded whatever the data's size (``?page=``, ``?per_page=``).
+EXPORT_PAGE_ROWS = 100
+MAX_EXPORT_PAGE_ROWS = 1000
 DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 500
 
@@ -186,28 +189,54 @@ class Table:
     def export(self, request: HttpRequest, rows: QuerySet | Iterable[Any], *, filename: str,
                meta: dict[str, Any] | None = None,
                convert: Callable[[QuerySet], Iterator[Any]] | None = None) -> HttpResponse:
-        """The whole sorted table (not one page) as CSV or JSON, streamed: a queryset is read in chunks
-        (``.iterator()``) and each row written as it comes, so an export of thousands of rows never holds them all
-        (``convert``: reads the sorted queryset's stored rows, in chunks, as what the columns read)."""
+        """One page of the sorted table as CSV or JSON, streamed: ``?page=`` (default 1) of ``?per_page=`` rows
+        (default EXPORT_PAGE_ROWS, at most MAX_EXPORT_PAGE_ROWS), so an export costs the same whatever the size of
+        the table. The JSON names the page and the next one's address (``next``, null on the last); the CSV gives
+        it in a ``Link: <...>; rel="next"`` header. A queryset is read in chunks (``.iterator()``) and each row
+        written as it comes (``convert``: reads the sorted queryset's stored rows, in chunks, as what the columns
+        read)."""
         ordered = self.sorted(request, rows)
-        if isinstance(ordered, QuerySet) and convert is not None:
-            source: Iterator[Any] = convert(ordered[:MAX_EXPORT_ROWS])
-        elif isinstance(ordered, QuerySet):
-            source = ordered[:MAX_EXPORT_ROWS].iterator(chunk_size=EXPORT_CHUNK_ROWS)
+        number, per_page = self.export_page(request)
+        start = (number - 1) * per_page
+        if isinstance(ordered, QuerySet):
+            window = ordered[start:start + per_page]
+            more = ordered[start + per_page:start + per_page + 1].exists()  # one row past the page: a next page
+            source: Iterator[Any] = (convert(window) if convert is not None
+                                     else window.iterator(chunk_size=EXPORT_CHUNK_ROWS))
         else:
-            source = iter(list(ordered)[:MAX_EXPORT_ROWS])
+            items = list(ordered)
+            more = len(items) > start + per_page
+            source = iter(items[start:start + per_page])
+        kept = {"format": request.GET.get("format"), "table": request.GET.get("table")}  # still this export
+        following = ("?" + _query(request.GET, {self.param("page"): str(number + 1), **kept})) if more else None
         records = (self.record(row) for row in source)
         if request.GET.get("format") == "json":
-            response = ExportResponse(json_lines({"table": self.name, **(meta or {})}, records),
-                                      content_type="application/json")
+            head = {"table": self.name, **(meta or {}), "page": number, "per_page": per_page, "next": following}
+            response = ExportResponse(json_lines(head, records), content_type="application/json")
             response["Content-Disposition"] = f'inline; filename="{filename}.json"'
-            return response
-        first = next(records, None)  # the header names the first row's fields (the columns, then any extra)
-        fields = list(first) if first is not None else [c.key for c in self.columns if c.exported]
-        rest = itertools.chain([first], records) if first is not None else iter(())
-        response = ExportResponse(csv_lines(fields, rest), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
+        else:
+            first = next(records, None)  # the header names the first row's fields (the columns, then any extra)
+            fields = list(first) if first is not None else [c.key for c in self.columns if c.exported]
+            rest = itertools.chain([first], records) if first is not None else iter(())
+            response = ExportResponse(csv_lines(fields, rest), content_type="text/csv; charset=utf-8")
+            suffix = f"-page-{number}" if number > 1 else ""
+            response["Content-Disposition"] = f'attachment; filename="{filename}{suffix}.csv"'
+        if following:
+            response["Link"] = f'<{following}>; rel="next"'
         return response
+
+    def export_page(self, request: HttpRequest) -> tuple[int, int]:
+        """The page number and rows per page an export asks for (bad values: the defaults; too many rows: the
+        most allowed)."""
+        try:
+            number = max(int(request.GET.get(self.param("page"), 1)), 1)
+        except ValueError:
+            number = 1
+        try:
+            per_page = int(request.GET.get(self.param("per_page"), EXPORT_PAGE_ROWS))
+        except ValueError:
+            per_page = EXPORT_PAGE_ROWS
+        return number, min(max(per_page, 1), MAX_EXPORT_PAGE_ROWS)
 
 
 EXPORT_CHUNK_ROWS = 500  # rows an export reads per round trip to the database

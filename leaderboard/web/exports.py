@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import wraps
 from typing import Any, Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils.cache import add_never_cache_headers
 
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.rankings.tables import EXPORT_FORMATS, Column, Table
@@ -140,3 +141,11 @@ def comparison_category_table() -> Table:
         Column("a_geomean", "A geomean", figure(1, "geomean_speedup"), numeric=True),
         Column("b_geomean", "B geomean", figure(2, "geomean_speedup"), numeric=True),
     ], default_sort="category")
+
+
+def computing_export(*, retry_after_s: int) -> HttpResponse:
+    """An export of a comparison not computed yet: 202 with Retry-After, never cached."""
+    response = JsonResponse({"status": "computing", "retry_after_s": retry_after_s}, status=202)
+    response["Retry-After"] = str(retry_after_s)
+    add_never_cache_headers(response)
+    return response

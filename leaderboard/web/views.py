@@ -280,11 +280,12 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     if unranked_table.wants_export(request, main=False):
         return unranked_table.export(request, unranked, filename="model-runs-unranked",
                                      meta={"filters": filters.active()})
-    points = overview.score_against_cost(runs)
+    points = overview.score_against_cost(runs, limit=overview.PARETO_RUNS)
     # Both tables are pages read from the database; one query counts the rows of both.
     ranked_count, unranked_count = rankings.model_run_standing_counts(runs=filters.qs)
     ranked_context = table.context(request, runs, count=ranked_count)
-    ranges = rankings.model_run_rank_ranges(runs=runs, sort=sort)
+    ranked_context["rows"] = list(ranked_context["rows"])
+    ranges = rankings.model_run_rank_ranges_of(runs=runs, rows=ranked_context["rows"], sort=sort)
     for run in ranked_context["rows"]:
         run.rank_range = ranges.get(run.pk)
     return render(request, "leaderboard/model_run_list.html", {
@@ -292,7 +293,7 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
         # (none to list: the pager counts them itself, so the page makes the same number of queries either way)
         "unranked": unranked_table.context(request, unranked, count=unranked_count or None),
         "rank_metric": rankings.rank_metric(sort), **_url_prefixes(),
-        "pareto": {"points": [vars(p) for p in points]} if points else None})
+        "pareto": {"points": [vars(p) for p in points], "limit": overview.PARETO_RUNS} if points else None})
 
 
 def _url_prefixes() -> dict[str, str]:
@@ -387,8 +388,6 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
     refused = exports.unknown_format(request, tables=("problems", "summary", "categories"))
     if refused is not None:
         return refused
-    choices = rankings.model_run_choices()
-    ids = {pk for pk, _ in choices}
     chosen, problems = [], []
     for key in ("a", "b"):
         asked = request.GET.get(key, "").strip()
@@ -397,11 +396,15 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
         except ValueError:
             value = None
             problems.append(f"{key.upper()}: {asked!r} is not a run number.")
+        chosen.append(value)
+    # The newest runs and the two asked for: a bounded picker, and whether those two exist, in one query.
+    choices = rankings.model_run_choices(include=[v for v in chosen if v is not None and 0 < v < 2 ** 63])
+    ids = {pk for pk, _ in choices}
+    for i, (key, value) in enumerate(zip(("a", "b"), list(chosen))):
         if value is not None and value not in ids:
             problems.append(f"{key.upper()}: there is no model run #{value} to compare (it does not exist, or it "
                             "is private).")
-            value = None
-        chosen.append(value)
+            chosen[i] = None
     if chosen[0] and chosen[0] == chosen[1]:
         problems.append(f"A and B are both run #{chosen[0]}: a run compared with itself differs in nothing. "
                         "Choose two different runs.")
@@ -417,7 +420,7 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
             computing = True
     table = tables.comparison_table()
     if computing and table.wants_export(request, main=True):
-        return _computing_export()
+        return exports.computing_export(retry_after_s=COMPUTING_REFRESH_S)
     if comparison is not None and table.wants_export(request, main=True):
         return table.export(request, comparison.rows, filename=f"compare-{chosen[0]}-{chosen[1]}", meta={
             "k": comparison.k,
@@ -426,7 +429,8 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
             "b": {"model_run": comparison.b.pk, "model": comparison.b.model, **scores.protocol_fields(comparison.b),
                   "scores": scores.overall(comparison.b_score)},
         })
-    context = {"choices": choices, "a_id": chosen[0], "b_id": chosen[1], "comparison": comparison,
+    context = {"choices": choices, "picker_limit": rankings.COMPARE_CHOICES, "a_id": chosen[0], "b_id": chosen[1],
+               "comparison": comparison,
                "computing": computing, "refresh_s": COMPUTING_REFRESH_S if computing else None,
                "problems": problems}
     if comparison is not None:
@@ -471,14 +475,6 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
 
 
 COMPUTING_REFRESH_S = 2  # a comparison being computed: the page reloads itself after this
-
-
-def _computing_export() -> HttpResponse:
-    """An export of a comparison not computed yet: 202 with Retry-After, never cached."""
-    response = JsonResponse({"status": "computing", "retry_after_s": COMPUTING_REFRESH_S}, status=202)
-    response["Retry-After"] = str(COMPUTING_REFRESH_S)
-    add_never_cache_headers(response)
-    return response
 
 
 @cache.cached_page(scopes=cache.user_page_scopes)

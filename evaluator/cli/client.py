@@ -3,6 +3,7 @@ the portal it belongs to are kept, checking a token against its portal, and whet
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
@@ -26,6 +27,9 @@ def request(url: str, token: str, data: bytes | None = None, content_type: str |
         raise SystemExit(f"arena: the portal refused the request ({exc.code}): {refusal(body)}") from None
     except urllib.error.URLError as exc:
         raise SystemExit(f"arena: cannot reach the portal at {url}: {exc.reason}") from None
+    except (OSError, http.client.HTTPException) as exc:  # the connection reset or closed mid-answer (a restart)
+        raise SystemExit(f"arena: the portal at {url} closed the connection before answering ({exc!r}); "
+                         f"try again") from None
 
 
 def refusal(body: str) -> str:

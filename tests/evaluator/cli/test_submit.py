@@ -69,3 +69,34 @@ def test_a_model_run_on_an_unserved_profile_is_said_at_once_and_ends_with_status
     assert "no worker serves h200-nvlink-2" in err and "h200-nvlink-2-test h200-nvlink-2" in err, err
     assert '"hardware": "cpu-gloo-2" in its manifest' in err and "--wait" in err, err
     assert ModelRun.objects.get().profile == "h200-nvlink-2"  # left queued, for when a worker starts
+
+
+def test_a_portal_that_drops_the_connection_gets_a_sentence_not_a_traceback(tmp_path, capsys):
+    """The portal restarting (a local portal reloads when its code changes) reset the connection mid-upload, and
+    `arena submit` printed urllib's traceback."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def drop() -> None:
+        while True:  # every request (the queue check, then the upload)
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            conn.close()  # a reset, no answer
+
+    threading.Thread(target=drop, daemon=True).start()
+    source = tmp_path / "s.py"
+    source.write_text("def solution(x):\n    return x\n")
+    portal = f"http://127.0.0.1:{server.getsockname()[1]}"
+    with pytest.raises(SystemExit) as ended:
+        main(["submit", "--portal", portal, "--token", "t", "--problem", "collectives/all_reduce", "--solution",
+              str(source), "--hardware", "cpu-gloo-2", "--no-follow"])
+    server.close()
+    assert "closed the connection before answering" in str(ended.value), ended.value

@@ -99,4 +99,6 @@ def test_a_portal_that_drops_the_connection_gets_a_sentence_not_a_traceback(tmp_
         main(["submit", "--portal", portal, "--token", "t", "--problem", "collectives/all_reduce", "--solution",
               str(source), "--hardware", "cpu-gloo-2", "--no-follow"])
     server.close()
-    assert "closed the connection before answering" in str(ended.value), ended.value
+    said = str(ended.value)  # a reset while sending reads "cannot reach", one while answering "closed the connection"
+    assert said.startswith("arena: ") and portal in said, said
+    assert "cannot reach the portal" in said or "closed the connection before answering" in said, said

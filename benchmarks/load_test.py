@@ -16,8 +16,9 @@ What it does, in order:
    it. The comparisons the readers open are computed ahead (the web worker's job, as after a while of reading).
 3. **Readers.** ``--readers`` simulated readers, each with its own keep-alive connection, loop {GET a page, think}:
    the think time is uniform in 0.5-1.5 s (``--think exp`` for exponential, mean 1 s). Each request picks a page
-   kind by weight (overall ranking and its filtered/sorted/paged variants 30 %, model-run pages 25 %, problem pages
-   20 %, comparisons 8 %, user pages 7 %, CSV/JSON exports 5 %, API rankings 5 %) and then one page of that kind
+   kind by weight (``WEIGHTS``: the home page and its categories 20 %, the overall ranking and its
+   filtered/sorted/paged variants 20 %, model-run pages 20 %, problem pages 15 %, comparisons 8 %, user pages 7 %,
+   CSV/JSON exports 5 %, API rankings 5 %) and then one page of that kind
    among every such page of the seeded data (100 runs, 60 problems, 12 users, 40 pairs...). Readers start spread
    over the first half of the warm-up; only requests sent after the warm-up and finished before its end count.
    Latency is from just before the request is written to the last byte of the body read. Errors: any answer that

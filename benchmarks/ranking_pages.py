@@ -22,8 +22,8 @@ renders the page):
 3. **Under load** (``--concurrency N``, 0 by default): gunicorn serving the same database, N client threads
    requesting the pages in turn for ``--seconds`` (``benchmarks/load_test.py`` is the fuller load test).
 
-The results go to ``OUT/ranking_pages_<date>.json`` and ``.md``, with the command that produced them; with two or
-more ``--db``, the growth of each page's CPU and queries from the first to the last.
+The results go to ``OUT/ranking_pages_<date>[_<label>].json`` and ``.md``, with the command that produced them;
+with two or more ``--db``, the growth of each page's CPU and queries from the first to the last.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _pages() -> list[tuple[str, str]]:
 
     from leaderboard.models import ModelRun, Problem
 
-    from leaderboard.models import RunComparison
+    from leaderboard.models import ProblemStanding, RunComparison
     from leaderboard.rankings.services import run_comparison_refresh
 
     runs = list(ModelRun.objects.filter(is_demo=True).order_by("id").values_list("id", "profile")[:3])
@@ -81,6 +81,9 @@ def _pages() -> list[tuple[str, str]]:
     RunComparison.objects.filter(a_id=a, b_id=c).delete()
     problem = Problem.objects.filter(suite="demo").order_by("id").values_list("id", flat=True).first()
     user = get_user_model().objects.filter(username__startswith="demo-user-").order_by("username").first()
+    # The profile with the most rows in the problem's stored ranking: a GPU one wherever the seed measured speed.
+    gpu = (ProblemStanding.objects.filter(problem_id=problem).exclude(profile__startswith="cpu")
+           .order_by("-solutions").values_list("profile", flat=True).first() or profile)
     return [
         ("home", "/"),
         ("home, one category", f"/?category={problem.split('/')[0]}"),
@@ -97,6 +100,8 @@ def _pages() -> list[tuple[str, str]]:
         ("API comparison", f"/api/rankings/compare/?a={a}&b={b}"),
         ("problem page", f"/problems/{problem}/?profile={profile}"),
         ("problem ranking CSV export", f"/problems/{problem}/?profile={profile}&format=csv"),
+        ("problem page, GPU profile", f"/problems/{problem}/?profile={gpu}"),
+        ("API problem ranking", f"/api/problems/{problem}/ranking/?profile={gpu}"),
         ("user page", f"/users/{user.username}/"),
         ("user page runs JSON export", f"/users/{user.username}/?format=json"),
         ("API ranking", "/api/rankings/model-runs/"),
@@ -320,14 +325,15 @@ def _growth(first: dict, last: dict) -> list[dict]:
     return out
 
 
-def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: str) -> Path:
+def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: str, label: str = "") -> Path:
     today = date.today().isoformat()
+    stem = f"ranking_pages_{today}" + (f"_{label}" if label else "")
     labels = list(sizes)
     first = sizes[labels[0]]
     report = {"date": today, "command": command, "seeded_with": seeded_with, "sizes": sizes,
               "growth": _growth(first, sizes[labels[-1]]) if len(labels) > 1 else None}
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"ranking_pages_{today}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
     env = first["environment"]
     lines = [f"# Ranking pages rendered uncached on seeded databases — {today}", "",
              f"Command: `{command}`", "", f"Databases seeded with: {seeded_with}.", "",
@@ -365,7 +371,7 @@ def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: s
         lines += [f"| {g['page']} | {g['queries'][0]} → {g['queries'][1]} | {g['cpu_median_ms'][0]} → "
                   f"{g['cpu_median_ms'][1]} | {g['cpu_ratio']} | {g['bytes'][0]} → {g['bytes'][1]} |"
                   for g in report["growth"]]
-    path = out / f"ranking_pages_{today}.md"
+    path = out / f"{stem}.md"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -380,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--seeded-with", default="python manage.py seed_demo --runs 100 --problems 60 --attempts 3")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    parser.add_argument("--label", default="", help="added to the file names: ranking_pages_<date>_<label>")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # measure DATABASE_URL, write the JSON here
     args = parser.parse_args(argv)
     if args.child:
@@ -397,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(child, env=env, check=True)
         sizes[label] = json.loads(out.read_text())
         out.unlink()
-    path = write_report(Path(args.out), command, sizes, args.seeded_with)
+    path = write_report(Path(args.out), command, sizes, args.seeded_with, args.label)
     print(f"wrote {path}")
     return 0
 

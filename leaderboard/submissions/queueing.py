@@ -1,8 +1,9 @@
 """Putting a submission's evaluation on its hardware profile's queue, and taking it off again.
 
-A row to evaluate is made one way (:func:`submission_row`), gets its next job id from :func:`enqueue_after_commit`,
-and reaches Redis only once the transaction that saved it commits. The job carries a self-contained spec (a JSON
-dict), never ORM objects; its name and queue come from ``evaluator.contract.jobs``, the one place jobs are named.
+A row to evaluate is made one way (:func:`submission_row`); its lifecycle is the one every kind of queued work has
+(``leaderboard.lifecycle``: :data:`SUBMISSION` names its fields and its jobs), so it gets its next job id from
+:func:`enqueue_after_commit` and reaches Redis only once the transaction that saved it commits. The job carries a
+self-contained spec (a JSON dict), never ORM objects; its name and queue come from ``evaluator.contract.jobs``.
 
 The queue is fair: a user has at most settings.ARENA_QUEUED_JOBS_PER_USER jobs on one queue in RQ at a time (waiting
 or running). A row beyond that is *held*: saved ``queued`` with no job yet (``enqueue_count`` 0), the database being
@@ -14,37 +15,28 @@ another user's single submission by at most one evaluation.
 from __future__ import annotations
 
 import hashlib
-import logging
-import math
 
-import django_rq
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
 from django.db.models import Min, Q
-from django.utils import timezone
-from redis.exceptions import RedisError
-from rq import Queue
-from rq.exceptions import InvalidJobOperation, NoSuchJobError
-from rq.job import Job, JobStatus
-from rq.serializers import JSONSerializer
 
 from evaluator.contract import jobs
 from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
+from leaderboard.lifecycle.queues import JobOrder
+from leaderboard.lifecycle.signatures import nonce_for
+from leaderboard.lifecycle import work as lifecycle_work
+from leaderboard.lifecycle.work import Work
 from leaderboard.models import ModelRun, Problem, Submission
-from leaderboard.submissions.signatures import nonce_for
 from leaderboard.submissions import fingerprint
-
-logger = logging.getLogger(__name__)
 
 BUILD_JOB_TIMEOUT_S = 900
 
 
 def job_timeout_s() -> int:
     """The RQ job's limit: about 1.2× the sum of the evaluator's phase limits, so the phases time out first."""
-    return math.ceil(settings.ARENA_JOB_TIMEOUT_FACTOR * sum(DEFAULT_TIMEOUTS.values()))
+    return lifecycle_work.job_timeout_s(DEFAULT_TIMEOUTS)
 
 
 def spec_for(submission: Submission) -> EvalSpec:
@@ -100,66 +92,46 @@ def _held_back(submission: Submission) -> bool:
     return _jobs_in_queue(submission.user_id, profiles, besides=submission.pk) >= limit
 
 
+def _orders(submission: Submission) -> list[JobOrder]:
+    """A submission's jobs: its evaluation on its profile's queue, after a build on the host's CPUs when it needs one.
+    The worker signs its replies with the job's nonce: a result is accepted only for this job."""
+    spec = spec_for(submission).to_dict()
+    profile = submission.profile
+    description = f"submission #{submission.pk}: {submission.problem_id} on {profile}"
+    evaluate = JobOrder(queue=PROFILES[profile].queue, function=jobs.EVALUATE,
+                        args=(spec, submission.pk, nonce_for(submission.job_id)), timeout=submission.job_timeout_s,
+                        description=description, job_id=submission.job_id)
+    if PROFILES[profile].device == "cuda" and needs_build(submission.source):
+        # Compiles on the GPU host's CPUs while the GPU works through the jobs ahead of this one.
+        return [JobOrder(queue=jobs.build_queue(profile), function=jobs.PREBUILD, args=(spec,),
+                         timeout=BUILD_JOB_TIMEOUT_S, description=f"build for {description}"), evaluate]
+    return [evaluate]
+
+
+SUBMISSION: Work[Submission] = Work(
+    model=Submission, name="submission", job_prefix="submission", waiting=Submission.State.QUEUED,
+    running=Submission.State.RUNNING, orders=_orders, queue_of=lambda submission: PROFILES[submission.profile].queue,
+    if_redis_fails="the reaper will retry", heartbeat_field="heartbeat_at")
+
+
 def enqueue_after_commit(submission: Submission, *, fair: bool = True) -> None:
-    """Gives the row its next job id now and puts the job on its queue once the transaction commits.
+    """Gives the row its next job id now and puts the job on its queue once the transaction commits (the lifecycle's
+    ``Work.enqueue_after_commit``).
 
     A new row whose user already has settings.ARENA_QUEUED_JOBS_PER_USER jobs on that queue is held instead (left
     ``queued`` without a job, for :func:`queued_release`). A further attempt of a row (``enqueue_count`` > 0) takes
     the place of the attempt that failed, so it is never held.
-
-    If Redis is down at that moment the row stays ``queued`` with a job id Redis does not know, and the
-    reaper enqueues it again later: the database decides what is queued.
     """
     if fair and submission.enqueue_count == 0 and _held_back(submission):
         return
-    submission.enqueue_count += 1
-    submission.job_id = f"submission-{submission.pk}-{submission.enqueue_count}"
-    submission.enqueued_at = timezone.now()
-    submission.save(update_fields=["enqueue_count", "job_id", "enqueued_at"])
-    spec = spec_for(submission).to_dict()
-    submission_id, job_id, profile = submission.pk, submission.job_id, submission.profile
-    nonce = nonce_for(job_id)  # the worker signs its replies with it: a result is accepted only for this job
-    description = f"submission #{submission.pk}: {submission.problem_id} on {profile}"
-    timeout = submission.job_timeout_s
-
-    prebuild = PROFILES[profile].device == "cuda" and needs_build(submission.source)
-
-    def enqueue() -> None:
-        try:
-            if prebuild:
-                # Compiles on the GPU host's CPUs while the GPU works through the jobs ahead of this one.
-                Queue(jobs.build_queue(profile), connection=django_rq.get_connection(jobs.WEB_QUEUE),
-                      serializer=JSONSerializer).enqueue(
-                    jobs.PREBUILD, spec, job_timeout=BUILD_JOB_TIMEOUT_S, result_ttl=settings.ARENA_JOB_RESULT_TTL_S,
-                    description=f"build for {description}")
-            django_rq.get_queue(PROFILES[profile].queue).enqueue(
-                jobs.EVALUATE, spec, submission_id, nonce, job_id=job_id, job_timeout=timeout,
-                result_ttl=settings.ARENA_JOB_RESULT_TTL_S, failure_ttl=settings.ARENA_JOB_RESULT_TTL_S,
-                description=description,
-            )
-        except RedisError:
-            logger.exception("could not enqueue submission %s; the reaper will retry", submission_id)
-
-    transaction.on_commit(enqueue)
+    SUBMISSION.enqueue_after_commit(submission)
 
 
-def job_discard_after_commit(profile: str, job_id: str) -> None:
-    """Takes a job that is no longer wanted off its queue once the transaction commits. A job a worker already
-    started is left to finish (its report is then ignored): stopping it would kill the work horse but not the rank
-    processes it started."""
-    if not job_id or profile not in PROFILES:
-        return
-
-    def discard() -> None:
-        try:
-            job = Job.fetch(job_id, connection=django_rq.get_connection(PROFILES[profile].queue),
-                            serializer=JSONSerializer)
-            if job.get_status() in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
-                job.cancel()
-        except (NoSuchJobError, RedisError, InvalidJobOperation):
-            pass
-
-    transaction.on_commit(discard)
+def job_discard_after_commit(submission: Submission) -> None:
+    """Takes the submission's current job off its queue once the transaction commits; a job a worker already started
+    is left to finish (its report is then ignored)."""
+    if submission.profile in PROFILES:
+        SUBMISSION.discard_after_commit(submission)
 
 
 def queued_release(*, profile: str | None = None) -> list[int]:

@@ -18,11 +18,10 @@ import logging
 import math
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from evaluator.contract.result import ResultDocument, ResultDocumentError, Verdict, empty_document, from_json, trim
+from evaluator.contract.result import ResultDocument, ResultDocumentError, Verdict, empty_document, from_json
 from leaderboard.models import Result, Submission
 from leaderboard.rankings.services import run_score_mark_stale, standing_after_result
 from leaderboard.submissions import queueing, services, signals, verification
@@ -153,24 +152,16 @@ def _attempt_settled_without_result(submission: Submission, document: dict[str, 
     stale = bool(job_id and submission.job_id and job_id != submission.job_id)
     if document.get("verdict") != Verdict.INFRA_ERROR.value:
         if stale:  # a replaced attempt finished after all: keep its verdict, drop the attempt now queued
-            queueing.job_discard_after_commit(submission.profile, submission.job_id)
+            queueing.job_discard_after_commit(submission)
         return False
     if stale:
         logger.warning("submission %s: infra_error from replaced attempt %s ignored (current: %s)",
                        submission.pk, job_id, submission.job_id)
         return True
-    attempts = submission.enqueue_count
-    if attempts >= settings.ARENA_MAX_ENQUEUES:
-        if attempts > 1:
-            document["message"] = (f"{document.get('message') or 'The platform failed.'} "
-                                   f"(Attempt {attempts} of {settings.ARENA_MAX_ENQUEUES}: every attempt failed on the "
-                                   f"platform's side.)")
-        return False
-    logger.warning("submission %s: attempt %s failed on the platform's side (%s); enqueueing attempt %s",
-                   submission.pk, attempts, trim(str(document.get("message") or ""), 300), attempts + 1)
-    submission.state = Submission.State.QUEUED
-    submission.worker = ""
-    submission.started_at = submission.heartbeat_at = None
-    submission.save(update_fields=["state", "worker", "started_at", "heartbeat_at"])
-    queueing.enqueue_after_commit(submission, fair=False)  # takes the failed attempt's place on the fair queue
-    return True
+    outcome, message = queueing.SUBMISSION.platform_failure(
+        submission, str(document.get("message") or "The platform failed."))
+    if outcome == "requeued":  # takes the failed attempt's place on the fair queue
+        return True
+    if submission.enqueue_count > 1:
+        document["message"] = message
+    return False

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -84,41 +82,28 @@ def submission_changed(submission: Submission) -> None:
                                    model_run_id=submission.model_run_id)
 
 
-def _epoch_to_datetime(value: Any) -> datetime:
-    try:
-        return datetime.fromtimestamp(float(value), tz=dt_timezone.utc)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return timezone.now()
+def _running(submission: Submission) -> None:
+    if submission.model_run_id is not None:
+        ModelRun.objects.filter(pk=submission.model_run_id, state=ModelRun.State.QUEUED).update(
+            state=ModelRun.State.RUNNING)
+    submission_changed(submission)  # a run's page shows its attempts' state
+
+
+def _late(submission: Submission, worker: str, started: datetime) -> None:
+    """A "running" message after the result: fills in when and where the finished row ran."""
+    if submission.state == Submission.State.FINISHED and submission.started_at is None:
+        submission.started_at = started
+        submission.worker = submission.worker or worker
+        submission.save(update_fields=["started_at", "worker"])
 
 
 def submission_mark_running(*, submission_id: int, worker: str, started_at: float | datetime | None,
                             job_id: str | None = None) -> Submission | None:
     """A worker started the job. Only a queued row moves to running; a late or repeated message changes nothing
     (except filling in when and where a finished row ran, if its result arrived first), and neither does one from
-    an attempt (``job_id``) that is no longer the current one."""
-    started = started_at if isinstance(started_at, datetime) else _epoch_to_datetime(started_at)
-    with transaction.atomic():
-        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
-        if submission is None:
-            logger.warning("mark_running for unknown submission %s", submission_id)
-            return None
-        if job_id and submission.job_id and job_id != submission.job_id:
-            return submission  # an attempt the reaper already replaced
-        if submission.state == Submission.State.QUEUED:
-            submission.state = Submission.State.RUNNING
-            submission.started_at = started
-            submission.heartbeat_at = started
-            submission.worker = (worker or "")[:255]
-            submission.save(update_fields=["state", "started_at", "heartbeat_at", "worker"])
-            if submission.model_run_id is not None:
-                ModelRun.objects.filter(pk=submission.model_run_id, state=ModelRun.State.QUEUED).update(
-                    state=ModelRun.State.RUNNING)
-            submission_changed(submission)  # a run's page shows its attempts' state
-        elif submission.state == Submission.State.FINISHED and submission.started_at is None:
-            submission.started_at = started
-            submission.worker = submission.worker or (worker or "")[:255]
-            submission.save(update_fields=["started_at", "worker"])
-    return submission
+    an attempt (``job_id``) that is no longer the current one (the lifecycle's ``Work.mark_running``)."""
+    return queueing.SUBMISSION.mark_running(row_id=submission_id, job_id=job_id, worker=worker, started=started_at,
+                                            on_running=_running, otherwise=_late)
 
 
 def submission_cancel(*, submission_id: int, user) -> Submission:
@@ -140,7 +125,7 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "finished_at"])
         submission_changed(submission)
-        queueing.job_discard_after_commit(submission.profile, submission.job_id)
+        queueing.job_discard_after_commit(submission)
         queueing.queued_release(profile=submission.profile)  # its slot on the fair queue is free
         if submission.model_run_id is not None:  # a cancelled attempt is done: the run's progress counts it
             run_score_mark_stale(model_run_id=submission.model_run_id)

@@ -1,5 +1,6 @@
 """Writes on test runs: create (validated like a submission, stored, queued on the profile's fast lane after the
-commit), mark running, record the result, and settle tests whose worker never answered.
+commit), mark running and record the result: the lifecycle every kind of queued work has (``leaderboard.lifecycle``;
+:data:`TEST` names a test's fields and its job). A test whose worker never answered is ended by ``reaper``.
 
 A test goes on ``evaluator.contract.jobs.test_queue(profile)`` (``<profile>-test``); a host's worker serves that
 queue before the ranked one (``rq worker h200-nvlink-4-test h200-nvlink-4``), so a test waits at most for the one
@@ -11,28 +12,24 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
-import math
 import re
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
 from typing import Any
 
-import django_rq
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from redis.exceptions import RedisError
-from rq import Queue
-from rq.serializers import JSONSerializer
 
 from evaluator.contract import jobs, states, testmode
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import ResultDocumentError, Verdict, empty_document, from_json
 from evaluator.contract.source import solution_problem
+from leaderboard.lifecycle import work as lifecycle_work
+from leaderboard.lifecycle.queues import JobOrder
+from leaderboard.lifecycle.signatures import nonce_for
+from leaderboard.lifecycle.work import Work
 from leaderboard.models import Problem, TestRun
 from leaderboard.submissions import validation
-from leaderboard.submissions.signatures import nonce_for
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +37,7 @@ DEFAULT_MAX_PENDING = 4
 
 
 def job_timeout_s() -> int:
-    return math.ceil(getattr(settings, "ARENA_JOB_TIMEOUT_FACTOR", 1.2) * sum(testmode.TEST_TIMEOUTS.values()))
+    return lifecycle_work.job_timeout_s(testmode.TEST_TIMEOUTS)
 
 
 def test_run_create(*, user, problem: Problem | str, profile: str, filename: str | None, source: str | bytes,
@@ -64,10 +61,7 @@ def test_run_create(*, user, problem: Problem | str, profile: str, filename: str
             problem_hash=problem.content_hash, filename=name, source=text,
             sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), timing=bool(timing),
             job_timeout_s=job_timeout_s())
-        test.job_id = f"test-{test.pk}"
-        test.enqueued_at = timezone.now()
-        test.save(update_fields=["job_id", "enqueued_at"])
-        _enqueue_after_commit(test)
+        TEST.enqueue_after_commit(test)
     return test
 
 
@@ -145,33 +139,21 @@ def spec_for(test: TestRun) -> dict[str, Any]:
                               timing=test.timing).to_dict()
 
 
-def _enqueue_after_commit(test: TestRun) -> None:
-    spec, test_id, job_id, timeout = spec_for(test), test.pk, test.job_id, test.job_timeout_s
-    queue_name = jobs.test_queue(test.profile)
-    ttl = getattr(settings, "ARENA_JOB_RESULT_TTL_S", 3600)
-
-    def enqueue() -> None:
-        try:
-            queue = Queue(queue_name, connection=django_rq.get_connection(jobs.WEB_QUEUE), serializer=JSONSerializer)
-            queue.enqueue(
-                jobs.EVALUATE_TEST, spec, test_id, nonce_for(job_id), job_id=job_id, job_timeout=timeout,
-                result_ttl=ttl, failure_ttl=ttl, description=f"test #{test_id}: {test.problem_id} on {test.profile}")
-        except RedisError:
-            logger.exception("could not enqueue test %s; it fails when its limit has passed", test_id)
-
-    transaction.on_commit(enqueue)
+def _orders(test: TestRun) -> list[JobOrder]:
+    return [JobOrder(queue=jobs.test_queue(test.profile), function=jobs.EVALUATE_TEST,
+                     args=(spec_for(test), test.pk, nonce_for(test.job_id)), timeout=test.job_timeout_s,
+                     description=f"test #{test.pk}: {test.problem_id} on {test.profile}", job_id=test.job_id)]
 
 
-def _epoch(value: Any) -> datetime:
-    try:
-        return datetime.fromtimestamp(float(value), tz=dt_timezone.utc)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return timezone.now()
+# A test's lifecycle: one attempt (job id "test-<pk>"), never retried; the reaper ends it by its deadline.
+TEST: Work[TestRun] = Work(
+    model=TestRun, name="test", job_prefix="test", waiting=TestRun.State.QUEUED, running=TestRun.State.RUNNING,
+    orders=_orders, queue_of=lambda test: jobs.test_queue(test.profile),
+    if_redis_fails="it fails when its limit has passed", count_field=None)
 
 
 def test_run_mark_running(*, test_id: int, worker: str, started_at: Any, job_id: str | None = None) -> None:
-    TestRun.objects.filter(pk=test_id, state=TestRun.State.QUEUED).update(
-        state=TestRun.State.RUNNING, worker=str(worker)[:255], started_at=_epoch(started_at))
+    TEST.mark_running(row_id=test_id, job_id=job_id, worker=str(worker), started=started_at)
 
 
 def test_run_record(*, test_id: int, document: dict[str, Any], job_id: str | None = None) -> bool:
@@ -192,19 +174,3 @@ def test_run_record(*, test_id: int, document: dict[str, Any], job_id: str | Non
         test.state, test.finished_at = TestRun.State.FINISHED, timezone.now()
         test.save(update_fields=["document", "verdict", "state", "finished_at"])
     return True
-
-
-def test_runs_reap(*, now: datetime | None = None) -> int:
-    """Tests whose reply never came within twice their job's limit end as ``infra_error`` (a test is not retried:
-    its author runs it again)."""
-    now = now or timezone.now()
-    count = 0
-    for test in TestRun.objects.exclude(state=TestRun.State.FINISHED).only("pk", "job_id", "job_timeout_s",
-                                                                           "enqueued_at", "created_at"):
-        since = test.enqueued_at or test.created_at
-        if since + timedelta(seconds=2 * test.job_timeout_s + 60) < now:
-            document = empty_document()
-            document["verdict"] = Verdict.INFRA_ERROR.value
-            document["message"] = "no worker answered for this test in time; run it again"
-            count += test_run_record(test_id=test.pk, document=document, job_id=test.job_id)
-    return count

@@ -4,7 +4,8 @@
   nothing is stored when it is invalid), stores it as ``submitted`` and, once the transaction commits, enqueues
   its CPU check on the ``checks`` queue (``evaluator.contract.jobs.CHECK_PROPOSAL``);
 - ``proposal_mark_checking`` and ``proposal_record_check`` store what the check worker reports (idempotent: a
-  report for a job that is not the proposal's current one is ignored);
+  report for a job that is not the proposal's current one is ignored); a check's lifecycle is the one every kind of
+  queued work has (``leaderboard.lifecycle``; :data:`CHECK` names a proposal's fields and its job);
 - ``proposal_check_failed`` is the platform's failure of a check (its job was lost, or its worker died), reported by
   the reaper (``reaper.proposals_reap``): the check is queued again while it has attempts left
   (settings.ARENA_MAX_ENQUEUES) and the proposal ends ``failed`` after the last;
@@ -23,17 +24,17 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-import django_rq
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
-from redis.exceptions import RedisError
 
 from evaluator.contract.jobs import CHECK_PROPOSAL, CHECKS_QUEUE
 from leaderboard import formats
 from leaderboard.beyond_contract import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
-from leaderboard.submissions.signatures import nonce_for
+from leaderboard.lifecycle.queues import JobOrder
+from leaderboard.lifecycle.signatures import nonce_for
+from leaderboard.lifecycle.work import Work
 from leaderboard.submissions.validation import source_validate
 from portal.contributions.selectors import is_moderator
 from portal.contributions.models import ProblemProposal
@@ -161,43 +162,31 @@ def proposal_create(*, user, category: str, name: str, problem_toml: Any, refere
             problem_toml=files["problem.toml"], reference_py=files["reference.py"], readme_md=files["README.md"],
             solutions=solutions, content_hash=problem.content_hash,
         )
-        _enqueue_check_after_commit(proposal)
+        CHECK.enqueue_after_commit(proposal)
     return proposal
 
 
-def _enqueue_check_after_commit(proposal: ProblemProposal) -> None:
-    """Gives the proposal its next check job id now; the job is enqueued once the transaction commits. If Redis
-    is down then, the proposal stays ``submitted`` with a job Redis does not know, and the reaper enqueues it anew."""
-    proposal.check_count += 1
-    proposal.check_job_id = f"proposal-{proposal.pk}-{proposal.check_count}"
-    proposal.save(update_fields=["check_count", "check_job_id", "updated_at"])
-    # the nonce binds the check's signed replies to this job (leaderboard.submissions.signatures)
-    args = (proposal.pk, proposal.category, proposal.name, proposal.files, proposal.solutions,
-            nonce_for(proposal.check_job_id))
-    job_id, description = proposal.check_job_id, f"check of proposal #{proposal.pk}: {proposal.problem_id}"
+def _orders(proposal: ProblemProposal) -> list[JobOrder]:
+    # the nonce binds the check's signed replies to this job (leaderboard.lifecycle.signatures)
+    return [JobOrder(queue=CHECKS_QUEUE, function=CHECK_PROPOSAL,
+                     args=(proposal.pk, proposal.category, proposal.name, proposal.files, proposal.solutions,
+                           nonce_for(proposal.check_job_id)),
+                     timeout=CHECK_JOB_TIMEOUT_S, job_id=proposal.check_job_id,
+                     description=f"check of proposal #{proposal.pk}: {proposal.problem_id}")]
 
-    def enqueue() -> None:
-        try:
-            django_rq.get_queue(CHECKS_QUEUE).enqueue(
-                CHECK_PROPOSAL, *args, job_id=job_id, job_timeout=CHECK_JOB_TIMEOUT_S,
-                result_ttl=settings.ARENA_JOB_RESULT_TTL_S, failure_ttl=settings.ARENA_JOB_RESULT_TTL_S,
-                description=description)
-        except RedisError:
-            logger.exception("could not enqueue the check of proposal %s", args[0])
 
-    transaction.on_commit(enqueue)
+# A proposal check's lifecycle: job ids "proposal-<pk>-<check>", submitted → checking, retried like an evaluation.
+CHECK: Work[ProblemProposal] = Work(
+    model=ProblemProposal, name="proposal", job_prefix="proposal", waiting=ProblemProposal.State.SUBMITTED,
+    running=ProblemProposal.State.CHECKING, orders=_orders, queue_of=lambda proposal: CHECKS_QUEUE,
+    if_redis_fails="the reaper enqueues it anew", job_id_field="check_job_id", count_field="check_count",
+    enqueued_at_field=None, worker_field="check_worker", worker_max=200, started_field=None, touched=("updated_at",),
+    attempt_word="Check", every_word="one")
 
 
 def proposal_mark_checking(*, proposal_id: int, job_id: str, worker: str = "") -> ProblemProposal | None:
     """The check worker started ``job_id``. Ignored unless it is the proposal's current check."""
-    with transaction.atomic():
-        proposal = ProblemProposal.objects.select_for_update().filter(pk=proposal_id).first()
-        if proposal is None or proposal.check_job_id != job_id or proposal.state != ProblemProposal.State.SUBMITTED:
-            return proposal
-        proposal.state = ProblemProposal.State.CHECKING
-        proposal.check_worker = worker[:200]
-        proposal.save(update_fields=["state", "check_worker", "updated_at"])
-    return proposal
+    return CHECK.mark_running(row_id=proposal_id, job_id=job_id, worker=worker, started=None)
 
 
 def proposal_record_check(*, proposal_id: int, job_id: str, report: dict) -> ProblemProposal | None:
@@ -223,17 +212,10 @@ def proposal_check_failed(*, proposal_id: int, job_id: str, message: str) -> str
         proposal = ProblemProposal.objects.select_for_update().filter(pk=proposal_id).first()
         if proposal is None or proposal.check_job_id != job_id or not proposal.is_checking:
             return None
-        if proposal.check_count < settings.ARENA_MAX_ENQUEUES:
-            logger.warning("proposal %s: check %s failed on the platform's side (%s); enqueueing check %s",
-                           proposal.pk, job_id, message, proposal.check_count + 1)
-            proposal.state, proposal.check_worker = ProblemProposal.State.SUBMITTED, ""
-            proposal.save(update_fields=["state", "check_worker", "updated_at"])
-            _enqueue_check_after_commit(proposal)
+        outcome, message = CHECK.platform_failure(proposal, message)
+        if outcome == "requeued":
             return "requeued"
-    attempts = (f" (Check {proposal.check_count} of {settings.ARENA_MAX_ENQUEUES}: every one failed on the platform's "
-                f"side.)")
-    proposal_record_check(proposal_id=proposal_id, job_id=job_id,
-                          report=failed_report(message + (attempts if proposal.check_count > 1 else "")))
+    proposal_record_check(proposal_id=proposal_id, job_id=job_id, report=failed_report(message))
     return "failed"
 
 
@@ -277,5 +259,5 @@ def proposal_recheck(*, proposal_id: int, moderator) -> ProblemProposal:
             raise ValidationError({"decision": f"This proposal was already {proposal.state}; it is not checked again."})
         proposal.state, proposal.check_report, proposal.checked_at = ProblemProposal.State.SUBMITTED, None, None
         proposal.save(update_fields=["state", "check_report", "checked_at", "updated_at"])
-        _enqueue_check_after_commit(proposal)
+        CHECK.enqueue_after_commit(proposal)
     return proposal

@@ -35,7 +35,7 @@ def failed_document(verdict: str = "wrong_output", message: str = "trial 0, rank
 def signed_reply(kind: str, row_id: int, job_id: str, body: dict) -> tuple[str, str]:
     """The nonce the portal bound to ``job_id`` and a worker's signature over ``body`` (the tests' worker key)."""
     from evaluator.contract import signing
-    from leaderboard.submissions.signatures import nonce_for
+    from leaderboard.lifecycle.signatures import nonce_for
     from tests.conftest import TEST_WORKER_KEY
 
     nonce = nonce_for(job_id)

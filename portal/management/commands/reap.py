@@ -2,9 +2,12 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.submissions.reaper import submissions_reap
-from leaderboard.testmode.services import test_runs_reap
-from portal.contributions.reaper import proposals_reap
+from leaderboard.lifecycle.reaper import reap_every_kind
+from leaderboard.submissions.reaper import SUBMISSIONS
+from leaderboard.testmode.reaper import TESTS
+from portal.contributions.reaper import CHECKS
+
+REAPERS = (SUBMISSIONS, CHECKS, TESTS)  # every kind of queued work (leaderboard.lifecycle), one pass each
 
 
 class Command(BaseCommand):
@@ -21,13 +24,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float = 0, **options):
         while True:
-            for report in (submissions_reap(), proposals_reap()):
-                if report.requeued or report.failed or report.recovered or getattr(report, "released", None) \
-                        or options["verbosity"] > 1:
+            for report in reap_every_kind(REAPERS):
+                if report.changed or options["verbosity"] > 1:
                     self.stdout.write(str(report))
-            ended = test_runs_reap()
-            if ended or options["verbosity"] > 1:
-                self.stdout.write(f"tests no worker answered, ended as infra_error: {ended}")
             if not every:
                 return
             time.sleep(every)

@@ -14,7 +14,7 @@ from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create, submission_mark_running
 from leaderboard.models import Result, Submission
-from leaderboard.submissions.signatures import nonce_for
+from leaderboard.lifecycle.signatures import nonce_for
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document, signed_reply
 
 

@@ -15,7 +15,7 @@ from evaluator.contract import signing
 from evaluator.contract.jobs import MARK_RUNNING, RECORD_RESULT
 from leaderboard.models import Result, Submission
 from leaderboard.submissions.services import submission_create
-from leaderboard.submissions.signatures import nonce_for
+from leaderboard.lifecycle.signatures import nonce_for
 from tests.conftest import TEST_WORKER_KEY
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 

@@ -9,7 +9,7 @@ from rq import Queue
 from rq.serializers import JSONSerializer
 
 from leaderboard.models import Problem, Submission
-from leaderboard.submissions.signatures import nonce_for
+from leaderboard.lifecycle.signatures import nonce_for
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT
 
 GOOD = CORRECT.read_text()

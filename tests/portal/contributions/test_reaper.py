@@ -67,3 +67,16 @@ def test_the_reap_command_reports_on_proposal_checks(db, redis_conn):
     out = io.StringIO()
     call_command("reap", verbosity=2, stdout=out)
     assert "proposal checks: checked 0" in out.getvalue() and "checked 0" in out.getvalue().splitlines()[0]
+
+
+def test_one_reap_pass_covers_every_kind_of_queued_work_through_the_one_lifecycle_reaper(db, redis_conn):
+    from leaderboard.lifecycle.reaper import Reaper
+    from leaderboard.models import Submission, TestRun
+    from portal.management.commands.reap import REAPERS
+
+    assert all(isinstance(reaper, Reaper) for reaper in REAPERS)
+    assert sorted(reaper.work.model.__name__ for reaper in REAPERS) == sorted(
+        model.__name__ for model in (Submission, TestRun, ProblemProposal))
+    out = io.StringIO()
+    call_command("reap", verbosity=2, stdout=out)
+    assert len(out.getvalue().splitlines()) == len(REAPERS)  # one report a kind, nothing reaped twice

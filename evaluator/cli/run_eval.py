@@ -57,6 +57,24 @@ def print_result(doc: dict[str, Any]) -> None:
         print(doc["traceback"].rstrip())
 
 
+def missing_gpus(profile: str) -> str | None:
+    """Why this machine cannot evaluate on ``profile``: a GPU profile needs as many CUDA devices as its ranks, here.
+    None when it can (every CPU profile can). Said before anything starts, instead of an infra_error naming torch's
+    internals ("module 'torch._C' has no attribute '_cuda_setDevice'")."""
+    found = PROFILES.get(profile)
+    if found is None or found.device != "cuda":
+        return None
+    import torch
+
+    have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if have >= found.world_size:
+        return None
+    return (f"{profile} runs {found.world_size} ranks, one per CUDA GPU; this "
+            f"machine has {have or 'no'} CUDA GPU{'' if have == 1 else 's'} that torch {torch.__version__} can use. "
+            f"Run this on a GPU host of that profile, send it there with `arena test`/`arena submit --hardware "
+            f"{profile}`, or evaluate here on CPU with --hardware cpu-gloo-2")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from evaluator.host.evaluate import evaluate
     from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
@@ -64,6 +82,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     path = Path(args.solution)
     if not path.is_file():
         print(f"arena: no such solution file: {path}", file=sys.stderr)
+        return 2
+    why = missing_gpus(args.hardware)
+    if why:
+        print(f"arena eval: {why}", file=sys.stderr)
         return 2
     spec = EvalSpec(problem_id=args.problem, solution_source=path.read_text(), profile=args.hardware,
                     solution_name=path.name, trials=args.trials, seed=args.seed,

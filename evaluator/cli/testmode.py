@@ -67,9 +67,14 @@ def cmd_test(args: argparse.Namespace) -> int:
         return 0
     why = "--local" if args.local else "no API token (--token, ARENA_TOKEN or `arena login`)"
     print(f"arena test: {why}: testing here, on this machine, not on {portal}", file=sys.stderr, flush=True)
+    from evaluator.cli.run_eval import missing_gpus
     from evaluator.host.evaluate import evaluate
     from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
 
+    why = missing_gpus(args.hardware)
+    if why:
+        print(f"arena test: {why}", file=sys.stderr)
+        return 2
     try:
         spec = testmode.test_spec(problem_id=args.problem, source=path.read_text(), profile=args.hardware,
                                   device=PROFILES[args.hardware].device, solution_name=path.name, timing=args.timing)

@@ -102,3 +102,21 @@ def test_a_portal_that_drops_the_connection_gets_a_sentence_not_a_traceback(tmp_
     said = str(ended.value)  # a reset while sending reads "cannot reach", one while answering "closed the connection"
     assert said.startswith("arena: ") and portal in said, said
     assert "cannot reach the portal" in said or "closed the connection before answering" in said, said
+
+
+def test_arena_eval_on_a_gpu_profile_without_the_gpus_says_so_before_starting(tmp_path, capsys):
+    """`arena eval --hardware h200-nvlink-4` (the README's line for a GPU host) on a machine without 4 CUDA GPUs
+    ended as an infra_error naming torch's internals ("module 'torch._C' has no attribute '_cuda_setDevice'")."""
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.device_count() >= 4:
+        pytest.skip("this machine has the GPUs")
+    source = tmp_path / "s.py"
+    source.write_text("def solution(x):\n    return x.clone()\n")
+    assert main(["eval", "--problem", "collectives/all_reduce", "--solution", str(source),
+                 "--hardware", "h200-nvlink-4", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "h200-nvlink-4 runs 4 ranks, one per CUDA GPU" in err and "--hardware cpu-gloo-2" in err, err
+    assert main(["test", "--local", "--problem", "collectives/all_reduce", "--solution", str(source),
+                 "--hardware", "h200-nvlink-4"]) == 2
+    assert "one per CUDA GPU" in capsys.readouterr().err

@@ -251,8 +251,8 @@ CACHES = {
                     "socket_timeout": 0.5},
     },
 }
-# The cache that counts rate limits: the API's and the forms' throttles (leaderboard/web/throttles.py) and test mode's
-# per-token rate and daily budget (leaderboard/testmode/throttles.py). It must be one every web process and host
+# The cache that counts rate limits: the API's and the forms' throttles and test mode's per-token rate and daily
+# budget, all DRF throttles (leaderboard/web/throttles.py). It must be one every web process and host
 # shares, i.e. Redis ("throttle" above): "default" is each process's own memory, where every gunicorn worker would
 # count on its own. ARENA_THROTTLE_CACHE names another alias of CACHES.
 ARENA_THROTTLE_CACHE = os.environ.get("ARENA_THROTTLE_CACHE", "").strip() or "throttle"
@@ -431,8 +431,8 @@ ARENA_MAX_SOURCE_BYTES = env_int("ARENA_MAX_SOURCE_BYTES", 256 * 1024)
 ARENA_MAX_PENDING_PER_USER = env_int("ARENA_MAX_PENDING_PER_USER", 20)  # queued + running at once
 # Evaluations (single submissions and model-run attempts alike) a user may start in an hour; staff are exempt.
 ARENA_EVALUATIONS_PER_HOUR = env_int("ARENA_EVALUATIONS_PER_HOUR", 300)
-# Test mode (POST /api/tests/, never ranked): tests one API token may create a minute, and in a UTC day; counted in
-# ARENA_THROTTLE_CACHE (leaderboard/testmode/throttles.py).
+# Test mode (POST /api/tests/, never ranked): tests one API token may create a minute, and in a day (DRF's sliding
+# windows); counted in ARENA_THROTTLE_CACHE (leaderboard/web/throttles.py, TestModeThrottle).
 ARENA_TEST_RATE_PER_MINUTE = env_int("ARENA_TEST_RATE_PER_MINUTE", 10)
 ARENA_TEST_DAILY_BUDGET = env_int("ARENA_TEST_DAILY_BUDGET", 200)
 # Fair queue: jobs of one user on one profile's RQ queue at a time; the rest wait in the database (still "queued")

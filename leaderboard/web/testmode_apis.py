@@ -1,7 +1,7 @@
 """Test mode's API: ``POST /api/tests/`` queues an unranked test, ``GET /api/tests/<id>/`` follows it (the owner
 only; 404 for anyone else), ``GET /api/tests/`` lists the caller's own. Creating a test is limited per token
-(``leaderboard.testmode.throttles``): every answer to a POST carries the ``X-RateLimit-*`` headers, a refusal is 429
-with ``Retry-After``."""
+(``leaderboard.web.throttles.TestModeThrottle``): every answer to a POST carries the ``X-RateLimit-*`` headers, a
+refusal is 429 with ``Retry-After``."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from evaluator.contract.profiles import PROFILES
 from leaderboard.models import TestRun
 from leaderboard.submissions import validation
 from leaderboard.testmode import selectors, services
-from leaderboard.testmode.throttles import TestModeThrottle
 from leaderboard.web.permissions import MayUpload
+from leaderboard.web.throttles import TestModeThrottle
 
 
 class TestRunOutputSerializer(serializers.ModelSerializer):

@@ -6,7 +6,10 @@ same throttles on the site's forms.
   generous: the load test's 200 readers from one address stay well under ``anon``);
 - ``uploads``: creating a submission, a model run or a proposal, per user, through the form or the API;
 - ``signup`` and ``login``: the sign-up and log-in forms' POSTs, per client address (django-axes locks an account
-  out after repeated wrong passwords on top of this; see settings' ``AXES_*``).
+  out after repeated wrong passwords on top of this; see settings' ``AXES_*``);
+- test mode (``POST /api/tests/``): :class:`TestModeThrottle`, per API token, a rate (settings'
+  ``ARENA_TEST_RATE_PER_MINUTE``) and a daily budget (``ARENA_TEST_DAILY_BUDGET``), two of these throttles counted
+  together so that a request one of them refuses spends neither, with ``X-RateLimit-*`` headers.
 
 An API request over a limit gets DRF's 429 JSON with ``Retry-After``; a form gets :func:`too_many_requests`, a page
 with the same header. Reading pages (GET) is never limited here.
@@ -17,13 +20,13 @@ from __future__ import annotations
 import functools
 import ipaddress
 import math
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
-from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -103,6 +106,93 @@ class SignupThrottle(_Throttle):
 
 class LoginThrottle(_Throttle):
     scope, by_user, only_writes = "login", False, True
+
+
+def test_limits() -> tuple[int, int]:
+    """Test mode's limits: tests a minute and tests a day, per API token (settings)."""
+    return settings.ARENA_TEST_RATE_PER_MINUTE, settings.ARENA_TEST_DAILY_BUDGET
+
+
+class _TestWindow(_Throttle):
+    """One of test mode's two limits: counted per API token (each token its own budget), else per user."""
+
+    def get_cache_key(self, request, view) -> str | None:
+        key = getattr(getattr(request, "auth", None), "key", None)
+        if key:
+            return self.cache_format % {"scope": self.scope, "ident": f"token-{key}"}
+        return super().get_cache_key(request, view)
+
+    def peek(self, request, view) -> bool:
+        """DRF's ``allow_request`` without counting the request: whether this limit would allow it."""
+        self.key = self.get_cache_key(request, view)
+        self.now = self.timer()
+        self.history = [t for t in self.cache.get(self.key, []) if t > self.now - self.duration]
+        return len(self.history) < self.num_requests
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.num_requests - len(self.history))
+
+    @property
+    def resets_at(self) -> int:
+        """When the oldest request counted leaves the window (one more is allowed then)."""
+        return math.ceil((self.history[-1] if self.history else self.now) + self.duration)
+
+
+class TestRateThrottle(_TestWindow):
+    __test__ = False
+    scope = "tests_burst"
+
+    def get_rate(self) -> str:
+        return f"{test_limits()[0]}/min"
+
+
+class TestDailyThrottle(_TestWindow):
+    __test__ = False
+    scope = "tests_day"
+
+    def get_rate(self) -> str:
+        return f"{test_limits()[1]}/day"
+
+
+class TestModeThrottle(BaseThrottle):
+    """Test mode's rate and daily budget together, on DRF's cache-based throttles: a request is counted by both only
+    when both allow it, so a refused request spends nothing. Windows slide (DRF's history of request times)."""
+
+    __test__ = False
+
+    def __init__(self) -> None:
+        self.windows: list[_TestWindow] = [TestRateThrottle(), TestDailyThrottle()]
+        self.refused: _TestWindow | None = None
+        self.now = 0.0
+
+    @property
+    def cache(self) -> Any:
+        return self.windows[0].cache
+
+    def allow_request(self, request, view) -> bool:
+        allowed = [w.peek(request, view) for w in self.windows]
+        self.now = self.windows[0].now
+        self.refused = next((w for w, ok in zip(self.windows, allowed) if not ok), None)
+        if self.refused is not None:
+            return False
+        for w in self.windows:
+            w.throttle_success()
+        return True
+
+    def wait(self) -> float | None:
+        if self.refused is None:
+            return None
+        return max(1.0, self.refused.wait() or 1.0)
+
+    def headers(self) -> dict[str, str]:
+        burst, day = self.windows
+        return {
+            "X-RateLimit-Limit": str(day.num_requests), "X-RateLimit-Remaining": str(day.remaining),
+            "X-RateLimit-Reset": str(day.resets_at),
+            "X-RateLimit-Burst-Limit": str(burst.num_requests), "X-RateLimit-Burst-Remaining": str(burst.remaining),
+            "X-RateLimit-Burst-Reset": str(burst.resets_at),
+        }
 
 
 def retry_after_s(wait: float | None) -> int:

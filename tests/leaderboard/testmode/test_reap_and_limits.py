@@ -16,8 +16,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from leaderboard import models
-from leaderboard.testmode.throttles import TestModeThrottle
-from leaderboard.web.throttles import ApiUserThrottle
+from leaderboard.web.throttles import ApiUserThrottle, TestModeThrottle
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,8 +67,8 @@ def _settings_in_a_process(code: str, **env: str) -> subprocess.CompletedProcess
 
 def test_test_mode_limits_and_the_throttle_cache_come_from_the_environment():
     run = _settings_in_a_process(
-        "from django.conf import settings; from leaderboard.testmode.throttles import limits; "
-        "print(settings.ARENA_THROTTLE_CACHE, *limits())",
+        "from django.conf import settings; from leaderboard.web.throttles import test_limits; "
+        "print(settings.ARENA_THROTTLE_CACHE, *test_limits())",
         ARENA_TEST_RATE_PER_MINUTE="7", ARENA_TEST_DAILY_BUDGET="42")
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["throttle", "7", "42"]

@@ -8,6 +8,7 @@ from django.http import Http404, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -34,10 +35,24 @@ def problem_prompts(request, problem_id: str):
     return _jsonl(rows, f"prompts-{problem.id.replace('/', '-')}-v{problem.version}.jsonl")
 
 
+class _JsonlFormat(BaseRenderer):
+    """Lets ``?format=jsonl`` through DRF's content negotiation (which answered 404 "Not found." for a format no
+    renderer names); the view writes the lines itself."""
+
+    media_type = "application/x-ndjson"
+    format = "jsonl"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):  # an error's body, as JSON
+        return JSONRenderer().render(data, accepted_media_type, renderer_context)
+
+
 class PromptPackApi(APIView):
     """A prompt pack: the exact task each problem that runs on ``hardware`` gives a model with ``backend``, and the
     pack's version to name in a model run's manifest (``prompt_pack``). ``format=jsonl`` answers one line per
     prompt, as ``arena prompts`` writes."""
+
+    renderer_classes = [JSONRenderer, _JsonlFormat]
 
     @extend_schema(operation_id="prompts_pack", parameters=[
         OpenApiParameter("backend", str, description="cuda, triton, symmetric-memory, ..."),

@@ -43,3 +43,14 @@ def test_the_documented_archive_check_runs_as_written(tmp_path):
     checked = subprocess.run([sys.executable, "-m", "leaderboard.model_runs", "check", str(archive)], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert checked.returncode == 0 and "valid" in checked.stdout, checked.stderr
+
+
+def test_every_documented_curl_names_a_whole_address():
+    """A `curl '/api/...'` in the README (the prompt pack's line) failed as copied: curl needs a host."""
+    relative = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for line in path.read_text().splitlines():
+            for target in re.findall(r"\bcurl\b[^'\"\n]*['\"]([^'\"]+)['\"]", line):
+                if target.startswith("/"):
+                    relative.append(f"{path.relative_to(ROOT)}: {line.strip()}")
+    assert not relative, relative

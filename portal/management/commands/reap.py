@@ -1,6 +1,8 @@
 import time
 
 from django.core.management.base import BaseCommand
+from django.db import DatabaseError, connection
+from redis.exceptions import RedisError
 
 from leaderboard.lifecycle.reaper import reap_every_kind
 from leaderboard.submissions.reaper import SUBMISSIONS
@@ -24,9 +26,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float = 0, **options):
         while True:
-            for report in reap_every_kind(REAPERS):
-                if report.changed or options["verbosity"] > 1:
-                    self.stdout.write(str(report))
+            try:
+                for report in reap_every_kind(REAPERS):
+                    if report.changed or options["verbosity"] > 1:
+                        self.stdout.write(str(report))
+            except (DatabaseError, RedisError) as exc:
+                # A long-lived reaper outlives a busy or restarting database or Redis (SQLite's "database is
+                # locked" while another command writes): one line, and the next pass, instead of dying for good.
+                if not every:
+                    raise
+                connection.close()
+                self.stderr.write(f"reap: this pass failed ({type(exc).__name__}: {exc}); the next runs in {every:g} s")
             if not every:
                 return
             time.sleep(every)

@@ -24,8 +24,8 @@ from leaderboard.rankings import metrics, solutions, tables
 from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
-    ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_rank_ranges_of,
-    model_run_standing_counts, model_run_status, rank_metric,
+    ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_standing_counts, model_run_status,
+    rank_metric,
 )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Iterable, Protocol as Shape
 
-from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
@@ -97,32 +96,6 @@ def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) 
     rows = list(runs.order_by().values_list("pk", low, high))
     intervals = [significance.Interval(lo, hi) if lo is not None and hi is not None else None for _, lo, hi in rows]
     return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}
-
-
-def model_run_rank_ranges_of(*, runs: QuerySet[ModelRun], rows: Iterable[ModelRun], sort: str | None = None
-                             ) -> dict[int, tuple[int, int]]:
-    """The rank range among ``runs`` (a ranking filtered to ranked runs) of each of ``rows`` (a page of it, with
-    their scores loaded), as ``model_run_rank_ranges`` gives it: one query that counts, for each row, the runs whose
-    interval lies wholly above or below its own, so a page costs the same whatever the number of runs."""
-    low, high = RANK_INTERVALS[rank_metric(sort)]
-    bounds = []
-    for run in rows:
-        score = getattr(run, "score", None)
-        lo, hi = (getattr(score, low.split("__")[1], None), getattr(score, high.split("__")[1], None)) if score else (
-            None, None)
-        if lo is not None and hi is not None:
-            bounds.append((run.pk, float(lo), float(hi)))
-    if not bounds:
-        return {}
-    # Written as SQL: the same counts as filtered aggregates cost the ORM more CPU than the page's template.
-    ranking, params = runs.order_by().values_list(low, high).query.sql_with_params()
-    page = ", ".join(["(%s, %s, %s)"] * len(bounds))
-    sql = (f"WITH f(lo, hi) AS ({ranking}), g(lo, hi) AS (SELECT lo, hi FROM f WHERE lo IS NOT NULL AND hi IS NOT "
-           f"NULL), b(pk, lo, hi) AS (VALUES {page}) SELECT b.pk, (SELECT COUNT(*) FROM g WHERE g.lo > b.hi), "
-           "(SELECT COUNT(*) FROM g WHERE g.hi < b.lo), (SELECT COUNT(*) FROM g) FROM b")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *(v for row in bounds for v in row)])
-        return {pk: (1 + above, n - below) for pk, above, below, n in cursor.fetchall()}
 
 
 def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:

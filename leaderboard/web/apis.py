@@ -346,9 +346,9 @@ class ModelRunRankingApi(APIView):
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
         runs = rankings.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
-        rows = list(page.object_list)
-        ranges = (rankings.model_run_rank_ranges_of(runs=runs, rows=rows, sort=data["sort"])
+        ranges = (rankings.model_run_rank_ranges(runs=runs, sort=data["sort"])
                   if data["standing"] == rankings.RANKED else {})
+        rows = list(page.object_list)
         for run in rows:
             run.rank_range = ranges.get(run.pk)
         return Response({"count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,

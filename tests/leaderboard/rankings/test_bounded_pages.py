@@ -1,7 +1,6 @@
-"""Pages and exports of bounded cost: the ranking of runs reads only its page (rank ranges counted for the page's rows
-equal those computed over every run), the comparison's picker lists the newest runs and still compares any run by its
-number, and an export comes a page at a time with the next page's address, the pages together being the whole
-table."""
+"""Pages and exports of bounded cost: the ranking of runs makes a fixed number of queries and shows its rank ranges,
+the comparison's picker lists the newest runs and still compares any run by its number, and an export comes a page at
+a time with the next page's address, the pages together being the whole table."""
 
 from __future__ import annotations
 
@@ -28,16 +27,6 @@ def _json(client, url: str) -> dict:
     response = client.get(url)
     assert response.status_code == 200, url
     return json.loads(b"".join(response.streaming_content) if response.streaming else response.content)
-
-
-def test_rank_ranges_counted_for_a_page_equal_those_over_every_run(seeded):
-    for sort in (None, "-pass_at_k", "-fast_1", "-speedup", "model", "-fast_2"):
-        runs = selectors.model_run_ranking(standing=selectors.RANKED, sort=sort or tables.RUN_DEFAULT_SORT)
-        everyone = selectors.model_run_rank_ranges(runs=runs, sort=sort)
-        assert everyone, "the seeded data has ranked runs with intervals"
-        for page in (list(runs[:5]), list(runs[5:])):
-            assert selectors.model_run_rank_ranges_of(runs=runs, rows=page, sort=sort) == {
-                r.pk: everyone[r.pk] for r in page if r.pk in everyone}
 
 
 def test_the_ranking_of_runs_makes_the_same_queries_and_shows_its_ranges(client, seeded):

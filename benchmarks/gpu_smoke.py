@@ -46,11 +46,14 @@ BACKENDS = {"cuda_load_inline": ROOT / "benchmarks" / "solutions" / "load_inline
 
 
 def identical_solution(problem_id: str) -> str:
-    """The reference's own imports of torch and its `solution`, as a standalone file."""
+    """The reference's own imports of torch, its module-level constants and its `solution`, as a standalone file."""
     source = get(problem_id).reference_source
     tree = ast.parse(source)
     keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not (
         isinstance(n, ast.ImportFrom) and (n.module or "").startswith("problems"))]
+    # Constants the solution reads (EPS = 1e-5, say): plain assignments of literals, nothing that runs code.
+    keep += [n for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign)) and
+             isinstance(n.value, ast.Constant)]
     keep += [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "solution"]
     return ast.unparse(ast.Module(body=keep, type_ignores=[])) + "\n"
 

@@ -419,11 +419,12 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
     for i in range(warmup + iterations):
         left = max(0.1, deadline - time.monotonic())
         if i == warmup and warmup:
-            launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
-            windows.solution_spin_us = spin_us(launch, session.profile.device == "cuda")
+            windows.solution_spin_us = windows.baseline_spin_us = _one_spin(session, warmup)
             session.command_ranks(compiled_timer.SPIN, arg=windows.solution_spin_us)
             session.wait(session.ranks, "spun", left)
             session.freeze_ranks()  # held again before the judges draw and the baseline is timed
+            session.tell_judges(op="spin", us=windows.baseline_spin_us)
+            session.wait(session.judges, "spun", left)
         t0 = time.monotonic()
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
@@ -448,8 +449,23 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
     session.tell_judges(op="baseline_done")
     session.wait(session.judges, "baseline", left)
     windows.baseline_spin_us = max(float(p.last("baseline")["spin_us"]) for p in session.judges)
+    windows.solution_spin_us = max(windows.solution_spin_us, windows.baseline_spin_us)  # one spin (_one_spin)
     session._pump(0.05)
     return windows
+
+
+def _one_spin(session: Session, warmup: int) -> float:
+    """The spin both sides put in front of every timed call from here on: the longer of what each side's warm-up
+    launches need (evaluator/timer/spin.py). One length for both, because the host's cross-check subtracts the
+    spin's nominal length from each side's window while the kernel runs for however long the GPU's clock makes it:
+    a spin of the solution's own (sized from launch times its process reports, which it can forge) would turn that
+    difference into room for hidden work; the same spin on both sides cancels it."""
+    cuda = session.profile.device == "cuda"
+    launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
+    judged = [float(m["launch_us"]) for p in session.judges for m in p.messages
+              if m.get("kind") == "baselined" and isinstance(m.get("i"), int) and m["i"] < warmup and
+              isinstance(m.get("launch_us"), (int, float))]
+    return max(spin_us(launch, cuda), spin_us(judged, cuda))
 
 
 def _time_solution(session: Session, windows: Windows, i: int, record: bool,

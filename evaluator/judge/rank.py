@@ -15,6 +15,7 @@ later checks what the solution's ranks wrote back:
                  the slot into fresh storage, its outputs written to a slot of its own), and a fingerprint of them
                  kept (values at secret random positions). The host interleaves these with the solution's steps, so
                  both run under the same conditions and take the same steps between the host's command and reply;
+  spin US        the spin in front of the baseline's timed calls from now on (the host sets one for both sides);
   baseline_done  the baseline's samples, reported once every iteration has run;
   check_trial T  the solution's outputs of trial T (copied out of the sandbox's view by the host when its ranks said
                  they were done) against the expected ones, in full, on this rank's device; its inputs unchanged;
@@ -123,7 +124,6 @@ class JudgeRank:
         read_fd, self.timer_write_fd = os.pipe()
         open_engine(self.engine, self.timer_write_fd, dist.group.WORLD, self.device)
         self.reader = compiled_timer.SampleReader(read_fd)
-        self.launches: list[float] = []
         self.spin_us = spin_us([], self.device.type == "cuda")
         self.engine.set_spin(self.spin_us)
 
@@ -131,18 +131,21 @@ class JudgeRank:
         t0 = time.perf_counter()
         step = self.engine.step(True, self.module.solution, self.baseline_feed.fd, self.own_out.fd)
         t1 = time.perf_counter()
-        self.launches.append(step["launch_us"])
         warmup = self.config["warmup_iterations"]
-        if i == warmup - 1:
-            self.spin_us = spin_us(self.launches, self.device.type == "cuda")
-            self.engine.set_spin(self.spin_us)
         # Replied before the fingerprint is taken: the solution's window ends at its ranks' reply too, and the host's
-        # copy of its outputs falls outside it.
-        self.send("baselined", i=i, steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]})
+        # copy of its outputs falls outside it. The launch time sizes the spin the host sets for both sides.
+        self.send("baselined", i=i, launch_us=step["launch_us"],
+                  steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]})
         if i >= warmup:
             values, n_out = self.own_out.read_frame(step["nbytes"])
             self.fingerprints[i] = self._fingerprint(values[:n_out])
         self.reader.read_available()
+
+    def set_spin(self, us: float) -> None:
+        """The spin in front of the baseline's timed calls from now on: the host sets the same for both sides."""
+        self.spin_us = us
+        self.engine.set_spin(us)
+        self.send("spun")
 
     def baseline_done(self) -> None:
         self.engine.release()
@@ -251,6 +254,8 @@ class JudgeRank:
                 self.show(cmd.get("i"), baseline=op == "bshow", name=cmd.get("name"))
             elif op == "baseline":
                 self.time_baseline(cmd["i"])
+            elif op == "spin":
+                self.set_spin(float(cmd["us"]))
             elif op == "baseline_done":
                 self.baseline_done()
             elif op == "check_trial":

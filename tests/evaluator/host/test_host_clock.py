@@ -104,3 +104,27 @@ def test_on_cpu_hosts_the_figures_are_the_hosts_windows_less_the_judges_staging_
     # An iteration the host has no staging for gives no figures at all, never a guess.
     del heavier.solution_staged[WARMUP]
     assert window_figures(heavier, WARMUP) == ([], [])
+
+
+def test_a_spin_sized_from_forged_launch_times_buys_no_room_for_hidden_work() -> None:
+    """The spin kernel runs for however long the GPU's clock makes it, while the cross-check subtracts its nominal
+    length: a solution that claimed 200 ms launches (its own process reports them) once got a 600 ms spin the GPU ran
+    in 470 ms and hid a fifth of each call in the difference. The host now sets one spin for both sides."""
+    from types import SimpleNamespace
+
+    from evaluator.host.evaluate import _one_spin
+    from evaluator.timer.spin import spin_us
+
+    forged = SimpleNamespace(samples=SimpleNamespace(samples=[(0.0, 200_000.0)] * WARMUP))
+    judge = SimpleNamespace(messages=[{"kind": "baselined", "i": i, "launch_us": 40.0} for i in range(WARMUP)])
+    session = SimpleNamespace(profile=SimpleNamespace(device="cuda"), ranks=[forged], judges=[judge])
+    one = _one_spin(session, WARMUP)
+    assert one == spin_us([200_000.0], True) > spin_us([40.0], True)
+    # Both sides' windows hold the spin as the GPU ran it (78 % of nominal here) and the solution hides 50 ms of
+    # each 250 ms call from its samples: refused, since the same nominal spin comes off both windows.
+    ran = 0.78 * one
+    base_window = [ran + 12.0 + 1000.0] * 20
+    sol_window = [ran + 250_000.0 + 1000.0] * 20
+    _, refusal = cross_check(_windows(base_window, sol_window, one, one), [12.0] * 20, [200_000.0] * 20, WARMUP,
+                             "cuda")
+    assert refusal is not None

@@ -150,7 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     except ArchiveError as exc:
         print(exc, file=sys.stderr)
         return 1
-    print(f"{path}: valid; {run.manifest.model} ({run.manifest.as_protocol().label()}), {len(run.attempts)} "
-          f"attempts at {len(run.problem_ids)} problems, {len(run.trajectories)} trajectories, "
-          f"{len(run.not_attempted)} problems not attempted.")
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    print(f"{path}: valid; {run.manifest.model} ({run.manifest.as_protocol().label()}), "
+          f"{count(len(run.attempts), 'attempt', 'attempts')} at "
+          f"{count(len(run.problem_ids), 'problem', 'problems')}, "
+          f"{count(len(run.trajectories), 'trajectory', 'trajectories')}, "
+          f"{count(len(run.not_attempted), 'problem', 'problems')} not attempted.")
     return 0

@@ -43,6 +43,8 @@ def test_the_documented_archive_check_runs_as_written(tmp_path):
     checked = subprocess.run([sys.executable, "-m", "leaderboard.model_runs", "check", str(archive)], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert checked.returncode == 0 and "valid" in checked.stdout, checked.stderr
+    # the example's two attempts at one problem, counted in words that agree ("at 1 problems" before)
+    assert "2 attempts at 1 problem, 1 trajectory, " in checked.stdout, checked.stdout
 
 
 def test_every_documented_curl_names_a_whole_address():

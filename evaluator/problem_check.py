@@ -228,7 +228,7 @@ def _load(data: Path, name: str) -> tuple[list | None, str | None]:
 
 
 def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_SIZES,
-          note: str = "") -> dict[str, Any]:
+          note: str = "", started: float | None = None) -> dict[str, Any]:
     """The check report, made outside the sandbox from the folder the host wrote (``load_problem`` parses the
     reference, never runs it) and the outputs the sandbox sent back in ``data``: ``ok``, ``message`` (the first
     reason it failed, or a summary), ``reference`` (one entry per world size), ``known_answers`` (one entry per file
@@ -237,7 +237,7 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
     from evaluator.selfcheck import flatness_error
     from problems.registry import ProblemError, load_problem
 
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     report: dict[str, Any] = {"version": REPORT_VERSION, "ok": False, "message": "", "problem_id": None,
                               "world_sizes": [], "reference": [], "known_answers": [], "warnings": [],
                               "environment": _environment()}

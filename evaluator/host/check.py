@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: 
     why = sandbox.probe("cpu")
     if why is not None:
         return failed_report(f"the check could not run: the sandbox is unavailable on this worker ({why})")
+    started = time.monotonic()  # the report's time is the whole check's, the sandbox's run included
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
         root = Path(tmp)
         mounts, folder, inside = _stage(root, category, name, files, list(solutions))
@@ -79,6 +81,7 @@ def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: 
             return failed_report(f"the check ran past its limit of {timeout_s:.0f} s and was stopped (a reference "
                                  f"that deadlocks or never returns ends here)")
         tail = (done.stdout[-1500:] + done.stderr[-1500:]).decode("utf-8", "replace").strip()
-        report = judge(folder, mounts.io / "out", note=f"the sandbox ended with exit {done.returncode}: {tail[-1500:]}")
+        report = judge(folder, mounts.io / "out", note=f"the sandbox ended with exit {done.returncode}: {tail[-1500:]}",
+                       started=started)
     report["sandboxed"] = True
     return report

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -97,8 +98,12 @@ def test_the_host_compares_what_comes_back_a_wrong_reference_fails_and_the_right
     answers = [{"kind": "correct", "filename": "copy.py", "source": correct.read_text()}]
     wrong = check_sandboxed("collectives", "wrong_ref", _proposal(wrong=True), answers)
     assert wrong["ok"] is False and "reference differs from oracle" in wrong["message"], wrong["message"]
+    started = time.monotonic()
     right = check_sandboxed("collectives", "right_ref", _proposal(), answers)
+    took = time.monotonic() - started
     assert right["ok"] is True, right["message"]
+    # The report's time is the whole check's, the sandbox's run included (it once said "0.0 s" for a 22 s check).
+    assert 0.5 * took <= right["duration_s"] <= took
     assert [(r["world_size"], r["ok"]) for r in right["reference"]] == [(2, True), (4, True)]
     assert all(a["ok"] and a["passed_oracle"] for a in right["known_answers"]) and len(right["known_answers"]) == 2
 

@@ -82,8 +82,8 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
                                          revision=measured.revision) if profile else []
     ranked = table.context(request, ranking, convert=convert)
     count = ranked["page"].paginator.count
-    top = (list(ranking[:3]) if published else
-           ranked["rows"][:3] if ranked["page"].number == 1 and not request.GET.get("sort")
+    first_rows = ranked["page"].number == 1 and not request.GET.get("sort") and len(ranked["rows"]) >= min(3, count)
+    top = (list(ranking[:3]) if published else ranked["rows"][:3] if first_rows
            else ranking_rows.ranking_entries(ranking[:3]))
     chart = {
         "labels": [e.model or e.username for e in ranked["rows"]],

@@ -97,6 +97,11 @@ def test_every_stored_row_equals_the_ranking_computed_per_request_on_seeded_data
         page = client.get(f"{base}&per_page=5&page=2").content.decode()
         shown = [int(x) for x in re.findall(r'<tr data-entry="(\d+)" data-evaluations', page)]
         assert shown == [e.submission_id for e in tables.paginate(computed, number=2, per_page=5).object_list]
+        # The best solutions are the ranking's first three whatever page, order or page size the table shows.
+        for query in ("&per_page=5&page=2", "&per_page=1", "&sort=-evaluations"):
+            best = re.search(r'<ol class="best-solutions">(.*?)</ol>', client.get(base + query).content.decode(), re.S)
+            assert [int(x) for x in re.findall(r"/submissions/(\d+)/\">result</a>", best.group(1))] == [
+                e.submission_id for e in computed[:3]]
     api = client.get(f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU4}&page_size=2").json()
     computed = selectors.problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile=GPU4)
     assert api["count"] == len(computed) and [e["submission_id"] for e in api["entries"]] == [

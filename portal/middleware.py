@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 from leaderboard import formats
+from portal.not_found import not_found
 
 
 class SecurityHeadersMiddleware:
@@ -100,7 +101,5 @@ class SiteNotFoundMiddleware:
         if (settings.DEBUG and response.status_code == 404 and not getattr(response, "streaming", False)
                 and response.get("Content-Type", "").startswith("text/html")
                 and b'<meta name="robots" content="NONE,NOARCHIVE">' in response.content):
-            from portal.views import not_found
-
             return not_found(request)
         return response

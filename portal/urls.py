@@ -26,7 +26,7 @@ urlpatterns = [
 ]
 
 handler400 = "portal.views.bad_request"
-handler404 = "portal.views.not_found"
+handler404 = "portal.not_found.not_found"
 
 if settings.SERVE_STATIC and not settings.DEBUG:
     # Small deployments without a web server in front: serve what `collectstatic` gathered.

@@ -598,6 +598,12 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     clock["ranks_stopped_between_windows"] = {
         "stops": session.freezes, "cpu_ms_while_stopped": round(session.frozen_ticks * 1e3 / os.sysconf("SC_CLK_TCK"))}
     by_host = session.profile.device == "cpu"
+    early = [i for i in windows.solution if i >= warmup and i in windows.solution_staged and
+             windows.solution[i] <= windows.solution_staged[i]]
+    if early:
+        # A reply cannot end a window before its command: the host asks for it only once the inputs are written.
+        return {}, (f"timed iteration {early[0] - warmup}: the ranks' reply came before their inputs were written; "
+                    f"a solution must not write to the evaluator's report channel")
     if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
         clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}
         base, sol = host_clock.window_figures(windows, warmup)

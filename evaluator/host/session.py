@@ -58,6 +58,9 @@ class Peer:
     messages: list[dict[str, Any]] = field(default_factory=list)
     samples: compiled_timer.SampleReader | None = None
     ended: bool = False
+    # The replies the host has asked this rank for and not yet had, in order: (kind, the field that names the call).
+    asked: list[tuple[str, Any]] = field(default_factory=list)
+    dropped: int = 0  # reports past MAX_RANK_REPORTS, never stored
 
     def send(self, **command: Any) -> None:
         try:
@@ -254,10 +257,14 @@ class Session:
             p.send(**command)
 
     def command_ranks(self, op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> None:
-        """A command to the compiled engine that serves each rank from the solution's load on."""
+        """A command to the compiled engine that serves each rank from the solution's load on. The reply it asks
+        for is noted first: a rank's reply counts only as the answer to a command sent before it (_take_report)."""
         self.thaw_ranks()
         data = compiled_timer.command(op, i, flags, arg)
+        reply = _reply_to(op, i, flags)
         for p in self.ranks:
+            if reply is not None:
+                p.asked.append(reply)
             p.send_bytes(data)
 
     def load_solution(self, path: str) -> None:
@@ -343,11 +350,10 @@ class Session:
             target = fds[fd]
             if isinstance(target, Peer):
                 for m in target.reports.read_available():
-                    wrong = wire.malformed_rank_report(m, target.rank) if target in self.ranks else None
-                    if not wrong and m.get("kind") == "booted" and target.first("booted"):
-                        wrong = "a second boot report"  # a rank boots once, before the solution loads
-                    if wrong:  # written by the solution's code: its doing (rejected below), not the host's failure
-                        m = {"kind": "garbled", "raw": wrong}
+                    if target in self.ranks:
+                        m = self._take_report(target, m)
+                        if m is None:
+                            continue
                     m["received"] = time.monotonic()  # the host's clock: what the timing's cross-check reads
                     m["at"] = round(m["received"] - self.started, 3)
                     target.messages.append(m)
@@ -357,6 +363,36 @@ class Session:
                     target.fd = -1
             elif isinstance(target, wire.Lines):
                 self._read_spawner(target)
+
+    def _take_report(self, p: Peer, m: dict[str, Any]) -> dict[str, Any] | None:
+        """A sandboxed rank's report as the host keeps it: as written when it is one the rank's own code writes at
+        this point, else a ``garbled`` note of why not (the solution's doing: rejected). A reply (``called``,
+        ``timed``, ``spun``) counts only as the answer to the command the host sent for it, once: a reply written
+        ahead of its command (it once ended a window before it opened) or twice is garbled. Reports past
+        MAX_RANK_REPORTS are dropped unread, so a flood cannot slow the host's loop inside the windows it times."""
+        if len(p.messages) >= MAX_RANK_REPORTS:
+            p.dropped += 1
+            if p.dropped > 1:
+                return None
+            return {"kind": "garbled", "rank": p.rank, "why": f"more than {MAX_RANK_REPORTS} reports"}
+        kind = m.get("kind")
+        if kind == "garbled":  # the channel's reader already said it was no report (evaluator/wire.py)
+            return m
+        wrong = wire.malformed_rank_report(m, p.rank)
+        if not wrong and kind not in RANK_REPORT_KINDS:
+            wrong = f"a report of a kind no rank writes ({str(kind)[:40]!r})"
+        if not wrong and kind in ONCE_KINDS and p.first(kind):
+            wrong = f"a second {kind} report"  # a rank boots, loads the solution and finishes once
+        if not wrong and kind in REPLY_KINDS:
+            named = m.get(REPLY_KINDS[kind]) if REPLY_KINDS[kind] else None
+            if p.asked and p.asked[0] == (kind, named):
+                p.asked.pop(0)
+            else:
+                which = f" for {str(named)[:40]!r}" if named is not None else ""
+                wrong = f"a {kind} reply{which} to no command of the host's (written ahead of its command, or twice)"
+        if wrong:  # written by the solution's code: its doing (rejected by wait), not the host's failure
+            return {"kind": "garbled", "rank": p.rank, "why": wrong}
+        return m
 
     def _read_spawner(self, lines: wire.Lines) -> None:
         """What a sandbox's first process reports (``lines``: the judge's or the solution's): when it has imported
@@ -372,9 +408,10 @@ class Session:
     def _failure(self, errors: list[dict[str, Any]], dead: list[int]) -> Stop:
         for m in errors:
             if m.get("kind") == "garbled":
+                why = f" ({m['why']})" if m.get("why") else ""
                 return Stop(Verdict.REJECTED,
-                            "a rank wrote something other than the evaluator's reports on the channel "
-                            "to the host: a solution must not write to the evaluator's descriptors")
+                            f"rank {m.get('rank', '?')} wrote something other than the evaluator's reports on the "
+                            f"channel to the host{why}: a solution must not write to the evaluator's descriptors")
         # Only a rank that has not run the solution's code can say the platform failed it (its boot): after the
         # load, a solution could write that report itself to turn its failure into a retry on another host.
         infra = [m for m in errors if m.get("category") == "infra" and not self.solution_loaded]
@@ -587,6 +624,26 @@ class Session:
 
 _PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote process exited", "aborted",
                        "broken pipe", "distbackenderror", "socket", "timed out", "peer", "gloo")
+
+
+# What a sandboxed rank writes on its report channel (evaluator/rank/worker.py, evaluator/timer/_engine.cpp), and for
+# each reply to a command of the host's, the field that names the call it answers (None: the command has no name).
+RANK_REPORT_KINDS = frozenset({"booted", "loaded", "error", "finished", "called", "timed", "spun"})
+REPLY_KINDS: dict[str, str | None] = {"called": "name", "timed": "i", "spun": None}
+ONCE_KINDS = frozenset({"booted", "loaded", "finished"})
+# Far above an honest evaluation's reports (a few per call, a few hundred calls).
+MAX_RANK_REPORTS = 20_000
+
+
+def _reply_to(op: int, i: int, flags: int) -> tuple[str, Any] | None:
+    """The reply the engine writes to a command (evaluator/timer/_engine.cpp ``serve``)."""
+    if op == compiled_timer.TIME:
+        return ("timed", i)
+    if op == compiled_timer.CALL:
+        return ("called", f"t{i}" if flags & compiled_timer.TRIAL_FLAG else "warm")
+    if op == compiled_timer.SPIN:
+        return ("spun", None)
+    return None
 
 
 def _peer_failure(message: str) -> bool:

@@ -143,6 +143,13 @@ CHEATS: list[Case] = [
          outside=("/tmp/arena-forged-result.json",)),
     Case("cheats/forge_timer_fd.py", "rejected", ("evaluator's timer",)),
     Case("cheats/forge_infra_report.py", "runtime_error", ("failed in the correctness phase",)),
+    # Replies written ahead of their commands, a flood of reports of no kind a rank writes, a reply written twice.
+    Case("cheats/reply_ahead_of_command.py", "rejected", ("to no command",), fills=(("ARENA_TEST_AHEAD", "timed"),),
+         label="reply_ahead_of_command"),
+    Case("cheats/reply_ahead_of_command.py", "rejected", ("evaluator's reports",),
+         fills=(("ARENA_TEST_AHEAD", "junk"),), label="reply_ahead_with_junk_reports"),
+    Case("cheats/reply_ahead_of_command.py", "rejected", ("to no command",), fills=(("ARENA_TEST_AHEAD", "twice"),),
+         label="reply_twice"),
     Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",), fills=(("ARENA_TEST_FORGED", "calls"),),
          label="forge_report_count_type"),
     Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",), fills=(("ARENA_TEST_FORGED", "rank"),),

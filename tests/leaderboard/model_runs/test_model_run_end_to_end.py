@@ -53,12 +53,14 @@ def test_api_upload_is_evaluated_attempt_by_attempt_and_scored(problems, api_cli
 
 
 def test_cli_uploads_a_model_run_and_follows_it_to_its_scores(problems, user, live_server, run_worker, tmp_path):
+    # --wait: the worker starts only once the run is uploaded (without it the CLI says no worker serves the profile
+    # and ends with status 3, tests/evaluator/cli/test_submit.py).
     archive = tmp_path / "run.zip"
     archive.write_bytes(build_archive(MANIFEST, ATTEMPTS))
     token = Token.objects.create(user=user)
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
     cli = subprocess.Popen([sys.executable, "-m", "evaluator.cli", "submit", "--portal", live_server.url,
-                            "--token", token.key, "--model-run", str(archive), "--timeout", "120"],
+                            "--token", token.key, "--model-run", str(archive), "--timeout", "120", "--wait"],
                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60

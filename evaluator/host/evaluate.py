@@ -455,17 +455,18 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
 
 
 def _one_spin(session: Session, warmup: int) -> float:
-    """The spin both sides put in front of every timed call from here on: the longer of what each side's warm-up
-    launches need (evaluator/timer/spin.py). One length for both, because the host's cross-check subtracts the
-    spin's nominal length from each side's window while the kernel runs for however long the GPU's clock makes it:
-    a spin of the solution's own (sized from launch times its process reports, which it can forge) would turn that
-    difference into room for hidden work; the same spin on both sides cancels it."""
+    """The spin both sides put in front of every timed call from here on, sized from the baseline's warm-up launches
+    alone (evaluator/timer/spin.py). Never from the solution's: the spin hides whatever the host does in the call
+    while the GPU waits, so a spin sized from the solution's own launch times (which it makes as long as it likes, by
+    working on the CPU inside its warm-up calls, or claims in samples it forges) would hide computation done on the
+    host under it, off the events; and one length for both sides, because the host's cross-check subtracts the
+    spin's nominal length from each side's window while the kernel runs for however long the GPU's clock makes it.
+    A solution whose launch path is longer than the baseline's has the difference inside its events."""
     cuda = session.profile.device == "cuda"
-    launch = [s[1] for p in session.ranks for s in (p.samples.samples[:warmup] if p.samples else [])]
     judged = [float(m["launch_us"]) for p in session.judges for m in p.messages
               if m.get("kind") == "baselined" and isinstance(m.get("i"), int) and m["i"] < warmup and
               isinstance(m.get("launch_us"), (int, float))]
-    return max(spin_us(launch, cuda), spin_us(judged, cuda))
+    return spin_us(judged, cuda)
 
 
 def _time_solution(session: Session, windows: Windows, i: int, record: bool,

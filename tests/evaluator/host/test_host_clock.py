@@ -109,7 +109,8 @@ def test_on_cpu_hosts_the_figures_are_the_hosts_windows_less_the_judges_staging_
 def test_a_spin_sized_from_forged_launch_times_buys_no_room_for_hidden_work() -> None:
     """The spin kernel runs for however long the GPU's clock makes it, while the cross-check subtracts its nominal
     length: a solution that claimed 200 ms launches (its own process reports them) once got a 600 ms spin the GPU ran
-    in 470 ms and hid a fifth of each call in the difference. The host now sets one spin for both sides."""
+    in 470 ms and hid a fifth of each call in the difference. The host now sets one spin for both sides, from the
+    baseline's launches."""
     from types import SimpleNamespace
 
     from evaluator.host.evaluate import _one_spin
@@ -119,7 +120,9 @@ def test_a_spin_sized_from_forged_launch_times_buys_no_room_for_hidden_work() ->
     judge = SimpleNamespace(messages=[{"kind": "baselined", "i": i, "launch_us": 40.0} for i in range(WARMUP)])
     session = SimpleNamespace(profile=SimpleNamespace(device="cuda"), ranks=[forged], judges=[judge])
     one = _one_spin(session, WARMUP)
-    assert one == spin_us([200_000.0], True) > spin_us([40.0], True)
+    # Sized from the baseline's launches alone: the solution's claimed launches (or CPU work in its warm-up calls)
+    # would otherwise buy a spin that hides host computation under it.
+    assert one == spin_us([40.0], True) < spin_us([200_000.0], True)
     # Both sides' windows hold the spin as the GPU ran it (78 % of nominal here) and the solution hides 50 ms of
     # each 250 ms call from its samples: refused, since the same nominal spin comes off both windows.
     ran = 0.78 * one

@@ -60,8 +60,15 @@ def known_answers(only: str | None) -> list[dict]:
             continue
         kind = path.parent.name
         problem = "/".join(path.relative_to(ROOT / "problems").parts[:2])
-        found.append({"file": rel, "problem": problem, "backend": backend, "kind": kind,
-                      "expected": "passed" if kind == "correct" else "not passed"})
+        found.append(
+            {
+                "file": rel,
+                "problem": problem,
+                "backend": backend,
+                "kind": kind,
+                "expected": "passed" if kind == "correct" else "not passed",
+            }
+        )
     return found
 
 
@@ -89,10 +96,13 @@ def thunderkittens(arg: str | None) -> dict:
                 subprocess.run(["chmod", "-R", "a+rX", path], capture_output=True)
             return info
     os.environ.pop(backends.THUNDERKITTENS_ENV, None)
-    return {"path": None, "pinned": backends.THUNDERKITTENS_COMMIT,
-            "missing": f"no ThunderKittens checkout: tried {[c for c in candidates if c]}; ParallelKittens answers "
-                       f"skipped (fetch HazyResearch/ThunderKittens at {backends.THUNDERKITTENS_COMMIT[:8]} into "
-                       f".gpu/thunderkittens or set {backends.THUNDERKITTENS_ENV})"}
+    return {
+        "path": None,
+        "pinned": backends.THUNDERKITTENS_COMMIT,
+        "missing": f"no ThunderKittens checkout: tried {[c for c in candidates if c]}; ParallelKittens answers "
+        f"skipped (fetch HazyResearch/ThunderKittens at {backends.THUNDERKITTENS_COMMIT[:8]} into "
+        f".gpu/thunderkittens or set {backends.THUNDERKITTENS_ENV})",
+    }
 
 
 def nvshmem_header_constants() -> list[str]:
@@ -111,7 +121,7 @@ def nvshmem_header_constants() -> list[str]:
         for n, line in enumerate(text):
             if any(s in line for s in starts) and len(lines) < 12:
                 # An enum's members take their numbers from their order: keep the lines that follow it.
-                body = " ".join(t.strip() for t in text[n:n + 12])
+                body = " ".join(t.strip() for t in text[n : n + 12])
                 lines.append(f"{header.relative_to(include)}:{n + 1}: {body[:400]}")
     return lines
 
@@ -121,8 +131,13 @@ def environment() -> dict:
     try:
         import torch
 
-        env.update({"torch": torch.__version__, "cuda": torch.version.cuda,
-                    "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None})
+        env.update(
+            {
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            }
+        )
         import torch.distributed._symmetric_memory as symm_mem
 
         env["nvshmem_available"] = bool(symm_mem.is_nvshmem_available())
@@ -142,10 +157,16 @@ def environment() -> dict:
         env["nvshmem"] = f"unknown ({type(exc).__name__})"
     env["nvshmem_header_constants"] = nvshmem_header_constants()
     nvcc = shutil.which("nvcc")
-    env["nvcc"] = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1] \
-        if nvcc else None
-    env["bwrap"] = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip() \
-        if shutil.which("bwrap") else None
+    env["nvcc"] = (
+        subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        if nvcc
+        else None
+    )
+    env["bwrap"] = (
+        subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
+        if shutil.which("bwrap")
+        else None
+    )
     env["multicast_off"] = {k: os.environ.get(k) for k in MULTICAST_OFF}
     return env
 
@@ -155,39 +176,63 @@ def evaluate_one(entry: dict, trials: int, iterations: int) -> dict:
 
     path = ROOT / entry["file"]
     t = time.monotonic()
-    doc = evaluate(EvalSpec(problem_id=entry["problem"], solution_source=path.read_text(), solution_name=path.name,
-                            profile=PROFILE, trials=trials, timing_iterations=iterations, warmup_iterations=3,
-                            timeouts={"setup": SETUP_LIMIT_S[entry["backend"]], "correctness": 120.0,
-                                      "timing": 120.0}))
+    doc = evaluate(
+        EvalSpec(
+            problem_id=entry["problem"],
+            solution_source=path.read_text(),
+            solution_name=path.name,
+            profile=PROFILE,
+            trials=trials,
+            timing_iterations=iterations,
+            warmup_iterations=3,
+            timeouts={"setup": SETUP_LIMIT_S[entry["backend"]], "correctness": 120.0, "timing": 120.0},
+        )
+    )
     wall = time.monotonic() - t
     timing = doc.get("timing") or {}
     timeline = doc.get("timeline") or {}
     phases = doc.get("phases") or {}
     logs = doc.get("logs") or {}
-    return {"verdict": doc["verdict"], "message": (doc.get("message") or "")[:600], "wall_s": round(wall, 1),
-            "phases": phases, "timeline": timeline, "solution_backend": (doc.get("solution") or {}).get("backend"),
-            "multicast_allowed": (doc.get("profile") or {}).get("multicast_allowed"),
-            "static_refusals": (doc.get("static_checks") or {}).get("refusals"),
-            "solution_median_us": (timing.get("solution") or {}).get("median_us"),
-            "baseline_median_us": (timing.get("baseline") or {}).get("median_us"), "speedup": timing.get("speedup"),
-            "environment": doc.get("environment"),
-            "logs": {k: v[-3000:] for k, v in logs.items()}}
+    return {
+        "verdict": doc["verdict"],
+        "message": (doc.get("message") or "")[:600],
+        "wall_s": round(wall, 1),
+        "phases": phases,
+        "timeline": timeline,
+        "solution_backend": (doc.get("solution") or {}).get("backend"),
+        "multicast_allowed": (doc.get("profile") or {}).get("multicast_allowed"),
+        "static_refusals": (doc.get("static_checks") or {}).get("refusals"),
+        "solution_median_us": (timing.get("solution") or {}).get("median_us"),
+        "baseline_median_us": (timing.get("baseline") or {}).get("median_us"),
+        "speedup": timing.get("speedup"),
+        "environment": doc.get("environment"),
+        "logs": {k: v[-3000:] for k, v in logs.items()},
+    }
 
 
 def markdown(report: dict) -> str:
     env, tk = report["environment"], report["thunderkittens"]
-    lines = [f"# ParallelKittens and NVSHMEM known answers at one rank ({report['date']})", "",
-             f"`{report['command']}` on {env.get('gpu')}, torch {env.get('torch')}, Triton {env.get('triton')}, "
-             f"NVSHMEM {env.get('nvshmem')} (available: {env.get('nvshmem_available')}), {env.get('nvcc')}, "
-             f"{env.get('bwrap')}; profile `{report['profile']}` (one rank, multicast not allowed).", "",
-             f"ThunderKittens: {tk.get('path') or tk.get('missing')}"
-             + (f" at {tk.get('commit')}" if tk.get("commit") else "") + f" (pinned {tk['pinned'][:8]}).", "",
-             "| known answer | backend | expected | verdict | as expected | set-up (build) s | solution µs | "
-             "wall s | message |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# ParallelKittens and NVSHMEM known answers at one rank ({report['date']})",
+        "",
+        f"`{report['command']}` on {env.get('gpu')}, torch {env.get('torch')}, Triton {env.get('triton')}, "
+        f"NVSHMEM {env.get('nvshmem')} (available: {env.get('nvshmem_available')}), {env.get('nvcc')}, "
+        f"{env.get('bwrap')}; profile `{report['profile']}` (one rank, multicast not allowed).",
+        "",
+        f"ThunderKittens: {tk.get('path') or tk.get('missing')}"
+        + (f" at {tk.get('commit')}" if tk.get("commit") else "")
+        + f" (pinned {tk['pinned'][:8]}).",
+        "",
+        "| known answer | backend | expected | verdict | as expected | set-up (build) s | solution µs | "
+        "wall s | message |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in report["results"]:
-        lines.append(f"| {r['file']} | {r['backend']} | {r['expected']} | {r.get('verdict')} | {r.get('ok')} | "
-                     f"{(r.get('phases') or {}).get('setup')} | {r.get('solution_median_us')} | {r.get('wall_s')} | "
-                     f"{(r.get('message') or r.get('skipped') or '')[:160]} |")
+        lines.append(
+            f"| {r['file']} | {r['backend']} | {r['expected']} | {r.get('verdict')} | {r.get('ok')} | "
+            f"{(r.get('phases') or {}).get('setup')} | {r.get('solution_median_us')} | {r.get('wall_s')} | "
+            f"{(r.get('message') or r.get('skipped') or '')[:160]} |"
+        )
     ok = sum(1 for r in report["results"] if r.get("ok"))
     lines += ["", f"{ok} of {len(report['results'])} as expected; {report['total_s']} s in all."]
     return "\n".join(lines) + "\n"
@@ -205,9 +250,14 @@ def main() -> int:
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    report: dict = {"date": time.strftime("%Y-%m-%d"), "command": COMMAND, "profile": PROFILE,
-                    "thunderkittens": thunderkittens(args.thunderkittens), "environment": environment(),
-                    "results": []}
+    report: dict = {
+        "date": time.strftime("%Y-%m-%d"),
+        "command": COMMAND,
+        "profile": PROFILE,
+        "thunderkittens": thunderkittens(args.thunderkittens),
+        "environment": environment(),
+        "results": [],
+    }
     try:
         from evaluator import timer as compiled_timer
         from evaluator.host import sandbox
@@ -231,13 +281,23 @@ def main() -> int:
         else:
             try:
                 row.update(evaluate_one(entry, args.trials, args.iterations))
-                row["ok"] = row["verdict"] == "passed" if entry["kind"] == "correct" else \
-                    row["verdict"] not in ("passed", "infra_error", "rejected")
+                row["ok"] = (
+                    row["verdict"] == "passed"
+                    if entry["kind"] == "correct"
+                    else row["verdict"] not in ("passed", "infra_error", "rejected")
+                )
             except Exception as exc:  # noqa: BLE001
-                row.update({"verdict": "script_error", "message": f"{type(exc).__name__}: {exc}",
-                            "traceback": traceback.format_exc()[-3000:], "ok": False})
-        print(json.dumps({k: row.get(k) for k in ("file", "verdict", "ok", "wall_s", "skipped", "message")}),
-              flush=True)
+                row.update(
+                    {
+                        "verdict": "script_error",
+                        "message": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc()[-3000:],
+                        "ok": False,
+                    }
+                )
+        print(
+            json.dumps({k: row.get(k) for k in ("file", "verdict", "ok", "wall_s", "skipped", "message")}), flush=True
+        )
         if row.get("ok") is False:
             print(json.dumps(row.get("logs") or {})[-2000:], flush=True)
         report["total_s"] = round(time.monotonic() - started, 1)

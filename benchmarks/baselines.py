@@ -44,44 +44,72 @@ def main() -> int:
         if not pid.startswith(args.only) or profile.world_size not in problem.world_sizes:
             continue
         started = time.monotonic()
-        doc = evaluate(EvalSpec(problem_id=pid, solution_source=problem.reference_source, profile=profile.name,
-                                solution_name="reference.py", trials=2, timing_iterations=args.iterations))
+        doc = evaluate(
+            EvalSpec(
+                problem_id=pid,
+                solution_source=problem.reference_source,
+                profile=profile.name,
+                solution_name="reference.py",
+                trials=2,
+                timing_iterations=args.iterations,
+            )
+        )
         t, r = doc.get("timing") or {}, doc.get("roofline") or {}
         row = {
-            "problem": pid, "world_size": profile.world_size, "verdict": doc["verdict"],
-            "message": doc["message"][:300], "dtype": problem.presets[profile.preset].dtype,
+            "problem": pid,
+            "world_size": profile.world_size,
+            "verdict": doc["verdict"],
+            "message": doc["message"][:300],
+            "dtype": problem.presets[profile.preset].dtype,
             "params": doc["problem"].get("params"),
             "baseline_median_us": t.get("baseline", {}).get("median_us"),
             "baseline_p10_us": t.get("baseline", {}).get("p10_us"),
             "baseline_p90_us": t.get("baseline", {}).get("p90_us"),
             "identical_speedup": t.get("speedup"),
             "graph_baseline_us": ((t.get("graph") or {}).get("baseline") or {}).get("median_us"),
-            "roofline_us": r.get("time_us"), "roofline_bound": r.get("bound"),
-            "fraction": r.get("baseline_fraction"), "wall_s": round(time.monotonic() - started, 2),
+            "roofline_us": r.get("time_us"),
+            "roofline_bound": r.get("bound"),
+            "fraction": r.get("baseline_fraction"),
+            "wall_s": round(time.monotonic() - started, 2),
         }
         if doc["verdict"] != "passed":
             row["logs_tail"] = {k: v[-1500:] for k, v in (doc.get("logs") or {}).items()}
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "logs_tail"}), flush=True)
-        (out / f"baselines_{profile.name}.json").write_text(json.dumps(
-            {"date": time.strftime("%Y-%m-%d"), "profile": profile.name, "command": " ".join(sys.argv),
-             "environment": doc.get("environment"), "rows": rows}, indent=1))
+        (out / f"baselines_{profile.name}.json").write_text(
+            json.dumps(
+                {
+                    "date": time.strftime("%Y-%m-%d"),
+                    "profile": profile.name,
+                    "command": " ".join(sys.argv),
+                    "environment": doc.get("environment"),
+                    "rows": rows,
+                },
+                indent=1,
+            )
+        )
     (out / f"baselines_{profile.name}.md").write_text(table(rows))
     return 0
 
 
 def table(rows: list[dict]) -> str:
     """The rows as the Markdown table of docs/baselines.md."""
-    lines = ["| problem | W | dtype | baseline median µs (p10–p90) | roofline µs (bound) | fraction | identical A/B |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| problem | W | dtype | baseline median µs (p10–p90) | roofline µs (bound) | fraction | identical A/B |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         if row["verdict"] != "passed":
-            lines.append(f"| {row['problem']} | {row['world_size']} | {row['dtype']} | {row['verdict']}: "
-                         f"{row['message'][:80]} | | | |")
+            lines.append(
+                f"| {row['problem']} | {row['world_size']} | {row['dtype']} | {row['verdict']}: "
+                f"{row['message'][:80]} | | | |"
+            )
             continue
-        lines.append(f"| {row['problem']} | {row['world_size']} | {row['dtype']} | {row['baseline_median_us']:.1f} "
-                     f"({row['baseline_p10_us']:.1f}–{row['baseline_p90_us']:.1f}) | {row['roofline_us']:.1f} "
-                     f"({row['roofline_bound']}) | {row['fraction']:.3f} | {row['identical_speedup']:.3f} |")
+        lines.append(
+            f"| {row['problem']} | {row['world_size']} | {row['dtype']} | {row['baseline_median_us']:.1f} "
+            f"({row['baseline_p10_us']:.1f}–{row['baseline_p90_us']:.1f}) | {row['roofline_us']:.1f} "
+            f"({row['roofline_bound']}) | {row['fraction']:.3f} | {row['identical_speedup']:.3f} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -37,7 +37,7 @@ def _load_table() -> types.ModuleType:
         import pytest  # noqa: F401
     except ImportError:
         stub = types.ModuleType("pytest")
-        identity = lambda *args, **kwargs: (lambda f: f)  # noqa: E731
+        identity = lambda *args, **kwargs: lambda f: f  # noqa: E731
         stub.mark = types.SimpleNamespace(parametrize=identity, skipif=identity)  # type: ignore[attr-defined]
         stub.fixture = lambda f=None, **kwargs: f if f is not None else (lambda g: g)  # type: ignore[attr-defined]
         stub.skip = lambda *a, **k: None  # type: ignore[attr-defined]
@@ -58,8 +58,13 @@ def _caught_by(doc: dict) -> str:
         return "static check"
     if "sandbox refused" in message:
         return "audit hook"
-    if "the solution replaced" in message or "the solution added" in message or "re-registered" in message \
-            or "mode active" in message or "the solution changed" in message:
+    if (
+        "the solution replaced" in message
+        or "the solution added" in message
+        or "re-registered" in message
+        or "mode active" in message
+        or "the solution changed" in message
+    ):
         return "integrity check"
     if "while being timed" in message or "wrote to its inputs while" in message:
         return "timing re-check"
@@ -106,24 +111,38 @@ def main() -> int:
                 timing = doc.get("timing") or {}
                 if doc.get("environment") and not ENVIRONMENT:
                     ENVIRONMENT.update(doc["environment"])
-                row = {"kind": kind, "case": case.name, "expected": case.expected, "got": doc.get("verdict"),
-                       "ok": not problems, "problems": problems, "caught_by": _caught_by(doc),
-                       "message": (doc.get("message") or "")[:400], "wall_s": round(wall, 2),
-                       "speedup": timing.get("speedup"), "host_clock": timing.get("host_clock"),
-                       "failed_ranks": doc.get("failed_ranks"),
-                       "flags": doc.get("flags"), "containment": doc.get("containment")}
+                row = {
+                    "kind": kind,
+                    "case": case.name,
+                    "expected": case.expected,
+                    "got": doc.get("verdict"),
+                    "ok": not problems,
+                    "problems": problems,
+                    "caught_by": _caught_by(doc),
+                    "message": (doc.get("message") or "")[:400],
+                    "wall_s": round(wall, 2),
+                    "speedup": timing.get("speedup"),
+                    "host_clock": timing.get("host_clock"),
+                    "failed_ranks": doc.get("failed_ranks"),
+                    "flags": doc.get("flags"),
+                    "containment": doc.get("containment"),
+                }
                 if not row["ok"]:
                     row["logs"] = {k: v[-2000:] for k, v in (doc.get("logs") or {}).items()}
                 rows.append(row)
-                print(json.dumps({k: row[k] for k in ("case", "expected", "got", "ok", "wall_s", "message")}),
-                      flush=True)
+                print(
+                    json.dumps({k: row[k] for k in ("case", "expected", "got", "ok", "wall_s", "message")}), flush=True
+                )
                 _write(out, args.profile, rows, started)
     finally:
         shutil.rmtree(parent, ignore_errors=True)
     _write(out, args.profile, rows, started)
     bad = [r["case"] for r in rows if not r["ok"]]
-    print(f"{len(rows) - len(bad)}/{len(rows)} cases got their verdict in {time.monotonic() - started:.0f} s"
-          + (f"; wrong: {', '.join(bad)}" if bad else ""), flush=True)
+    print(
+        f"{len(rows) - len(bad)}/{len(rows)} cases got their verdict in {time.monotonic() - started:.0f} s"
+        + (f"; wrong: {', '.join(bad)}" if bad else ""),
+        flush=True,
+    )
     return 1 if bad else 0
 
 
@@ -131,25 +150,42 @@ ENVIRONMENT: dict = {}  # what the ranks reported (the launcher itself never tou
 
 
 def _write(out: Path, profile: str, rows: list[dict], started: float) -> None:
-    env = {"python": platform.python_version(), "host": platform.node(), "launcher_uid": os.getuid(),
-           "torch": ENVIRONMENT.get("torch", "?"), "gpus": ENVIRONMENT.get("gpus", []),
-           "ranks": ENVIRONMENT}
-    doc = {"profile": profile, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "environment": env,
-           "wall_s": round(time.monotonic() - started, 1), "all_ok": all(r["ok"] for r in rows), "rows": rows}
+    env = {
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "launcher_uid": os.getuid(),
+        "torch": ENVIRONMENT.get("torch", "?"),
+        "gpus": ENVIRONMENT.get("gpus", []),
+        "ranks": ENVIRONMENT,
+    }
+    doc = {
+        "profile": profile,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "environment": env,
+        "wall_s": round(time.monotonic() - started, 1),
+        "all_ok": all(r["ok"] for r in rows),
+        "rows": rows,
+    }
     (out / "cheat_suite.json").write_text(json.dumps(doc, indent=2, default=str))
     gpus = f"{ENVIRONMENT.get('gpu_count', 0)} × {', '.join(env['gpus']) or 'no GPU'}"
-    lines = [f"# Cheat suite on {profile}", "", f"{doc['date']}, {env['host']}, torch {env['torch']}, {gpus}; "
-             f"{sum(r['ok'] for r in rows)}/{len(rows)} as expected.", "",
-             "| case | kind | expected | got | caught by | ok | speedup | unaccounted µs (allowed) | message |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Cheat suite on {profile}",
+        "",
+        f"{doc['date']}, {env['host']}, torch {env['torch']}, {gpus}; "
+        f"{sum(r['ok'] for r in rows)}/{len(rows)} as expected.",
+        "",
+        "| case | kind | expected | got | caught by | ok | speedup | unaccounted µs (allowed) | message |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         message = r["message"].replace("|", "\\|").replace("\n", " ")[:160]
         clock = r.get("host_clock") or {}
-        unaccounted = (f"{clock['unaccounted_us']:.0f} ({clock['allowance_us']:.0f})" if clock.get("checked")
-                       else "")
+        unaccounted = f"{clock['unaccounted_us']:.0f} ({clock['allowance_us']:.0f})" if clock.get("checked") else ""
         speedup = f"{r['speedup']:.2f}" if isinstance(r.get("speedup"), (int, float)) else ""
-        lines.append(f"| {r['case']} | {r['kind']} | {r['expected']} | {r['got']} | {r['caught_by']} | "
-                     f"{'yes' if r['ok'] else '**NO**'} | {speedup} | {unaccounted} | {message} |")
+        lines.append(
+            f"| {r['case']} | {r['kind']} | {r['expected']} | {r['got']} | {r['caught_by']} | "
+            f"{'yes' if r['ok'] else '**NO**'} | {speedup} | {unaccounted} | {message} |"
+        )
     (out / "cheat_suite.md").write_text("\n".join(lines) + "\n")
 
 

@@ -38,10 +38,15 @@ def main() -> int:
     parser.add_argument("--profile", default="cpu-gloo-2")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--problem", default="collectives/all_reduce")
-    parser.add_argument("--warm-sandboxes", action="store_true",
-                        help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does")
-    parser.add_argument("--between-s", type=float, default=0.0,
-                        help="pause between evaluations (a worker between jobs; the held sandboxes import meanwhile)")
+    parser.add_argument(
+        "--warm-sandboxes", action="store_true", help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does"
+    )
+    parser.add_argument(
+        "--between-s",
+        type=float,
+        default=0.0,
+        help="pause between evaluations (a worker between jobs; the held sandboxes import meanwhile)",
+    )
     args = parser.parse_args()
     if args.warm_sandboxes:
         pool.enable()
@@ -54,28 +59,50 @@ def main() -> int:
         if n:
             time.sleep(args.between_s)
         t = time.monotonic()
-        doc = evaluate(EvalSpec(problem_id=args.problem, solution_source=solution.read_text(),
-                                solution_name=solution.name, profile=args.profile))
-        rows.append({"run": n, "cold": n == 0, "verdict": doc["verdict"], "wall_s": round(time.monotonic() - t, 3),
-                     "phases": doc.get("phases"), "timeline": doc.get("timeline"),
-                     "started_ahead": (doc.get("containment") or {}).get("started_ahead"),
-                     "iterations": (doc.get("timing") or {}).get("iterations"),
-                     "speedup": (doc.get("timing") or {}).get("speedup"),
-                     "solution_median_us": ((doc.get("timing") or {}).get("solution") or {}).get("median_us"),
-                     "baseline_median_us": ((doc.get("timing") or {}).get("baseline") or {}).get("median_us"),
-                     "host_clock": (doc.get("timing") or {}).get("host_clock"),
-                     "message": doc.get("message", "")[:300]})
+        doc = evaluate(
+            EvalSpec(
+                problem_id=args.problem,
+                solution_source=solution.read_text(),
+                solution_name=solution.name,
+                profile=args.profile,
+            )
+        )
+        rows.append(
+            {
+                "run": n,
+                "cold": n == 0,
+                "verdict": doc["verdict"],
+                "wall_s": round(time.monotonic() - t, 3),
+                "phases": doc.get("phases"),
+                "timeline": doc.get("timeline"),
+                "started_ahead": (doc.get("containment") or {}).get("started_ahead"),
+                "iterations": (doc.get("timing") or {}).get("iterations"),
+                "speedup": (doc.get("timing") or {}).get("speedup"),
+                "solution_median_us": ((doc.get("timing") or {}).get("solution") or {}).get("median_us"),
+                "baseline_median_us": ((doc.get("timing") or {}).get("baseline") or {}).get("median_us"),
+                "host_clock": (doc.get("timing") or {}).get("host_clock"),
+                "message": doc.get("message", "")[:300],
+            }
+        )
     warm = [r["wall_s"] for r in rows if not r["cold"]]
     speedups = [r["speedup"] for r in rows if not r["cold"] and r["speedup"] is not None]
-    report = {"date": time.strftime("%Y-%m-%d"), "profile": args.profile, "problem": args.problem,
-              "solution": solution.name, "cpus": os.cpu_count(),
-              "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
-                         + (" --warm-sandboxes" if args.warm_sandboxes else "")
-                         + (f" --between-s {args.between_s:g}" if args.between_s else ""),
-              "warm_sandboxes": args.warm_sandboxes, "between_s": args.between_s,
-              "warm_median_s": statistics.median(warm), "warm_max_s": max(warm), "cold_s": rows[0]["wall_s"],
-              "warm_speedups": speedups,
-              "runs": rows}
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "profile": args.profile,
+        "problem": args.problem,
+        "solution": solution.name,
+        "cpus": os.cpu_count(),
+        "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
+        + (" --warm-sandboxes" if args.warm_sandboxes else "")
+        + (f" --between-s {args.between_s:g}" if args.between_s else ""),
+        "warm_sandboxes": args.warm_sandboxes,
+        "between_s": args.between_s,
+        "warm_median_s": statistics.median(warm),
+        "warm_max_s": max(warm),
+        "cold_s": rows[0]["wall_s"],
+        "warm_speedups": speedups,
+        "runs": rows,
+    }
     name = f"eval_wall_{report['date']}_{args.profile}" + ("_warm_sandboxes" if args.warm_sandboxes else "")
     (out / f"{name}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=1))

@@ -53,20 +53,27 @@ def main() -> int:
     device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    report = {"date": time.strftime("%Y-%m-%d"), "command": "python benchmarks/exchange_io.py OUTDIR",
-              "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-              "torch": torch.__version__, "cpus": os.cpu_count(), "repeats": args.repeats, "rows": []}
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "command": "python benchmarks/exchange_io.py OUTDIR",
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "cpus": os.cpu_count(),
+        "repeats": args.repeats,
+        "rows": [],
+    }
     with tempfile.TemporaryDirectory(dir=shm) as tmp:
         folder = Path(tmp)
         for mib in (int(s) for s in args.sizes_mib.split(",")):
             x = torch.randn(mib << 19, dtype=torch.bfloat16, device=device)
             path = folder / "a.pt"
             # each lambda is timed at once; the defaults bind this size's tensor and files all the same
-            row = {"mib": mib,
-                   "save_ms": _ms(lambda path=path, x=x: wire.save_tensors(path, [x]), args.repeats, sync),
-                   "load_ms": _ms(lambda path=path: wire.load_tensors(path), args.repeats, sync),
-                   "load_to_device_ms": _ms(lambda path=path: wire.load_tensors(path)[0].to(device), args.repeats,
-                                            sync)}
+            row = {
+                "mib": mib,
+                "save_ms": _ms(lambda path=path, x=x: wire.save_tensors(path, [x]), args.repeats, sync),
+                "load_ms": _ms(lambda path=path: wire.load_tensors(path), args.repeats, sync),
+                "load_to_device_ms": _ms(lambda path=path: wire.load_tensors(path)[0].to(device), args.repeats, sync),
+            }
             # The timed iterations' path: a slot written from the device by one process, read onto the device by
             # another, and the host's copy of a slot into the judge's (page-locked mappings where there is a GPU).
             pinned = device.type == "cuda"
@@ -74,11 +81,14 @@ def main() -> int:
             reader = wire.Slot.open(folder / "feed.slot", writable=False, pinned=pinned)
             nbytes = writer.write([x])
             row["slot_write_ms"] = _ms(lambda writer=writer, x=x: writer.write([x]), args.repeats, sync)
-            row["slot_read_to_device_ms"] = _ms(lambda reader=reader: reader.read()[0].to(device, copy=True),
-                                                args.repeats, sync)
-            row["host_copy_ms"] = _ms(lambda nbytes=nbytes: copy_plain_file(folder / "feed.slot",
-                                                                            folder / "copy.slot", nbytes),
-                                      args.repeats, sync)
+            row["slot_read_to_device_ms"] = _ms(
+                lambda reader=reader: reader.read()[0].to(device, copy=True), args.repeats, sync
+            )
+            row["host_copy_ms"] = _ms(
+                lambda nbytes=nbytes: copy_plain_file(folder / "feed.slot", folder / "copy.slot", nbytes),
+                args.repeats,
+                sync,
+            )
             writer.close()
             reader.close()
             report["rows"].append(row)

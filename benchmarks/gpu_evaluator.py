@@ -43,17 +43,25 @@ def row(doc: dict, wall: float, **extra) -> dict:
     g = (t.get("graph") or {}) if t else {}
     r = doc.get("roofline") or {}
     out = {
-        **extra, "verdict": doc["verdict"], "message": doc["message"][:300], "wall_s": round(wall, 2),
+        **extra,
+        "verdict": doc["verdict"],
+        "message": doc["message"][:300],
+        "wall_s": round(wall, 2),
         "phases": doc.get("phases"),
-        "baseline_us": t.get("baseline", {}).get("median_us"), "solution_us": t.get("solution", {}).get("median_us"),
+        "baseline_us": t.get("baseline", {}).get("median_us"),
+        "solution_us": t.get("solution", {}).get("median_us"),
         "baseline_p10_p90": [t["baseline"]["p10_us"], t["baseline"]["p90_us"]] if t else None,
         "solution_p10_p90": [t["solution"]["p10_us"], t["solution"]["p90_us"]] if t else None,
-        "speedup": t.get("speedup"), "speedup_ci": t.get("speedup_ci"),
-        "launch_cpu_us": t.get("launch_cpu_us"), "spin_us": t.get("spin_us"),
+        "speedup": t.get("speedup"),
+        "speedup_ci": t.get("speedup_ci"),
+        "launch_cpu_us": t.get("launch_cpu_us"),
+        "spin_us": t.get("spin_us"),
         "graph_baseline_us": g.get("baseline", {}).get("median_us") if g.get("baseline") else None,
         "graph_solution_us": g.get("solution", {}).get("median_us") if g.get("baseline") else None,
-        "graph_speedup": g.get("speedup"), "graph_reason": g.get("reason"),
-        "roofline_us": r.get("time_us"), "roofline_bound": r.get("bound"),
+        "graph_speedup": g.get("speedup"),
+        "graph_reason": g.get("reason"),
+        "roofline_us": r.get("time_us"),
+        "roofline_bound": r.get("bound"),
         "baseline_roofline_fraction": r.get("baseline_fraction"),
         "solution_roofline_fraction": r.get("solution_fraction"),
     }
@@ -62,8 +70,9 @@ def row(doc: dict, wall: float, **extra) -> dict:
 
 def one(problem: str, source: str, profile: str, name: str, params: dict | None = None) -> tuple[dict, float]:
     started = time.monotonic()
-    doc = evaluate(EvalSpec(problem_id=problem, solution_source=source, profile=profile, solution_name=name,
-                            params=params))
+    doc = evaluate(
+        EvalSpec(problem_id=problem, solution_source=source, profile=profile, solution_name=name, params=params)
+    )
     wall = time.monotonic() - started
     if doc["verdict"] != "passed":
         print(json.dumps({k: doc[k] for k in ("verdict", "message", "failed_ranks")}), flush=True)
@@ -85,8 +94,9 @@ def main() -> int:
     parts = set(args.parts.split(","))
     results: dict = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv), "rows": {}}
     try:
-        results["nvidia_smi_topo"] = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True,
-                                                    timeout=30).stdout
+        results["nvidia_smi_topo"] = subprocess.run(
+            ["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=30
+        ).stdout
     except Exception as exc:  # the figures still stand without the topology dump
         results["nvidia_smi_topo"] = f"unavailable: {exc}"
     repeats = 1 if args.quick else 5
@@ -100,8 +110,9 @@ def main() -> int:
             source = get(pid).reference_source
             for i in range(repeats):
                 doc, wall = one(pid, source, args.profile, "identical.py")
-                rows.append(row(doc, wall, problem=pid, profile=args.profile, run=i,
-                                environment=doc.get("environment")))
+                rows.append(
+                    row(doc, wall, problem=pid, profile=args.profile, run=i, environment=doc.get("environment"))
+                )
                 print(json.dumps(rows[-1]), flush=True)
                 save()
     if "sweep" in parts:
@@ -126,8 +137,9 @@ def main() -> int:
             print(json.dumps(rows[-1]), flush=True)
             save()
         shutil.rmtree(cache, ignore_errors=True)
-        doc, wall = one("collectives/all_reduce", get("collectives/all_reduce").reference_source, args.profile,
-                        "plain.py")
+        doc, wall = one(
+            "collectives/all_reduce", get("collectives/all_reduce").reference_source, args.profile, "plain.py"
+        )
         rows.append(row(doc, wall, solution="plain pytorch", cache="n/a"))
         print(json.dumps(rows[-1]), flush=True)
         save()

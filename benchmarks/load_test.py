@@ -95,8 +95,9 @@ def _configure(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _manage(*argv: str, timeout: float = 900) -> str:
-    done = subprocess.run([sys.executable, "manage.py", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
     if done.returncode != 0:
         raise SystemExit(f"load_test: manage.py {' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout.strip()
@@ -117,8 +118,10 @@ def prepare_database(args: argparse.Namespace) -> dict:
     from leaderboard.models import ModelRun, Submission
 
     def shape():
-        return (ModelRun.objects.filter(is_demo=True).count(),
-                Submission.objects.filter(model_run__is_demo=True).count())
+        return (
+            ModelRun.objects.filter(is_demo=True).count(),
+            Submission.objects.filter(model_run__is_demo=True).count(),
+        )
 
     seeded = "seeded by an earlier run of this script, kept"
     runs, attempts = shape()  # seed_demo leaves some problems unattempted: 100 runs with attempts is that command's
@@ -136,8 +139,14 @@ def prepare_database(args: argparse.Namespace) -> dict:
         cursor.execute("select version()")
         version = cursor.fetchone()[0].split(" on ")[0]
     connection.close()
-    return {"database": args.database, "postgres": version, "model_runs": runs, "attempts": attempts,
-            "submissions": Submission.objects.count(), "seeding": seeded}
+    return {
+        "database": args.database,
+        "postgres": version,
+        "model_runs": runs,
+        "attempts": attempts,
+        "submissions": Submission.objects.count(),
+        "seeding": seeded,
+    }
 
 
 def prepare_redis(args: argparse.Namespace):
@@ -146,8 +155,10 @@ def prepare_redis(args: argparse.Namespace):
     conn = redis.Redis.from_url(os.environ["REDIS_URL"])
     size = conn.dbsize()
     if size and not args.flush_redis:
-        raise SystemExit(f"load_test: Redis database {args.redis_db} holds {size} keys; pick an empty one with "
-                         f"--redis-db, or pass --flush-redis if they are a previous load test's")
+        raise SystemExit(
+            f"load_test: Redis database {args.redis_db} holds {size} keys; pick an empty one with "
+            f"--redis-db, or pass --flush-redis if they are a previous load test's"
+        )
     conn.flushdb()
     return conn
 
@@ -161,13 +172,25 @@ def reader_pages() -> dict[str, list[str]]:
     runs = list(ModelRun.objects.filter(is_demo=True).order_by("id").values_list("id", flat=True))
     profiles = sorted(set(ModelRun.objects.filter(is_demo=True).values_list("profile", flat=True)))
     problems = list(Problem.objects.filter(suite="demo").order_by("id"))
-    users = list(get_user_model().objects.filter(username__startswith="demo-user-").order_by("username")
-                 .values_list("username", flat=True))
+    users = list(
+        get_user_model()
+        .objects.filter(username__startswith="demo-user-")
+        .order_by("username")
+        .values_list("username", flat=True)
+    )
     rng = random.Random(7)
-    ranking = ["/runs/", "/runs/?sort=-fast_2", "/runs/?sort=-geomean_speedup", "/runs/?page=2",
-               "/runs/?per_page=25&page=2", "/runs/?mode=agentic", "/runs/?mode=zero-shot"]
-    ranking += [f"/runs/?profile={p}" for p in profiles] + [f"/runs/?profile={p}&mode=agentic&sort=-fast_2"
-                                                           for p in profiles]
+    ranking = [
+        "/runs/",
+        "/runs/?sort=-fast_2",
+        "/runs/?sort=-geomean_speedup",
+        "/runs/?page=2",
+        "/runs/?per_page=25&page=2",
+        "/runs/?mode=agentic",
+        "/runs/?mode=zero-shot",
+    ]
+    ranking += [f"/runs/?profile={p}" for p in profiles] + [
+        f"/runs/?profile={p}&mode=agentic&sort=-fast_2" for p in profiles
+    ]
     pairs = set()
     while len(pairs) < 40:
         a, b = rng.sample(runs[:30], 2)
@@ -183,15 +206,18 @@ def reader_pages() -> dict[str, list[str]]:
         "compare": [f"/runs/compare/?a={a}&b={b}" for a, b in sorted(pairs)],
         "user": [f"/users/{quote(u)}/" for u in users],
         "export": ["/runs/?format=csv", "/runs/?format=json"]
-                  + [f"/runs/{r}/?format=json&table=attempts" for r in runs[:10]]
-                  + [f"/runs/{r}/?format=csv" for r in runs[:10]]
-                  + [f"/problems/{p.id}/?format=csv" for p in problems[:10]]
-                  + [f"/users/{quote(u)}/?format=csv" for u in users[:5]]
-                  + [f"/runs/compare/?a={a}&b={b}&format=csv" for a, b in sorted(pairs)[:5]],
-        "api": ["/api/rankings/model-runs/", "/api/rankings/model-runs/?sort=-fast_2",
-                "/api/rankings/model-runs/?page=2&page_size=25"]
-               + [f"/api/model-runs/{r}/" for r in runs[:20]]
-               + [f"/api/problems/{p.id}/ranking/" for p in problems[:20]],
+        + [f"/runs/{r}/?format=json&table=attempts" for r in runs[:10]]
+        + [f"/runs/{r}/?format=csv" for r in runs[:10]]
+        + [f"/problems/{p.id}/?format=csv" for p in problems[:10]]
+        + [f"/users/{quote(u)}/?format=csv" for u in users[:5]]
+        + [f"/runs/compare/?a={a}&b={b}&format=csv" for a, b in sorted(pairs)[:5]],
+        "api": [
+            "/api/rankings/model-runs/",
+            "/api/rankings/model-runs/?sort=-fast_2",
+            "/api/rankings/model-runs/?page=2&page_size=25",
+        ]
+        + [f"/api/model-runs/{r}/" for r in runs[:20]]
+        + [f"/api/problems/{p.id}/ranking/" for p in problems[:20]],
     }
 
 
@@ -215,12 +241,17 @@ class Connection:
                 pass
         self.reader = self.writer = None
 
-    async def request(self, method: str, path: str, headers: dict[str, str] | None = None,
-                      body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    async def request(
+        self, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b""
+    ) -> tuple[int, dict[str, str], bytes]:
         if self.writer is None or self.writer.is_closing():
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}", "User-Agent: arena-load-test",
-                 "Accept: */*"]
+        lines = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            "User-Agent: arena-load-test",
+            "Accept: */*",
+        ]
         lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
         if body or method == "POST":
             lines.append(f"Content-Length: {len(body)}")
@@ -273,8 +304,16 @@ class Recorder:
         self.errors: dict[str, int] = {}
         self.hits = self.misses = self.bytes = self.warmup_requests = 0
 
-    def record(self, kind: str, sent: float, done: float, status: int | None, headers: dict[str, str],
-               size: int, error: str | None = None) -> None:
+    def record(
+        self,
+        kind: str,
+        sent: float,
+        done: float,
+        status: int | None,
+        headers: dict[str, str],
+        size: int,
+        error: str | None = None,
+    ) -> None:
         if sent < self.measure_from or done > self.measure_to:
             self.warmup_requests += sent < self.measure_from
             return
@@ -294,24 +333,36 @@ class Recorder:
         ordered = sorted(self.latencies)
         errors = sum(self.errors.values())
         return {
-            "measured_s": round(seconds, 1), "requests": len(ordered), "errors": errors,
-            "error_kinds": self.errors, "requests_per_s": round(len(ordered) / seconds, 1),
-            "p50_ms": _percentile(ordered, .50), "p90_ms": _percentile(ordered, .90),
-            "p95_ms": _percentile(ordered, .95), "p99_ms": _percentile(ordered, .99),
+            "measured_s": round(seconds, 1),
+            "requests": len(ordered),
+            "errors": errors,
+            "error_kinds": self.errors,
+            "requests_per_s": round(len(ordered) / seconds, 1),
+            "p50_ms": _percentile(ordered, 0.50),
+            "p90_ms": _percentile(ordered, 0.90),
+            "p95_ms": _percentile(ordered, 0.95),
+            "p99_ms": _percentile(ordered, 0.99),
             "max_ms": round(ordered[-1], 1) if ordered else None,
             "mean_ms": round(statistics.fmean(ordered), 1) if ordered else None,
-            "cache_hits": self.hits, "cache_misses": self.misses,
+            "cache_hits": self.hits,
+            "cache_misses": self.misses,
             "hit_ratio": round(self.hits / max(1, self.hits + self.misses), 3),
             "mb_per_s": round(self.bytes / seconds / 1e6, 2),
-            "by_kind": {kind: {"requests": len(v), "p50_ms": _percentile(sorted(v), .5),
-                               "p95_ms": _percentile(sorted(v), .95)}
-                        for kind, v in sorted(self.by_kind.items())},
+            "by_kind": {
+                kind: {
+                    "requests": len(v),
+                    "p50_ms": _percentile(sorted(v), 0.5),
+                    "p95_ms": _percentile(sorted(v), 0.95),
+                }
+                for kind, v in sorted(self.by_kind.items())
+            },
             "warmup_requests": self.warmup_requests,
         }
 
 
-async def run_readers(port: int, pages: dict[str, list[str]], readers: int, warmup: float, seconds: float,
-                      think: str, seed: int) -> dict:
+async def run_readers(
+    port: int, pages: dict[str, list[str]], readers: int, warmup: float, seconds: float, think: str, seed: int
+) -> dict:
     loop = asyncio.get_running_loop()
     start = loop.time()
     recorder = Recorder(start + warmup, start + warmup + seconds)
@@ -384,20 +435,36 @@ async def run_burst(port: int, burst: int, users: list[tuple[str, str]]) -> dict
 
     async def submit(n: int) -> dict:
         username, token = users[n % len(users)]
-        body = json.dumps({"problem": BURST_PROBLEM, "profile": BURST_PROFILE, "filename": "solution.py",
-                           "source": f"# load test submission {n}\n{source}"}).encode()
+        body = json.dumps(
+            {
+                "problem": BURST_PROBLEM,
+                "profile": BURST_PROFILE,
+                "filename": "solution.py",
+                "source": f"# load test submission {n}\n{source}",
+            }
+        ).encode()
         conn = Connection(port)
         try:
             conn.reader, conn.writer = await asyncio.open_connection("127.0.0.1", port)
             await gate.wait()  # every connection is open: fire together
             sent = loop.time()
             status, _, content = await asyncio.wait_for(
-                conn.request("POST", "/api/submissions/", {"Authorization": f"Token {token}",
-                                                            "Content-Type": "application/json"}, body),
-                REQUEST_TIMEOUT_S * 2)
+                conn.request(
+                    "POST",
+                    "/api/submissions/",
+                    {"Authorization": f"Token {token}", "Content-Type": "application/json"},
+                    body,
+                ),
+                REQUEST_TIMEOUT_S * 2,
+            )
             answer = json.loads(content) if content else {}
-            return {"n": n, "status": status, "ms": (loop.time() - sent) * 1000, "id": answer.get("id"),
-                    "detail": None if status == 201 else str(answer)[:200]}
+            return {
+                "n": n,
+                "status": status,
+                "ms": (loop.time() - sent) * 1000,
+                "id": answer.get("id"),
+                "detail": None if status == 201 else str(answer)[:200],
+            }
         except (OSError, ConnectionError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
             return {"n": n, "status": None, "ms": None, "id": None, "detail": f"{type(exc).__name__}: {exc}"}
         finally:
@@ -411,11 +478,19 @@ async def run_burst(port: int, burst: int, users: list[tuple[str, str]]) -> dict
     elapsed = loop.time() - began
     latencies = sorted(a["ms"] for a in answers if a["status"] == 201)
     refused = [a for a in answers if a["status"] != 201]
-    return {"fired": burst, "users": len(users), "per_user": -(-burst // len(users)), "accepted": len(latencies),
-            "refused_or_failed": len(refused), "refusals": refused[:5], "seconds_to_last_answer": round(elapsed, 2),
-            "p50_ms": _percentile(latencies, .5), "p95_ms": _percentile(latencies, .95),
-            "max_ms": round(latencies[-1], 1) if latencies else None,
-            "ids": sorted(a["id"] for a in answers if a["id"] is not None)}
+    return {
+        "fired": burst,
+        "users": len(users),
+        "per_user": -(-burst // len(users)),
+        "accepted": len(latencies),
+        "refused_or_failed": len(refused),
+        "refusals": refused[:5],
+        "seconds_to_last_answer": round(elapsed, 2),
+        "p50_ms": _percentile(latencies, 0.5),
+        "p95_ms": _percentile(latencies, 0.95),
+        "max_ms": round(latencies[-1], 1) if latencies else None,
+        "ids": sorted(a["id"] for a in answers if a["id"] is not None),
+    }
 
 
 def verify_burst(burst: dict, redis_conn) -> dict:
@@ -427,8 +502,11 @@ def verify_burst(burst: dict, redis_conn) -> dict:
 
     from django.conf import settings
 
-    rows = list(Submission.objects.filter(user__username__startswith="load-user-")
-                .values_list("id", "state", "job_id", "enqueue_count", "user_id"))
+    rows = list(
+        Submission.objects.filter(user__username__startswith="load-user-").values_list(
+            "id", "state", "job_id", "enqueue_count", "user_id"
+        )
+    )
     ids = sorted(r[0] for r in rows)
     released = [r for r in rows if r[3] > 0]  # the fair queue: at most ARENA_QUEUED_JOBS_PER_USER per user in RQ
     job_ids = [r[2] for r in released]
@@ -455,12 +533,18 @@ def verify_burst(burst: dict, redis_conn) -> dict:
     }
     n = burst["fired"]
     checks["none_lost_none_duplicated"] = (
-        burst["accepted"] == n and checks["db_rows"] == n and checks["db_rows_queued"] == n
-        and checks["db_ids_match_answers"] and checks["db_released"] == expected_in_redis
+        burst["accepted"] == n
+        and checks["db_rows"] == n
+        and checks["db_rows_queued"] == n
+        and checks["db_ids_match_answers"]
+        and checks["db_released"] == expected_in_redis
         and checks["db_held_without_job"] == n - expected_in_redis
         and checks["db_distinct_job_ids"] == expected_in_redis
-        and checks["redis_queue_length"] == expected_in_redis and checks["redis_distinct_job_ids"] == expected_in_redis
-        and checks["redis_jobs_present"] == expected_in_redis and checks["redis_matches_db"])
+        and checks["redis_queue_length"] == expected_in_redis
+        and checks["redis_distinct_job_ids"] == expected_in_redis
+        and checks["redis_jobs_present"] == expected_in_redis
+        and checks["redis_matches_db"]
+    )
     return checks
 
 
@@ -492,15 +576,38 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
     live_run_cleanup()
     owner = get_user_model().objects.get(username="demo-user-01")
     profile = ModelRun.objects.filter(is_demo=True).order_by("id").values_list("profile", flat=True).first()
-    run = ModelRun.objects.create(user=owner, model=LIVE_RUN_MODEL, provider="load test", mode="zero-shot", k=3,
-                                  profile=profile, suite="demo", state=ModelRun.State.QUEUED)
+    run = ModelRun.objects.create(
+        user=owner,
+        model=LIVE_RUN_MODEL,
+        provider="load test",
+        mode="zero-shot",
+        k=3,
+        profile=profile,
+        suite="demo",
+        state=ModelRun.State.QUEUED,
+    )
     source = "def solution(*inputs):\n    raise NotImplementedError('load test')\n"
-    attempts = Submission.objects.bulk_create([
-        Submission(user=owner, problem=problem, profile=profile, problem_version=problem.version,
-                   problem_hash=problem.content_hash, filename=f"attempt_{k}.py", source=source, sha256="0" * 64,
-                   job_timeout_s=60, job_id=f"load-test-{problem.id}-{k}", enqueue_count=1, model_run=run,
-                   attempt=k)
-        for problem in Problem.objects.filter(suite="demo").order_by("?") for k in (1, 2, 3)])
+    attempts = Submission.objects.bulk_create(
+        [
+            Submission(
+                user=owner,
+                problem=problem,
+                profile=profile,
+                problem_version=problem.version,
+                problem_hash=problem.content_hash,
+                filename=f"attempt_{k}.py",
+                source=source,
+                sha256="0" * 64,
+                job_timeout_s=60,
+                job_id=f"load-test-{problem.id}-{k}",
+                enqueue_count=1,
+                model_run=run,
+                attempt=k,
+            )
+            for problem in Problem.objects.filter(suite="demo").order_by("?")
+            for k in (1, 2, 3)
+        ]
+    )
     run_score_refresh(model_run_id=run.pk)
     connection.close()
     rng = random.Random(11)
@@ -510,16 +617,27 @@ def writer_thread(every: float, stop: threading.Event, counter: list[int]) -> th
             for attempt in attempts:
                 if stop.wait(every):
                     break
-                submission_mark_running(submission_id=attempt.pk, worker="load-test", started_at=None,
-                                                 job_id=attempt.job_id)
+                submission_mark_running(
+                    submission_id=attempt.pk, worker="load-test", started_at=None, job_id=attempt.job_id
+                )
                 doc = empty_document()
-                doc["problem"] = {"id": attempt.problem_id, "version": attempt.problem_version,
-                                  "content_hash": attempt.problem_hash}
+                doc["problem"] = {
+                    "id": attempt.problem_id,
+                    "version": attempt.problem_version,
+                    "content_hash": attempt.problem_hash,
+                }
                 if rng.random() < 0.5:
                     speedup = round(rng.uniform(0.6, 2.5), 3)
-                    doc.update(verdict="passed", message="load test",
-                               timing={"method": "load-test", "baseline": {"median_us": 100 * speedup},
-                                       "solution": {"median_us": 100.0}, "speedup": speedup})
+                    doc.update(
+                        verdict="passed",
+                        message="load test",
+                        timing={
+                            "method": "load-test",
+                            "baseline": {"median_us": 100 * speedup},
+                            "solution": {"median_us": 100.0},
+                            "speedup": speedup,
+                        },
+                    )
                 else:
                     doc.update(verdict="wrong_output", message="load test")
                 result_record(submission_id=attempt.pk, document=doc, job_id=attempt.job_id)
@@ -608,29 +726,52 @@ class CpuMeter:
         self.server, self.database = server, database
 
     def snapshot(self) -> dict:
-        return {"gunicorn": _cpu_by_pid([self.server.pid, *_children(self.server.pid)]),
-                "postgres": _cpu_by_pid(_postgres_pids(self.database)), "redis": _cpu_by_pid(_redis_pids()),
-                "client": {0: sum(os.times()[:2])}, "machine": _machine_busy(), "wall": time.monotonic()}
+        return {
+            "gunicorn": _cpu_by_pid([self.server.pid, *_children(self.server.pid)]),
+            "postgres": _cpu_by_pid(_postgres_pids(self.database)),
+            "redis": _cpu_by_pid(_redis_pids()),
+            "client": {0: sum(os.times()[:2])},
+            "machine": _machine_busy(),
+            "wall": time.monotonic(),
+        }
 
     @staticmethod
     def between(a: dict, b: dict) -> dict:
         wall = b["wall"] - a["wall"]
         busy = (b["machine"][0] - a["machine"][0]) / max(1, b["machine"][1] - a["machine"][1])
-        used = {k: sum(v - a[k].get(pid, 0.0) for pid, v in b[k].items())
-                for k in ("gunicorn", "postgres", "redis", "client")}
-        return {"seconds": round(wall, 1), "machine_busy": round(busy, 3),
-                **{f"{k}_cpu_s": round(v, 1) for k, v in used.items()},
-                **{f"{k}_cpus": round(v / wall, 2) for k, v in used.items()}}
+        used = {
+            k: sum(v - a[k].get(pid, 0.0) for pid, v in b[k].items())
+            for k in ("gunicorn", "postgres", "redis", "client")
+        }
+        return {
+            "seconds": round(wall, 1),
+            "machine_busy": round(busy, 3),
+            **{f"{k}_cpu_s": round(v, 1) for k, v in used.items()},
+            **{f"{k}_cpus": round(v / wall, 2) for k, v in used.items()},
+        }
 
 
-def start_gunicorn(env: dict[str, str], workers: int, threads: int, worker_class: str = "sync"
-                   ) -> tuple[subprocess.Popen, int]:
+def start_gunicorn(
+    env: dict[str, str], workers: int, threads: int, worker_class: str = "sync"
+) -> tuple[subprocess.Popen, int]:
     """gunicorn on a free loopback port. ``sync`` (the default) runs it as the Dockerfile does: ``gunicorn
     portal.wsgi:application --workers N`` (sync workers, one request at a time each, no keep-alive); ``gthread``
     with ``threads`` threads and keep-alive is the alternative measured before."""
     port = _free_port()
-    command = [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "-b", f"127.0.0.1:{port}",
-               "--workers", str(workers), "--timeout", "60", "--log-level", "warning"]
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "portal.wsgi:application",
+        "-b",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--timeout",
+        "60",
+        "--log-level",
+        "warning",
+    ]
     if worker_class != "sync":
         command += ["-k", worker_class, "--threads", str(threads), "--keep-alive", "5", "--backlog", "2048"]
     server = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, **env), start_new_session=True)
@@ -666,8 +807,13 @@ def compare_pairs(pages: dict[str, list[str]]) -> int:
 
 def start_web_worker(env: dict[str, str]) -> subprocess.Popen:
     """The portal's web RQ worker on the test's Redis: runs the jobs the pages and the writes ask for."""
-    return subprocess.Popen([sys.executable, "manage.py", "rqworker", "web"], cwd=ROOT, env=dict(os.environ, **env),
-                            start_new_session=True, stdout=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "rqworker", "web"],
+        cwd=ROOT,
+        env=dict(os.environ, **env),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def stop_gunicorn(server: subprocess.Popen) -> None:
@@ -684,15 +830,22 @@ def stop_gunicorn(server: subprocess.Popen) -> None:
 
 
 def _reader_line(r: dict) -> str:
-    return (f"{r['requests']} requests in {r['measured_s']} s ({r['requests_per_s']}/s), **{r['errors']} errors**; "
-            f"latency p50 {r['p50_ms']} ms, **p95 {r['p95_ms']} ms**, p99 {r['p99_ms']} ms, max {r['max_ms']} ms; "
-            + (f"cache hit ratio {r['hit_ratio']:.1%} ({r['cache_misses']} pages rendered)"
-               if r["cache_hits"] + r["cache_misses"] else "page cache off: every page rendered"))
+    return (
+        f"{r['requests']} requests in {r['measured_s']} s ({r['requests_per_s']}/s), **{r['errors']} errors**; "
+        f"latency p50 {r['p50_ms']} ms, **p95 {r['p95_ms']} ms**, p99 {r['p99_ms']} ms, max {r['max_ms']} ms; "
+        + (
+            f"cache hit ratio {r['hit_ratio']:.1%} ({r['cache_misses']} pages rendered)"
+            if r["cache_hits"] + r["cache_misses"]
+            else "page cache off: every page rendered"
+        )
+    )
 
 
 def _cpu_line(c: dict) -> str:
-    return (f"CPU over the phase: machine {c['machine_busy']:.0%} busy of 2 CPUs; gunicorn {c['gunicorn_cpus']} CPUs, "
-            f"PostgreSQL {c['postgres_cpus']}, Redis {c['redis_cpus']}, the load generator {c['client_cpus']}")
+    return (
+        f"CPU over the phase: machine {c['machine_busy']:.0%} busy of 2 CPUs; gunicorn {c['gunicorn_cpus']} CPUs, "
+        f"PostgreSQL {c['postgres_cpus']}, Redis {c['redis_cpus']}, the load generator {c['client_cpus']}"
+    )
 
 
 def write_report(out: Path, report: dict) -> Path:
@@ -701,62 +854,99 @@ def write_report(out: Path, report: dict) -> Path:
     (out / f"{report['name']}.json").write_text(json.dumps(report, indent=2) + "\n")
     env, server, reads, burst = report["environment"], report["server"], report["readers"], report["burst"]
     targets = report["targets"]
-    lines = [f"# Load test — {today}", "",
-             f"Command: `{report['command']}`", "",
-             f"Machine: {env['cpus']} CPUs ({env['cpu_model']}), {env['memory_gb']} GB; load average "
-             f"{env['load_average_before']} before, {env['load_average_after']} after; Python {env['python']}; "
-             f"{report['data']['postgres']}; Redis {env['redis']}. The load generator runs on the same 2 CPUs as "
-             f"gunicorn, PostgreSQL and Redis.", "",
-             f"Data: database `{report['data']['database']}` seeded with `{SEED_COMMAND}`: "
-             f"{report['data']['model_runs']} model runs, {report['data']['attempts']} attempts, "
-             f"{report['data']['submissions']} submissions in all ({report['data']['seeding']}).", "",
-             f"Server: gunicorn {server['workers']} workers × {server['threads']} threads ({server['worker_class']}"
-             f"{', keep-alive 5 s' if server['worker_class'] != 'sync' else ', as the Dockerfile runs it'}), "
-             f"a web RQ worker beside it (the comparison and run-scoring jobs pages ask for), "
-             f"DEBUG off, HTTPS=0, ranking pages cached in Redis ({'on' if server['page_cache'] else 'OFF'}).", "",
-             "## Targets", "",
-             "| target | result | met |", "|---|---|---|",
-             f"| ranking pages, {reads['readers']} concurrent readers: p95 < {TARGET_P95_MS:.0f} ms, no errors | "
-             f"p95 {reads['p95_ms']} ms, {reads['errors']} errors | {'yes' if targets['readers'] else 'NO'} |"]
+    lines = [
+        f"# Load test — {today}",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        f"Machine: {env['cpus']} CPUs ({env['cpu_model']}), {env['memory_gb']} GB; load average "
+        f"{env['load_average_before']} before, {env['load_average_after']} after; Python {env['python']}; "
+        f"{report['data']['postgres']}; Redis {env['redis']}. The load generator runs on the same 2 CPUs as "
+        f"gunicorn, PostgreSQL and Redis.",
+        "",
+        f"Data: database `{report['data']['database']}` seeded with `{SEED_COMMAND}`: "
+        f"{report['data']['model_runs']} model runs, {report['data']['attempts']} attempts, "
+        f"{report['data']['submissions']} submissions in all ({report['data']['seeding']}).",
+        "",
+        f"Server: gunicorn {server['workers']} workers × {server['threads']} threads ({server['worker_class']}"
+        f"{', keep-alive 5 s' if server['worker_class'] != 'sync' else ', as the Dockerfile runs it'}), "
+        f"a web RQ worker beside it (the comparison and run-scoring jobs pages ask for), "
+        f"DEBUG off, HTTPS=0, ranking pages cached in Redis ({'on' if server['page_cache'] else 'OFF'}).",
+        "",
+        "## Targets",
+        "",
+        "| target | result | met |",
+        "|---|---|---|",
+        f"| ranking pages, {reads['readers']} concurrent readers: p95 < {TARGET_P95_MS:.0f} ms, no errors | "
+        f"p95 {reads['p95_ms']} ms, {reads['errors']} errors | {'yes' if targets['readers'] else 'NO'} |",
+    ]
     if burst:
         lines.append(
             f"| {burst['fired']} API submissions at once: all queued, none lost | {burst['accepted']} accepted; "
             f"{burst['verification']['db_rows_queued']} queued rows, {burst['verification']['redis_queue_length']} "
-            f"jobs on `{burst['verification']['redis_queue']}` | {'yes' if targets['burst'] else 'NO'} |")
-    lines += ["", "## Readers", "",
-              f"{reads['readers']} readers, each looping {{GET a page, think {reads['think']}}} over "
-              f"{reads['distinct_pages']} distinct pages; {reads['warmup_s']} s warm-up (not counted), then "
-              f"{reads['seconds']} s measured.", "",
-              _reader_line(reads) + ".", "",
-              _cpu_line(reads["cpu"]) + ".", "",
-              "| page kind | requests | p50 ms | p95 ms |", "|---|---:|---:|---:|"]
+            f"jobs on `{burst['verification']['redis_queue']}` | {'yes' if targets['burst'] else 'NO'} |"
+        )
+    lines += [
+        "",
+        "## Readers",
+        "",
+        f"{reads['readers']} readers, each looping {{GET a page, think {reads['think']}}} over "
+        f"{reads['distinct_pages']} distinct pages; {reads['warmup_s']} s warm-up (not counted), then "
+        f"{reads['seconds']} s measured.",
+        "",
+        _reader_line(reads) + ".",
+        "",
+        _cpu_line(reads["cpu"]) + ".",
+        "",
+        "| page kind | requests | p50 ms | p95 ms |",
+        "|---|---:|---:|---:|",
+    ]
     lines += [f"| {k} | {v['requests']} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in reads["by_kind"].items()]
     if report.get("readers_with_writes"):
         w = report["readers_with_writes"]
-        lines += ["", f"### Readers while a model run is evaluated (a result every {w['write_every_s']} s)", "",
-                  f"A new model run's attempts are marked running and their results recorded through the services, "
-                  f"one every {w['write_every_s']} s ({w['results_recorded']} during the phase, warm-up included). "
-                  f"Each one invalidates the overall ranking with its exports and API, the run owner's page and the "
-                  f"attempt's problem page: those are rendered again on their next read.", "",
-                  _reader_line(w) + ".", "", _cpu_line(w["cpu"]) + ".", "",
-                  "| page kind | requests | p50 ms | p95 ms |", "|---|---:|---:|---:|"]
+        lines += [
+            "",
+            f"### Readers while a model run is evaluated (a result every {w['write_every_s']} s)",
+            "",
+            f"A new model run's attempts are marked running and their results recorded through the services, "
+            f"one every {w['write_every_s']} s ({w['results_recorded']} during the phase, warm-up included). "
+            f"Each one invalidates the overall ranking with its exports and API, the run owner's page and the "
+            f"attempt's problem page: those are rendered again on their next read.",
+            "",
+            _reader_line(w) + ".",
+            "",
+            _cpu_line(w["cpu"]) + ".",
+            "",
+            "| page kind | requests | p50 ms | p95 ms |",
+            "|---|---:|---:|---:|",
+        ]
         lines += [f"| {k} | {v['requests']} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in w["by_kind"].items()]
     v = burst["verification"] if burst else None
-    lines += [] if not burst else ["", "## Burst of API submissions", "",
-              f"{burst['fired']} `POST /api/submissions/` (JSON, token auth) from {burst['users']} users "
-              f"({burst['per_user']} each; the per-user pending limit stays at its default, 20), every connection "
-              f"opened first and all requests written at once: {burst['accepted']} answered 201, "
-              f"{burst['refused_or_failed']} refused or failed; the last answer after "
-              f"{burst['seconds_to_last_answer']} s (p50 {burst['p50_ms']} ms, p95 {burst['p95_ms']} ms, max "
-              f"{burst['max_ms']} ms).", "",
-              f"Then: {v['db_rows']} rows in the database ({v['db_rows_queued']} `queued`, {v['db_distinct_job_ids']} "
-              f"distinct job ids, ids {'equal to' if v['db_ids_match_answers'] else 'DIFFERENT from'} those the API "
-              f"answered); queue `{v['redis_queue']}` in Redis: {v['redis_queue_length']} entries, "
-              f"{v['redis_distinct_job_ids']} distinct, {v['redis_jobs_present']} jobs present, "
-              f"{'the same job ids as' if v['redis_matches_db'] else 'NOT the job ids of'} the rows. "
-              f"**None lost, none duplicated: {'yes' if v['none_lost_none_duplicated'] else 'NO'}.** "
-              f"No worker served the queue during the count.", "",
-              _cpu_line(burst["cpu"]) + "."]
+    lines += (
+        []
+        if not burst
+        else [
+            "",
+            "## Burst of API submissions",
+            "",
+            f"{burst['fired']} `POST /api/submissions/` (JSON, token auth) from {burst['users']} users "
+            f"({burst['per_user']} each; the per-user pending limit stays at its default, 20), every connection "
+            f"opened first and all requests written at once: {burst['accepted']} answered 201, "
+            f"{burst['refused_or_failed']} refused or failed; the last answer after "
+            f"{burst['seconds_to_last_answer']} s (p50 {burst['p50_ms']} ms, p95 {burst['p95_ms']} ms, max "
+            f"{burst['max_ms']} ms).",
+            "",
+            f"Then: {v['db_rows']} rows in the database ({v['db_rows_queued']} `queued`, {v['db_distinct_job_ids']} "
+            f"distinct job ids, ids {'equal to' if v['db_ids_match_answers'] else 'DIFFERENT from'} those the API "
+            f"answered); queue `{v['redis_queue']}` in Redis: {v['redis_queue_length']} entries, "
+            f"{v['redis_distinct_job_ids']} distinct, {v['redis_jobs_present']} jobs present, "
+            f"{'the same job ids as' if v['redis_matches_db'] else 'NOT the job ids of'} the rows. "
+            f"**None lost, none duplicated: {'yes' if v['none_lost_none_duplicated'] else 'NO'}.** "
+            f"No worker served the queue during the count.",
+            "",
+            _cpu_line(burst["cpu"]) + ".",
+        ]
+    )
     if report.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report["notes"]]
     path = out / f"{report['name']}.md"
@@ -776,11 +966,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--think", choices=["uniform", "exp"], default="uniform")
     parser.add_argument("--burst", type=int, default=500)
-    parser.add_argument("--write-every", type=float, default=0,
-                        help="seconds between results recorded in a second reader phase (0: no such phase)")
+    parser.add_argument(
+        "--write-every",
+        type=float,
+        default=0,
+        help="seconds between results recorded in a second reader phase (0: no such phase)",
+    )
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (Dockerfile default: 4)")
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync",
-                        help="sync: as the Dockerfile runs gunicorn; gthread: --threads threads with keep-alive")
+    parser.add_argument(
+        "--worker-class",
+        choices=["sync", "gthread"],
+        default="sync",
+        help="sync: as the Dockerfile runs gunicorn; gthread: --threads threads with keep-alive",
+    )
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread only)")
     parser.add_argument("--no-page-cache", action="store_true", help="serve every page uncached (ARENA_PAGE_CACHE=0)")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
@@ -813,14 +1011,20 @@ def main(argv: list[str] | None = None) -> int:
     meter = CpuMeter(server, args.database)
     report: dict = {}
     try:
-        print(f"gunicorn on 127.0.0.1:{port}: {args.readers} readers, {args.warmup:g} s warm-up + "
-              f"{args.seconds:g} s", flush=True)
+        print(
+            f"gunicorn on 127.0.0.1:{port}: {args.readers} readers, {args.warmup:g} s warm-up + {args.seconds:g} s",
+            flush=True,
+        )
         a = meter.snapshot()
         reads = asyncio.run(run_readers(port, pages, args.readers, args.warmup, args.seconds, args.think, args.seed))
         reads["cpu"] = CpuMeter.between(a, meter.snapshot())
-        reads.update(readers=args.readers, warmup_s=args.warmup, seconds=args.seconds,
-                     think="uniform 0.5-1.5 s" if args.think == "uniform" else "exponential, mean 1 s",
-                     distinct_pages=sum(len(v) for v in pages.values()))
+        reads.update(
+            readers=args.readers,
+            warmup_s=args.warmup,
+            seconds=args.seconds,
+            think="uniform 0.5-1.5 s" if args.think == "uniform" else "exponential, mean 1 s",
+            distinct_pages=sum(len(v) for v in pages.values()),
+        )
         print(f"readers: {json.dumps({k: v for k, v in reads.items() if k != 'by_kind'})}", flush=True)
 
         with_writes = None
@@ -828,14 +1032,17 @@ def main(argv: list[str] | None = None) -> int:
             stop, counter = threading.Event(), [0]
             thread = writer_thread(args.write_every, stop, counter)
             a = meter.snapshot()
-            with_writes = asyncio.run(run_readers(port, pages, args.readers, args.warmup, args.seconds, args.think,
-                                                  args.seed + 1))
+            with_writes = asyncio.run(
+                run_readers(port, pages, args.readers, args.warmup, args.seconds, args.think, args.seed + 1)
+            )
             with_writes["cpu"] = CpuMeter.between(a, meter.snapshot())
             stop.set()
             thread.join(timeout=30)
             with_writes.update(write_every_s=args.write_every, results_recorded=counter[0])
-            print(f"readers while results land: "
-                  f"{json.dumps({k: v for k, v in with_writes.items() if k != 'by_kind'})}", flush=True)
+            print(
+                f"readers while results land: {json.dumps({k: v for k, v in with_writes.items() if k != 'by_kind'})}",
+                flush=True,
+            )
             live_run_cleanup()
 
         burst = None
@@ -845,8 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
             burst = asyncio.run(run_burst(port, args.burst, users))
             burst["cpu"] = CpuMeter.between(a, meter.snapshot())
             burst["verification"] = verify_burst(burst, redis_conn)
-            print(f"burst: {json.dumps({k: v for k, v in burst.items() if k not in ('ids', 'refusals')})}",
-                  flush=True)
+            print(f"burst: {json.dumps({k: v for k, v in burst.items() if k not in ('ids', 'refusals')})}", flush=True)
     finally:
         stop_gunicorn(server)
         stop_gunicorn(web_worker)
@@ -863,31 +1069,57 @@ def main(argv: list[str] | None = None) -> int:
     today = date.today().isoformat()
     command = "python benchmarks/load_test.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line)
-    cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), platform.processor() or platform.machine())
-    targets = {"readers": reads["errors"] == 0 and reads["p95_ms"] is not None and reads["p95_ms"] < TARGET_P95_MS,
-               "burst": burst["verification"]["none_lost_none_duplicated"] if burst else None}
-    notes = [f"The machine is shared with other work (load average {load_before} before the test); the load "
-             f"generator (asyncio, raw HTTP/1.1 keep-alive streams) shares the same 2 CPUs with the server."]
+    cpu_model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or platform.machine(),
+    )
+    targets = {
+        "readers": reads["errors"] == 0 and reads["p95_ms"] is not None and reads["p95_ms"] < TARGET_P95_MS,
+        "burst": burst["verification"]["none_lost_none_duplicated"] if burst else None,
+    }
+    notes = [
+        f"The machine is shared with other work (load average {load_before} before the test); the load "
+        f"generator (asyncio, raw HTTP/1.1 keep-alive streams) shares the same 2 CPUs with the server."
+    ]
     if reads["p95_ms"] is not None and reads["p95_ms"] >= TARGET_P95_MS:
-        notes.append(f"p95 {reads['p95_ms']} ms misses the {TARGET_P95_MS:.0f} ms target: gunicorn used "
-                     f"{reads['cpu']['gunicorn_cpus']} CPUs and the machine was {reads['cpu']['machine_busy']:.0%} "
-                     f"busy; {reads['requests_per_s']} requests/s were served at a {reads['hit_ratio']:.1%} cache "
-                     f"hit ratio.")
+        notes.append(
+            f"p95 {reads['p95_ms']} ms misses the {TARGET_P95_MS:.0f} ms target: gunicorn used "
+            f"{reads['cpu']['gunicorn_cpus']} CPUs and the machine was {reads['cpu']['machine_busy']:.0%} "
+            f"busy; {reads['requests_per_s']} requests/s were served at a {reads['hit_ratio']:.1%} cache "
+            f"hit ratio."
+        )
     report = {
-        "name": "load_test_" + today + (f"_{args.label}" if args.label else ""), "notes": notes,
-        "date": today, "command": command, "wall_s": round(time.monotonic() - started, 1),
-        "environment": {"python": platform.python_version(), "cpus": os.cpu_count(), "cpu_model": cpu_model,
-                        "memory_gb": round(int(meminfo["MemTotal"].split()[0]) / 1e6, 1),
-                        "redis": redis_conn.info("server")["redis_version"],
-                        "redis_py": redis_module.__version__,
-                        "load_average_before": load_before,
-                        "load_average_after": [round(x, 2) for x in os.getloadavg()]},
+        "name": "load_test_" + today + (f"_{args.label}" if args.label else ""),
+        "notes": notes,
+        "date": today,
+        "command": command,
+        "wall_s": round(time.monotonic() - started, 1),
+        "environment": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "cpu_model": cpu_model,
+            "memory_gb": round(int(meminfo["MemTotal"].split()[0]) / 1e6, 1),
+            "redis": redis_conn.info("server")["redis_version"],
+            "redis_py": redis_module.__version__,
+            "load_average_before": load_before,
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        },
         "data": data,
-        "server": {"workers": args.workers, "threads": args.threads if args.worker_class != "sync" else 1,
-                   "worker_class": args.worker_class, "page_cache": not args.no_page_cache,
-                   "comparisons_computed_ahead": compared},
-        "targets": targets, "readers": reads, "readers_with_writes": with_writes, "burst": burst,
+        "server": {
+            "workers": args.workers,
+            "threads": args.threads if args.worker_class != "sync" else 1,
+            "worker_class": args.worker_class,
+            "page_cache": not args.no_page_cache,
+            "comparisons_computed_ahead": compared,
+        },
+        "targets": targets,
+        "readers": reads,
+        "readers_with_writes": with_writes,
+        "burst": burst,
     }
     path = write_report(Path(args.out), report)
     print(f"targets: {targets}; wrote {path}", flush=True)

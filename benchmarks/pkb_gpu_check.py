@@ -65,19 +65,35 @@ def main() -> int:
     failures = 0
     for label, problem_id, source, timed, expected in cases:
         t0 = time.monotonic()
-        doc = evaluate(EvalSpec(problem_id=problem_id, solution_source=source, profile=args.profile,
-                                measure_timing=timed, trials=5))
+        doc = evaluate(
+            EvalSpec(
+                problem_id=problem_id, solution_source=source, profile=args.profile, measure_timing=timed, trials=5
+            )
+        )
         wall = time.monotonic() - t0
         ok = doc["verdict"] == expected
         failures += not ok
         timing = doc.get("timing") or {}
-        rows.append({"case": label, "problem": problem_id, "verdict": doc["verdict"], "expected": expected,
-                     "ok": ok, "inputs": doc["problem"].get("inputs"),
-                     "decision": doc["problem"].get("inputs_decision"), "message": doc.get("message"),
-                     "speedup": timing.get("speedup"), "phases": doc.get("phases"), "wall_s": round(wall, 1),
-                     "environment": doc.get("environment")})
-        lines.append(f"{'ok ' if ok else 'BAD'} {label:45s} {doc['verdict']:13s} inputs={doc['problem'].get('inputs')}"
-                     f"  wall {wall:.1f} s" + (f"  speedup {timing['speedup']:.3f}" if timing else ""))
+        rows.append(
+            {
+                "case": label,
+                "problem": problem_id,
+                "verdict": doc["verdict"],
+                "expected": expected,
+                "ok": ok,
+                "inputs": doc["problem"].get("inputs"),
+                "decision": doc["problem"].get("inputs_decision"),
+                "message": doc.get("message"),
+                "speedup": timing.get("speedup"),
+                "phases": doc.get("phases"),
+                "wall_s": round(wall, 1),
+                "environment": doc.get("environment"),
+            }
+        )
+        lines.append(
+            f"{'ok ' if ok else 'BAD'} {label:45s} {doc['verdict']:13s} inputs={doc['problem'].get('inputs')}"
+            f"  wall {wall:.1f} s" + (f"  speedup {timing['speedup']:.3f}" if timing else "")
+        )
         lines.append(f"      {doc['problem'].get('inputs_decision')} | {doc.get('message', '')[:200]}")
     (out / "pkb_gpu_check.json").write_text(json.dumps(rows, indent=2, default=str))
     (out / "pkb_gpu_check.txt").write_text("\n".join(lines) + "\n")

@@ -70,10 +70,19 @@ def measure(problem_id: str, iters: int) -> dict[str, Any]:
         finally:
             dist.destroy_process_group()
     result = roofline(problem, get_profile(SMOKE_PROFILE, allow_smoke=True), 1, overrides or None)
-    return {"problem": problem_id, "params": params, "time_ms": statistics.median(samples),
-            "time_ms_min": min(samples), "time_ms_max": max(samples), "peak_gib": peak / 2**30,
-            "inputs_gib": inputs_bytes / 2**30, "roofline_us": result["time_us"], "roofline_bound": result["bound"],
-            "gpu": torch.cuda.get_device_name(device), "torch": torch.__version__}
+    return {
+        "problem": problem_id,
+        "params": params,
+        "time_ms": statistics.median(samples),
+        "time_ms_min": min(samples),
+        "time_ms_max": max(samples),
+        "peak_gib": peak / 2**30,
+        "inputs_gib": inputs_bytes / 2**30,
+        "roofline_us": result["time_us"],
+        "roofline_bound": result["bound"],
+        "gpu": torch.cuda.get_device_name(device),
+        "torch": torch.__version__,
+    }
 
 
 def _child(problem_id: str, out: Path, iters: int) -> None:
@@ -89,14 +98,18 @@ def _file_name(problem_id: str) -> str:
 
 
 def _markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["| problem | time (ms) | peak (GiB) | inputs (GiB) | roofline at 1 rank (us) | note |",
-             "| --- | ---: | ---: | ---: | ---: | --- |"]
+    lines = [
+        "| problem | time (ms) | peak (GiB) | inputs (GiB) | roofline at 1 rank (us) | note |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
     for r in rows:
         if "error" in r:
             lines.append(f"| `{r['problem']}` | | | | | {r['error'][:120].replace('|', '/')} |")
         else:
-            lines.append(f"| `{r['problem']}` | {r['time_ms']:.3f} | {r['peak_gib']:.2f} | {r['inputs_gib']:.2f} | "
-                         f"{r['roofline_us']:.1f} ({r['roofline_bound']}) | |")
+            lines.append(
+                f"| `{r['problem']}` | {r['time_ms']:.3f} | {r['peak_gib']:.2f} | {r['inputs_gib']:.2f} | "
+                f"{r['roofline_us']:.1f} ({r['roofline_bound']}) | |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -127,19 +140,34 @@ def main() -> int:
     for problem_id in ids:
         began = time.monotonic()
         path = args.outdir / _file_name(problem_id)
-        command = [sys.executable, str(Path(__file__).resolve()), str(args.outdir), "--child", problem_id,
-                   "--iters", str(args.iters)]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            str(args.outdir),
+            "--child",
+            problem_id,
+            "--iters",
+            str(args.iters),
+        ]
         try:
             done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout_s)
             if not path.exists():
-                path.write_text(json.dumps({"problem": problem_id, "error": f"exit {done.returncode}: "
-                                            f"{(done.stderr or done.stdout)[-1500:]}"}, indent=1))
+                path.write_text(
+                    json.dumps(
+                        {
+                            "problem": problem_id,
+                            "error": f"exit {done.returncode}: {(done.stderr or done.stdout)[-1500:]}",
+                        },
+                        indent=1,
+                    )
+                )
         except subprocess.TimeoutExpired:
             path.write_text(json.dumps({"problem": problem_id, "error": f"timeout after {args.timeout_s:.0f} s"}))
         row = json.loads(path.read_text())
         rows.append(row)
-        shown = row.get("error", "")[:90] or (f"{row['time_ms']:9.3f} ms  peak {row['peak_gib']:7.2f} GiB  "
-                                              f"inputs {row['inputs_gib']:6.2f} GiB")
+        shown = row.get("error", "")[:90] or (
+            f"{row['time_ms']:9.3f} ms  peak {row['peak_gib']:7.2f} GiB  inputs {row['inputs_gib']:6.2f} GiB"
+        )
         print(f"{problem_id:50} {shown}  ({time.monotonic() - began:.0f} s)", flush=True)
     (args.outdir / "summary.json").write_text(json.dumps(rows, indent=1))
     (args.outdir / "summary.md").write_text(_markdown(rows))

@@ -72,8 +72,10 @@ def _pages() -> list[tuple[str, str]]:
 
     runs = list(ModelRun.objects.filter(is_demo=True).order_by("id").values_list("id", "profile")[:3])
     if len(runs) < 3:
-        raise SystemExit("ranking_pages: no demo runs here; run `python manage.py seed_demo --runs 100 "
-                         "--problems 60 --attempts 3` first (with the same DATABASE_URL).")
+        raise SystemExit(
+            "ranking_pages: no demo runs here; run `python manage.py seed_demo --runs 100 "
+            "--problems 60 --attempts 3` first (with the same DATABASE_URL)."
+        )
     (a, profile), (b, _), (c, _) = runs
     # The comparison a reader gets once the web worker computed it (its job, run here), and one it has not: the
     # page that says so and asks for it (no worker runs here, so it stays that way for every repeat).
@@ -82,8 +84,14 @@ def _pages() -> list[tuple[str, str]]:
     problem = Problem.objects.filter(suite="demo").order_by("id").values_list("id", flat=True).first()
     user = get_user_model().objects.filter(username__startswith="demo-user-").order_by("username").first()
     # The profile with the most rows in the problem's stored ranking: a GPU one wherever the seed measured speed.
-    gpu = (ProblemStanding.objects.filter(problem_id=problem).exclude(profile__startswith="cpu")
-           .order_by("-solutions").values_list("profile", flat=True).first() or profile)
+    gpu = (
+        ProblemStanding.objects.filter(problem_id=problem)
+        .exclude(profile__startswith="cpu")
+        .order_by("-solutions")
+        .values_list("profile", flat=True)
+        .first()
+        or profile
+    )
     return [
         ("home", "/"),
         ("home, one category", f"/?category={problem.split('/')[0]}"),
@@ -151,16 +159,26 @@ def in_process(pages: list[tuple[str, str]], repeat: int) -> list[dict]:
             wall.append((time.perf_counter() - w0) * 1000)
         pg_after = _backend_cpu_s(backend)
         cpu.sort()
-        rows.append({"page": name, "path": path, "queries": queries, "bytes": size,
-                     "cpu_median_ms": round(statistics.median(cpu), 2),
-                     "cpu_p95_ms": round(cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))], 2),
-                     "wall_median_ms": round(statistics.median(wall), 2),
-                     "postgres_cpu_mean_ms": round((pg_after - pg_before) * 1000 / repeat, 2)
-                     if pg_before is not None and pg_after is not None else None})
+        rows.append(
+            {
+                "page": name,
+                "path": path,
+                "queries": queries,
+                "bytes": size,
+                "cpu_median_ms": round(statistics.median(cpu), 2),
+                "cpu_p95_ms": round(cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))], 2),
+                "wall_median_ms": round(statistics.median(wall), 2),
+                "postgres_cpu_mean_ms": round((pg_after - pg_before) * 1000 / repeat, 2)
+                if pg_before is not None and pg_after is not None
+                else None,
+            }
+        )
         r = rows[-1]
-        print(f"  {name:30s} {r['queries']:3d} queries  CPU median {r['cpu_median_ms']:8.2f} ms  "
-              f"p95 {r['cpu_p95_ms']:8.2f} ms  PostgreSQL {r['postgres_cpu_mean_ms']} ms  {r['bytes']} bytes",
-              flush=True)
+        print(
+            f"  {name:30s} {r['queries']:3d} queries  CPU median {r['cpu_median_ms']:8.2f} ms  "
+            f"p95 {r['cpu_p95_ms']:8.2f} ms  PostgreSQL {r['postgres_cpu_mean_ms']} ms  {r['bytes']} bytes",
+            flush=True,
+        )
     return rows
 
 
@@ -215,9 +233,15 @@ def record_cost(repeat: int = 5) -> list[dict]:
                     raise Rollback
             except Rollback:
                 pass
-        out.append({"run_attempts": run.n, "queries": max(queries),
-                    "cpu_median_ms": round(statistics.median(cpu), 2), "scoring_job_queries": max(job_queries),
-                    "scoring_job_cpu_median_ms": round(statistics.median(job_cpu), 2)})
+        out.append(
+            {
+                "run_attempts": run.n,
+                "queries": max(queries),
+                "cpu_median_ms": round(statistics.median(cpu), 2),
+                "scoring_job_queries": max(job_queries),
+                "scoring_job_cpu_median_ms": round(statistics.median(job_cpu), 2),
+            }
+        )
         print(f"  recording one result of a run of {out[-1]['run_attempts']} attempts: {out[-1]}", flush=True)
     return out
 
@@ -231,8 +255,22 @@ def _free_port() -> int:
 def under_load(pages: list[tuple[str, str]], concurrency: int, seconds: float, workers: int) -> dict:
     port = _free_port()
     env = dict(os.environ, ALLOWED_HOSTS="127.0.0.1,localhost")
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "portal.wsgi", "-b", f"127.0.0.1:{port}",
-                               "-w", str(workers), "--log-level", "warning"], cwd=ROOT, env=env)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "portal.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -279,10 +317,17 @@ def under_load(pages: list[tuple[str, str]], concurrency: int, seconds: float, w
     def pct(p: float) -> float:
         return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))], 1) if latencies else float("nan")
 
-    result = {"gunicorn_workers": workers, "client_threads": concurrency, "seconds": round(elapsed, 1),
-              "requests": len(latencies), "errors": errors[0],
-              "requests_per_s": round(len(latencies) / elapsed, 1), "p50_ms": pct(0.5), "p95_ms": pct(0.95),
-              "p99_ms": pct(0.99)}
+    result = {
+        "gunicorn_workers": workers,
+        "client_threads": concurrency,
+        "seconds": round(elapsed, 1),
+        "requests": len(latencies),
+        "errors": errors[0],
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": pct(0.5),
+        "p95_ms": pct(0.95),
+        "p99_ms": pct(0.99),
+    }
     print(f"  under load: {result}", flush=True)
     return result
 
@@ -296,8 +341,11 @@ def measure_here(args: argparse.Namespace) -> dict:
 
     from leaderboard.models import ModelRun, Submission
 
-    data = {"model_runs": ModelRun.objects.count(), "submissions": Submission.objects.count(),
-            "attempts": Submission.objects.filter(model_run__isnull=False).count()}
+    data = {
+        "model_runs": ModelRun.objects.count(),
+        "submissions": Submission.objects.count(),
+        "attempts": Submission.objects.filter(model_run__isnull=False).count(),
+    }
     pages = _pages()
     load_before = [round(x, 2) for x in os.getloadavg()]
     print(f"database: {connection.vendor} {connection.settings_dict.get('NAME')}: {data}", flush=True)
@@ -307,21 +355,35 @@ def measure_here(args: argparse.Namespace) -> dict:
     with connection.cursor() as cursor:
         cursor.execute("select version()" if connection.vendor == "postgresql" else "select sqlite_version()")
         db_version = cursor.fetchone()[0]
-    return {"database": connection.settings_dict.get("NAME"), "data": data, "pages": rows, "recording": recording,
-            "under_load": load,
-            "environment": {"python": platform.python_version(), "machine": platform.machine(),
-                            "cpus": os.cpu_count(), "database": f"{connection.vendor}: {db_version}",
-                            "load_average_before": load_before,
-                            "load_average_after": [round(x, 2) for x in os.getloadavg()]}}
+    return {
+        "database": connection.settings_dict.get("NAME"),
+        "data": data,
+        "pages": rows,
+        "recording": recording,
+        "under_load": load,
+        "environment": {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "database": f"{connection.vendor}: {db_version}",
+            "load_average_before": load_before,
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        },
+    }
 
 
 def _growth(first: dict, last: dict) -> list[dict]:
     out = []
     for a, b in zip(first["pages"], last["pages"]):
-        out.append({"page": a["page"], "queries": [a["queries"], b["queries"]],
-                    "cpu_median_ms": [a["cpu_median_ms"], b["cpu_median_ms"]],
-                    "cpu_ratio": round(b["cpu_median_ms"] / a["cpu_median_ms"], 2) if a["cpu_median_ms"] else None,
-                    "bytes": [a["bytes"], b["bytes"]]})
+        out.append(
+            {
+                "page": a["page"],
+                "queries": [a["queries"], b["queries"]],
+                "cpu_median_ms": [a["cpu_median_ms"], b["cpu_median_ms"]],
+                "cpu_ratio": round(b["cpu_median_ms"] / a["cpu_median_ms"], 2) if a["cpu_median_ms"] else None,
+                "bytes": [a["bytes"], b["bytes"]],
+            }
+        )
     return out
 
 
@@ -330,47 +392,87 @@ def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: s
     stem = f"ranking_pages_{today}" + (f"_{label}" if label else "")
     labels = list(sizes)
     first = sizes[labels[0]]
-    report = {"date": today, "command": command, "seeded_with": seeded_with, "sizes": sizes,
-              "growth": _growth(first, sizes[labels[-1]]) if len(labels) > 1 else None}
+    report = {
+        "date": today,
+        "command": command,
+        "seeded_with": seeded_with,
+        "sizes": sizes,
+        "growth": _growth(first, sizes[labels[-1]]) if len(labels) > 1 else None,
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
     env = first["environment"]
-    lines = [f"# Ranking pages rendered uncached on seeded databases — {today}", "",
-             f"Command: `{command}`", "", f"Databases seeded with: {seeded_with}.", "",
-             f"Environment: Python {env['python']}, {env['cpus']} CPUs, {env['database'].split(' on ')[0]}, DEBUG "
-             f"off, page cache off (every request renders its page). Load average before/after: "
-             + "; ".join(f"{label} {s['environment']['load_average_before'][0]}/"
-                         f"{s['environment']['load_average_after'][0]}" for label, s in sizes.items())
-             + " (the machine was shared with other work).", ""]
+    lines = [
+        f"# Ranking pages rendered uncached on seeded databases — {today}",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Databases seeded with: {seeded_with}.",
+        "",
+        f"Environment: Python {env['python']}, {env['cpus']} CPUs, {env['database'].split(' on ')[0]}, DEBUG "
+        f"off, page cache off (every request renders its page). Load average before/after: "
+        + "; ".join(
+            f"{label} {s['environment']['load_average_before'][0]}/{s['environment']['load_average_after'][0]}"
+            for label, s in sizes.items()
+        )
+        + " (the machine was shared with other work).",
+        "",
+    ]
     for label, s in sizes.items():
         d = s["data"]
-        lines += [f"## {label}: {d['model_runs']} model runs, {d['attempts']} attempts ({d['submissions']} "
-                  f"submissions)", "",
-                  "CPU of the Django process per request (median and p95 of the repeats), the PostgreSQL backend's "
-                  "CPU per request (mean), queries and bytes of one request:", "",
-                  "| page | path | queries | CPU median ms | CPU p95 ms | PostgreSQL CPU ms | bytes |",
-                  "|---|---|---:|---:|---:|---:|---:|"]
-        lines += [f"| {r['page']} | `{r['path']}` | {r['queries']} | {r['cpu_median_ms']} | {r['cpu_p95_ms']} | "
-                  f"{r['postgres_cpu_mean_ms']} | {r['bytes']} |" for r in s["pages"]]
-        lines += [""] + [f"Recording one result (`result_record`) of a run of {rec['run_attempts']} attempts: "
-                         f"{rec['queries']} queries, {rec['cpu_median_ms']} ms of CPU (median of 5); the web "
-                         f"worker's job that then scores the run, once per batch of results: "
-                         f"{rec.get('scoring_job_queries')} queries, {rec.get('scoring_job_cpu_median_ms')} ms of "
-                         f"CPU." for rec in s["recording"]] + [""]
+        lines += [
+            f"## {label}: {d['model_runs']} model runs, {d['attempts']} attempts ({d['submissions']} submissions)",
+            "",
+            "CPU of the Django process per request (median and p95 of the repeats), the PostgreSQL backend's "
+            "CPU per request (mean), queries and bytes of one request:",
+            "",
+            "| page | path | queries | CPU median ms | CPU p95 ms | PostgreSQL CPU ms | bytes |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['page']} | `{r['path']}` | {r['queries']} | {r['cpu_median_ms']} | {r['cpu_p95_ms']} | "
+            f"{r['postgres_cpu_mean_ms']} | {r['bytes']} |"
+            for r in s["pages"]
+        ]
+        lines += (
+            [""]
+            + [
+                f"Recording one result (`result_record`) of a run of {rec['run_attempts']} attempts: "
+                f"{rec['queries']} queries, {rec['cpu_median_ms']} ms of CPU (median of 5); the web "
+                f"worker's job that then scores the run, once per batch of results: "
+                f"{rec.get('scoring_job_queries')} queries, {rec.get('scoring_job_cpu_median_ms')} ms of "
+                f"CPU."
+                for rec in s["recording"]
+            ]
+            + [""]
+        )
         over = [r["page"] for r in s["pages"] if r["cpu_median_ms"] > TARGET_CPU_MS]
-        lines += [f"Pages over the target of {TARGET_CPU_MS:g} ms of CPU per uncached render (median): "
-                  + (", ".join(over) if over else "none") + ".", ""]
+        lines += [
+            f"Pages over the target of {TARGET_CPU_MS:g} ms of CPU per uncached render (median): "
+            + (", ".join(over) if over else "none")
+            + ".",
+            "",
+        ]
         if s.get("under_load"):
             load = s["under_load"]
-            lines += [f"Under load: gunicorn with {load['gunicorn_workers']} workers, {load['client_threads']} "
-                      f"client threads: {load['requests_per_s']} requests/s, {load['errors']} errors, p50 "
-                      f"{load['p50_ms']} ms, p95 {load['p95_ms']} ms, p99 {load['p99_ms']} ms.", ""]
+            lines += [
+                f"Under load: gunicorn with {load['gunicorn_workers']} workers, {load['client_threads']} "
+                f"client threads: {load['requests_per_s']} requests/s, {load['errors']} errors, p50 "
+                f"{load['p50_ms']} ms, p95 {load['p95_ms']} ms, p99 {load['p99_ms']} ms.",
+                "",
+            ]
     if report["growth"]:
-        lines += [f"## Growth from {labels[0]} to {labels[-1]}", "",
-                  "| page | queries | CPU median ms | ratio | bytes |", "|---|---|---|---:|---|"]
-        lines += [f"| {g['page']} | {g['queries'][0]} → {g['queries'][1]} | {g['cpu_median_ms'][0]} → "
-                  f"{g['cpu_median_ms'][1]} | {g['cpu_ratio']} | {g['bytes'][0]} → {g['bytes'][1]} |"
-                  for g in report["growth"]]
+        lines += [
+            f"## Growth from {labels[0]} to {labels[-1]}",
+            "",
+            "| page | queries | CPU median ms | ratio | bytes |",
+            "|---|---|---|---:|---|",
+        ]
+        lines += [
+            f"| {g['page']} | {g['queries'][0]} → {g['queries'][1]} | {g['cpu_median_ms'][0]} → "
+            f"{g['cpu_median_ms'][1]} | {g['cpu_ratio']} | {g['bytes'][0]} → {g['bytes'][1]} |"
+            for g in report["growth"]
+        ]
     path = out / f"{stem}.md"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -378,8 +480,13 @@ def write_report(out: Path, command: str, sizes: dict[str, dict], seeded_with: s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", action="append", default=[], metavar="LABEL=URL",
-                        help="a seeded database to measure (repeat, smallest first); default: DATABASE_URL")
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        metavar="LABEL=URL",
+        help="a seeded database to measure (repeat, smallest first); default: DATABASE_URL",
+    )
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--concurrency", type=int, default=0, help="client threads under load; 0 skips it")
     parser.add_argument("--seconds", type=float, default=10)
@@ -398,8 +505,20 @@ def main(argv: list[str] | None = None) -> int:
     for label, url in targets:
         print(f"{label}: {url}", flush=True)
         out = Path(f"/tmp/ranking_pages_{os.getpid()}_{label}.json")
-        child = [sys.executable, __file__, "--child", str(out), "--repeat", str(args.repeat), "--concurrency",
-                 str(args.concurrency), "--seconds", str(args.seconds), "--workers", str(args.workers)]
+        child = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(out),
+            "--repeat",
+            str(args.repeat),
+            "--concurrency",
+            str(args.concurrency),
+            "--seconds",
+            str(args.seconds),
+            "--workers",
+            str(args.workers),
+        ]
         env = dict(os.environ, **({"DATABASE_URL": url} if url else {}))
         subprocess.run(child, env=env, check=True)
         sizes[label] = json.loads(out.read_text())

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluator.host import cgroups, sandbox, seccomp  # noqa: E402
 
-PROBE = r'''
+PROBE = r"""
 import ctypes, os, subprocess, sys, time, traceback
 if os.getuid() == 0:  # the first process; a spawned child runs this again as the sandbox's uid already
     os.setgroups([]); os.setgid(int(os.environ["ARENA_SANDBOX_GID"])); os.setuid(int(os.environ["ARENA_SANDBOX_UID"]))
@@ -132,9 +132,9 @@ if __name__ == "__main__":
             torch.cuda.synchronize()
             return f"allocated {t.numel()} floats through NVSHMEM"
         step("NVSHMEM allocation, 1 rank", nvshmem)
-'''
+"""
 
-KERNELS = r'''
+KERNELS = r"""
 import torch
 import triton
 import triton.language as tl
@@ -150,7 +150,7 @@ def add(x, y, o, n, BLOCK: tl.constexpr):
 def ipc_child(q, back):
     t = q.get()
     back.put(float(t.sum().item()))
-'''
+"""
 
 
 def run(which: str, lines: list[str]) -> None:
@@ -170,8 +170,9 @@ def run(which: str, lines: list[str]) -> None:
         env["PYTHONPATH"] = "/solution"
         argv = sandbox.command(mounts, [sys.executable, "/solution/probe.py", which], env, "cuda", 8 << 30)
         started = time.monotonic()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                preexec_fn=sandbox.limits("cuda"))
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=sandbox.limits("cuda")
+        )
         out, _ = proc.communicate(timeout=480)
         lines.append(f"## sandbox run '{which}': exit {proc.returncode}, {time.monotonic() - started:.1f} s")
         lines += [line for line in out.splitlines() if line.startswith(("OK", "FAIL"))]
@@ -183,34 +184,40 @@ def run(which: str, lines: list[str]) -> None:
         for path in sorted({p for r in dict.fromkeys(roots) for p in cgroups.of(proc.pid, r)}):
             if (path / "pids.max").exists():
                 peak = (path / "pids.peak").read_text().strip() if (path / "pids.peak").exists() else "?"
-                lines.append(f"pids cgroup {path}: cap {cgroups.cap(path)}, peak {peak}, forks refused "
-                             f"{cgroups.refusals(path)}")
+                lines.append(
+                    f"pids cgroup {path}: cap {cgroups.cap(path)}, peak {peak}, forks refused {cgroups.refusals(path)}"
+                )
             for name in ("memory.peak", "memory.max_usage_in_bytes"):
                 if (path / name).exists():
-                    lines.append(f"memory cgroup {path}: cap {cgroups.memory_cap(path)} bytes, peak "
-                                 f"{int((path / name).read_text()) / 2**30:.2f} GiB, "
-                                 f"OOM kills {cgroups.oom_kills(path)}")
+                    lines.append(
+                        f"memory cgroup {path}: cap {cgroups.memory_cap(path)} bytes, peak "
+                        f"{int((path / name).read_text()) / 2**30:.2f} GiB, "
+                        f"OOM kills {cgroups.oom_kills(path)}"
+                    )
 
 
 def main() -> int:
     outfile = Path(sys.argv[1])
-    lines = [f"# sandbox limits on a GPU host, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-             f"command: python benchmarks/sandbox_limits_gpu.py {outfile.name}",
-             f"host: {platform.node()} {platform.machine()}, kernel {platform.release()}, "
-             f"python {platform.python_version()}",
-             f"bubblewrap: {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.strip()}",
-             f"probe('cuda'): {sandbox.probe('cuda')}",
-             f"pids cgroup root: {cgroups.pids_root()} (mode {cgroups.mode()}), cap {sandbox.pids_max('cuda')}",
-             f"memory cgroup root: {cgroups.memory_root()}, cap {sandbox.memory_max('cuda')} bytes",
-             f"filter: {len(seccomp.program())} instructions for {seccomp.machine()}; refused: "
-             f"{', '.join(n for n in seccomp.REFUSED if n in seccomp.SYSCALLS[seccomp.machine()])}; "
-             f"clone with CLONE_NEW*: EPERM; clone3: ENOSYS"]
+    lines = [
+        f"# sandbox limits on a GPU host, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"command: python benchmarks/sandbox_limits_gpu.py {outfile.name}",
+        f"host: {platform.node()} {platform.machine()}, kernel {platform.release()}, "
+        f"python {platform.python_version()}",
+        f"bubblewrap: {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.strip()}",
+        f"probe('cuda'): {sandbox.probe('cuda')}",
+        f"pids cgroup root: {cgroups.pids_root()} (mode {cgroups.mode()}), cap {sandbox.pids_max('cuda')}",
+        f"memory cgroup root: {cgroups.memory_root()}, cap {sandbox.memory_max('cuda')} bytes",
+        f"filter: {len(seccomp.program())} instructions for {seccomp.machine()}; refused: "
+        f"{', '.join(n for n in seccomp.REFUSED if n in seccomp.SYSCALLS[seccomp.machine()])}; "
+        f"clone with CLONE_NEW*: EPERM; clone3: ENOSYS",
+    ]
     try:
         import torch
+
         lines.append(f"torch {torch.__version__}, CUDA {torch.version.cuda}, GPU {torch.cuda.get_device_name()}")
     except Exception as exc:  # noqa: BLE001
         lines.append(f"torch: {exc}")
-    for which in (sys.argv[2:] or ["main", "nvshmem"]):
+    for which in sys.argv[2:] or ["main", "nvshmem"]:
         try:
             run(which, lines)
         except Exception as exc:  # noqa: BLE001 - the report says what broke

@@ -39,8 +39,21 @@ def main() -> int:
             path = Path(folder) / starter.filename
             path.write_text(starter.source)
             hardware = starters.profiles_for(problem, "cpu")[0]
-            command = [sys.executable, "-m", "evaluator.cli", "eval", "--problem", problem_id, "--solution", str(path),
-                       "--hardware", hardware, "--trials", str(args.trials), "--json"]
+            command = [
+                sys.executable,
+                "-m",
+                "evaluator.cli",
+                "eval",
+                "--problem",
+                problem_id,
+                "--solution",
+                str(path),
+                "--hardware",
+                hardware,
+                "--trials",
+                str(args.trials),
+                "--json",
+            ]
             if not args.timing:
                 command.append("--no-timing")
             began = time.monotonic()
@@ -50,10 +63,16 @@ def main() -> int:
                 verdict, message = doc["verdict"], doc["message"]
             except (ValueError, KeyError):
                 verdict, message = "no result", (out.stderr or out.stdout)[-300:]
-            rows.append({"problem": problem_id, "hardware": hardware, "verdict": verdict, "message": message,
-                         "wall_s": round(time.monotonic() - began, 1)})
-            print(f"{problem_id:48} {hardware:13} {verdict:14} {rows[-1]['wall_s']:6.1f} s  {message[:80]}",
-                  flush=True)
+            rows.append(
+                {
+                    "problem": problem_id,
+                    "hardware": hardware,
+                    "verdict": verdict,
+                    "message": message,
+                    "wall_s": round(time.monotonic() - began, 1),
+                }
+            )
+            print(f"{problem_id:48} {hardware:13} {verdict:14} {rows[-1]['wall_s']:6.1f} s  {message[:80]}", flush=True)
     counts = Counter(r["verdict"] for r in rows)
     print(", ".join(f"{n} {v}" for v, n in counts.most_common()))
     if args.json:

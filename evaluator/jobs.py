@@ -12,8 +12,15 @@ from rq import Queue, Retry, get_current_job
 from rq.serializers import JSONSerializer
 from rq.timeouts import JobTimeoutException
 
-from evaluator.contract.jobs import (MARK_CHECKING, MARK_RUNNING, RECORD_CHECK, RECORD_RESULT, TEST_MARK_RUNNING,
-                                    TEST_RECORD_RESULT, WEB_QUEUE)
+from evaluator.contract.jobs import (
+    MARK_CHECKING,
+    MARK_RUNNING,
+    RECORD_CHECK,
+    RECORD_RESULT,
+    TEST_MARK_RUNNING,
+    TEST_RECORD_RESULT,
+    WEB_QUEUE,
+)
 from evaluator.contract import signing, testmode
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
@@ -38,12 +45,17 @@ def _reply_queue() -> Queue | None:
     return Queue(WEB_QUEUE, connection=job.connection, serializer=JSONSerializer)
 
 
-def signed_result(submission_id: int, document: dict[str, Any], job_id: str, nonce: str,
-                  kind: str = RECORD_RESULT) -> dict[str, Any]:
+def signed_result(
+    submission_id: int, document: dict[str, Any], job_id: str, nonce: str, kind: str = RECORD_RESULT
+) -> dict[str, Any]:
     """What the web side records (and the reaper recovers from a finished job): the document with the worker's
     signature over it, this submission, the job issued and its nonce."""
-    return {"document": document, "job_id": job_id, "nonce": nonce,
-            "signature": signing.sign(kind, submission_id, job_id, nonce, document)}
+    return {
+        "document": document,
+        "job_id": job_id,
+        "nonce": nonce,
+        "signature": signing.sign(kind, submission_id, job_id, nonce, document),
+    }
 
 
 def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[str, Any]:
@@ -58,12 +70,19 @@ def evaluate_job(spec: dict[str, Any], submission_id: int, nonce: str) -> dict[s
 def evaluate_test_job(spec: dict[str, Any], test_id: int, nonce: str) -> dict[str, Any]:
     """Test mode (``<profile>-test``, the fast lane): the same evaluation, marked unranked, replied (signed like a
     submission's) to the test's own jobs, so it can never land on a submission."""
-    return _evaluate_and_reply(spec, test_id, TEST_MARK_RUNNING, TEST_RECORD_RESULT, nonce=nonce,
-                               finish=lambda doc: testmode.annotate(doc, EvalSpec.from_dict(spec)))
+    return _evaluate_and_reply(
+        spec,
+        test_id,
+        TEST_MARK_RUNNING,
+        TEST_RECORD_RESULT,
+        nonce=nonce,
+        finish=lambda doc: testmode.annotate(doc, EvalSpec.from_dict(spec)),
+    )
 
 
-def _evaluate_and_reply(spec: dict[str, Any], submission_id: int, mark_running: str, record: str, *, nonce: str,
-                        finish: Any = None) -> dict[str, Any]:
+def _evaluate_and_reply(
+    spec: dict[str, Any], submission_id: int, mark_running: str, record: str, *, nonce: str, finish: Any = None
+) -> dict[str, Any]:
     """Evaluates, replies with ``mark_running`` and ``record`` (each carrying the nonce and the worker's signature
     over it), and returns the signed result. ``finish`` amends the document before it is signed."""
     from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
@@ -74,16 +93,25 @@ def _evaluate_and_reply(spec: dict[str, Any], submission_id: int, mark_running: 
     job_id = job.id if job else ""
     if queue is not None:
         worker, started = ((job.worker_name if job else "") or "")[:255], time.time()
-        queue.enqueue(mark_running, submission_id, worker, started, job_id, nonce,
-                      signing.sign(mark_running, submission_id, job_id, nonce, {"worker": worker, "started": started}),
-                      retry=reply_retry())
+        queue.enqueue(
+            mark_running,
+            submission_id,
+            worker,
+            started,
+            job_id,
+            nonce,
+            signing.sign(mark_running, submission_id, job_id, nonce, {"worker": worker, "started": started}),
+            retry=reply_retry(),
+        )
     try:
         document = evaluate(EvalSpec.from_dict(spec))
     except JobTimeoutException:  # the whole job ran past its limit: the evaluator's phase limits should fire first
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
-        document["message"] = (f"The evaluation ran past the job's limit of {job.timeout if job else '?'} s and was "
-                               f"stopped; the evaluator's own phase limits should have ended it first.")
+        document["message"] = (
+            f"The evaluation ran past the job's limit of {job.timeout if job else '?'} s and was "
+            f"stopped; the evaluator's own phase limits should have ended it first."
+        )
     except Exception as exc:  # the evaluator's own failure, not the solution's
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
@@ -109,12 +137,17 @@ def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:
 def signed_report(proposal_id: int, report: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:
     """The report with the worker's signature over it, this proposal, the job issued and its nonce (what the web side
     records, and what the reaper recovers from a finished job)."""
-    return {"report": report, "job_id": job_id, "nonce": nonce,
-            "signature": signing.sign(RECORD_CHECK, proposal_id, job_id, nonce, report)}
+    return {
+        "report": report,
+        "job_id": job_id,
+        "nonce": nonce,
+        "signature": signing.sign(RECORD_CHECK, proposal_id, job_id, nonce, report),
+    }
 
 
-def check_proposal_job(proposal_id: int, category: str, name: str, files: dict[str, str],
-                       solutions: list[dict[str, str]], nonce: str) -> dict[str, Any]:
+def check_proposal_job(
+    proposal_id: int, category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]], nonce: str
+) -> dict[str, Any]:
     """Runs on the ``checks`` queue: checks one proposal in the sandbox and sends the signed report to the web side.
 
     The report is sent even when the check itself breaks, so the proposal does not stay ``checking``."""
@@ -125,8 +158,14 @@ def check_proposal_job(proposal_id: int, category: str, name: str, files: dict[s
     job_id = job.id if job else ""
     if queue is not None:
         worker = (job.worker_name or "")[:200]
-        queue.enqueue(MARK_CHECKING, proposal_id, job_id, worker, nonce,
-                      signing.sign(MARK_CHECKING, proposal_id, job_id, nonce, {"worker": worker}))
+        queue.enqueue(
+            MARK_CHECKING,
+            proposal_id,
+            job_id,
+            worker,
+            nonce,
+            signing.sign(MARK_CHECKING, proposal_id, job_id, nonce, {"worker": worker}),
+        )
     try:
         report = check_sandboxed(category, name, files, solutions)
     except Exception as exc:  # the checker's own failure

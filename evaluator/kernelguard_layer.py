@@ -36,12 +36,21 @@ def review(source: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     except Exception as exc:  # noqa: BLE001 - a third-party detector's failure must not decide a verdict
         return {"available": True, "error": f"{type(exc).__name__}: {exc}"[:300]}, []
     matches = found.get("matched_patterns") or []
-    rules = [{"rule": str(m.get("pattern")), "severity": str(m.get("severity")),
-              "evidence": str(m.get("evidence"))[:300]} for m in matches]
-    certain = [(str(m.get("pattern")), str(m.get("evidence"))[:300]) for m in matches
-               if kg.strongest_rule_outcome([m]) == kg.AUTO_FILTER]
-    report = {"available": True, "version": getattr(kg, "__version__", None) or _version(),
-              "classification": found.get("classification"), "rules": rules}
+    rules = [
+        {"rule": str(m.get("pattern")), "severity": str(m.get("severity")), "evidence": str(m.get("evidence"))[:300]}
+        for m in matches
+    ]
+    certain = [
+        (str(m.get("pattern")), str(m.get("evidence"))[:300])
+        for m in matches
+        if kg.strongest_rule_outcome([m]) == kg.AUTO_FILTER
+    ]
+    report = {
+        "available": True,
+        "version": getattr(kg, "__version__", None) or _version(),
+        "classification": found.get("classification"),
+        "rules": rules,
+    }
     return report, certain
 
 

@@ -31,8 +31,9 @@ KINDS = ("correct", "wrong")
 SOLUTION_FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
 
 
-def write_folder(root: Path, category: str, name: str, files: dict[str, str],
-                 solutions: list[dict[str, str]] = ()) -> Path:
+def write_folder(
+    root: Path, category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = ()
+) -> Path:
     """Writes ``<root>/problems/<category>/<name>/`` with the three files and ``solutions/<kind>/<filename>``;
     returns the folder. Names must already be safe (the portal validates them; this refuses anything else)."""
     folder = Path(root) / "problems" / category / name
@@ -62,8 +63,20 @@ PRESET = "small"
 DATA_MAGIC = b"ARENA-CHECK-DATA-1\n"
 MAX_DATA_BYTES = 256 << 20  # one run's outputs; the small preset's are kilobytes
 MAX_ERROR_BYTES = 4096
-DTYPES = ("float64", "float32", "float16", "bfloat16", "complex64", "complex128", "int64", "int32", "int16", "int8",
-          "uint8", "bool")
+DTYPES = (
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "complex128",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+)
 
 
 def produce(folder: Path, out: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_SIZES) -> None:
@@ -89,8 +102,9 @@ def produce(folder: Path, out: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_
         _step(out, f"reference.w{w}", lambda w=w: _rank_outputs(problem, w, None), "reference")
         for kind in KINDS:
             for path in sorted((folder / "solutions" / kind).glob("*.py")):
-                _step(out, f"{kind}.{path.name}.w{w}", lambda w=w, path=path: _rank_outputs(problem, w, path),
-                      "solution")
+                _step(
+                    out, f"{kind}.{path.name}.w{w}", lambda w=w, path=path: _rank_outputs(problem, w, path), "solution"
+                )
 
 
 def _rank_outputs(problem, w: int, solution_path: Path | None) -> list:
@@ -106,9 +120,22 @@ def _rank_outputs(problem, w: int, solution_path: Path | None) -> list:
 
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            mp.start_processes(_rank_main, args=(problem, w, SEED, PRESET, os.path.join(tmp, "store"), tmp,
-                                                 None if solution_path is None else str(solution_path),
-                                                 COLLECTIVE_TIMEOUT_S), nprocs=w, join=True, start_method="fork")
+            mp.start_processes(
+                _rank_main,
+                args=(
+                    problem,
+                    w,
+                    SEED,
+                    PRESET,
+                    os.path.join(tmp, "store"),
+                    tmp,
+                    None if solution_path is None else str(solution_path),
+                    COLLECTIVE_TIMEOUT_S,
+                ),
+                nprocs=w,
+                join=True,
+                start_method="fork",
+            )
         except Exception:
             raise _RunFailed(f"failed: {traceback.format_exc(limit=3)[-2000:]}") from None
         return [torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False) for r in range(w)]
@@ -125,7 +152,7 @@ def _step(out: Path, name: str, run, who: str) -> None:
         if isinstance(exc, KeyboardInterrupt):
             raise
         text = f"{who} {exc}" if isinstance(exc, _RunFailed) else f"{who} check raised {type(exc).__name__}: {exc}"
-        (out / f"{name}.error").write_text(text[:MAX_ERROR_BYTES // 2])
+        (out / f"{name}.error").write_text(text[: MAX_ERROR_BYTES // 2])
 
 
 def write_data(path: Path, ranks: list) -> None:
@@ -163,11 +190,11 @@ def read_data(raw: bytes) -> list:
     if not raw.startswith(DATA_MAGIC) or len(raw) < len(DATA_MAGIC) + 8:
         raise ValueError("not the check's data format")
     at = len(DATA_MAGIC)
-    size = int.from_bytes(raw[at:at + 8], "little")
+    size = int.from_bytes(raw[at : at + 8], "little")
     at += 8
     if size > len(raw) - at or size > 1 << 20:
         raise ValueError("a header larger than the data")
-    header = json.loads(raw[at:at + size].decode("utf-8"))
+    header = json.loads(raw[at : at + size].decode("utf-8"))
     at += size
     ranks = header.get("ranks") if isinstance(header, dict) else None
     if not isinstance(ranks, list) or len(ranks) > 64:
@@ -179,8 +206,12 @@ def read_data(raw: bytes) -> list:
         tensors = []
         for item in row:
             dtype, shape = (item.get("dtype"), item.get("shape")) if isinstance(item, dict) else (None, None)
-            if dtype not in DTYPES or not isinstance(shape, list) or len(shape) > 8 or \
-                    any(type(d) is not int or d < 0 for d in shape):
+            if (
+                dtype not in DTYPES
+                or not isinstance(shape, list)
+                or len(shape) > 8
+                or any(type(d) is not int or d < 0 for d in shape)
+            ):
                 raise ValueError("an output's dtype or shape is not one the check reads")
             torch_dtype = getattr(torch, dtype)
             numel = 1
@@ -189,8 +220,11 @@ def read_data(raw: bytes) -> list:
             nbytes = numel * torch.empty((), dtype=torch_dtype).element_size()
             if nbytes > len(raw) - at:
                 raise ValueError("fewer bytes than the outputs' shapes need")
-            flat = torch.frombuffer(bytearray(raw[at:at + nbytes]), dtype=torch.uint8) if nbytes else \
-                torch.empty(0, dtype=torch.uint8)
+            flat = (
+                torch.frombuffer(bytearray(raw[at : at + nbytes]), dtype=torch.uint8)
+                if nbytes
+                else torch.empty(0, dtype=torch.uint8)
+            )
             tensors.append(flat.view(torch_dtype).reshape(shape))
             at += nbytes
         out.append(tuple(tensors))
@@ -227,8 +261,13 @@ def _load(data: Path, name: str) -> tuple[list | None, str | None]:
         return None, f"its outputs came back malformed ({exc})"
 
 
-def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_SIZES,
-          note: str = "", started: float | None = None) -> dict[str, Any]:
+def judge(
+    folder: Path,
+    data: Path,
+    world_sizes: tuple[int, ...] = CHECK_WORLD_SIZES,
+    note: str = "",
+    started: float | None = None,
+) -> dict[str, Any]:
     """The check report, made outside the sandbox from the folder the host wrote (``load_problem`` parses the
     reference, never runs it) and the outputs the sandbox sent back in ``data``: ``ok``, ``message`` (the first
     reason it failed, or a summary), ``reference`` (one entry per world size), ``known_answers`` (one entry per file
@@ -238,9 +277,17 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
     from problems.registry import ProblemError, load_problem
 
     started = time.monotonic() if started is None else started
-    report: dict[str, Any] = {"version": REPORT_VERSION, "ok": False, "message": "", "problem_id": None,
-                              "world_sizes": [], "reference": [], "known_answers": [], "warnings": [],
-                              "environment": _environment()}
+    report: dict[str, Any] = {
+        "version": REPORT_VERSION,
+        "ok": False,
+        "message": "",
+        "problem_id": None,
+        "world_sizes": [],
+        "reference": [],
+        "known_answers": [],
+        "warnings": [],
+        "environment": _environment(),
+    }
     try:
         problem = load_problem(folder, folder.parent.parent)
     except ProblemError as exc:
@@ -250,8 +297,10 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
     sizes = [w for w in world_sizes if w in problem.world_sizes]
     report["world_sizes"] = sizes
     if not sizes:
-        report["message"] = (f"problem.toml: 'world_sizes' lists {list(problem.world_sizes)}; it must include "
-                             f"{' or '.join(map(str, world_sizes))} so the reference can be checked on CPU.")
+        report["message"] = (
+            f"problem.toml: 'world_sizes' lists {list(problem.world_sizes)}; it must include "
+            f"{' or '.join(map(str, world_sizes))} so the reference can be checked on CPU."
+        )
         return _finish(report, started)
     tol = problem.tolerance(problem.presets[PRESET].dtype)
 
@@ -265,8 +314,11 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
             return [error + (f" ({note})" if note and error == NOTHING_CAME_BACK else "")]
         if len(got) != w:
             return [f"{who} came back with {len(got)} ranks' outputs for {w}"]
-        return [f"rank {r}: {who} differs from oracle: {m.message}" for r in range(w)
-                if (m := compare(got[r], expected[r], tol.atol, tol.rtol))]
+        return [
+            f"rank {r}: {who} differs from oracle: {m.message}"
+            for r in range(w)
+            if (m := compare(got[r], expected[r], tol.atol, tol.rtol))
+        ]
 
     failures: list[str] = []
     expected_at: dict[int, tuple[list | None, str | None]] = {}
@@ -280,8 +332,7 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
             other, other_error = _load(data, f"oracle2.w{w}")
             if other is None:
                 errors.append(other_error or "the oracle returned nothing for a second seed")
-            elif len(other) == w and all(compare(other[r], expected[r], tol.atol, tol.rtol) is None
-                                         for r in range(w)):
+            elif len(other) == w and all(compare(other[r], expected[r], tol.atol, tol.rtol) is None for r in range(w)):
                 errors.append("the output does not change with the seed; inputs must be random")
         report["reference"].append({"world_size": w, "ok": not errors, "errors": errors})
         if errors:
@@ -296,24 +347,44 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
                 # show), the smaller sizes are shown for information only
                 counts = kind == "correct" or w == sizes[-1]
                 ok = not counts or (not errors if kind == "correct" else bool(errors))
-                report["known_answers"].append({"kind": kind, "filename": path.name, "world_size": w,
-                                                "passed_oracle": not errors, "counts": counts, "ok": ok,
-                                                "errors": errors})
+                report["known_answers"].append(
+                    {
+                        "kind": kind,
+                        "filename": path.name,
+                        "world_size": w,
+                        "passed_oracle": not errors,
+                        "counts": counts,
+                        "ok": ok,
+                        "errors": errors,
+                    }
+                )
                 if not ok and kind == "correct":
                     failures.append(f"known answer correct/{path.name} fails at W={w}: {errors[0]}")
                 elif not ok:
-                    failures.append(f"known answer wrong/{path.name} passes at W={w}: the checks do not catch it; "
-                                    f"make the inputs or the tolerance stricter")
+                    failures.append(
+                        f"known answer wrong/{path.name} passes at W={w}: the checks do not catch it; "
+                        f"make the inputs or the tolerance stricter"
+                    )
     kinds_given = {a["kind"] for a in report["known_answers"]}
     for kind in KINDS:
         if kind not in kinds_given:
-            report["warnings"].append(f"no {kind} known answer was given; the catalogue's tests need at least one "
-                                      f"solutions/{kind}/*.py before the folder can be merged")
+            report["warnings"].append(
+                f"no {kind} known answer was given; the catalogue's tests need at least one "
+                f"solutions/{kind}/*.py before the folder can be merged"
+            )
     report["ok"] = not failures
-    report["message"] = failures[0] if failures else (
-        f"the reference equals the oracle at W={', '.join(map(str, sizes))}"
-        + (f"; {len(report['known_answers'])} known-answer runs behaved as labelled" if report["known_answers"]
-           else ""))
+    report["message"] = (
+        failures[0]
+        if failures
+        else (
+            f"the reference equals the oracle at W={', '.join(map(str, sizes))}"
+            + (
+                f"; {len(report['known_answers'])} known-answer runs behaved as labelled"
+                if report["known_answers"]
+                else ""
+            )
+        )
+    )
     if len(failures) > 1:
         report["message"] += f" (and {len(failures) - 1} more problem{'s' if len(failures) > 2 else ''})"
     return _finish(report, started)
@@ -322,8 +393,12 @@ def judge(folder: Path, data: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_S
 def _environment() -> dict[str, str]:
     import torch
 
-    return {"python": platform.python_version(), "torch": torch.__version__, "backend": "gloo (CPU)",
-            "host": platform.node()}
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "backend": "gloo (CPU)",
+        "host": platform.node(),
+    }
 
 
 def _finish(report: dict[str, Any], started: float) -> dict[str, Any]:
@@ -333,8 +408,17 @@ def _finish(report: dict[str, Any], started: float) -> dict[str, Any]:
 
 def failed_report(message: str) -> dict[str, Any]:
     """A report for a check that could not run to the end (the job raised, timed out or its worker died)."""
-    return {"version": REPORT_VERSION, "ok": False, "message": message, "problem_id": None, "world_sizes": [],
-            "reference": [], "known_answers": [], "warnings": [], "duration_s": None}
+    return {
+        "version": REPORT_VERSION,
+        "ok": False,
+        "message": message,
+        "problem_id": None,
+        "world_sizes": [],
+        "reference": [],
+        "known_answers": [],
+        "warnings": [],
+        "duration_s": None,
+    }
 
 
 # --- arena check-problem: what the registry's audit proves about one problem, on this machine's CPU -------------------
@@ -391,8 +475,12 @@ def check_cases(problem: Any, world_sizes: tuple[int, ...] | None = None) -> lis
     if "ranks_per_node" in small:
         for profile in PROFILES.values():
             w, per_node = profile.world_size, profile.ranks_per_node
-            if profile.nodes > 1 and w in sizes and per_node != small["ranks_per_node"] \
-                    and (w, {"ranks_per_node": per_node}) not in cases:
+            if (
+                profile.nodes > 1
+                and w in sizes
+                and per_node != small["ranks_per_node"]
+                and (w, {"ranks_per_node": per_node}) not in cases
+            ):
                 cases.append((w, {"ranks_per_node": per_node}))
     return cases
 
@@ -408,12 +496,21 @@ def describe_case(problem: Any, w: int, overrides: dict[str, Any]) -> str:
 def _verdict(errors: tuple[str, ...]) -> str:
     if not errors:
         return "passed"
-    return "runtime_error" if any(e.startswith(("solution failed", "reference failed")) for e in errors) \
+    return (
+        "runtime_error"
+        if any(e.startswith(("solution failed", "reference failed")) for e in errors)
         else "wrong_output"
+    )
 
 
-def local_check(problem: Any, world_sizes: tuple[int, ...] | None = None, known_answers: bool = True,
-                bench: bool = True, traffic: bool = True, timeout_s: float = 120.0) -> list[CheckLine]:
+def local_check(
+    problem: Any,
+    world_sizes: tuple[int, ...] | None = None,
+    known_answers: bool = True,
+    bench: bool = True,
+    traffic: bool = True,
+    timeout_s: float = 120.0,
+) -> list[CheckLine]:
     """Everything that can be proved about a problem on CPU, one line per check: the reference equals the oracle
     (and is neither flat nor the same for two seeds) at every declared world size and node grouping; every known
     answer that runs on CPU gets its verdict there (a correct one must pass everywhere, a wrong one must fail at the
@@ -425,16 +522,29 @@ def local_check(problem: Any, world_sizes: tuple[int, ...] | None = None, known_
     from evaluator.selfcheck import check_problem
 
     if problem.imported:  # no oracle and no roofline: its reference is the ground truth (docs/pkb.md)
-        return [CheckLine("reference", "-", False, "skipped",
-                          f"{problem.id} is imported from {problem.imported['source']} and has no oracle to check "
-                          f"against; evaluate solutions against its reference with `arena eval`")]
+        return [
+            CheckLine(
+                "reference",
+                "-",
+                False,
+                "skipped",
+                f"{problem.id} is imported from {problem.imported['source']} and has no oracle to check "
+                f"against; evaluate solutions against its reference with `arena eval`",
+            )
+        ]
     lines: list[CheckLine] = []
     cases = check_cases(problem, world_sizes)
     for w, overrides in cases:
         report = check_problem(with_small(problem, overrides), w, timeout_s=timeout_s)
-        lines.append(CheckLine("reference", describe_case(problem, w, overrides), report.ok,
-                               "passed" if report.ok else _verdict(report.errors),
-                               "equals the oracle" if report.ok else "; ".join(report.errors)[:2000]))
+        lines.append(
+            CheckLine(
+                "reference",
+                describe_case(problem, w, overrides),
+                report.ok,
+                "passed" if report.ok else _verdict(report.errors),
+                "equals the oracle" if report.ok else "; ".join(report.errors)[:2000],
+            )
+        )
     if known_answers and cases:
         largest = max(w for w, _ in cases)
         for kind in KINDS:
@@ -481,16 +591,30 @@ def bench_lines(problem: Any, world_sizes: tuple[int, ...] | None = None) -> lis
             r = roofline(problem, profile, w)
             nbytes = bench_input_bytes(problem, w)
         except Exception as exc:  # noqa: BLE001 - a bench preset that cannot even be shaped is the finding
-            lines.append(CheckLine("bench", profile.name, False, "runtime_error",
-                                   f"the bench preset fails: {type(exc).__name__}: {exc}"[:2000]))
+            lines.append(
+                CheckLine(
+                    "bench",
+                    profile.name,
+                    False,
+                    "runtime_error",
+                    f"the bench preset fails: {type(exc).__name__}: {exc}"[:2000],
+                )
+            )
             continue
         budget = INPUT_SHARE * GPU_MEMORY_GIB[profile.name[:4]] * 2**30
         short, big = r["time_us"] < MIN_ROOFLINE_US, copies * nbytes > budget
-        lines.append(CheckLine(
-            "bench", profile.name, not (short or big), "failed" if short or big else "ok",
-            f"roofline {r['time_us']:.1f} us ({r['bound']}-bound){' < ' if short else ' >= '}{MIN_ROOFLINE_US:.0f} us; "
-            f"{copies} x {nbytes / 2**30:.2f} GiB of inputs per rank {'exceed' if big else 'fit'} "
-            f"{INPUT_SHARE:.0%} of {GPU_MEMORY_GIB[profile.name[:4]]} GiB"))
+        lines.append(
+            CheckLine(
+                "bench",
+                profile.name,
+                not (short or big),
+                "failed" if short or big else "ok",
+                f"roofline {r['time_us']:.1f} us ({r['bound']}-bound)"
+                f"{' < ' if short else ' >= '}{MIN_ROOFLINE_US:.0f} us; "
+                f"{copies} x {nbytes / 2**30:.2f} GiB of inputs per rank {'exceed' if big else 'fit'} "
+                f"{INPUT_SHARE:.0%} of {GPU_MEMORY_GIB[profile.name[:4]]} GiB",
+            )
+        )
     return lines
 
 
@@ -537,9 +661,15 @@ def traffic_lines(problem: Any, cases: list[tuple[int, dict[str, Any]]]) -> list
         for what, term, key, to in checks:
             bound, most = terms[term], max(c[key] for c in counted)
             ok = bound <= most * (1 + 1e-9) + 1e-9
-            lines.append(CheckLine(
-                what, where, ok, "ok" if ok else "failed",
-                f"the roofline's {bound:.0f} per rank {'<=' if ok else '>'} the {most:.0f} the reference sends or "
-                f"receives{to} (busier direction, busiest rank)"
-                + ("" if ok else f"; per call: {[c['by_call'] for c in counted]}")))
+            lines.append(
+                CheckLine(
+                    what,
+                    where,
+                    ok,
+                    "ok" if ok else "failed",
+                    f"the roofline's {bound:.0f} per rank {'<=' if ok else '>'} the {most:.0f} the reference sends or "
+                    f"receives{to} (busier direction, busiest rank)"
+                    + ("" if ok else f"; per call: {[c['by_call'] for c in counted]}"),
+                )
+            )
     return lines

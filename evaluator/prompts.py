@@ -65,35 +65,47 @@ def _signature(reference_source: str) -> str:
 
 
 def topology(profile: HardwareProfile, dtype: str) -> str:
-    lines = [f"- {profile.description}.",
-             f"- {profile.world_size} ranks, one process per {'GPU' if profile.device == 'cuda' else 'CPU process'}"
-             + (f", {profile.nodes} nodes of {profile.ranks_per_node} (consecutive ranks share a node; "
-                f"LOCAL_WORLD_SIZE, LOCAL_RANK and GROUP_RANK are set)" if profile.nodes > 1 else "") + ".",
-             f"- The process group is initialised ({profile.backend}) and each rank's device is current before "
-             f"`solution` is first called.",
-             f"- Interconnect: {profile.link_gbps:g} GB/s per device per direction (nominal)"
-             + (f"; NCCL measured {profile.measured_link_gbps:g} GB/s bus bandwidth" if profile.measured_link_gbps
-                else "") + (f"; between nodes {profile.internode_gbps:g} GB/s per GPU" if profile.nodes > 1 else "")
-             + ".",
-             f"- Memory bandwidth {profile.hbm_gbps:g} GB/s per device; dense peak for {dtype}: "
-             f"{profile.peak_tflops.get(dtype, 0):g} TFLOP/s."]
+    lines = [
+        f"- {profile.description}.",
+        f"- {profile.world_size} ranks, one process per {'GPU' if profile.device == 'cuda' else 'CPU process'}"
+        + (
+            f", {profile.nodes} nodes of {profile.ranks_per_node} (consecutive ranks share a node; "
+            f"LOCAL_WORLD_SIZE, LOCAL_RANK and GROUP_RANK are set)"
+            if profile.nodes > 1
+            else ""
+        )
+        + ".",
+        f"- The process group is initialised ({profile.backend}) and each rank's device is current before "
+        f"`solution` is first called.",
+        f"- Interconnect: {profile.link_gbps:g} GB/s per device per direction (nominal)"
+        + (f"; NCCL measured {profile.measured_link_gbps:g} GB/s bus bandwidth" if profile.measured_link_gbps else "")
+        + (f"; between nodes {profile.internode_gbps:g} GB/s per GPU" if profile.nodes > 1 else "")
+        + ".",
+        f"- Memory bandwidth {profile.hbm_gbps:g} GB/s per device; dense peak for {dtype}: "
+        f"{profile.peak_tflops.get(dtype, 0):g} TFLOP/s.",
+    ]
     if profile.device == "cuda":
-        lines.append("- NVLink multicast is off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, "
-                     "NVSHMEM_DISABLE_NVLS=1): multimem instructions and multicast objects are unavailable.")
+        lines.append(
+            "- NVLink multicast is off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, "
+            "NVSHMEM_DISABLE_NVLS=1): multimem instructions and multicast objects are unavailable."
+        )
     else:
-        lines.append("- CPU profile: for checking correctness of the whole pipeline; its timings say nothing about "
-                     "GPU kernels.")
+        lines.append(
+            "- CPU profile: for checking correctness of the whole pipeline; its timings say nothing about GPU kernels."
+        )
     return "\n".join(lines)
 
 
 def output_format(problem: Problem, backend: str) -> str:
-    return (f"Reply with exactly one Python file in one fenced ```python block, nothing else required. The file "
-            f"must define `{_signature(problem.reference_source)}` with the reference's signature and return what "
-            f"the reference returns (the same number of tensors, shapes, dtypes, on the rank's device; new "
-            f"tensors, inputs left unchanged). Put `BACKEND = \"{backend}\"` at module level. Set-up done on the "
-            f"first call (buffers, rendezvous, compilation) is not timed; every later call is. Do not import from "
-            f"`problems` (the reference's helpers are not available to solutions) and do not read files or the "
-            f"network: the solution runs in a sandbox.")
+    return (
+        f"Reply with exactly one Python file in one fenced ```python block, nothing else required. The file "
+        f"must define `{_signature(problem.reference_source)}` with the reference's signature and return what "
+        f"the reference returns (the same number of tensors, shapes, dtypes, on the rank's device; new "
+        f'tensors, inputs left unchanged). Put `BACKEND = "{backend}"` at module level. Set-up done on the '
+        f"first call (buffers, rendezvous, compilation) is not timed; every later call is. Do not import from "
+        f"`problems` (the reference's helpers are not available to solutions) and do not read files or the "
+        f"network: the solution runs in a sandbox."
+    )
 
 
 def _hash(*parts: Any) -> str:
@@ -113,28 +125,43 @@ def render(problem: Problem, profile: HardwareProfile | str, backend: str) -> di
     sizes = ", ".join(f"{k}={v}" for k, v in preset.params.items())
     tol = problem.tolerances[preset.dtype]
     backend_guide = guide(backend)
-    text = "\n\n".join([
-        f"# Task: {problem.title} ({problem.id}, version {problem.version})",
-        "Replace the PyTorch + torch.distributed reference below with a faster implementation that moves the "
-        f"data between devices itself, using the {backend} backend. It is checked for correctness against the "
-        "reference on fresh random inputs and timed against it.",
-        "## Problem statement\n\n" + problem.statement.strip(),
-        f"## Hardware: {profile.name}\n\n" + topology(profile, preset.dtype),
-        f"## Sizes and tolerance\n\nPreset `{profile.preset}`: dtype {preset.dtype}, {sizes}. Outputs must match "
-        f"the reference within atol={tol.atol:g}, rtol={tol.rtol:g}"
-        + (" (exactly, for integer outputs)." if preset.dtype.startswith(("int", "uint")) else "."),
-        "## Reference (reference.py)\n\n```python\n" + problem.reference_source.rstrip() + "\n```",
-        f"## Backend guide: {backend}\n\n" + backend_guide.strip(),
-        "## Output format\n\n" + output_format(problem, backend),
-    ]) + "\n"
+    text = (
+        "\n\n".join(
+            [
+                f"# Task: {problem.title} ({problem.id}, version {problem.version})",
+                "Replace the PyTorch + torch.distributed reference below with a faster implementation that moves the "
+                f"data between devices itself, using the {backend} backend. It is checked for correctness against the "
+                "reference on fresh random inputs and timed against it.",
+                "## Problem statement\n\n" + problem.statement.strip(),
+                f"## Hardware: {profile.name}\n\n" + topology(profile, preset.dtype),
+                f"## Sizes and tolerance\n\nPreset `{profile.preset}`: dtype {preset.dtype}, {sizes}. "
+                f"Outputs must match "
+                f"the reference within atol={tol.atol:g}, rtol={tol.rtol:g}"
+                + (" (exactly, for integer outputs)." if preset.dtype.startswith(("int", "uint")) else "."),
+                "## Reference (reference.py)\n\n```python\n" + problem.reference_source.rstrip() + "\n```",
+                f"## Backend guide: {backend}\n\n" + backend_guide.strip(),
+                "## Output format\n\n" + output_format(problem, backend),
+            ]
+        )
+        + "\n"
+    )
     return {
         "id": f"{problem.id}@{profile.name}#{backend}",
-        "problem": problem.id, "title": problem.title, "category": problem.category,
-        "problem_version": problem.version, "problem_content_hash": problem.content_hash, "suite": problem.suite,
-        "suite_version": SUITE_VERSION, "hardware": profile.name, "world_size": profile.world_size,
-        "preset": profile.preset, "backend": backend, "template_version": TEMPLATE_VERSION,
-        "prompt_version": _hash(TEMPLATE_VERSION, problem.content_hash, profile.as_dict(), backend,
-                                backend_guide, text)[:16],
+        "problem": problem.id,
+        "title": problem.title,
+        "category": problem.category,
+        "problem_version": problem.version,
+        "problem_content_hash": problem.content_hash,
+        "suite": problem.suite,
+        "suite_version": SUITE_VERSION,
+        "hardware": profile.name,
+        "world_size": profile.world_size,
+        "preset": profile.preset,
+        "backend": backend,
+        "template_version": TEMPLATE_VERSION,
+        "prompt_version": _hash(
+            TEMPLATE_VERSION, problem.content_hash, profile.as_dict(), backend, backend_guide, text
+        )[:16],
         "prompt": text,
     }
 

@@ -28,8 +28,9 @@ from problems.registry import Problem
 IMPOSSIBLE_MARGIN = 0.9
 
 
-def roofline(problem: Problem, profile: HardwareProfile, world_size: int,
-             overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def roofline(
+    problem: Problem, profile: HardwareProfile, world_size: int, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     preset = profile.preset
     terms = problem.roofline_terms(world_size, preset, overrides)
     dtype = problem.presets[preset].dtype

@@ -35,18 +35,34 @@ def _inputs(problem: Problem, module, rank: int, world_size: int, seed: int, pre
     return tuple(module.make_inputs(rank, world_size, seed, torch.device("cpu"), p.dtype, **p.params))
 
 
-def _rank_main(rank: int, problem: Problem, world_size: int, seed: int, preset: str, store_path: str,
-               result_dir: str, solution_path: str | None, timeout_s: float | None) -> None:
+def _rank_main(
+    rank: int,
+    problem: Problem,
+    world_size: int,
+    seed: int,
+    preset: str,
+    store_path: str,
+    result_dir: str,
+    solution_path: str | None,
+    timeout_s: float | None,
+) -> None:
     torch.set_num_threads(1)
     module = problem.load_reference()
     solve = module.solution if solution_path is None else load_module(Path(solution_path), "arena_selfcheck").solution
-    dist.init_process_group("gloo", init_method=f"file://{store_path}", rank=rank, world_size=world_size,
-                            **({"timeout": timedelta(seconds=timeout_s)} if timeout_s else {}))
+    dist.init_process_group(
+        "gloo",
+        init_method=f"file://{store_path}",
+        rank=rank,
+        world_size=world_size,
+        **({"timeout": timedelta(seconds=timeout_s)} if timeout_s else {}),
+    )
     try:
         inputs = _inputs(problem, module, rank, world_size, seed, preset)
         out = solve(*clone_inputs(inputs))
-        torch.save([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in as_tuple(out)],
-                   os.path.join(result_dir, f"rank{rank}.pt"))
+        torch.save(
+            [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in as_tuple(out)],
+            os.path.join(result_dir, f"rank{rank}.pt"),
+        )
         dist.barrier()
     finally:
         dist.destroy_process_group()
@@ -59,22 +75,38 @@ def flatness_error(problem: Problem, expected: list, preset: str) -> str | None:
         for t in as_tuple(rank_out):
             if not isinstance(t, torch.Tensor) or t.numel() == 0:
                 continue
-            for name, const in (("zeros", torch.zeros_like(t)),
-                                ("its mean", torch.full_like(t, t.double().mean().item() if t.dtype.is_floating_point
-                                                            else int(t.double().mean().round().item())))):
+            for name, const in (
+                ("zeros", torch.zeros_like(t)),
+                (
+                    "its mean",
+                    torch.full_like(
+                        t,
+                        t.double().mean().item()
+                        if t.dtype.is_floating_point
+                        else int(t.double().mean().round().item()),
+                    ),
+                ),
+            ):
                 if compare(const, t, tol.atol, tol.rtol) is None:
                     return f"a constant output ({name}) would pass the tolerance; make the inputs or tolerances tighter"
     return None
 
 
-def check(problem_id: str, world_size: int, seed: int = 1234, preset: str = "small",
-          solution_path: str | Path | None = None) -> SelfCheckReport:
+def check(
+    problem_id: str, world_size: int, seed: int = 1234, preset: str = "small", solution_path: str | Path | None = None
+) -> SelfCheckReport:
     """Checks the reference (or, given ``solution_path``, that solution file) against the oracle on CPU."""
     return check_problem(get(problem_id), world_size, seed, preset, solution_path)
 
 
-def check_problem(problem: Problem | str | Path, world_size: int, seed: int = 1234, preset: str = "small",
-                  solution_path: str | Path | None = None, timeout_s: float | None = None) -> SelfCheckReport:
+def check_problem(
+    problem: Problem | str | Path,
+    world_size: int,
+    seed: int = 1234,
+    preset: str = "small",
+    solution_path: str | Path | None = None,
+    timeout_s: float | None = None,
+) -> SelfCheckReport:
     """:func:`check` for a problem that need not be in the catalogue: a registry ``Problem``, or a folder
     ``<root>/<category>/<name>/`` that is validated with ``load_problem`` first (a proposal under review).
 
@@ -86,25 +118,46 @@ def check_problem(problem: Problem | str | Path, world_size: int, seed: int = 12
     problem_id = problem.id
     who = "reference" if solution_path is None else "solution"
     if problem.imported:  # imported suites have no oracle: their reference is the ground truth (docs/pkb.md)
-        return SelfCheckReport(problem_id, world_size, preset, (
-            f"{problem_id} is imported from {problem.imported['source']} and has no oracle to check against; "
-            f"evaluate solutions against its reference with `arena eval`",))
+        return SelfCheckReport(
+            problem_id,
+            world_size,
+            preset,
+            (
+                f"{problem_id} is imported from {problem.imported['source']} and has no oracle to check against; "
+                f"evaluate solutions against its reference with `arena eval`",
+            ),
+        )
     errors: list[str] = []
     module = problem.load_reference()
     all_inputs = [_inputs(problem, module, r, world_size, seed, preset) for r in range(world_size)]
     params = problem.presets[preset].params
     expected = module.oracle([clone_inputs(i) for i in all_inputs], **params)
     if len(expected) != world_size:
-        return SelfCheckReport(problem_id, world_size, preset, (f"oracle returned {len(expected)} outputs for "
-                                                                f"{world_size} ranks",))
+        return SelfCheckReport(
+            problem_id, world_size, preset, (f"oracle returned {len(expected)} outputs for {world_size} ranks",)
+        )
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            mp.start_processes(_rank_main, args=(problem, world_size, seed, preset, os.path.join(tmp, "store"), tmp,
-                                                   None if solution_path is None else str(solution_path), timeout_s),
-                               nprocs=world_size, join=True, start_method="fork")
+            mp.start_processes(
+                _rank_main,
+                args=(
+                    problem,
+                    world_size,
+                    seed,
+                    preset,
+                    os.path.join(tmp, "store"),
+                    tmp,
+                    None if solution_path is None else str(solution_path),
+                    timeout_s,
+                ),
+                nprocs=world_size,
+                join=True,
+                start_method="fork",
+            )
         except Exception:
-            return SelfCheckReport(problem_id, world_size, preset,
-                                   (f"{who} failed: {traceback.format_exc(limit=3)[-2000:]}",))
+            return SelfCheckReport(
+                problem_id, world_size, preset, (f"{who} failed: {traceback.format_exc(limit=3)[-2000:]}",)
+            )
         tol = problem.tolerance(problem.presets[preset].dtype)
         for r in range(world_size):
             got = torch.load(os.path.join(tmp, f"rank{r}.pt"))

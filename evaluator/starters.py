@@ -31,8 +31,12 @@ REPO = Path(__file__).resolve().parent.parent
 PLAIN = "torch-distributed"
 STARTERS = (PLAIN, "cuda", "triton", "symmetric-memory")
 GPU_ONLY = frozenset({"cuda", "triton", "symmetric-memory"})
-TITLES = {PLAIN: "plain PyTorch + torch.distributed", "cuda": "CUDA via torch.utils.cpp_extension.load_inline",
-          "triton": "Triton", "symmetric-memory": "PyTorch symmetric memory"}
+TITLES = {
+    PLAIN: "plain PyTorch + torch.distributed",
+    "cuda": "CUDA via torch.utils.cpp_extension.load_inline",
+    "triton": "Triton",
+    "symmetric-memory": "PyTorch symmetric memory",
+}
 GUIDES = {"cuda": "cuda", "triton": "triton", "symmetric-memory": "symmetric-memory"}
 RULES = (
     "Define `solution` at module level with the reference's signature; it is called on every rank after the process "
@@ -40,8 +44,8 @@ RULES = (
     "shapes, dtypes, on the rank's device; new tensors, inputs left unchanged).",
     "Do not import from `problems` (the reference's helpers are not in the sandbox): copy what you need, as this "
     "file does.",
-    "Declare the backend you use with a module-level `BACKEND = \"cuda\"` (or `\"triton\"`, `\"symmetric-memory\"`, "
-    "`\"parallelkittens\"`, `\"nvshmem\"`); plain PyTorch needs none.",
+    'Declare the backend you use with a module-level `BACKEND = "cuda"` (or `"triton"`, `"symmetric-memory"`, '
+    '`"parallelkittens"`, `"nvshmem"`); plain PyTorch needs none.',
     "The first call is not timed: build kernels, allocate buffers and rendezvous there, keep them in globals; every "
     "later call is timed.",
     "No files, no network, no threads or processes of your own: the solution runs in a sandbox.",
@@ -53,8 +57,10 @@ RULES = (
 # running every plain starter through `arena eval` on CPU.
 SEPARATE_OUTPUTS = {
     "data-parallel/ddp_bucketed_overlap": "the reference returns views of its all-reduced bucket buffers",
-    "sequence-parallel/ring_attention_backward": ("the reference returns dk and dv as slices of one reduce-scattered "
-                                                  "buffer (`.to()` keeps a view when the dtype is already right)"),
+    "sequence-parallel/ring_attention_backward": (
+        "the reference returns dk and dv as slices of one reduce-scattered "
+        "buffer (`.to()` keeps a view when the dtype is already right)"
+    ),
 }
 
 
@@ -104,17 +110,34 @@ def commands(problem: Problem, filename: str, gpu_only: bool) -> list[tuple[str,
     cpu, gpu = (profiles_for(problem, "cpu") or [None])[0], (profiles_for(problem, "cuda") or [None])[0]
     rows = []
     if cpu and not gpu_only:
-        rows.append(("evaluate it here, on CPU, no portal",
-                     f"arena eval --problem {problem.id} --solution {filename} --hardware {cpu}"))
-        rows.append(("an unranked test on the portal (after `arena login`)",
-                     f"arena test --problem {problem.id} --solution {filename} --hardware {cpu}"))
+        rows.append(
+            (
+                "evaluate it here, on CPU, no portal",
+                f"arena eval --problem {problem.id} --solution {filename} --hardware {cpu}",
+            )
+        )
+        rows.append(
+            (
+                "an unranked test on the portal (after `arena login`)",
+                f"arena test --problem {problem.id} --solution {filename} --hardware {cpu}",
+            )
+        )
     if gpu:
-        rows.append(("evaluate it on a GPU host of yours" if gpu_only else "evaluate it on a GPU host of yours",
-                     f"arena eval --problem {problem.id} --solution {filename} --hardware {gpu}"))
-        rows.append(("an unranked test on the portal's GPUs, with quick timing",
-                     f"arena test --problem {problem.id} --solution {filename} --hardware {gpu} --timing"))
-        rows.append(("submit it for the ranking",
-                     f"arena submit --problem {problem.id} --solution {filename} --hardware {gpu}"))
+        rows.append(
+            (
+                "evaluate it on a GPU host of yours" if gpu_only else "evaluate it on a GPU host of yours",
+                f"arena eval --problem {problem.id} --solution {filename} --hardware {gpu}",
+            )
+        )
+        rows.append(
+            (
+                "an unranked test on the portal's GPUs, with quick timing",
+                f"arena test --problem {problem.id} --solution {filename} --hardware {gpu} --timing",
+            )
+        )
+        rows.append(
+            ("submit it for the ranking", f"arena submit --problem {problem.id} --solution {filename} --hardware {gpu}")
+        )
     elif cpu:
         rows.append(("submit it", f"arena submit --problem {problem.id} --solution {filename} --hardware {cpu}"))
     return rows
@@ -144,11 +167,11 @@ def starter(problem: Problem, backend: str) -> Starter:
     else:
         code = _gpu(problem, backend, header, imports, body)
     ast.parse(code)  # a starter that is not Python would be a bug here, not the reader's
-    return Starter(backend=backend, filename=filename, source=code, gpu_only=backend in GPU_ONLY,
-                   title=TITLES[backend])
+    return Starter(backend=backend, filename=filename, source=code, gpu_only=backend in GPU_ONLY, title=TITLES[backend])
 
 
 # --- the reference, made to stand alone ----------------------------------------------------------------------
+
 
 def _solution_def(tree: ast.Module) -> ast.FunctionDef | None:
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "solution"), None)
@@ -166,7 +189,7 @@ def _bound_names(node: ast.stmt) -> list[str]:
 
 def _segment(lines: list[str], node: ast.stmt) -> str:
     start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return "\n".join(lines[start - 1:node.end_lineno])
+    return "\n".join(lines[start - 1 : node.end_lineno])
 
 
 def _module_file(module: str) -> Path:
@@ -253,17 +276,23 @@ def _comment(text: str, width: int = 116) -> list[str]:
 
 def _header(problem: Problem, backend: str, filename: str) -> str:
     gpu_only = backend in GPU_ONLY
-    lines = [f"# Starter solution for {problem.id} (problem version {problem.version}): {TITLES[backend]}.",
-             f"# Signature: {signature(problem)}"]
+    lines = [
+        f"# Starter solution for {problem.id} (problem version {problem.version}): {TITLES[backend]}.",
+        f"# Signature: {signature(problem)}",
+    ]
     for label in ("Inputs", "Return"):
         part = statement_part(problem, label)
         if part:
             lines += _comment(re.sub(r"\*\*", "", part))
-    lines += _comment("As given, this file computes what the reference computes, so it passes, at the baseline's "
-                      "speed. Replace the body of `solution` with your own data movement.")
+    lines += _comment(
+        "As given, this file computes what the reference computes, so it passes, at the baseline's "
+        "speed. Replace the body of `solution` with your own data movement."
+    )
     if gpu_only:
-        lines += _comment(f"GPU only: {TITLES[backend]} does not run on the CPU profiles. Backend guide: "
-                          f"/docs/backends/{GUIDES[backend]}/ (docs/backends/{GUIDES[backend]}.md).")
+        lines += _comment(
+            f"GPU only: {TITLES[backend]} does not run on the CPU profiles. Backend guide: "
+            f"/docs/backends/{GUIDES[backend]}/ (docs/backends/{GUIDES[backend]}.md)."
+        )
     lines.append("# Rules:")
     lines += _comment("\n".join(f"- {rule}" for rule in RULES))
     lines.append("# Run it:")
@@ -404,11 +433,13 @@ _GPU = {"cuda": _CUDA, "triton": _TRITON, "symmetric-memory": _SYMM}
 
 def _wrapper(node: ast.FunctionDef, setup: bool, each: str, note: str) -> str:
     returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    return (f"def solution({ast.unparse(node.args)}){returns}:\n"
-            + ("    _setup()  # builds and allocates on the first call only, which is not timed\n" if setup else "")
-            + f"    result = _reference({_call(node.args)})  # the reference's computation: replace it\n"
-            + "".join(f"    # {line}\n" for line in textwrap.wrap(note, 110))
-            + f"    return _each_tensor(result, {each})\n")
+    return (
+        f"def solution({ast.unparse(node.args)}){returns}:\n"
+        + ("    _setup()  # builds and allocates on the first call only, which is not timed\n" if setup else "")
+        + f"    result = _reference({_call(node.args)})  # the reference's computation: replace it\n"
+        + "".join(f"    # {line}\n" for line in textwrap.wrap(note, 110))
+        + f"    return _each_tensor(result, {each})\n"
+    )
 
 
 def _separate(problem: Problem, header: str, imports: str, body: str) -> str:
@@ -417,9 +448,19 @@ def _separate(problem: Problem, header: str, imports: str, body: str) -> str:
     reference = re.sub(r"^def solution\(", "def _reference(", body, count=1, flags=re.M)
     extra = "" if "import torch" in imports.splitlines() else "import torch"
     note = f"{SEPARATE_OUTPUTS[problem.id]}, and a solution's outputs must be separate tensors:"
-    parts = [header, "", "\n".join(x for x in (imports, extra) if x), _OUTPUTS.rstrip(), "", "",
-             "# The reference's code, renamed `_reference`: the part to replace.", reference, "", "",
-             _wrapper(node, False, "torch.clone", note)]
+    parts = [
+        header,
+        "",
+        "\n".join(x for x in (imports, extra) if x),
+        _OUTPUTS.rstrip(),
+        "",
+        "",
+        "# The reference's code, renamed `_reference`: the part to replace.",
+        reference,
+        "",
+        "",
+        _wrapper(node, False, "torch.clone", note),
+    ]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -429,6 +470,18 @@ def _gpu(problem: Problem, backend: str, header: str, imports: str, body: str) -
     needs = ["import torch"] + (["import torch.distributed as dist"] if backend == "symmetric-memory" else [])
     extra = "\n".join(i for i in needs if i not in imports.splitlines())
     wrapper = _wrapper(node, True, "_through_kernel", "")
-    parts = [header, "", "\n".join(x for x in (imports, extra) if x), _GPU[backend].rstrip(), _OUTPUTS.rstrip(), "", "",
-             "# The reference's code, renamed `_reference`: the part to replace.", reference, "", "", wrapper]
+    parts = [
+        header,
+        "",
+        "\n".join(x for x in (imports, extra) if x),
+        _GPU[backend].rstrip(),
+        _OUTPUTS.rstrip(),
+        "",
+        "",
+        "# The reference's code, renamed `_reference`: the part to replace.",
+        reference,
+        "",
+        "",
+        wrapper,
+    ]
     return "\n".join(parts).rstrip() + "\n"

@@ -26,19 +26,61 @@ from typing import Any
 
 from evaluator import kernelguard_layer
 
-COLLECTIVES = frozenset({
-    "all_reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base", "all_gather_object", "reduce_scatter",
-    "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single", "broadcast",
-    "broadcast_object_list", "reduce", "gather", "scatter", "send", "recv", "isend", "irecv", "batch_isend_irecv",
-    "barrier", "monitored_barrier", "all_reduce_coalesced", "all_gather_coalesced", "scatter_object_list",
-    "gather_object", "send_object_list", "recv_object_list",
-})
-_COLLECTIVE_MODULES = ("torch.distributed", "torch.distributed.distributed_c10d",
-                       "torch.distributed._functional_collectives")
-_COLLECTIVE_PREFIXES = ("torch.ops._c10d_functional.", "torch.ops.c10d.", "torch.ops.c10d_functional.",
-                        "torch.cuda.nccl.")
-_PG_METHODS = frozenset({"allreduce", "allgather", "reduce_scatter", "alltoall", "alltoall_base", "_allgather_base",
-                         "_reduce_scatter_base", "allreduce_coalesced"})
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "_all_gather_base",
+        "all_gather_object",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "all_to_all",
+        "all_to_all_single",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce",
+        "gather",
+        "scatter",
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "batch_isend_irecv",
+        "barrier",
+        "monitored_barrier",
+        "all_reduce_coalesced",
+        "all_gather_coalesced",
+        "scatter_object_list",
+        "gather_object",
+        "send_object_list",
+        "recv_object_list",
+    }
+)
+_COLLECTIVE_MODULES = (
+    "torch.distributed",
+    "torch.distributed.distributed_c10d",
+    "torch.distributed._functional_collectives",
+)
+_COLLECTIVE_PREFIXES = (
+    "torch.ops._c10d_functional.",
+    "torch.ops.c10d.",
+    "torch.ops.c10d_functional.",
+    "torch.cuda.nccl.",
+)
+_PG_METHODS = frozenset(
+    {
+        "allreduce",
+        "allgather",
+        "reduce_scatter",
+        "alltoall",
+        "alltoall_base",
+        "_allgather_base",
+        "_reduce_scatter_base",
+        "allreduce_coalesced",
+    }
+)
 
 HARNESS_ROOTS = ("evaluator", "problems", "__main__", "arena_solution", "arena_problem")
 # Read-only helpers every reference uses to make its inputs: a solution that starts as a copy of the reference may
@@ -46,35 +88,152 @@ HARNESS_ROOTS = ("evaluator", "problems", "__main__", "arena_solution", "arena_p
 # The backends' runtime helpers (evaluator/rank/backends, defined in problems/backends; docs/backends/) are part of
 # what a solution may import, under either name.
 PUBLIC_HELPERS = ("problems.common", "problems.backends", "evaluator.rank.backends")
-NETWORK_MODULES = frozenset({"socket", "ssl", "urllib", "http", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
-                             "telnetlib", "xmlrpc", "socketserver", "paramiko", "websocket", "websockets", "pycurl",
-                             "urllib3", "poplib", "imaplib", "nntplib"})
+NETWORK_MODULES = frozenset(
+    {
+        "socket",
+        "ssl",
+        "urllib",
+        "http",
+        "requests",
+        "httpx",
+        "aiohttp",
+        "ftplib",
+        "smtplib",
+        "telnetlib",
+        "xmlrpc",
+        "socketserver",
+        "paramiko",
+        "websocket",
+        "websockets",
+        "pycurl",
+        "urllib3",
+        "poplib",
+        "imaplib",
+        "nntplib",
+    }
+)
 # Namespaces a solution may read but never write into.
-PROTECTED = ("torch", "time", "os", "sys", "builtins", "gc", "random", "json", "hmac", "hashlib", "threading",
-             "signal", "evaluator", "problems", "importlib")
+PROTECTED = (
+    "torch",
+    "time",
+    "os",
+    "sys",
+    "builtins",
+    "gc",
+    "random",
+    "json",
+    "hmac",
+    "hashlib",
+    "threading",
+    "signal",
+    "evaluator",
+    "problems",
+    "importlib",
+)
 # ... except these, which configure the compiler stacks a solution may legitimately use.
 WRITABLE = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
 
-_FRAME_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame",
-                          "ag_frame", "__globals__", "cell_contents", "gi_code", "f_code"})
-_FRAME_CALLS = frozenset({"sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
-                          "inspect.getouterframes", "inspect.getinnerframes", "inspect.trace", "traceback.walk_stack",
-                          "traceback.extract_stack", "gc.get_objects", "gc.get_referrers", "gc.get_referents"})
-_HOOK_CALLS = frozenset({"sys.settrace", "sys.setprofile", "sys.addaudithook", "threading.settrace",
-                         "threading.setprofile", "threading.settrace_all_threads", "threading.setprofile_all_threads",
-                         "signal.signal", "signal.setitimer", "signal.alarm", "signal.set_wakeup_fd"})
-_CTYPES_REFUSED = frozenset({"ctypes.pythonapi", "ctypes.memmove", "ctypes.memset", "ctypes.string_at",
-                             "ctypes.wstring_at", "ctypes.cast", "ctypes.py_object", "ctypes.addressof",
-                             "ctypes.PyDLL", "ctypes.pydll", "_ctypes"})
+_FRAME_ATTRS = frozenset(
+    {
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+        "ag_frame",
+        "__globals__",
+        "cell_contents",
+        "gi_code",
+        "f_code",
+    }
+)
+_FRAME_CALLS = frozenset(
+    {
+        "sys._getframe",
+        "sys._current_frames",
+        "inspect.currentframe",
+        "inspect.stack",
+        "inspect.getouterframes",
+        "inspect.getinnerframes",
+        "inspect.trace",
+        "traceback.walk_stack",
+        "traceback.extract_stack",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+    }
+)
+_HOOK_CALLS = frozenset(
+    {
+        "sys.settrace",
+        "sys.setprofile",
+        "sys.addaudithook",
+        "threading.settrace",
+        "threading.setprofile",
+        "threading.settrace_all_threads",
+        "threading.setprofile_all_threads",
+        "signal.signal",
+        "signal.setitimer",
+        "signal.alarm",
+        "signal.set_wakeup_fd",
+    }
+)
+_CTYPES_REFUSED = frozenset(
+    {
+        "ctypes.pythonapi",
+        "ctypes.memmove",
+        "ctypes.memset",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.cast",
+        "ctypes.py_object",
+        "ctypes.addressof",
+        "ctypes.PyDLL",
+        "ctypes.pydll",
+        "_ctypes",
+    }
+)
 _EXIT_CALLS = frozenset({"os._exit", "sys.exit", "exit", "quit", "os.abort", "builtins.exit", "builtins.quit"})
-_PROCESS_CALLS = frozenset({"os.fork", "os.forkpty", "os.setsid", "os.setpgid", "os.setpgrp", "os.setuid",
-                            "os.setgid", "os.seteuid", "os.setegid", "os.setreuid", "os.setregid", "os.setresuid",
-                            "os.setresgid", "os.system", "os.popen", "os.posix_spawn", "os.posix_spawnp",
-                            "os.pidfd_open", "signal.pthread_kill", "os.killpg", "os.register_at_fork"})
+_PROCESS_CALLS = frozenset(
+    {
+        "os.fork",
+        "os.forkpty",
+        "os.setsid",
+        "os.setpgid",
+        "os.setpgrp",
+        "os.setuid",
+        "os.setgid",
+        "os.seteuid",
+        "os.setegid",
+        "os.setreuid",
+        "os.setregid",
+        "os.setresuid",
+        "os.setresgid",
+        "os.system",
+        "os.popen",
+        "os.posix_spawn",
+        "os.posix_spawnp",
+        "os.pidfd_open",
+        "signal.pthread_kill",
+        "os.killpg",
+        "os.register_at_fork",
+    }
+)
 _PROCESS_MODULES = ("subprocess", "multiprocessing", "pty", "concurrent.futures.process")
 _SENSITIVE_FOR_GETATTR = ("sys", "os", "gc", "inspect", "builtins", "ctypes", "importlib", "signal", "threading")
-_PRIVATE_OPERATOR_NAMESPACES = ("aten", "prims", "prim", "c10d", "_c10d_functional", "c10d_functional", "symm_mem",
-                                "_dtensor", "profiler")
+_PRIVATE_OPERATOR_NAMESPACES = (
+    "aten",
+    "prims",
+    "prim",
+    "c10d",
+    "_c10d_functional",
+    "c10d_functional",
+    "symm_mem",
+    "_dtensor",
+    "profiler",
+)
 _MEM_PATH = re.compile(r"/proc/[^/\s]*/(mem|pagemap|kpageflags)\b|/dev/k?mem\b")
 
 
@@ -110,9 +269,14 @@ class StaticReport:
         return f"the static check refused the solution: {first}{more}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"parsed": self.parsed, "refusals": [str(f) for f in self.refusals],
-                "rules": sorted({f.rule for f in self.refusals}), "notes": [str(f) for f in self.notes],
-                "collectives": self.collectives, "kernelguard": self.kernelguard}
+        return {
+            "parsed": self.parsed,
+            "refusals": [str(f) for f in self.refusals],
+            "rules": sorted({f.rule for f in self.refusals}),
+            "notes": [str(f) for f in self.notes],
+            "collectives": self.collectives,
+            "kernelguard": self.kernelguard,
+        }
 
 
 def _startswith(name: str, roots: tuple[str, ...] | frozenset[str]) -> bool:
@@ -132,13 +296,24 @@ class _Checker(ast.NodeVisitor):
         if isinstance(node, ast.Attribute):
             base = self.qualname(node.value)
             return f"{base}.{node.attr}" if base else None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
-                and isinstance(node.args[1].value, str):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
             base = self.qualname(node.args[0])
             return f"{base}.{node.args[1].value}" if base else None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" \
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "__import__"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             return node.args[0].value.split(".")[0]
         return None
 
@@ -172,13 +347,21 @@ class _Checker(ast.NodeVisitor):
         if _startswith(module, PUBLIC_HELPERS):
             return
         if _startswith(module, HARNESS_ROOTS):
-            self.refuse("harness-import", node, f"imports {module}: the harness and the problems' internals are off "
-                                                f"limits (the reference is what you replace, not what you call)")
+            self.refuse(
+                "harness-import",
+                node,
+                f"imports {module}: the harness and the problems' internals are off "
+                f"limits (the reference is what you replace, not what you call)",
+            )
         elif module.split(".")[0] in NETWORK_MODULES:
             self.refuse("network", node, f"imports {module}: the evaluator has no network")
         elif _startswith(module, _PROCESS_MODULES):
-            self.refuse("process", node, f"imports {module}: a solution may not start or fork processes (builds go "
-                                         f"through torch.utils.cpp_extension or Triton)")
+            self.refuse(
+                "process",
+                node,
+                f"imports {module}: a solution may not start or fork processes (builds go "
+                f"through torch.utils.cpp_extension or Triton)",
+            )
         elif module == "_ctypes":
             self.refuse("ctypes", node, "imports _ctypes: raw memory access is off limits")
         elif module == "ctypes":
@@ -203,8 +386,12 @@ class _Checker(ast.NodeVisitor):
         if name in _FRAME_CALLS:
             self.refuse("introspection", node, f"uses {name}: walking frames or the heap reaches the harness's state")
         elif name in _HOOK_CALLS or name.startswith("sys.monitoring") or name == "gc.callbacks":
-            self.refuse("hooks", node, f"uses {name}: tracing, profiling, audit and signal hooks or gc callbacks would "
-                                       f"run solution code inside the harness")
+            self.refuse(
+                "hooks",
+                node,
+                f"uses {name}: tracing, profiling, audit and signal hooks or gc callbacks would "
+                f"run solution code inside the harness",
+            )
         elif name in _CTYPES_REFUSED or name.endswith(".from_address") or name.endswith(".from_buffer"):
             self.refuse("ctypes", node, f"uses {name}: reading or writing memory by address is off limits")
         elif name in _EXIT_CALLS:
@@ -212,14 +399,25 @@ class _Checker(ast.NodeVisitor):
         elif name in _PROCESS_CALLS or name.startswith("os.exec") or name.startswith("os.spawn"):
             self.refuse("process", node, f"uses {name}: a solution may not fork, start or signal processes")
         elif name == "sys.modules":
-            self.refuse("sys-modules", node, "uses sys.modules: reaching into loaded modules can replace what the "
-                                             "harness and the baseline use (only `name in sys.modules` is allowed)")
+            self.refuse(
+                "sys-modules",
+                node,
+                "uses sys.modules: reaching into loaded modules can replace what the "
+                "harness and the baseline use (only `name in sys.modules` is allowed)",
+            )
         elif name in ("builtins.__dict__", "__builtins__") and not called:
             self.refuse("patching", node, f"uses {name}: the interpreter's built-ins are off limits")
-        elif _startswith(name, ("torch._C._set_torch_function_mode", "torch._C._push_on_torch_function_stack",
-                                "torch._C._push_on_torch_dispatch_stack", "torch._C._set_dispatch_mode",
-                                "torch._C._dispatch_tls_set_dispatch_key_included",
-                                "torch._C._dispatch_tls_set_dispatch_key_excluded")):
+        elif _startswith(
+            name,
+            (
+                "torch._C._set_torch_function_mode",
+                "torch._C._push_on_torch_function_stack",
+                "torch._C._push_on_torch_dispatch_stack",
+                "torch._C._set_dispatch_mode",
+                "torch._C._dispatch_tls_set_dispatch_key_included",
+                "torch._C._dispatch_tls_set_dispatch_key_excluded",
+            ),
+        ):
             self.refuse("dispatch", node, f"uses {name}: a global mode would intercept the harness's own operations")
         elif name.startswith("ctypes."):
             self.note("ctypes", node, f"uses {name}")
@@ -227,14 +425,20 @@ class _Checker(ast.NodeVisitor):
 
     def check_collective(self, node: ast.AST, name: str) -> None:
         head, _, last = name.rpartition(".")
-        if (head in _COLLECTIVE_MODULES and last in COLLECTIVES) or _startswith(name, ()) \
-                or any(name.startswith(p) and len(name) > len(p) for p in _COLLECTIVE_PREFIXES):
+        if (
+            (head in _COLLECTIVE_MODULES and last in COLLECTIVES)
+            or _startswith(name, ())
+            or any(name.startswith(p) and len(name) > len(p) for p in _COLLECTIVE_PREFIXES)
+        ):
             self._collectives.add(name)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _FRAME_ATTRS:
-            self.refuse("introspection", node, f"uses .{node.attr}: walking frames or function internals reaches the "
-                                               f"harness's state")
+            self.refuse(
+                "introspection",
+                node,
+                f"uses .{node.attr}: walking frames or function internals reaches the harness's state",
+            )
         name = self.qualname(node)
         if name and isinstance(node.ctx, ast.Load):
             self.check_name(node, name)
@@ -249,8 +453,11 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> None:
         # `name in sys.modules` only asks whether something is loaded.
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
-                and self.qualname(node.comparators[0]) == "sys.modules":
+        if (
+            len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and self.qualname(node.comparators[0]) == "sys.modules"
+        ):
             self.visit(node.left)
             return
         self.generic_visit(node)
@@ -280,26 +487,45 @@ class _Checker(ast.NodeVisitor):
                 self.check_store(node, t)
             return
         if isinstance(target, ast.Attribute):
-            if target.attr in ("__code__", "__defaults__", "__kwdefaults__", "__closure__", "__class__", "__dict__",
-                               "__bases__", "__globals__"):
+            if target.attr in (
+                "__code__",
+                "__defaults__",
+                "__kwdefaults__",
+                "__closure__",
+                "__class__",
+                "__dict__",
+                "__bases__",
+                "__globals__",
+            ):
                 self.refuse("patching", node, f"assigns .{target.attr}: replacing what a function or object is")
                 return
             owner = self.qualname(target.value)
             if owner and _startswith(owner, PROTECTED) and not _startswith(owner, WRITABLE):
                 root = owner.split(".")[0]
-                self.refuse("patching", node, f"assigns {owner}.{target.attr}: replacing parts of {root} changes how "
-                                              f"the harness or the baseline runs")
+                self.refuse(
+                    "patching",
+                    node,
+                    f"assigns {owner}.{target.attr}: replacing parts of {root} changes how "
+                    f"the harness or the baseline runs",
+                )
         elif isinstance(target, ast.Subscript):
             owner = self.qualname(target.value)
             if owner in ("sys.modules", "builtins.__dict__", "__builtins__"):
                 self.refuse("patching", node, f"writes into {owner}")
-            elif owner == "os.environ" and isinstance(target.slice, ast.Constant) \
-                    and str(target.slice.value) in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
-                                                    "NVSHMEM_DISABLE_NVLS"):
-                self.refuse("multicast", node, f"sets {target.slice.value}: NVLink multicast must stay off on shared "
-                                               f"GPU hosts")
-            elif isinstance(target.value, ast.Call) and isinstance(target.value.func, ast.Name) \
-                    and target.value.func.id == "vars":
+            elif (
+                owner == "os.environ"
+                and isinstance(target.slice, ast.Constant)
+                and str(target.slice.value)
+                in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+            ):
+                self.refuse(
+                    "multicast", node, f"sets {target.slice.value}: NVLink multicast must stay off on shared GPU hosts"
+                )
+            elif (
+                isinstance(target.value, ast.Call)
+                and isinstance(target.value.func, ast.Name)
+                and target.value.func.id == "vars"
+            ):
                 self.refuse("patching", node, "writes into vars(...): replacing module or object attributes")
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -325,14 +551,23 @@ class _Checker(ast.NodeVisitor):
         if isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr") and node.args:
             owner = self.qualname(node.args[0])
             if owner and _startswith(owner, PROTECTED) and not _startswith(owner, WRITABLE):
-                self.refuse("patching", node, f"{node.func.id}({owner}, ...): replacing parts of "
-                                              f"{owner.split('.')[0]} changes how the harness or the baseline runs")
-        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2 \
-                and not isinstance(node.args[1], ast.Constant):
+                self.refuse(
+                    "patching",
+                    node,
+                    f"{node.func.id}({owner}, ...): replacing parts of "
+                    f"{owner.split('.')[0]} changes how the harness or the baseline runs",
+                )
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and not isinstance(node.args[1], ast.Constant)
+        ):
             owner = self.qualname(node.args[0])
             if owner and owner.split(".")[0] in _SENSITIVE_FOR_GETATTR:
-                self.refuse("obfuscation", node, f"getattr({owner}, <computed name>): hides which part of "
-                                                 f"{owner} is used")
+                self.refuse(
+                    "obfuscation", node, f"getattr({owner}, <computed name>): hides which part of {owner} is used"
+                )
         if func in ("importlib.import_module", "__import__", "importlib.__import__") and node.args:
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -345,14 +580,26 @@ class _Checker(ast.NodeVisitor):
             target = node.args[0] if node.args else None
             if not (isinstance(target, ast.Call) and self.qualname(target.func) == "os.getpid"):
                 self.refuse("process", node, "os.kill of another process: a solution may only signal itself")
-        if func and _startswith(func, ("torch.library.Library", "torch.library.impl", "torch.library.register_kernel",
-                                       "torch.library.register_fake", "torch.library.define")):
+        if func and _startswith(
+            func,
+            (
+                "torch.library.Library",
+                "torch.library.impl",
+                "torch.library.register_kernel",
+                "torch.library.register_fake",
+                "torch.library.define",
+            ),
+        ):
             namespace = None
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 namespace = node.args[0].value.split("::")[0]
             if namespace in _PRIVATE_OPERATOR_NAMESPACES:
-                self.refuse("operators", node, f"{func}({node.args[0].value!r}, ...): re-registering PyTorch's own "
-                                               f"operators changes how the harness and the baseline compute")
+                self.refuse(
+                    "operators",
+                    node,
+                    f"{func}({node.args[0].value!r}, ...): re-registering PyTorch's own "
+                    f"operators changes how the harness and the baseline compute",
+                )
         if func and func.startswith("weakref.finalize"):
             self.note("finalizer", node, "weakref.finalize: code that runs when the harness frees an object")
         if isinstance(node.func, ast.Attribute) and node.func.attr in _PG_METHODS and func is None:
@@ -377,16 +624,33 @@ class _Checker(ast.NodeVisitor):
 # ThunderKittens' multi-GPU barrier type and helpers built on multicast) can take a shared host's GPUs out of
 # service; on profiles that forbid it (every shared host) it is refused wherever it appears, CUDA source in strings
 # included. The names are assembled here so that this file itself does not spell them.
-_MULTICAST = re.compile("|".join((
-    "cu" + "Multicast", "multi" + "mem", "NVLS" + "_ENABLE", "multicast" + "_ptr", "multicast" + "_create",
-    "multicast" + "_bind", r"\bmc" + r"_ptr", r"\bbarrier" + r"_t\s*<", r"\bsignal" + r"_all\b",
-    r"kittens::barrier" + r"_all\b")))
+_MULTICAST = re.compile(
+    "|".join(
+        (
+            "cu" + "Multicast",
+            "multi" + "mem",
+            "NVLS" + "_ENABLE",
+            "multicast" + "_ptr",
+            "multicast" + "_create",
+            "multicast" + "_bind",
+            r"\bmc" + r"_ptr",
+            r"\bbarrier" + r"_t\s*<",
+            r"\bsignal" + r"_all\b",
+            r"kittens::barrier" + r"_all\b",
+        )
+    )
+)
 
 
 def _multicast_findings(source: str) -> list[Finding]:
-    return [Finding("multicast", source.count("\n", 0, m.start()) + 1,
-                    f"uses {m.group(0)!r}: NVLink multicast must stay off on the shared GPU hosts")
-            for m in _MULTICAST.finditer(source)]
+    return [
+        Finding(
+            "multicast",
+            source.count("\n", 0, m.start()) + 1,
+            f"uses {m.group(0)!r}: NVLink multicast must stay off on the shared GPU hosts",
+        )
+        for m in _MULTICAST.finditer(source)
+    ]
 
 
 def _backend_findings(source: str, filename: str | None) -> list[Finding]:

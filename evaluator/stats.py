@@ -35,8 +35,9 @@ def slowest_rank(per_rank: Sequence[Sequence[float]]) -> list[float]:
     return [max(column) for column in zip(*per_rank)]
 
 
-def speedup(baseline_us: Sequence[float], solution_us: Sequence[float], resamples: int = 400,
-            seed: int = 0) -> dict[str, float]:
+def speedup(
+    baseline_us: Sequence[float], solution_us: Sequence[float], resamples: int = 400, seed: int = 0
+) -> dict[str, float]:
     """The median of the per-iteration ratios baseline_i / solution_i, with a 95% bootstrap interval.
 
     Each iteration timed both callables interleaved on the same fresh inputs, so the ratio of a pair cancels what
@@ -50,5 +51,10 @@ def speedup(baseline_us: Sequence[float], solution_us: Sequence[float], resample
     rng = random.Random(seed)
     boot = [statistics.median(ratios[rng.randrange(n)] for _ in range(n)) for _ in range(resamples)]
     low, high = percentile(boot, 2.5), percentile(boot, 97.5)
-    return {"speedup": point, "ci_low": low, "ci_high": high, "uncertainty": (high - low) / 2,
-            "ratio_of_medians": statistics.median(baseline_us) / statistics.median(solution_us)}
+    return {
+        "speedup": point,
+        "ci_low": low,
+        "ci_high": high,
+        "uncertainty": (high - low) / 2,
+        "ratio_of_medians": statistics.median(baseline_us) / statistics.median(solution_us),
+    }

@@ -110,15 +110,28 @@ def _text_map(value_ok: Any) -> Any:
 # walks, the first entry of a refusal), so a report written by the solution's code rather than the rank's, with a
 # field of another type, is the solution's doing and never a failure of the host.
 _RANK_FIELDS: dict[str, Any] = {
-    "kind": lambda v: type(v) is str, "rank": lambda v: type(v) is int, "i": lambda v: type(v) is int,
-    "pid": lambda v: type(v) is int, "name": lambda v: type(v) is str, "phase": lambda v: type(v) is str,
-    "category": lambda v: type(v) is str, "message": lambda v: type(v) is str,
-    "traceback": lambda v: type(v) is str, "launch_us": _number, "nbytes": lambda v: v is None or type(v) is int,
+    "kind": lambda v: type(v) is str,
+    "rank": lambda v: type(v) is int,
+    "i": lambda v: type(v) is int,
+    "pid": lambda v: type(v) is int,
+    "name": lambda v: type(v) is str,
+    "phase": lambda v: type(v) is str,
+    "category": lambda v: type(v) is str,
+    "message": lambda v: type(v) is str,
+    "traceback": lambda v: type(v) is str,
+    "launch_us": _number,
+    "nbytes": lambda v: v is None or type(v) is int,
     "devices": lambda v: type(v) is list and all(x is None or type(x) is str for x in v),
-    "aliases": _text_list, "subclasses": _text_list, "multicast_changed": _text_list,
-    "inputs_swapped": _text_list, "signals_changed": _text_list,
-    "calls": _text_map(lambda x: type(x) is int), "py_threads": _text_map(lambda x: type(x) is str),
-    "steps_us": _text_map(_number), "boot_steps": _text_map(_number), "environment": lambda v: type(v) is dict,
+    "aliases": _text_list,
+    "subclasses": _text_list,
+    "multicast_changed": _text_list,
+    "inputs_swapped": _text_list,
+    "signals_changed": _text_list,
+    "calls": _text_map(lambda x: type(x) is int),
+    "py_threads": _text_map(lambda x: type(x) is str),
+    "steps_us": _text_map(_number),
+    "boot_steps": _text_map(_number),
+    "environment": lambda v: type(v) is dict,
 }
 # Added by the host as a report arrives (its clock, its bookkeeping): never the rank's to set.
 HOST_FIELDS = frozenset({"received", "at", "_counted"})
@@ -144,7 +157,7 @@ def send(fd: int, kind: str, **payload: Any) -> None:
     data = (json.dumps({"kind": kind, **payload}, default=str) + "\n").encode()
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 HEADER_MAX = 1 << 20
@@ -186,8 +199,12 @@ def _layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
             return None
         t = tb.detach(v)
         nbytes = tb.numel(t) * tb.element_size(t)
-        meta = {"dtype": str(tb.dtype.__get__(t)).removeprefix("torch."), "shape": list(tb.shape.__get__(t)),
-                "offset": offset, "nbytes": nbytes}
+        meta = {
+            "dtype": str(tb.dtype.__get__(t)).removeprefix("torch."),
+            "shape": list(tb.shape.__get__(t)),
+            "offset": offset,
+            "nbytes": nbytes,
+        }
         parts.append((t, offset, nbytes))
         offset += _padded(nbytes)
         return meta
@@ -200,14 +217,17 @@ def _header(entries: list[Any]) -> str:
     """The header's JSON, written here rather than by :mod:`json`, whose encoder is Python looked up at run time:
     in a rank this runs after the timer has stopped, and a solution that rebound ``json.dumps`` did its work there.
     Entries are None, lists of entries, or a tensor's dtype name, shape and two offsets: nothing to escape."""
+
     def one(e: Any) -> str:
         if e is None:
             return "null"
         if type(e) is list:
             return "[" + ", ".join([one(x) for x in e]) + "]"
         shape = ", ".join([str(n) for n in e["shape"]])
-        return (f'{{"dtype": "{e["dtype"]}", "shape": [{shape}], "offset": {str(e["offset"])}, '
-                f'"nbytes": {str(e["nbytes"])}}}')
+        return (
+            f'{{"dtype": "{e["dtype"]}", "shape": [{shape}], "offset": {str(e["offset"])}, '
+            f'"nbytes": {str(e["nbytes"])}}}'
+        )
 
     return '{"values": [' + ", ".join([one(e) for e in entries]) + "]}"
 
@@ -253,8 +273,11 @@ def read_plain_text(path: Path, head: int, tail: int) -> str:
         if size <= head + tail:
             data = os.pread(fd, size, 0)
         else:
-            data = os.pread(fd, head, 0) + f"\n… [{size - head - tail} bytes cut] …\n".encode() + \
-                os.pread(fd, tail, size - tail)
+            data = (
+                os.pread(fd, head, 0)
+                + f"\n… [{size - head - tail} bytes cut] …\n".encode()
+                + os.pread(fd, tail, size - tail)
+            )
     finally:
         os.close(fd)
     return data.decode("utf-8", errors="replace")
@@ -285,7 +308,7 @@ def _parse(whole: Any, length: int, name: str) -> list[Any]:
     size = int.from_bytes(data[8:16], "little")
     if size > HEADER_MAX or 16 + size > len(data):
         raise ValueError(f"{name} has a header of {size} bytes")
-    header = json.loads(bytes(data[16:16 + size]))
+    header = json.loads(bytes(data[16 : 16 + size]))
     base = _padded(16 + size)
     dtypes = _dtypes()
 
@@ -298,8 +321,14 @@ def _parse(whole: Any, length: int, name: str) -> list[Any]:
             raise ValueError("a tensor entry with no known dtype")
         dtype, shape = dtypes[meta["dtype"]], meta.get("shape")
         offset, nbytes = meta.get("offset"), meta.get("nbytes")
-        if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)
-                and isinstance(offset, int) and isinstance(nbytes, int) and offset >= 0 and offset % ALIGN == 0):
+        if not (
+            isinstance(shape, list)
+            and all(isinstance(n, int) and n >= 0 for n in shape)
+            and isinstance(offset, int)
+            and isinstance(nbytes, int)
+            and offset >= 0
+            and offset % ALIGN == 0
+        ):
             raise ValueError("a tensor entry with a bad shape or offset")
         count = 1
         for n in shape:
@@ -308,7 +337,7 @@ def _parse(whole: Any, length: int, name: str) -> list[Any]:
             raise ValueError("a tensor entry whose size does not match its shape")
         if nbytes == 0:
             return torch.empty(shape, dtype=dtype)
-        return whole[base + offset:base + offset + nbytes].view(dtype).reshape(shape)
+        return whole[base + offset : base + offset + nbytes].view(dtype).reshape(shape)
 
     values = header.get("values") if isinstance(header, dict) else None
     if not isinstance(values, list):
@@ -321,7 +350,12 @@ def _parse(whole: Any, length: int, name: str) -> list[Any]:
 # gave it alone), the same inputs for the baseline (in a slot no other process sees), the baseline's own outputs,
 # and the host's copy of the solution's outputs; in each rank's exchange folder, the solution's outputs.
 FEED_SLOT, BASELINE_FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = (
-    "feed.slot", "baseline-feed.slot", "baseline.slot", "returned.slot", "out.slot")
+    "feed.slot",
+    "baseline-feed.slot",
+    "baseline.slot",
+    "returned.slot",
+    "out.slot",
+)
 
 # A slot holds one frame, the format the compiled engine (evaluator/timer/_engine.cpp) reads and writes: a 16-byte
 # head (magic, number of entries, how many of them are outputs), 96 bytes per entry (kind: 0 none, 1 tensor; dtype as
@@ -332,9 +366,26 @@ FRAME_HEAD = struct.Struct("<8sII")
 FRAME_ENTRY = struct.Struct("<BBB5xQQ8q8x")
 MAX_ENTRIES, MAX_DIMS = 256, 8
 # c10::ScalarType's numbers of the dtypes a frame may hold (the engine allows the same set).
-DTYPE_CODES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6, "float64": 7,
-               "complex32": 8, "complex64": 9, "complex128": 10, "bool": 11, "bfloat16": 15, "float8_e5m2": 23,
-               "float8_e4m3fn": 24, "uint16": 27, "uint32": 28, "uint64": 29}
+DTYPE_CODES = {
+    "uint8": 0,
+    "int8": 1,
+    "int16": 2,
+    "int32": 3,
+    "int64": 4,
+    "float16": 5,
+    "float32": 6,
+    "float64": 7,
+    "complex32": 8,
+    "complex64": 9,
+    "complex128": 10,
+    "bool": 11,
+    "bfloat16": 15,
+    "float8_e5m2": 23,
+    "float8_e4m3fn": 24,
+    "uint16": 27,
+    "uint32": 28,
+    "uint64": 29,
+}
 
 
 def frame_layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
@@ -369,8 +420,12 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
     if len(data) < FRAME_HEAD.size:
         raise ValueError(f"{name} holds no frame")
     magic, count, outputs = FRAME_HEAD.unpack_from(data)
-    if magic != FRAME_MAGIC or count > MAX_ENTRIES or outputs > count or \
-            FRAME_HEAD.size + count * FRAME_ENTRY.size > len(data):
+    if (
+        magic != FRAME_MAGIC
+        or count > MAX_ENTRIES
+        or outputs > count
+        or FRAME_HEAD.size + count * FRAME_ENTRY.size > len(data)
+    ):
         raise ValueError(f"{name} does not hold a frame of the evaluator")
     base = _padded(FRAME_HEAD.size + count * FRAME_ENTRY.size)
     dtypes = {code: getattr(torch, n) for n, code in DTYPE_CODES.items() if hasattr(torch, n)}
@@ -389,8 +444,11 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
         dtype = dtypes[code]
         if count_ * torch.empty((), dtype=dtype).element_size() != nbytes or base + offset + nbytes > len(data):
             raise ValueError(f"{name} has an entry whose size does not match its shape")
-        values.append(torch.empty(dims, dtype=dtype) if nbytes == 0 else
-                      whole[base + offset:base + offset + nbytes].view(dtype).reshape(dims))
+        values.append(
+            torch.empty(dims, dtype=dtype)
+            if nbytes == 0
+            else whole[base + offset : base + offset + nbytes].view(dtype).reshape(dims)
+        )
     return values, outputs
 
 
@@ -429,12 +487,12 @@ class Slot:
             os.ftruncate(self.fd, size)
             self._remap(size)
         view = self.bytes
-        view[:len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
+        view[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
         base = len(head)
         for t, off, n in parts:
             if n:
-                view[base + off:base + off + n].view(t.dtype).view(t.shape).copy_(t)
-            view[base + off + n:base + off + _padded(n)].zero_()
+                view[base + off : base + off + n].view(t.dtype).view(t.shape).copy_(t)
+            view[base + off + n : base + off + _padded(n)].zero_()
         return need
 
     def read(self, length: int | None = None) -> list[Any]:

@@ -65,8 +65,10 @@ class _Guarded:
         names = self.queue_names()
         web = [n for n in names if n == WEB_QUEUE]
         if web and len(web) != len(names):
-            raise ValueError(f"a worker serves the web queue alone (it holds the database) or only worker queues "
-                             f"(they run code under test); got {', '.join(names)}")
+            raise ValueError(
+                f"a worker serves the web queue alone (it holds the database) or only worker queues "
+                f"(they run code under test); got {', '.join(names)}"
+            )
         self.serves_web = bool(web)
         if not self.serves_web:
             signing.hold_key()
@@ -89,8 +91,9 @@ class _Guarded:
     def _refuse(self, job: Job, queue: Any, why: str) -> None:
         logger.error("worker %s refused job %s from queue %s: %s", self.name, job.id, queue.name, why)
         self.log.error("Worker %s: refused job %s from %s: %s", self.name, job.id, queue.name, why)
-        registry = FailedJobRegistry(queue.name, connection=self.connection, job_class=self.job_class,
-                                     serializer=self.serializer)
+        registry = FailedJobRegistry(
+            queue.name, connection=self.connection, job_class=self.job_class, serializer=self.serializer
+        )
         with self.connection.pipeline() as pipe:
             pipe.hset(job.key, mapping={"status": JobStatus.FAILED.value, "exc_info": f"refused: {why}"})
             pipe.zadd(registry.key, {job.id: time.time() + REFUSED_TTL_S})
@@ -142,8 +145,7 @@ class _WaitsForRedis:
 
     def set_current_job_working_time(self, *args: Any, **kwargs: Any) -> None:
         # the monitor's other write, before each beat
-        self._redis_step("cannot record the job's working time", super().set_current_job_working_time, *args,
-                         **kwargs)
+        self._redis_step("cannot record the job's working time", super().set_current_job_working_time, *args, **kwargs)
 
     def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
         wait = 1.0
@@ -152,8 +154,12 @@ class _WaitsForRedis:
                 return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
             except (RedisConnectionError, RedisTimeoutError) as exc:
                 # RQ retries the dequeue itself, but not the worker-state write it makes first
-                self.log.warning("Worker %s: Redis cannot be reached before the dequeue (%s); retrying in %.0f s",
-                                 self.name, exc, wait)
+                self.log.warning(
+                    "Worker %s: Redis cannot be reached before the dequeue (%s); retrying in %.0f s",
+                    self.name,
+                    exc,
+                    wait,
+                )
                 time.sleep(wait)
                 wait = min(wait * self.exponential_backoff_factor, self.max_connection_wait_time)
 
@@ -204,19 +210,24 @@ class ArenaWorker(_Guarded, _WaitsForRedis, Worker):
                 # it lived through a Redis restart, but its locks did not (its heartbeat only extends them): take
                 # them again in its name, so that no other worker's scheduler starts beside it
                 for name in scheduler.acquired_locks:
-                    self.connection.set(scheduler.get_locking_key(name), process.pid, nx=True,
-                                        ex=scheduler.interval + 60)
+                    self.connection.set(
+                        scheduler.get_locking_key(name), process.pid, nx=True, ex=scheduler.interval + 60
+                    )
                 return False
             scheduler._acquired_locks = set()  # the locks it held died with Redis or with it: take them afresh
             scheduler.acquire_locks(auto_start=True)
         except RedisError as exc:
-            self.log.warning("Worker %s: the scheduler is not running and Redis cannot be reached (%s); will retry",
-                             self.name, exc)
+            self.log.warning(
+                "Worker %s: the scheduler is not running and Redis cannot be reached (%s); will retry", self.name, exc
+            )
             return False
         restarted = scheduler._process is not None and scheduler._process is not process
         if restarted:
-            self.log.warning("Worker %s: the scheduler was not running (Redis restarted?); started it again, PID %s",
-                             self.name, scheduler._process.pid)
+            self.log.warning(
+                "Worker %s: the scheduler was not running (Redis restarted?); started it again, PID %s",
+                self.name,
+                scheduler._process.pid,
+            )
         return restarted
 
 

@@ -1,8 +1,19 @@
 from django.contrib import admin
 
 from leaderboard.rankings.generations import rankings_changed
-from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
-                                StandingEntry, Submission, TestRun, Trajectory)
+from leaderboard.models import (
+    CategoryStanding,
+    ModelRun,
+    Problem,
+    ProblemStanding,
+    Result,
+    RunComparison,
+    RunScore,
+    StandingEntry,
+    Submission,
+    TestRun,
+    Trajectory,
+)
 
 
 class ChangesRankings(admin.ModelAdmin):
@@ -37,9 +48,19 @@ class ResultInline(admin.StackedInline):
     model = Result
     extra = 0
     can_delete = False
-    readonly_fields = ["verdict", "speedup", "speedup_ci_low", "speedup_ci_high", "baseline_median_us",
-                       "solution_median_us", "roofline_fraction", "problem_version", "problem_hash", "recorded_at",
-                       "document"]
+    readonly_fields = [
+        "verdict",
+        "speedup",
+        "speedup_ci_low",
+        "speedup_ci_high",
+        "baseline_median_us",
+        "solution_median_us",
+        "roofline_fraction",
+        "problem_version",
+        "problem_hash",
+        "recorded_at",
+        "document",
+    ]
 
 
 @admin.register(Submission)
@@ -68,8 +89,21 @@ class RunScoreInline(admin.StackedInline):
 
 @admin.register(ModelRun)
 class ModelRunAdmin(ChangesRankings):
-    list_display = ["id", "model", "provider", "mode", "k", "profile", "precision", "user", "state", "attempts_done",
-                    "attempts_total", "is_demo", "created_at"]
+    list_display = [
+        "id",
+        "model",
+        "provider",
+        "mode",
+        "k",
+        "profile",
+        "precision",
+        "user",
+        "state",
+        "attempts_done",
+        "attempts_total",
+        "is_demo",
+        "created_at",
+    ]
     list_filter = ["state", "mode", "k", "profile", "precision", "is_demo"]
     search_fields = ["id", "model", "provider", "user__username", "archive_sha256"]
     raw_id_fields = ["user"]
@@ -102,8 +136,18 @@ class RunComparisonAdmin(DerivedReadOnly):
 
 @admin.register(ProblemStanding)
 class ProblemStandingAdmin(DerivedReadOnly):
-    list_display = ["id", "problem", "profile", "problem_version", "protocol_revision", "solutions", "leader_username",
-                    "leader_model", "best_speedup", "updated_at"]
+    list_display = [
+        "id",
+        "problem",
+        "profile",
+        "problem_version",
+        "protocol_revision",
+        "solutions",
+        "leader_username",
+        "leader_model",
+        "best_speedup",
+        "updated_at",
+    ]
     list_filter = ["profile"]
     search_fields = ["problem__id"]
 

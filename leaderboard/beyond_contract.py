@@ -10,10 +10,13 @@ from __future__ import annotations
 
 # ParallelKernelBench's file-name rules (uploads and model-run attempts may keep the checkout's own names).
 from evaluator.suites.pkb.names import problem_for_solution_filename, solution_filename_ok
+
 # The roofline of an arena problem on a profile, shown on its page when no evaluation has recorded one.
 from evaluator.roofline import roofline
+
 # Linear-interpolated percentile (the evaluator's timing summaries use the same one): the problem page's quartiles.
 from evaluator.stats import percentile
+
 # The check worker's folder rules for a proposal: the world sizes it checks at, the kinds of known answers, their
 # file names, how the three files are written as a folder, and the report of a check that could not run to the end.
 from evaluator.problem_check import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
@@ -24,12 +27,29 @@ from evaluator.prompts import available_backends as prompt_backends
 from evaluator.prompts import jsonl as prompts_jsonl
 from evaluator.prompts import pack as prompt_pack
 from evaluator.prompts import problem_prompts
+
 # Starter files of a problem (torch-free, generated from its reference), offered for download on its page.
 from evaluator import starters as solution_starters
 from problems.registry import SUITE_VERSION
 from problems.registry import catalogue as registry_catalogue
 from problems.registry import get as registry_problem
 
-__all__ = ["SUITE_VERSION", "prompt_backends", "prompts_jsonl", "prompt_pack", "problem_prompts", "registry_catalogue",
-           "registry_problem", "CHECK_WORLD_SIZES", "KINDS", "SOLUTION_FILENAME", "failed_report", "percentile",
-           "problem_for_solution_filename", "roofline", "solution_filename_ok", "write_folder", "solution_starters"]
+__all__ = [
+    "SUITE_VERSION",
+    "prompt_backends",
+    "prompts_jsonl",
+    "prompt_pack",
+    "problem_prompts",
+    "registry_catalogue",
+    "registry_problem",
+    "CHECK_WORLD_SIZES",
+    "KINDS",
+    "SOLUTION_FILENAME",
+    "failed_report",
+    "percentile",
+    "problem_for_solution_filename",
+    "roofline",
+    "solution_filename_ok",
+    "write_folder",
+    "solution_starters",
+]

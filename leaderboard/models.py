@@ -101,12 +101,20 @@ class ModelRun(QueuedWork, models.Model):
     tokens = models.PositiveBigIntegerField(default=0, help_text="tokens the whole run spent")
     wall_time_s = models.FloatField(default=0, help_text="wall time the whole run spent, seconds")
     profile = models.CharField(max_length=64, db_index=True, help_text="hardware profile its attempts run on")
-    precision = models.CharField(max_length=32, blank=True, db_index=True,
-                                 help_text="the numeric precision the run targeted, e.g. bf16 (manifest)")
+    precision = models.CharField(
+        max_length=32,
+        blank=True,
+        db_index=True,
+        help_text="the numeric precision the run targeted, e.g. bf16 (manifest)",
+    )
     suite = models.CharField(max_length=64, default="arena", help_text="the problem suite the run attempted")
-    suite_version = models.CharField(max_length=32, blank=True, default="",
-                                     help_text="the version of its suite the run answered (manifest; default: the "
-                                               "suite's version at upload); only runs of the current one are ranked")
+    suite_version = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="the version of its suite the run answered (manifest; default: the "
+        "suite's version at upload); only runs of the current one are ranked",
+    )
     run_date = models.DateField(null=True, blank=True, help_text="when the attempts were generated")
     open_weights = models.BooleanField(null=True, blank=True)
     notes = models.TextField(blank=True)
@@ -114,8 +122,9 @@ class ModelRun(QueuedWork, models.Model):
     archive_name = models.CharField(max_length=255, blank=True)
     archive_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     is_demo = models.BooleanField(default=False, help_text="made up by `seed_demo`; never a real model run")
-    published_at = models.DateTimeField(null=True, blank=True, db_index=True,
-                                        help_text="set when the owner published its attempts and trajectories")
+    published_at = models.DateTimeField(
+        null=True, blank=True, db_index=True, help_text="set when the owner published its attempts and trajectories"
+    )
 
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
     attempts_total = models.PositiveIntegerField(default=0)
@@ -159,12 +168,12 @@ class Submission(QueuedWork, models.Model):
     verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
     # Set on a re-measurement: the evaluation whose figure it checks (same source, problem and profile, queued again
     # later). A re-measurement is never ranked itself; it verifies or flags its original.
-    remeasure_of = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True,
-                                     related_name="remeasurements")
+    remeasure_of = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="remeasurements"
+    )
 
     # Set for the attempts of a model run: which run, and which of its k attempts at this problem (1..k).
-    model_run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, null=True, blank=True,
-                                  related_name="attempts")
+    model_run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, null=True, blank=True, related_name="attempts")
     attempt = models.PositiveSmallIntegerField(null=True, blank=True)
 
     # Queue bookkeeping: the reaper compares these with what Redis holds.
@@ -173,8 +182,9 @@ class Submission(QueuedWork, models.Model):
     enqueued_at = models.DateTimeField(null=True, blank=True)
     job_timeout_s = models.PositiveIntegerField(help_text="the RQ job's limit, 1.2× the evaluator's phase limits")
 
-    published_at = models.DateTimeField(null=True, blank=True, db_index=True,
-                                        help_text="set when the owner published the source; readable by everyone")
+    published_at = models.DateTimeField(
+        null=True, blank=True, db_index=True, help_text="set when the owner published the source; readable by everyone"
+    )
 
     worker = models.CharField(max_length=255, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -186,8 +196,11 @@ class Submission(QueuedWork, models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["problem", "profile", "verdict"])]
         constraints = [
-            models.UniqueConstraint(fields=["model_run", "problem", "attempt"], name="one_submission_per_attempt",
-                                    condition=models.Q(model_run__isnull=False)),
+            models.UniqueConstraint(
+                fields=["model_run", "problem", "attempt"],
+                name="one_submission_per_attempt",
+                condition=models.Q(model_run__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -204,8 +217,7 @@ class Submission(QueuedWork, models.Model):
 class Result(models.Model):
     """The evaluator's whole document, plus the columns rankings sort and filter on."""
 
-    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="result",
-                                      primary_key=True)
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="result", primary_key=True)
     document = models.JSONField()
     verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES)
     speedup = models.FloatField(null=True, blank=True, db_index=True)
@@ -334,8 +346,11 @@ class ProblemStanding(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["problem", "profile", "problem_version", "protocol_revision"],
-                                               name="problem_standing_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["problem", "profile", "problem_version", "protocol_revision"], name="problem_standing_unique"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.problem_id} on {self.profile} v{self.problem_version} r{self.protocol_revision}"

@@ -30,17 +30,65 @@ def invisible_character(text: str, *, allow: str = "") -> str | None:
 
 
 # Look-alikes of Latin letters (after NFKC and case folding), and Latin pairs read as one letter.
-_CONFUSABLES = str.maketrans({
-    # Cyrillic
-    "а": "a", "в": "b", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j", "к": "k", "ӏ": "l", "м": "m",
-    "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w",
-    "ь": "b", "г": "r", "п": "n", "ц": "u",
-    # Greek
-    "α": "a", "β": "b", "γ": "y", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v", "ο": "o", "ρ": "p",
-    "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c", "ϳ": "j", "ζ": "z",
-    # Latin and digits that read alike
-    "0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "ı": "l", "ɑ": "a", "ɡ": "g",
-})
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "һ": "h",
+        "і": "i",
+        "ї": "i",
+        "ј": "j",
+        "к": "k",
+        "ӏ": "l",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "ѕ": "s",
+        "ԁ": "d",
+        "ԛ": "q",
+        "ԝ": "w",
+        "ь": "b",
+        "г": "r",
+        "п": "n",
+        "ц": "u",
+        # Greek
+        "α": "a",
+        "β": "b",
+        "γ": "y",
+        "ε": "e",
+        "η": "n",
+        "ι": "i",
+        "κ": "k",
+        "μ": "u",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "ω": "w",
+        "ϲ": "c",
+        "ϳ": "j",
+        "ζ": "z",
+        # Latin and digits that read alike
+        "0": "o",
+        "1": "l",
+        "i": "l",
+        "|": "l",
+        "5": "s",
+        "ı": "l",
+        "ɑ": "a",
+        "ɡ": "g",
+    }
+)
 
 
 def username_key(username: str) -> str:

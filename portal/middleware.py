@@ -38,15 +38,19 @@ class SecurityHeadersMiddleware:
         return response
 
 
-def request_too_large(request: HttpRequest, *, declared: int | None = None, limit: int | None = None,
-                      what: str = "request") -> HttpResponse:
+def request_too_large(
+    request: HttpRequest, *, declared: int | None = None, limit: int | None = None, what: str = "request"
+) -> HttpResponse:
     """A 413 saying what the limit is and what to send instead: JSON under /api/, a page elsewhere."""
     limit = limit if limit is not None else settings.ARENA_MAX_REQUEST_BYTES
     size = f" ({formats.size(declared)})" if declared else ""
     archive = getattr(settings, "ARENA_MAX_ARCHIVE_BYTES", None)
-    message = (f"The {what} is too large{size}; the limit is {formats.size(limit)}. A solution is one Python file of "
-               f"at most {formats.size(settings.ARENA_MAX_SOURCE_BYTES)}"
-               + (f", a model-run archive at most {formats.size(archive)}" if archive else "") + "; send just that.")
+    message = (
+        f"The {what} is too large{size}; the limit is {formats.size(limit)}. A solution is one Python file of "
+        f"at most {formats.size(settings.ARENA_MAX_SOURCE_BYTES)}"
+        + (f", a model-run archive at most {formats.size(archive)}" if archive else "")
+        + "; send just that."
+    )
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message, "errors": {"non_field_errors": [message]}}, status=413)
     body = render_to_string("errors/413.html", {"message": message}, request=None)
@@ -80,8 +84,11 @@ class PrivatePagesMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         user = getattr(request, "user", None)
-        private = (request.path.startswith(PRIVATE_PREFIXES) or "HTTP_AUTHORIZATION" in request.META
-                   or (user is not None and user.is_authenticated))
+        private = (
+            request.path.startswith(PRIVATE_PREFIXES)
+            or "HTTP_AUTHORIZATION" in request.META
+            or (user is not None and user.is_authenticated)
+        )
         if private:
             response["Cache-Control"] = "no-store, private"
         return response
@@ -98,8 +105,12 @@ class SiteNotFoundMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if (settings.DEBUG and response.status_code == 404 and not getattr(response, "streaming", False)
-                and response.get("Content-Type", "").startswith("text/html")
-                and b'<meta name="robots" content="NONE,NOARCHIVE">' in response.content):
+        if (
+            settings.DEBUG
+            and response.status_code == 404
+            and not getattr(response, "streaming", False)
+            and response.get("Content-Type", "").startswith("text/html")
+            and b'<meta name="robots" content="NONE,NOARCHIVE">' in response.content
+        ):
             return not_found(request)
         return response

@@ -26,4 +26,3 @@ def _walk(node: Any) -> Any:
 def markdown_descriptions(result: dict, generator, request, public) -> dict:
     """drf-spectacular post-processing hook: every description in Markdown."""
     return _walk(result)
-

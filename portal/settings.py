@@ -32,7 +32,7 @@ def _read_env_file(path: Path) -> None:
         if not line or line.startswith("#"):
             continue
         if line.startswith("export "):
-            line = line[len("export "):]
+            line = line[len("export ") :]
         key, sep, value = line.partition("=")
         if not sep or not key.strip():
             raise ImproperlyConfigured(f"{path}, line {number}: expected KEY=VALUE, got {line!r}.")
@@ -85,7 +85,7 @@ if not SECRET_KEY or SECRET_KEY == INSECURE_DEV_SECRET_KEY:
         raise ImproperlyConfigured(
             "SECRET_KEY is not set (or is the insecure development default) and DEBUG is off. "
             "Set SECRET_KEY in the environment to a long random value, for example the output of "
-            "`python -c \"import secrets; print(secrets.token_urlsafe(50))\"`; "
+            '`python -c "import secrets; print(secrets.token_urlsafe(50))"`; '
             "or set DEBUG=1 for local development."
         )
     SECRET_KEY = INSECURE_DEV_SECRET_KEY
@@ -170,14 +170,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite is for one machine's own use (README): WAL lets readers read while one writer writes; every transaction
     # takes the write lock when it begins (IMMEDIATE), so a quota counted inside one holds, and a writer waits up to
     # SQLITE_BUSY_TIMEOUT_S for the lock instead of answering "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {}).update({
-        "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20),
-        "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    })
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
     # Tests get a file too, not memory: threads and processes of one test then share it as a deployment's do.
     DATABASES["default"].setdefault("TEST", {}).setdefault(
-        "NAME", str(_default_sqlite.parent / f"test-{os.getpid()}.sqlite3"))
+        "NAME", str(_default_sqlite.parent / f"test-{os.getpid()}.sqlite3")
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- queues ---------------------------------------------------------------------------------------------
@@ -190,7 +193,8 @@ if not DEBUG and not env_bool("ARENA_REDIS_WITHOUT_PASSWORD", False):  # the opt
         raise ImproperlyConfigured(
             "REDIS_URL has no password, and DEBUG is off: in production Redis must require one (every worker host can "
             "reach it). Set REDIS_URL=redis://USER:PASSWORD@HOST:6379/0 with the portal's Redis ACL user "
-            "(docs/operations.md, \"Redis users\").")
+            '(docs/operations.md, "Redis users").'
+        )
 # Jobs are JSON on every queue (never pickle), and a worker runs only the allow-listed jobs of its queues
 # (evaluator/worker.py); `manage.py rqworker` uses this worker class, `rq worker` is given it on its command line.
 RQ_SERIALIZER = "rq.serializers.JSONSerializer"
@@ -205,20 +209,26 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 if os.environ.get("ARENA_WORKER_KEY", "").strip():
-    ARENA_WORKER_KEYS.setdefault(os.environ.get("ARENA_WORKER_KEY_ID", "").strip() or signing.DEFAULT_KEY_ID,
-                                 signing.WorkerKey(os.environ["ARENA_WORKER_KEY"].strip(), None))
-_worker_keys_hint = ("Set ARENA_WORKER_KEYS=gpu:evaluations=<key>,checks:checks=<key> here and ARENA_WORKER_KEY=<key> "
-                     "(ARENA_WORKER_KEY_ID=gpu or checks) on each worker host; make one with: python -c \"import "
-                     "secrets; print(secrets.token_urlsafe(32))\"")
+    ARENA_WORKER_KEYS.setdefault(
+        os.environ.get("ARENA_WORKER_KEY_ID", "").strip() or signing.DEFAULT_KEY_ID,
+        signing.WorkerKey(os.environ["ARENA_WORKER_KEY"].strip(), None),
+    )
+_worker_keys_hint = (
+    "Set ARENA_WORKER_KEYS=gpu:evaluations=<key>,checks:checks=<key> here and ARENA_WORKER_KEY=<key> "
+    '(ARENA_WORKER_KEY_ID=gpu or checks) on each worker host; make one with: python -c "import '
+    'secrets; print(secrets.token_urlsafe(32))"'
+)
 if not DEBUG and not ARENA_WORKER_KEYS:
     raise ImproperlyConfigured(
         f"ARENA_WORKER_KEYS is empty, and DEBUG is off: without the workers' keys no result can be recorded. "
-        f"{_worker_keys_hint}")
+        f"{_worker_keys_hint}"
+    )
 _roleless = [key_id for key_id, key in ARENA_WORKER_KEYS.items() if key.roles is None]
 if not DEBUG and _roleless:
     raise ImproperlyConfigured(
         f"ARENA_WORKER_KEYS names a key without a role ({', '.join(_roleless)}), and DEBUG is off: each key says what "
-        f"it may sign, id:evaluations=<key> or id:checks=<key>. {_worker_keys_hint}")
+        f"it may sign, id:evaluations=<key> or id:checks=<key>. {_worker_keys_hint}"
+    )
 # Queue names come from the contract (evaluator/contract/jobs.py), the one place they are defined.
 # "web" stores results; every hardware profile has a queue of its own, served by workers on hosts of that kind.
 RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}}
@@ -247,8 +257,11 @@ CACHES = {
         "KEY_PREFIX": os.environ.get("ARENA_CACHE_PREFIX", "").strip() or "arena",
         "TIMEOUT": ARENA_PAGE_CACHE_TTL_S,
         # bytes only, never pickle; a Redis that hangs costs a page at most about a second, then it renders uncached
-        "OPTIONS": {"serializer": "leaderboard.web.cache.PageSerializer", "socket_connect_timeout": 0.5,
-                    "socket_timeout": 0.5},
+        "OPTIONS": {
+            "serializer": "leaderboard.web.cache.PageSerializer",
+            "socket_connect_timeout": 0.5,
+            "socket_timeout": 0.5,
+        },
     },
 }
 # The cache that counts rate limits: the API's and the forms' throttles and test mode's per-token rate and daily
@@ -257,11 +270,14 @@ CACHES = {
 # count on its own. ARENA_THROTTLE_CACHE names another alias of CACHES.
 ARENA_THROTTLE_CACHE = os.environ.get("ARENA_THROTTLE_CACHE", "").strip() or "throttle"
 if ARENA_THROTTLE_CACHE not in CACHES:
-    raise ImproperlyConfigured(f"ARENA_THROTTLE_CACHE={ARENA_THROTTLE_CACHE!r} is not a cache of settings' CACHES "
-                               f"({', '.join(CACHES)}).")
+    raise ImproperlyConfigured(
+        f"ARENA_THROTTLE_CACHE={ARENA_THROTTLE_CACHE!r} is not a cache of settings' CACHES ({', '.join(CACHES)})."
+    )
 if not DEBUG and "redis" not in CACHES[ARENA_THROTTLE_CACHE]["BACKEND"].lower():
-    raise ImproperlyConfigured(f"ARENA_THROTTLE_CACHE={ARENA_THROTTLE_CACHE!r} is not a Redis cache, and DEBUG is off: "
-                               f"rate limits must be counted where every web process counts (the \"throttle\" cache).")
+    raise ImproperlyConfigured(
+        f"ARENA_THROTTLE_CACHE={ARENA_THROTTLE_CACHE!r} is not a Redis cache, and DEBUG is off: "
+        f'rate limits must be counted where every web process counts (the "throttle" cache).'
+    )
 
 # --- accounts -------------------------------------------------------------------------------------------
 
@@ -276,8 +292,11 @@ AUTH_PASSWORD_VALIDATORS = [
 # Retry-After); a right password resets the count. The log-in and sign-up forms are also throttled per address
 # (REST_FRAMEWORK's "login" and "signup" rates).
 # The last grants the permission "leaderboard.upload" to users whose e-mail address is confirmed (authenticates nobody).
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend",
-                           "portal.accounts.backends.UploadPermissionBackend"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+    "portal.accounts.backends.UploadPermissionBackend",
+]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
@@ -296,8 +315,10 @@ PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)  # als
 # E-mail (confirmation at sign-up, password reset, verdict notifications): printed to the console in development,
 # sent over SMTP from these settings in production (EMAIL_BACKEND may name any Django back-end).
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "").strip() or (
-    "django.core.mail.backends.console.EmailBackend" if DEBUG or not os.environ.get("EMAIL_HOST", "").strip()
-    else "django.core.mail.backends.smtp.EmailBackend")
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG or not os.environ.get("EMAIL_HOST", "").strip()
+    else "django.core.mail.backends.smtp.EmailBackend"
+)
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 587)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
@@ -322,8 +343,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "leaderboard.web.apis.exception_handler",
     # Counted in the "throttle" cache (Redis) by leaderboard/web/throttles.py; a request over a rate gets 429 with
     # Retry-After. "anon" is per client address: well above what the load test's 200 readers send from one address.
-    "DEFAULT_THROTTLE_CLASSES": ["leaderboard.web.throttles.ApiAnonThrottle",
-                                 "leaderboard.web.throttles.ApiUserThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "leaderboard.web.throttles.ApiAnonThrottle",
+        "leaderboard.web.throttles.ApiUserThrottle",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("ARENA_RATE_API_ANON", "").strip() or "6000/min",
         "user": os.environ.get("ARENA_RATE_API_USER", "").strip() or "1200/min",
@@ -345,8 +368,10 @@ SPECTACULAR_SETTINGS = {
     # Descriptions in Markdown, never reStructuredText (portal/schema.py); the enum hook is drf-spectacular's default.
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.schema.markdown_descriptions"],
     # Submissions and tests both have a "state" with different choices: each choice set has a name of its own.
-    "ENUM_NAME_OVERRIDES": {"SubmissionStateEnum": "leaderboard.models.Submission.State",
-                            "TestRunStateEnum": "leaderboard.models.TestRun.State"},
+    "ENUM_NAME_OVERRIDES": {
+        "SubmissionStateEnum": "leaderboard.models.Submission.State",
+        "TestRunStateEnum": "leaderboard.models.TestRun.State",
+    },
     # Swagger UI from drf-spectacular-sidecar's static files, never a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -365,8 +390,11 @@ SERVE_STATIC = env_bool("SERVE_STATIC", False)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # STATIC_MANIFEST=1 (after `collectstatic`): hashed file names, cached by browsers for a year.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-                    if env_bool("STATIC_MANIFEST", False) else "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if env_bool("STATIC_MANIFEST", False)
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
 }
 WHITENOISE_USE_FINDERS = DEBUG  # with DEBUG on, serve from static/ without collectstatic
 if not STATIC_ROOT.is_dir():  # before the first `collectstatic` (development, tests) there is nothing to serve yet
@@ -396,18 +424,20 @@ SESSION_COOKIE_HTTPONLY = True
 # Sent on every response by portal.middleware.SecurityHeadersMiddleware. Scripts only from this site: no inline
 # scripts, no eval (the vendored plotly draws the ranking charts without it); inline style attributes are allowed
 # because plotly sets them while drawing.
-CONTENT_SECURITY_POLICY = os.environ.get("CONTENT_SECURITY_POLICY", "").strip() or "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+CONTENT_SECURITY_POLICY = os.environ.get("CONTENT_SECURITY_POLICY", "").strip() or "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 # Request size. Solution files are capped by ARENA_MAX_SOURCE_BYTES (a clear 400 from the service); a request body
 # over ARENA_MAX_REQUEST_BYTES is refused before it is read (413, portal.middleware.RequestSizeLimitMiddleware), and

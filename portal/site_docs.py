@@ -65,8 +65,10 @@ def doc_names() -> list[str]:
 def render_markdown(text: str) -> SafeString:
     """Markdown to HTML, then sanitised by nh3: raw HTML, scripts, event handlers and ``javascript:`` links are
     removed whatever the renderer let through; links between documents point at their pages here."""
-    md = markdown_lib.Markdown(extensions=["fenced_code", "tables", "codehilite", "sane_lists", "toc"],
-                               extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}})
+    md = markdown_lib.Markdown(
+        extensions=["fenced_code", "tables", "codehilite", "sane_lists", "toc"],
+        extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}},
+    )
     html = md.convert(loosen_lists(text))
 
     def link(match: re.Match) -> str:
@@ -103,8 +105,16 @@ def site_doc(request: HttpRequest, name: str) -> HttpResponse:
     if name not in doc_names() or not path.is_file():
         raise Http404(f"No document {name!r}.")
     title, body = _rendered(name, path.stat().st_mtime_ns)
-    return render(request, "docs/page.html", {"title": title, "body": body, "name": name,
-                                              "docs": [(n, FEATURED.get(n) or doc_title(n)) for n in doc_names()]})
+    return render(
+        request,
+        "docs/page.html",
+        {
+            "title": title,
+            "body": body,
+            "name": name,
+            "docs": [(n, FEATURED.get(n) or doc_title(n)) for n in doc_names()],
+        },
+    )
 
 
 def backend_doc(request: HttpRequest, name: str) -> HttpResponse:
@@ -113,10 +123,19 @@ def backend_doc(request: HttpRequest, name: str) -> HttpResponse:
     if name not in backend_names() or not path.is_file():
         raise Http404(f"No backend guide {name!r}.")
     title, body = _rendered(name, path.stat().st_mtime_ns, BACKENDS_DIR)
-    return render(request, "docs/page.html", {"title": title, "body": body, "name": f"backend-{name}",
-                                              "backend": name, "backends": backend_names()})
+    return render(
+        request,
+        "docs/page.html",
+        {"title": title, "body": body, "name": f"backend-{name}", "backend": name, "backends": backend_names()},
+    )
 
 
 def site_doc_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "docs/index.html", {"docs": [(n, FEATURED.get(n) or doc_title(n)) for n in doc_names()],
-                                               "backends": [(n, doc_title(n, BACKENDS_DIR)) for n in backend_names()]})
+    return render(
+        request,
+        "docs/index.html",
+        {
+            "docs": [(n, FEATURED.get(n) or doc_title(n)) for n in doc_names()],
+            "backends": [(n, doc_title(n, BACKENDS_DIR)) for n in backend_names()],
+        },
+    )

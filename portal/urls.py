@@ -14,8 +14,9 @@ urlpatterns = [
     path("api/", include("leaderboard.web.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The same schema as application/json, which a browser shows instead of downloading (the site's links use it).
-    path("api/schema.json", SpectacularAPIView.as_view(renderer_classes=[OpenApiJsonRenderer2]),
-         name="api-schema-json"),
+    path(
+        "api/schema.json", SpectacularAPIView.as_view(renderer_classes=[OpenApiJsonRenderer2]), name="api-schema-json"
+    ),
     path("api/docs/", views.api_docs, name="api-docs"),
     # Swagger UI from drf-spectacular-sidecar (no CDN; its script is a file of its own, so the CSP holds).
     path("api/swagger/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-swagger"),

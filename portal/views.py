@@ -29,14 +29,25 @@ def api_docs(request: HttpRequest) -> HttpResponse:
             responses = []
             for code, response in (op.get("responses") or {}).items():
                 content = (response.get("content") or {}).get("application/json", {})
-                responses.append({"code": code, "description": response.get("description", ""),
-                                  "fields": _fields(content.get("schema", {}), components)})
-            operations.append({
-                "method": method.upper(), "path": path, "id": op.get("operationId", ""),
-                "description": op.get("description", ""), "parameters": op.get("parameters", []),
-                "body": body, "responses": responses,
-                "auth": [name for item in op.get("security", []) for name in item],
-            })
+                responses.append(
+                    {
+                        "code": code,
+                        "description": response.get("description", ""),
+                        "fields": _fields(content.get("schema", {}), components),
+                    }
+                )
+            operations.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "id": op.get("operationId", ""),
+                    "description": op.get("description", ""),
+                    "parameters": op.get("parameters", []),
+                    "body": body,
+                    "responses": responses,
+                    "auth": [name for item in op.get("security", []) for name in item],
+                }
+            )
     return render(request, "api/docs.html", {"info": schema.get("info", {}), "operations": operations})
 
 
@@ -58,8 +69,15 @@ def _fields(schema: dict, components: dict) -> list[dict]:
             kind += f" ({prop['format']})"
         if prop.get("nullable"):
             kind += ", nullable"
-        out.append({"name": name, "type": kind, "description": prop.get("description", ""),
-                    "required": name in required, "read_only": prop.get("readOnly", False)})
+        out.append(
+            {
+                "name": name,
+                "type": kind,
+                "description": prop.get("description", ""),
+                "required": name in required,
+                "read_only": prop.get("readOnly", False),
+            }
+        )
     return out
 
 
@@ -68,5 +86,3 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     if isinstance(exception, RequestDataTooBig):
         return request_too_large(request, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE, what="form data")
     return defaults.bad_request(request, exception)
-
-

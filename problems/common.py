@@ -30,8 +30,13 @@ def rank_generator(seed: int, rank: int, device: torch.device | str = "cpu") -> 
     return g
 
 
-def randn(shape: tuple[int, ...] | list[int], dtype: torch.dtype, device: torch.device | str,
-          generator: torch.Generator, scale: float = 1.0) -> torch.Tensor:
+def randn(
+    shape: tuple[int, ...] | list[int],
+    dtype: torch.dtype,
+    device: torch.device | str,
+    generator: torch.Generator,
+    scale: float = 1.0,
+) -> torch.Tensor:
     """Normal values drawn in float32 on the generator's device, then cast, so every dtype sees the same draw."""
     x = torch.randn(tuple(shape), generator=generator, device=generator.device, dtype=torch.float32)
     if scale != 1.0:
@@ -39,8 +44,14 @@ def randn(shape: tuple[int, ...] | list[int], dtype: torch.dtype, device: torch.
     return x.to(device=device, dtype=dtype)
 
 
-def randint(low: int, high: int, shape: tuple[int, ...] | list[int], device: torch.device | str,
-            generator: torch.Generator, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+def randint(
+    low: int,
+    high: int,
+    shape: tuple[int, ...] | list[int],
+    device: torch.device | str,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.int64,
+) -> torch.Tensor:
     x = torch.randint(low, high, tuple(shape), generator=generator, device=generator.device, dtype=torch.int64)
     return x.to(device=device, dtype=dtype)
 
@@ -53,8 +64,15 @@ def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
 ROUTER_BIAS = 0.3  # spread of the per-expert logit bias: the busiest expert gets ~3x the mean load, a rank ~1.4x
 
 
-def skewed_router(seed: int, rank: int, device: torch.device | str, tokens: int, experts: int, topk: int,
-                  bias_scale: float = ROUTER_BIAS) -> tuple[Any, torch.Generator]:
+def skewed_router(
+    seed: int,
+    rank: int,
+    device: torch.device | str,
+    tokens: int,
+    experts: int,
+    topk: int,
+    bias_scale: float = ROUTER_BIAS,
+) -> tuple[Any, torch.Generator]:
     """One rank's MoE router decision: distinct top-k experts per token from logits with a per-expert bias shared
     by every rank, so some experts are far more popular than others (uneven counts, as real routers give).
 

@@ -114,8 +114,13 @@ def input_modes(per_rank_inputs: list[tuple]) -> dict[str, str]:
         if not _randomizable(x):
             modes[path] = "kept"
             continue
-        same = all(isinstance(o.get(path), torch.Tensor) and o[path].shape == x.shape and o[path].dtype == x.dtype
-                   and bool(torch.equal(o[path].to(x.device), x)) for o in others)
+        same = all(
+            isinstance(o.get(path), torch.Tensor)
+            and o[path].shape == x.shape
+            and o[path].dtype == x.dtype
+            and bool(torch.equal(o[path].to(x.device), x))
+            for o in others
+        )
         modes[path] = "shared" if same and not _is_constant(x) else "per-rank"
     return modes
 
@@ -159,8 +164,9 @@ def randomize(inputs: tuple, modes: dict[str, str], seed: int, rank: int) -> tup
         if mode == "kept" or not _randomizable(x):
             continue
         g = torch.Generator(device="cpu")
-        g.manual_seed(_seed_of("pkb-inputs", seed, path) if mode == "shared"
-                      else _seed_of("pkb-inputs", seed, path, rank))
+        g.manual_seed(
+            _seed_of("pkb-inputs", seed, path) if mode == "shared" else _seed_of("pkb-inputs", seed, path, rank)
+        )
         replace[path] = random_like(x, g)
     return _rebuild(tuple(inputs), replace)
 
@@ -183,11 +189,15 @@ class ImportedProblem:
         """Why the checkout no longer matches the import (moved, deleted, edited), or None."""
         for path, key in ((self.reference_file, "file_sha256"), (self.inputs_file, "inputs_sha256")):
             if not path.is_file():
-                return (f"{path} is missing: the checkout was moved or changed since `arena import-pkb` ran; "
-                        f"run `arena import-pkb {self.checkout}` again")
+                return (
+                    f"{path} is missing: the checkout was moved or changed since `arena import-pkb` ran; "
+                    f"run `arena import-pkb {self.checkout}` again"
+                )
             if sha256_file(path) != self.meta[key]:
-                return (f"{path} changed since it was imported at commit {self.meta.get('commit', '?')[:12]}; "
-                        f"run `arena import-pkb {self.checkout}` again so problem versions and hashes follow it")
+                return (
+                    f"{path} changed since it was imported at commit {self.meta.get('commit', '?')[:12]}; "
+                    f"run `arena import-pkb {self.checkout}` again so problem versions and hashes follow it"
+                )
         return None
 
     def _load(self, path: Path, key: str, name: str) -> ModuleType:
@@ -213,13 +223,22 @@ class ImportedProblem:
         module = self._load(self.inputs_file, "inputs_sha256", "pkb_input_generator")
         return module.create_input_tensor
 
-    def original_inputs(self, rank: int, world_size: int, seed: int, device: torch.device, dtype: torch.dtype,
-                        shape: tuple[int, ...], trial: int) -> tuple:
+    def original_inputs(
+        self,
+        rank: int,
+        world_size: int,
+        seed: int,
+        device: torch.device,
+        dtype: torch.dtype,
+        shape: tuple[int, ...],
+        trial: int,
+    ) -> tuple:
         import torch
 
         create = self.generator()
-        devices = [device.index if device.index is not None else torch.cuda.current_device()] \
-            if device.type == "cuda" else []
+        devices = (
+            [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        )
         # Every rank's call starts from the same global RNG state, as separate processes seeded alike would, so
         # data the generator draws from the global RNG for every rank (replicated weights) stays equal.
         with torch.random.fork_rng(devices=devices):
@@ -227,8 +246,9 @@ class ImportedProblem:
             made = create(rank, world_size, self.number, shape, dtype, trial=trial, device=device)
         return tuple(made) if isinstance(made, (tuple, list)) else (made,)
 
-    def modes(self, world_size: int, device: torch.device, dtype: torch.dtype,
-              shape: tuple[int, ...]) -> dict[str, str]:
+    def modes(
+        self, world_size: int, device: torch.device, dtype: torch.dtype, shape: tuple[int, ...]
+    ) -> dict[str, str]:
         key = (world_size, str(device), str(dtype), shape)
         if key not in self._modes:
             every = [self.original_inputs(r, world_size, 0, device, dtype, shape, 0) for r in range(world_size)]
@@ -236,8 +256,9 @@ class ImportedProblem:
             del every
         return self._modes[key]
 
-    def make_inputs(self, rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
-                    base_shape: str, inputs: str) -> tuple:
+    def make_inputs(
+        self, rank: int, world_size: int, seed: int, device: torch.device, dtype: str, base_shape: str, inputs: str
+    ) -> tuple:
         import torch
 
         if inputs not in INPUT_MODES:

@@ -120,13 +120,15 @@ class Problem:
         params = dict(self.presets[preset].params)
         for key, value in (overrides or {}).items():
             if key not in params:
-                raise ProblemError(f"{self.id}: preset {preset!r} has no size parameter {key!r}; "
-                                   f"it has {', '.join(params)}")
+                raise ProblemError(
+                    f"{self.id}: preset {preset!r} has no size parameter {key!r}; it has {', '.join(params)}"
+                )
             params[key] = value
         return params
 
-    def roofline_terms(self, world_size: int, preset: str,
-                       overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def roofline_terms(
+        self, world_size: int, preset: str, overrides: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         """Bytes each rank must move over the interconnect and through HBM, and its FLOPs (and, where the problem
         gives it, ``internode_bytes_per_rank``: the bytes it must send to other nodes)."""
         p = self.presets[preset]
@@ -145,8 +147,17 @@ class Problem:
 
 
 def element_size(dtype: str) -> int:
-    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
-            "int8": 1, "uint8": 1, "float8_e4m3fn": 1}[dtype]
+    return {
+        "float64": 8,
+        "int64": 8,
+        "float32": 4,
+        "int32": 4,
+        "float16": 2,
+        "bfloat16": 2,
+        "int8": 1,
+        "uint8": 1,
+        "float8_e4m3fn": 1,
+    }[dtype]
 
 
 def load_module(path: Path, name: str) -> ModuleType:
@@ -158,9 +169,23 @@ def load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
-_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load,
-                  ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod, ast.USub,
-                  ast.Call)
+_ALLOWED_NODES = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Pow,
+    ast.Mod,
+    ast.USub,
+    ast.Call,
+)
 _ALLOWED_CALLS = {"min": min, "max": max, "log2": lambda x: __import__("math").log2(x)}
 
 # Bounds on a formula, so that evaluating one is cheap whatever it says (a proposal's formulas are evaluated while its
@@ -169,7 +194,7 @@ _ALLOWED_CALLS = {"min": min, "max": max, "log2": lambda x: __import__("math").l
 # step is then an operation on numbers of at most ~100 bits, so a formula of MAX_NODES nodes takes microseconds.
 MAX_FORMULA_CHARS = 500
 MAX_NODES = 200
-MAX_MAGNITUDE = 10 ** 30
+MAX_MAGNITUDE = 10**30
 MAX_EXPONENT = 64
 
 
@@ -179,8 +204,10 @@ def _bounded(expr: str, value: Any) -> Any:
     if isinstance(value, float) and value != value:
         raise ProblemError(f"roofline formula {expr!r} is not a number (NaN)")
     if abs(value) > MAX_MAGNITUDE:
-        raise ProblemError(f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude; a roofline term "
-                           f"is a count of bytes or FLOPs per rank, far below that")
+        raise ProblemError(
+            f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude; a roofline term "
+            f"is a count of bytes or FLOPs per rank, far below that"
+        )
     return value
 
 
@@ -203,19 +230,29 @@ def _evaluate(node: ast.AST, expr: str, names: Mapping[str, Any]) -> Any:
     op = node.op
     if isinstance(op, ast.Pow):
         if abs(right) > MAX_EXPONENT:
-            raise ProblemError(f"roofline formula {expr!r} raises to the power {right!r}; exponents are limited to "
-                               f"{MAX_EXPONENT} in magnitude")
+            raise ProblemError(
+                f"roofline formula {expr!r} raises to the power {right!r}; exponents are limited to "
+                f"{MAX_EXPONENT} in magnitude"
+            )
         if abs(left) > 1 and abs(right) * __import__("math").log2(abs(left)) > 100:  # |result| > 2**100 > 1e30
-            raise ProblemError(f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude; a roofline "
-                               f"term is a count of bytes or FLOPs per rank, far below that")
+            raise ProblemError(
+                f"roofline formula {expr!r} reaches a value beyond 1e30 in magnitude; a roofline "
+                f"term is a count of bytes or FLOPs per rank, far below that"
+            )
         if left == 0 and right < 0:
             raise ZeroDivisionError("0 cannot be raised to a negative power")
-        value = left ** right
+        value = left**right
         if isinstance(value, complex):
             raise ProblemError(f"roofline formula {expr!r} raises a negative number to a fractional power")
         return _bounded(expr, value)
-    operations = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-                  ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+    operations = {
+        ast.Add: lambda a, b: a + b,
+        ast.Sub: lambda a, b: a - b,
+        ast.Mult: lambda a, b: a * b,
+        ast.Div: lambda a, b: a / b,
+        ast.FloorDiv: lambda a, b: a // b,
+        ast.Mod: lambda a, b: a % b,
+    }
     return _bounded(expr, operations[type(op)](left, right))
 
 
@@ -287,8 +324,9 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
     where = str(toml_path.relative_to(root.parent)) if root.parent in toml_path.parents else str(toml_path)
     for name in ("problem.toml", "reference.py", "README.md"):
         if not (folder / name).is_file():
-            raise ProblemError(f"{problem_id}: {name} is missing; every problem folder needs problem.toml, "
-                               f"reference.py and README.md.")
+            raise ProblemError(
+                f"{problem_id}: {name} is missing; every problem folder needs problem.toml, reference.py and README.md."
+            )
     try:
         meta = tomllib.loads(toml_path.read_text())
     except tomllib.TOMLDecodeError as exc:
@@ -304,8 +342,10 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
     if category not in CATEGORIES:
         raise ProblemError(f"{where}: the field 'category' is {category!r}; use one of {', '.join(CATEGORIES)}.")
     if suite == "arena" and not problem_id.startswith(category + "/"):
-        raise ProblemError(f"{where}: the folder is under {problem_id.split('/')[0]!r} but 'category' says "
-                           f"{category!r}; move the folder or fix the field.")
+        raise ProblemError(
+            f"{where}: the folder is under {problem_id.split('/')[0]!r} but 'category' says "
+            f"{category!r}; move the folder or fix the field."
+        )
     version = _require(meta, "version", int, where)
     if version < 1:
         raise ProblemError(f"{where}: the field 'version' must be 1 or more.")
@@ -362,14 +402,17 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
                 except ProblemError as exc:
                     raise ProblemError(f"{where} [roofline] {term}: {exc}") from exc
                 except Exception as exc:  # a formula that divides by zero or mistypes a name
-                    raise ProblemError(f"{where} [roofline] {term}: {expr!r} fails for preset {p.name}, "
-                                       f"W={w}: {exc}") from exc
+                    raise ProblemError(
+                        f"{where} [roofline] {term}: {expr!r} fails for preset {p.name}, W={w}: {exc}"
+                    ) from exc
                 if value < 0:
                     raise ProblemError(f"{where} [roofline] {term}: {expr!r} is negative for preset {p.name}.")
     unknown = set(roofline) - set(ROOFLINE_TERMS) - set(OPTIONAL_ROOFLINE_TERMS)
     if unknown:
-        raise ProblemError(f"{where} [roofline]: unknown terms {sorted(unknown)}; use "
-                           f"{', '.join(ROOFLINE_TERMS + OPTIONAL_ROOFLINE_TERMS)}.")
+        raise ProblemError(
+            f"{where} [roofline]: unknown terms {sorted(unknown)}; use "
+            f"{', '.join(ROOFLINE_TERMS + OPTIONAL_ROOFLINE_TERMS)}."
+        )
 
     reference_source = (folder / "reference.py").read_text()
     try:
@@ -379,21 +422,35 @@ def load_problem(folder: Path, root: Path = PROBLEMS_ROOT, suite: str = "arena")
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     if imported:
         defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    for fn in (IMPORTED_REFERENCE_FUNCTIONS if imported else REFERENCE_FUNCTIONS):
+    for fn in IMPORTED_REFERENCE_FUNCTIONS if imported else REFERENCE_FUNCTIONS:
         if fn not in defined:
-            raise ProblemError(f"{problem_id}/reference.py: the function '{fn}' is missing; a reference defines "
-                               f"solution(*inputs), make_inputs(...) and oracle(...).")
+            raise ProblemError(
+                f"{problem_id}/reference.py: the function '{fn}' is missing; a reference defines "
+                f"solution(*inputs), make_inputs(...) and oracle(...)."
+            )
     statement = (folder / "README.md").read_text()
     if not statement.strip():
         raise ProblemError(f"{problem_id}/README.md: the statement is empty.")
 
     return Problem(
-        id=problem_id, path=folder, title=title, category=category, version=version, codebase=codebase,
-        function=function, world_sizes=world_sizes, presets=presets, tolerances=tolerances,
-        roofline={k: str(v) for k, v in roofline.items()}, statement=statement,
-        content_hash=content_hash(folder), suite=suite,
+        id=problem_id,
+        path=folder,
+        title=title,
+        category=category,
+        version=version,
+        codebase=codebase,
+        function=function,
+        world_sizes=world_sizes,
+        presets=presets,
+        tolerances=tolerances,
+        roofline={k: str(v) for k, v in roofline.items()},
+        statement=statement,
+        content_hash=content_hash(folder),
+        suite=suite,
         extra={k: v for k, v in meta.items() if k in ("summary", "tags", "imported")},
-        hard=hard, tags=tags, communication=communication,
+        hard=hard,
+        tags=tags,
+        communication=communication,
     )
 
 
@@ -408,8 +465,9 @@ def _optional_line(meta: Mapping[str, Any], key: str, max_chars: int, where: str
     if not value or "\n" in value or "\r" in value:
         raise ProblemError(f"{where}: the field '{key}' must be one non-empty line.")
     if len(value) > max_chars:
-        raise ProblemError(f"{where}: the field '{key}' is {len(value)} characters; keep it to {max_chars} "
-                           f"(one short line).")
+        raise ProblemError(
+            f"{where}: the field '{key}' is {len(value)} characters; keep it to {max_chars} (one short line)."
+        )
     return value
 
 
@@ -422,8 +480,10 @@ def _tags(meta: Mapping[str, Any], where: str) -> tuple[str, ...]:
         raise ProblemError(f"{where}: the field 'tags' must be a list of strings, not {type(value).__name__}.")
     for tag in value:
         if not isinstance(tag, str) or len(tag) > TAG_MAX_CHARS or not _TAG.match(tag):
-            raise ProblemError(f"{where}: the field 'tags' holds {tag!r}; each tag is a short string of lower-case "
-                               f"letters, digits and '-' (at most {TAG_MAX_CHARS} characters), e.g. \"inter-node\".")
+            raise ProblemError(
+                f"{where}: the field 'tags' holds {tag!r}; each tag is a short string of lower-case "
+                f"letters, digits and '-' (at most {TAG_MAX_CHARS} characters), e.g. \"inter-node\"."
+            )
     if len(set(value)) != len(value):
         raise ProblemError(f"{where}: the field 'tags' repeats a tag.")
     return tuple(value)
@@ -498,8 +558,10 @@ def get(problem_id: str) -> Problem:
             return load_problem(folder, root, suite=head)
     folder = (PROBLEMS_ROOT / problem_id).resolve()
     if PROBLEMS_ROOT not in folder.parents or not (folder / "problem.toml").is_file():
-        known = ", ".join(sorted(p.parent.relative_to(PROBLEMS_ROOT).as_posix()
-                                 for p in PROBLEMS_ROOT.glob("*/*/problem.toml"))[:8])
-        raise ProblemError(f"unknown problem {problem_id!r}; known problems include {known} "
-                           f"(run `arena problems` for the full list).")
+        known = ", ".join(
+            sorted(p.parent.relative_to(PROBLEMS_ROOT).as_posix() for p in PROBLEMS_ROOT.glob("*/*/problem.toml"))[:8]
+        )
+        raise ProblemError(
+            f"unknown problem {problem_id!r}; known problems include {known} (run `arena problems` for the full list)."
+        )
     return load_problem(folder, PROBLEMS_ROOT)

@@ -213,8 +213,9 @@ def _gather(args: tuple, kwargs: dict) -> list[Flow]:
     group = _arg(args, kwargs, 3, "group")
     root = _arg(args, kwargs, 2, "dst", 0)
     if dist.get_rank() == root:
-        return [Flow(_global(group, j), received=nbytes) for j in range(_group_size(group))
-                if _global(group, j) != root]
+        return [
+            Flow(_global(group, j), received=nbytes) for j in range(_group_size(group)) if _global(group, j) != root
+        ]
     return [Flow(root, sent=nbytes)]
 
 
@@ -225,8 +226,7 @@ def _scatter(args: tuple, kwargs: dict) -> list[Flow]:
     if dist.get_rank() != root:
         return [Flow(root, received=nbytes)]
     pieces = _arg(args, kwargs, 1, "scatter_list") or []
-    return [Flow(_global(group, j), sent=float(_nbytes(p))) for j, p in enumerate(pieces)
-            if _global(group, j) != root]
+    return [Flow(_global(group, j), sent=float(_nbytes(p))) for j, p in enumerate(pieces) if _global(group, j) != root]
 
 
 def _peer(args: tuple, kwargs: dict, name: str) -> int | None:
@@ -278,6 +278,7 @@ def counting(ranks_per_node: int | None = None) -> Iterator[Traffic]:
         def counted(*args: Any, **kwargs: Any) -> Any:
             traffic.add(name, _COUNTERS[name](args, kwargs), ranks_per_node)
             return original(*args, **kwargs)
+
         counted.__wrapped__ = original  # type: ignore[attr-defined]
         return counted
 
@@ -296,16 +297,23 @@ def counting(ranks_per_node: int | None = None) -> Iterator[Traffic]:
 def _rank_traffic(rank: int, problem: Any, world_size: int, overrides: dict, store: str, out: str) -> None:
     torch.set_num_threads(1)
     module = problem.load_reference()
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size,
-                            timeout=timedelta(seconds=120))
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=world_size, timeout=timedelta(seconds=120)
+    )
     try:
         preset = problem.presets["small"]
         params = problem.params("small", overrides)
         inputs = module.make_inputs(rank, world_size, 1234, torch.device("cpu"), preset.dtype, **params)
         with counting(params.get("ranks_per_node")) as traffic:
             module.solution(*inputs)
-        torch.save({"busiest": traffic.busiest_direction, "busiest_internode": traffic.busiest_internode_direction,
-                    "by_call": traffic.by_call}, os.path.join(out, f"rank{rank}.pt"))
+        torch.save(
+            {
+                "busiest": traffic.busiest_direction,
+                "busiest_internode": traffic.busiest_internode_direction,
+                "by_call": traffic.by_call,
+            },
+            os.path.join(out, f"rank{rank}.pt"),
+        )
         dist.barrier()
     finally:
         dist.destroy_process_group()
@@ -319,6 +327,11 @@ def reference_traffic(problem: Any, world_size: int, overrides: dict | None = No
     import torch.multiprocessing as mp
 
     with tempfile.TemporaryDirectory() as tmp:
-        mp.start_processes(_rank_traffic, args=(problem, world_size, overrides or {}, os.path.join(tmp, "store"), tmp),
-                           nprocs=world_size, join=True, start_method="fork")
+        mp.start_processes(
+            _rank_traffic,
+            args=(problem, world_size, overrides or {}, os.path.join(tmp, "store"), tmp),
+            nprocs=world_size,
+            join=True,
+            start_method="fork",
+        )
         return [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]

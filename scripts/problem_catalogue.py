@@ -24,11 +24,23 @@ DOC = ROOT / "docs" / "problems.md"
 START, END = "<!-- catalogue:start -->", "<!-- catalogue:end -->"
 
 _COLLECTIVE_NAMES = {
-    "all_reduce": "all-reduce", "all_gather": "all-gather", "all_gather_into_tensor": "all-gather",
-    "reduce_scatter": "reduce-scatter", "reduce_scatter_tensor": "reduce-scatter", "all_to_all": "all-to-all",
-    "all_to_all_single": "all-to-all", "broadcast": "broadcast", "reduce": "reduce", "gather": "gather",
-    "scatter": "scatter", "send": "send/recv", "recv": "send/recv", "isend": "send/recv", "irecv": "send/recv",
-    "batch_isend_irecv": "send/recv", "barrier": "barrier",
+    "all_reduce": "all-reduce",
+    "all_gather": "all-gather",
+    "all_gather_into_tensor": "all-gather",
+    "reduce_scatter": "reduce-scatter",
+    "reduce_scatter_tensor": "reduce-scatter",
+    "all_to_all": "all-to-all",
+    "all_to_all_single": "all-to-all",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "gather": "gather",
+    "scatter": "scatter",
+    "send": "send/recv",
+    "recv": "send/recv",
+    "isend": "send/recv",
+    "irecv": "send/recv",
+    "batch_isend_irecv": "send/recv",
+    "barrier": "barrier",
 }
 
 
@@ -36,8 +48,12 @@ def reference_collectives(problem: Problem) -> list[str]:
     """The collectives the reference calls (``dist.<name>(...)``), in first-use order."""
     seen: list[str] = []
     for node in ast.walk(ast.parse(problem.reference_source)):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dist"
-                and node.attr in _COLLECTIVE_NAMES):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "dist"
+            and node.attr in _COLLECTIVE_NAMES
+        ):
             name = _COLLECTIVE_NAMES[node.attr]
             if name not in seen:
                 seen.append(name)
@@ -55,22 +71,39 @@ def _cell(text: str) -> str:
 def catalogue_markdown(problems: dict[str, Problem]) -> str:
     counts = Counter(p.category for p in problems.values())
     inter = sum(1 for p in problems.values() if p.has_tag("inter-node"))
-    lines = [f"Suite version **{SUITE_VERSION}**: {len(problems)} problems, {inter} of them inter-node "
-             f"(tag `inter-node`).", "",
-             "| category | problems |", "| --- | ---: |"]
+    lines = [
+        f"Suite version **{SUITE_VERSION}**: {len(problems)} problems, {inter} of them inter-node (tag `inter-node`).",
+        "",
+        "| category | problems |",
+        "| --- | ---: |",
+    ]
     lines += [f"| {CATEGORIES[c]} | {counts[c]} |" for c in CATEGORIES if counts[c]]
     for key, label in CATEGORIES.items():
         members = sorted((p for p in problems.values() if p.category == key), key=lambda p: p.id)
         if not members:
             continue
-        lines += ["", f"### {label}", "",
-                  "| id | title | source | world sizes | tags | communication |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            f"### {label}",
+            "",
+            "| id | title | source | world sizes | tags | communication |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for p in members:
-            lines.append("| " + " | ".join([
-                f"`{p.id}`", _cell(p.title), _cell(f"{p.codebase}: {p.function}"),
-                ", ".join(map(str, p.world_sizes)), ", ".join(p.tags), _cell(communication(p)),
-            ]) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"`{p.id}`",
+                        _cell(p.title),
+                        _cell(f"{p.codebase}: {p.function}"),
+                        ", ".join(map(str, p.world_sizes)),
+                        ", ".join(p.tags),
+                        _cell(communication(p)),
+                    ]
+                )
+                + " |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -35,15 +35,21 @@ from tests.browser import chromium_page  # noqa: E402,F401  (a fixture for the b
 # The slow kinds of test (markers declared in pytest.ini), marked by what they need, so a new test in these files or
 # with these fixtures is marked without a decorator: browser (the *_browser.py modules), gpu (*_gpu.py and
 # test_gpu.py), worker (the run_worker fixture), sandbox (the files and tests below: evaluations in bubblewrap).
-SANDBOX_TESTS = frozenset({
-    "tests/evaluator/host/test_check.py", "tests/evaluator/host/test_evaluate.py",
-    "tests/evaluator/host/test_exchange_files.py", "tests/evaluator/host/test_judge_sandbox.py",
-    "tests/evaluator/host/test_pool.py", "tests/evaluator/host/test_prebuild.py",
-    "tests/evaluator/host/test_sandbox_limits.py", "tests/evaluator/suites/test_pkb.py",
-    "tests/evaluator/test_cheats.py",
-    "tests/evaluator/test_starters.py::test_the_plain_starter_passes_as_given_through_arena_eval",
-    "tests/evaluator/test_worker.py::test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting",
-})
+SANDBOX_TESTS = frozenset(
+    {
+        "tests/evaluator/host/test_check.py",
+        "tests/evaluator/host/test_evaluate.py",
+        "tests/evaluator/host/test_exchange_files.py",
+        "tests/evaluator/host/test_judge_sandbox.py",
+        "tests/evaluator/host/test_pool.py",
+        "tests/evaluator/host/test_prebuild.py",
+        "tests/evaluator/host/test_sandbox_limits.py",
+        "tests/evaluator/suites/test_pkb.py",
+        "tests/evaluator/test_cheats.py",
+        "tests/evaluator/test_starters.py::test_the_plain_starter_passes_as_given_through_arena_eval",
+        "tests/evaluator/test_worker.py::test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting",
+    }
+)
 # ... and slow (besides those marked in their own files): the compiled engine's build and processes, and hundreds of
 # short process-group runs of every problem's reference and known answers.
 SLOW_TESTS = frozenset({"tests/evaluator/timer/test_timer.py", "tests/problems/test_references.py"})
@@ -72,7 +78,8 @@ def _no_cached_pages_from_earlier_tests(request):
     """A test's database rolls back but Redis does not: each test that uses the database starts a new rankings
     generation, so no page another test cached can be served to it."""
     if request.node.get_closest_marker("django_db") or {"db", "transactional_db", "client", "live_server"} & set(
-            request.fixturenames):
+        request.fixturenames
+    ):
         from leaderboard.rankings.generations import bump
 
         bump()

@@ -57,7 +57,7 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
     base = node.module or ""
     if node.level:
         package = module.split(".") if is_package else module.split(".")[:-1]
-        package = package[:len(package) - node.level + 1]
+        package = package[: len(package) - node.level + 1]
         base = ".".join(package + ([base] if base else []))
     return [f"{base}.{alias.name}" for alias in node.names] + [base]
 
@@ -143,8 +143,9 @@ def test_no_import_cycle_among_the_projects_modules():
     unexpected = [sorted(c) for c in cycles if c not in ALLOWED_CYCLES]
     assert not unexpected, f"import cycles (imports at any depth): {unexpected}"
     for stale in set(ALLOWED_CYCLES) - set(cycles):
-        warnings.warn(f"the allowed cycle {sorted(stale)} no longer exists: delete its entry in ALLOWED_CYCLES",
-                      stacklevel=1)
+        warnings.warn(
+            f"the allowed cycle {sorted(stale)} no longer exists: delete its entry in ALLOWED_CYCLES", stacklevel=1
+        )
 
 
 def test_the_worker_side_imports_nothing_of_django_or_the_web_side():
@@ -186,14 +187,20 @@ def test_the_web_side_takes_from_the_evaluator_only_its_contract():
             base = targets[-1] if isinstance(node, ast.ImportFrom) else None
             for target in [base] if base else targets:
                 if target.split(".")[0] == "evaluator" and not (target + ".").startswith("evaluator.contract."):
-                    offending.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {target} (use "
-                                     f"evaluator.contract, or list it in {BRIDGE})")
+                    offending.append(
+                        f"{path.relative_to(ROOT)}:{node.lineno} imports {target} (use "
+                        f"evaluator.contract, or list it in {BRIDGE})"
+                    )
     assert not offending, "\n".join(offending)
 
 
 def test_web_modules_stay_under_500_lines():
     """A module over 500 lines does several jobs; split it (problems/ and migrations are not held to this)."""
-    long = [f"{path.relative_to(ROOT)}: {n} lines" for name, path in _modules().items()
-            if name.startswith(("leaderboard", "portal")) and ".migrations." not in name
-            and (n := len(path.read_text(encoding="utf-8").splitlines())) > 500]
+    long = [
+        f"{path.relative_to(ROOT)}: {n} lines"
+        for name, path in _modules().items()
+        if name.startswith(("leaderboard", "portal"))
+        and ".migrations." not in name
+        and (n := len(path.read_text(encoding="utf-8").splitlines())) > 500
+    ]
     assert not long, long

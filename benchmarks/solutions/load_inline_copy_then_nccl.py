@@ -27,8 +27,14 @@ torch::Tensor arena_copy(torch::Tensor x) {
 }
 """
 
-_ext = load_inline(name="arena_copy_ext", cpp_sources="torch::Tensor arena_copy(torch::Tensor x);",
-                   cuda_sources=_CUDA, functions=["arena_copy"], extra_cuda_cflags=["-O3"], verbose=False)
+_ext = load_inline(
+    name="arena_copy_ext",
+    cpp_sources="torch::Tensor arena_copy(torch::Tensor x);",
+    cuda_sources=_CUDA,
+    functions=["arena_copy"],
+    extra_cuda_cflags=["-O3"],
+    verbose=False,
+)
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:

@@ -16,16 +16,19 @@ def cmd_check_problem(args: argparse.Namespace) -> int:
         return _check_solution(problem, sizes, args.solution)
     from evaluator.problem_check import local_check
 
-    lines = local_check(problem, sizes, known_answers=not args.no_known_answers, bench=not args.no_bench,
-                        traffic=not args.no_traffic)
+    lines = local_check(
+        problem, sizes, known_answers=not args.no_known_answers, bench=not args.no_bench, traffic=not args.no_traffic
+    )
     if not lines:
         print(f"{args.problem}: nothing to check (world sizes {list(problem.world_sizes)}, asked {list(sizes or [])})")
         return 1
     for line in lines:
         print(f"  {'ok' if line.ok else 'FAILED':<6} {line.what} {line.where}: {line.verdict}, {line.detail}")
     failed = [line for line in lines if not line.ok]
-    print(f"{args.problem}: {len(lines) - len(failed)} of {len(lines)} checks as they must be"
-          + (f"; {len(failed)} FAILED" if failed else ""))
+    print(
+        f"{args.problem}: {len(lines) - len(failed)} of {len(lines)} checks as they must be"
+        + (f"; {len(failed)} FAILED" if failed else "")
+    )
     return 1 if failed else 0
 
 
@@ -45,11 +48,17 @@ def _check_solution(problem, sizes: tuple[int, ...] | None, path: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ck = sub.add_parser("check-problem", help="prove a problem right on CPU: reference, known answers, bench preset, "
-                                              "roofline")
+    ck = sub.add_parser(
+        "check-problem", help="prove a problem right on CPU: reference, known answers, bench preset, roofline"
+    )
     ck.add_argument("problem")
-    ck.add_argument("--world-size", type=int, nargs="+", default=None,
-                    help="only these of the problem's world sizes (default: every one it declares)")
+    ck.add_argument(
+        "--world-size",
+        type=int,
+        nargs="+",
+        default=None,
+        help="only these of the problem's world sizes (default: every one it declares)",
+    )
     ck.add_argument("--solution", default=None, help="check only this solution file against the oracle")
     ck.add_argument("--no-known-answers", action="store_true", help="do not run solutions/correct and wrong")
     ck.add_argument("--no-bench", action="store_true", help="skip the bench preset's roofline and memory checks")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 def request(url: str, token: str, data: bytes | None = None, content_type: str | None = None) -> dict[str, Any]:
     headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
     if content_type:
@@ -28,8 +27,9 @@ def request(url: str, token: str, data: bytes | None = None, content_type: str |
     except urllib.error.URLError as exc:
         raise SystemExit(f"arena: cannot reach the portal at {url}: {exc.reason}") from None
     except (OSError, http.client.HTTPException) as exc:  # the connection reset or closed mid-answer (a restart)
-        raise SystemExit(f"arena: the portal at {url} closed the connection before answering ({exc!r}); "
-                         f"try again") from None
+        raise SystemExit(
+            f"arena: the portal at {url} closed the connection before answering ({exc!r}); try again"
+        ) from None
 
 
 def refusal(body: str) -> str:
@@ -41,8 +41,11 @@ def refusal(body: str) -> str:
     errors = data.get("errors") if isinstance(data, dict) else None
     if not isinstance(errors, dict):
         return str(data.get("detail", body))[:2000] if isinstance(data, dict) else body[:2000]
-    lines = [f"{field}: {m}" if field != "non_field_errors" else str(m)
-             for field, messages in errors.items() for m in (messages if isinstance(messages, list) else [messages])]
+    lines = [
+        f"{field}: {m}" if field != "non_field_errors" else str(m)
+        for field, messages in errors.items()
+        for m in (messages if isinstance(messages, list) else [messages])
+    ]
     return "\n  " + "\n  ".join(lines)
 
 
@@ -58,8 +61,10 @@ def follow(url: str, token: str, done: Any, timeout_s: float, progress: Any = No
 
 
 DEFAULT_PORTAL = "http://127.0.0.1:8000"
-START_WORKER = ("rq worker --worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer "
-                "--url $REDIS_URL --path . {profile}-test {profile}")
+START_WORKER = (
+    "rq worker --worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer "
+    "--url $REDIS_URL --path . {profile}-test {profile}"
+)
 
 
 def portal_path() -> Path:
@@ -82,8 +87,9 @@ def resolve_portal(given: str | None) -> str:
 
 def token_check(portal: str, token: str) -> str | None:
     """None when the portal accepts ``token``; otherwise why not, in a sentence (refused, or not reachable)."""
-    req = urllib.request.Request(f"{portal}/api/tests/", headers={"Authorization": f"Token {token}",
-                                                                  "Accept": "application/json"})
+    req = urllib.request.Request(
+        f"{portal}/api/tests/", headers={"Authorization": f"Token {token}", "Accept": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             resp.read()
@@ -91,8 +97,9 @@ def token_check(portal: str, token: str) -> str | None:
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
             why = refusal(exc.read().decode(errors="replace")).strip()
-            return (f"{portal} does not accept this token ({exc.code}: {why}); copy it again from "
-                    f"{portal}/accounts/token/")
+            return (
+                f"{portal} does not accept this token ({exc.code}: {why}); copy it again from {portal}/accounts/token/"
+            )
         return f"{portal} answered {exc.code} when checking the token"
     except (urllib.error.URLError, OSError) as exc:
         return f"cannot reach the portal at {portal} ({getattr(exc, 'reason', exc)})"
@@ -112,14 +119,17 @@ def live_workers(portal: str, profile: str) -> int | None:
     return None
 
 
-def unserved_notice(portal: str, profile: str, what: str,
-                    on_cpu: str = "try it on CPU with --hardware cpu-gloo-2") -> str:
+def unserved_notice(
+    portal: str, profile: str, what: str, on_cpu: str = "try it on CPU with --hardware cpu-gloo-2"
+) -> str:
     """What to say when no worker serves ``profile``: the ``what`` waits queued, how to start a worker, and
     ``on_cpu``: how to try it on a CPU profile instead (a model run names its hardware in its manifest)."""
-    return (f"arena: no worker serves {profile} on {portal} now: the {what} waits in its queue until one starts. "
-            f"On a host with that hardware start one with\n  {START_WORKER.format(profile=profile)}\n"
-            f"(README, \"Deploy workers on GPU hosts\"), or {on_cpu}. "
-            f"{portal}/queues/ shows which profiles are served.")
+    return (
+        f"arena: no worker serves {profile} on {portal} now: the {what} waits in its queue until one starts. "
+        f"On a host with that hardware start one with\n  {START_WORKER.format(profile=profile)}\n"
+        f'(README, "Deploy workers on GPU hosts"), or {on_cpu}. '
+        f"{portal}/queues/ shows which profiles are served."
+    )
 
 
 def token_path() -> Path:

@@ -40,8 +40,11 @@ def cmd_login(args: argparse.Namespace) -> int:
     if not token:
         token = _ask_token(portal)
     if not token:
-        print(f"arena login: no token given; pass --token, set ARENA_TOKEN or paste it when asked (make one on "
-              f"{portal}/accounts/token/)", file=sys.stderr)
+        print(
+            f"arena login: no token given; pass --token, set ARENA_TOKEN or paste it when asked (make one on "
+            f"{portal}/accounts/token/)",
+            file=sys.stderr,
+        )
         return 2
     if not args.no_check:
         problem = token_check(portal, token)
@@ -53,16 +56,24 @@ def cmd_login(args: argparse.Namespace) -> int:
     _write_private(path, token)
     _write_private(portal_path(), portal)
     checked = "unchecked" if args.no_check else f"accepted by {portal}"
-    print(f"token {checked}, saved to {path} (mode 0600); arena submit and arena test use it, and {portal}, "
-          f"when neither --token nor ARENA_TOKEN is set")
+    print(
+        f"token {checked}, saved to {path} (mode 0600); arena submit and arena test use it, and {portal}, "
+        f"when neither --token nor ARENA_TOKEN is set"
+    )
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    lg = sub.add_parser("login", help="check your API token against the portal and save it in "
-                                      "~/.config/arena/token (mode 0600) for arena submit and arena test")
-    lg.add_argument("--portal", default=None,
-                    help="the portal (default: $ARENA_PORTAL, else the one saved last, else http://127.0.0.1:8000)")
+    lg = sub.add_parser(
+        "login",
+        help="check your API token against the portal and save it in "
+        "~/.config/arena/token (mode 0600) for arena submit and arena test",
+    )
+    lg.add_argument(
+        "--portal",
+        default=None,
+        help="the portal (default: $ARENA_PORTAL, else the one saved last, else http://127.0.0.1:8000)",
+    )
     lg.add_argument("--token", default=None, help="the token (default: $ARENA_TOKEN, else asked for)")
     lg.add_argument("--no-check", action="store_true", help="save the token without asking the portal about it")
     lg.set_defaults(func=cmd_login)

@@ -20,8 +20,11 @@ def cmd_prompts(args: argparse.Namespace) -> int:
         print(f"arena: {exc}", file=sys.stderr)
         return 2
     if not rows:
-        print(f"arena: no problem runs on {args.hardware}" + (f" among {', '.join(args.problem)}" if args.problem
-                                                               else ""), file=sys.stderr)
+        print(
+            f"arena: no problem runs on {args.hardware}"
+            + (f" among {', '.join(args.problem)}" if args.problem else ""),
+            file=sys.stderr,
+        )
         return 2
     sys.stdout.write(prompts.jsonl(rows))
     print(f"{len(rows)} prompts, pack {rows[0]['pack_version']} ({args.backend} on {args.hardware})", file=sys.stderr)

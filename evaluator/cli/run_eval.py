@@ -38,21 +38,26 @@ def print_result(doc: dict[str, Any]) -> None:
         print(f"  baseline  median {b['median_us']:10.2f} µs  p10 {b['p10_us']:10.2f}  p90 {b['p90_us']:10.2f}")
         print(f"  solution  median {s['median_us']:10.2f} µs  p10 {s['p10_us']:10.2f}  p90 {s['p90_us']:10.2f}")
         if not timed:
-            print("  speedup   not computed: a CPU profile's times only check the pipeline (--json has the raw "
-                  "ratio)")
+            print("  speedup   not computed: a CPU profile's times only check the pipeline (--json has the raw ratio)")
         elif timing.get("speedup") is not None:
-            print(f"  speedup   {timing['speedup']:.3f} ± {timing['speedup_uncertainty']:.3f} "
-                  f"(95% CI {timing['speedup_ci'][0]:.3f}–{timing['speedup_ci'][1]:.3f})")
+            print(
+                f"  speedup   {timing['speedup']:.3f} ± {timing['speedup_uncertainty']:.3f} "
+                f"(95% CI {timing['speedup_ci'][0]:.3f}–{timing['speedup_ci'][1]:.3f})"
+            )
         graph = timing.get("graph") or {}
         if timed and graph.get("baseline"):
-            print(f"  graph     baseline {graph['baseline']['median_us']:.2f} µs, solution "
-                  f"{graph['solution']['median_us']:.2f} µs, speedup {graph['speedup']:.3f}")
+            print(
+                f"  graph     baseline {graph['baseline']['median_us']:.2f} µs, solution "
+                f"{graph['solution']['median_us']:.2f} µs, speedup {graph['speedup']:.3f}"
+            )
     roof = doc.get("roofline")
     if roof and not timed:
         print("roofline: fractions not computed on a CPU profile")
     elif roof:
-        print(f"roofline: {roof['time_us']:.2f} µs ({roof['bound']}-bound); baseline reaches "
-              f"{roof['baseline_fraction']:.1%}, solution {roof['solution_fraction']:.1%}")
+        print(
+            f"roofline: {roof['time_us']:.2f} µs ({roof['bound']}-bound); baseline reaches "
+            f"{roof['baseline_fraction']:.1%}, solution {roof['solution_fraction']:.1%}"
+        )
     if doc.get("traceback"):
         print(doc["traceback"].rstrip())
 
@@ -69,10 +74,12 @@ def missing_gpus(profile: str) -> str | None:
     have = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if have >= found.world_size:
         return None
-    return (f"{profile} runs {found.world_size} ranks, one per CUDA GPU; this "
-            f"machine has {have or 'no'} CUDA GPU{'' if have == 1 else 's'} that torch {torch.__version__} can use. "
-            f"Run this on a GPU host of that profile, send it there with `arena test`/`arena submit --hardware "
-            f"{profile}`, or evaluate here on CPU with --hardware cpu-gloo-2")
+    return (
+        f"{profile} runs {found.world_size} ranks, one per CUDA GPU; this "
+        f"machine has {have or 'no'} CUDA GPU{'' if have == 1 else 's'} that torch {torch.__version__} can use. "
+        f"Run this on a GPU host of that profile, send it there with `arena test`/`arena submit --hardware "
+        f"{profile}`, or evaluate here on CPU with --hardware cpu-gloo-2"
+    )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -87,9 +94,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if why:
         print(f"arena eval: {why}", file=sys.stderr)
         return 2
-    spec = EvalSpec(problem_id=args.problem, solution_source=path.read_text(), profile=args.hardware,
-                    solution_name=path.name, trials=args.trials, seed=args.seed,
-                    measure_timing=not args.no_timing, timing_iterations=args.iterations)
+    spec = EvalSpec(
+        problem_id=args.problem,
+        solution_source=path.read_text(),
+        profile=args.hardware,
+        solution_name=path.name,
+        trials=args.trials,
+        seed=args.seed,
+        measure_timing=not args.no_timing,
+        timing_iterations=args.iterations,
+    )
     try:
         doc = evaluate(spec)
     except ValueError as exc:  # unknown problem or profile: the user's mistake, said plainly

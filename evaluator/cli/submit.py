@@ -28,14 +28,18 @@ def _print_run(run: dict[str, Any]) -> None:
     passed = f"  pass@{k} {pct(scores.get('pass_at_k'))}   pass@1 {pct(scores.get('pass_at_1'))}"
     if scores.get("timed", True) is False:
         print(passed + f"   coverage {pct(scores.get('coverage'))}")
-        print(f"  fast_p@{k}, speedups and roofline fractions: not computed on {run.get('profile', 'a CPU profile')} "
-              f"(CPU timings only check the pipeline)")
+        print(
+            f"  fast_p@{k}, speedups and roofline fractions: not computed on {run.get('profile', 'a CPU profile')} "
+            f"(CPU timings only check the pipeline)"
+        )
     else:
         fast = scores.get("fast_p_at_k") or {}
         print(passed + "   " + "   ".join(f"fast_{p}@{k} {pct(v)}" for p, v in fast.items()))
         speedup = scores.get("geomean_speedup")
-        print(f"  geomean speedup {'—' if speedup is None else f'{speedup:.3f}x'}   mean roofline fraction "
-              f"{pct(scores.get('mean_roofline_fraction'))}   coverage {pct(scores.get('coverage'))}")
+        print(
+            f"  geomean speedup {'—' if speedup is None else f'{speedup:.3f}x'}   mean roofline fraction "
+            f"{pct(scores.get('mean_roofline_fraction'))}   coverage {pct(scores.get('coverage'))}"
+        )
     if run.get("url"):
         print(f"  {run['url']}")
 
@@ -44,8 +48,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
     portal = resolve_portal(args.portal)
     args.token = resolve_token(args.token)
     if not args.token:
-        print("arena submit: no API token: run `arena login`, set ARENA_TOKEN or pass --token "
-              f"(make one on {portal}/accounts/token/)", file=sys.stderr)
+        print(
+            "arena submit: no API token: run `arena login`, set ARENA_TOKEN or pass --token "
+            f"(make one on {portal}/accounts/token/)",
+            file=sys.stderr,
+        )
         return 2
     if args.model_run:
         from evaluator.multipart import encode
@@ -53,18 +60,27 @@ def cmd_submit(args: argparse.Namespace) -> int:
         body, ctype = encode({}, {"archive": Path(args.model_run)})
         created = request(f"{portal}/api/model-runs/", args.token, body, ctype)
         url = created.get("url") or f"{portal}/runs/{created['id']}/"
-        print(f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued: {url}",
-              flush=True)
+        print(
+            f"model run {created['id']} accepted: {created.get('attempts_total', '?')} attempts queued: {url}",
+            flush=True,
+        )
         if args.no_follow:
             return 0
         profile = str(created.get("profile") or "")
         if profile and created.get("state") != states.FINISHED and live_workers(portal, profile) == 0:
-            print(unserved_notice(portal, profile, "model run",
-                                  on_cpu='try it on CPU with "hardware": "cpu-gloo-2" in its manifest'),
-                  file=sys.stderr, flush=True)
+            print(
+                unserved_notice(
+                    portal, profile, "model run", on_cpu='try it on CPU with "hardware": "cpu-gloo-2" in its manifest'
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
             if not args.wait:
-                print(f"arena: not waiting for a worker that is not there; follow it on {url}, or submit with --wait "
-                      f"to wait here (up to --timeout seconds)", file=sys.stderr)
+                print(
+                    f"arena: not waiting for a worker that is not there; follow it on {url}, or submit with --wait "
+                    f"to wait here (up to --timeout seconds)",
+                    file=sys.stderr,
+                )
                 return 3
         seen: list[Any] = [None]
 
@@ -74,8 +90,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 seen[0] = done
                 print(f"model run {d['id']}: {done[0]}/{done[1]} attempts done", flush=True)
 
-        final = follow(f"{portal}/api/model-runs/{created['id']}/", args.token,
-                        lambda d: d.get("state") == states.FINISHED, args.timeout, progress)
+        final = follow(
+            f"{portal}/api/model-runs/{created['id']}/",
+            args.token,
+            lambda d: d.get("state") == states.FINISHED,
+            args.timeout,
+            progress,
+        )
         if args.json:
             print(json.dumps(final, indent=2))
         else:
@@ -91,16 +112,20 @@ def cmd_submit(args: argparse.Namespace) -> int:
     unserved = live_workers(portal, args.hardware) == 0
     if unserved:
         print(unserved_notice(portal, args.hardware, "submission"), file=sys.stderr, flush=True)
-    payload = json.dumps({"problem": args.problem, "profile": args.hardware, "filename": path.name,
-                          "source": path.read_text()}).encode()
+    payload = json.dumps(
+        {"problem": args.problem, "profile": args.hardware, "filename": path.name, "source": path.read_text()}
+    ).encode()
     created = request(f"{portal}/api/submissions/", args.token, payload, "application/json")
     url = created.get("url") or f"{portal}/submissions/{created['id']}/"
     print(f"submission {created['id']} queued on {args.hardware}: {url}", flush=True)
     if args.no_follow:
         return 0
     if unserved and not args.wait:
-        print(f"arena: not waiting for a worker that is not there; follow it on {url}, or submit with --wait to "
-              f"wait here (up to --timeout seconds)", file=sys.stderr)
+        print(
+            f"arena: not waiting for a worker that is not there; follow it on {url}, or submit with --wait to "
+            f"wait here (up to --timeout seconds)",
+            file=sys.stderr,
+        )
         return 3
     seen: list[Any] = [None]
 
@@ -109,8 +134,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
             seen[0] = d.get("state")
             print(f"submission {d.get('id', created['id'])}: {seen[0]}", flush=True)
 
-    final = follow(f"{portal}/api/submissions/{created['id']}/", args.token,
-                    lambda d: d.get("state") in states.FINAL_STATES, args.timeout, progress)
+    final = follow(
+        f"{portal}/api/submissions/{created['id']}/",
+        args.token,
+        lambda d: d.get("state") in states.FINAL_STATES,
+        args.timeout,
+        progress,
+    )
     if args.json:
         print(json.dumps(final, indent=2))
     else:
@@ -122,19 +152,27 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     sb = sub.add_parser("submit", help="send a solution or a model run to a portal and follow it to the end")
-    sb.add_argument("--portal", default=None,
-                    help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else "
-                         "http://127.0.0.1:8000)")
-    sb.add_argument("--token", default=None,
-                    help="API token from your account page (default: $ARENA_TOKEN, else the one `arena login` saved)")
+    sb.add_argument(
+        "--portal",
+        default=None,
+        help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else http://127.0.0.1:8000)",
+    )
+    sb.add_argument(
+        "--token",
+        default=None,
+        help="API token from your account page (default: $ARENA_TOKEN, else the one `arena login` saved)",
+    )
     sb.add_argument("--problem")
     sb.add_argument("--solution")
     sb.add_argument("--hardware", default=DEFAULT_PROFILE, choices=sorted(PROFILES))
     sb.add_argument("--model-run", help="a model-run archive (.zip or .tar.gz)")
     sb.add_argument("--no-follow", action="store_true")
-    sb.add_argument("--wait", action="store_true",
-                    help="follow the submission or model run even when no worker serves its profile now (otherwise "
-                         "that is said at once and the command ends with status 3, the upload left queued)")
+    sb.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the submission or model run even when no worker serves its profile now (otherwise "
+        "that is said at once and the command ends with status 3, the upload left queued)",
+    )
     sb.add_argument("--timeout", type=float, default=1800)
     sb.add_argument("--json", action="store_true")
     sb.set_defaults(func=cmd_submit)

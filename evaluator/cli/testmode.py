@@ -44,20 +44,30 @@ def cmd_test(args: argparse.Namespace) -> int:
         from evaluator.multipart import encode
 
         # The file as it is (multipart): one that is not even UTF-8 text still gets its test result.
-        body, ctype = encode({"problem": args.problem, "profile": args.hardware,
-                              "timing": "true" if args.timing else "false"}, {"file": path})
+        body, ctype = encode(
+            {"problem": args.problem, "profile": args.hardware, "timing": "true" if args.timing else "false"},
+            {"file": path},
+        )
         created = request(f"{portal}/api/tests/", token, body, ctype)
         if not args.json:
-            print(f"test {created['id']} {created.get('state', 'queued')} on {args.hardware} at {portal} (unranked)",
-                  flush=True)
+            print(
+                f"test {created['id']} {created.get('state', 'queued')} on {args.hardware} at {portal} (unranked)",
+                flush=True,
+            )
         if created.get("state") != states.FINISHED and live_workers(portal, args.hardware) == 0:
             print(unserved_notice(portal, args.hardware, "test"), file=sys.stderr, flush=True)
             if not args.wait and not args.no_follow:
-                print(f"arena: not waiting for a worker that is not there; follow it on {created['api_url']}, or "
-                      f"pass --wait, or --local to test here", file=sys.stderr)
+                print(
+                    f"arena: not waiting for a worker that is not there; follow it on {created['api_url']}, or "
+                    f"pass --wait, or --local to test here",
+                    file=sys.stderr,
+                )
                 return 3
-        final = created if args.no_follow else follow(created["api_url"], token,
-                                                       lambda d: d.get("state") == states.FINISHED, args.timeout)
+        final = (
+            created
+            if args.no_follow
+            else follow(created["api_url"], token, lambda d: d.get("state") == states.FINISHED, args.timeout)
+        )
         if args.json:
             print(json.dumps(final, indent=2))
         elif final.get("result"):
@@ -76,8 +86,14 @@ def cmd_test(args: argparse.Namespace) -> int:
         print(f"arena test: {why}", file=sys.stderr)
         return 2
     try:
-        spec = testmode.test_spec(problem_id=args.problem, source=path.read_text(), profile=args.hardware,
-                                  device=PROFILES[args.hardware].device, solution_name=path.name, timing=args.timing)
+        spec = testmode.test_spec(
+            problem_id=args.problem,
+            source=path.read_text(),
+            profile=args.hardware,
+            device=PROFILES[args.hardware].device,
+            solution_name=path.name,
+            timing=args.timing,
+        )
         doc = testmode.annotate(evaluate(spec), spec)
     except ValueError as exc:
         print(f"arena: {exc}", file=sys.stderr)
@@ -91,23 +107,33 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ts = sub.add_parser("test", help="an unranked test of a solution: on the portal when you have a token "
-                                     "(--token, ARENA_TOKEN or `arena login`), else here (said so)")
+    ts = sub.add_parser(
+        "test",
+        help="an unranked test of a solution: on the portal when you have a token "
+        "(--token, ARENA_TOKEN or `arena login`), else here (said so)",
+    )
     ts.add_argument("--problem", required=True, help="problem id, e.g. collectives/all_reduce")
     ts.add_argument("--solution", required=True, help="path to the solution .py file")
     ts.add_argument("--hardware", default=DEFAULT_PROFILE, choices=sorted(PROFILES), help="hardware profile")
     ts.add_argument("--timing", action="store_true", help="quick timing (fewer iterations; marked as such)")
-    ts.add_argument("--portal", default=None,
-                    help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else "
-                         "http://127.0.0.1:8000)")
-    ts.add_argument("--token", default=None,
-                    help="API token (default: $ARENA_TOKEN, else the one `arena login` saved); with none, the test "
-                         "runs here")
+    ts.add_argument(
+        "--portal",
+        default=None,
+        help="the portal (default: $ARENA_PORTAL, else the one `arena login` saved, else http://127.0.0.1:8000)",
+    )
+    ts.add_argument(
+        "--token",
+        default=None,
+        help="API token (default: $ARENA_TOKEN, else the one `arena login` saved); with none, the test runs here",
+    )
     ts.add_argument("--local", action="store_true", help="test here, on this machine, even with a token")
     ts.add_argument("--no-follow", action="store_true")
-    ts.add_argument("--wait", action="store_true",
-                    help="follow the test even when no worker serves its profile now (otherwise that is said at "
-                         "once and the command ends with status 3)")
+    ts.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the test even when no worker serves its profile now (otherwise that is said at "
+        "once and the command ends with status 3)",
+    )
     ts.add_argument("--timeout", type=float, default=900)
     ts.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     ts.set_defaults(func=cmd_test)

@@ -60,16 +60,21 @@ def backend_of_source(source: str) -> str | None:
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "BACKEND" for t in node.targets):
             value = node.value
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "BACKEND" \
-                and node.value is not None:
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "BACKEND"
+            and node.value is not None
+        ):
             value = node.value
         else:
             continue
         if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
             raise BackendError(f"BACKEND must be a string literal, one of {', '.join(BACKENDS)}", node.lineno)
         if value.value not in BACKENDS:
-            raise BackendError(f"BACKEND = {value.value!r} is not a backend; choose one of {', '.join(BACKENDS)}",
-                               node.lineno)
+            raise BackendError(
+                f"BACKEND = {value.value!r} is not a backend; choose one of {', '.join(BACKENDS)}", node.lineno
+            )
         if found is not None and found != value.value:
             raise BackendError(f"BACKEND is set twice, to {found!r} and {value.value!r}", node.lineno)
         found = value.value

@@ -52,13 +52,24 @@ COMPARISON_REFRESH = "leaderboard.rankings.jobs.comparison_refresh"
 RUN_SCORE_REFRESH = "leaderboard.rankings.jobs.run_score_refresh"
 
 WORKER_JOBS = frozenset({EVALUATE, PREBUILD, CHECK_PROPOSAL, EVALUATE_TEST})
-WEB_JOBS = frozenset({MARK_RUNNING, RECORD_RESULT, MARK_CHECKING, RECORD_CHECK, TEST_MARK_RUNNING,
-                      TEST_RECORD_RESULT, COMPARISON_REFRESH, RUN_SCORE_REFRESH})
+WEB_JOBS = frozenset(
+    {
+        MARK_RUNNING,
+        RECORD_RESULT,
+        MARK_CHECKING,
+        RECORD_CHECK,
+        TEST_MARK_RUNNING,
+        TEST_RECORD_RESULT,
+        COMPARISON_REFRESH,
+        RUN_SCORE_REFRESH,
+    }
+)
 
 
 @dataclass(frozen=True)
 class JobName:
     """One job: its dotted function path and the queue role that may run it."""
+
     function: str
     role: str  # "worker" or "web"
 

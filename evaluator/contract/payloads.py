@@ -39,13 +39,16 @@ def _spec(v: Any) -> bool:
 
 
 def _files(v: Any) -> bool:
-    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(t, str) and len(t) <= MAX_TEXT
-                                       for k, t in v.items())
+    return isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(t, str) and len(t) <= MAX_TEXT for k, t in v.items()
+    )
 
 
 def _solutions(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(s, dict) and set(s) == {"kind", "filename", "source"}
-                                       and all(isinstance(x, str) for x in s.values()) for s in v)
+    return isinstance(v, list) and all(
+        isinstance(s, dict) and set(s) == {"kind", "filename", "source"} and all(isinstance(x, str) for x in s.values())
+        for s in v
+    )
 
 
 _NONCE = _str(64)

@@ -73,14 +73,25 @@ def _cpu(world_size: int) -> HardwareProfile:
     return HardwareProfile(
         name=f"cpu-gloo-{world_size}",
         description=f"{world_size} CPU processes on one host over gloo; small sizes; for development and CI",
-        world_size=world_size, backend="gloo", device="cpu", preset="small",
+        world_size=world_size,
+        backend="gloo",
+        device="cpu",
+        preset="small",
         # Loopback and DRAM ceilings far above what gloo reaches, so the CPU roofline never rejects honest code.
-        link_gbps=1000.0, hbm_gbps=1000.0, peak_tflops={"float32": 100.0, "float64": 50.0, "bfloat16": 100.0},
+        link_gbps=1000.0,
+        hbm_gbps=1000.0,
+        peak_tflops={"float32": 100.0, "float64": 50.0, "bfloat16": 100.0},
     )
 
 
-_H200_PEAK = {"bfloat16": 989.0, "float16": 989.0, "float8_e4m3fn": 1979.0, "float32": 67.0, "float64": 67.0,
-              "int8": 1979.0}
+_H200_PEAK = {
+    "bfloat16": 989.0,
+    "float16": 989.0,
+    "float8_e4m3fn": 1979.0,
+    "float32": 67.0,
+    "float64": 67.0,
+    "int8": 1979.0,
+}
 _H100_PEAK = dict(_H200_PEAK)
 
 
@@ -88,8 +99,15 @@ def _h200(world_size: int) -> HardwareProfile:
     return HardwareProfile(
         name=f"h200-nvlink-{world_size}",
         description=f"{world_size}× NVIDIA H200 SXM, all pairs NVLink (NV18, 478 GB/s per GPU per direction), NCCL",
-        world_size=world_size, backend="nccl", device="cuda", preset="bench",
-        link_gbps=478.0, hbm_gbps=4800.0, peak_tflops=_H200_PEAK, measured_link_gbps=307.0, link_latency_us=2.0,
+        world_size=world_size,
+        backend="nccl",
+        device="cuda",
+        preset="bench",
+        link_gbps=478.0,
+        hbm_gbps=4800.0,
+        peak_tflops=_H200_PEAK,
+        measured_link_gbps=307.0,
+        link_latency_us=2.0,
     )
 
 
@@ -103,31 +121,61 @@ def _cpu_nodes(nodes: int, ranks_per_node: int) -> HardwareProfile:
     world_size = nodes * ranks_per_node
     return HardwareProfile(
         name=f"cpu-gloo-{nodes}x{ranks_per_node}",
-        description=(f"{world_size} CPU processes on one host over gloo, grouped as {nodes} nodes of {ranks_per_node} "
-                     f"ranks; small sizes; for development and CI of inter-node problems"),
-        world_size=world_size, backend="gloo", device="cpu", preset="small",
-        link_gbps=1000.0, hbm_gbps=1000.0, peak_tflops={"float32": 100.0, "float64": 50.0, "bfloat16": 100.0},
-        nodes=nodes, internode_gbps=1000.0,
+        description=(
+            f"{world_size} CPU processes on one host over gloo, grouped as {nodes} nodes of {ranks_per_node} "
+            f"ranks; small sizes; for development and CI of inter-node problems"
+        ),
+        world_size=world_size,
+        backend="gloo",
+        device="cpu",
+        preset="small",
+        link_gbps=1000.0,
+        hbm_gbps=1000.0,
+        peak_tflops={"float32": 100.0, "float64": 50.0, "bfloat16": 100.0},
+        nodes=nodes,
+        internode_gbps=1000.0,
     )
 
 
 PROFILES: dict[str, HardwareProfile] = {
     p.name: p
     for p in (
-        _cpu(2), _cpu(4), _h200(2), _h200(4), _h200(8),
+        _cpu(2),
+        _cpu(4),
+        _h200(2),
+        _h200(4),
+        _h200(8),
         HardwareProfile(
-            name="h100-nvlink-8", description="8× NVIDIA H100 SXM, NVSwitch (450 GB/s per GPU per direction), NCCL",
-            world_size=8, backend="nccl", device="cuda", preset="bench", link_gbps=450.0, hbm_gbps=3350.0,
-            peak_tflops=_H100_PEAK, link_latency_us=2.0,
+            name="h100-nvlink-8",
+            description="8× NVIDIA H100 SXM, NVSwitch (450 GB/s per GPU per direction), NCCL",
+            world_size=8,
+            backend="nccl",
+            device="cuda",
+            preset="bench",
+            link_gbps=450.0,
+            hbm_gbps=3350.0,
+            peak_tflops=_H100_PEAK,
+            link_latency_us=2.0,
         ),
         _cpu_nodes(2, 2),
         HardwareProfile(
             name="h200-2x4",
-            description=("2 nodes × 4 NVIDIA H200 SXM: NVLink inside a node (NV18, 478 GB/s per GPU per direction); "
-                         "between nodes one 400 Gb/s NIC per GPU (50 GB/s per GPU per direction, an assumption); NCCL"),
-            world_size=8, backend="nccl", device="cuda", preset="bench", link_gbps=478.0, hbm_gbps=4800.0,
-            peak_tflops=_H200_PEAK, measured_link_gbps=307.0, link_latency_us=2.0,
-            nodes=2, internode_gbps=_INTERNODE_GBPS, internode_latency_us=_INTERNODE_LATENCY_US,
+            description=(
+                "2 nodes × 4 NVIDIA H200 SXM: NVLink inside a node (NV18, 478 GB/s per GPU per direction); "
+                "between nodes one 400 Gb/s NIC per GPU (50 GB/s per GPU per direction, an assumption); NCCL"
+            ),
+            world_size=8,
+            backend="nccl",
+            device="cuda",
+            preset="bench",
+            link_gbps=478.0,
+            hbm_gbps=4800.0,
+            peak_tflops=_H200_PEAK,
+            measured_link_gbps=307.0,
+            link_latency_us=2.0,
+            nodes=2,
+            internode_gbps=_INTERNODE_GBPS,
+            internode_latency_us=_INTERNODE_LATENCY_US,
         ),
     )
 }
@@ -145,9 +193,19 @@ class UnknownProfile(ValueError):
 # runs at one rank. Only `arena eval` and the benchmarks reach them; the portal never offers them.
 SMOKE_PROFILES: dict[str, HardwareProfile] = {
     "h200-smoke-1": HardwareProfile(
-        name="h200-smoke-1", description="1× NVIDIA H200, one rank, bench sizes: a smoke test of the evaluator on a "
-        "GPU, not a ranked measurement", world_size=1, backend="nccl", device="cuda", preset="bench",
-        link_gbps=478.0, hbm_gbps=4800.0, peak_tflops=_H200_PEAK, link_latency_us=0.0, smoke=True),
+        name="h200-smoke-1",
+        description="1× NVIDIA H200, one rank, bench sizes: a smoke test of the evaluator on a "
+        "GPU, not a ranked measurement",
+        world_size=1,
+        backend="nccl",
+        device="cuda",
+        preset="bench",
+        link_gbps=478.0,
+        hbm_gbps=4800.0,
+        peak_tflops=_H200_PEAK,
+        link_latency_us=0.0,
+        smoke=True,
+    ),
 }
 
 

@@ -165,12 +165,15 @@ def from_json(data: Any) -> ResultDocument:
         raise ResultDocumentError(f"a result document is a JSON object, not {_kind(data)}")
     unknown = sorted(str(k) for k in data if k not in TOP_LEVEL_KEYS)
     if unknown:
-        raise ResultDocumentError(f"unknown top-level key(s) {', '.join(map(repr, unknown))} (not in schema version "
-                                  f"{RESULT_SCHEMA_VERSION}: evaluator/contract/result.py TOP_LEVEL_KEYS)")
+        raise ResultDocumentError(
+            f"unknown top-level key(s) {', '.join(map(repr, unknown))} (not in schema version "
+            f"{RESULT_SCHEMA_VERSION}: evaluator/contract/result.py TOP_LEVEL_KEYS)"
+        )
     version = data.get("schema_version")
     if not _is_int(version) or not 1 <= version <= RESULT_SCHEMA_VERSION:
-        raise ResultDocumentError(f"schema_version must be a whole number from 1 to {RESULT_SCHEMA_VERSION}, not "
-                                  f"{version!r}")
+        raise ResultDocumentError(
+            f"schema_version must be a whole number from 1 to {RESULT_SCHEMA_VERSION}, not {version!r}"
+        )
     verdict = data.get("verdict")
     if verdict not in _VERDICTS:
         raise ResultDocumentError(f"unknown verdict {verdict!r} (one of {', '.join(sorted(_VERDICTS))})")
@@ -192,9 +195,16 @@ def from_json(data: Any) -> ResultDocument:
             raise ResultDocumentError(f"{key} must be a list or null, not {_kind(data[key])}")
     if data.get("traceback") is not None and not isinstance(data["traceback"], str):
         raise ResultDocumentError(f"traceback must be a string or null, not {_kind(data['traceback'])}")
-    return ResultDocument(schema_version=version, verdict=Verdict(verdict), message=message, failed_ranks=ranks,
-                          problem=_problem(data["problem"]), timing=_timing(data.get("timing")),
-                          roofline=_roofline(data.get("roofline")), raw=data)
+    return ResultDocument(
+        schema_version=version,
+        verdict=Verdict(verdict),
+        message=message,
+        failed_ranks=ranks,
+        problem=_problem(data["problem"]),
+        timing=_timing(data.get("timing")),
+        roofline=_roofline(data.get("roofline")),
+        raw=data,
+    )
 
 
 _VERDICTS = frozenset(v.value for v in Verdict)
@@ -237,8 +247,12 @@ def _problem(section: dict[str, Any]) -> ProblemRef:
     if version is not None and (not _is_int(version) or version < 1):
         raise ResultDocumentError(f"problem.version must be a whole number from 1, not {version!r:.80}")
     content_hash = _text(section, "content_hash", "problem") or _text(section, "hash", "problem")  # "hash": older
-    return ProblemRef(id=_text(section, "id", "problem"), version=version, content_hash=content_hash,
-                      suite=_text(section, "suite", "problem"))
+    return ProblemRef(
+        id=_text(section, "id", "problem"),
+        version=version,
+        content_hash=content_hash,
+        suite=_text(section, "suite", "problem"),
+    )
 
 
 def _side(section: dict[str, Any], key: str) -> SideTiming | None:
@@ -256,8 +270,7 @@ def _interval(value: Any) -> Interval | None:
     if isinstance(value, list) and len(value) == 2:
         pair = {"low": value[0], "high": value[1]}
         return Interval(_number(pair, "low", "timing.speedup_ci"), _number(pair, "high", "timing.speedup_ci"))
-    raise ResultDocumentError(f"timing.speedup_ci must be [low, high], {{\"low\", \"high\"}} or null, not "
-                              f"{value!r:.80}")
+    raise ResultDocumentError(f'timing.speedup_ci must be [low, high], {{"low", "high"}} or null, not {value!r:.80}')
 
 
 def _timing(value: Any) -> Timing | None:
@@ -266,17 +279,26 @@ def _timing(value: Any) -> Timing | None:
     section = _object(value, "timing")
     revision = section.get("protocol_revision")
     if revision is not None and (not _is_int(revision) or not 1 <= revision < 32768):
-        raise ResultDocumentError(f"timing.protocol_revision must be a whole number from 1 to 32767, not "
-                                  f"{revision!r:.80}")
-    return Timing(speedup=_number(section, "speedup", "timing"), speedup_ci=_interval(section.get("speedup_ci")),
-                  baseline=_side(section, "baseline"), solution=_side(section, "solution"),
-                  protocol_revision=revision, speedup_estimator=_text(section, "speedup_estimator", "timing") or "")
+        raise ResultDocumentError(
+            f"timing.protocol_revision must be a whole number from 1 to 32767, not {revision!r:.80}"
+        )
+    return Timing(
+        speedup=_number(section, "speedup", "timing"),
+        speedup_ci=_interval(section.get("speedup_ci")),
+        baseline=_side(section, "baseline"),
+        solution=_side(section, "solution"),
+        protocol_revision=revision,
+        speedup_estimator=_text(section, "speedup_estimator", "timing") or "",
+    )
 
 
 def _roofline(value: Any) -> Roofline | None:
     if value is None:
         return None
     section = _object(value, "roofline")
-    return Roofline(time_us=_number(section, "time_us", "roofline"), bound=_text(section, "bound", "roofline"),
-                    baseline_fraction=_number(section, "baseline_fraction", "roofline"),
-                    solution_fraction=_number(section, "solution_fraction", "roofline"))
+    return Roofline(
+        time_us=_number(section, "time_us", "roofline"),
+        bound=_text(section, "bound", "roofline"),
+        baseline_fraction=_number(section, "baseline_fraction", "roofline"),
+        solution_fraction=_number(section, "solution_fraction", "roofline"),
+    )

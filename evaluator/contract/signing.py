@@ -38,6 +38,7 @@ _held: tuple[str, bytes] | None = None
 
 class WorkerKey(NamedTuple):
     """A key the portal holds: its secret and its roles (None: every role, for a key written without one)."""
+
     secret: str
     roles: frozenset[str] | None
 
@@ -75,20 +76,28 @@ def hold_key(environ: MutableMapping[str, str] | None = None) -> tuple[str, byte
     return _held
 
 
-def sign(kind: str, row_id: int, job_id: str, nonce: str, body: Any,
-         key: tuple[str, bytes] | None = None) -> str:
+def sign(kind: str, row_id: int, job_id: str, nonce: str, body: Any, key: tuple[str, bytes] | None = None) -> str:
     """``v1:<key id>:<hex HMAC>``; raises SignatureError when this process holds no key."""
     key = key or hold_key()
     if key is None:
-        raise SignatureError(f"this worker holds no signing key; set {KEY_ENV} in the worker's environment (the "
-                             f"portal holds the same key in ARENA_WORKER_KEYS)")
+        raise SignatureError(
+            f"this worker holds no signing key; set {KEY_ENV} in the worker's environment (the "
+            f"portal holds the same key in ARENA_WORKER_KEYS)"
+        )
     key_id, secret = key
     digest = hmac.new(secret, message(kind, row_id, job_id, nonce, body), hashlib.sha256).hexdigest()
     return f"{VERSION}:{key_id}:{digest}"
 
 
-def verify(signature: Any, kind: str, row_id: int, job_id: str, nonce: str, body: Any,
-           keys: Mapping[str, WorkerKey | str | bytes]) -> str:
+def verify(
+    signature: Any,
+    kind: str,
+    row_id: int,
+    job_id: str,
+    nonce: str,
+    body: Any,
+    keys: Mapping[str, WorkerKey | str | bytes],
+) -> str:
     """The key id that made ``signature``; raises SignatureError saying why it is refused (also when the key's roles
     do not include ``kind``). A plain string or bytes value is a key of every role."""
     if not isinstance(signature, str) or signature.count(":") != 2:
@@ -101,8 +110,9 @@ def verify(signature: Any, kind: str, row_id: int, job_id: str, nonce: str, body
     if not secret:
         raise SignatureError(f"signed with key {key_id[:40]!r}, which the portal does not hold")
     if not may_sign(roles, kind):
-        raise SignatureError(f"key {key_id!r} has the role {'+'.join(sorted(roles or ()))}, which may not sign "
-                             f"{kind.rsplit('.', 1)[-1]}")
+        raise SignatureError(
+            f"key {key_id!r} has the role {'+'.join(sorted(roles or ()))}, which may not sign {kind.rsplit('.', 1)[-1]}"
+        )
     secret = secret.encode("utf-8") if isinstance(secret, str) else secret
     try:
         expected = hmac.new(secret, message(kind, row_id, job_id, nonce, body), hashlib.sha256).hexdigest()
@@ -126,14 +136,17 @@ def parse_keys(raw: str) -> dict[str, WorkerKey]:
             name, secret = DEFAULT_KEY_ID, item
         key_id, colon, role_list = (part.strip() for part in name.partition(":"))
         if not key_id or not set(key_id) <= KEY_ID_CHARS or not secret.strip():
-            raise ValueError(f"ARENA_WORKER_KEYS: {key_id[:40]!r} is not id:role=key with an id of letters, digits, "
-                             f"_-.")
+            raise ValueError(
+                f"ARENA_WORKER_KEYS: {key_id[:40]!r} is not id:role=key with an id of letters, digits, _-."
+            )
         roles = None
         if colon:
             roles = frozenset(r.strip() for r in role_list.split("+"))
             unknown = sorted(roles - set(ROLES))
             if unknown or not roles:
-                raise ValueError(f"ARENA_WORKER_KEYS: key {key_id!r} names role {'+'.join(unknown)[:40]!r}; the roles "
-                                 f"are {', '.join(ROLES)} (id:role=key, several joined by +)")
+                raise ValueError(
+                    f"ARENA_WORKER_KEYS: key {key_id!r} names role {'+'.join(unknown)[:40]!r}; the roles "
+                    f"are {', '.join(ROLES)} (id:role=key, several joined by +)"
+                )
         keys[key_id] = WorkerKey(secret.strip(), roles)
     return keys

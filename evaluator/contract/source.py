@@ -31,23 +31,26 @@ def solution_problem(source: str, where: str = "The file") -> str | None:
     if not source.strip():
         return f"{where} is empty; upload a Python file that defines `solution`."
     if "\0" in source:
-        line = source[:source.index("\0")].count("\n") + 1
+        line = source[: source.index("\0")].count("\n") + 1
         return f"{where} is not Python source (a NUL byte at line {line}); upload the .py file itself, as text."
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         where_at = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
         shown = f": `{exc.text.strip()}`" if exc.text and exc.text.strip() else ""
-        return (f"{where} is not valid Python: {exc.msg} at {where_at}{shown}. Fix it (`python -m py_compile "
-                f"yourfile.py` checks it) and submit again.")
+        return (
+            f"{where} is not valid Python: {exc.msg} at {where_at}{shown}. Fix it (`python -m py_compile "
+            f"yourfile.py` checks it) and submit again."
+        )
     except (ValueError, RecursionError, MemoryError) as exc:
         return f"{where} cannot be parsed as Python ({type(exc).__name__}); simplify it and submit again."
     asyncs = [n for n in tree.body if isinstance(n, ast.AsyncFunctionDef) and n.name == "solution"]
     if asyncs:
-        return (f"{where}: line {asyncs[0].lineno}: `solution` is async; the evaluator calls it as a plain "
-                f"function.")
+        return f"{where}: line {asyncs[0].lineno}: `solution` is async; the evaluator calls it as a plain function."
     if not defines(tree, "solution"):
-        return (f"{where} defines no top-level `solution`. A solution file must define `def solution(...)` (or bind "
-                f"`solution = ...`) at module level, with the same arguments as the problem's reference (see the "
-                f"problem page).")
+        return (
+            f"{where} defines no top-level `solution`. A solution file must define `def solution(...)` (or bind "
+            f"`solution = ...`) at module level, with the same arguments as the problem's reference (see the "
+            f"problem page)."
+        )
     return None

@@ -29,8 +29,29 @@ ENTRY_MAX_BYTES = 2 * GiB  # one solution's builds (a ThunderKittens build is te
 TOOLS = ("torch_extensions", "triton", "inductor")  # TORCH_EXTENSIONS_DIR, TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR
 # What the tools write: load_inline's sources, build.ninja and ninja's logs, objects and the library, its lock;
 # Triton's kernels in each stage, their metadata and its launcher; Inductor's generated code and libraries.
-PRODUCT_SUFFIXES = (".so", ".o", ".cpp", ".cu", ".cuh", ".c", ".h", ".hpp", ".ninja", ".ninja_deps", ".ninja_log",
-                    ".json", ".cubin", ".ptx", ".ttir", ".ttgir", ".llir", ".source", ".fatbin", ".py", ".lock")
+PRODUCT_SUFFIXES = (
+    ".so",
+    ".o",
+    ".cpp",
+    ".cu",
+    ".cuh",
+    ".c",
+    ".h",
+    ".hpp",
+    ".ninja",
+    ".ninja_deps",
+    ".ninja_log",
+    ".json",
+    ".cubin",
+    ".ptx",
+    ".ttir",
+    ".ttgir",
+    ".llir",
+    ".source",
+    ".fatbin",
+    ".py",
+    ".lock",
+)
 PRODUCT_NAMES = ("build.ninja", ".ninja_deps", ".ninja_log", "lock")
 
 
@@ -184,5 +205,10 @@ def maintain_logged() -> None:
         logger.exception("build cache upkeep failed")
         return
     if done["removed_files"] or done["evicted"]:
-        logger.info("build cache: removed %d non-build item(s), evicted %d entr(ies); %d bytes kept (%.2f s)",
-                    done["removed_files"], done["evicted"], done["bytes"], time.monotonic() - started)
+        logger.info(
+            "build cache: removed %d non-build item(s), evicted %d entr(ies); %d bytes kept (%.2f s)",
+            done["removed_files"],
+            done["evicted"],
+            done["bytes"],
+            time.monotonic() - started,
+        )

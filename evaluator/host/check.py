@@ -21,8 +21,18 @@ from evaluator.host import sandbox
 
 REPO_ROOT = sandbox.PACKAGE_ROOT.parent
 # What runs inside: the check and what it needs of the evaluator (never the host, the jobs' signing key or the portal).
-CHECK_RUNTIME = ("__init__.py", "check_sandbox.py", "problem_check.py", "selfcheck.py", "judge/__init__.py",
-                 "judge/compare.py", "wire.py", "contract/__init__.py", "contract/jobs.py", "contract/result.py")
+CHECK_RUNTIME = (
+    "__init__.py",
+    "check_sandbox.py",
+    "problem_check.py",
+    "selfcheck.py",
+    "judge/__init__.py",
+    "judge/compare.py",
+    "wire.py",
+    "contract/__init__.py",
+    "contract/jobs.py",
+    "contract/result.py",
+)
 PROBLEMS_RUNTIME = ("__init__.py", "registry.py", "common.py")  # the registry and the references' shared helpers
 TIMEOUT_S = 210  # inside the RQ job's limit (portal.contributions.services.CHECK_JOB_TIMEOUT_S = 240)
 TMP_BYTES = 1 << 30
@@ -58,8 +68,9 @@ def _stage(root: Path, category: str, name: str, files: dict[str, str], solution
     return mounts, folder, "/solution/proposal/" + str(folder.relative_to(solution / "proposal"))
 
 
-def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = (),
-                    timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
+def check_sandboxed(
+    category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = (), timeout_s: float = TIMEOUT_S
+) -> dict[str, Any]:
     """The check report of a proposal given as data; the contributor's code never runs outside the sandbox."""
     from evaluator.problem_check import failed_report, judge
 
@@ -72,16 +83,22 @@ def check_sandboxed(category: str, name: str, files: dict[str, str], solutions: 
         mounts, folder, inside = _stage(root, category, name, files, list(solutions))
         env = sandbox.environment(dict(os.environ), "cpu")
         env["PYTHONPATH"] = "/arena:/solution"
-        argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.check_sandbox", inside], env, "cpu",
-                               TMP_BYTES)
+        argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.check_sandbox", inside], env, "cpu", TMP_BYTES)
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s,
-                                  preexec_fn=sandbox.limits("cpu"))
+            done = subprocess.run(
+                argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s, preexec_fn=sandbox.limits("cpu")
+            )
         except subprocess.TimeoutExpired:
-            return failed_report(f"the check ran past its limit of {timeout_s:.0f} s and was stopped (a reference "
-                                 f"that deadlocks or never returns ends here)")
+            return failed_report(
+                f"the check ran past its limit of {timeout_s:.0f} s and was stopped (a reference "
+                f"that deadlocks or never returns ends here)"
+            )
         tail = (done.stdout[-1500:] + done.stderr[-1500:]).decode("utf-8", "replace").strip()
-        report = judge(folder, mounts.io / "out", note=f"the sandbox ended with exit {done.returncode}: {tail[-1500:]}",
-                       started=started)
+        report = judge(
+            folder,
+            mounts.io / "out",
+            note=f"the sandbox ended with exit {done.returncode}: {tail[-1500:]}",
+            started=started,
+        )
     report["sandboxed"] = True
     return report

@@ -68,8 +68,13 @@ def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:
     """Independent secrets for the warm-up, every trial, every timed iteration and the checked positions; the
     solution's ranks never see any of them. A spec that pins a seed (tests) gets a repeatable draw."""
     draw = random.Random(spec.seed).getrandbits if spec.seed is not None else secrets.randbits
-    return {"warm": draw(62), "trials": [draw(62) for _ in range(spec.trials)],
-            "timing": [draw(62) for _ in range(warmup + iterations)], "positions": draw(62), "order": draw(62)}
+    return {
+        "warm": draw(62),
+        "trials": [draw(62) for _ in range(spec.trials)],
+        "timing": [draw(62) for _ in range(warmup + iterations)],
+        "positions": draw(62),
+        "order": draw(62),
+    }
 
 
 def _runtime_dir(workdir: Path) -> Path:
@@ -97,8 +102,9 @@ def _cache_dir(source: str) -> Path:
     return path
 
 
-def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False, *,
-             imported_inner: bool = False) -> dict[str, Any]:
+def evaluate(
+    spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False, *, imported_inner: bool = False
+) -> dict[str, Any]:
     started = time.monotonic()
     doc = empty_document()
     profile = get_profile(spec.profile, allow_smoke=True)
@@ -106,23 +112,40 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     if problem.imported and not imported_inner:
         return suites.evaluate_imported(spec, problem, workdir_parent, keep_workdir)  # its suite's own evaluator
     params = problem.params(profile.preset, spec.params)
-    doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
-                      "suite": problem.suite, "preset": profile.preset, "world_size": profile.world_size,
-                      "params": params}
-    static = static_checks.check(spec.solution_source, multicast_allowed=profile.multicast_allowed,
-                                 filename=spec.solution_name)
-    doc["solution"] = {"name": spec.solution_name, "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
-                       "backend": _solution_backend(spec)}
+    doc["problem"] = {
+        "id": problem.id,
+        "version": problem.version,
+        "content_hash": problem.content_hash,
+        "suite": problem.suite,
+        "preset": profile.preset,
+        "world_size": profile.world_size,
+        "params": params,
+    }
+    static = static_checks.check(
+        spec.solution_source, multicast_allowed=profile.multicast_allowed, filename=spec.solution_name
+    )
+    doc["solution"] = {
+        "name": spec.solution_name,
+        "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
+        "backend": _solution_backend(spec),
+    }
     doc["static_checks"] = static.as_dict()
     doc["flags"].update(_flags({}))  # nothing called yet; replaced by what the ranks called, if they run
-    doc["profile"] = {"name": profile.name, "backend": profile.backend, "device": profile.device,
-                      "world_size": profile.world_size, "nodes": profile.nodes,
-                      "multicast_allowed": profile.multicast_allowed}
+    doc["profile"] = {
+        "name": profile.name,
+        "backend": profile.backend,
+        "device": profile.device,
+        "world_size": profile.world_size,
+        "nodes": profile.nodes,
+        "multicast_allowed": profile.multicast_allowed,
+    }
     if profile.nodes > 1:
         # One host stands in for several: ranks are grouped into nodes and NCCL is told each group is a host of its
         # own (NCCL_HOSTID), so traffic between groups takes its network transport; the figures are not a cluster's.
-        doc["profile"]["simulated_nodes"] = (f"{profile.nodes} nodes of {profile.ranks_per_node} ranks simulated on "
-                                             f"one host; inter-node traffic over NCCL's network transport")
+        doc["profile"]["simulated_nodes"] = (
+            f"{profile.nodes} nodes of {profile.ranks_per_node} ranks simulated on "
+            f"one host; inter-node traffic over NCCL's network transport"
+        )
     refusal = _spec_refusal(spec, problem, profile)
     if refusal:
         verdict = Verdict.INFRA_ERROR if "version" in refusal or "content hash" in refusal else Verdict.REJECTED
@@ -153,8 +176,9 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
     # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
     warm = pool.enabled() and not problem.imported
     held = pool.take(profile) if warm and not needs_build(spec.solution_source) else None
-    workdir = held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-",
-                                                               dir=workdir_parent or workdir_root()))
+    workdir = (
+        held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))
+    )
     ran, own_cache = False, None
     try:
         own_cache = _cache_dir(spec.solution_source)
@@ -183,6 +207,7 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
 
 def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str | None) -> None:
     """Starts the next evaluation's sandboxes for ``profile`` (evaluator/host/pool.py)."""
+
     def start(workdir: Path, cache: Path) -> Session:
         session = _new_session(workdir, profile, timer_path, cache)
         session.start_judges(None, None, (), hold=True)
@@ -195,8 +220,7 @@ def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str |
 def _new_session(workdir: Path, profile: HardwareProfile, timer_path: Path, cache: Path) -> Session:
     """The evaluation's folders in ``workdir`` and the session over them, its sandboxes not yet started."""
     solution_dir = _prepare_workdir(workdir, profile.world_size)
-    return Session(workdir, profile, timer_path, _runtime_dir(workdir), solution_dir, cache,
-                   TMP_BYTES[profile.device])
+    return Session(workdir, profile, timer_path, _runtime_dir(workdir), solution_dir, cache, TMP_BYTES[profile.device])
 
 
 def _solution_backend(spec: EvalSpec) -> str | None:
@@ -211,22 +235,29 @@ def _solution_backend(spec: EvalSpec) -> str | None:
 def _backend_refusal(backend: str | None, profile: HardwareProfile) -> tuple[str, str] | None:
     """(verdict, message) when this worker cannot run a solution of ``backend`` on ``profile``."""
     if backend in backends.GPU_ONLY and profile.device != "cuda":
-        return Verdict.REJECTED.value, (f"the {backend} backend runs on GPU profiles only; profile {profile.name} "
-                                        f"is {profile.device}")
+        return Verdict.REJECTED.value, (
+            f"the {backend} backend runs on GPU profiles only; profile {profile.name} is {profile.device}"
+        )
     if backend == "parallelkittens" and not sandbox.thunderkittens_path():
-        return Verdict.INFRA_ERROR.value, (f"this worker has no ThunderKittens checkout ({backends.THUNDERKITTENS_ENV} "
-                                           f"unset or not a folder with include/kittens.cuh); see "
-                                           f"docs/backends/parallelkittens.md")
+        return Verdict.INFRA_ERROR.value, (
+            f"this worker has no ThunderKittens checkout ({backends.THUNDERKITTENS_ENV} "
+            f"unset or not a folder with include/kittens.cuh); see "
+            f"docs/backends/parallelkittens.md"
+        )
     return None
 
 
 def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) -> str | None:
     if profile.world_size not in problem.world_sizes and not profile.smoke:
-        return (f"{problem.id} supports world sizes {list(problem.world_sizes)}; profile {profile.name} has "
-                f"{profile.world_size}")
+        return (
+            f"{problem.id} supports world sizes {list(problem.world_sizes)}; profile {profile.name} has "
+            f"{profile.world_size}"
+        )
     if spec.problem_version is not None and spec.problem_version != problem.version:
-        return (f"this worker has {problem.id} version {problem.version}, the submission was made against version "
-                f"{spec.problem_version}; update the worker's checkout")
+        return (
+            f"this worker has {problem.id} version {problem.version}, the submission was made against version "
+            f"{spec.problem_version}; update the worker's checkout"
+        )
     if spec.problem_hash is not None and spec.problem_hash != problem.content_hash:
         return f"this worker's copy of {problem.id} differs from the portal's (content hash); update the worker"
     if spec.trials < 1:
@@ -255,28 +286,53 @@ def _prepare_workdir(workdir: Path, world_size: int) -> Path:
     return solution_dir
 
 
-def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: HardwareProfile, params: dict[str, Any],
-         session: Session, iterations: int, warmup: int, *, started_ahead: bool) -> None:
+def _run(
+    doc: dict[str, Any],
+    spec: EvalSpec,
+    problem: Problem,
+    profile: HardwareProfile,
+    params: dict[str, Any],
+    session: Session,
+    iterations: int,
+    warmup: int,
+    *,
+    started_ahead: bool,
+) -> None:
     """The evaluation in ``session``, whose sandboxes were started ahead (and wait to be released) or not yet."""
     world = profile.world_size
     filename = _write_solution(session.solution_dir, spec)
     seeds = _secrets(spec, warmup, iterations)
     limits = spec.timeouts
-    judge_config = {"problem_id": problem.id, "preset": profile.preset, "params": params, "world_size": world,
-                    "backend": profile.backend, "device": profile.device, "seeds": seeds,
-                    "measure_timing": spec.measure_timing, "warmup_iterations": warmup,
-                    "private": str(session.private), "exchange": str(session.io), "timer": str(session.timer_path)}
-    rank_config = {"world_size": world, "backend": profile.backend, "device": profile.device,
-                   "timer": "/arena/_arena_timer.so",
-                   "symm_mem_backend": backends.SYMM_MEM_BACKEND.get(_solution_backend(spec) or "")}
+    judge_config = {
+        "problem_id": problem.id,
+        "preset": profile.preset,
+        "params": params,
+        "world_size": world,
+        "backend": profile.backend,
+        "device": profile.device,
+        "seeds": seeds,
+        "measure_timing": spec.measure_timing,
+        "warmup_iterations": warmup,
+        "private": str(session.private),
+        "exchange": str(session.io),
+        "timer": str(session.timer_path),
+    }
+    rank_config = {
+        "world_size": world,
+        "backend": profile.backend,
+        "device": profile.device,
+        "timer": "/arena/_arena_timer.so",
+        "symm_mem_backend": backends.SYMM_MEM_BACKEND.get(_solution_backend(spec) or ""),
+    }
     trials: list[dict[str, Any]] = []
     calls: dict[str, int] = {}
     try:
         if started_ahead:
             session.release(judge_config, rank_config)
         else:
-            session.start_judges(judge_config, suites_root() if problem.imported else None,
-                                 tuple(imported_problems.read_paths(problem)))
+            session.start_judges(
+                judge_config, suites_root() if problem.imported else None, tuple(imported_problems.read_paths(problem))
+            )
             session.start_sandbox(rank_config)
         session.tell_judges(op="prepare")
         judge_limit = sum(limits.values())
@@ -303,12 +359,22 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
             session.tell_judges(op="check_trial", t=t, nbytes=copied)
             session.wait(session.judges, "trial", limits.get("correctness", 120.0), {"trial": t})
             reports = [p.last("trial") for p in session.judges]
-            trials.append({"trial": t, "ranks": [{"rank": m["rank"], "ok": m["ok"], "error": m["error"],
-                                                  "max_abs_error": m.get("max_abs_error")} for m in reports]})
+            trials.append(
+                {
+                    "trial": t,
+                    "ranks": [
+                        {"rank": m["rank"], "ok": m["ok"], "error": m["error"], "max_abs_error": m.get("max_abs_error")}
+                        for m in reports
+                    ],
+                }
+            )
             gaming = [m for m in reports if m.get("gaming")]
             if gaming:
-                raise Stop(Verdict.REJECTED, f"trial {t}, rank {gaming[0]['rank']}: {gaming[0]['error']}",
-                           [m["rank"] for m in gaming])
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"trial {t}, rank {gaming[0]['rank']}: {gaming[0]['error']}",
+                    [m["rank"] for m in gaming],
+                )
         doc["trials"] = trials
         bad = [(t["trial"], r) for t in trials for r in t["ranks"] if not r["ok"]]
         if bad:
@@ -326,8 +392,11 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
             doc["verdict"] = Verdict.PASSED.value
             doc["message"] = f"correct on {len(trials)} trials × {world} ranks; not timed"
     except Stop as stop:
-        doc["verdict"], doc["message"], doc["failed_ranks"] = stop.verdict, neutral_paths(session, stop.message), \
-            stop.ranks
+        doc["verdict"], doc["message"], doc["failed_ranks"] = (
+            stop.verdict,
+            neutral_paths(session, stop.message),
+            stop.ranks,
+        )
         if stop.traceback:
             doc["traceback"] = neutral_paths(session, trim(stop.traceback, 4000))
         doc["trials"] = trials
@@ -345,17 +414,25 @@ def _run(doc: dict[str, Any], spec: EvalSpec, problem: Problem, profile: Hardwar
         if booted:
             doc["environment"] = booted.get("environment", {})
             if profile.device == "cuda":
-                doc["environment"]["gpus"] = sorted({(p.first("booted") or {}).get("environment", {}).get("gpu")
-                                                     for p in session.ranks} - {None})
-        doc["containment"] = {"sandbox": "bubblewrap", "uid": sandbox.SANDBOX_UID, "network": "loopback only",
-                              "namespaces": ["net", "pid", "ipc", "uts", "mount", "cgroup"],
-                              "judge_separate": True, "judge_sandbox": {"uid": sandbox.JUDGE_UID},
-                              "leftover_processes": session.escaped}
+                doc["environment"]["gpus"] = sorted(
+                    {(p.first("booted") or {}).get("environment", {}).get("gpu") for p in session.ranks} - {None}
+                )
+        doc["containment"] = {
+            "sandbox": "bubblewrap",
+            "uid": sandbox.SANDBOX_UID,
+            "network": "loopback only",
+            "namespaces": ["net", "pid", "ipc", "uts", "mount", "cgroup"],
+            "judge_separate": True,
+            "judge_sandbox": {"uid": sandbox.JUDGE_UID},
+            "leftover_processes": session.escaped,
+        }
         doc["flags"].update(_flags(calls))
     if session.escaped and doc["verdict"] not in (Verdict.INFRA_ERROR.value,):
         doc["verdict"], doc["failed_ranks"] = Verdict.REJECTED.value, []
-        doc["message"] = (f"the solution left {len(session.escaped)} process(es) running in the sandbox after the "
-                          f"evaluation ended (killed): {session.escaped[0]}")
+        doc["message"] = (
+            f"the solution left {len(session.escaped)} process(es) running in the sandbox after the "
+            f"evaluation ended (killed): {session.escaped[0]}"
+        )
 
 
 def _call(session: Session, name: str, phase: str, limit_s: float) -> list[int | None]:
@@ -365,8 +442,7 @@ def _call(session: Session, name: str, phase: str, limit_s: float) -> list[int |
     session.tell_judges(op="show", name=name)
     session.wait(session.judges, "shown", limit_s, {"name": name})
     trial = name.startswith("t")
-    session.command_ranks(compiled_timer.CALL, int(name[1:]) if trial else 0,
-                          compiled_timer.TRIAL_FLAG if trial else 0)
+    session.command_ranks(compiled_timer.CALL, int(name[1:]) if trial else 0, compiled_timer.TRIAL_FLAG if trial else 0)
     session.wait(session.ranks, "called", limit_s, {"name": name})
     session.freeze_ranks()
     copied = _take_outputs(session, "called", {"name": name})
@@ -379,31 +455,49 @@ def _check_returned(session: Session, kind: str, what: str) -> None:
     for p in session.ranks:
         m = p.last(kind) or {}
         if m.get("multicast_changed"):
-            raise Stop(Verdict.REJECTED,
-                       f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
-                       f"environment ({what}); NVLink multicast stays off on shared hosts", [p.rank])
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {p.rank}: the solution changed {m['multicast_changed'][0]} in the process "
+                f"environment ({what}); NVLink multicast stays off on shared hosts",
+                [p.rank],
+            )
         if m.get("inputs_swapped"):
-            raise Stop(Verdict.REJECTED,
-                       f"rank {p.rank}, {what}: {m['inputs_swapped'][0]} no longer owns the storage it "
-                       f"was given (Tensor.set_, a .data swap or a resize): a solution reads its inputs "
-                       f"where they are, and must not re-point them", [p.rank])
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {p.rank}, {what}: {m['inputs_swapped'][0]} no longer owns the storage it "
+                f"was given (Tensor.set_, a .data swap or a resize): a solution reads its inputs "
+                f"where they are, and must not re-point them",
+                [p.rank],
+            )
         if m.get("signals_changed"):
-            raise Stop(Verdict.REJECTED,
-                       f"rank {p.rank}, {what}: the solution installed a handler for "
-                       f"{m['signals_changed'][0]}; signal handlers belong to the evaluator (a handler "
-                       f"runs code outside the solution's timed calls)", [p.rank])
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {p.rank}, {what}: the solution installed a handler for "
+                f"{m['signals_changed'][0]}; signal handlers belong to the evaluator (a handler "
+                f"runs code outside the solution's timed calls)",
+                [p.rank],
+            )
         if m.get("subclasses"):
-            raise Stop(Verdict.REJECTED,
-                       f"rank {p.rank}, {what}: {m['subclasses'][0]}, a tensor subclass: outputs must be "
-                       f"plain torch.Tensor objects (a subclass can change how it is compared)", [p.rank])
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {p.rank}, {what}: {m['subclasses'][0]}, a tensor subclass: outputs must be "
+                f"plain torch.Tensor objects (a subclass can change how it is compared)",
+                [p.rank],
+            )
         if m.get("aliases"):
-            raise Stop(Verdict.REJECTED,
-                       f"rank {p.rank}, {what}: {m['aliases'][0]}; outputs must be new tensors, never "
-                       f"an input or another output", [p.rank])
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {p.rank}, {what}: {m['aliases'][0]}; outputs must be new tensors, never "
+                f"an input or another output",
+                [p.rank],
+            )
         for k, dev in enumerate(m.get("devices") or []):
             if dev is not None and not str(dev).startswith(device):
-                raise Stop(Verdict.WRONG_OUTPUT, f"rank {p.rank}, {what}: output {k} is on {dev}, expected the rank's "
-                                                 f"{device} device", [p.rank])
+                raise Stop(
+                    Verdict.WRONG_OUTPUT,
+                    f"rank {p.rank}, {what}: output {k} is on {dev}, expected the rank's {device} device",
+                    [p.rank],
+                )
 
 
 def _time(session: Session, iterations: int, warmup: int, limit_s: float, order: random.Random) -> Windows:
@@ -463,14 +557,21 @@ def _one_spin(session: Session, warmup: int) -> float:
     spin's nominal length from each side's window while the kernel runs for however long the GPU's clock makes it.
     A solution whose launch path is longer than the baseline's has the difference inside its events."""
     cuda = session.profile.device == "cuda"
-    judged = [float(m["launch_us"]) for p in session.judges for m in p.messages
-              if m.get("kind") == "baselined" and isinstance(m.get("i"), int) and m["i"] < warmup and
-              isinstance(m.get("launch_us"), (int, float))]
+    judged = [
+        float(m["launch_us"])
+        for p in session.judges
+        for m in p.messages
+        if m.get("kind") == "baselined"
+        and isinstance(m.get("i"), int)
+        and m["i"] < warmup
+        and isinstance(m.get("launch_us"), (int, float))
+    ]
     return spin_us(judged, cuda)
 
 
-def _time_solution(session: Session, windows: Windows, i: int, record: bool,
-                   limit_s: float) -> tuple[float, list[int | None]]:
+def _time_solution(
+    session: Session, windows: Windows, i: int, record: bool, limit_s: float
+) -> tuple[float, list[int | None]]:
     """The solution's window of iteration ``i`` by the host's clock, and how many bytes of each rank's outputs the
     host copied out for the judge (None for a rank with nothing to copy). The window opens before the judge writes
     the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
@@ -510,8 +611,9 @@ def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -
 
 def _replied(peers: list, kind: str, i: int) -> float:
     """When the last of ``peers`` reported ``kind`` for iteration ``i``, by the host's clock."""
-    return max(next(m["received"] for m in reversed(p.messages) if m.get("kind") == kind and m.get("i") == i)
-               for p in peers)
+    return max(
+        next(m["received"] for m in reversed(p.messages) if m.get("kind") == kind and m.get("i") == i) for p in peers
+    )
 
 
 def _take_outputs(session: Session, kind: str, match: dict[str, Any]) -> list[int | None]:
@@ -522,13 +624,22 @@ def _take_outputs(session: Session, kind: str, match: dict[str, Any]) -> list[in
     missing."""
     copied: list[int | None] = []
     for p in session.ranks:
-        claimed = next((m.get("nbytes") for m in reversed(p.messages) if m.get("kind") == kind and
-                        all(m.get(k) == v for k, v in match.items())), None)
+        claimed = next(
+            (
+                m.get("nbytes")
+                for m in reversed(p.messages)
+                if m.get("kind") == kind and all(m.get(k) == v for k, v in match.items())
+            ),
+            None,
+        )
         n = None
         if isinstance(claimed, int) and claimed > 0:
             try:
-                n = copy_plain_file(session.io / f"r{p.rank}" / wire.OUT_SLOT,
-                                    session.private / f"r{p.rank}" / wire.RETURNED_SLOT, claimed)
+                n = copy_plain_file(
+                    session.io / f"r{p.rank}" / wire.OUT_SLOT,
+                    session.private / f"r{p.rank}" / wire.RETURNED_SLOT,
+                    claimed,
+                )
             except OSError:
                 n = None
         copied.append(n)
@@ -571,9 +682,12 @@ def _boot_events(session: Session) -> None:
     the evaluation's start on the host's clock): where the set-up's time goes."""
     booted = [p.first("booted") for p in session.ranks]
     for step in ("process_group_s", "runtime_warmed_s"):
-        at = [m["received"] - session.started - m["boot_steps"]["ready_s"] + m["boot_steps"][step] for m in booted
-              if isinstance((m or {}).get("boot_steps"), dict) and
-              all(isinstance(m["boot_steps"].get(k), (int, float)) for k in (step, "ready_s"))]
+        at = [
+            m["received"] - session.started - m["boot_steps"]["ready_s"] + m["boot_steps"][step]
+            for m in booted
+            if isinstance((m or {}).get("boot_steps"), dict)
+            and all(isinstance(m["boot_steps"].get(k), (int, float)) for k in (step, "ready_s"))
+        ]
         if at:
             session.events[f"sandbox_{step.removesuffix('_s')}"] = round(max(at), 3)
 
@@ -585,9 +699,11 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     wrong = [m for p in session.judges for m in p.messages if m.get("kind") == "timed" and not m.get("ok")]
     if wrong:
         m = wrong[0]
-        return {}, (f"outputs produced while being timed were wrong although the correctness trials passed (rank "
-                    f"{m['rank']}, iteration {m['i'] - warmup}: {m['error']}): results that depend on being timed, "
-                    f"cached from earlier calls, or left running on another stream are not allowed")
+        return {}, (
+            f"outputs produced while being timed were wrong although the correctness trials passed (rank "
+            f"{m['rank']}, iteration {m['i'] - warmup}: {m['error']}): results that depend on being timed, "
+            f"cached from earlier calls, or left running on another stream are not allowed"
+        )
     baselines = [p.last("baseline") for p in session.judges]
     base = stats.slowest_rank([b["times_us"] for b in baselines])
     sol = stats.slowest_rank([[s[0] for s in p.samples.samples[warmup:]] for p in session.ranks])
@@ -597,46 +713,62 @@ def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, 
     # The solution's ranks ran only inside their windows: stopped between them (Session.freeze_ranks), and the CPU
     # they used while stopped, which is none when every stop held.
     clock["ranks_stopped_between_windows"] = {
-        "stops": session.freezes, "cpu_ms_while_stopped": round(session.frozen_ticks * 1e3 / os.sysconf("SC_CLK_TCK"))}
+        "stops": session.freezes,
+        "cpu_ms_while_stopped": round(session.frozen_ticks * 1e3 / os.sysconf("SC_CLK_TCK")),
+    }
     by_host = session.profile.device == "cpu"
-    early = [i for i in windows.solution if i >= warmup and i in windows.solution_staged and
-             windows.solution[i] <= windows.solution_staged[i]]
+    early = [
+        i
+        for i in windows.solution
+        if i >= warmup and i in windows.solution_staged and windows.solution[i] <= windows.solution_staged[i]
+    ]
     if early:
         # A reply cannot end a window before its command: the host asks for it only once the inputs are written.
-        return {}, (f"timed iteration {early[0] - warmup}: the ranks' reply came before their inputs were written; "
-                    f"a solution must not write to the evaluator's report channel")
+        return {}, (
+            f"timed iteration {early[0] - warmup}: the ranks' reply came before their inputs were written; "
+            f"a solution must not write to the evaluator's report channel"
+        )
     if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
         clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}
         base, sol = host_clock.window_figures(windows, warmup)
         if not base:
             return {}, "the host's clock has no window for every timed iteration"
     sp = stats.speedup(base, sol)
-    clock["steps_median_us"] = {"solution": _step_claims(session.ranks, ("timed",), warmup),
-                                "baseline": _step_claims(session.judges, ("baselined",), warmup),
-                                "judge_between": _step_claims(session.judges, ("fed", "timed"), warmup),
-                                "note": "each process's own account of its steps inside the window: a diagnosis, "
-                                        "not a figure the check uses"}
+    clock["steps_median_us"] = {
+        "solution": _step_claims(session.ranks, ("timed",), warmup),
+        "baseline": _step_claims(session.judges, ("baselined",), warmup),
+        "judge_between": _step_claims(session.judges, ("fed", "timed"), warmup),
+        "note": "each process's own account of its steps inside the window: a diagnosis, not a figure the check uses",
+    }
     method = baselines[0]["method"]
     timing: dict[str, Any] = {
-        "method": method, "protocol_revision": TIMING_PROTOCOL_REVISION,
-        "figure": "device time per call, slowest rank per iteration, median over iterations" if not by_host else
-                  "host time per call by the host's own clock alone (each side's window from its command to its "
-                  "last rank's reply, less the judge's staging of its inputs; no in-process sample), median over "
-                  "iterations; coarse: CPU profiles test the whole pipeline, their speedups say nothing about GPU "
-                  "kernels",
-        "spin_us": baselines[0].get("spin_us", 0.0), "iterations": len(base),
-        "baseline": stats.summarize(base), "solution": stats.summarize(sol),
-        "speedup": sp["speedup"], "speedup_ci": [sp["ci_low"], sp["ci_high"]], "speedup_uncertainty": sp["uncertainty"],
+        "method": method,
+        "protocol_revision": TIMING_PROTOCOL_REVISION,
+        "figure": "device time per call, slowest rank per iteration, median over iterations"
+        if not by_host
+        else "host time per call by the host's own clock alone (each side's window from its command to its "
+        "last rank's reply, less the judge's staging of its inputs; no in-process sample), median over "
+        "iterations; coarse: CPU profiles test the whole pipeline, their speedups say nothing about GPU "
+        "kernels",
+        "spin_us": baselines[0].get("spin_us", 0.0),
+        "iterations": len(base),
+        "baseline": stats.summarize(base),
+        "solution": stats.summarize(sol),
+        "speedup": sp["speedup"],
+        "speedup_ci": [sp["ci_low"], sp["ci_high"]],
+        "speedup_uncertainty": sp["uncertainty"],
         "speedup_estimator": "median of per-iteration ratios; iteration i of the baseline (timed in the judge's "
-                             "processes) and of the solution (timed in the sandbox) ran on the same inputs",
+        "processes) and of the solution (timed in the sandbox) ran on the same inputs",
         "ratio_of_medians": sp["ratio_of_medians"],
         "launch_cpu_us": {
             "baseline": stats.summarize(stats.slowest_rank([b["launch_us"] for b in baselines]))["median_us"],
-            "solution": stats.summarize(stats.slowest_rank(
-                [[s[1] for s in p.samples.samples[warmup:]] for p in session.ranks]))["median_us"]},
+            "solution": stats.summarize(
+                stats.slowest_rank([[s[1] for s in p.samples.samples[warmup:]] for p in session.ranks])
+            )["median_us"],
+        },
         "rechecked_outputs": sum(1 for p in session.judges for m in p.messages if m.get("kind") == "timed"),
         "timer": "compiled (evaluator/timer/_engine.cpp): every call's path from its inputs to its outputs, samples "
-                 "keyed by the engine, read by the host",
+        "keyed by the engine, read by the host",
         "graph": {"available": False, "reason": "CUDA-graph figures are not taken under the separated judge"},
         "host_clock": clock,
     }
@@ -665,18 +797,24 @@ def _finish_timing(doc: dict[str, Any], problem: Problem, profile: HardwareProfi
     doc["roofline"] = roof
     doc["flags"]["suspicious_speedup"] = doc["timing"]["speedup"] > SUSPICIOUS_SPEEDUP
     if rf.impossible(roof["time_us"], sol_us):
-        raise Stop(Verdict.REJECTED,
-                   f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the {profile.name} "
-                   f"hardware allows for this problem ({roof['bound']}-bound): physically impossible, so "
-                   f"the work was not all done or not all timed")
+        raise Stop(
+            Verdict.REJECTED,
+            f"measured {sol_us:.2f} µs, below the {roof['time_us']:.2f} µs that the {profile.name} "
+            f"hardware allows for this problem ({roof['bound']}-bound): physically impossible, so "
+            f"the work was not all done or not all timed",
+        )
     doc["verdict"] = Verdict.PASSED.value
     if profile.device == "cpu":
         # A CPU profile tests the whole pipeline; its coarse host-clock ratio is in the document, never a headline.
-        doc["message"] = (f"correct on {len(doc['trials'])} trials × {profile.world_size} ranks; timed on a CPU "
-                          f"profile, which tests the pipeline: no speedup is computed for ranking")
+        doc["message"] = (
+            f"correct on {len(doc['trials'])} trials × {profile.world_size} ranks; timed on a CPU "
+            f"profile, which tests the pipeline: no speedup is computed for ranking"
+        )
         return
-    doc["message"] = (f"correct on {len(doc['trials'])} trials × {profile.world_size} ranks; "
-                      f"{doc['timing']['speedup']:.3f}× the baseline (± {doc['timing']['speedup_uncertainty']:.3f})")
+    doc["message"] = (
+        f"correct on {len(doc['trials'])} trials × {profile.world_size} ranks; "
+        f"{doc['timing']['speedup']:.3f}× the baseline (± {doc['timing']['speedup_uncertainty']:.3f})"
+    )
 
 
 def _note(calls: dict[str, int], session: Session, kind: str) -> None:
@@ -691,8 +829,9 @@ def _note(calls: dict[str, int], session: Session, kind: str) -> None:
 # Dispatcher operators of point-to-point communication and of synchronisation only; every other operator the engine
 # counts (c10d::, _c10d_functional::, symm_mem::) moves data between ranks collectively.
 _POINT_TO_POINT_OPS = frozenset({"send", "recv", "recv_any_source", "batch_isend_irecv"})
-_NOT_COMMUNICATION_OPS = frozenset({"barrier", "monitored_barrier", "wait_tensor", "wait", "rendezvous",
-                                    "empty", "set_backend"})
+_NOT_COMMUNICATION_OPS = frozenset(
+    {"barrier", "monitored_barrier", "wait_tensor", "wait", "rendezvous", "empty", "set_backend"}
+)
 
 
 def _flags(calls: dict[str, int]) -> dict[str, Any]:
@@ -701,10 +840,15 @@ def _flags(calls: dict[str, int]) -> dict[str, Any]:
     base = {n: n.split("::")[-1].strip("_") for n in calls}
     p2p = sorted({b for b in base.values() if b in _POINT_TO_POINT_OPS})
     collectives = sorted({b for b in base.values() if b not in _POINT_TO_POINT_OPS and b not in _NOT_COMMUNICATION_OPS})
-    return {"uses_nccl": bool(collectives or p2p), "nccl_calls": collectives, "point_to_point_calls": p2p,
-            "uses_collectives_api": bool(collectives), "communication_calls": calls,
-            "communication_source": "counted at run time inside the sandbox, from the dispatcher's operators "
-                                    "(c10d, functional collectives, symmetric memory)"}
+    return {
+        "uses_nccl": bool(collectives or p2p),
+        "nccl_calls": collectives,
+        "point_to_point_calls": p2p,
+        "uses_collectives_api": bool(collectives),
+        "communication_calls": calls,
+        "communication_source": "counted at run time inside the sandbox, from the dispatcher's operators "
+        "(c10d, functional collectives, symmetric memory)",
+    }
 
 
 def _logs(session: Session) -> dict[str, str]:
@@ -712,8 +856,9 @@ def _logs(session: Session) -> dict[str, str]:
     for r in range(session.world_size):
         try:
             # Written by the rank, and its folder is the sandbox's: opened as a plain file or not at all.
-            out[f"rank{r}"] = neutral_paths(session, trim(wire.read_plain_text(session.io / f"r{r}" / "log.txt",
-                                                                               LOG_LIMIT, LOG_LIMIT)))
+            out[f"rank{r}"] = neutral_paths(
+                session, trim(wire.read_plain_text(session.io / f"r{r}" / "log.txt", LOG_LIMIT, LOG_LIMIT))
+            )
         except (OSError, ValueError):
             out[f"rank{r}"] = ""
     try:
@@ -729,9 +874,15 @@ def neutral_paths(session: Session, text: str) -> str:
     """``text`` with the host's own folders of this evaluation named as the sandbox names them: a rank can print its
     mount table (/proc/self/mountinfo), whose sources are host paths (the evaluation's folder, the build cache), and
     no host path belongs in a result."""
-    pairs = [(session.cache, "/cache"), (session.io, "/io"), (session.solution_dir, "/solution"),
-             (session.runtime, "/arena"), (session.workdir, "<evaluation>"),
-             (session.workdir.parent, "<evaluations>"), (session.cache.parent, "<caches>")]
+    pairs = [
+        (session.cache, "/cache"),
+        (session.io, "/io"),
+        (session.solution_dir, "/solution"),
+        (session.runtime, "/arena"),
+        (session.workdir, "<evaluation>"),
+        (session.workdir.parent, "<evaluations>"),
+        (session.cache.parent, "<caches>"),
+    ]
     # Every bind of a sandbox whose host source differs from where the sandbox sees it (its first process's command
     # line, readable inside, holds them), and the host's PATH it was given.
     for proc in ([session.box] if session.box else []) + list(session.judge_procs):

@@ -18,8 +18,9 @@ def remove_tree(path: Path) -> None:
         return
     rm = shutil.which("rm")
     if rm is not None:
-        done = subprocess.run([rm, "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run(
+            [rm, "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True, check=False
+        )
         if done.returncode == 0:
             return
         logger.warning("could not remove %s: %s", path, done.stderr.strip()[:500])

@@ -46,6 +46,7 @@ def allowance_us(baseline_overheads: list[float], device: str) -> float:
 class Windows:
     """Per timed iteration, µs by the host's clock from showing a side its inputs to that side's reply; and the
     spin each side put in front of its calls (device time inside the window that no sample contains)."""
+
     baseline: dict[int, float] = field(default_factory=dict)
     solution: dict[int, float] = field(default_factory=dict)
     baseline_spin_us: float = 0.0
@@ -61,8 +62,9 @@ class Windows:
         self.loop_ms[step] = self.loop_ms.get(step, 0.0) + (now - since) * 1e3
 
 
-def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[float], warmup: int,
-                device: str) -> tuple[dict[str, Any], str | None]:
+def cross_check(
+    windows: Windows, baseline_us: list[float], solution_us: list[float], warmup: int, device: str
+) -> tuple[dict[str, Any], str | None]:
     """Returns the host-clock summary for the result document and, when the solution's samples account for too
     little of what the host saw, the reason to reject it."""
     recorded = sorted(i for i in windows.solution if i >= warmup)
@@ -81,20 +83,27 @@ def cross_check(windows: Windows, baseline_us: list[float], solution_us: list[fl
         # loaded host stretched (an honest all-reduce once read 3.3 ms unaccounted on two busy cores): it allows at
         # least a whole baseline window per call.
         allowance = max(allowance, median(base_window))
-    summary = {"checked": True, "solution_window_us": median(sol_window), "baseline_window_us": median(base_window),
-               "solution_overhead_us": sol_over, "baseline_overhead_us": base_over,
-               "unaccounted_us": unaccounted, "allowance_us": allowance,
-               "solution_staging_us": _median_of(windows.solution_staged, recorded),
-               "baseline_staging_us": _median_of(windows.baseline_staged, recorded),
-               "loop_ms_per_iteration": {k: round(v / max(1, len(windows.solution)), 3)
-                                         for k, v in windows.loop_ms.items()}}
+    summary = {
+        "checked": True,
+        "solution_window_us": median(sol_window),
+        "baseline_window_us": median(base_window),
+        "solution_overhead_us": sol_over,
+        "baseline_overhead_us": base_over,
+        "unaccounted_us": unaccounted,
+        "allowance_us": allowance,
+        "solution_staging_us": _median_of(windows.solution_staged, recorded),
+        "baseline_staging_us": _median_of(windows.baseline_staged, recorded),
+        "loop_ms_per_iteration": {k: round(v / max(1, len(windows.solution)), 3) for k, v in windows.loop_ms.items()},
+    }
     if unaccounted <= allowance:
         return summary, None
-    return summary, (f"the timer's samples account for {unaccounted:.0f} µs per call less of the solution's time "
-                     f"than the host's clock saw, beyond the baseline's overhead (allowed: {allowance:.0f} µs): work "
-                     f"the solution does in its windows outside its calls (threads, handlers) or samples it writes "
-                     f"itself; a solution's work belongs inside its call, and it must not write to the evaluator's "
-                     f"timer")
+    return summary, (
+        f"the timer's samples account for {unaccounted:.0f} µs per call less of the solution's time "
+        f"than the host's clock saw, beyond the baseline's overhead (allowed: {allowance:.0f} µs): work "
+        f"the solution does in its windows outside its calls (threads, handlers) or samples it writes "
+        f"itself; a solution's work belongs inside its call, and it must not write to the evaluator's "
+        f"timer"
+    )
 
 
 def window_figures(windows: Windows, warmup: int) -> tuple[list[float], list[float]]:
@@ -105,11 +114,15 @@ def window_figures(windows: Windows, warmup: int) -> tuple[list[float], list[flo
     a forgery. What is left in each is the call and the side's own command-and-reply path (the rank's compiled loop,
     the judge's Python one, which is the slower), so identical code reads at or slightly above 1 on CPU profiles."""
     recorded = sorted(i for i in windows.solution if i >= warmup)
-    if not recorded or any(i not in windows.baseline or i not in windows.baseline_staged or
-                           i not in windows.solution_staged for i in recorded):
+    if not recorded or any(
+        i not in windows.baseline or i not in windows.baseline_staged or i not in windows.solution_staged
+        for i in recorded
+    ):
         return [], []
-    return ([max(1.0, windows.baseline[i] - windows.baseline_staged[i]) for i in recorded],
-            [max(1.0, windows.solution[i] - windows.solution_staged[i]) for i in recorded])
+    return (
+        [max(1.0, windows.baseline[i] - windows.baseline_staged[i]) for i in recorded],
+        [max(1.0, windows.solution[i] - windows.solution_staged[i]) for i in recorded],
+    )
 
 
 def _median_of(values: dict[int, float], recorded: list[int]) -> float | None:

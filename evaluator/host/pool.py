@@ -50,15 +50,19 @@ def enable() -> None:
 def take(profile: HardwareProfile) -> Held | None:
     """The pair held for ``profile`` (it is no longer held), or None."""
     held = _held.pop(profile.name, None)
-    if held is not None and (held.session.box is None or held.session.box.poll() is not None or
-                             any(p.poll() is not None for p in held.session.judge_procs)):
+    if held is not None and (
+        held.session.box is None
+        or held.session.box.poll() is not None
+        or any(p.poll() is not None for p in held.session.judge_procs)
+    ):
         discard(held)  # it ended while waiting (the host killed it, say)
         return None
     return held
 
 
-def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workdir_parent: str | None,
-         cache_root: Path) -> None:
+def hold(
+    profile: HardwareProfile, start: Callable[[Path, Path], Session], workdir_parent: str | None, cache_root: Path
+) -> None:
     """Starts the next evaluation's pair for ``profile`` with ``start(workdir, cache)``, unless one is held."""
     if profile.name in _held:
         return

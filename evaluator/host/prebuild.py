@@ -53,15 +53,32 @@ def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, An
         (workdir / "timer").write_bytes(b"")
         env = sandbox.environment({}, "cpu")
         env.update({"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": CUDA_ARCH})
-        mounts = sandbox.Mounts(_runtime_dir(workdir), workdir / "timer", workdir / "solution", workdir / "io",
-                                _cache_dir(spec.solution_source))
+        mounts = sandbox.Mounts(
+            _runtime_dir(workdir),
+            workdir / "timer",
+            workdir / "solution",
+            workdir / "io",
+            _cache_dir(spec.solution_source),
+        )
         argv = sandbox.command(mounts, [sys.executable, "-c", _IMPORT_ONLY], env, "cpu", 4 << 30)
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, start_new_session=True,
-                                  preexec_fn=sandbox.limits("cuda"))
+            proc = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                start_new_session=True,
+                preexec_fn=sandbox.limits("cuda"),
+            )
         except subprocess.TimeoutExpired:
-            return {"built": False, "reason": f"build passed {timeout_s:.0f} s; the evaluation will try again",
-                    "seconds": round(time.monotonic() - started, 2)}
-    return {"built": proc.returncode == 0, "seconds": round(time.monotonic() - started, 2),
-            "log": trim(proc.stdout + proc.stderr, 4000),
-            "reason": "" if proc.returncode == 0 else "import failed without a GPU; the evaluation will build it"}
+            return {
+                "built": False,
+                "reason": f"build passed {timeout_s:.0f} s; the evaluation will try again",
+                "seconds": round(time.monotonic() - started, 2),
+            }
+    return {
+        "built": proc.returncode == 0,
+        "seconds": round(time.monotonic() - started, 2),
+        "log": trim(proc.stdout + proc.stderr, 4000),
+        "reason": "" if proc.returncode == 0 else "import failed without a GPU; the evaluation will build it",
+    }

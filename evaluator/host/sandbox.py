@@ -42,19 +42,65 @@ PROBLEMS_ROOT = PACKAGE_ROOT.parent / "problems"
 JUDGE_CODE = "/judge"  # inside the judge's sandbox: evaluator/ and problems/
 GiB = 1 << 30
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
-RUNTIME_FILES = ("__init__.py", "wire.py", "timer/__init__.py", "timer/protocol.py", "timer/spin.py",
-                 "rank/__init__.py", "rank/spawn.py", "rank/worker.py", "rank/backends/__init__.py",
-                 "rank/backends/parallelkittens.py", "rank/backends/nvshmem.py")
+RUNTIME_FILES = (
+    "__init__.py",
+    "wire.py",
+    "timer/__init__.py",
+    "timer/protocol.py",
+    "timer/spin.py",
+    "rank/__init__.py",
+    "rank/spawn.py",
+    "rank/worker.py",
+    "rank/backends/__init__.py",
+    "rank/backends/parallelkittens.py",
+    "rank/backends/nvshmem.py",
+)
 # ... and the backends' helpers that ``rank/backends`` re-exports, defined in problems/ so known answers may import them
 # too: nothing else of problems/ (no registry, no reference).
 PROBLEMS_RUNTIME_FILES = ("__init__.py", "backends/__init__.py", "backends/parallelkittens.py", "backends/nvshmem.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt/nvidia")
-ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
-             "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/localtime", "/etc/os-release")
+ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/localtime",
+    "/etc/os-release",
+)
 # Compilers and build tools a solution's set-up may run (load_inline, Triton); by their installed paths.
-TOOLCHAIN = ("nvcc", "ptxas", "cicc", "fatbinary", "nvlink", "cudafe++", "ninja", "cc", "c++", "gcc", "g++",
-             "x86_64-linux-gnu-gcc-12", "x86_64-linux-gnu-g++-12", "cc1", "cc1plus", "collect2", "as", "ld",
-             "ld.bfd", "ld.gold", "sh", "dash", "bash", "ldconfig", "ldconfig.real", "uname", "which")
+TOOLCHAIN = (
+    "nvcc",
+    "ptxas",
+    "cicc",
+    "fatbinary",
+    "nvlink",
+    "cudafe++",
+    "ninja",
+    "cc",
+    "c++",
+    "gcc",
+    "g++",
+    "x86_64-linux-gnu-gcc-12",
+    "x86_64-linux-gnu-g++-12",
+    "cc1",
+    "cc1plus",
+    "collect2",
+    "as",
+    "ld",
+    "ld.bfd",
+    "ld.gold",
+    "sh",
+    "dash",
+    "bash",
+    "ldconfig",
+    "ldconfig.real",
+    "uname",
+    "which",
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -134,8 +180,10 @@ def gpu_devices() -> list[str]:
 
 def stage_runtime(into: Path) -> Path:
     """Copies the runtime files into ``into``/evaluator and ``into``/problems (once per folder); returns ``into``."""
-    for files, source, target in ((RUNTIME_FILES, PACKAGE_ROOT, into / "evaluator"),
-                                  (PROBLEMS_RUNTIME_FILES, PROBLEMS_ROOT, into / "problems")):
+    for files, source, target in (
+        (RUNTIME_FILES, PACKAGE_ROOT, into / "evaluator"),
+        (PROBLEMS_RUNTIME_FILES, PROBLEMS_ROOT, into / "problems"),
+    ):
         for rel in files:
             dst = target / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -146,16 +194,21 @@ def stage_runtime(into: Path) -> Path:
 def _require_bwrap() -> str:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        raise SandboxUnavailable("bubblewrap (`bwrap`) is not installed on this worker; install it (Debian: "
-                                 "`apt-get install bubblewrap`, which the README's set-up command does)")
+        raise SandboxUnavailable(
+            "bubblewrap (`bwrap`) is not installed on this worker; install it (Debian: "
+            "`apt-get install bubblewrap`, which the README's set-up command does)"
+        )
     if os.geteuid() != 0:
-        raise SandboxUnavailable("the worker is not root, so it cannot run the solution under a uid of its own; run "
-                                 "the worker as root (the ranks then run as ARENA_SANDBOX_UID, default 65534)")
+        raise SandboxUnavailable(
+            "the worker is not root, so it cannot run the solution under a uid of its own; run "
+            "the worker as root (the ranks then run as ARENA_SANDBOX_UID, default 65534)"
+        )
     return bwrap
 
 
-def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str], device: str, tmp_bytes: int,
-         hostname: str) -> list[str]:
+def _box(
+    binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str], device: str, tmp_bytes: int, hostname: str
+) -> list[str]:
     """bubblewrap's command line for one sandbox: the system, the interpreter, the toolchain read-only, then
     ``binds`` (option, host path, path inside), the GPU's device nodes, a size-capped /tmp and /dev/shm (pages
     there belong to no process: without a size, a sandbox could fill half the host's memory), nothing else."""
@@ -165,23 +218,61 @@ def _box(binds: list[tuple[str, str, str]], argv: list[str], env: dict[str, str]
     # (evaluator.rank.spawn) before anything else runs, so every process in it is that uid on the host too.
     # bubblewrap's --disable-userns needs that user namespace too; the system-call filter refuses new namespaces of
     # every kind instead (evaluator/host/seccomp.py), loaded by bubblewrap just before the sandbox's first program.
-    args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--hostname", hostname,
-            "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-            "--seccomp", seccomp.FD_PLACEHOLDER]
+    args = [
+        bwrap,
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        hostname,
+        "--cap-drop",
+        "ALL",
+        "--cap-add",
+        "CAP_SETUID",
+        "--cap-add",
+        "CAP_SETGID",
+        "--seccomp",
+        seccomp.FD_PLACEHOLDER,
+    ]
     kittens = thunderkittens_path()
     own = interpreter_paths() + toolchain_paths() + ([kittens] if kittens else [])
     system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
     targets = system + [f for f in ETC_FILES if os.path.exists(f)] + own + [inside for _, _, inside in binds]
     # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them, so
     # they are made first, 0755, before any bind creates them.
-    parents = sorted({str(a) for t in targets for a in Path(t).parents
-                      if str(a) != "/" and not any(str(a) == b or str(a).startswith(b + "/") for b in targets)},
-                     key=lambda x: x.count("/"))
+    parents = sorted(
+        {
+            str(a)
+            for t in targets
+            for a in Path(t).parents
+            if str(a) != "/" and not any(str(a) == b or str(a).startswith(b + "/") for b in targets)
+        },
+        key=lambda x: x.count("/"),
+    )
     # The private /tmp, /proc and /dev first: a bind below /tmp (an interpreter in a checkout under /tmp, say) must
     # sit on top of the tmpfs, not under it.
-    args += ["--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-             "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
+    args += [
+        "--perms",
+        "1777",
+        "--size",
+        str(tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(tmp_bytes),
+        "--tmpfs",
+        "/dev/shm",
+    ]
     for d in parents:
         if d not in ("/tmp", "/dev", "/proc"):
             args += ["--perms", "0755", "--dir", d]
@@ -209,45 +300,75 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
     """The solution's sandbox: the evaluator's runtime files (and the backends' helpers of problems/, where
     ``stage_runtime`` put them), the timer, the solution, the exchange folder and the solution's build cache."""
     helpers = mounts.runtime / "problems"
-    return _box([("--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator"),
-                 *([("--ro-bind", str(helpers), "/arena/problems")] if helpers.is_dir() else []),
-                 ("--ro-bind", str(mounts.timer), "/arena/_arena_timer.so"),
-                 ("--ro-bind", str(mounts.solution), "/solution"),
-                 ("--bind", str(mounts.io), "/io"),
-                 ("--bind", str(mounts.cache), "/cache")], argv, env, device, tmp_bytes, "arena-sandbox")
+    return _box(
+        [
+            ("--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator"),
+            *([("--ro-bind", str(helpers), "/arena/problems")] if helpers.is_dir() else []),
+            ("--ro-bind", str(mounts.timer), "/arena/_arena_timer.so"),
+            ("--ro-bind", str(mounts.solution), "/solution"),
+            ("--bind", str(mounts.io), "/io"),
+            ("--bind", str(mounts.cache), "/cache"),
+        ],
+        argv,
+        env,
+        device,
+        tmp_bytes,
+        "arena-sandbox",
+    )
 
 
-def judge_command(mounts: JudgeMounts, argv: list[str], env: dict[str, str], device: str,
-                  tmp_bytes: int) -> list[str]:
+def judge_command(mounts: JudgeMounts, argv: list[str], env: dict[str, str], device: str, tmp_bytes: int) -> list[str]:
     """The judge's sandbox, apart from the solution's: the evaluator and the problems read-only at /judge; the
     judge's private folder, the exchange folder (read-only), the timer and, for an imported problem, its suite
     folder and checkout (read-only: their references are third-party code), at their host paths, which the
     judge's configuration and the suite's files name."""
-    binds = [("--ro-bind", str(PACKAGE_ROOT), f"{JUDGE_CODE}/evaluator"),
-             ("--ro-bind", str(PROBLEMS_ROOT), f"{JUDGE_CODE}/problems"),
-             ("--bind", str(mounts.private), str(mounts.private)),
-             ("--ro-bind", str(mounts.io), str(mounts.io)),
-             ("--ro-bind", str(mounts.timer), str(mounts.timer))]
+    binds = [
+        ("--ro-bind", str(PACKAGE_ROOT), f"{JUDGE_CODE}/evaluator"),
+        ("--ro-bind", str(PROBLEMS_ROOT), f"{JUDGE_CODE}/problems"),
+        ("--bind", str(mounts.private), str(mounts.private)),
+        ("--ro-bind", str(mounts.io), str(mounts.io)),
+        ("--ro-bind", str(mounts.timer), str(mounts.timer)),
+    ]
     binds += [("--ro-bind", str(p), str(p)) for p in mounts.reads if p.exists()]
     return _box(binds, argv, env, device, tmp_bytes, "arena-judge")
 
 
 # What both sandboxes take from the host's environment, and what both are given.
-_PASSED_ON = ("PATH", "LANG", "LC_ALL", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST",
-              "NCCL_DEBUG", "VIRTUAL_ENV")
+_PASSED_ON = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "TORCH_CUDA_ARCH_LIST",
+    "NCCL_DEBUG",
+    "VIRTUAL_ENV",
+)
 
 
 def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, gid: int) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k in _PASSED_ON + also}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(MULTICAST_OFF)
-    env.update({"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                "OMP_NUM_THREADS": "1", "NCCL_SOCKET_IFNAME": "lo", "GLOO_SOCKET_IFNAME": "lo",
-                "MASTER_ADDR": "127.0.0.1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
-                # NCCL names its threads only when asked: the host tells a communicator's threads (of the
-                # evaluation's, or of a private group the solution made) from a solution's own by their names.
-                "NCCL_SET_THREAD_NAME": "1", "ARENA_SANDBOX_UID": str(uid),
-                "ARENA_SANDBOX_GID": str(gid)})
+    env.update(
+        {
+            "HOME": "/tmp/home",
+            "TMPDIR": "/tmp",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "OMP_NUM_THREADS": "1",
+            "NCCL_SOCKET_IFNAME": "lo",
+            "GLOO_SOCKET_IFNAME": "lo",
+            "MASTER_ADDR": "127.0.0.1",
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+            # NCCL names its threads only when asked: the host tells a communicator's threads (of the
+            # evaluation's, or of a private group the solution made) from a solution's own by their names.
+            "NCCL_SET_THREAD_NAME": "1",
+            "ARENA_SANDBOX_UID": str(uid),
+            "ARENA_SANDBOX_GID": str(gid),
+        }
+    )
     return env
 
 
@@ -257,9 +378,16 @@ def environment(base: dict[str, str], device: str) -> dict[str, str]:
     kittens = thunderkittens_path()
     if kittens:
         env[THUNDERKITTENS_ENV] = kittens
-    env.update({"PYTHONPATH": "/arena", "ARENA_IO": "/io", "TORCH_EXTENSIONS_DIR": "/cache/torch_extensions",
-                "TRITON_CACHE_DIR": "/cache/triton", "TORCHINDUCTOR_CACHE_DIR": "/cache/inductor",
-                "TORCHINDUCTOR_COMPILE_THREADS": "1"})
+    env.update(
+        {
+            "PYTHONPATH": "/arena",
+            "ARENA_IO": "/io",
+            "TORCH_EXTENSIONS_DIR": "/cache/torch_extensions",
+            "TRITON_CACHE_DIR": "/cache/triton",
+            "TORCHINDUCTOR_CACHE_DIR": "/cache/inductor",
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        }
+    )
     env.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     return env
 
@@ -292,8 +420,10 @@ def pids_cgroup_missing() -> str | None:
     (``required``); None otherwise."""
     if cgroups.mode() != "required" or cgroups.pids_root() is not None:
         return None
-    return ("no writable pids cgroup on this worker (cgroup v2 with the pids controller, or the v1 pids hierarchy, "
-            "under /sys/fs/cgroup) and ARENA_PIDS_CGROUP=required; see docs/operations.md")
+    return (
+        "no writable pids cgroup on this worker (cgroup v2 with the pids controller, or the v1 pids hierarchy, "
+        "under /sys/fs/cgroup) and ARENA_PIDS_CGROUP=required; see docs/operations.md"
+    )
 
 
 # Memory one sandbox may hold (every process's pages and the tmpfs pages it writes, /tmp and /dev/shm included): a
@@ -338,6 +468,7 @@ def limits(device: str) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
         resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+
     return apply
 
 
@@ -348,23 +479,29 @@ def limits_reached(pid: int) -> list[str]:
     for path in cgroups.of(pid):
         refused = cgroups.refusals(path)
         if refused:
-            said.append(f"the sandbox reached its cap of {cgroups.cap(path)} processes and threads (a pids cgroup "
-                        f"of its own): {refused} fork(s) or thread start(s) refused")
+            said.append(
+                f"the sandbox reached its cap of {cgroups.cap(path)} processes and threads (a pids cgroup "
+                f"of its own): {refused} fork(s) or thread start(s) refused"
+            )
     memory = cgroups.memory_root()
     for path in cgroups.of(pid, memory) if memory is not None else []:
         killed = cgroups.oom_kills(path)
         if killed:
             cap = cgroups.memory_cap(path)
-            said.append(f"the sandbox reached its memory cap of {(cap or 0) / GiB:.1f} GiB (a memory cgroup of its "
-                        f"own): {killed} process(es) killed by the kernel")
+            said.append(
+                f"the sandbox reached its memory cap of {(cap or 0) / GiB:.1f} GiB (a memory cgroup of its "
+                f"own): {killed} process(es) killed by the kernel"
+            )
     return said
 
 
 # Starts as the sandbox's uid, opens a socket, and finds the system-call filter in place (a new user namespace refused).
-_PROBE = ("import ctypes, os, socket; os.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
-          "os.setuid(int(os.environ['ARENA_SANDBOX_UID'])); socket.socket().close(); "
-          "libc = ctypes.CDLL(None, use_errno=True); "
-          "print(os.getuid() if libc.unshare(0x10000000) == -1 and ctypes.get_errno() == 1 else 'unfiltered')")
+_PROBE = (
+    "import ctypes, os, socket; os.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
+    "os.setuid(int(os.environ['ARENA_SANDBOX_UID'])); socket.socket().close(); "
+    "libc = ctypes.CDLL(None, use_errno=True); "
+    "print(os.getuid() if libc.unshare(0x10000000) == -1 and ctypes.get_errno() == 1 else 'unfiltered')"
+)
 
 
 @functools.lru_cache(maxsize=4)
@@ -382,8 +519,10 @@ def _probe(python: str, device: str) -> str | None:
             return str(exc)
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=limits(device))
     if done.returncode != 0:
-        return (f"bubblewrap could not start the sandbox on this worker (exit {done.returncode}: "
-                f"{done.stderr.strip()[:400]}); it needs unprivileged or root namespaces (see docs/operations.md)")
+        return (
+            f"bubblewrap could not start the sandbox on this worker (exit {done.returncode}: "
+            f"{done.stderr.strip()[:400]}); it needs unprivileged or root namespaces (see docs/operations.md)"
+        )
     if done.stdout.strip() == "unfiltered":
         return "the sandbox's system-call filter is not in effect (a new user namespace was allowed)"
     if done.stdout.strip() != str(SANDBOX_UID):

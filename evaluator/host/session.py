@@ -42,8 +42,13 @@ def node_environment(profile: HardwareProfile, rank: int) -> dict[str, str]:
     """torchrun's names for where a rank sits; on a one-host simulation of several nodes, NCCL is told the groups
     are separate hosts (NCCL_HOSTID), so traffic between them takes its network transport."""
     per_node = profile.world_size // max(1, profile.nodes)
-    env = {"RANK": str(rank), "LOCAL_RANK": str(rank % per_node), "WORLD_SIZE": str(profile.world_size),
-           "LOCAL_WORLD_SIZE": str(per_node), "GROUP_RANK": str(rank // per_node)}
+    env = {
+        "RANK": str(rank),
+        "LOCAL_RANK": str(rank % per_node),
+        "WORLD_SIZE": str(profile.world_size),
+        "LOCAL_WORLD_SIZE": str(per_node),
+        "GROUP_RANK": str(rank // per_node),
+    }
     if profile.nodes > 1:
         env["NCCL_HOSTID"] = f"arena-node-{rank // per_node}"
     return env
@@ -52,6 +57,7 @@ def node_environment(profile: HardwareProfile, rank: int) -> dict[str, str]:
 @dataclass
 class Peer:
     """One process the host talks to: a judge rank or a sandboxed rank."""
+
     rank: int
     commands: Any  # a writable file
     reports: wire.Lines
@@ -84,8 +90,16 @@ class Peer:
 
 
 class Session:
-    def __init__(self, workdir: Path, profile: HardwareProfile, timer_path: Path, runtime: Path,
-                 solution_dir: Path, cache: Path, tmp_bytes: int) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        profile: HardwareProfile,
+        timer_path: Path,
+        runtime: Path,
+        solution_dir: Path,
+        cache: Path,
+        tmp_bytes: int,
+    ) -> None:
         self.workdir = workdir
         self.profile = profile
         self.world_size = profile.world_size
@@ -107,8 +121,13 @@ class Session:
         self.phase_seconds: dict[str, float] = {}
         self.events: dict[str, float] = {}
         self.escaped: list[str] = []
-        self.timer_path, self.runtime, self.solution_dir, self.cache, self.tmp_bytes = \
-            timer_path, runtime, solution_dir, cache, tmp_bytes
+        self.timer_path, self.runtime, self.solution_dir, self.cache, self.tmp_bytes = (
+            timer_path,
+            runtime,
+            solution_dir,
+            cache,
+            tmp_bytes,
+        )
         self._last_watch = 0.0
         self._holds: list[int] = []  # write ends of the descriptors held sandboxes wait on
         # From the load on, a rank runs the solution's code, which can write to the rank's report descriptor: what
@@ -124,8 +143,9 @@ class Session:
         self._stopped_pids: list[int] = []
 
     # -- starting -----------------------------------------------------------------------------------------
-    def start_judges(self, config: dict[str, Any] | None, suites: Path | None, reads: tuple[Path, ...],
-                     hold: bool = False) -> None:
+    def start_judges(
+        self, config: dict[str, Any] | None, suites: Path | None, reads: tuple[Path, ...], hold: bool = False
+    ) -> None:
         """The judge's ranks, in a sandbox of their own (they run the problem's reference, which for an imported
         suite is third-party code), under a uid that is neither root nor the solution's. With ``hold`` the sandbox
         imports its code and waits for :meth:`release` (``config`` then comes with it)."""
@@ -150,14 +170,33 @@ class Session:
             keep.append(self._hold(env))
         env["ARENA_NODES"] = json.dumps([node_environment(self.profile, r) for r in range(self.world_size)])
         mounts = sandbox.JudgeMounts(self.private, self.io, self.timer_path, reads)
-        argv = sandbox.judge_command(mounts, [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds),
-                                              str(spawn_w), "evaluator.judge.rank",
-                                              str(self.private / "judge{r}.log")],
-                                     env, self.profile.device, self.tmp_bytes)
+        argv = sandbox.judge_command(
+            mounts,
+            [
+                sys.executable,
+                "-m",
+                "evaluator.rank.spawn",
+                json.dumps(fds),
+                str(spawn_w),
+                "evaluator.judge.rank",
+                str(self.private / "judge{r}.log"),
+            ],
+            env,
+            self.profile.device,
+            self.tmp_bytes,
+        )
         log = open(self.workdir / "judge-sandbox.log", "wb")
-        self.judge_procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                                 pass_fds=tuple(keep), start_new_session=True,
-                                                 preexec_fn=sandbox.limits(self.profile.device)))
+        self.judge_procs.append(
+            subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=tuple(keep),
+                start_new_session=True,
+                preexec_fn=sandbox.limits(self.profile.device),
+            )
+        )
         log.close()
         for fd in keep:
             os.close(fd)
@@ -236,12 +275,23 @@ class Session:
         if hold:
             keep.append(self._hold(env))
         mounts = sandbox.Mounts(self.runtime, self.timer_path, self.solution_dir, self.io, self.cache)
-        argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds), str(spawn_w)],
-                               env, self.profile.device, self.tmp_bytes)
+        argv = sandbox.command(
+            mounts,
+            [sys.executable, "-m", "evaluator.rank.spawn", json.dumps(fds), str(spawn_w)],
+            env,
+            self.profile.device,
+            self.tmp_bytes,
+        )
         log = open(self.workdir / "sandbox.log", "wb")
-        self.box = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    pass_fds=tuple(keep), start_new_session=True,
-                                    preexec_fn=sandbox.limits(self.profile.device))
+        self.box = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=tuple(keep),
+            start_new_session=True,
+            preexec_fn=sandbox.limits(self.profile.device),
+        )
         log.close()
         for fd in keep:
             os.close(fd)
@@ -304,32 +354,46 @@ class Session:
             if judge_error and judge_error.get("imported"):
                 # An imported suite's reference is the ground truth; when it fails on these inputs the run cannot
                 # be judged, and the suite's input decision (evaluator/suites/pkb/) takes it from here.
-                raise Stop(Verdict.RUNTIME_ERROR, f"the imported problem's reference failed on rank "
-                                                  f"{judge_error.get('rank')}: {judge_error['message']}",
-                           traceback=judge_error.get("traceback", ""))
-            if judge_error or any(code != 0 for code in self.judge_codes.values()) or \
-                    any(p.reports.closed for p in self.judges if p in peers):
+                raise Stop(
+                    Verdict.RUNTIME_ERROR,
+                    f"the imported problem's reference failed on rank "
+                    f"{judge_error.get('rank')}: {judge_error['message']}",
+                    traceback=judge_error.get("traceback", ""),
+                )
+            if (
+                judge_error
+                or any(code != 0 for code in self.judge_codes.values())
+                or any(p.reports.closed for p in self.judges if p in peers)
+            ):
                 detail = judge_error["message"] if judge_error else "a judge process ended unexpectedly"
-                raise Stop(Verdict.INFRA_ERROR, f"the judge failed ({detail}); this is the platform's fault, not the "
-                                                f"solution's", traceback=(judge_error or {}).get("traceback", ""))
+                raise Stop(
+                    Verdict.INFRA_ERROR,
+                    f"the judge failed ({detail}); this is the platform's fault, not the solution's",
+                    traceback=(judge_error or {}).get("traceback", ""),
+                )
             errors = [m for p in self.ranks for m in p.messages if m.get("kind") in ("error", "garbled")]
             dead = [p.rank for p in self.ranks if p.reports.closed and not p.last("finished")]
             if self.spawner_reports is not None:
                 self._read_spawner(self.spawner_reports)
             if (errors or dead) and failed_at is None:
                 failed_at = time.monotonic()
-            if failed_at is not None and (time.monotonic() - failed_at >= FAILURE_GRACE_S or
-                                          all(p.reports.closed or p.last("error") for p in self.ranks)):
+            if failed_at is not None and (
+                time.monotonic() - failed_at >= FAILURE_GRACE_S
+                or all(p.reports.closed or p.last("error") for p in self.ranks)
+            ):
                 raise self._failure(errors, dead)
             self._watch()
             if failed_at is None and all(arrived(p) for p in peers):
                 return
             if time.monotonic() > deadline and failed_at is None:
                 late = [p.rank for p in peers if not arrived(p)]
-                raise Stop(Verdict.TIMEOUT,
-                           f"the {self.phase} phase passed its limit of {limit_s:g} s: rank(s) "
-                           f"{', '.join(map(str, late))} did not finish it (stuck in a collective, a "
-                           f"send/recv waiting for a peer, or a loop) and every rank was stopped", late)
+                raise Stop(
+                    Verdict.TIMEOUT,
+                    f"the {self.phase} phase passed its limit of {limit_s:g} s: rank(s) "
+                    f"{', '.join(map(str, late))} did not finish it (stuck in a collective, a "
+                    f"send/recv waiting for a peer, or a loop) and every rank was stopped",
+                    late,
+                )
 
     def _pump(self, wait_s: float) -> None:
         fds: dict[int, Any] = {}
@@ -409,15 +473,20 @@ class Session:
         for m in errors:
             if m.get("kind") == "garbled":
                 why = f" ({m['why']})" if m.get("why") else ""
-                return Stop(Verdict.REJECTED,
-                            f"rank {m.get('rank', '?')} wrote something other than the evaluator's reports on the "
-                            f"channel to the host{why}: a solution must not write to the evaluator's descriptors")
+                return Stop(
+                    Verdict.REJECTED,
+                    f"rank {m.get('rank', '?')} wrote something other than the evaluator's reports on the "
+                    f"channel to the host{why}: a solution must not write to the evaluator's descriptors",
+                )
         # Only a rank that has not run the solution's code can say the platform failed it (its boot): after the
         # load, a solution could write that report itself to turn its failure into a retry on another host.
         infra = [m for m in errors if m.get("category") == "infra" and not self.solution_loaded]
         if infra:
-            return Stop(Verdict.INFRA_ERROR, f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
-                        [m.get("rank") for m in infra])
+            return Stop(
+                Verdict.INFRA_ERROR,
+                f"rank {infra[0].get('rank')} could not start: {infra[0].get('message')}",
+                [m.get("rank") for m in infra],
+            )
         # A rank that only saw its peer go away is not the cause when a rank died: the dead one is.
         causes = [m for m in errors if not _peer_failure(str(m.get("message", "")))] or ([] if dead else errors)
         if causes:
@@ -425,10 +494,18 @@ class Session:
             phase = first.get("phase", self.phase)
             ranks = [m.get("rank") for m in causes if m.get("phase") == phase]
             if first.get("category") == "compile":
-                return Stop(Verdict.COMPILE_ERROR, f"rank {first.get('rank')} failed while importing the solution: "
-                                                   f"{first.get('message')}", ranks, first.get("traceback", ""))
-            return Stop(Verdict.RUNTIME_ERROR, f"rank {first.get('rank')} failed in the {self.phase} phase: "
-                                               f"{first.get('message')}", ranks, first.get("traceback", ""))
+                return Stop(
+                    Verdict.COMPILE_ERROR,
+                    f"rank {first.get('rank')} failed while importing the solution: {first.get('message')}",
+                    ranks,
+                    first.get("traceback", ""),
+                )
+            return Stop(
+                Verdict.RUNTIME_ERROR,
+                f"rank {first.get('rank')} failed in the {self.phase} phase: {first.get('message')}",
+                ranks,
+                first.get("traceback", ""),
+            )
         time.sleep(0.1)
         self._pump(0.05)
         parts = []
@@ -442,13 +519,18 @@ class Session:
                     how = f"signal {signal.Signals(-code).name}"
                 except ValueError:
                     how = f"signal {-code}"
-                parts.append(f"rank {r} died ({how}) in the {self.phase} phase without reporting an error (a crash "
-                             f"in native code, or a signal)")
+                parts.append(
+                    f"rank {r} died ({how}) in the {self.phase} phase without reporting an error (a crash "
+                    f"in native code, or a signal)"
+                )
             else:
-                return Stop(Verdict.REJECTED,
-                            f"rank {r} exited in the {self.phase} phase before the evaluation finished "
-                            f"(status {code}): a solution must return its outputs, never end the process "
-                            f"(sys.exit, os._exit)", dead)
+                return Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} exited in the {self.phase} phase before the evaluation finished "
+                    f"(status {code}): a solution must return its outputs, never end the process "
+                    f"(sys.exit, os._exit)",
+                    dead,
+                )
         return Stop(Verdict.RUNTIME_ERROR, "; ".join(parts), dead)
 
     # -- watching -----------------------------------------------------------------------------------------
@@ -462,10 +544,12 @@ class Session:
         _, strange = watch.classify(self.box.pid, self.world_size, sys.executable)
         if strange:
             p = strange[0]
-            raise Stop(Verdict.REJECTED,
-                       f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
-                       f"pid {p.pid} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
-                       f"ranks (and compilers, from their installed paths) may run")
+            raise Stop(
+                Verdict.REJECTED,
+                f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
+                f"pid {p.pid} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
+                f"ranks (and compilers, from their installed paths) may run",
+            )
 
     def find_ranks(self) -> None:
         if self.box is None:
@@ -502,13 +586,19 @@ class Session:
             if extra:
                 tid, label = extra[0]
                 said = [m for p in self.ranks if p.rank == r for m in reversed(p.messages) if "py_threads" in m]
-                claim = said[0]["py_threads"].get(str(watch.inner_id(pid, tid))) if said and isinstance(
-                    said[0]["py_threads"], dict) else None
+                claim = (
+                    said[0]["py_threads"].get(str(watch.inner_id(pid, tid)))
+                    if said and isinstance(said[0]["py_threads"], dict)
+                    else None
+                )
                 seen = f"thread {tid} ({label}{'; the rank reports it as a ' + str(claim)[:200] if claim else ''})"
-                raise Stop(Verdict.REJECTED,
-                           f"rank {r}: {len(extra)} thread(s) the solution started were still running "
-                           f"after {what} ({seen}); threads, pools and processes a solution starts "
-                           f"must end before its call returns", [r])
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"rank {r}: {len(extra)} thread(s) the solution started were still running "
+                    f"after {what} ({seen}); threads, pools and processes a solution starts "
+                    f"must end before its call returns",
+                    [r],
+                )
         self._watch(force=True)
 
     def freeze_ranks(self) -> None:
@@ -538,19 +628,27 @@ class Session:
             stopped |= now
             # Held only when two passes in a row find every process stopped and no new one: a process continued by
             # another in the instant before that other was stopped is running in the second.
-            if all(watch.stopped(pid) for pid in stopped) and all(watch.stopped(pid) for pid in stopped) and \
-                    set(watch.sandbox_processes(self.box.pid)) <= stopped:
+            if (
+                all(watch.stopped(pid) for pid in stopped)
+                and all(watch.stopped(pid) for pid in stopped)
+                and set(watch.sandbox_processes(self.box.pid)) <= stopped
+            ):
                 break
             # A thread held in the kernel by a process of the solution's (a vfork whose child never execs, say)
             # does not stop: that process is seen first, as any process other than the ranks is.
             self._watch()
             if time.monotonic() > deadline:
-                held = [f"pid {pid}: {', '.join(watch.running_threads(pid)[:3])}" for pid in sorted(stopped)
-                        if not watch.stopped(pid)]
-                raise Stop(Verdict.REJECTED,
-                           f"a thread of the solution's could not be stopped between calls within {FREEZE_LIMIT_S:g} "
-                           f"s ({'; '.join(held)}): the sandbox must hold still outside the solution's calls, which a "
-                           f"thread kept in the kernel prevents")
+                held = [
+                    f"pid {pid}: {', '.join(watch.running_threads(pid)[:3])}"
+                    for pid in sorted(stopped)
+                    if not watch.stopped(pid)
+                ]
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"a thread of the solution's could not be stopped between calls within {FREEZE_LIMIT_S:g} "
+                    f"s ({'; '.join(held)}): the sandbox must hold still outside the solution's calls, which a "
+                    f"thread kept in the kernel prevents",
+                )
             time.sleep(0.0001)
         self._stopped_pids = sorted(stopped)
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
@@ -622,8 +720,18 @@ class Session:
                     pass
 
 
-_PEER_FAILURE_SIGNS = ("connection closed by peer", "connection reset", "remote process exited", "aborted",
-                       "broken pipe", "distbackenderror", "socket", "timed out", "peer", "gloo")
+_PEER_FAILURE_SIGNS = (
+    "connection closed by peer",
+    "connection reset",
+    "remote process exited",
+    "aborted",
+    "broken pipe",
+    "distbackenderror",
+    "socket",
+    "timed out",
+    "peer",
+    "gloo",
+)
 
 
 # What a sandboxed rank writes on its report channel (evaluator/rank/worker.py, evaluator/timer/_engine.cpp), and for

@@ -13,8 +13,21 @@ from evaluator.rank.spawn import rank_name
 
 # Threads that PyTorch, CUDA, NCCL, gloo and Triton start for themselves carry names; a thread a Python program
 # starts (threading, concurrent.futures, _thread) carries its process's name on Linux before Python 3.14.
-LIBRARY_THREAD_PREFIXES = ("pt_", "cuda", "nccl", "NCCL", "gloo", "torch", "triton", "c10d", "jemalloc", "rocm",
-                           "gdrcopy", "nvshmem", "cufile")
+LIBRARY_THREAD_PREFIXES = (
+    "pt_",
+    "cuda",
+    "nccl",
+    "NCCL",
+    "gloo",
+    "torch",
+    "triton",
+    "c10d",
+    "jemalloc",
+    "rocm",
+    "gdrcopy",
+    "nvshmem",
+    "cufile",
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ def _read_stat(path: str) -> tuple[str, list[str]] | None:
     except OSError:
         return None
     name_end = raw.rfind(")")
-    return raw[raw.find("(") + 1:name_end], raw[name_end + 2:].split()
+    return raw[raw.find("(") + 1 : name_end], raw[name_end + 2 :].split()
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
@@ -164,8 +177,11 @@ def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int
     # process the bubblewrap the host started (``root``) forked as the namespace's first; a program a solution copies
     # under that name (the interpreter at /tmp/bwrap, say) is neither.
     inits = {p.pid for p in procs if p.ppid == root and os.path.realpath(p.exe) == _host_bwrap()}
-    spawners = {p.pid for p in procs if " -m evaluator.rank.spawn " in f" {p.cmdline} "
-                and os.path.realpath(p.exe) == python and p.ppid in inits}
+    spawners = {
+        p.pid
+        for p in procs
+        if " -m evaluator.rank.spawn " in f" {p.cmdline} " and os.path.realpath(p.exe) == python and p.ppid in inits
+    }
     ranks: dict[int, int] = {}
     strange: list[Proc] = []
     for p in procs:
@@ -203,9 +219,13 @@ def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
     are not already leaving (in the kernel's exit path, or ended)."""
     now = threads(pid)
     main = now.get(pid, "")
-    return [(tid, name) for tid, name in now.items()
-            if tid not in before and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))
-            and not leaving(f"/proc/{pid}/task/{tid}/stat")]
+    return [
+        (tid, name)
+        for tid, name in now.items()
+        if tid not in before
+        and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))
+        and not leaving(f"/proc/{pid}/task/{tid}/stat")
+    ]
 
 
 PF_EXITING = 0x4  # include/linux/sched.h: the task is in its exit path
@@ -224,8 +244,7 @@ def leaving(stat_path: str) -> bool:
 
 def sandbox_processes(root: int) -> list[int]:
     """Every process under the sandbox's root but bubblewrap's own: the processes a stop must hold."""
-    return [p.pid for p in descendants(root)
-            if not (p.ppid == root and os.path.realpath(p.exe) == _host_bwrap())]
+    return [p.pid for p in descendants(root) if not (p.ppid == root and os.path.realpath(p.exe) == _host_bwrap())]
 
 
 @functools.lru_cache(maxsize=1)

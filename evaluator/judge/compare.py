@@ -65,8 +65,12 @@ class Mismatch:
     gaming: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"message": self.message, "max_abs_error": self.max_abs_error, "bad_fraction": self.bad_fraction,
-                "gaming": self.gaming}
+        return {
+            "message": self.message,
+            "max_abs_error": self.max_abs_error,
+            "bad_fraction": self.bad_fraction,
+            "gaming": self.gaming,
+        }
 
 
 _RESULT_TUPLES = wire.result_tuple_types()
@@ -87,8 +91,11 @@ def structure(actual: Any, expected: Any) -> Mismatch | None:
         if _type(a) is not _Tensor:
             kind = f"{_type(a).__module__}.{_type(a).__qualname__}"
             if isinstance(a, _Tensor):
-                return Mismatch(f"{label} is a {kind}, a tensor subclass: outputs must be plain torch.Tensor objects "
-                                f"(a subclass can change how it is compared)", gaming=True)
+                return Mismatch(
+                    f"{label} is a {kind}, a tensor subclass: outputs must be plain torch.Tensor objects "
+                    f"(a subclass can change how it is compared)",
+                    gaming=True,
+                )
             return Mismatch(f"{label} is a {kind}, expected a plain torch.Tensor")
         if a.layout != _strided:
             return Mismatch(f"{label} has layout {a.layout}, expected a dense tensor")
@@ -142,7 +149,7 @@ def _value(t: Any, flat: int) -> str:
 
 
 def _first_difference(a: Any, e: Any, mask: Any) -> str:
-    """"first at index (i, j): got x, expected y" for the first value the mask marks."""
+    """ "first at index (i, j): got x, expected y" for the first value the mask marks."""
     flat, index = _first(mask, _tuple(e.shape))
     where = index[0] if _len(index) == 1 else index
     return f"first at index {where}: got {_value(a, flat)}, expected {_value(e, flat)}"
@@ -166,17 +173,25 @@ def compare(actual: Any, expected: Any, atol: float, rtol: float) -> Mismatch | 
         bad_mask, nonfinite_mask, err_values = _bad_masks(a, e, atol, rtol)
         n_nonfinite = 0 if nonfinite_mask is None else _item(_sum(nonfinite_mask, dtype=_int64))
         if n_nonfinite:
-            return Mismatch(f"{label} holds {n_nonfinite} NaN/Inf values where the reference is finite, "
-                            f"{_first_difference(a, e, nonfinite_mask)}", bad_fraction=n_nonfinite / n)
+            return Mismatch(
+                f"{label} holds {n_nonfinite} NaN/Inf values where the reference is finite, "
+                f"{_first_difference(a, e, nonfinite_mask)}",
+                bad_fraction=n_nonfinite / n,
+            )
         n_bad = _item(_sum(bad_mask, dtype=_int64))
         if n_bad:
             first = _first_difference(a, e, bad_mask)
             if err_values is None:
-                return Mismatch(f"{label}: {n_bad} of {n} values differ (exact match required), {first}",
-                                bad_fraction=n_bad / n)
+                return Mismatch(
+                    f"{label}: {n_bad} of {n} values differ (exact match required), {first}", bad_fraction=n_bad / n
+                )
             err = _item(_amax(err_values))
-            return Mismatch(f"{label}: {n_bad} of {n} values differ beyond atol={atol:g}, rtol={rtol:g} "
-                            f"(max abs error {err:.4g}), {first}", max_abs_error=err, bad_fraction=n_bad / n)
+            return Mismatch(
+                f"{label}: {n_bad} of {n} values differ beyond atol={atol:g}, rtol={rtol:g} "
+                f"(max abs error {err:.4g}), {first}",
+                max_abs_error=err,
+                bad_fraction=n_bad / n,
+            )
     return None
 
 

@@ -83,15 +83,20 @@ class JudgeRank:
         wire.send(self.fd, kind, rank=self.rank, **payload)
 
     def inputs(self, seed: int) -> tuple:
-        return tuple(self.module.make_inputs(self.rank, self.world_size, seed, self.device, self.preset.dtype,
-                                             **self.config["params"]))
+        return tuple(
+            self.module.make_inputs(
+                self.rank, self.world_size, seed, self.device, self.preset.dtype, **self.config["params"]
+            )
+        )
 
     def on_device(self, values: list[Any]) -> list[Any]:
         """``values`` (tensors, Nones, lists of them) copied onto this rank's device, where the comparison runs."""
         if self.device.type == "cpu":
             return values
-        return [self.on_device(v) if isinstance(v, list) else
-                v.to(self.device) if type(v) is torch.Tensor else v for v in values]
+        return [
+            self.on_device(v) if isinstance(v, list) else v.to(self.device) if type(v) is torch.Tensor else v
+            for v in values
+        ]
 
     # -- prepare ------------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -100,8 +105,9 @@ class JudgeRank:
         if cfg["device"] == "cuda":
             self.device = torch.device("cuda", self.rank)
             torch.cuda.set_device(self.device)
-            dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size,
-                                    device_id=self.device)
+            dist.init_process_group(
+                cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size, device_id=self.device
+            )
         else:
             torch.set_num_threads(1)
             dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size)
@@ -134,8 +140,12 @@ class JudgeRank:
         warmup = self.config["warmup_iterations"]
         # Replied before the fingerprint is taken: the solution's window ends at its ranks' reply too, and the host's
         # copy of its outputs falls outside it. The launch time sizes the spin the host sets for both sides.
-        self.send("baselined", i=i, launch_us=step["launch_us"],
-                  steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]})
+        self.send(
+            "baselined",
+            i=i,
+            launch_us=step["launch_us"],
+            steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]},
+        )
         if i >= warmup:
             values, n_out = self.own_out.read_frame(step["nbytes"])
             self.fingerprints[i] = self._fingerprint(values[:n_out])
@@ -153,10 +163,14 @@ class JudgeRank:
         while self.reader.read_available():
             pass
         os.close(self.reader.fd)
-        samples = self.reader.samples[self.config["warmup_iterations"]:]
-        self.send("baseline", times_us=[s[0] for s in samples], launch_us=[s[1] for s in samples],
-                  spin_us=self.spin_us, method="cuda-events-behind-spin-kernel" if self.device.type == "cuda"
-                  else "host-windows-by-the-host")
+        samples = self.reader.samples[self.config["warmup_iterations"] :]
+        self.send(
+            "baseline",
+            times_us=[s[0] for s in samples],
+            launch_us=[s[1] for s in samples],
+            spin_us=self.spin_us,
+            method="cuda-events-behind-spin-kernel" if self.device.type == "cuda" else "host-windows-by-the-host",
+        )
 
     def _fingerprint(self, outputs: list[Any]) -> list[Any]:
         prints = []
@@ -168,8 +182,11 @@ class JudgeRank:
             n = flat.numel()
             k = min(n, FINGERPRINT_POSITIONS)
             # Drawn by torch (with repeats) rather than random.sample: the draw is inside the host-clock window.
-            positions = (torch.randint(n, (k,), generator=self.positions, dtype=torch.int64) if n > k
-                         else torch.arange(n, dtype=torch.int64))
+            positions = (
+                torch.randint(n, (k,), generator=self.positions, dtype=torch.int64)
+                if n > k
+                else torch.arange(n, dtype=torch.int64)
+            )
             positions = positions.to(flat.device)
             values = flat[positions].clone() if n else flat.clone()
             prints.append((tuple(out.shape), out.dtype, positions, values))
@@ -205,8 +222,9 @@ class JudgeRank:
             self.returned = wire.Slot.open(self.private / wire.RETURNED_SLOT, writable=False, pinned=self.pinned)
         return self.returned
 
-    def _check_returned(self, nbytes: int | None, expected: list[Any],
-                        given: list[Any]) -> tuple[str | None, Any, bool]:
+    def _check_returned(
+        self, nbytes: int | None, expected: list[Any], given: list[Any]
+    ) -> tuple[str | None, Any, bool]:
         try:
             if not nbytes:
                 raise ValueError("no outputs")
@@ -214,8 +232,11 @@ class JudgeRank:
             returned = self.on_device(values)
             outputs, after = returned[:n_out], returned[n_out:]
         except Exception as exc:  # whatever the solution's process left there is data, and this is not ours
-            return f"the solution's outputs could not be read back ({type(exc).__name__}); it must return tensors", \
-                None, True
+            return (
+                f"the solution's outputs could not be read back ({type(exc).__name__}); it must return tensors",
+                None,
+                True,
+            )
         mismatch = compare(tuple(outputs), tuple(expected), self.tol.atol, self.tol.rtol)
         if mismatch:
             return mismatch.message, mismatch.max_abs_error, mismatch.gaming
@@ -239,8 +260,13 @@ class JudgeRank:
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol, self.device)
         except Exception as exc:
             error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
-        self.send("timed", i=i, ok=error is None, error=error,
-                  steps_us={"read": (t1 - t0) * 1e6, "check": (time.perf_counter() - t1) * 1e6})
+        self.send(
+            "timed",
+            i=i,
+            ok=error is None,
+            error=error,
+            steps_us={"read": (t1 - t0) * 1e6, "check": (time.perf_counter() - t1) * 1e6},
+        )
 
     def run(self, commands: Any) -> None:
         for line in commands:
@@ -272,15 +298,17 @@ def _changed_inputs(given: list[Any], after: list[Any]) -> str | None:
     for k, (g, a) in enumerate(zip(given, after)):
         # Shape and dtype first: torch.equal raises on some pairs of dtypes (float8 against float32), and what the
         # solution's process wrote back must never crash the judge into a verdict against the platform.
-        if type(g) is torch.Tensor and (type(a) is not torch.Tensor or a.shape != g.shape or a.dtype != g.dtype or
-                                        not torch.equal(a, g)):
-            return (f"the solution wrote to its input {k} (a solution must not write to its inputs, nor return "
-                    f"them as its output to be changed later)")
+        if type(g) is torch.Tensor and (
+            type(a) is not torch.Tensor or a.shape != g.shape or a.dtype != g.dtype or not torch.equal(a, g)
+        ):
+            return (
+                f"the solution wrote to its input {k} (a solution must not write to its inputs, nor return "
+                f"them as its output to be changed later)"
+            )
     return None
 
 
-def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: float,
-                         device: torch.device) -> str | None:
+def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: float, device: torch.device) -> str | None:
     """``outputs`` (views of the copied slot, in host memory) against the baseline's fingerprint: structure, values at
     the secret positions (gathered here), and every value finite (checked on ``device``: tens of MiB per output)."""
     if not isinstance(outputs, list) or len(outputs) != len(prints):
@@ -309,8 +337,14 @@ def main(argv: list[str]) -> int:
     try:
         judge.run(commands)
     except BaseException as exc:  # the judge's own failure, or (imported suites) the reference failing on the inputs
-        wire.send(fd, "judge_error", rank=rank, message=f"{type(exc).__name__}: {exc}"[:1000],
-                  imported=bool(judge.problem.imported), traceback=traceback.format_exc(limit=10)[-4000:])
+        wire.send(
+            fd,
+            "judge_error",
+            rank=rank,
+            message=f"{type(exc).__name__}: {exc}"[:1000],
+            imported=bool(judge.problem.imported),
+            traceback=traceback.format_exc(limit=10)[-4000:],
+        )
         return 1
     try:
         dist.destroy_process_group()

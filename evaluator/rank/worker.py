@@ -67,8 +67,9 @@ class Worker:
             if cfg["device"] == "cuda":
                 self.device = torch.device("cuda", self.rank)
                 torch.cuda.set_device(self.device)
-                dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
-                                        world_size=self.world_size, device_id=self.device)
+                dist.init_process_group(
+                    cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size, device_id=self.device
+                )
                 if cfg.get("symm_mem_backend"):
                     # The solution declared a backend that needs it (docs/backends/nvshmem.md): set before any
                     # symmetric-memory allocation, i.e. before the solution's first line. NVLS stays off.
@@ -77,8 +78,7 @@ class Worker:
                     symm_mem.set_backend(cfg["symm_mem_backend"])
             else:
                 torch.set_num_threads(1)
-                dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank,
-                                        world_size=self.world_size)
+                dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size)
             self.boot_steps["process_group_s"] = round(_now() - t0, 3)
             # Warm the runtime so the threads it starts for itself exist before the solution does.
             probe = torch.ones(8, device=self.device)
@@ -101,20 +101,36 @@ class Worker:
             self.current = self.engine.current
             self.out_fd = os.open(self.io / wire.OUT_SLOT, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except Exception as exc:
-            self.send("error", phase="setup", category="infra", message=_one_line(exc),
-                      traceback=traceback.format_exc(limit=8))
+            self.send(
+                "error",
+                phase="setup",
+                category="infra",
+                message=_one_line(exc),
+                traceback=traceback.format_exc(limit=8),
+            )
             raise SystemExit(5) from None
         self.boot_steps["ready_s"] = round(_now() - t0, 3)
 
     def environment(self) -> dict[str, Any]:
-        env: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
-                               "backend": self.config["backend"], "hostname": os.uname().nodename,
-                               "symm_mem_backend": self.config.get("symm_mem_backend")}
+        env: dict[str, Any] = {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "backend": self.config["backend"],
+            "hostname": os.uname().nodename,
+            "symm_mem_backend": self.config.get("symm_mem_backend"),
+        }
         if self.device.type == "cuda":
             props = torch.cuda.get_device_properties(self.device)
-            env.update({"gpu": props.name, "gpu_count": torch.cuda.device_count(), "cuda": torch.version.cuda,
-                        "nccl": ".".join(map(str, torch.cuda.nccl.version())), "sm_count": props.multi_processor_count,
-                        "multicast_off": {k: (v or b"").decode() for k, v in self.multicast.items()}})
+            env.update(
+                {
+                    "gpu": props.name,
+                    "gpu_count": torch.cuda.device_count(),
+                    "cuda": torch.version.cuda,
+                    "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+                    "sm_count": props.multi_processor_count,
+                    "multicast_off": {k: (v or b"").decode() for k, v in self.multicast.items()},
+                }
+            )
         return env
 
     def load_solution(self, path: str) -> Any:
@@ -128,8 +144,13 @@ class Worker:
             if not callable(solve):
                 raise AttributeError("the solution file defines no callable `solution`")
         except BaseException as exc:
-            self.send("error", phase="setup", category="compile", message=_one_line(exc),
-                      traceback=traceback.format_exc(limit=8))
+            self.send(
+                "error",
+                phase="setup",
+                category="compile",
+                message=_one_line(exc),
+                traceback=traceback.format_exc(limit=8),
+            )
             raise SystemExit(3) from None
         changed = [k for k, v in self.multicast.items() if _libc_getenv(k.encode()) != v]
         self.send("loaded", multicast_changed=changed)
@@ -149,10 +170,18 @@ class Worker:
             raise  # the solution ended its process: the host says so from the exit status
         except BaseException as exc:
             op, _, flags = current()
-            phase = "correctness" if op == compiled_timer.CALL and flags & compiled_timer.TRIAL_FLAG else \
-                _PHASES.get(op, "setup")
-            self.send("error", phase=phase, category="runtime", message=_one_line(exc),
-                      traceback=traceback.format_exc(limit=12)[-6000:])
+            phase = (
+                "correctness"
+                if op == compiled_timer.CALL and flags & compiled_timer.TRIAL_FLAG
+                else _PHASES.get(op, "setup")
+            )
+            self.send(
+                "error",
+                phase=phase,
+                category="runtime",
+                message=_one_line(exc),
+                traceback=traceback.format_exc(limit=12)[-6000:],
+            )
             raise SystemExit(2) from None
 
 

@@ -55,8 +55,9 @@ def _torch_version(python: str) -> str:
             return importlib.metadata.version("torch")
         except importlib.metadata.PackageNotFoundError as exc:
             raise TimerBuildError(f"the compiled engine needs torch in {python}") from exc
-    done = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True, timeout=120
+    )
     if done.returncode != 0:
         raise TimerBuildError(f"the compiled engine needs torch in {python}: {done.stderr.strip()[-300:]}")
     return done.stdout.strip()
@@ -76,8 +77,9 @@ def build_folder(python: str | None = None) -> Path:
     include = sysconfig.get_paths()["include"]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     version = _torch_version(python)
-    digest = hashlib.sha256(SOURCE.read_bytes() + include.encode() + suffix.encode() + version.encode() +
-                            python.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(
+        SOURCE.read_bytes() + include.encode() + suffix.encode() + version.encode() + python.encode()
+    ).hexdigest()[:16]
     return cache_dir() / "timer" / digest
 
 
@@ -91,8 +93,10 @@ def build(python: str | None = None) -> Path:
     if target.exists():
         return target
     if not Path(include, "Python.h").exists():
-        raise TimerBuildError(f"the compiled engine needs Python's headers ({include}/Python.h is missing); install "
-                              f"the interpreter's development package (e.g. python3-dev)")
+        raise TimerBuildError(
+            f"the compiled engine needs Python's headers ({include}/Python.h is missing); install "
+            f"the interpreter's development package (e.g. python3-dev)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -104,15 +108,22 @@ def build(python: str | None = None) -> Path:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         try:
-            done = subprocess.run([python, "-c", _BUILD, MODULE, str(SOURCE), str(work)], capture_output=True,
-                                  text=True, timeout=_BUILD_LIMIT_S)
+            done = subprocess.run(
+                [python, "-c", _BUILD, MODULE, str(SOURCE), str(work)],
+                capture_output=True,
+                text=True,
+                timeout=_BUILD_LIMIT_S,
+            )
         except FileNotFoundError as exc:
             raise TimerBuildError(f"the compiled engine could not run {python}") from exc
         built = work / f"{MODULE}.so"
         if done.returncode != 0 or not built.exists():
             tail = (done.stderr or done.stdout).strip()[-800:]
-            hint = " (install a C++ compiler and ninja: apt-get install g++ ninja-build)" if \
-                "ninja" in tail.lower() or "g++" in tail.lower() or "c++" in tail.lower() else ""
+            hint = (
+                " (install a C++ compiler and ninja: apt-get install g++ ninja-build)"
+                if "ninja" in tail.lower() or "g++" in tail.lower() or "c++" in tail.lower()
+                else ""
+            )
             raise TimerBuildError(f"the compiled engine did not build{hint}: {tail}")
         built.chmod(0o755)
         os.replace(built, target)
@@ -140,13 +151,19 @@ def siphash24(k0: int, k1: int, data: bytes) -> int:
     def rounds(n: int) -> None:
         nonlocal v0, v1, v2, v3
         for _ in range(n):
-            v0 = (v0 + v1) & _MASK; v1 = _rotl(v1, 13) ^ v0; v0 = _rotl(v0, 32)  # noqa: E702
-            v2 = (v2 + v3) & _MASK; v3 = _rotl(v3, 16) ^ v2  # noqa: E702
-            v0 = (v0 + v3) & _MASK; v3 = _rotl(v3, 21) ^ v0  # noqa: E702
-            v2 = (v2 + v1) & _MASK; v1 = _rotl(v1, 17) ^ v2; v2 = _rotl(v2, 32)  # noqa: E702
+            v0 = (v0 + v1) & _MASK
+            v1 = _rotl(v1, 13) ^ v0
+            v0 = _rotl(v0, 32)  # noqa: E702
+            v2 = (v2 + v3) & _MASK
+            v3 = _rotl(v3, 16) ^ v2  # noqa: E702
+            v0 = (v0 + v3) & _MASK
+            v3 = _rotl(v3, 21) ^ v0  # noqa: E702
+            v2 = (v2 + v1) & _MASK
+            v1 = _rotl(v1, 17) ^ v2
+            v2 = _rotl(v2, 32)  # noqa: E702
 
     for i in range(0, len(data), 8):
-        w = int.from_bytes(data[i:i + 8], "little")
+        w = int.from_bytes(data[i : i + 8], "little")
         v3 ^= w
         rounds(2)
         v0 ^= w
@@ -177,7 +194,7 @@ class SampleReader:
                 if len(self.buffer) < HELLO.size:
                     return
                 magic, key = HELLO.unpack_from(self.buffer)
-                self.buffer = self.buffer[HELLO.size:]
+                self.buffer = self.buffer[HELLO.size :]
                 if magic != b"ARNK":
                     self.error = "the timer's descriptor did not start with its key"
                     return
@@ -185,8 +202,8 @@ class SampleReader:
                 continue
             if len(self.buffer) < RECORD.size:
                 return
-            raw = self.buffer[:RECORD.size]
-            self.buffer = self.buffer[RECORD.size:]
+            raw = self.buffer[: RECORD.size]
+            self.buffer = self.buffer[RECORD.size :]
             magic, seq, us, launch, mac = RECORD.unpack(raw)
             if magic != b"ARNS" or mac != siphash24(*self.key, raw[:24]) or seq != len(self.samples):
                 self.error = "a timing sample did not come from the evaluator's timer (bad key or sequence)"

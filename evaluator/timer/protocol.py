@@ -38,5 +38,13 @@ def open_engine(engine: Any, timer_fd: int, group: dist.ProcessGroup, device: to
     cuda = device.type == "cuda"
     stream = torch.cuda.current_stream(device).cuda_stream if cuda else -1
     sleep = getattr(torch._C, "_cuda_sleep", None) if cuda else None
-    engine.open(timer_fd, stream, device.index if cuda else -1, group, sleep, _cycles_per_us() if cuda else 0.0,
-                wire.result_tuple_types(), list(MULTICAST_VARS))
+    engine.open(
+        timer_fd,
+        stream,
+        device.index if cuda else -1,
+        group,
+        sleep,
+        _cycles_per_us() if cuda else 0.0,
+        wire.result_tuple_types(),
+        list(MULTICAST_VARS),
+    )

@@ -25,9 +25,11 @@ def catalogue_choices(problems: QuerySet[Problem]) -> dict[str, list[tuple[str, 
     order = [c for c in CATEGORIES if c in categories] + sorted(categories - set(CATEGORIES))
     sizes = sorted({int(w) for _, ws, _ in rows for w in (ws or []) if isinstance(w, int)})
     tags = sorted({t for _, _, ts in rows for t in (ts or "").split(",") if t})
-    return {"category": [(c, CATEGORIES.get(c, c)) for c in order],
-            "world_size": [(str(w), str(w)) for w in sizes],
-            "tag": [(t, t) for t in tags]}
+    return {
+        "category": [(c, CATEGORIES.get(c, c)) for c in order],
+        "world_size": [(str(w), str(w)) for w in sizes],
+        "tag": [(t, t) for t in tags],
+    }
 
 
 class ProblemFilterSet(django_filters.FilterSet):
@@ -48,16 +50,23 @@ class ProblemFilterSet(django_filters.FilterSet):
 
     def search(self, queryset: QuerySet[Problem], name: str, value: str) -> QuerySet[Problem]:
         for word in value.split():
-            queryset = queryset.filter(Q(id__icontains=word) | Q(title__icontains=word) | Q(summary__icontains=word)
-                                       | Q(hard__icontains=word) | Q(communication__icontains=word)
-                                       | Q(tags__icontains=word) | Q(codebase__icontains=word))
+            queryset = queryset.filter(
+                Q(id__icontains=word)
+                | Q(title__icontains=word)
+                | Q(summary__icontains=word)
+                | Q(hard__icontains=word)
+                | Q(communication__icontains=word)
+                | Q(tags__icontains=word)
+                | Q(codebase__icontains=word)
+            )
         return queryset
 
     def on_world_size(self, queryset: QuerySet[Problem], name: str, value: str) -> QuerySet[Problem]:
         # world_sizes is a JSON list; containment lookups differ between databases, and the catalogue is small.
         size = int(value)
-        return queryset.filter(pk__in=[pk for pk, sizes in queryset.values_list("pk", "world_sizes")
-                                       if size in (sizes or [])])
+        return queryset.filter(
+            pk__in=[pk for pk, sizes in queryset.values_list("pk", "world_sizes") if size in (sizes or [])]
+        )
 
     def with_tag(self, queryset: QuerySet[Problem], name: str, value: str) -> QuerySet[Problem]:
         return queryset.filter(tags__contains=f",{value},")

@@ -39,7 +39,7 @@ def problem_list_by_category(*, problems: QuerySet[Problem] | None = None) -> li
     """Active problems (or ``problems``, e.g. a filtered list) grouped by category, categories in the suite's
     order."""
     grouped: dict[str, list[Problem]] = {}
-    for problem in (problem_list() if problems is None else problems.order_by("category", "title")):
+    for problem in problem_list() if problems is None else problems.order_by("category", "title"):
         grouped.setdefault(problem.category, []).append(problem)
     order = list(CATEGORIES) + sorted(set(grouped) - set(CATEGORIES))
     return [Category(key, CATEGORIES.get(key, key), grouped[key]) for key in order if key in grouped]

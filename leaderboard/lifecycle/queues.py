@@ -61,8 +61,14 @@ def enqueue_after_commit(orders: Sequence[JobOrder], *, if_redis_fails: str) -> 
         try:
             for order in orders:
                 queue_named(order.queue).enqueue(
-                    order.function, *order.args, job_id=order.job_id, job_timeout=order.timeout, result_ttl=ttl,
-                    failure_ttl=ttl, description=order.description)
+                    order.function,
+                    *order.args,
+                    job_id=order.job_id,
+                    job_timeout=order.timeout,
+                    result_ttl=ttl,
+                    failure_ttl=ttl,
+                    description=order.description,
+                )
         except RedisError:
             logger.exception("could not enqueue %s; %s", orders[-1].description, if_redis_fails)
 

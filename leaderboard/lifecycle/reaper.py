@@ -146,8 +146,9 @@ class Reaper(Generic[Row]):
             if isinstance(body, dict):
                 self.recover(row, job, body, run.report)
             else:
-                self.fail_attempt(row, self.say(f"the {self.job_noun} finished but its {self.reply_noun} was lost"),
-                                  run.report)
+                self.fail_attempt(
+                    row, self.say(f"the {self.job_noun} finished but its {self.reply_noun} was lost"), run.report
+                )
         elif status in ENDED:
             self.job_ended(row, job, status, run.report)
         elif status == JobStatus.STARTED:
@@ -205,8 +206,10 @@ class Reaper(Generic[Row]):
 
     def describe(self, report: ReapReport) -> str:
         """The report's text, as ``manage.py reap`` prints it."""
-        return (f"{self.work.name}: checked {report.checked}: re-enqueued {report.requeued or 'none'}, failed "
-                f"{report.failed or 'none'}, recovered {report.recovered or 'none'}")
+        return (
+            f"{self.work.name}: checked {report.checked}: re-enqueued {report.requeued or 'none'}, failed "
+            f"{report.failed or 'none'}, recovered {report.recovered or 'none'}"
+        )
 
     def says_silent(self, row: Row, now: datetime) -> str:
         raise NotImplementedError

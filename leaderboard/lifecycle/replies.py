@@ -36,8 +36,9 @@ def job_database() -> Iterator[None]:
         close_stale_connections()
 
 
-def reply(kind: str, row_id: Any, job_id: Any, nonce: Any, body: Any, signature: Any,
-          store: Callable[[], object]) -> None:
+def reply(
+    kind: str, row_id: Any, job_id: Any, nonce: Any, body: Any, signature: Any, store: Callable[[], object]
+) -> None:
     """Calls ``store`` (the kind's service) when the reply ``kind`` is signed for ``row_id``, ``job_id`` and its
     nonce over ``body``; otherwise logs why it is refused and stores nothing."""
     if not verified(kind, row_id, job_id, nonce, body, signature):

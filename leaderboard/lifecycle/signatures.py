@@ -20,14 +20,19 @@ logger = logging.getLogger("arena.replies")
 
 
 def nonce_for(job_id: str) -> str:
-    return hmac.new(settings.SECRET_KEY.encode("utf-8"), f"arena-job-nonce:{job_id}".encode("utf-8"),
-                    hashlib.sha256).hexdigest()[:32]
+    return hmac.new(
+        settings.SECRET_KEY.encode("utf-8"), f"arena-job-nonce:{job_id}".encode("utf-8"), hashlib.sha256
+    ).hexdigest()[:32]
 
 
 def verified(kind: str, row_id: Any, job_id: Any, nonce: Any, body: Any, signature: Any) -> bool:
     """True when the reply may be recorded; otherwise logs why it is refused and returns False."""
-    if not isinstance(job_id, str) or not job_id or not isinstance(nonce, str) or \
-            not hmac.compare_digest(nonce.encode("utf-8"), nonce_for(job_id).encode("utf-8")):
+    if (
+        not isinstance(job_id, str)
+        or not job_id
+        or not isinstance(nonce, str)
+        or not hmac.compare_digest(nonce.encode("utf-8"), nonce_for(job_id).encode("utf-8"))
+    ):
         logger.error("refused %s for #%s: job %r was not issued with that nonce", kind, row_id, job_id)
         return False
     try:

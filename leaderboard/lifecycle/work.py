@@ -103,13 +103,20 @@ class Work(Generic[Row]):
 
     # --- mark running -----------------------------------------------------------------------------------------
 
-    def mark_running(self, *, row_id: int, job_id: str | None, worker: str, started: Any,
-                     on_running: Callable[[Row], None] | None = None,
-                     otherwise: Callable[[Row, str, datetime], None] | None = None) -> Row | None:
+    def mark_running(
+        self,
+        *,
+        row_id: int,
+        job_id: str | None,
+        worker: str,
+        started: Any,
+        on_running: Callable[[Row], None] | None = None,
+        otherwise: Callable[[Row, str, datetime], None] | None = None,
+    ) -> Row | None:
         """A worker started ``job_id``. Only a waiting row moves to running (then ``on_running`` runs, in the same
         transaction); a late or repeated message changes nothing but what ``otherwise`` does with it, and one from
         a job that is no longer the row's current one changes nothing at all."""
-        when, worker = started_at(started), (worker or "")[:self.worker_max]
+        when, worker = started_at(started), (worker or "")[: self.worker_max]
         with transaction.atomic():
             row = self.model._default_manager.select_for_update().filter(pk=row_id).first()
             if row is None:
@@ -135,13 +142,21 @@ class Work(Generic[Row]):
         with a note that every attempt failed, for the kind to end the row with."""
         attempts = self.attempts(row)
         if self.count_field and attempts < settings.ARENA_MAX_ENQUEUES:
-            logger.warning("%s %s: attempt %s failed on the platform's side (%s); enqueueing attempt %s", self.name,
-                           row.pk, attempts, trim(message, 300), attempts + 1)
+            logger.warning(
+                "%s %s: attempt %s failed on the platform's side (%s); enqueueing attempt %s",
+                self.name,
+                row.pk,
+                attempts,
+                trim(message, 300),
+                attempts + 1,
+            )
             self.requeue(row)
             return "requeued", message
         if attempts > 1:
-            message = (f"{message} ({self.attempt_word} {attempts} of {settings.ARENA_MAX_ENQUEUES}: every "
-                       f"{self.every_word} failed on the platform's side.)")
+            message = (
+                f"{message} ({self.attempt_word} {attempts} of {settings.ARENA_MAX_ENQUEUES}: every "
+                f"{self.every_word} failed on the platform's side.)"
+            )
         return "final", message
 
     def requeue(self, row: Row) -> None:

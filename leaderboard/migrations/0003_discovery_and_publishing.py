@@ -4,35 +4,46 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0002_model_runs'),
+        ("leaderboard", "0002_model_runs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelrun',
-            name='published_at',
-            field=models.DateTimeField(blank=True, db_index=True, help_text='set when the owner published its attempts and trajectories', null=True),
+            model_name="modelrun",
+            name="published_at",
+            field=models.DateTimeField(
+                blank=True,
+                db_index=True,
+                help_text="set when the owner published its attempts and trajectories",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='problem',
-            name='communication',
-            field=models.CharField(blank=True, help_text='what communication it needs', max_length=200),
+            model_name="problem",
+            name="communication",
+            field=models.CharField(blank=True, help_text="what communication it needs", max_length=200),
         ),
         migrations.AddField(
-            model_name='problem',
-            name='hard',
-            field=models.CharField(blank=True, help_text='why this is hard, one short line', max_length=200),
+            model_name="problem",
+            name="hard",
+            field=models.CharField(blank=True, help_text="why this is hard, one short line", max_length=200),
         ),
         migrations.AddField(
-            model_name='problem',
-            name='tags',
-            field=models.CharField(blank=True, db_index=True, help_text='comma-separated, e.g. inter-node', max_length=500),
+            model_name="problem",
+            name="tags",
+            field=models.CharField(
+                blank=True, db_index=True, help_text="comma-separated, e.g. inter-node", max_length=500
+            ),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='published_at',
-            field=models.DateTimeField(blank=True, db_index=True, help_text='set when the owner published the source; readable by everyone', null=True),
+            model_name="submission",
+            name="published_at",
+            field=models.DateTimeField(
+                blank=True,
+                db_index=True,
+                help_text="set when the owner published the source; readable by everyone",
+                null=True,
+            ),
         ),
     ]

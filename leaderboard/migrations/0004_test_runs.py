@@ -6,39 +6,82 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0003_discovery_and_publishing'),
+        ("leaderboard", "0003_discovery_and_publishing"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='TestRun',
+            name="TestRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('profile', models.CharField(db_index=True, max_length=64)),
-                ('problem_version', models.PositiveIntegerField()),
-                ('problem_hash', models.CharField(max_length=64)),
-                ('filename', models.CharField(max_length=255)),
-                ('source', models.TextField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('timing', models.BooleanField(default=False, help_text='quick timing asked for (fewer iterations than ranked)')),
-                ('state', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('finished', 'Finished')], db_index=True, default='queued', max_length=16)),
-                ('verdict', models.CharField(blank=True, choices=[('passed', 'passed'), ('wrong_output', 'wrong output'), ('compile_error', 'compile error'), ('runtime_error', 'runtime error'), ('timeout', 'timeout'), ('rejected', 'rejected'), ('infra_error', 'infra error')], max_length=32, null=True)),
-                ('document', models.JSONField(blank=True, help_text='the result document, marked as a test', null=True)),
-                ('job_id', models.CharField(blank=True, max_length=100)),
-                ('job_timeout_s', models.PositiveIntegerField()),
-                ('worker', models.CharField(blank=True, max_length=255)),
-                ('enqueued_at', models.DateTimeField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('problem', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='test_runs', to='leaderboard.problem')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='test_runs', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("profile", models.CharField(db_index=True, max_length=64)),
+                ("problem_version", models.PositiveIntegerField()),
+                ("problem_hash", models.CharField(max_length=64)),
+                ("filename", models.CharField(max_length=255)),
+                ("source", models.TextField()),
+                ("sha256", models.CharField(max_length=64)),
+                (
+                    "timing",
+                    models.BooleanField(
+                        default=False, help_text="quick timing asked for (fewer iterations than ranked)"
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("queued", "Queued"), ("running", "Running"), ("finished", "Finished")],
+                        db_index=True,
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("passed", "passed"),
+                            ("wrong_output", "wrong output"),
+                            ("compile_error", "compile error"),
+                            ("runtime_error", "runtime error"),
+                            ("timeout", "timeout"),
+                            ("rejected", "rejected"),
+                            ("infra_error", "infra error"),
+                        ],
+                        max_length=32,
+                        null=True,
+                    ),
+                ),
+                (
+                    "document",
+                    models.JSONField(blank=True, help_text="the result document, marked as a test", null=True),
+                ),
+                ("job_id", models.CharField(blank=True, max_length=100)),
+                ("job_timeout_s", models.PositiveIntegerField()),
+                ("worker", models.CharField(blank=True, max_length=255)),
+                ("enqueued_at", models.DateTimeField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "problem",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="test_runs", to="leaderboard.problem"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="test_runs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
     ]

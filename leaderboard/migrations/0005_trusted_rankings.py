@@ -23,109 +23,121 @@ def fill(apps, schema_editor):
         worker = Submission.objects.filter(pk=result.submission_id).values_list("worker", flat=True).first() or ""
         Result.objects.filter(pk=result.pk).update(
             protocol_revision=revision if isinstance(revision, int) and not isinstance(revision, bool) else None,
-            speedup_estimator=str(estimator or "")[:255], worker=worker[:255])
+            speedup_estimator=str(estimator or "")[:255],
+            worker=worker[:255],
+        )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0004_test_runs'),
+        ("leaderboard", "0004_test_runs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelrun',
-            name='suite_version',
-            field=models.CharField(blank=True, default='', help_text="the version of its suite the run answered (manifest; default: the suite's version at upload); only runs of the current one are ranked", max_length=32),
+            model_name="modelrun",
+            name="suite_version",
+            field=models.CharField(
+                blank=True,
+                default="",
+                help_text="the version of its suite the run answered (manifest; default: the suite's version at upload); only runs of the current one are ranked",
+                max_length=32,
+            ),
         ),
         migrations.AddField(
-            model_name='result',
-            name='protocol_revision',
+            model_name="result",
+            name="protocol_revision",
             field=models.PositiveSmallIntegerField(blank=True, db_index=True, null=True),
         ),
         migrations.AddField(
-            model_name='result',
-            name='speedup_estimator',
+            model_name="result",
+            name="speedup_estimator",
             field=models.CharField(blank=True, max_length=255),
         ),
         migrations.AddField(
-            model_name='result',
-            name='worker',
-            field=models.CharField(blank=True, help_text='the host that measured it', max_length=255),
+            model_name="result",
+            name="worker",
+            field=models.CharField(blank=True, help_text="the host that measured it", max_length=255),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='fast_1_5_high',
+            model_name="runscore",
+            name="fast_1_5_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='fast_1_5_low',
+            model_name="runscore",
+            name="fast_1_5_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='fast_1_high',
+            model_name="runscore",
+            name="fast_1_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='fast_1_low',
+            model_name="runscore",
+            name="fast_1_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='fast_2_high',
+            model_name="runscore",
+            name="fast_2_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='fast_2_low',
+            model_name="runscore",
+            name="fast_2_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='geomean_high',
+            model_name="runscore",
+            name="geomean_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='geomean_low',
+            model_name="runscore",
+            name="geomean_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='pass_at_k_high',
+            model_name="runscore",
+            name="pass_at_k_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='pass_at_k_low',
+            model_name="runscore",
+            name="pass_at_k_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='protocol_revision',
+            model_name="runscore",
+            name="protocol_revision",
             field=models.PositiveSmallIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='status',
-            field=models.CharField(db_index=True, default='unfinished', max_length=16),
+            model_name="runscore",
+            name="status",
+            field=models.CharField(db_index=True, default="unfinished", max_length=16),
         ),
         migrations.AddField(
-            model_name='runscore',
-            name='timed',
+            model_name="runscore",
+            name="timed",
             field=models.BooleanField(default=True),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='remeasure_of',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='remeasurements', to='leaderboard.submission'),
+            model_name="submission",
+            name="remeasure_of",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="remeasurements",
+                to="leaderboard.submission",
+            ),
         ),
         migrations.AddField(
-            model_name='submission',
-            name='source_key',
+            model_name="submission",
+            name="source_key",
             field=models.CharField(blank=True, db_index=True, max_length=64),
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),

@@ -4,14 +4,13 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0005_trusted_rankings'),
+        ("leaderboard", "0005_trusted_rankings"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='trajectory',
-            options={'ordering': ['submission_id', 'filename'], 'verbose_name_plural': 'trajectories'},
+            name="trajectory",
+            options={"ordering": ["submission_id", "filename"], "verbose_name_plural": "trajectories"},
         ),
     ]

@@ -5,45 +5,60 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0006_trajectory_plural'),
+        ("leaderboard", "0006_trajectory_plural"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CategoryStanding',
+            name="CategoryStanding",
             fields=[
-                ('category', models.CharField(max_length=64, primary_key=True, serialize=False)),
-                ('leader', models.CharField(blank=True, max_length=300)),
-                ('leader_firsts', models.PositiveIntegerField(default=0)),
-                ('best_speedup', models.FloatField(blank=True, null=True)),
-                ('best_problem_id', models.CharField(blank=True, max_length=200)),
-                ('solutions', models.PositiveIntegerField(default=0)),
-                ('problems', models.PositiveIntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("category", models.CharField(max_length=64, primary_key=True, serialize=False)),
+                ("leader", models.CharField(blank=True, max_length=300)),
+                ("leader_firsts", models.PositiveIntegerField(default=0)),
+                ("best_speedup", models.FloatField(blank=True, null=True)),
+                ("best_problem_id", models.CharField(blank=True, max_length=200)),
+                ("solutions", models.PositiveIntegerField(default=0)),
+                ("problems", models.PositiveIntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name='ProblemStanding',
+            name="ProblemStanding",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('profile', models.CharField(max_length=64)),
-                ('problem_version', models.PositiveIntegerField(help_text='0: not recorded')),
-                ('protocol_revision', models.PositiveSmallIntegerField(help_text='0: not recorded')),
-                ('passed', models.PositiveIntegerField(default=0, help_text='passed evaluations, re-measurements left out')),
-                ('solutions', models.PositiveIntegerField(default=0, help_text="rows of the ranking (each entrant's best)")),
-                ('leader_submission_id', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('leader_user_id', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('leader_username', models.CharField(blank=True, max_length=150)),
-                ('leader_model_run_id', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('leader_model', models.CharField(blank=True, max_length=200)),
-                ('best_speedup', models.FloatField(blank=True, help_text="the leader's pooled speedup", null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('problem', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='standings', to='leaderboard.problem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("profile", models.CharField(max_length=64)),
+                ("problem_version", models.PositiveIntegerField(help_text="0: not recorded")),
+                ("protocol_revision", models.PositiveSmallIntegerField(help_text="0: not recorded")),
+                (
+                    "passed",
+                    models.PositiveIntegerField(default=0, help_text="passed evaluations, re-measurements left out"),
+                ),
+                (
+                    "solutions",
+                    models.PositiveIntegerField(default=0, help_text="rows of the ranking (each entrant's best)"),
+                ),
+                ("leader_submission_id", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("leader_user_id", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("leader_username", models.CharField(blank=True, max_length=150)),
+                ("leader_model_run_id", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("leader_model", models.CharField(blank=True, max_length=200)),
+                ("best_speedup", models.FloatField(blank=True, help_text="the leader's pooled speedup", null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "problem",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="standings", to="leaderboard.problem"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('problem', 'profile', 'problem_version', 'protocol_revision'), name='problem_standing_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("problem", "profile", "problem_version", "protocol_revision"),
+                        name="problem_standing_unique",
+                    )
+                ],
             },
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0007_standings'),
+        ("leaderboard", "0007_standings"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='runscore',
-            name='detail',
+            model_name="runscore",
+            name="detail",
             field=models.JSONField(default=dict),
         ),
     ]

@@ -5,25 +5,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0008_run_score_detail'),
+        ("leaderboard", "0008_run_score_detail"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RunComparison',
+            name="RunComparison",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('a_scored_at', models.DateTimeField(blank=True, null=True)),
-                ('b_scored_at', models.DateTimeField(blank=True, null=True)),
-                ('record', models.JSONField(default=dict)),
-                ('computed_at', models.DateTimeField(auto_now=True)),
-                ('a', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='leaderboard.modelrun')),
-                ('b', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='leaderboard.modelrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("a_scored_at", models.DateTimeField(blank=True, null=True)),
+                ("b_scored_at", models.DateTimeField(blank=True, null=True)),
+                ("record", models.JSONField(default=dict)),
+                ("computed_at", models.DateTimeField(auto_now=True)),
+                (
+                    "a",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="leaderboard.modelrun"
+                    ),
+                ),
+                (
+                    "b",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="leaderboard.modelrun"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('a', 'b'), name='run_comparison_pair')],
+                "constraints": [models.UniqueConstraint(fields=("a", "b"), name="run_comparison_pair")],
             },
         ),
     ]

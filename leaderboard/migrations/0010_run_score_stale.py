@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0009_run_comparison'),
+        ("leaderboard", "0009_run_comparison"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='modelrun',
-            name='score_stale_since',
+            model_name="modelrun",
+            name="score_stale_since",
             field=models.DateTimeField(blank=True, db_index=True, null=True),
         ),
     ]

@@ -85,11 +85,15 @@ def _clean_path(raw: str, archive: str) -> str | None:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
         raise ArchiveError(f"{archive}: the entry {shown!r} has control characters in its name; rename it.")
     if "\\" in raw:
-        raise ArchiveError(f"{archive}: the entry {shown!r} uses backslashes; build the archive with '/' "
-                           f"separators (Python's zipfile or tar do).")
+        raise ArchiveError(
+            f"{archive}: the entry {shown!r} uses backslashes; build the archive with '/' "
+            f"separators (Python's zipfile or tar do)."
+        )
     if raw.startswith("/") or re.match(r"[A-Za-z]:", raw):
-        raise ArchiveError(f"{archive}: the entry {shown!r} has an absolute path; archive paths must be "
-                           f"relative to the archive's root.")
+        raise ArchiveError(
+            f"{archive}: the entry {shown!r} has an absolute path; archive paths must be "
+            f"relative to the archive's root."
+        )
     path = raw.rstrip("/")
     while path.startswith("./"):
         path = path[2:]
@@ -125,8 +129,10 @@ class Collector:
     def count_entry(self) -> None:
         self.count += 1
         if self.count > self.limits.files:
-            raise ArchiveError(f"{self.archive}: more than {self.limits.files} entries; a model run needs one "
-                               f"manifest, k attempts per problem and their trajectories.")
+            raise ArchiveError(
+                f"{self.archive}: more than {self.limits.files} entries; a model run needs one "
+                f"manifest, k attempts per problem and their trajectories."
+            )
 
     def want(self, path: str, size: int) -> str | None:
         """Whether to read a file of ``size`` declared bytes at ``path``; returns its kind or None."""
@@ -135,23 +141,29 @@ class Collector:
         self.seen.add(path)
         self.total += size
         if self.total > self.limits.total:
-            raise ArchiveError(f"{self.archive}: more than {formats.size(self.limits.total)} uncompressed; trim the "
-                               f"trajectories (they are optional) or split the run.")
+            raise ArchiveError(
+                f"{self.archive}: more than {formats.size(self.limits.total)} uncompressed; trim the "
+                f"trajectories (they are optional) or split the run."
+            )
         kind = self.classify(path)
         if kind is None:
             self.stray.append(path)
             return None
         cap = _cap(kind, self.limits)
         if size > cap:
-            self.problems.append(f"{path}: {formats.size(size)} is over the {formats.size(cap)} limit for "
-                                 f"{'an' if kind == 'attempt' else 'a'} {kind} file; shorten it.")
+            self.problems.append(
+                f"{path}: {formats.size(size)} is over the {formats.size(cap)} limit for "
+                f"{'an' if kind == 'attempt' else 'a'} {kind} file; shorten it."
+            )
             return None
         return kind
 
     def add(self, path: str, kind: str, data: bytes) -> None:
         if len(data) > _cap(kind, self.limits):  # the header under-declared the size
-            raise ArchiveError(f"{self.archive}: {path} holds more than its header declares; the archive is "
-                               f"corrupt or crafted. Rebuild it with zip or tar.")
+            raise ArchiveError(
+                f"{self.archive}: {path} holds more than its header declares; the archive is "
+                f"corrupt or crafted. Rebuild it with zip or tar."
+            )
         self.entries.append(Entry(path, kind, data))
 
 
@@ -161,16 +173,18 @@ def _zip_directory_check(data: bytes, archive: str, limits: Limits) -> None:
     pos = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65535))
     if pos < 0 or pos + 22 > len(data):
         return  # zipfile will say it is not a zip
-    _, _, _, _, entries, cd_size, _, _ = struct.unpack("<4s4H2LH", data[pos:pos + 22])
+    _, _, _, _, entries, cd_size, _, _ = struct.unpack("<4s4H2LH", data[pos : pos + 22])
     if entries == 0xFFFF or cd_size == 0xFFFFFFFF:
         loc = pos - 20
-        if loc >= 0 and data[loc:loc + 4] == b"PK\x06\x07":
-            (offset,) = struct.unpack("<Q", data[loc + 8:loc + 16])
-            if offset + 56 <= len(data) and data[offset:offset + 4] == b"PK\x06\x06":
-                entries, cd_size = struct.unpack("<QQ", data[offset + 32:offset + 48])
+        if loc >= 0 and data[loc : loc + 4] == b"PK\x06\x07":
+            (offset,) = struct.unpack("<Q", data[loc + 8 : loc + 16])
+            if offset + 56 <= len(data) and data[offset : offset + 4] == b"PK\x06\x06":
+                entries, cd_size = struct.unpack("<QQ", data[offset + 32 : offset + 48])
     if entries > limits.files or cd_size > limits.files * 1024:
-        raise ArchiveError(f"{archive}: the zip declares {entries} entries ({formats.size(cd_size)} of directory); "
-                           f"the limit is {limits.files} entries.")
+        raise ArchiveError(
+            f"{archive}: the zip declares {entries} entries ({formats.size(cd_size)} of directory); "
+            f"the limit is {limits.files} entries."
+        )
 
 
 def _read_zip(data: bytes, archive: str, limits: Limits, collector: Collector) -> Collector:
@@ -178,39 +192,51 @@ def _read_zip(data: bytes, archive: str, limits: Limits, collector: Collector) -
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
-        raise ArchiveError(f"{archive}: not a readable zip archive ({exc}); rebuild it with zip or Python's "
-                           f"zipfile.") from None
+        raise ArchiveError(
+            f"{archive}: not a readable zip archive ({exc}); rebuild it with zip or Python's zipfile."
+        ) from None
     infos = zf.infolist()
     if len(infos) > limits.files:
         raise ArchiveError(f"{archive}: {len(infos)} entries, more than the {limits.files} allowed.")
     # Every check on declared sizes and kinds first: nothing is inflated until the whole listing is sound.
     declared = sum(i.file_size for i in infos)
     if declared > limits.total:
-        raise ArchiveError(f"{archive}: declares {formats.size(declared)} uncompressed, more than the "
-                           f"{formats.size(limits.total)} allowed; trim the trajectories or split the run.")
+        raise ArchiveError(
+            f"{archive}: declares {formats.size(declared)} uncompressed, more than the "
+            f"{formats.size(limits.total)} allowed; trim the trajectories or split the run."
+        )
     if sum(i.compress_size for i in infos) > len(data):
-        raise ArchiveError(f"{archive}: its entries overlap (they claim more compressed bytes than the file "
-                           f"holds), a zip-bomb construction; rebuild the archive with zip.")
+        raise ArchiveError(
+            f"{archive}: its entries overlap (they claim more compressed bytes than the file "
+            f"holds), a zip-bomb construction; rebuild the archive with zip."
+        )
     if declared > RATIO_FLOOR_BYTES and declared > limits.ratio * len(data):
-        raise ArchiveError(f"{archive}: inflates {declared / len(data):.0f}× ({formats.size(declared)} from "
-                           f"{formats.size(len(data))}), past the {limits.ratio:.0f}× limit; this looks like a "
-                           f"zip bomb.")
+        raise ArchiveError(
+            f"{archive}: inflates {declared / len(data):.0f}× ({formats.size(declared)} from "
+            f"{formats.size(len(data))}), past the {limits.ratio:.0f}× limit; this looks like a "
+            f"zip bomb."
+        )
     plan: list[tuple[zipfile.ZipInfo, str, str]] = []
     for info in infos:
         collector.count_entry()
         path = _clean_path(info.filename, archive)
         mode = info.external_attr >> 16
         if stat.S_ISLNK(mode):
-            raise ArchiveError(f"{archive}: {info.filename} is a symbolic link; archives may hold only regular "
-                               f"files (zip with --symlinks off, the default).")
+            raise ArchiveError(
+                f"{archive}: {info.filename} is a symbolic link; archives may hold only regular "
+                f"files (zip with --symlinks off, the default)."
+            )
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-            raise ArchiveError(f"{archive}: {info.filename} is a device, FIFO or socket; archives may hold only "
-                               f"regular files.")
+            raise ArchiveError(
+                f"{archive}: {info.filename} is a device, FIFO or socket; archives may hold only regular files."
+            )
         if info.flag_bits & 0x1:
             raise ArchiveError(f"{archive}: {info.filename} is encrypted; upload an archive without a password.")
         if info.file_size > RATIO_FLOOR_BYTES and info.file_size > limits.ratio * max(info.compress_size, 1):
-            raise ArchiveError(f"{archive}: {info.filename} inflates past {limits.ratio:.0f}× its compressed "
-                               f"size; this looks like a zip bomb.")
+            raise ArchiveError(
+                f"{archive}: {info.filename} inflates past {limits.ratio:.0f}× its compressed "
+                f"size; this looks like a zip bomb."
+            )
         if path is None or info.is_dir():
             continue
         kind = collector.want(path, info.file_size)
@@ -220,8 +246,15 @@ def _read_zip(data: bytes, archive: str, limits: Limits, collector: Collector) -
         try:
             with zf.open(info) as member:
                 content = member.read(_cap(kind, limits) + 1)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError,
-                ValueError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            OSError,
+            RuntimeError,
+            NotImplementedError,
+            ValueError,
+        ) as exc:
             raise ArchiveError(f"{archive}: {path} cannot be read ({exc}); rebuild the archive.") from None
         collector.add(path, kind, content)
     return collector
@@ -245,12 +278,15 @@ class _CappedStream:
         chunk = self.gz.read(min(size, 1 * MiB))
         self.total += len(chunk)
         if self.total > self.limit:
-            self.failure = ArchiveError(f"{self.archive}: inflates past {formats.size(self.limit)}; an archive "
-                                        f"may hold at most {formats.size(self.limit)} uncompressed. Trim the "
-                                        f"trajectories or split the run.")
+            self.failure = ArchiveError(
+                f"{self.archive}: inflates past {formats.size(self.limit)}; an archive "
+                f"may hold at most {formats.size(self.limit)} uncompressed. Trim the "
+                f"trajectories or split the run."
+            )
         elif self.total > RATIO_FLOOR_BYTES and self.total > self.ratio * self.compressed:
-            self.failure = ArchiveError(f"{self.archive}: inflates past {self.ratio:.0f}× its compressed size; "
-                                        f"this looks like a gzip bomb.")
+            self.failure = ArchiveError(
+                f"{self.archive}: inflates past {self.ratio:.0f}× its compressed size; this looks like a gzip bomb."
+            )
         if self.failure is not None:
             raise self.failure
         return chunk
@@ -265,19 +301,24 @@ def _read_tar_gz(data: bytes, archive: str, limits: Limits, collector: Collector
                 collector.count_entry()
                 path = _clean_path(member.name, archive)
                 if member.issym() or member.islnk():
-                    raise ArchiveError(f"{archive}: {member.name} is a {'symbolic' if member.issym() else 'hard'} "
-                                       f"link; archives may hold only regular files (archive the files "
-                                       f"themselves, e.g. with tar -h).")
+                    raise ArchiveError(
+                        f"{archive}: {member.name} is a {'symbolic' if member.issym() else 'hard'} "
+                        f"link; archives may hold only regular files (archive the files "
+                        f"themselves, e.g. with tar -h)."
+                    )
                 if member.ischr() or member.isblk() or member.isfifo():
-                    raise ArchiveError(f"{archive}: {member.name} is a device or FIFO; archives may hold only "
-                                       f"regular files.")
+                    raise ArchiveError(
+                        f"{archive}: {member.name} is a device or FIFO; archives may hold only regular files."
+                    )
                 if member.issparse():
                     raise ArchiveError(f"{archive}: {member.name} is a sparse file; archive it as a regular file.")
                 if member.isdir():
                     continue
                 if not member.isreg():
-                    raise ArchiveError(f"{archive}: {member.name} is neither a file nor a folder (tar type "
-                                       f"{member.type!r}); archives may hold only regular files.")
+                    raise ArchiveError(
+                        f"{archive}: {member.name} is neither a file nor a folder (tar type "
+                        f"{member.type!r}); archives may hold only regular files."
+                    )
                 if path is None:
                     continue
                 kind = collector.want(path, member.size)
@@ -291,25 +332,30 @@ def _read_tar_gz(data: bytes, archive: str, limits: Limits, collector: Collector
     except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, OSError, ValueError, struct.error) as exc:
         if stream.failure is not None:
             raise stream.failure from None
-        raise ArchiveError(f"{archive}: not a readable tar.gz archive ({exc}); build it with "
-                           f"`tar -czf run.tar.gz manifest.json attempts trajectories`.") from None
+        raise ArchiveError(
+            f"{archive}: not a readable tar.gz archive ({exc}); build it with "
+            f"`tar -czf run.tar.gz manifest.json attempts trajectories`."
+        ) from None
     return collector
 
 
-def read_container(data: bytes, archive: str, limits: Limits, classify: Callable[[str], str | None], *,
-                   layout: str) -> Collector:
+def read_container(
+    data: bytes, archive: str, limits: Limits, classify: Callable[[str], str | None], *, layout: str
+) -> Collector:
     """Every file of the archive ``data`` that ``classify`` gives a kind, read within ``limits``; ``layout`` is the
     sentence that says what a model run holds (shown when the bytes are no archive at all)."""
     if len(data) > limits.archive:
-        raise ArchiveError(f"{archive}: {formats.size(len(data))} is more than the {formats.size(limits.archive)} an "
-                           f"upload may be; trim the trajectories (they are optional) or split the run.")
+        raise ArchiveError(
+            f"{archive}: {formats.size(len(data))} is more than the {formats.size(limits.archive)} an "
+            f"upload may be; trim the trajectories (they are optional) or split the run."
+        )
     collector = Collector(archive, limits, classify)
     if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return _read_zip(data, archive, limits, collector)
     if data[:2] == b"\x1f\x8b":
         return _read_tar_gz(data, archive, limits, collector)
     if len(data) > 262 and data[257:262] == b"ustar":
-        raise ArchiveError(f"{archive}: an uncompressed tar; compress it (`tar -czf run.tar.gz ...`) or upload "
-                           f"a .zip.")
-    raise ArchiveError(f"{archive}: neither a .zip nor a .tar.gz archive; upload a model run as one of "
-                       f"those ({layout}).")
+        raise ArchiveError(f"{archive}: an uncompressed tar; compress it (`tar -czf run.tar.gz ...`) or upload a .zip.")
+    raise ArchiveError(
+        f"{archive}: neither a .zip nor a .tar.gz archive; upload a model run as one of those ({layout})."
+    )

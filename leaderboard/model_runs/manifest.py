@@ -23,9 +23,9 @@ from leaderboard.names import invisible_character
 from leaderboard.rankings.metrics import PROTOCOL_MODES, Protocol
 
 MAX_K = 100
-MAX_TOKENS = 2 ** 63 - 1  # what the database's column holds
+MAX_TOKENS = 2**63 - 1  # what the database's column holds
 MAX_TURN_BUDGET = 1_000_000
-MAX_WALL_TIME_S = 10 ** 9  # about 32 years
+MAX_WALL_TIME_S = 10**9  # about 32 years
 SUITE_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 SUITE_VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -76,21 +76,39 @@ _FIELD_HINTS: dict[str, str] = {
     "precision": '"precision": e.g. "bf16"',
     "suite": '"suite": the problem suite, "arena" unless you ran an imported one such as "pkb"',
     "prompt_pack": '"prompt_pack": the pack_version of the prompts the model was given, e.g. "pp-1a2b3c4d5e6f" '
-                   '(`arena prompts` writes it on every line)',
+    "(`arena prompts` writes it on every line)",
     "suite_version": '"suite_version": the version of the suite the attempts answered, e.g. "2026.12" (default: '
-                     'the current one)',
+    "the current one)",
 }
-REQUIRED = ("model", "provider", "protocol", "k", "turn_budget", "tokens", "wall_time_s", "hardware", "date",
-             "open_weights")
+REQUIRED = (
+    "model",
+    "provider",
+    "protocol",
+    "k",
+    "turn_budget",
+    "tokens",
+    "wall_time_s",
+    "hardware",
+    "date",
+    "open_weights",
+)
 OPTIONAL = ("notes", "precision", "suite", "prompt_pack", "suite_version")
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
-            dict: "a table", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 # --- the fields: a JSON/TOML value of exactly the declared type, then its range ------------------------------------
+
 
 class _Typed(serializers.Field):
     """A value of one of ``kinds`` (a bool is never an int here), then :meth:`check`; every message continues
@@ -118,8 +136,16 @@ class _Typed(serializers.Field):
 class _Text(_Typed):
     kinds, type_label = (str,), "a string"
 
-    def __init__(self, *, max_length: int, blank: bool = False, choices: tuple[str, ...] = (),
-                 pattern: re.Pattern[str] | None = None, pattern_label: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_length: int,
+        blank: bool = False,
+        choices: tuple[str, ...] = (),
+        pattern: re.Pattern[str] | None = None,
+        pattern_label: str = "",
+        **kwargs: Any,
+    ) -> None:
         self.max_length, self.blank, self.choices = max_length, blank, choices
         self.pattern, self.pattern_label = pattern, pattern_label
         super().__init__(**kwargs)
@@ -151,7 +177,8 @@ class _Integer(_Typed):
     def check(self, value: int) -> int:
         if value < self.low or (self.high is not None and value > self.high):
             raise serializers.ValidationError(
-                f"is {value}, outside {self.low}..{self.high if self.high is not None else '∞'}")
+                f"is {value}, outside {self.low}..{self.high if self.high is not None else '∞'}"
+            )
         return value
 
 
@@ -210,12 +237,24 @@ class ManifestSerializer(serializers.Serializer):
     open_weights = _Boolean()
     notes = _Text(max_length=20_000, blank=True, required=False)
     precision = _Text(max_length=32, required=False)
-    suite = _Text(max_length=64, pattern=SUITE_RE, required=False,
-                  pattern_label="a suite name (lower-case letters, digits, '-' and '_')")
-    prompt_pack = _Text(max_length=15, pattern=PROMPT_PACK_RE, required=False,
-                        pattern_label="a prompt pack version such as pp-1a2b3c4d5e6f (`arena prompts`)")
-    suite_version = _Text(max_length=32, pattern=SUITE_VERSION_RE, required=False,
-                          pattern_label="a version such as 2026.12 (letters, digits, '.', '-' and '_')")
+    suite = _Text(
+        max_length=64,
+        pattern=SUITE_RE,
+        required=False,
+        pattern_label="a suite name (lower-case letters, digits, '-' and '_')",
+    )
+    prompt_pack = _Text(
+        max_length=15,
+        pattern=PROMPT_PACK_RE,
+        required=False,
+        pattern_label="a prompt pack version such as pp-1a2b3c4d5e6f (`arena prompts`)",
+    )
+    suite_version = _Text(
+        max_length=32,
+        pattern=SUITE_VERSION_RE,
+        required=False,
+        pattern_label="a version such as 2026.12 (letters, digits, '.', '-' and '_')",
+    )
 
     def validate_turn_budget(self, value: int) -> int:
         protocol = self.initial_data.get("protocol")
@@ -228,6 +267,7 @@ class ManifestSerializer(serializers.Serializer):
 
 # --- reading a manifest file ---------------------------------------------------------------------------------------
 
+
 def decode(name: str, data: bytes, problems: list[str]) -> dict[str, Any] | None:
     try:
         text = data.decode("utf-8-sig")
@@ -235,6 +275,7 @@ def decode(name: str, data: bytes, problems: list[str]) -> dict[str, Any] | None
         problems.append(f"{name}: not UTF-8 text (byte {exc.start}); save it as UTF-8.")
         return None
     if name.endswith(".json"):
+
         def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
             keys = [k for k, _ in items]
             dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -248,8 +289,9 @@ def decode(name: str, data: bytes, problems: list[str]) -> dict[str, Any] | None
         try:
             value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
         except json.JSONDecodeError as exc:
-            problems.append(f"{name}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
-                            f"fix the syntax.")
+            problems.append(
+                f"{name}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); fix the syntax."
+            )
             return None
         except (ValueError, RecursionError) as exc:
             problems.append(f"{name}: not valid JSON ({exc}); fix it.")
@@ -261,8 +303,9 @@ def decode(name: str, data: bytes, problems: list[str]) -> dict[str, Any] | None
             problems.append(f"{name}: not valid TOML ({exc}); fix the syntax.")
             return None
     if not isinstance(value, dict):
-        problems.append(f"{name}: must hold one object of fields (model, provider, protocol, ...), "
-                        f"not {_type_name(value)}.")
+        problems.append(
+            f"{name}: must hold one object of fields (model, provider, protocol, ...), not {_type_name(value)}."
+        )
         return None
     return value
 
@@ -275,8 +318,10 @@ def parse_manifest(name: str, data: bytes, problems: list[str]) -> Manifest | No
     before = len(problems)
     unknown = sorted(set(raw) - set(REQUIRED) - set(OPTIONAL))
     if unknown:
-        problems.append(f"{name}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                        f"the fields are {', '.join(REQUIRED + OPTIONAL)}.")
+        problems.append(
+            f"{name}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"the fields are {', '.join(REQUIRED + OPTIONAL)}."
+        )
     fields = ManifestSerializer(data=raw)
     if not fields.is_valid():
         for key, errors in fields.errors.items():

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from leaderboard.model_runs.container import ArchiveError
 from leaderboard.model_runs.layout import read_archive
 
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -37,11 +38,15 @@ def manifest_toml(manifest: Mapping[str, Any]) -> str:
     return "".join(f"{key} = {_toml_value(value)}\n" for key, value in manifest.items())
 
 
-def build_archive(manifest: Mapping[str, Any] | str | bytes | None,
-                  attempts: Mapping[tuple[str, int], str | bytes],
-                  trajectories: Mapping[tuple[str, int] | tuple[str, int, str], str | bytes] | None = None, *,
-                  fmt: str = "zip", manifest_format: str = "json",
-                  extra_files: Mapping[str, str | bytes] | None = None) -> bytes:
+def build_archive(
+    manifest: Mapping[str, Any] | str | bytes | None,
+    attempts: Mapping[tuple[str, int], str | bytes],
+    trajectories: Mapping[tuple[str, int] | tuple[str, int, str], str | bytes] | None = None,
+    *,
+    fmt: str = "zip",
+    manifest_format: str = "json",
+    extra_files: Mapping[str, str | bytes] | None = None,
+) -> bytes:
     """Builds a model-run archive in memory (for tests, the docs' example and model builders' scripts).
 
     ``attempts`` maps ``(problem_id, i)`` to the source of ``attempts/<problem_id>/attempt_<i>.py``;
@@ -95,28 +100,42 @@ def build_archive(manifest: Mapping[str, Any] | str | bytes | None,
 # --- an example, and a check model builders can run before uploading -----------------------------------------------
 
 EXAMPLE_MANIFEST: dict[str, Any] = {
-    "model": "example-model-2026-11", "provider": "Example Labs", "protocol": "agentic", "k": 2,
-    "turn_budget": 40, "tokens": 2_100_000, "wall_time_s": 12_600, "hardware": "h200-nvlink-4",
-    "date": "2026-11-29", "open_weights": True, "precision": "bf16",
+    "model": "example-model-2026-11",
+    "provider": "Example Labs",
+    "protocol": "agentic",
+    "k": 2,
+    "turn_budget": 40,
+    "tokens": 2_100_000,
+    "wall_time_s": 12_600,
+    "hardware": "h200-nvlink-4",
+    "date": "2026-11-29",
+    "open_weights": True,
+    "precision": "bf16",
     "notes": "Each attempt: one agent loop with the `arena eval` tool, at most 40 turns.",
 }
 EXAMPLE_ATTEMPTS: dict[tuple[str, int], str] = {
     ("collectives/all_reduce", 1): (
         "import torch\nimport torch.distributed as dist\n\n\n"
         "def solution(x: torch.Tensor) -> torch.Tensor:\n"
-        "    out = x.clone()\n    dist.all_reduce(out)\n    return out\n"),
+        "    out = x.clone()\n    dist.all_reduce(out)\n    return out\n"
+    ),
     ("collectives/all_reduce", 2): (
         "import torch\nimport torch.distributed as dist\n\n\n"
         "def solution(x: torch.Tensor) -> torch.Tensor:\n"
         "    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]\n"
-        "    dist.all_gather(parts, x)\n    return torch.stack(parts).sum(0).to(x.dtype)\n"),
+        "    dist.all_gather(parts, x)\n    return torch.stack(parts).sum(0).to(x.dtype)\n"
+    ),
 }
 EXAMPLE_TRAJECTORIES: dict[tuple[str, int], str] = {
-    ("collectives/all_reduce", 1): "\n".join(json.dumps(m) for m in (
-        {"role": "user", "content": "Write solution(x) for collectives/all_reduce ..."},
-        {"role": "assistant", "content": "def solution(x): ..."},
-        {"role": "tool", "name": "arena eval", "content": "passed, speedup 1.00"},
-    )) + "\n",
+    ("collectives/all_reduce", 1): "\n".join(
+        json.dumps(m)
+        for m in (
+            {"role": "user", "content": "Write solution(x) for collectives/all_reduce ..."},
+            {"role": "assistant", "content": "def solution(x): ..."},
+            {"role": "tool", "name": "arena eval", "content": "passed, speedup 1.00"},
+        )
+    )
+    + "\n",
 }
 
 
@@ -150,12 +169,15 @@ def main(argv: list[str] | None = None) -> int:
     except ArchiveError as exc:
         print(exc, file=sys.stderr)
         return 1
+
     def count(n: int, one: str, many: str) -> str:
         return f"{n} {one if n == 1 else many}"
 
-    print(f"{path}: valid; {run.manifest.model} ({run.manifest.as_protocol().label()}), "
-          f"{count(len(run.attempts), 'attempt', 'attempts')} at "
-          f"{count(len(run.problem_ids), 'problem', 'problems')}, "
-          f"{count(len(run.trajectories), 'trajectory', 'trajectories')}, "
-          f"{count(len(run.not_attempted), 'problem', 'problems')} not attempted.")
+    print(
+        f"{path}: valid; {run.manifest.model} ({run.manifest.as_protocol().label()}), "
+        f"{count(len(run.attempts), 'attempt', 'attempts')} at "
+        f"{count(len(run.problem_ids), 'problem', 'problems')}, "
+        f"{count(len(run.trajectories), 'trajectory', 'trajectories')}, "
+        f"{count(len(run.not_attempted), 'problem', 'problems')} not attempted."
+    )
     return 0

@@ -57,17 +57,32 @@ def model_run_comparison_compute(*, a: ModelRun, b: ModelRun) -> Comparison:
     return _comparison(a, b, k, a_score, b_score, significance.compare_scores(a_score, b_score), titles)
 
 
-def _comparison(a: ModelRun, b: ModelRun, k: int, a_score: metrics.RunScore, b_score: metrics.RunScore,
-                differences: list[significance.Difference], titles: dict[str, tuple[str, str]]) -> Comparison:
+def _comparison(
+    a: ModelRun,
+    b: ModelRun,
+    k: int,
+    a_score: metrics.RunScore,
+    b_score: metrics.RunScore,
+    differences: list[significance.Difference],
+    titles: dict[str, tuple[str, str]],
+) -> Comparison:
     rows = [
-        ComparisonRow(problem_id=pid, title=titles[pid][0], category=titles[pid][1],
-                      a=a_score.problems.get(pid), b=b_score.problems.get(pid))
+        ComparisonRow(
+            problem_id=pid,
+            title=titles[pid][0],
+            category=titles[pid][1],
+            a=a_score.problems.get(pid),
+            b=b_score.problems.get(pid),
+        )
         for pid in sorted(titles, key=lambda p: (titles[p][1], p))
     ]
-    categories = sorted(set(a_score.by_category) | set(b_score.by_category),
-                        key=lambda c: (list(CATEGORIES).index(c) if c in CATEGORIES else len(CATEGORIES), c))
-    return Comparison(a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories,
-                      differences=differences)
+    categories = sorted(
+        set(a_score.by_category) | set(b_score.by_category),
+        key=lambda c: (list(CATEGORIES).index(c) if c in CATEGORIES else len(CATEGORIES), c),
+    )
+    return Comparison(
+        a=a, b=b, k=k, a_score=a_score, b_score=b_score, rows=rows, categories=categories, differences=differences
+    )
 
 
 def model_run_scored_at(run: ModelRun):
@@ -80,7 +95,7 @@ def model_run_comparison(*, a: ModelRun, b: ModelRun) -> Comparison | None:
     """Two runs side by side as the comparison job stored them (``RunComparison``, one query), or None while it is
     not computed for their current scores: the caller asks for it (``services.run_comparison_request``) and says
     so. ``a`` and ``b`` come with their RunScore (``model_run_detail``)."""
-    row = (RunComparison.objects.filter(a=a, b=b).values_list("a_scored_at", "b_scored_at", "record").first())
+    row = RunComparison.objects.filter(a=a, b=b).values_list("a_scored_at", "b_scored_at", "record").first()
     if row is None or (row[0], row[1]) != (model_run_scored_at(a), model_run_scored_at(b)) or not row[2]:
         return None
     a_score, b_score, differences, titles = scores.comparison_of(row[2], a, b)

@@ -31,7 +31,7 @@ def json_lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Itera
     a time."""
     opening = json.dumps({**head, "rows": []}, indent=1, default=str)
     assert opening.endswith('"rows": []\n}')
-    yield opening[:-len("[]\n}")] + "["
+    yield opening[: -len("[]\n}")] + "["
     separator = "\n"
     for record in records:
         yield separator + textwrap.indent(json.dumps(record, indent=1, default=str), "  ")

@@ -21,6 +21,7 @@ ANY = "any"
 class RunFilterChoices:
     """The values each filter offers (``selectors.model_run_filter_choices`` reads them from the runs); kept here,
     beside the FilterSet that takes them, so the selectors import the filters and never the other way round."""
+
     profiles: list[str]
     precisions: list[str]
     modes: list[str]
@@ -32,8 +33,9 @@ class RunFilterSet(django_filters.FilterSet):
     precision = django_filters.ChoiceFilter(label="Precision", empty_label=ANY)
     mode = django_filters.ChoiceFilter(label="Protocol", empty_label=ANY)
     k = django_filters.ChoiceFilter(label="K", empty_label=ANY)
-    published = django_filters.ChoiceFilter(label="Attempts", empty_label=ANY, choices=[("1", "published")],
-                                            method="only_published")
+    published = django_filters.ChoiceFilter(
+        label="Attempts", empty_label=ANY, choices=[("1", "published")], method="only_published"
+    )
 
     class Meta:
         model = ModelRun
@@ -41,8 +43,12 @@ class RunFilterSet(django_filters.FilterSet):
 
     def __init__(self, data=None, queryset=None, *, choices: RunFilterChoices, **kwargs: Any) -> None:
         super().__init__(data, queryset, **kwargs)
-        offered = {"profile": choices.profiles, "precision": choices.precisions, "mode": choices.modes,
-                   "k": [str(k) for k in choices.ks]}
+        offered = {
+            "profile": choices.profiles,
+            "precision": choices.precisions,
+            "mode": choices.modes,
+            "k": [str(k) for k in choices.ks],
+        }
         for name, values in offered.items():
             self.filters[name].extra["choices"] = [(v, v) for v in values]
 
@@ -56,5 +62,6 @@ class RunFilterSet(django_filters.FilterSet):
             return {}
         self.is_valid()  # cleans the form; the valid values are in cleaned_data, as .qs uses them
         values = {name: self.form.cleaned_data.get(name) for name in self.filters}
-        return {name: int(v) if name == "k" else (True if name == "published" else v)
-                for name, v in values.items() if v}
+        return {
+            name: int(v) if name == "k" else (True if name == "published" else v) for name, v in values.items() if v
+        }

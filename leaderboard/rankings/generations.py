@@ -90,8 +90,12 @@ def bump(scopes: tuple[str | None, ...] = (None,)) -> None:
     except (RedisError, ValueError):
         # Pages stored under the current generation may now be stale until the TTL (a Redis that lost this write
         # has usually lost the pages too). Logged loudly: this is the one way a reader could see an old verdict.
-        logger.error("pages cache: could not bump the rankings generation %s; cached pages may be stale for up to "
-                     "%s s", scopes, settings.ARENA_PAGE_CACHE_TTL_S, exc_info=True)
+        logger.error(
+            "pages cache: could not bump the rankings generation %s; cached pages may be stale for up to %s s",
+            scopes,
+            settings.ARENA_PAGE_CACHE_TTL_S,
+            exc_info=True,
+        )
 
 
 def rankings_changed(*scopes: str) -> None:

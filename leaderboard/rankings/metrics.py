@@ -48,6 +48,7 @@ FAST_P_THRESHOLDS: tuple[float, ...] = (1.0, 1.5, 2.0)
 PROTOCOL_MODES: tuple[str, ...] = ("zero-shot", "agentic")
 EXCLUDED_VERDICTS: frozenset[str] = frozenset({Verdict.INFRA_ERROR.value})
 
+
 def fast_p_field(p: float) -> str:
     """The name a stored score (``RunScore``, its ``by_category`` records) gives fast_p@k at threshold ``p``:
     "fast_1_at_k", "fast_1_5_at_k", "fast_2_at_k"; RunScore has a column for each of :data:`FAST_P_THRESHOLDS`."""
@@ -109,8 +110,10 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if k < 1:
         raise ValueError(f"k must be 1 or more, not {k}")
     if n < k:
-        raise ValueError(f"pass@{k} needs at least k={k} attempts, but n={n}; report this problem as not "
-                         f"scorable at k={k} (or score it at a smaller k)")
+        raise ValueError(
+            f"pass@{k} needs at least k={k} attempts, but n={n}; report this problem as not "
+            f"scorable at k={k} (or score it at a smaller k)"
+        )
     if c > n:
         raise ValueError(f"c={c} correct attempts cannot exceed n={n} attempts")
     if c == 0:
@@ -154,13 +157,14 @@ class Attempt:
             try:
                 Verdict(self.verdict)
             except ValueError:
-                raise ValueError(f"{self.problem_id}: unknown verdict {self.verdict!r}; use one of "
-                                 f"{', '.join(v.value for v in Verdict)} or None") from None
+                raise ValueError(
+                    f"{self.problem_id}: unknown verdict {self.verdict!r}; use one of "
+                    f"{', '.join(v.value for v in Verdict)} or None"
+                ) from None
         for name in ("speedup", "roofline_fraction", "speedup_ci_low"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not math.isfinite(value) or value <= 0):
-                raise ValueError(f"{self.problem_id}: {name} must be a finite number above 0 or None, "
-                                 f"not {value!r}")
+                raise ValueError(f"{self.problem_id}: {name} must be a finite number above 0 or None, not {value!r}")
 
     @property
     def counted(self) -> bool:
@@ -222,9 +226,15 @@ class ProblemScore:
         return self.n >= self.k
 
 
-def score_problem(attempts: Iterable[Attempt], k: int, *, problem_id: str | None = None,
-                  category: str | None = None,
-                  thresholds: tuple[float, ...] = FAST_P_THRESHOLDS, timed: bool = True) -> ProblemScore:
+def score_problem(
+    attempts: Iterable[Attempt],
+    k: int,
+    *,
+    problem_id: str | None = None,
+    category: str | None = None,
+    thresholds: tuple[float, ...] = FAST_P_THRESHOLDS,
+    timed: bool = True,
+) -> ProblemScore:
     """Scores the attempts of one problem at ``k``; they must all name the same problem.
 
     ``problem_id`` and ``category`` are taken from the attempts, or from the arguments when there are none.
@@ -248,14 +258,20 @@ def score_problem(attempts: Iterable[Attempt], k: int, *, problem_id: str | None
     counts = {p: fast_count(counted, p) for p in thresholds}
     speedups = [a.speedup for a in correct if a.speedup is not None] if timed else []
     return ProblemScore(
-        problem_id=pid, category=categories.pop(), k=k, n=n, c=c, excluded=len(attempts) - n,
+        problem_id=pid,
+        category=categories.pop(),
+        k=k,
+        n=n,
+        c=c,
+        excluded=len(attempts) - n,
         pass_at_k=pass_at_k(n, c, k) if scorable else None,
         fast_counts=counts,
         fast_p_at_k={p: fast_p_at_k(n, counts[p], k) if scorable and timed else None for p in thresholds},
         best_speedup=max(speedups) if speedups else None,
         geomean_speedup=geometric_mean(speedups),
         mean_roofline_fraction=_mean(a.roofline_fraction for a in correct if a.roofline_fraction is not None)
-        if timed else None,
+        if timed
+        else None,
     )
 
 
@@ -286,36 +302,50 @@ class Aggregate:
         return self.problems / total if total else None
 
 
-def _intervals(scored: list[ProblemScore], attempts: Mapping[str, list[Attempt]], thresholds: tuple[float, ...],
-               timed: bool) -> dict[str, significance.Interval]:
+def _intervals(
+    scored: list[ProblemScore], attempts: Mapping[str, list[Attempt]], thresholds: tuple[float, ...], timed: bool
+) -> dict[str, significance.Interval]:
     out: dict[str, significance.Interval | None] = {
-        "pass_at_k": significance.bootstrap_interval([s.pass_at_k for s in scored], significance.mean_statistic)}
+        "pass_at_k": significance.bootstrap_interval([s.pass_at_k for s in scored], significance.mean_statistic)
+    }
     if timed:
         for p in thresholds:
-            out[interval_key(p)] = significance.bootstrap_interval([s.fast_p_at_k[p] for s in scored],
-                                                                   significance.mean_statistic)
+            out[interval_key(p)] = significance.bootstrap_interval(
+                [s.fast_p_at_k[p] for s in scored], significance.mean_statistic
+            )
         logs = []
         for s in scored:
-            values = [math.log(a.speedup) for a in attempts[s.problem_id]
-                      if a.counted and a.correct and a.speedup is not None]
+            values = [
+                math.log(a.speedup) for a in attempts[s.problem_id] if a.counted and a.correct and a.speedup is not None
+            ]
             logs.append((math.fsum(values), len(values)))
         out["geomean"] = significance.bootstrap_interval(logs, significance.pooled_geomean_statistic)
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _aggregate(scores: list[ProblemScore], attempts: Mapping[str, list[Attempt]], not_attempted: list[str],
-               thresholds: tuple[float, ...], *, timed: bool = True, intervals: bool = False) -> Aggregate:
+def _aggregate(
+    scores: list[ProblemScore],
+    attempts: Mapping[str, list[Attempt]],
+    not_attempted: list[str],
+    thresholds: tuple[float, ...],
+    *,
+    timed: bool = True,
+    intervals: bool = False,
+) -> Aggregate:
     scored = [s for s in scores if s.scorable]
     correct = [a for s in scored for a in attempts[s.problem_id] if a.counted and a.correct]
     speedups = [a.speedup for a in correct if a.speedup is not None] if timed else []
     return Aggregate(
         problems=len(scored),
         mean_pass_at_k=_mean(s.pass_at_k for s in scored),  # type: ignore[misc]
-        mean_fast_p_at_k={p: _mean(s.fast_p_at_k[p] for s in scored) if timed else None  # type: ignore[misc]
-                          for p in thresholds},
+        mean_fast_p_at_k={
+            p: _mean(s.fast_p_at_k[p] for s in scored) if timed else None  # type: ignore[misc]
+            for p in thresholds
+        },
         geomean_speedup=geometric_mean(speedups),
         mean_roofline_fraction=_mean(a.roofline_fraction for a in correct if a.roofline_fraction is not None)
-        if timed else None,
+        if timed
+        else None,
         correct_attempts=len(correct),
         timed_correct_attempts=len(speedups),
         not_scorable=tuple(sorted(s.problem_id for s in scores if not s.scorable)),
@@ -349,15 +379,24 @@ class Protocol:
         if self.mode == "agentic" and turns < 1:
             raise ValueError("an agentic protocol needs a turn_budget of 1 or more")
         _count(self.tokens, "tokens")
-        if isinstance(self.wall_time_s, bool) or not isinstance(self.wall_time_s, (int, float)) \
-                or not math.isfinite(self.wall_time_s) or self.wall_time_s < 0:
+        if (
+            isinstance(self.wall_time_s, bool)
+            or not isinstance(self.wall_time_s, (int, float))
+            or not math.isfinite(self.wall_time_s)
+            or self.wall_time_s < 0
+        ):
             raise ValueError(f"wall_time_s must be a finite number of seconds, 0 or more, not {self.wall_time_s!r}")
 
     @classmethod
     def of_run(cls, run: object) -> "Protocol":
         """The protocol of a model run (anything with ``mode``, ``k``, ``turn_budget``, ``tokens``, ``wall_time_s``)."""
-        return cls(mode=getattr(run, "mode"), k=getattr(run, "k"), turn_budget=getattr(run, "turn_budget"),
-                   tokens=getattr(run, "tokens"), wall_time_s=getattr(run, "wall_time_s"))
+        return cls(
+            mode=getattr(run, "mode"),
+            k=getattr(run, "k"),
+            turn_budget=getattr(run, "turn_budget"),
+            tokens=getattr(run, "tokens"),
+            wall_time_s=getattr(run, "wall_time_s"),
+        )
 
     def label(self) -> str:
         """One line, e.g. ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h`` (zero-shot shows no turns)."""
@@ -415,10 +454,16 @@ class RunScore:
         return label if self.k == self.protocol.k else f"{label} · scored at k={self.k}"
 
 
-def score_run(attempts: Iterable[Attempt], protocol: Protocol, *, k: int | None = None,
-              suite: Mapping[str, str] | None = None,
-              thresholds: tuple[float, ...] = FAST_P_THRESHOLDS, timed: bool = True,
-              intervals: bool = True) -> RunScore:
+def score_run(
+    attempts: Iterable[Attempt],
+    protocol: Protocol,
+    *,
+    k: int | None = None,
+    suite: Mapping[str, str] | None = None,
+    thresholds: tuple[float, ...] = FAST_P_THRESHOLDS,
+    timed: bool = True,
+    intervals: bool = True,
+) -> RunScore:
     """Scores a model run's attempts, grouped by problem, at ``k`` (default: the protocol's k).
 
     ``suite`` maps every problem id the run could have attempted to its category; those without attempts are
@@ -435,12 +480,24 @@ def score_run(attempts: Iterable[Attempt], protocol: Protocol, *, k: int | None 
 
     categories = sorted({s.category for s in scores.values()} | set(missing.values()))
     by_category = {
-        cat: _aggregate([s for s in scores.values() if s.category == cat], grouped,
-                        [pid for pid, c in missing.items() if c == cat], thresholds, timed=timed)
+        cat: _aggregate(
+            [s for s in scores.values() if s.category == cat],
+            grouped,
+            [pid for pid, c in missing.items() if c == cat],
+            thresholds,
+            timed=timed,
+        )
         for cat in categories
     }
-    overall = _aggregate(list(scores.values()), grouped, list(missing), thresholds, timed=timed,
-                         intervals=intervals)
-    return RunScore(protocol=protocol, k=k, thresholds=tuple(thresholds), problems=scores, overall=overall,
-                    by_category=by_category, not_scorable=overall.not_scorable,
-                    not_attempted=overall.not_attempted, timed=timed)
+    overall = _aggregate(list(scores.values()), grouped, list(missing), thresholds, timed=timed, intervals=intervals)
+    return RunScore(
+        protocol=protocol,
+        k=k,
+        thresholds=tuple(thresholds),
+        problems=scores,
+        overall=overall,
+        by_category=by_category,
+        not_scorable=overall.not_scorable,
+        not_attempted=overall.not_attempted,
+        timed=timed,
+    )

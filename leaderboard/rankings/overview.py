@@ -52,11 +52,17 @@ def ranking_profiles(problems: Iterable[Problem], default: dict[str, str | None]
     evaluations among those that measure speed (``metrics.measures_speed``: GPU profiles), re-measurements left out,
     else ``default[problem_id]`` (one query)."""
     problems = list(problems)
-    counts = (Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem__in=problems,
-                                    submission__remeasure_of__isnull=True)
-              .values_list("submission__problem_id", "submission__profile").annotate(n=Count("pk")))
-    return {p.id: speaking_profile([(profile, n) for pid, profile, n in counts if pid == p.id], default.get(p.id))
-            for p in problems}
+    counts = (
+        Result.objects.filter(
+            verdict=Verdict.PASSED.value, submission__problem__in=problems, submission__remeasure_of__isnull=True
+        )
+        .values_list("submission__problem_id", "submission__profile")
+        .annotate(n=Count("pk"))
+    )
+    return {
+        p.id: speaking_profile([(profile, n) for pid, profile, n in counts if pid == p.id], default.get(p.id))
+        for p in problems
+    }
 
 
 def speaking_profile(counts: Iterable[tuple[str, int]], default: str | None) -> str | None:
@@ -75,8 +81,9 @@ def entry_name(entry: selectors.RankingEntry) -> str:
     return f"{entry.model} (run #{entry.model_run_id})" if entry.model_run_id else entry.username
 
 
-def category_summaries(pairs: Iterable[tuple[Problem, str | None]]
-                       ) -> tuple[dict[str, CategorySummary], dict[str, ProblemLeader]]:
+def category_summaries(
+    pairs: Iterable[tuple[Problem, str | None]],
+) -> tuple[dict[str, CategorySummary], dict[str, ProblemLeader]]:
     """Per category, the current leader, the best speedup and the number of solutions, over each problem's
     ranking on the profile paired with it (its page's default; ``selectors.problem_ranking``: one row per distinct
     solution, repeats pooled, the current version and revision); and each problem's leader."""
@@ -105,9 +112,14 @@ def summarise(by_category: dict[str, list[ProblemLeader]]) -> dict[str, Category
         timed = [i for i in items if i.leader and i.leader.speedup is not None]
         top = max(timed, key=lambda i: i.leader.speedup, default=None)
         summaries[category] = CategorySummary(
-            category=category, leader=leader, leader_firsts=firsts.get(leader, 0),
-            best_speedup=top.leader.speedup if top else None, best_problem_id=top.problem_id if top else "",
-            solutions=sum(i.solutions for i in items), problems=len(items))
+            category=category,
+            leader=leader,
+            leader_firsts=firsts.get(leader, 0),
+            best_speedup=top.leader.speedup if top else None,
+            best_problem_id=top.problem_id if top else "",
+            solutions=sum(i.solutions for i in items),
+            problems=len(items),
+        )
     return summaries
 
 
@@ -136,21 +148,32 @@ def stored_leader(problem: Problem, profile: str | None, rows: list[ProblemStand
         return ProblemLeader(problem.id, profile, None, 0)
     here = [r for r in rows if r.profile == profile and r.passed]
     revisions = [r.protocol_revision or None for r in here if r.problem_version == problem.version]
-    revision = (TIMING_PROTOCOL_REVISION if TIMING_PROTOCOL_REVISION in revisions or not revisions
-                else max(revisions, key=lambda r: r or 0))
-    row = next((r for r in here if r.problem_version == problem.version
-                and (r.protocol_revision or None) == revision), None)
+    revision = (
+        TIMING_PROTOCOL_REVISION
+        if TIMING_PROTOCOL_REVISION in revisions or not revisions
+        else max(revisions, key=lambda r: r or 0)
+    )
+    row = next(
+        (r for r in here if r.problem_version == problem.version and (r.protocol_revision or None) == revision), None
+    )
     if row is None:
         return ProblemLeader(problem.id, profile, None, 0)
     leader = None
     if row.leader_submission_id is not None and metrics.measures_speed(profile):
-        leader = StoredLeader(row.leader_submission_id, row.leader_user_id, row.leader_username,
-                              row.leader_model_run_id, row.leader_model, row.best_speedup)
+        leader = StoredLeader(
+            row.leader_submission_id,
+            row.leader_user_id,
+            row.leader_username,
+            row.leader_model_run_id,
+            row.leader_model,
+            row.best_speedup,
+        )
     return ProblemLeader(problem.id, profile, leader, row.solutions)
 
 
-def stored_leaders(problems: list[Problem], default: dict[str, str | None]
-                   ) -> tuple[dict[str, str | None], dict[str, ProblemLeader]]:
+def stored_leaders(
+    problems: list[Problem], default: dict[str, str | None]
+) -> tuple[dict[str, str | None], dict[str, ProblemLeader]]:
     """Each problem's speaking profile (``speaking_profile`` over its stored passed counts, else ``default``) and its
     line on the home page, from the stored standings (one query, whatever the number of results)."""
     rows: dict[str, list[ProblemStanding]] = {}
@@ -174,14 +197,23 @@ def stored_summaries(problems: list[Problem], leaders: dict[str, ProblemLeader])
 
 def stored_category_summaries() -> dict[str, CategorySummary]:
     """Each category's summary over all its active problems, as ``CategoryStanding`` keeps it (one query)."""
-    return {c.category: CategorySummary(category=c.category, leader=c.leader, leader_firsts=c.leader_firsts,
-                                        best_speedup=c.best_speedup, best_problem_id=c.best_problem_id,
-                                        solutions=c.solutions, problems=c.problems)
-            for c in CategoryStanding.objects.all()}
+    return {
+        c.category: CategorySummary(
+            category=c.category,
+            leader=c.leader,
+            leader_firsts=c.leader_firsts,
+            best_speedup=c.best_speedup,
+            best_problem_id=c.best_problem_id,
+            solutions=c.solutions,
+            problems=c.problems,
+        )
+        for c in CategoryStanding.objects.all()
+    }
 
 
-def category_lines(problems: list[Problem], leaders: dict[str, ProblemLeader], *, whole_catalogue: bool
-                   ) -> dict[str, CategorySummary]:
+def category_lines(
+    problems: list[Problem], leaders: dict[str, ProblemLeader], *, whole_catalogue: bool
+) -> dict[str, CategorySummary]:
     """The home page's line per category of ``problems``: over the whole catalogue, as stored (one query; a
     category without a stored line yet is summed from its problems' lines); over a filtered list, summed from the
     lines of the problems it holds (no query)."""
@@ -190,8 +222,10 @@ def category_lines(problems: list[Problem], leaders: dict[str, ProblemLeader], *
         return summed
     stored = stored_category_summaries()
     # A stored line over another set of problems than the one listed (the catalogue changed since) is not used.
-    return {category: stored[category] if category in stored and stored[category].problems == line.problems
-            else line for category, line in summed.items()}
+    return {
+        category: stored[category] if category in stored and stored[category].problems == line.problems else line
+        for category, line in summed.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -202,23 +236,34 @@ class RecordPoint:
     submission_id: int
 
 
-def problem_best_over_time(*, problem: Problem, profile: str, published: bool = False,
-                           choices: list[selectors.RankingChoice] | None = None) -> list[RecordPoint]:
+def problem_best_over_time(
+    *, problem: Problem, profile: str, published: bool = False, choices: list[selectors.RankingChoice] | None = None
+) -> list[RecordPoint]:
     """Each time the problem's best speedup on ``profile`` improved, over the solutions its ranking counts
     (``selectors.problem_ranking``, so the same versions, revisions and pooling): in submission order, kept when
     faster than every earlier one. ``choices``: the ranking's choices when the caller read them already (its
     default version and revision are then found without a query)."""
     if published:
-        entries: list = [e for e in selectors.problem_ranking(problem=problem, profile=profile, published=True)
-                         if e.speedup is not None and math.isfinite(e.speedup)]
+        entries: list = [
+            e
+            for e in selectors.problem_ranking(problem=problem, profile=profile, published=True)
+            if e.speedup is not None and math.isfinite(e.speedup)
+        ]
     else:  # the stored rows of that ranking: one query, no ranking per request
-        version, revision = (selectors.problem_ranking_default(problem=problem, choices=choices)
-                             if choices is not None else (None, "default"))
-        entries = [e for e in ranking_rows.problem_ranking_rows(problem=problem, profile=profile, version=version,
-                                                                revision=revision)
-                   .filter(speedup__isnull=False).only("speedup", "submitted_at", "submission_id", "model",
-                                                       "model_run_id", "username")
-                   if math.isfinite(e.speedup)]
+        version, revision = (
+            selectors.problem_ranking_default(problem=problem, choices=choices)
+            if choices is not None
+            else (None, "default")
+        )
+        entries = [
+            e
+            for e in ranking_rows.problem_ranking_rows(
+                problem=problem, profile=profile, version=version, revision=revision
+            )
+            .filter(speedup__isnull=False)
+            .only("speedup", "submitted_at", "submission_id", "model", "model_run_id", "username")
+            if math.isfinite(e.speedup)
+        ]
     points: list[RecordPoint] = []
     for e in sorted(entries, key=lambda e: (e.submitted_at, e.submission_id)):
         if not points or e.speedup > points[-1].speedup:
@@ -241,12 +286,20 @@ def model_run_curves(*, run: ModelRun, attempts: list[selectors.AttemptRow] | No
     attempts = selectors.model_run_attempts(run=run) if attempts is None else attempts
     suite = selectors.model_run_suite(run=run)
     ks = list(range(1, max(run.k, 1) + 1))
-    pass_at = [selectors.model_run_score(run=run, attempts=attempts, k=k, suite=suite, intervals=False)
-               .overall.mean_pass_at_k for k in ks]
-    scored = selectors.model_run_score(run=run, attempts=attempts, suite=suite, intervals=False,
-                                       thresholds=FAST_P_CURVE)
-    return RunCurves(ks=ks, pass_at=pass_at, ps=list(FAST_P_CURVE),
-                     fast_at=[scored.overall.mean_fast_p_at_k.get(p) for p in FAST_P_CURVE], k=scored.k)
+    pass_at = [
+        selectors.model_run_score(run=run, attempts=attempts, k=k, suite=suite, intervals=False).overall.mean_pass_at_k
+        for k in ks
+    ]
+    scored = selectors.model_run_score(
+        run=run, attempts=attempts, suite=suite, intervals=False, thresholds=FAST_P_CURVE
+    )
+    return RunCurves(
+        ks=ks,
+        pass_at=pass_at,
+        ps=list(FAST_P_CURVE),
+        fast_at=[scored.overall.mean_fast_p_at_k.get(p) for p in FAST_P_CURVE],
+        k=scored.k,
+    )
 
 
 @dataclass(frozen=True)
@@ -289,28 +342,49 @@ def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
     """Each scored run's pass@k against what its search cost (tokens, wall time), with the Pareto fronts, over the
     first ``limit`` runs of ``runs`` (a queryset: only the columns drawn are read). Runs that did not report a cost
     are left out of that axis's front but kept as points (cost 0 is drawn at the axis)."""
-    rows = [(pk, model, mode, k, tokens, wall, float(score)) for pk, model, mode, k, tokens, wall, score in
-            runs.values_list("pk", "model", "mode", "k", "tokens", "wall_time_s", "score__pass_at_k")[:limit]
-            if score is not None]
+    rows = [
+        (pk, model, mode, k, tokens, wall, float(score))
+        for pk, model, mode, k, tokens, wall, score in runs.values_list(
+            "pk", "model", "mode", "k", "tokens", "wall_time_s", "score__pass_at_k"
+        )[:limit]
+        if score is not None
+    ]
     tokens_index = [i for i, r in enumerate(rows) if r[4]]
     time_index = [i for i, r in enumerate(rows) if r[5]]
     front_tokens = {tokens_index[i] for i in _front([(float(rows[i][4]), rows[i][6]) for i in tokens_index])}
     front_time = {time_index[i] for i in _front([(float(rows[i][5]), rows[i][6]) for i in time_index])}
-    return [CostPoint(run_id=pk, label=f"#{pk} {model} ({mode}, k={k})", score=s, tokens=int(tokens),
-                      wall_time_s=float(wall), front_tokens=i in front_tokens, front_time=i in front_time)
-            for i, (pk, model, mode, k, tokens, wall, s) in enumerate(rows)]
+    return [
+        CostPoint(
+            run_id=pk,
+            label=f"#{pk} {model} ({mode}, k={k})",
+            score=s,
+            tokens=int(tokens),
+            wall_time_s=float(wall),
+            front_tokens=i in front_tokens,
+            front_time=i in front_time,
+        )
+        for i, (pk, model, mode, k, tokens, wall, s) in enumerate(rows)
+    ]
 
 
-def problem_history_chart(*, problem: Problem, profile: str | None, published: bool,
-                          choices: list[selectors.RankingChoice] | None = None) -> dict | None:
+def problem_history_chart(
+    *, problem: Problem, profile: str | None, published: bool, choices: list[selectors.RankingChoice] | None = None
+) -> dict | None:
     """The best speedup over time on ``profile``, as the problem page's chart reads it (None when there is none)."""
-    points = (problem_best_over_time(problem=problem, profile=profile, published=published, choices=choices)
-              if profile else [])
+    points = (
+        problem_best_over_time(problem=problem, profile=profile, published=published, choices=choices)
+        if profile
+        else []
+    )
     if not points:
         return None
-    return {"at": [p.at.isoformat() for p in points], "speedups": [p.speedup for p in points],
-            "who": [p.username for p in points], "submissions": [p.submission_id for p in points],
-            "profile": profile}
+    return {
+        "at": [p.at.isoformat() for p in points],
+        "speedups": [p.speedup for p in points],
+        "who": [p.username for p in points],
+        "submissions": [p.submission_id for p in points],
+        "profile": profile,
+    }
 
 
 def speedup_distribution(speedups: list[float]) -> dict[str, float] | None:
@@ -318,5 +392,12 @@ def speedup_distribution(speedups: list[float]) -> dict[str, float] | None:
     if not speedups:
         return None
     ordered = sorted(speedups)
-    return {"n": len(ordered), "min": ordered[0], "p25": percentile(ordered, 25), "median": percentile(ordered, 50),
-            "p75": percentile(ordered, 75), "max": ordered[-1], "faster": sum(1 for v in ordered if v > 1.0)}
+    return {
+        "n": len(ordered),
+        "min": ordered[0],
+        "p25": percentile(ordered, 25),
+        "median": percentile(ordered, 50),
+        "p75": percentile(ordered, 75),
+        "max": ordered[-1],
+        "faster": sum(1 for v in ordered if v > 1.0),
+    }

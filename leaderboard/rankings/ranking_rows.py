@@ -21,22 +21,38 @@ STREAM_CHUNK_ROWS = 500  # rows an export converts per round trip (one query for
 def entry_values(entry: solutions.RankingEntry, workers: Iterable[str]) -> dict[str, Any]:
     """The stored columns of one ranking row (``workers``: the hosts that measured its evaluations)."""
     return {
-        "rank": entry.rank, "rank_best": entry.rank_best, "rank_worst": entry.rank_worst,
-        "username": entry.username, "user_id": entry.user_id, "submission_id": entry.submission_id,
-        "submission_ids": list(entry.submission_ids), "workers": sorted(set(workers)),
-        "speedup": entry.speedup, "speedup_ci_low": entry.speedup_ci_low, "speedup_ci_high": entry.speedup_ci_high,
-        "baseline_median_us": entry.baseline_median_us, "solution_median_us": entry.solution_median_us,
-        "roofline_fraction": entry.roofline_fraction, "submitted_at": entry.submitted_at,
-        "model_run_id": entry.model_run_id, "model": entry.model, "protocol": entry.protocol,
-        "evaluations": entry.evaluations, "source_key": entry.source_key, "estimator": entry.estimator,
-        "protocol_revision": entry.protocol_revision, "problem_version": entry.problem_version, "timed": entry.timed,
+        "rank": entry.rank,
+        "rank_best": entry.rank_best,
+        "rank_worst": entry.rank_worst,
+        "username": entry.username,
+        "user_id": entry.user_id,
+        "submission_id": entry.submission_id,
+        "submission_ids": list(entry.submission_ids),
+        "workers": sorted(set(workers)),
+        "speedup": entry.speedup,
+        "speedup_ci_low": entry.speedup_ci_low,
+        "speedup_ci_high": entry.speedup_ci_high,
+        "baseline_median_us": entry.baseline_median_us,
+        "solution_median_us": entry.solution_median_us,
+        "roofline_fraction": entry.roofline_fraction,
+        "submitted_at": entry.submitted_at,
+        "model_run_id": entry.model_run_id,
+        "model": entry.model,
+        "protocol": entry.protocol,
+        "evaluations": entry.evaluations,
+        "source_key": entry.source_key,
+        "estimator": entry.estimator,
+        "protocol_revision": entry.protocol_revision,
+        "problem_version": entry.problem_version,
+        "timed": entry.timed,
         "who_key": (entry.model or entry.username).lower()[:200],
         "protocol_key": entry.protocol.lower() if entry.protocol else None,
     }
 
 
-def problem_ranking_rows(*, problem: Problem, profile: str | None, version: int | None = None,
-                         revision: int | None | str = "default") -> QuerySet[StandingEntry]:
+def problem_ranking_rows(
+    *, problem: Problem, profile: str | None, version: int | None = None, revision: int | None | str = "default"
+) -> QuerySet[StandingEntry]:
     """The stored rows of the ranking ``selectors.problem_ranking`` computes for the same arguments, in rank order
     (a queryset: sliced and counted by the database). ``revision`` "default": ``selectors.problem_ranking_default``
     (one query more)."""
@@ -44,11 +60,15 @@ def problem_ranking_rows(*, problem: Problem, profile: str | None, version: int 
         return StandingEntry.objects.none()
     if revision == "default":
         _, revision = selectors.problem_ranking_default(
-            problem=problem, choices=selectors.problem_ranking_choices(problem=problem, profile=profile))
+            problem=problem, choices=selectors.problem_ranking_choices(problem=problem, profile=profile)
+        )
     version = problem.version if version is None else version
     return StandingEntry.objects.filter(
-        standing__problem=problem, standing__profile=profile, standing__problem_version=version or 0,
-        standing__protocol_revision=revision or 0).order_by("rank")
+        standing__problem=problem,
+        standing__profile=profile,
+        standing__problem_version=version or 0,
+        standing__protocol_revision=revision or 0,
+    ).order_by("rank")
 
 
 def ranking_entries(rows: Iterable[StandingEntry]) -> list[solutions.RankingEntry]:
@@ -77,17 +97,36 @@ def ranking_entries_streamed(rows: QuerySet[StandingEntry]) -> Iterator[solution
 def _entry(row: StandingEntry, checks: dict[int, list[dict[str, Any]]]) -> solutions.RankingEntry:
     verification = None
     if row.timed:
-        estimate = (significance.Estimate(row.speedup, row.speedup_ci_low, row.speedup_ci_high, row.evaluations)
-                    if row.speedup is not None else None)
-        mine = sorted((r for sid in row.submission_ids for r in checks.get(sid, [])),
-                      key=lambda r: r["submission_id"])
+        estimate = (
+            significance.Estimate(row.speedup, row.speedup_ci_low, row.speedup_ci_high, row.evaluations)
+            if row.speedup is not None
+            else None
+        )
+        mine = sorted((r for sid in row.submission_ids for r in checks.get(sid, [])), key=lambda r: r["submission_id"])
         verification = solutions.verification_of(estimate, [{"worker": w} for w in row.workers], mine)
     return solutions.RankingEntry(
-        rank=row.rank, username=row.username, user_id=row.user_id, submission_id=row.submission_id,
-        speedup=row.speedup, speedup_ci_low=row.speedup_ci_low, speedup_ci_high=row.speedup_ci_high,
-        baseline_median_us=row.baseline_median_us, solution_median_us=row.solution_median_us,
-        roofline_fraction=row.roofline_fraction, submitted_at=row.submitted_at, model_run_id=row.model_run_id,
-        model=row.model, protocol=row.protocol, evaluations=row.evaluations, source_key=row.source_key,
-        estimator=row.estimator, protocol_revision=row.protocol_revision, problem_version=row.problem_version,
-        rank_best=row.rank_best, rank_worst=row.rank_worst, timed=row.timed, verification=verification,
-        submission_ids=tuple(row.submission_ids))
+        rank=row.rank,
+        username=row.username,
+        user_id=row.user_id,
+        submission_id=row.submission_id,
+        speedup=row.speedup,
+        speedup_ci_low=row.speedup_ci_low,
+        speedup_ci_high=row.speedup_ci_high,
+        baseline_median_us=row.baseline_median_us,
+        solution_median_us=row.solution_median_us,
+        roofline_fraction=row.roofline_fraction,
+        submitted_at=row.submitted_at,
+        model_run_id=row.model_run_id,
+        model=row.model,
+        protocol=row.protocol,
+        evaluations=row.evaluations,
+        source_key=row.source_key,
+        estimator=row.estimator,
+        protocol_revision=row.protocol_revision,
+        problem_version=row.problem_version,
+        rank_best=row.rank_best,
+        rank_worst=row.rank_worst,
+        timed=row.timed,
+        verification=verification,
+        submission_ids=tuple(row.submission_ids),
+    )

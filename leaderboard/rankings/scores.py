@@ -21,21 +21,36 @@ def fast_p(mapping: Mapping[float, float | None]) -> dict[str, float | None]:
 def protocol(run: Any) -> dict[str, Any]:
     """A run's protocol as an object: mode, k, turn budget, tokens, wall time and its one-line label."""
     p = metrics.Protocol.of_run(run)
-    return {"mode": p.mode, "k": p.k, "turn_budget": p.turn_budget, "tokens": p.tokens,
-            "wall_time_s": p.wall_time_s, "label": p.label()}
+    return {
+        "mode": p.mode,
+        "k": p.k,
+        "turn_budget": p.turn_budget,
+        "tokens": p.tokens,
+        "wall_time_s": p.wall_time_s,
+        "label": p.label(),
+    }
 
 
 def protocol_fields(run: Any) -> dict[str, Any]:
     """The same, flat, for the rows and metadata of exports (``protocol`` is the label)."""
     p = protocol(run)
-    return {"protocol": p["label"], "protocol_mode": p["mode"], "protocol_k": p["k"],
-            "protocol_turn_budget": p["turn_budget"], "protocol_tokens": p["tokens"],
-            "protocol_wall_time_s": p["wall_time_s"]}
+    return {
+        "protocol": p["label"],
+        "protocol_mode": p["mode"],
+        "protocol_k": p["k"],
+        "protocol_turn_budget": p["turn_budget"],
+        "protocol_tokens": p["tokens"],
+        "protocol_wall_time_s": p["wall_time_s"],
+    }
 
 
-STORED_INTERVALS = {"pass_at_k": ("pass_at_k_low", "pass_at_k_high"), "fast_1": ("fast_1_low", "fast_1_high"),
-                    "fast_1_5": ("fast_1_5_low", "fast_1_5_high"), "fast_2": ("fast_2_low", "fast_2_high"),
-                    "geomean": ("geomean_low", "geomean_high")}
+STORED_INTERVALS = {
+    "pass_at_k": ("pass_at_k_low", "pass_at_k_high"),
+    "fast_1": ("fast_1_low", "fast_1_high"),
+    "fast_1_5": ("fast_1_5_low", "fast_1_5_high"),
+    "fast_2": ("fast_2_low", "fast_2_high"),
+    "geomean": ("geomean_low", "geomean_high"),
+}
 
 
 def intervals(a: metrics.Aggregate) -> dict[str, list[float]]:
@@ -45,40 +60,73 @@ def intervals(a: metrics.Aggregate) -> dict[str, list[float]]:
 def difference(d: significance.Difference) -> dict[str, Any]:
     """One figure of a comparison: B - A (B / A for the geomean) over the common problems, its interval and
     whether it is significant."""
-    return {"figure": d.name, "a": d.a, "b": d.b, "difference": d.difference, "ratio": d.ratio,
-            "interval": [d.interval.low, d.interval.high] if d.interval else None, "problems": d.problems,
-            "significant": d.significant,
-            "verdict": "significant" if d.significant else "no significant difference"}
+    return {
+        "figure": d.name,
+        "a": d.a,
+        "b": d.b,
+        "difference": d.difference,
+        "ratio": d.ratio,
+        "interval": [d.interval.low, d.interval.high] if d.interval else None,
+        "problems": d.problems,
+        "significant": d.significant,
+        "verdict": "significant" if d.significant else "no significant difference",
+    }
 
 
 def aggregate(a: metrics.Aggregate) -> dict[str, Any]:
     """A run's (or a category's) means, public shape."""
-    return {"problems": a.problems, "pass_at_k": a.mean_pass_at_k, "intervals": intervals(a),
-            "fast_p_at_k": fast_p(a.mean_fast_p_at_k),
-            "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
-            "coverage": a.coverage, "not_scorable": list(a.not_scorable), "not_attempted": list(a.not_attempted)}
+    return {
+        "problems": a.problems,
+        "pass_at_k": a.mean_pass_at_k,
+        "intervals": intervals(a),
+        "fast_p_at_k": fast_p(a.mean_fast_p_at_k),
+        "geomean_speedup": a.geomean_speedup,
+        "mean_roofline_fraction": a.mean_roofline_fraction,
+        "coverage": a.coverage,
+        "not_scorable": list(a.not_scorable),
+        "not_attempted": list(a.not_attempted),
+    }
 
 
 def aggregate_record(a: metrics.Aggregate) -> dict[str, Any]:
     """The same means as ``RunScore.by_category`` stores them (stored shape)."""
-    return {"problems": a.problems, "mean_pass_at_k": a.mean_pass_at_k,
-            "mean_fast_p_at_k": {str(p): v for p, v in a.mean_fast_p_at_k.items()},
-            "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
-            "correct_attempts": a.correct_attempts, "not_scorable": list(a.not_scorable),
-            "not_attempted": list(a.not_attempted), "coverage": a.coverage}
+    return {
+        "problems": a.problems,
+        "mean_pass_at_k": a.mean_pass_at_k,
+        "mean_fast_p_at_k": {str(p): v for p, v in a.mean_fast_p_at_k.items()},
+        "geomean_speedup": a.geomean_speedup,
+        "mean_roofline_fraction": a.mean_roofline_fraction,
+        "correct_attempts": a.correct_attempts,
+        "not_scorable": list(a.not_scorable),
+        "not_attempted": list(a.not_attempted),
+        "coverage": a.coverage,
+    }
 
 
 def problem_score(s: metrics.ProblemScore) -> dict[str, Any]:
-    return {"problem": s.problem_id, "category": s.category, "n": s.n, "c": s.c, "scorable": s.scorable,
-            "pass_at_k": s.pass_at_k, "fast_p_at_k": fast_p(s.fast_p_at_k), "best_speedup": s.best_speedup,
-            "geomean_speedup": s.geomean_speedup, "mean_roofline_fraction": s.mean_roofline_fraction}
+    return {
+        "problem": s.problem_id,
+        "category": s.category,
+        "n": s.n,
+        "c": s.c,
+        "scorable": s.scorable,
+        "pass_at_k": s.pass_at_k,
+        "fast_p_at_k": fast_p(s.fast_p_at_k),
+        "best_speedup": s.best_speedup,
+        "geomean_speedup": s.geomean_speedup,
+        "mean_roofline_fraction": s.mean_roofline_fraction,
+    }
 
 
 def run_score(score: metrics.RunScore) -> dict[str, Any]:
     """A run scored now: overall, per category and per problem, with the k it is scored at and the protocol."""
-    return {"scored_at_k": score.k, "protocol": score.label(), "overall": aggregate(score.overall),
-            "by_category": {c: aggregate(a) for c, a in score.by_category.items()},
-            "problems": [problem_score(s) for s in score.problems.values()]}
+    return {
+        "scored_at_k": score.k,
+        "protocol": score.label(),
+        "overall": aggregate(score.overall),
+        "by_category": {c: aggregate(a) for c, a in score.by_category.items()},
+        "problems": [problem_score(s) for s in score.problems.values()],
+    }
 
 
 def overall(score: metrics.RunScore) -> dict[str, Any]:
@@ -91,20 +139,46 @@ def stored(run: Any) -> dict[str, Any]:
     row = getattr(run, "score", None)
     label = protocol(run)["label"]
     if row is None:
-        return {"scored_at_k": run.k, "protocol": label, "pass_at_k": None, "pass_at_1": None,
-                "fast_p_at_k": fast_p({p: None for p in metrics.FAST_P_THRESHOLDS}), "geomean_speedup": None,
-                "mean_roofline_fraction": None, "coverage": None, "problems_scored": 0, "problems_not_scorable": 0,
-                "problems_not_attempted": 0, "correct_attempts": 0, "intervals": {}, "status": "unfinished",
-                "timed": metrics.measures_speed(run.profile), "protocol_revision": None}
-    return {"scored_at_k": row.k, "protocol": label, "pass_at_k": row.pass_at_k, "pass_at_1": row.pass_at_1,
-            "fast_p_at_k": fast_p({p: getattr(row, metrics.fast_p_field(p)) for p in metrics.FAST_P_THRESHOLDS}),
-            "geomean_speedup": row.geomean_speedup, "mean_roofline_fraction": row.mean_roofline_fraction,
-            "coverage": row.coverage, "problems_scored": row.problems_scored,
-            "problems_not_scorable": row.problems_not_scorable,
-            "problems_not_attempted": row.problems_not_attempted, "correct_attempts": row.correct_attempts,
-            "intervals": {name: [getattr(row, low), getattr(row, high)]
-                          for name, (low, high) in STORED_INTERVALS.items() if getattr(row, low) is not None},
-            "status": row.status, "timed": row.timed, "protocol_revision": row.protocol_revision}
+        return {
+            "scored_at_k": run.k,
+            "protocol": label,
+            "pass_at_k": None,
+            "pass_at_1": None,
+            "fast_p_at_k": fast_p({p: None for p in metrics.FAST_P_THRESHOLDS}),
+            "geomean_speedup": None,
+            "mean_roofline_fraction": None,
+            "coverage": None,
+            "problems_scored": 0,
+            "problems_not_scorable": 0,
+            "problems_not_attempted": 0,
+            "correct_attempts": 0,
+            "intervals": {},
+            "status": "unfinished",
+            "timed": metrics.measures_speed(run.profile),
+            "protocol_revision": None,
+        }
+    return {
+        "scored_at_k": row.k,
+        "protocol": label,
+        "pass_at_k": row.pass_at_k,
+        "pass_at_1": row.pass_at_1,
+        "fast_p_at_k": fast_p({p: getattr(row, metrics.fast_p_field(p)) for p in metrics.FAST_P_THRESHOLDS}),
+        "geomean_speedup": row.geomean_speedup,
+        "mean_roofline_fraction": row.mean_roofline_fraction,
+        "coverage": row.coverage,
+        "problems_scored": row.problems_scored,
+        "problems_not_scorable": row.problems_not_scorable,
+        "problems_not_attempted": row.problems_not_attempted,
+        "correct_attempts": row.correct_attempts,
+        "intervals": {
+            name: [getattr(row, low), getattr(row, high)]
+            for name, (low, high) in STORED_INTERVALS.items()
+            if getattr(row, low) is not None
+        },
+        "status": row.status,
+        "timed": row.timed,
+        "protocol_revision": row.protocol_revision,
+    }
 
 
 # --- a run's whole score as ``RunScore.detail`` stores it (written at ingest, read by the run and compare pages) --
@@ -120,53 +194,100 @@ def _unkeyed(pairs: list[list[Any]]) -> dict[Any, Any]:
 
 
 def _aggregate_record(a: metrics.Aggregate) -> dict[str, Any]:
-    return {"problems": a.problems, "mean_pass_at_k": a.mean_pass_at_k, "mean_fast_p_at_k": _keyed(a.mean_fast_p_at_k),
-            "geomean_speedup": a.geomean_speedup, "mean_roofline_fraction": a.mean_roofline_fraction,
-            "correct_attempts": a.correct_attempts, "timed_correct_attempts": a.timed_correct_attempts,
-            "not_scorable": list(a.not_scorable), "not_attempted": list(a.not_attempted),
-            "intervals": [[name, iv.low, iv.high] for name, iv in a.intervals.items()]}
+    return {
+        "problems": a.problems,
+        "mean_pass_at_k": a.mean_pass_at_k,
+        "mean_fast_p_at_k": _keyed(a.mean_fast_p_at_k),
+        "geomean_speedup": a.geomean_speedup,
+        "mean_roofline_fraction": a.mean_roofline_fraction,
+        "correct_attempts": a.correct_attempts,
+        "timed_correct_attempts": a.timed_correct_attempts,
+        "not_scorable": list(a.not_scorable),
+        "not_attempted": list(a.not_attempted),
+        "intervals": [[name, iv.low, iv.high] for name, iv in a.intervals.items()],
+    }
 
 
 def _aggregate_of(d: Mapping[str, Any]) -> metrics.Aggregate:
     return metrics.Aggregate(
-        problems=d["problems"], mean_pass_at_k=d["mean_pass_at_k"], mean_fast_p_at_k=_unkeyed(d["mean_fast_p_at_k"]),
-        geomean_speedup=d["geomean_speedup"], mean_roofline_fraction=d["mean_roofline_fraction"],
-        correct_attempts=d["correct_attempts"], timed_correct_attempts=d["timed_correct_attempts"],
-        not_scorable=tuple(d["not_scorable"]), not_attempted=tuple(d["not_attempted"]),
-        intervals={name: significance.Interval(low, high) for name, low, high in d["intervals"]})
+        problems=d["problems"],
+        mean_pass_at_k=d["mean_pass_at_k"],
+        mean_fast_p_at_k=_unkeyed(d["mean_fast_p_at_k"]),
+        geomean_speedup=d["geomean_speedup"],
+        mean_roofline_fraction=d["mean_roofline_fraction"],
+        correct_attempts=d["correct_attempts"],
+        timed_correct_attempts=d["timed_correct_attempts"],
+        not_scorable=tuple(d["not_scorable"]),
+        not_attempted=tuple(d["not_attempted"]),
+        intervals={name: significance.Interval(low, high) for name, low, high in d["intervals"]},
+    )
 
 
 def _problem_record(s: metrics.ProblemScore) -> list[Any]:
-    return [s.problem_id, s.category, s.k, s.n, s.c, s.excluded, s.pass_at_k, _keyed(s.fast_counts),
-            _keyed(s.fast_p_at_k), s.best_speedup, s.geomean_speedup, s.mean_roofline_fraction]
+    return [
+        s.problem_id,
+        s.category,
+        s.k,
+        s.n,
+        s.c,
+        s.excluded,
+        s.pass_at_k,
+        _keyed(s.fast_counts),
+        _keyed(s.fast_p_at_k),
+        s.best_speedup,
+        s.geomean_speedup,
+        s.mean_roofline_fraction,
+    ]
 
 
 def _problem_of(row: list[Any]) -> metrics.ProblemScore:
     pid, category, k, n, c, excluded, pass_k, counts, fast, best, geomean, roofline = row
-    return metrics.ProblemScore(problem_id=pid, category=category, k=k, n=n, c=c, excluded=excluded,
-                                pass_at_k=pass_k, fast_counts=_unkeyed(counts), fast_p_at_k=_unkeyed(fast),
-                                best_speedup=best, geomean_speedup=geomean, mean_roofline_fraction=roofline)
+    return metrics.ProblemScore(
+        problem_id=pid,
+        category=category,
+        k=k,
+        n=n,
+        c=c,
+        excluded=excluded,
+        pass_at_k=pass_k,
+        fast_counts=_unkeyed(counts),
+        fast_p_at_k=_unkeyed(fast),
+        best_speedup=best,
+        geomean_speedup=geomean,
+        mean_roofline_fraction=roofline,
+    )
 
 
 def score_record(score: metrics.RunScore) -> dict[str, Any]:
     """A run scored (``selectors.model_run_score``) as JSON, every figure kept exactly (floats written as
     ``repr`` writes them read back to the same value, mappings as ordered pairs), so ``score_of`` gives back an
     equal ``metrics.RunScore``."""
-    return {"k": score.k, "thresholds": list(score.thresholds), "timed": score.timed,
-            "problems": [_problem_record(s) for s in score.problems.values()],
-            "overall": _aggregate_record(score.overall),
-            "by_category": [[c, _aggregate_record(a)] for c, a in score.by_category.items()],
-            "not_scorable": list(score.not_scorable), "not_attempted": list(score.not_attempted)}
+    return {
+        "k": score.k,
+        "thresholds": list(score.thresholds),
+        "timed": score.timed,
+        "problems": [_problem_record(s) for s in score.problems.values()],
+        "overall": _aggregate_record(score.overall),
+        "by_category": [[c, _aggregate_record(a)] for c, a in score.by_category.items()],
+        "not_scorable": list(score.not_scorable),
+        "not_attempted": list(score.not_attempted),
+    }
 
 
 def score_of(record: Mapping[str, Any], protocol: metrics.Protocol) -> metrics.RunScore:
     """The ``metrics.RunScore`` that ``score_record`` wrote, beside the run's ``protocol``."""
     problems = [_problem_of(row) for row in record["problems"]]
-    return metrics.RunScore(protocol=protocol, k=record["k"], thresholds=tuple(record["thresholds"]),
-                            problems={s.problem_id: s for s in problems}, overall=_aggregate_of(record["overall"]),
-                            by_category={c: _aggregate_of(a) for c, a in record["by_category"]},
-                            not_scorable=tuple(record["not_scorable"]), not_attempted=tuple(record["not_attempted"]),
-                            timed=record["timed"])
+    return metrics.RunScore(
+        protocol=protocol,
+        k=record["k"],
+        thresholds=tuple(record["thresholds"]),
+        problems={s.problem_id: s for s in problems},
+        overall=_aggregate_of(record["overall"]),
+        by_category={c: _aggregate_of(a) for c, a in record["by_category"]},
+        not_scorable=tuple(record["not_scorable"]),
+        not_attempted=tuple(record["not_attempted"]),
+        timed=record["timed"],
+    )
 
 
 def stored_score(run: Any, k: int | None = None) -> metrics.RunScore | None:
@@ -183,19 +304,37 @@ def unscored(run: Any) -> metrics.RunScore:
     """A run's score with nothing counted (what ``metrics.score_run`` gives for no attempts, written out so that
     nothing is scored): what its page shows while its row holds no whole score."""
     thresholds = metrics.FAST_P_THRESHOLDS
-    overall = {"problems": 0, "mean_pass_at_k": None, "mean_fast_p_at_k": [[p, None] for p in thresholds],
-               "geomean_speedup": None, "mean_roofline_fraction": None, "correct_attempts": 0,
-               "timed_correct_attempts": 0, "not_scorable": [], "not_attempted": [], "intervals": []}
-    return score_of({"k": run.k, "thresholds": list(thresholds), "timed": metrics.measures_speed(run.profile),
-                     "problems": [], "overall": overall, "by_category": [], "not_scorable": [], "not_attempted": []},
-                    metrics.Protocol.of_run(run))
+    overall = {
+        "problems": 0,
+        "mean_pass_at_k": None,
+        "mean_fast_p_at_k": [[p, None] for p in thresholds],
+        "geomean_speedup": None,
+        "mean_roofline_fraction": None,
+        "correct_attempts": 0,
+        "timed_correct_attempts": 0,
+        "not_scorable": [],
+        "not_attempted": [],
+        "intervals": [],
+    }
+    return score_of(
+        {
+            "k": run.k,
+            "thresholds": list(thresholds),
+            "timed": metrics.measures_speed(run.profile),
+            "problems": [],
+            "overall": overall,
+            "by_category": [],
+            "not_scorable": [],
+            "not_attempted": [],
+        },
+        metrics.Protocol.of_run(run),
+    )
 
 
 def stored_curves(run: Any) -> dict[str, Any] | None:
     """The run's curves (``overview.RunCurves`` as a dict) as its RunScore row stores them, or None."""
     row = getattr(run, "score", None)
     return (getattr(row, "detail", None) or {}).get("curves")
-
 
 
 # --- two runs compared, as ``RunComparison.record`` stores it (written by a job, read by the comparison) ----------
@@ -208,23 +347,37 @@ def _difference_record(d: significance.Difference) -> list[Any]:
 
 def _difference_of(row: list[Any]) -> significance.Difference:
     name, a, b, difference, interval, ratio, problems = row
-    return significance.Difference(name, a, b, difference, significance.Interval(*interval) if interval else None,
-                                   ratio=ratio, problems=problems)
+    return significance.Difference(
+        name, a, b, difference, significance.Interval(*interval) if interval else None, ratio=ratio, problems=problems
+    )
 
 
-def comparison_record(*, k: int, a: metrics.RunScore, b: metrics.RunScore,
-                      differences: list[significance.Difference], titles: Mapping[str, tuple[str, str]]
-                      ) -> dict[str, Any]:
+def comparison_record(
+    *,
+    k: int,
+    a: metrics.RunScore,
+    b: metrics.RunScore,
+    differences: list[significance.Difference],
+    titles: Mapping[str, tuple[str, str]],
+) -> dict[str, Any]:
     """Both runs' scores at ``k``, the differences with their intervals, and the title and category of every
     problem either attempted (the comparison's rows), every figure kept exactly as ``score_record`` keeps it."""
-    return {"k": k, "a": score_record(a), "b": score_record(b),
-            "differences": [_difference_record(d) for d in differences],
-            "titles": [[pid, title, category] for pid, (title, category) in titles.items()]}
+    return {
+        "k": k,
+        "a": score_record(a),
+        "b": score_record(b),
+        "differences": [_difference_record(d) for d in differences],
+        "titles": [[pid, title, category] for pid, (title, category) in titles.items()],
+    }
 
 
-def comparison_of(record: Mapping[str, Any], a: Any, b: Any) -> tuple[
-        metrics.RunScore, metrics.RunScore, list[significance.Difference], dict[str, tuple[str, str]]]:
+def comparison_of(
+    record: Mapping[str, Any], a: Any, b: Any
+) -> tuple[metrics.RunScore, metrics.RunScore, list[significance.Difference], dict[str, tuple[str, str]]]:
     """What ``comparison_record`` wrote, beside the two runs (their protocols)."""
-    return (score_of(record["a"], metrics.Protocol.of_run(a)), score_of(record["b"], metrics.Protocol.of_run(b)),
-            [_difference_of(row) for row in record["differences"]],
-            {pid: (title, category) for pid, title, category in record["titles"]})
+    return (
+        score_of(record["a"], metrics.Protocol.of_run(a)),
+        score_of(record["b"], metrics.Protocol.of_run(b)),
+        [_difference_of(row) for row in record["differences"]],
+        {pid: (title, category) for pid, title, category in record["titles"]},
+    )

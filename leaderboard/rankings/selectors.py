@@ -24,7 +24,13 @@ from leaderboard.rankings import metrics, solutions, tables
 from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
-    ALL, RANKED, UNRANKED, current_suite_version, model_run_rank_ranges, model_run_standing_counts, model_run_status,
+    ALL,
+    RANKED,
+    UNRANKED,
+    current_suite_version,
+    model_run_rank_ranges,
+    model_run_standing_counts,
+    model_run_status,
     rank_metric,
 )
 
@@ -46,15 +52,23 @@ class RankingChoice:
 
 def passed_results(problem: Problem, profile: str) -> QuerySet[Result]:
     """Passed evaluations of the problem on the profile, re-measurements left out (they verify, never rank)."""
-    return Result.objects.filter(verdict=Verdict.PASSED.value, submission__problem=problem,
-                                 submission__profile=profile, submission__remeasure_of__isnull=True)
+    return Result.objects.filter(
+        verdict=Verdict.PASSED.value,
+        submission__problem=problem,
+        submission__profile=profile,
+        submission__remeasure_of__isnull=True,
+    )
 
 
 def problem_ranking_choices(*, problem: Problem, profile: str) -> list[RankingChoice]:
     """The problem versions and protocol revisions the problem's passed evaluations on ``profile`` were measured
     under, newest first (one query)."""
-    rows = (passed_results(problem, profile).order_by().values_list("problem_version", "protocol_revision")
-            .annotate(n=Count("pk")))
+    rows = (
+        passed_results(problem, profile)
+        .order_by()
+        .values_list("problem_version", "protocol_revision")
+        .annotate(n=Count("pk"))
+    )
     choices = [RankingChoice(v, r, n) for v, r, n in rows]
     return sorted(choices, key=lambda c: (c.problem_version or 0, c.protocol_revision or 0), reverse=True)
 
@@ -83,7 +97,9 @@ class Measurement:
     @property
     def is_default(self) -> bool:
         return not self.choices or (self.choices[0].problem_version, self.choices[0].protocol_revision) == (
-            self.version, self.revision)
+            self.version,
+            self.revision,
+        )
 
 
 def problem_measurement(*, problem: Problem, profile: str | None, query=None) -> Measurement:
@@ -98,14 +114,21 @@ def problem_measurement(*, problem: Problem, profile: str | None, query=None) ->
     if wanted_version is not None or wanted_revision is not None:
         for c in choices:
             if str(c.problem_version) == str(wanted_version or version) and (
-                    wanted_revision is None or str(c.protocol_revision).lower() == str(wanted_revision).lower()):
+                wanted_revision is None or str(c.protocol_revision).lower() == str(wanted_revision).lower()
+            ):
                 version, revision = c.problem_version, c.protocol_revision
                 break
     return Measurement(version, revision, choices, metrics.measures_speed(profile))
 
 
-def problem_ranking(*, problem: Problem, profile: str, published: bool = False, version: int | None = None,
-                    revision: int | None | str = "default") -> list[RankingEntry]:
+def problem_ranking(
+    *,
+    problem: Problem,
+    profile: str,
+    published: bool = False,
+    version: int | None = None,
+    revision: int | None | str = "default",
+) -> list[RankingEntry]:
     """The ranking of distinct solutions of ``problem`` on ``profile`` (``rankings.solutions``): each entrant's
     best distinct solution, repeats pooled, fastest first, rank ranges from the intervals, each row's verification
     (``published``: only solutions whose source is published, as such or as an attempt of a published run).
@@ -117,56 +140,134 @@ def problem_ranking(*, problem: Problem, profile: str, published: bool = False, 
     if profile not in PROFILES:
         return []
     if revision == "default":
-        _, revision = problem_ranking_default(problem=problem,
-                                              choices=problem_ranking_choices(problem=problem, profile=profile))
+        _, revision = problem_ranking_default(
+            problem=problem, choices=problem_ranking_choices(problem=problem, profile=profile)
+        )
     version = problem.version if version is None else version
-    evaluations, protocols = problem_evaluations(problem=problem, profile=profile, version=version,
-                                                 revision=revision, published=published)
+    evaluations, protocols = problem_evaluations(
+        problem=problem, profile=profile, version=version, revision=revision, published=published
+    )
     timed = metrics.measures_speed(profile)
     remeasures = []
     if timed and evaluations:
-        remeasures = remeasure_rows(Submission.objects.filter(remeasure_of__problem=problem,
-                                                              remeasure_of__profile=profile))
+        remeasures = remeasure_rows(
+            Submission.objects.filter(remeasure_of__problem=problem, remeasure_of__profile=profile)
+        )
     return solutions.rank_solutions(evaluations, timed=timed, remeasures=remeasures, protocols=protocols)
 
 
-def problem_evaluations(*, problem: Problem, profile: str, version: int, revision: int | None,
-                        published: bool = False) -> tuple[list[dict[str, Any]], dict[int, str]]:
+def problem_evaluations(
+    *, problem: Problem, profile: str, version: int, revision: int | None, published: bool = False
+) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """The passed evaluations ``rankings.solutions.rank_solutions`` ranks (of one version and revision; ``published``:
     only those whose source is published) and the protocol label of each model run among them (one query)."""
     results = passed_results(problem, profile).filter(problem_version=version, protocol_revision=revision)
     if published:
-        results = results.filter(Q(submission__published_at__isnull=False)
-                                 | Q(submission__model_run__published_at__isnull=False))
+        results = results.filter(
+            Q(submission__published_at__isnull=False) | Q(submission__model_run__published_at__isnull=False)
+        )
     rows = results.values_list(
-        "submission_id", "submission__user_id", "submission__user__username", "submission__model_run_id",
-        "submission__model_run__model", "submission__model_run__mode", "submission__model_run__k",
-        "submission__model_run__turn_budget", "submission__model_run__tokens", "submission__model_run__wall_time_s",
-        "submission__source_key", "submission__sha256", "submission__created_at", "speedup", "speedup_ci_low",
-        "speedup_ci_high", "baseline_median_us", "solution_median_us", "roofline_fraction", "protocol_revision",
-        "speedup_estimator", "problem_version", "worker")
+        "submission_id",
+        "submission__user_id",
+        "submission__user__username",
+        "submission__model_run_id",
+        "submission__model_run__model",
+        "submission__model_run__mode",
+        "submission__model_run__k",
+        "submission__model_run__turn_budget",
+        "submission__model_run__tokens",
+        "submission__model_run__wall_time_s",
+        "submission__source_key",
+        "submission__sha256",
+        "submission__created_at",
+        "speedup",
+        "speedup_ci_low",
+        "speedup_ci_high",
+        "baseline_median_us",
+        "solution_median_us",
+        "roofline_fraction",
+        "protocol_revision",
+        "speedup_estimator",
+        "problem_version",
+        "worker",
+    )
     evaluations: list[dict[str, Any]] = []
     protocols: dict[int, str] = {}
-    for (sid, uid, username, run_id, model, mode, k, turns, tokens, wall, key, sha, created, speedup, low, high,
-         base, sol, roof, rev, estimator, ver, worker) in rows:
+    for (
+        sid,
+        uid,
+        username,
+        run_id,
+        model,
+        mode,
+        k,
+        turns,
+        tokens,
+        wall,
+        key,
+        sha,
+        created,
+        speedup,
+        low,
+        high,
+        base,
+        sol,
+        roof,
+        rev,
+        estimator,
+        ver,
+        worker,
+    ) in rows:
         if run_id and run_id not in protocols:
             protocols[run_id] = metrics.Protocol(mode, k, turns, tokens, wall).label()
-        evaluations.append({
-            "submission_id": sid, "user_id": uid, "username": username, "model_run_id": run_id, "model": model,
-            "source_key": key or sha, "created_at": created, "speedup": speedup, "low": low, "high": high,
-            "baseline_us": base, "solution_us": sol, "roofline": roof, "revision": rev, "estimator": estimator,
-            "version": ver, "worker": worker})
+        evaluations.append(
+            {
+                "submission_id": sid,
+                "user_id": uid,
+                "username": username,
+                "model_run_id": run_id,
+                "model": model,
+                "source_key": key or sha,
+                "created_at": created,
+                "speedup": speedup,
+                "low": low,
+                "high": high,
+                "baseline_us": base,
+                "solution_us": sol,
+                "roofline": roof,
+                "revision": rev,
+                "estimator": estimator,
+                "version": ver,
+                "worker": worker,
+            }
+        )
     return evaluations, protocols
 
 
 def remeasure_rows(remeasures: QuerySet[Submission]) -> list[dict[str, Any]]:
     """Re-measurements among ``remeasures`` that were not cancelled, as ``rank_solutions`` reads them (one query)."""
-    return [{"remeasure_of": of, "submission_id": sid, "verdict": verdict, "speedup": speedup, "low": low,
-             "high": high, "worker": worker}
-            for of, sid, verdict, speedup, low, high, worker in remeasures
-            .exclude(state=Submission.State.CANCELLED)
-            .values_list("remeasure_of_id", "pk", "result__verdict", "result__speedup", "result__speedup_ci_low",
-                         "result__speedup_ci_high", "result__worker")]
+    return [
+        {
+            "remeasure_of": of,
+            "submission_id": sid,
+            "verdict": verdict,
+            "speedup": speedup,
+            "low": low,
+            "high": high,
+            "worker": worker,
+        }
+        for of, sid, verdict, speedup, low, high, worker in remeasures.exclude(
+            state=Submission.State.CANCELLED
+        ).values_list(
+            "remeasure_of_id",
+            "pk",
+            "result__verdict",
+            "result__speedup",
+            "result__speedup_ci_low",
+            "result__speedup_ci_high",
+            "result__worker",
+        )
+    ]
 
 
 # --- model runs -----------------------------------------------------------------------------------------
@@ -214,10 +315,22 @@ def model_run_attempts(*, run: ModelRun) -> list[AttemptRow]:
     rows = (
         Submission.objects.filter(model_run=run)
         .order_by("problem__category", "problem_id", "attempt")
-        .values_list("pk", "problem_id", "problem__title", "problem__category", "attempt", "state", "verdict",
-                     "result__speedup", "result__roofline_fraction", "result__solution_median_us",
-                     "result__baseline_median_us", "result__speedup_ci_low", "result__speedup_ci_high",
-                     "result__protocol_revision")
+        .values_list(
+            "pk",
+            "problem_id",
+            "problem__title",
+            "problem__category",
+            "attempt",
+            "state",
+            "verdict",
+            "result__speedup",
+            "result__roofline_fraction",
+            "result__solution_median_us",
+            "result__baseline_median_us",
+            "result__speedup_ci_low",
+            "result__speedup_ci_high",
+            "result__protocol_revision",
+        )
     )
     return [AttemptRow(*row) for row in rows]
 
@@ -228,8 +341,9 @@ def model_run_suite(*, run: ModelRun) -> dict[str, str]:
     world_size = PROFILES[run.profile].world_size if run.profile in PROFILES else None
     return {
         pid: category
-        for pid, category, sizes in Problem.objects.filter(is_active=True, suite=run.suite)
-        .values_list("id", "category", "world_sizes")
+        for pid, category, sizes in Problem.objects.filter(is_active=True, suite=run.suite).values_list(
+            "id", "category", "world_sizes"
+        )
         if world_size in (sizes or [])
     }
 
@@ -243,7 +357,8 @@ def attempts_for_scoring(attempts: list[AttemptRow], *, timed: bool = True) -> l
     that does not measure speed (``timed`` False) no timing is passed on."""
     return [
         metrics.Attempt(
-            problem_id=a.problem_id, category=a.category,
+            problem_id=a.problem_id,
+            category=a.category,
             verdict=a.verdict if a.state == Submission.State.FINISHED else None,
             speedup=_scorable(a.speedup) if timed else None,
             roofline_fraction=_scorable(a.roofline_fraction) if timed else None,
@@ -253,17 +368,30 @@ def attempts_for_scoring(attempts: list[AttemptRow], *, timed: bool = True) -> l
     ]
 
 
-def model_run_score(*, run: ModelRun, attempts: list[AttemptRow] | None = None, k: int | None = None,
-                    suite: dict[str, str] | None = None, intervals: bool = True,
-                    thresholds: tuple[float, ...] = metrics.FAST_P_THRESHOLDS) -> metrics.RunScore:
+def model_run_score(
+    *,
+    run: ModelRun,
+    attempts: list[AttemptRow] | None = None,
+    k: int | None = None,
+    suite: dict[str, str] | None = None,
+    intervals: bool = True,
+    thresholds: tuple[float, ...] = metrics.FAST_P_THRESHOLDS,
+) -> metrics.RunScore:
     """The run scored at ``k`` (default: its protocol's k) — the one place a run's scores are computed. On a profile
     that does not measure speed no timing enters (verdicts only); ``thresholds``: the p of fast_p@k (a chart asks
     for more)."""
     attempts = model_run_attempts(run=run) if attempts is None else attempts
     suite = model_run_suite(run=run) if suite is None else suite
     timed = metrics.measures_speed(run.profile)
-    return metrics.score_run(attempts_for_scoring(attempts, timed=timed), metrics.Protocol.of_run(run), k=k,
-                             suite=suite, timed=timed, intervals=intervals, thresholds=thresholds)
+    return metrics.score_run(
+        attempts_for_scoring(attempts, timed=timed),
+        metrics.Protocol.of_run(run),
+        k=k,
+        suite=suite,
+        timed=timed,
+        intervals=intervals,
+        thresholds=thresholds,
+    )
 
 
 @dataclass(frozen=True)
@@ -287,8 +415,15 @@ def model_run_grid(*, run: ModelRun, attempts: list[AttemptRow], score: metrics.
         for a in items:
             if a.attempt and 1 <= a.attempt <= width:
                 cells[a.attempt - 1] = a
-        rows.append(GridRow(problem_id=pid, title=items[0].problem_title, category=items[0].category, cells=cells,
-                            score=score.problems[pid]))
+        rows.append(
+            GridRow(
+                problem_id=pid,
+                title=items[0].problem_title,
+                category=items[0].category,
+                cells=cells,
+                score=score.problems[pid],
+            )
+        )
     return rows
 
 
@@ -297,10 +432,22 @@ def _runs() -> QuerySet[ModelRun]:
     which also breaks the ties of any other sort."""
     # The manifest, notes and per-category breakdown are big JSON/text a ranking never shows, and of the owner only
     # the name is shown: the rest is left in the database.
-    return (ModelRun.objects.select_related("score", "user")
-            .defer("manifest", "notes", "score__by_category", "score__detail", "user__password", "user__email",
-                   "user__last_login", "user__date_joined", "user__first_name", "user__last_name")
-            .order_by(F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id"))
+    return (
+        ModelRun.objects.select_related("score", "user")
+        .defer(
+            "manifest",
+            "notes",
+            "score__by_category",
+            "score__detail",
+            "user__password",
+            "user__email",
+            "user__last_login",
+            "user__date_joined",
+            "user__first_name",
+            "user__last_name",
+        )
+        .order_by(F("score__pass_at_k").desc(nulls_last=True), "-created_at", "-id")
+    )
 
 
 def model_run_filter_choices() -> RunFilterChoices:
@@ -320,8 +467,9 @@ def model_run_filters(data=None) -> RunFilterSet:
     return RunFilterSet(data, queryset=_runs(), choices=model_run_filter_choices())
 
 
-def model_run_ranking(*, filters: RunFilterSet | None = None, user=None,
-                      sort: str = tables.RUN_DEFAULT_SORT, standing: str = "all") -> QuerySet[ModelRun]:
+def model_run_ranking(
+    *, filters: RunFilterSet | None = None, user=None, sort: str = tables.RUN_DEFAULT_SORT, standing: str = "all"
+) -> QuerySet[ModelRun]:
     """Model runs with their precomputed RunScore, filtered (the valid values of ``filters``; ``user``: only that
     user's) and sorted by ``sort`` (a sort key of the runs table, ``-`` for descending; missing scores last). The
     ranking page, its exports, user pages and the API all read this. ``standing``: RANKED (the overall ranking:
@@ -345,28 +493,38 @@ def model_run_choices(*, include: Iterable[int] = (), limit: int | None = None) 
     limit = COMPARE_CHOICES if limit is None else limit
     wanted = [pk for pk in include if pk]
     newest = ModelRun.objects.order_by("-created_at", "-id").values("pk")[:limit]
-    rows = (ModelRun.objects.filter(Q(pk__in=newest) | Q(pk__in=wanted)).order_by("-created_at", "-id")
-            .values_list("pk", "model", "mode", "k", "profile"))
+    rows = (
+        ModelRun.objects.filter(Q(pk__in=newest) | Q(pk__in=wanted))
+        .order_by("-created_at", "-id")
+        .values_list("pk", "model", "mode", "k", "profile")
+    )
     return [(pk, f"#{pk} {model} ({mode}, k={k}, {profile})") for pk, model, mode, k, profile in rows]
 
 
 # --- problem page figures -------------------------------------------------------------------------------
 
 
-def problem_speedups(*, problem: Problem, profile: str, version: int | None = None,
-                     revision: int | None | str = "default") -> list[float]:
+def problem_speedups(
+    *, problem: Problem, profile: str, version: int | None = None, revision: int | None | str = "default"
+) -> list[float]:
     """Every passed attempt's speedup on the problem's current version, the current protocol revision and this
     profile (solo submissions and model-run attempts alike, re-measurements left out): the distribution chart's
     data. Empty on a profile that does not measure speed (its timings are pipeline checks)."""
     if not metrics.measures_speed(profile):
         return []
     if revision == "default":
-        _, revision = problem_ranking_default(problem=problem,
-                                              choices=problem_ranking_choices(problem=problem, profile=profile))
+        _, revision = problem_ranking_default(
+            problem=problem, choices=problem_ranking_choices(problem=problem, profile=profile)
+        )
     return list(
-        passed_results(problem, profile).filter(problem_version=problem.version if version is None else version,
-                                                 speedup__isnull=False, protocol_revision=revision)
-        .order_by("speedup").values_list("speedup", flat=True)
+        passed_results(problem, profile)
+        .filter(
+            problem_version=problem.version if version is None else version,
+            speedup__isnull=False,
+            protocol_revision=revision,
+        )
+        .order_by("speedup")
+        .values_list("speedup", flat=True)
     )
 
 
@@ -381,17 +539,29 @@ class Baseline:
 def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
     """The baseline's time on this profile (every evaluation times it beside the solution) and the roofline."""
     rows = list(
-        Result.objects.filter(submission__problem=problem, submission__profile=profile,
-                              problem_version=problem.version, baseline_median_us__isnull=False)
-        .order_by("baseline_median_us").values_list("baseline_median_us", flat=True)
+        Result.objects.filter(
+            submission__problem=problem,
+            submission__profile=profile,
+            problem_version=problem.version,
+            baseline_median_us__isnull=False,
+        )
+        .order_by("baseline_median_us")
+        .values_list("baseline_median_us", flat=True)
     )
     median = statistics.median(rows) if rows else None
     roofline_us, bound = _roofline(problem, profile)
     if roofline_us is None and rows:  # not computable here (e.g. an imported or demo problem): as evaluated
-        measured = (Result.objects.filter(submission__problem=problem, submission__profile=profile,
-                                          problem_version=problem.version, document__roofline__time_us__isnull=False)
-                    .order_by("-recorded_at").values_list("document__roofline__time_us", "document__roofline__bound")
-                    .first())
+        measured = (
+            Result.objects.filter(
+                submission__problem=problem,
+                submission__profile=profile,
+                problem_version=problem.version,
+                document__roofline__time_us__isnull=False,
+            )
+            .order_by("-recorded_at")
+            .values_list("document__roofline__time_us", "document__roofline__bound")
+            .first()
+        )
         if measured and isinstance(measured[0], (int, float)):
             roofline_us, bound = float(measured[0]), str(measured[1] or "") or None
     return Baseline(median_us=median, evaluations=len(rows), roofline_us=roofline_us, roofline_bound=bound)
@@ -436,13 +606,27 @@ def user_best_solutions(*, user) -> list[BestSolution]:
     """The user's best passed solo submission per problem and profile (model-run attempts are on run pages)."""
     best_first = [F("speedup").desc(nulls_last=True), F("submission__created_at").asc(), F("pk").asc()]
     results = (
-        Result.objects.filter(verdict=Verdict.PASSED.value, submission__user=user,
-                              submission__model_run__isnull=True, submission__remeasure_of__isnull=True)
-        .annotate(slot=Window(RowNumber(), partition_by=[F("submission__problem_id"), F("submission__profile")],
-                              order_by=best_first))
+        Result.objects.filter(
+            verdict=Verdict.PASSED.value,
+            submission__user=user,
+            submission__model_run__isnull=True,
+            submission__remeasure_of__isnull=True,
+        )
+        .annotate(
+            slot=Window(
+                RowNumber(), partition_by=[F("submission__problem_id"), F("submission__profile")], order_by=best_first
+            )
+        )
         .filter(slot=1)
         .order_by("submission__problem_id", "submission__profile")
-        .values_list("submission__problem_id", "submission__problem__title", "submission__profile",
-                     "submission_id", "speedup", "roofline_fraction", "submission__created_at")
+        .values_list(
+            "submission__problem_id",
+            "submission__problem__title",
+            "submission__profile",
+            "submission_id",
+            "speedup",
+            "roofline_fraction",
+            "submission__created_at",
+        )
     )
     return [BestSolution(*row) for row in results]

@@ -29,8 +29,17 @@ from evaluator.contract import jobs
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
 from leaderboard.catalogue import selectors as catalogue
-from leaderboard.models import (CategoryStanding, ModelRun, Problem, ProblemStanding, Result, RunComparison, RunScore,
-                                StandingEntry, Submission)
+from leaderboard.models import (
+    CategoryStanding,
+    ModelRun,
+    Problem,
+    ProblemStanding,
+    Result,
+    RunComparison,
+    RunScore,
+    StandingEntry,
+    Submission,
+)
 from leaderboard.rankings import comparison, generations, metrics, overview, ranking_rows, scores, selectors, solutions
 
 logger = logging.getLogger(__name__)
@@ -41,9 +50,13 @@ COMPARISON_ASKED_TTL_S = 60
 
 
 # RunScore's interval columns per key of ``metrics.Aggregate.intervals``.
-INTERVAL_FIELDS = {"pass_at_k": ("pass_at_k_low", "pass_at_k_high"), "fast_1": ("fast_1_low", "fast_1_high"),
-                   "fast_1_5": ("fast_1_5_low", "fast_1_5_high"), "fast_2": ("fast_2_low", "fast_2_high"),
-                   "geomean": ("geomean_low", "geomean_high")}
+INTERVAL_FIELDS = {
+    "pass_at_k": ("pass_at_k_low", "pass_at_k_high"),
+    "fast_1": ("fast_1_low", "fast_1_high"),
+    "fast_1_5": ("fast_1_5_low", "fast_1_5_high"),
+    "fast_2": ("fast_2_low", "fast_2_high"),
+    "geomean": ("geomean_low", "geomean_high"),
+}
 
 
 def run_score_mark_stale(*, model_run_id: int) -> None:
@@ -64,8 +77,9 @@ def run_score_request(*, model_run_id: int) -> bool:
     """Asks the web worker to score the run (``RUN_SCORE_REFRESH``). False when Redis could not be reached: the run
     stays stale and the reaper asks again (``run_scores_request_stale``)."""
     try:
-        django_rq.get_queue(jobs.WEB_QUEUE).enqueue(jobs.RUN_SCORE_REFRESH, model_run_id,
-                                                    description=f"score run #{model_run_id}")
+        django_rq.get_queue(jobs.WEB_QUEUE).enqueue(
+            jobs.RUN_SCORE_REFRESH, model_run_id, description=f"score run #{model_run_id}"
+        )
     except RedisError:
         logger.warning("could not ask for run #%s to be scored; the reaper asks again", model_run_id, exc_info=True)
         return False
@@ -77,8 +91,12 @@ def run_score_refresh_stale(*, model_run_id: int) -> RunScore | None:
     and marks it current, in one transaction under the run's lock. A run already current is left alone, so a job
     run twice (a replay, the reaper's second ask) changes nothing."""
     with transaction.atomic():
-        stale = (ModelRun.objects.select_for_update().filter(pk=model_run_id)
-                 .values_list("score_stale_since", flat=True).first())
+        stale = (
+            ModelRun.objects.select_for_update()
+            .filter(pk=model_run_id)
+            .values_list("score_stale_since", flat=True)
+            .first()
+        )
         return None if stale is None else run_score_refresh(model_run_id=model_run_id)
 
 
@@ -125,24 +143,33 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "status": selectors.model_run_status(run=run, attempts=attempts, score=score),
             "timed": score.timed,
             "protocol_revision": revisions[-1] if revisions else None,
-            "detail": {"score": scores.score_record(score),
-                       "curves": vars(curves)},
+            "detail": {"score": scores.score_record(score), "curves": vars(curves)},
         }
         for name, (low, high) in INTERVAL_FIELDS.items():
             interval = intervals.get(name)
             values[low], values[high] = (interval.low, interval.high) if interval else (None, None)
         row, _ = RunScore.objects.update_or_create(model_run=run, defaults=values)
-        generations.rankings_changed(generations.RUNS, generations.run_scope(run.pk),
-                                     generations.user_scope_of(run.user_id))
+        generations.rankings_changed(
+            generations.RUNS, generations.run_scope(run.pk), generations.user_scope_of(run.user_id)
+        )
 
         done = sum(1 for a in attempts if a.is_done)
         started = any(a.state != Submission.State.QUEUED for a in attempts)
-        state = (ModelRun.State.FINISHED if attempts and done == len(attempts)
-                 else ModelRun.State.RUNNING if started else ModelRun.State.QUEUED)
+        state = (
+            ModelRun.State.FINISHED
+            if attempts and done == len(attempts)
+            else ModelRun.State.RUNNING
+            if started
+            else ModelRun.State.QUEUED
+        )
         # Scored under the run's lock with every attempt settled by now: current (a mark waiting on the lock
         # marks it stale again after this commits).
-        if (run.attempts_done, run.attempts_total, run.state, run.score_stale_since) != (done, len(attempts), state,
-                                                                                          None):
+        if (run.attempts_done, run.attempts_total, run.state, run.score_stale_since) != (
+            done,
+            len(attempts),
+            state,
+            None,
+        ):
             run.attempts_done, run.attempts_total = done, len(attempts)
             if state == ModelRun.State.FINISHED and run.state != state:
                 run.finished_at = timezone.now()
@@ -158,12 +185,17 @@ def standing_after_result(*, result: Result) -> None:
     submission = result.submission
     if result.verdict != Verdict.PASSED.value or submission.remeasure_of_id is not None:
         return
-    problem_standing_refresh(problem_id=submission.problem_id, profile=submission.profile,
-                             version=result.problem_version, revision=result.protocol_revision)
+    problem_standing_refresh(
+        problem_id=submission.problem_id,
+        profile=submission.profile,
+        version=result.problem_version,
+        revision=result.protocol_revision,
+    )
 
 
-def problem_standing_refresh(*, problem_id: str, profile: str, version: int | None, revision: int | None,
-                             category: bool = True) -> ProblemStanding | None:
+def problem_standing_refresh(
+    *, problem_id: str, profile: str, version: int | None, revision: int | None, category: bool = True
+) -> ProblemStanding | None:
     """Recomputes one ``ProblemStanding`` row from the problem's passed evaluations on ``profile`` of ``version``
     and ``revision`` (``selectors.problem_ranking``), then its category's line (``category``). The problem's row
     is locked, so results of one problem landing at once on several web workers are counted one after another."""
@@ -171,10 +203,17 @@ def problem_standing_refresh(*, problem_id: str, profile: str, version: int | No
         problem = Problem.objects.select_for_update().filter(pk=problem_id).first()
         if problem is None:
             return None
-        passed = selectors.passed_results(problem, profile).filter(problem_version=version,
-                                                                    protocol_revision=revision).count()
-        key = {"problem": problem, "profile": profile, "problem_version": version or 0,
-               "protocol_revision": revision or 0}
+        passed = (
+            selectors.passed_results(problem, profile)
+            .filter(problem_version=version, protocol_revision=revision)
+            .count()
+        )
+        key = {
+            "problem": problem,
+            "profile": profile,
+            "problem_version": version or 0,
+            "protocol_revision": revision or 0,
+        }
         row = None
         if not passed:
             ProblemStanding.objects.filter(**key).delete()
@@ -182,24 +221,39 @@ def problem_standing_refresh(*, problem_id: str, profile: str, version: int | No
             ranking: list[solutions.RankingEntry] = []
             hosts: dict[int, str] = {}
             if version and profile in PROFILES:  # a result that recorded no version counts only towards the profile
-                evaluations, protocols = selectors.problem_evaluations(problem=problem, profile=profile,
-                                                                       version=version, revision=revision)
+                evaluations, protocols = selectors.problem_evaluations(
+                    problem=problem, profile=profile, version=version, revision=revision
+                )
                 # Re-measurements only verify rows (read with the page), so the order is ranked without them.
-                ranking = solutions.rank_solutions(evaluations, timed=metrics.measures_speed(profile),
-                                                   protocols=protocols)
+                ranking = solutions.rank_solutions(
+                    evaluations, timed=metrics.measures_speed(profile), protocols=protocols
+                )
                 hosts = {e["submission_id"]: e["worker"] for e in evaluations if e["worker"]}
             lead = ranking[0] if ranking else None
-            row, _ = ProblemStanding.objects.update_or_create(**key, defaults={
-                "passed": passed, "solutions": len(ranking),
-                "leader_submission_id": lead.submission_id if lead else None,
-                "leader_user_id": lead.user_id if lead else None, "leader_username": lead.username if lead else "",
-                "leader_model_run_id": lead.model_run_id if lead else None,
-                "leader_model": lead.model if lead else "", "best_speedup": lead.speedup if lead else None})
+            row, _ = ProblemStanding.objects.update_or_create(
+                **key,
+                defaults={
+                    "passed": passed,
+                    "solutions": len(ranking),
+                    "leader_submission_id": lead.submission_id if lead else None,
+                    "leader_user_id": lead.user_id if lead else None,
+                    "leader_username": lead.username if lead else "",
+                    "leader_model_run_id": lead.model_run_id if lead else None,
+                    "leader_model": lead.model if lead else "",
+                    "best_speedup": lead.speedup if lead else None,
+                },
+            )
             # The whole ranking is rewritten: pooling and rank ranges move every row when one evaluation lands.
             row.entries.all().delete()
-            StandingEntry.objects.bulk_create([
-                StandingEntry(standing=row, **ranking_rows.entry_values(
-                    e, (hosts[sid] for sid in e.submission_ids if sid in hosts))) for e in ranking])
+            StandingEntry.objects.bulk_create(
+                [
+                    StandingEntry(
+                        standing=row,
+                        **ranking_rows.entry_values(e, (hosts[sid] for sid in e.submission_ids if sid in hosts)),
+                    )
+                    for e in ranking
+                ]
+            )
         if category:
             category_standing_refresh(category=problem.category)
     return row
@@ -216,12 +270,19 @@ def category_standing_refresh(*, category: str) -> CategoryStanding | None:
         if not problems:
             CategoryStanding.objects.filter(pk=category).delete()
             return None
-        _, leaders = overview.stored_leaders(problems, {p.id: catalogue.problem_default_profile(problem=p)
-                                                        for p in problems})
+        _, leaders = overview.stored_leaders(
+            problems, {p.id: catalogue.problem_default_profile(problem=p) for p in problems}
+        )
         summary = overview.stored_summaries(problems, leaders)[category]
-        row = CategoryStanding(category=category, leader=summary.leader[:300], leader_firsts=summary.leader_firsts,
-                               best_speedup=summary.best_speedup, best_problem_id=summary.best_problem_id,
-                               solutions=summary.solutions, problems=summary.problems)
+        row = CategoryStanding(
+            category=category,
+            leader=summary.leader[:300],
+            leader_firsts=summary.leader_firsts,
+            best_speedup=summary.best_speedup,
+            best_problem_id=summary.best_problem_id,
+            solutions=summary.solutions,
+            problems=summary.problems,
+        )
         row.save()
     return row
 
@@ -230,7 +291,8 @@ def category_standings_refresh() -> None:
     """Every category's line, and none for a category without active problems (after the catalogue changed)."""
     with transaction.atomic():
         categories = set(CategoryStanding.objects.values_list("category", flat=True)) | set(
-            Problem.objects.filter(is_active=True).values_list("category", flat=True))
+            Problem.objects.filter(is_active=True).values_list("category", flat=True)
+        )
         for category in sorted(categories):
             category_standing_refresh(category=category)
 
@@ -247,13 +309,16 @@ def standings_rebuild() -> int:
     """Recomputes every stored standing from the results: the same rows that recording each result one by one
     leaves (a test holds them equal). Returns the number of problem standings."""
     with transaction.atomic():
-        keys = set(Result.objects.filter(verdict=Verdict.PASSED.value, submission__remeasure_of__isnull=True)
-                   .values_list("submission__problem_id", "submission__profile", "problem_version",
-                                "protocol_revision").distinct())
+        keys = set(
+            Result.objects.filter(verdict=Verdict.PASSED.value, submission__remeasure_of__isnull=True)
+            .values_list("submission__problem_id", "submission__profile", "problem_version", "protocol_revision")
+            .distinct()
+        )
         ProblemStanding.objects.all().delete()
         for problem_id, profile, version, revision in sorted(keys, key=str):
-            problem_standing_refresh(problem_id=problem_id, profile=profile, version=version, revision=revision,
-                                     category=False)
+            problem_standing_refresh(
+                problem_id=problem_id, profile=profile, version=version, revision=revision, category=False
+            )
         CategoryStanding.objects.all().delete()
         category_standings_refresh()
         generations.rankings_changed()
@@ -273,8 +338,13 @@ def run_comparison_refresh(*, a_id: int, b_id: int) -> RunComparison | None:
     if current is not None:
         return current
     done = comparison.model_run_comparison_compute(a=a, b=b)
-    record = scores.comparison_record(k=done.k, a=done.a_score, b=done.b_score, differences=done.differences,
-                                      titles={r.problem_id: (r.title, r.category) for r in done.rows})
+    record = scores.comparison_record(
+        k=done.k,
+        a=done.a_score,
+        b=done.b_score,
+        differences=done.differences,
+        titles={r.problem_id: (r.title, r.category) for r in done.rows},
+    )
     row, _ = RunComparison.objects.update_or_create(a=a, b=b, defaults={**stamps, "record": record})
     return row
 
@@ -288,8 +358,9 @@ def run_comparison_request(*, a: ModelRun, b: ModelRun) -> bool:
     try:
         connection = django_rq.get_connection(jobs.WEB_QUEUE)
         if connection.set(key, 1, nx=True, ex=COMPARISON_ASKED_TTL_S):
-            django_rq.get_queue(jobs.WEB_QUEUE).enqueue(jobs.COMPARISON_REFRESH, a.pk, b.pk,
-                                                        description=f"compare runs #{a.pk} and #{b.pk}")
+            django_rq.get_queue(jobs.WEB_QUEUE).enqueue(
+                jobs.COMPARISON_REFRESH, a.pk, b.pk, description=f"compare runs #{a.pk} and #{b.pk}"
+            )
     except RedisError:
         logger.warning("could not ask for runs #%s and #%s compared", a.pk, b.pk, exc_info=True)
         return False

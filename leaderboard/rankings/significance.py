@@ -57,6 +57,7 @@ class ScoredRun(Protocol):
     @property
     def timed(self) -> bool: ...
 
+
 LEVEL = 0.95
 EXACT_MAX_ITEMS = 7  # C(13, 7) = 1716 distinct resamples of 7 problems
 RESAMPLES = 1000
@@ -88,8 +89,9 @@ def _quantile(weighted: list[tuple[float, float]], q: float) -> float:
     return ordered[-1][0]
 
 
-def bootstrap_interval(items: Sequence[T], statistic: Callable[[list[tuple[T, int]]], float | None], *,
-                       level: float = LEVEL) -> Interval | None:
+def bootstrap_interval(
+    items: Sequence[T], statistic: Callable[[list[tuple[T, int]]], float | None], *, level: float = LEVEL
+) -> Interval | None:
     """The percentile bootstrap interval of ``statistic`` over ``items`` (problems), resampled with replacement.
 
     ``statistic`` takes a resample as (item, how many times drawn) pairs and returns its value, or None when the
@@ -250,8 +252,13 @@ def pool(estimates: Sequence[tuple[float, float | None, float | None]]) -> Estim
 # --- agreement -----------------------------------------------------------------------------------------------
 
 
-def agrees(original: Interval | None, remeasured: Interval | None, *, original_value: float | None = None,
-           remeasured_value: float | None = None) -> bool | None:
+def agrees(
+    original: Interval | None,
+    remeasured: Interval | None,
+    *,
+    original_value: float | None = None,
+    remeasured_value: float | None = None,
+) -> bool | None:
     """Whether a re-measurement agrees with its original: their intervals overlap (None when either has none
     and no value to fall back on; a bare value must lie inside the other's interval)."""
     if original is not None and remeasured is not None:
@@ -302,8 +309,9 @@ def compare_scores(a: ScoredRun, b: ScoredRun) -> list[Difference]:
     problems both scored: the difference of the means with a paired bootstrap interval over those problems."""
     if a.k != b.k:
         raise ValueError(f"compare runs at a common k, not {a.k} and {b.k}")
-    common = sorted(pid for pid in a.problems if pid in b.problems
-                    and a.problems[pid].scorable and b.problems[pid].scorable)
+    common = sorted(
+        pid for pid in a.problems if pid in b.problems and a.problems[pid].scorable and b.problems[pid].scorable
+    )
     out = []
 
     def paired(name: str, get) -> None:
@@ -313,23 +321,41 @@ def compare_scores(a: ScoredRun, b: ScoredRun) -> list[Difference]:
             out.append(Difference(name, None, None, None, None))
             return
         ma, mb = _plain_mean([x for x, _ in pairs]), _plain_mean([y for _, y in pairs])
-        out.append(Difference(name, ma, mb, mb - ma,  # type: ignore[operator]
-                              bootstrap_interval(pairs, paired_difference_statistic),
-                              problems=len(pairs)))
+        out.append(
+            Difference(
+                name,
+                ma,
+                mb,
+                mb - ma,  # type: ignore[operator]
+                bootstrap_interval(pairs, paired_difference_statistic),
+                problems=len(pairs),
+            )
+        )
 
     paired("pass_at_k", lambda s: s.pass_at_k)
     if a.timed and b.timed:
         for p in a.thresholds:
             paired(interval_key(p), lambda s, p=p: s.fast_p_at_k.get(p))
         # Speed: per problem both solved, log(b's geomean / a's geomean); the ratio is exp of their mean.
-        logs = [math.log(b.problems[pid].geomean_speedup / a.problems[pid].geomean_speedup) for pid in common
-                if a.problems[pid].geomean_speedup and b.problems[pid].geomean_speedup]
+        logs = [
+            math.log(b.problems[pid].geomean_speedup / a.problems[pid].geomean_speedup)
+            for pid in common
+            if a.problems[pid].geomean_speedup and b.problems[pid].geomean_speedup
+        ]
         if logs:
             iv = bootstrap_interval(logs, mean_statistic)
             ratio = math.exp(math.fsum(logs) / len(logs))
-            out.append(Difference("geomean", None, None, ratio,
-                                  Interval(math.exp(iv.low), math.exp(iv.high)) if iv else None,
-                                  ratio=True, problems=len(logs)))
+            out.append(
+                Difference(
+                    "geomean",
+                    None,
+                    None,
+                    ratio,
+                    Interval(math.exp(iv.low), math.exp(iv.high)) if iv else None,
+                    ratio=True,
+                    problems=len(logs),
+                )
+            )
         else:
             out.append(Difference("geomean", None, None, None, None, ratio=True))
     return out

@@ -103,8 +103,9 @@ def _median(values: Iterable[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def verification_of(estimate: significance.Estimate | None, evaluations: list[Mapping[str, Any]],
-                    remeasures: list[Mapping[str, Any]]) -> Verification | None:
+def verification_of(
+    estimate: significance.Estimate | None, evaluations: list[Mapping[str, Any]], remeasures: list[Mapping[str, Any]]
+) -> Verification | None:
     """The verdict of a row's latest settled re-measurement against its pooled ``estimate`` (``evaluations``: its
     evaluations, of which only the measuring host is read; ``remeasures``: in submission order)."""
     if not remeasures:
@@ -117,18 +118,34 @@ def verification_of(estimate: significance.Estimate | None, evaluations: list[Ma
     other = (last.get("worker") not in hosts) if last.get("worker") and hosts else None
     if last["verdict"] != "passed" or last.get("speedup") is None:
         return Verification("failed", last["submission_id"], other_host=other)
-    remeasured = (significance.Interval(last["low"], last["high"])
-                  if last.get("low") is not None and last.get("high") is not None else None)
-    agree = significance.agrees(estimate.interval if estimate else None, remeasured,
-                                original_value=estimate.value if estimate else None,
-                                remeasured_value=last["speedup"])
-    return Verification("verified" if agree else "flagged", last["submission_id"], last["speedup"], last.get("low"),
-                        last.get("high"), other)
+    remeasured = (
+        significance.Interval(last["low"], last["high"])
+        if last.get("low") is not None and last.get("high") is not None
+        else None
+    )
+    agree = significance.agrees(
+        estimate.interval if estimate else None,
+        remeasured,
+        original_value=estimate.value if estimate else None,
+        remeasured_value=last["speedup"],
+    )
+    return Verification(
+        "verified" if agree else "flagged",
+        last["submission_id"],
+        last["speedup"],
+        last.get("low"),
+        last.get("high"),
+        other,
+    )
 
 
-def rank_solutions(evaluations: Iterable[Mapping[str, Any]], *, timed: bool,
-                   remeasures: Iterable[Mapping[str, Any]] = (),
-                   protocols: Mapping[int, str] | None = None) -> list[RankingEntry]:
+def rank_solutions(
+    evaluations: Iterable[Mapping[str, Any]],
+    *,
+    timed: bool,
+    remeasures: Iterable[Mapping[str, Any]] = (),
+    protocols: Mapping[int, str] | None = None,
+) -> list[RankingEntry]:
     """The ranking from passed evaluations, each a mapping with: submission_id, user_id, username, model_run_id,
     model, source_key, created_at, speedup, low, high, baseline_us, solution_us, roofline, revision, estimator,
     version, worker. ``remeasures``: mappings with remeasure_of, submission_id, verdict, speedup, low, high, worker
@@ -147,35 +164,59 @@ def rank_solutions(evaluations: Iterable[Mapping[str, Any]], *, timed: bool,
         estimate = significance.pool([(e["speedup"], e["low"], e["high"]) for e in items]) if timed else None
         mine = [r for e in items for r in checks.get(e["submission_id"], [])]
         entry = RankingEntry(
-            rank=0, username=first["username"], user_id=first["user_id"], submission_id=first["submission_id"],
+            rank=0,
+            username=first["username"],
+            user_id=first["user_id"],
+            submission_id=first["submission_id"],
             speedup=estimate.value if estimate else None,
-            speedup_ci_low=estimate.low if estimate else None, speedup_ci_high=estimate.high if estimate else None,
+            speedup_ci_low=estimate.low if estimate else None,
+            speedup_ci_high=estimate.high if estimate else None,
             baseline_median_us=_median(e["baseline_us"] for e in items),
             solution_median_us=_median(e["solution_us"] for e in items),
             roofline_fraction=_median(e["roofline"] for e in items) if timed else None,
-            submitted_at=first["created_at"], model_run_id=first["model_run_id"], model=first.get("model") or "",
+            submitted_at=first["created_at"],
+            model_run_id=first["model_run_id"],
+            model=first.get("model") or "",
             protocol=protocols.get(first["model_run_id"], "") if first["model_run_id"] else "",
-            evaluations=len(items), source_key=key, estimator=estimator_label(first.get("estimator"),
-                                                                               first.get("revision")),
-            protocol_revision=first.get("revision"), problem_version=first.get("version"), timed=timed,
+            evaluations=len(items),
+            source_key=key,
+            estimator=estimator_label(first.get("estimator"), first.get("revision")),
+            protocol_revision=first.get("revision"),
+            problem_version=first.get("version"),
+            timed=timed,
             verification=verification_of(estimate, items, sorted(mine, key=lambda r: r["submission_id"]))
-            if timed else None,
+            if timed
+            else None,
             submission_ids=tuple(e["submission_id"] for e in items),
         )
         entrant = (first["user_id"], first["model_run_id"])
-        order = ((0, -entry.speedup) if entry.speedup is not None else (1, 0.0), first["created_at"],
-                 first["submission_id"]) if timed else ((0, 0.0), first["created_at"], first["submission_id"])
+        order = (
+            (
+                (0, -entry.speedup) if entry.speedup is not None else (1, 0.0),
+                first["created_at"],
+                first["submission_id"],
+            )
+            if timed
+            else ((0, 0.0), first["created_at"], first["submission_id"])
+        )
         if entrant not in best or order < best[entrant][0]:
             best[entrant] = (order, entry)
 
     ranked = [entry for _, entry in sorted(best.values(), key=lambda pair: pair[0])]
-    intervals = [significance.Interval(e.speedup_ci_low, e.speedup_ci_high)
-                 if timed and e.speedup_ci_low is not None and e.speedup_ci_high is not None else None for e in ranked]
+    intervals = [
+        significance.Interval(e.speedup_ci_low, e.speedup_ci_high)
+        if timed and e.speedup_ci_low is not None and e.speedup_ci_high is not None
+        else None
+        for e in ranked
+    ]
     ranges = significance.rank_ranges(intervals)
     out = []
     for position, (entry, span) in enumerate(zip(ranked, ranges), start=1):
         values = dict(entry.__dict__)
-        values.update(rank=position, rank_best=span[0] if span else (position if timed else None),
-                      rank_worst=span[1] if span else (position if timed else None))
+        values.update(
+            rank=position,
+            rank_best=span[0] if span else (position if timed else None),
+            rank_worst=span[1] if span else (position if timed else None),
+        )
         out.append(RankingEntry(**values))
     return out

@@ -30,8 +30,14 @@ RUN_STATUSES = (RANKED, UNFINISHED, PARTIAL, OTHER_VERSION)
 UNRANKED, ALL = "unranked", "all"
 
 
-def run_status(*, attempts_total: int, attempts_final: int, not_attempted: int, suite_version_current: bool,
-               revision_current: bool = True) -> str:
+def run_status(
+    *,
+    attempts_total: int,
+    attempts_final: int,
+    not_attempted: int,
+    suite_version_current: bool,
+    revision_current: bool = True,
+) -> str:
     """A run's place in the overall ranking: RANKED only when every attempt has a final verdict, it covers every
     problem of its suite version (``not_attempted`` 0), that version is current and its timings are of the current
     protocol revision."""
@@ -68,19 +74,29 @@ def model_run_status(*, run: ModelRun, attempts: Iterable[_Attempt], score: metr
     attempts = list(attempts)
     revisions = {a.protocol_revision for a in attempts if a.is_final and a.speedup is not None}
     timed = metrics.measures_speed(run.profile)
-    revision_current = not timed or not revisions or revisions <= {TIMING_PROTOCOL_REVISION, None} and (
-        TIMING_PROTOCOL_REVISION in revisions or revisions == {None})
-    return run_status(attempts_total=len(attempts), attempts_final=sum(1 for a in attempts if a.is_final),
-                      not_attempted=len(score.not_attempted), suite_version_current=run_suite_version_current(run),
-                      revision_current=revision_current)
+    revision_current = (
+        not timed
+        or not revisions
+        or revisions <= {TIMING_PROTOCOL_REVISION, None}
+        and (TIMING_PROTOCOL_REVISION in revisions or revisions == {None})
+    )
+    return run_status(
+        attempts_total=len(attempts),
+        attempts_final=sum(1 for a in attempts if a.is_final),
+        not_attempted=len(score.not_attempted),
+        suite_version_current=run_suite_version_current(run),
+        revision_current=revision_current,
+    )
 
 
 # The interval a rank range is read from, per sort key (descending: best first); other sorts rank by pass@k.
-RANK_INTERVALS = {"pass_at_k": ("score__pass_at_k_low", "score__pass_at_k_high"),
-                  "fast_1": ("score__fast_1_low", "score__fast_1_high"),
-                  "fast_1_5": ("score__fast_1_5_low", "score__fast_1_5_high"),
-                  "fast_2": ("score__fast_2_low", "score__fast_2_high"),
-                  "speedup": ("score__geomean_low", "score__geomean_high")}
+RANK_INTERVALS = {
+    "pass_at_k": ("score__pass_at_k_low", "score__pass_at_k_high"),
+    "fast_1": ("score__fast_1_low", "score__fast_1_high"),
+    "fast_1_5": ("score__fast_1_5_low", "score__fast_1_5_high"),
+    "fast_2": ("score__fast_2_low", "score__fast_2_high"),
+    "speedup": ("score__geomean_low", "score__geomean_high"),
+}
 
 
 def rank_metric(sort: str | None) -> str:

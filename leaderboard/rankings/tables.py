@@ -33,8 +33,9 @@ DEFAULT_PER_PAGE = 50
 MAX_PER_PAGE = 500
 
 
-def paginate(rows: QuerySet | Sequence[Any], *, number: Any, per_page: int = DEFAULT_PER_PAGE,
-             count: int | None = None) -> Page:
+def paginate(
+    rows: QuerySet | Sequence[Any], *, number: Any, per_page: int = DEFAULT_PER_PAGE, count: int | None = None
+) -> Page:
     """Page ``number`` (1-based; past the end: the last page, not a number: the first) of ``per_page`` rows, at most
     MAX_PER_PAGE: the one way pages and the API page a table. ``count``: the number of rows when the caller counted
     them already (one COUNT query fewer)."""
@@ -140,8 +141,9 @@ class Table:
             active = c.key == column.key
             # the first click sorts numbers best-first (descending), text A-Z; a second click flips it
             want_desc = (not descending) if active else c.numeric
-            query = _query(request.GET, {self.param("sort"): ("-" if want_desc else "") + c.key,
-                                         self.param("page"): None})
+            query = _query(
+                request.GET, {self.param("sort"): ("-" if want_desc else "") + c.key, self.param("page"): None}
+            )
             headers.append(Header(c, "?" + query, active, descending if active else False))
         return headers
 
@@ -156,8 +158,13 @@ class Table:
             "last": link(page.paginator.num_pages) if page.number < page.paginator.num_pages else None,
         }
 
-    def context(self, request: HttpRequest, rows: QuerySet | Iterable[Any], count: int | None = None,
-                convert: Callable[[Iterable[Any]], list[Any]] | None = None) -> dict[str, Any]:
+    def context(
+        self,
+        request: HttpRequest,
+        rows: QuerySet | Iterable[Any],
+        count: int | None = None,
+        convert: Callable[[Iterable[Any]], list[Any]] | None = None,
+    ) -> dict[str, Any]:
         """What the ``_table_*`` template includes need: the page of rows, headers, page and export links (``count``:
         the number of rows, when known; ``convert``: turns the page's stored rows into what the columns read)."""
         page = self.page(request, self.sorted(request, rows), count=count)
@@ -167,8 +174,10 @@ class Table:
             "rows": convert(page.object_list) if convert is not None else page.object_list,
             "headers": self.headers(request),
             "links": self.page_links(request, page),
-            "export": {fmt: "?" + _query(request.GET, {"format": fmt, "table": self.name,
-                                                       self.param("page"): None}) for fmt in EXPORT_FORMATS},
+            "export": {
+                fmt: "?" + _query(request.GET, {"format": fmt, "table": self.name, self.param("page"): None})
+                for fmt in EXPORT_FORMATS
+            },
         }
 
     # --- export ---
@@ -186,9 +195,15 @@ class Table:
     def records(self, rows: Iterable[Any]) -> list[dict[str, Any]]:
         return [self.record(row) for row in rows]
 
-    def export(self, request: HttpRequest, rows: QuerySet | Iterable[Any], *, filename: str,
-               meta: dict[str, Any] | None = None,
-               convert: Callable[[QuerySet], Iterator[Any]] | None = None) -> HttpResponse:
+    def export(
+        self,
+        request: HttpRequest,
+        rows: QuerySet | Iterable[Any],
+        *,
+        filename: str,
+        meta: dict[str, Any] | None = None,
+        convert: Callable[[QuerySet], Iterator[Any]] | None = None,
+    ) -> HttpResponse:
         """One page of the sorted table as CSV or JSON, streamed: ``?page=`` (default 1) of ``?per_page=`` rows
         (default EXPORT_PAGE_ROWS, at most MAX_EXPORT_PAGE_ROWS), so an export costs the same whatever the size of
         the table. The JSON names the page and the next one's address (``next``, null on the last); the CSV gives
@@ -199,14 +214,15 @@ class Table:
         number, per_page = self.export_page(request)
         start = (number - 1) * per_page
         if isinstance(ordered, QuerySet):
-            window = ordered[start:start + per_page]
-            more = ordered[start + per_page:start + per_page + 1].exists()  # one row past the page: a next page
-            source: Iterator[Any] = (convert(window) if convert is not None
-                                     else window.iterator(chunk_size=EXPORT_CHUNK_ROWS))
+            window = ordered[start : start + per_page]
+            more = ordered[start + per_page : start + per_page + 1].exists()  # one row past the page: a next page
+            source: Iterator[Any] = (
+                convert(window) if convert is not None else window.iterator(chunk_size=EXPORT_CHUNK_ROWS)
+            )
         else:
             items = list(ordered)
             more = len(items) > start + per_page
-            source = iter(items[start:start + per_page])
+            source = iter(items[start : start + per_page])
         kept = {"format": request.GET.get("format"), "table": request.GET.get("table")}  # still this export
         following = ("?" + _query(request.GET, {self.param("page"): str(number + 1), **kept})) if more else None
         records = (self.record(row) for row in source)
@@ -303,46 +319,105 @@ def _run_extra(run: Any) -> dict[str, Any]:
         "timed": _score("timed")(run),
         "speedup_note": metrics.speed_note(run.profile),
         "protocol_revision": _score("protocol_revision")(run),
-        **{f"{name}_ci": [_score(low)(run), _score(high)(run)] for name, (low, high) in (
-            ("pass_at_k", ("pass_at_k_low", "pass_at_k_high")), ("fast_1", ("fast_1_low", "fast_1_high")),
-            ("fast_1_5", ("fast_1_5_low", "fast_1_5_high")), ("fast_2", ("fast_2_low", "fast_2_high")),
-            ("speedup", ("geomean_low", "geomean_high")))},
+        **{
+            f"{name}_ci": [_score(low)(run), _score(high)(run)]
+            for name, (low, high) in (
+                ("pass_at_k", ("pass_at_k_low", "pass_at_k_high")),
+                ("fast_1", ("fast_1_low", "fast_1_high")),
+                ("fast_1_5", ("fast_1_5_low", "fast_1_5_high")),
+                ("fast_2", ("fast_2_low", "fast_2_high")),
+                ("speedup", ("geomean_low", "geomean_high")),
+            )
+        },
         "url": f"/runs/{run.pk}/",
     }
 
 
 RUN_COLUMNS = [
     Column("id", "Run", lambda r: r.pk, "id", numeric=True, shown=False),
-    Column("rank", "#", lambda r: significance.rank_label(getattr(r, "rank_range", None)) or None, sortable=False,
-           title="rank range: 1 + the runs significantly better (95 % interval wholly above) .. N - those "
-                 "significantly worse; unfinished and partial runs get none"),
+    Column(
+        "rank",
+        "#",
+        lambda r: significance.rank_label(getattr(r, "rank_range", None)) or None,
+        sortable=False,
+        title="rank range: 1 + the runs significantly better (95 % interval wholly above) .. N - those "
+        "significantly worse; unfinished and partial runs get none",
+    ),
     Column("model", "Model", lambda r: r.model, "model"),
     Column("user", "By", lambda r: r.user.get_username(), "user__username", shown=False),
     Column("profile", "Hardware", lambda r: r.profile, "profile"),
     Column("precision", "Precision", lambda r: r.precision or None, "precision", shown=False),
-    Column("protocol", "Protocol", lambda r: metrics.Protocol.of_run(r).label(), sortable=False,
-           title="how the attempts were produced; every score on the row was obtained this way"),
+    Column(
+        "protocol",
+        "Protocol",
+        lambda r: metrics.Protocol.of_run(r).label(),
+        sortable=False,
+        title="how the attempts were produced; every score on the row was obtained this way",
+    ),
     Column("k", "k", lambda r: r.k, "k", numeric=True, title="attempts per problem"),
-    Column("pass_at_k", "pass@k", _score("pass_at_k"), "score__pass_at_k", numeric=True,
-           title="unbiased pass@k at the run's own k, mean over scorable problems"),
-    Column("pass_at_1", "pass@1", _score("pass_at_1"), "score__pass_at_1", numeric=True,
-           title="pass@1 estimated from the same k attempts: comparable across runs with different k"),
-    *[Column(metrics.interval_key(p), metrics.fast_p_label(p), _score(metrics.fast_p_field(p)),
-             f"score__{metrics.fast_p_field(p)}", numeric=True,
-             title="correct and faster than the PyTorch + NCCL baseline, at k" if p == 1.0 else
-             f"correct and more than {p:g}× faster than the baseline, at k") for p in metrics.FAST_P_THRESHOLDS],
-    Column("speedup", "Geomean", _score("geomean_speedup"), "score__geomean_speedup", numeric=True,
-           title="geometric-mean speedup over every correct, timed attempt"),
-    Column("roofline", "Roofline", _score("mean_roofline_fraction"), "score__mean_roofline_fraction", numeric=True,
-           title="mean fraction of the roofline reached by correct attempts"),
-    Column("coverage", "Coverage", _score("coverage"), "score__coverage", numeric=True,
-           title="scorable problems / problems of the suite on this hardware"),
-    Column("progress", "Done", lambda r: f"{r.attempts_done}/{r.attempts_total}", sortable=False,
-           title="attempts evaluated / attempts uploaded"),
+    Column(
+        "pass_at_k",
+        "pass@k",
+        _score("pass_at_k"),
+        "score__pass_at_k",
+        numeric=True,
+        title="unbiased pass@k at the run's own k, mean over scorable problems",
+    ),
+    Column(
+        "pass_at_1",
+        "pass@1",
+        _score("pass_at_1"),
+        "score__pass_at_1",
+        numeric=True,
+        title="pass@1 estimated from the same k attempts: comparable across runs with different k",
+    ),
+    *[
+        Column(
+            metrics.interval_key(p),
+            metrics.fast_p_label(p),
+            _score(metrics.fast_p_field(p)),
+            f"score__{metrics.fast_p_field(p)}",
+            numeric=True,
+            title="correct and faster than the PyTorch + NCCL baseline, at k"
+            if p == 1.0
+            else f"correct and more than {p:g}× faster than the baseline, at k",
+        )
+        for p in metrics.FAST_P_THRESHOLDS
+    ],
+    Column(
+        "speedup",
+        "Geomean",
+        _score("geomean_speedup"),
+        "score__geomean_speedup",
+        numeric=True,
+        title="geometric-mean speedup over every correct, timed attempt",
+    ),
+    Column(
+        "roofline",
+        "Roofline",
+        _score("mean_roofline_fraction"),
+        "score__mean_roofline_fraction",
+        numeric=True,
+        title="mean fraction of the roofline reached by correct attempts",
+    ),
+    Column(
+        "coverage",
+        "Coverage",
+        _score("coverage"),
+        "score__coverage",
+        numeric=True,
+        title="scorable problems / problems of the suite on this hardware",
+    ),
+    Column(
+        "progress",
+        "Done",
+        lambda r: f"{r.attempts_done}/{r.attempts_total}",
+        sortable=False,
+        title="attempts evaluated / attempts uploaded",
+    ),
     Column("created", "Uploaded", lambda r: r.created_at, "created_at", numeric=True),
     Column("tokens", "Tokens", lambda r: r.tokens, "tokens", numeric=True, shown=False, exported=False),
-    Column("wall_time", "Wall time", lambda r: r.wall_time_s, "wall_time_s", numeric=True, shown=False,
-           exported=False),
+    Column("wall_time", "Wall time", lambda r: r.wall_time_s, "wall_time_s", numeric=True, shown=False, exported=False),
 ]
 RUN_DEFAULT_SORT = "-pass_at_k"
 
@@ -354,6 +429,7 @@ def run_ranking_table(*, prefix: str = "", name: str = "runs") -> Table:
 
 def _ps(name: str, p: float | None = None) -> Callable[[Any], Any]:
     """A field of a row's ProblemScore (``row.score``)."""
+
     def get(row: Any) -> Any:
         value = getattr(row.score, name)
         return value.get(p) if p is not None else value
@@ -363,18 +439,25 @@ def _ps(name: str, p: float | None = None) -> Callable[[Any], Any]:
 
 def run_problems_table() -> Table:
     """The run page's grid: one row per attempted problem with its per-problem scores."""
-    return Table("problems", [
-        Column("problem", "Problem", lambda r: r.problem_id),
-        Column("category", "Category", lambda r: r.category),
-        Column("n", "n", _ps("n"), numeric=True, title="attempts counted (infra errors and unfinished left out)"),
-        Column("c", "correct", _ps("c"), numeric=True),
-        Column("pass_at_k", "pass@k", _ps("pass_at_k"), numeric=True),
-        *[Column(metrics.interval_key(p), metrics.fast_p_label(p), _ps("fast_p_at_k", p), numeric=True)
-          for p in metrics.FAST_P_THRESHOLDS],
-        Column("best_speedup", "Best speedup", _ps("best_speedup"), numeric=True),
-        Column("geomean_speedup", "Geomean speedup", _ps("geomean_speedup"), numeric=True),
-        Column("roofline", "Roofline", _ps("mean_roofline_fraction"), numeric=True),
-    ], default_sort="category", per_page=100)
+    return Table(
+        "problems",
+        [
+            Column("problem", "Problem", lambda r: r.problem_id),
+            Column("category", "Category", lambda r: r.category),
+            Column("n", "n", _ps("n"), numeric=True, title="attempts counted (infra errors and unfinished left out)"),
+            Column("c", "correct", _ps("c"), numeric=True),
+            Column("pass_at_k", "pass@k", _ps("pass_at_k"), numeric=True),
+            *[
+                Column(metrics.interval_key(p), metrics.fast_p_label(p), _ps("fast_p_at_k", p), numeric=True)
+                for p in metrics.FAST_P_THRESHOLDS
+            ],
+            Column("best_speedup", "Best speedup", _ps("best_speedup"), numeric=True),
+            Column("geomean_speedup", "Geomean speedup", _ps("geomean_speedup"), numeric=True),
+            Column("roofline", "Roofline", _ps("mean_roofline_fraction"), numeric=True),
+        ],
+        default_sort="category",
+        per_page=100,
+    )
 
 
 def run_attempts_table(*, profile: str = "") -> Table:
@@ -382,18 +465,24 @@ def run_attempts_table(*, profile: str = "") -> Table:
     roofline fractions are null with a note saying why, as the page says "not computed"."""
     timed = metrics.measures_speed(profile) if profile else True
     note = metrics.speed_note(profile) if profile else None
-    return Table("attempts", [
-        Column("problem", "Problem", lambda a: a.problem_id),
-        Column("category", "Category", lambda a: a.category),
-        Column("attempt", "Attempt", lambda a: a.attempt, numeric=True),
-        Column("state", "State", lambda a: a.state),
-        Column("verdict", "Verdict", lambda a: a.verdict),
-        Column("speedup", "Speedup", lambda a: a.speedup if timed else None, numeric=True),
-        Column("roofline_fraction", "Roofline", lambda a: a.roofline_fraction if timed else None, numeric=True),
-        Column("solution_median_us", "Solution median (µs)", lambda a: a.solution_median_us, numeric=True),
-        Column("baseline_median_us", "Baseline median (µs)", lambda a: a.baseline_median_us, numeric=True),
-        Column("submission", "Submission", lambda a: a.submission_id, numeric=True),
-    ], default_sort="problem", per_page=500, extra=lambda a: {"speedup_note": note})
+    return Table(
+        "attempts",
+        [
+            Column("problem", "Problem", lambda a: a.problem_id),
+            Column("category", "Category", lambda a: a.category),
+            Column("attempt", "Attempt", lambda a: a.attempt, numeric=True),
+            Column("state", "State", lambda a: a.state),
+            Column("verdict", "Verdict", lambda a: a.verdict),
+            Column("speedup", "Speedup", lambda a: a.speedup if timed else None, numeric=True),
+            Column("roofline_fraction", "Roofline", lambda a: a.roofline_fraction if timed else None, numeric=True),
+            Column("solution_median_us", "Solution median (µs)", lambda a: a.solution_median_us, numeric=True),
+            Column("baseline_median_us", "Baseline median (µs)", lambda a: a.baseline_median_us, numeric=True),
+            Column("submission", "Submission", lambda a: a.submission_id, numeric=True),
+        ],
+        default_sort="problem",
+        per_page=500,
+        extra=lambda a: {"speedup_note": note},
+    )
 
 
 def _agg(name: str, p: float | None = None) -> Callable[[Any], Any]:
@@ -406,56 +495,117 @@ def _agg(name: str, p: float | None = None) -> Callable[[Any], Any]:
 
 def run_categories_table() -> Table:
     """Rows are (category, metrics.Aggregate) pairs."""
-    return Table("categories", [
-        Column("category", "Category", lambda r: r[0]),
-        Column("problems", "Scored problems", _agg("problems"), numeric=True),
-        Column("pass_at_k", "pass@k", _agg("mean_pass_at_k"), numeric=True),
-        *[Column(metrics.interval_key(p), metrics.fast_p_label(p), _agg("mean_fast_p_at_k", p), numeric=True)
-          for p in metrics.FAST_P_THRESHOLDS],
-        Column("speedup", "Geomean speedup", _agg("geomean_speedup"), numeric=True),
-        Column("roofline", "Roofline", _agg("mean_roofline_fraction"), numeric=True),
-        Column("coverage", "Coverage", _agg("coverage"), numeric=True),
-    ], default_sort="category", per_page=100)
+    return Table(
+        "categories",
+        [
+            Column("category", "Category", lambda r: r[0]),
+            Column("problems", "Scored problems", _agg("problems"), numeric=True),
+            Column("pass_at_k", "pass@k", _agg("mean_pass_at_k"), numeric=True),
+            *[
+                Column(metrics.interval_key(p), metrics.fast_p_label(p), _agg("mean_fast_p_at_k", p), numeric=True)
+                for p in metrics.FAST_P_THRESHOLDS
+            ],
+            Column("speedup", "Geomean speedup", _agg("geomean_speedup"), numeric=True),
+            Column("roofline", "Roofline", _agg("mean_roofline_fraction"), numeric=True),
+            Column("coverage", "Coverage", _agg("coverage"), numeric=True),
+        ],
+        default_sort="category",
+        per_page=100,
+    )
 
 
 NOT_TIMED_NOTE = "not computed: this profile times on a CPU, which only checks the pipeline"
 
 
 def problem_ranking_table() -> Table:
-    return Table("ranking", [
-        Column("rank", "#", lambda e: e.rank, order_by="rank", numeric=True,
-               title="position; the range beside it is what the intervals allow (1 + significantly faster rows)"),
-        Column("rank_range", "Rank range", lambda e: e.rank_label or None, sortable=False, shown=False),
-        Column("who", "Solution by", lambda e: e.model or e.username, order_by="who_key"),
-        Column("protocol", "Protocol", lambda e: e.protocol or None, order_by="protocol_key"),
-        Column("speedup", "Speedup", lambda e: e.speedup, order_by="speedup", numeric=True,
-               title="pooled over every evaluation of this code (random-effects mean of log speedups)"),
-        Column("speedup_ci_low", "CI low", lambda e: e.speedup_ci_low, numeric=True, sortable=False),
-        Column("speedup_ci_high", "CI high", lambda e: e.speedup_ci_high, numeric=True, sortable=False),
-        Column("evaluations", "Evaluations", lambda e: e.evaluations, order_by="evaluations", numeric=True,
-               title="evaluations of this code (after removing comments and layout) pooled into the figure"),
-        Column("estimator", "Formed as", lambda e: e.estimator or None, sortable=False, shown=False),
-        Column("protocol_revision", "Protocol revision", lambda e: e.protocol_revision, sortable=False, shown=False),
-        Column("problem_version", "Problem version", lambda e: e.problem_version, sortable=False, shown=False),
-        Column("verification", "Verified", lambda e: e.verification.state if e.verification else None,
-               sortable=False, title="✓: re-measured and the intervals overlap; ⚠: re-measured and they do not"),
-        Column("remeasured_speedup", "Re-measured", lambda e: e.verification.speedup if e.verification else None,
-               sortable=False, shown=False),
-        Column("pipeline_check", "Pipeline check", lambda e: e.pipeline_check, sortable=False, shown=False),
-        Column("solution_median_us", "Solution median (µs)", lambda e: e.solution_median_us,
-               order_by="solution_median_us", numeric=True),
-        Column("baseline_median_us", "Baseline median (µs)", lambda e: e.baseline_median_us,
-               order_by="baseline_median_us", numeric=True),
-        Column("roofline_fraction", "Roofline", lambda e: e.roofline_fraction, order_by="roofline_fraction",
-               numeric=True),
-        Column("submitted", "Submitted", lambda e: e.submitted_at, order_by="submitted_at", numeric=True),
-    ], default_sort="rank", extra=lambda e: {"username": e.username, "submission_id": e.submission_id,
-                                            "model_run_id": e.model_run_id, "speedup_note": None if e.timed else
-                                            NOT_TIMED_NOTE})
+    return Table(
+        "ranking",
+        [
+            Column(
+                "rank",
+                "#",
+                lambda e: e.rank,
+                order_by="rank",
+                numeric=True,
+                title="position; the range beside it is what the intervals allow (1 + significantly faster rows)",
+            ),
+            Column("rank_range", "Rank range", lambda e: e.rank_label or None, sortable=False, shown=False),
+            Column("who", "Solution by", lambda e: e.model or e.username, order_by="who_key"),
+            Column("protocol", "Protocol", lambda e: e.protocol or None, order_by="protocol_key"),
+            Column(
+                "speedup",
+                "Speedup",
+                lambda e: e.speedup,
+                order_by="speedup",
+                numeric=True,
+                title="pooled over every evaluation of this code (random-effects mean of log speedups)",
+            ),
+            Column("speedup_ci_low", "CI low", lambda e: e.speedup_ci_low, numeric=True, sortable=False),
+            Column("speedup_ci_high", "CI high", lambda e: e.speedup_ci_high, numeric=True, sortable=False),
+            Column(
+                "evaluations",
+                "Evaluations",
+                lambda e: e.evaluations,
+                order_by="evaluations",
+                numeric=True,
+                title="evaluations of this code (after removing comments and layout) pooled into the figure",
+            ),
+            Column("estimator", "Formed as", lambda e: e.estimator or None, sortable=False, shown=False),
+            Column(
+                "protocol_revision", "Protocol revision", lambda e: e.protocol_revision, sortable=False, shown=False
+            ),
+            Column("problem_version", "Problem version", lambda e: e.problem_version, sortable=False, shown=False),
+            Column(
+                "verification",
+                "Verified",
+                lambda e: e.verification.state if e.verification else None,
+                sortable=False,
+                title="✓: re-measured and the intervals overlap; ⚠: re-measured and they do not",
+            ),
+            Column(
+                "remeasured_speedup",
+                "Re-measured",
+                lambda e: e.verification.speedup if e.verification else None,
+                sortable=False,
+                shown=False,
+            ),
+            Column("pipeline_check", "Pipeline check", lambda e: e.pipeline_check, sortable=False, shown=False),
+            Column(
+                "solution_median_us",
+                "Solution median (µs)",
+                lambda e: e.solution_median_us,
+                order_by="solution_median_us",
+                numeric=True,
+            ),
+            Column(
+                "baseline_median_us",
+                "Baseline median (µs)",
+                lambda e: e.baseline_median_us,
+                order_by="baseline_median_us",
+                numeric=True,
+            ),
+            Column(
+                "roofline_fraction",
+                "Roofline",
+                lambda e: e.roofline_fraction,
+                order_by="roofline_fraction",
+                numeric=True,
+            ),
+            Column("submitted", "Submitted", lambda e: e.submitted_at, order_by="submitted_at", numeric=True),
+        ],
+        default_sort="rank",
+        extra=lambda e: {
+            "username": e.username,
+            "submission_id": e.submission_id,
+            "model_run_id": e.model_run_id,
+            "speedup_note": None if e.timed else NOT_TIMED_NOTE,
+        },
+    )
 
 
 def comparison_table() -> Table:
     """Rows are comparison.ComparisonRow: one problem, both runs' scores at the common k."""
+
     def side(which: str, name: str, p: float | None = None) -> Callable[[Any], Any]:
         def get(row: Any) -> Any:
             score = getattr(row, which)
@@ -466,27 +616,47 @@ def comparison_table() -> Table:
 
         return get
 
-    return Table("problems", [
-        Column("problem", "Problem", lambda r: r.problem_id),
-        Column("category", "Category", lambda r: r.category),
-        Column("a_pass_at_k", "A pass@k", side("a", "pass_at_k"), numeric=True),
-        Column("b_pass_at_k", "B pass@k", side("b", "pass_at_k"), numeric=True),
-        Column("a_fast_1", "A fast₁@k", side("a", "fast_p_at_k", 1.0), numeric=True),
-        Column("b_fast_1", "B fast₁@k", side("b", "fast_p_at_k", 1.0), numeric=True),
-        Column("a_best_speedup", "A best speedup", side("a", "best_speedup"), numeric=True),
-        Column("b_best_speedup", "B best speedup", side("b", "best_speedup"), numeric=True),
-        Column("ratio", "B / A", lambda r: r.speedup_ratio, numeric=True,
-               title="B's geomean speedup over A's on this problem (each over its correct timed attempts)"),
-    ], default_sort="category", per_page=100)
+    return Table(
+        "problems",
+        [
+            Column("problem", "Problem", lambda r: r.problem_id),
+            Column("category", "Category", lambda r: r.category),
+            Column("a_pass_at_k", "A pass@k", side("a", "pass_at_k"), numeric=True),
+            Column("b_pass_at_k", "B pass@k", side("b", "pass_at_k"), numeric=True),
+            Column("a_fast_1", "A fast₁@k", side("a", "fast_p_at_k", 1.0), numeric=True),
+            Column("b_fast_1", "B fast₁@k", side("b", "fast_p_at_k", 1.0), numeric=True),
+            Column("a_best_speedup", "A best speedup", side("a", "best_speedup"), numeric=True),
+            Column("b_best_speedup", "B best speedup", side("b", "best_speedup"), numeric=True),
+            Column(
+                "ratio",
+                "B / A",
+                lambda r: r.speedup_ratio,
+                numeric=True,
+                title="B's geomean speedup over A's on this problem (each over its correct timed attempts)",
+            ),
+        ],
+        default_sort="category",
+        per_page=100,
+    )
 
 
 def best_solutions_table(*, prefix: str = "sol_") -> Table:
-    return Table("solutions", [
-        Column("problem", "Problem", lambda s: s.problem_id),
-        Column("profile", "Hardware", lambda s: s.profile),
-        Column("speedup", "Best speedup", lambda s: metrics.speed_or_none(s.profile, s.speedup), numeric=True),
-        Column("roofline_fraction", "Roofline", lambda s: metrics.speed_or_none(s.profile, s.roofline_fraction),
-               numeric=True),
-        Column("submitted", "Submitted", lambda s: s.submitted_at, numeric=True),
-        Column("submission", "Submission", lambda s: s.submission_id, numeric=True),
-    ], default_sort="problem", prefix=prefix, extra=lambda s: {"speedup_note": metrics.speed_note(s.profile)})
+    return Table(
+        "solutions",
+        [
+            Column("problem", "Problem", lambda s: s.problem_id),
+            Column("profile", "Hardware", lambda s: s.profile),
+            Column("speedup", "Best speedup", lambda s: metrics.speed_or_none(s.profile, s.speedup), numeric=True),
+            Column(
+                "roofline_fraction",
+                "Roofline",
+                lambda s: metrics.speed_or_none(s.profile, s.roofline_fraction),
+                numeric=True,
+            ),
+            Column("submitted", "Submitted", lambda s: s.submitted_at, numeric=True),
+            Column("submission", "Submission", lambda s: s.submission_id, numeric=True),
+        ],
+        default_sort="problem",
+        prefix=prefix,
+        extra=lambda s: {"speedup_note": metrics.speed_note(s.profile)},
+    )

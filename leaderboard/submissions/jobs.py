@@ -21,14 +21,29 @@ from leaderboard.submissions import results, services
 __all__ = ["job_database", "mark_running", "record_result"]  # job_database: the web worker's other jobs use it too
 
 
-def mark_running(submission_id: int, worker_name: str, started_at_epoch: float, job_id: str, nonce: str,
-                 signature: str) -> None:
-    reply(MARK_RUNNING, submission_id, job_id, nonce, {"worker": worker_name, "started": started_at_epoch}, signature,
-          lambda: services.submission_mark_running(submission_id=submission_id, worker=worker_name,
-                                                   started_at=started_at_epoch, job_id=job_id))
+def mark_running(
+    submission_id: int, worker_name: str, started_at_epoch: float, job_id: str, nonce: str, signature: str
+) -> None:
+    reply(
+        MARK_RUNNING,
+        submission_id,
+        job_id,
+        nonce,
+        {"worker": worker_name, "started": started_at_epoch},
+        signature,
+        lambda: services.submission_mark_running(
+            submission_id=submission_id, worker=worker_name, started_at=started_at_epoch, job_id=job_id
+        ),
+    )
 
 
 def record_result(submission_id: int, document: dict[str, Any], job_id: str, nonce: str, signature: str) -> None:
-    reply(RECORD_RESULT, submission_id, job_id, nonce, document, signature,
-          lambda: results.result_record(submission_id=submission_id, document=document, job_id=job_id,
-                                        current_only=True))
+    reply(
+        RECORD_RESULT,
+        submission_id,
+        job_id,
+        nonce,
+        document,
+        signature,
+        lambda: results.result_record(submission_id=submission_id, document=document, job_id=job_id, current_only=True),
+    )

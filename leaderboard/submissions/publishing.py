@@ -31,13 +31,14 @@ def submission_publish(*, submission_id: int, user, published: bool = True) -> S
     if submission.model_run_id is not None:
         from django.core.exceptions import ValidationError
 
-        raise ValidationError(f"Submission #{submission.pk} is an attempt of model run #{submission.model_run_id}: "
-                              "publish the run to publish its attempts.")
+        raise ValidationError(
+            f"Submission #{submission.pk} is an attempt of model run #{submission.model_run_id}: "
+            "publish the run to publish its attempts."
+        )
     if published != (submission.published_at is not None):
         submission.published_at = timezone.now() if published else None
         submission.save(update_fields=["published_at"])
-        generations.submission_changed(problem_id=submission.problem_id, user_id=submission.user_id,
-                                       model_run_id=None)
+        generations.submission_changed(problem_id=submission.problem_id, user_id=submission.user_id, model_run_id=None)
     return submission
 
 
@@ -50,9 +51,12 @@ def model_run_publish(*, run_id: int, user, published: bool = True) -> ModelRun:
         run.published_at = timezone.now() if published else None
         run.save(update_fields=["published_at"])
         problems = Submission.objects.filter(model_run=run).values_list("problem_id", flat=True).distinct()
-        generations.rankings_changed(generations.run_scope(run.pk), generations.RUNS,
-                                     generations.user_scope_of(run.user_id),
-                                     *[generations.problem_scope(p) for p in problems])
+        generations.rankings_changed(
+            generations.run_scope(run.pk),
+            generations.RUNS,
+            generations.user_scope_of(run.user_id),
+            *[generations.problem_scope(p) for p in problems],
+        )
     return run
 
 

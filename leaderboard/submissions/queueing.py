@@ -51,14 +51,30 @@ def spec_for(submission: Submission) -> EvalSpec:
     )
 
 
-def submission_row(*, user, problem: Problem, profile: str, filename: str, text: str,
-                   model_run: ModelRun | None = None, attempt: int | None = None) -> Submission:
+def submission_row(
+    *,
+    user,
+    problem: Problem,
+    profile: str,
+    filename: str,
+    text: str,
+    model_run: ModelRun | None = None,
+    attempt: int | None = None,
+) -> Submission:
     """A new, unsaved submission of validated source: the one way a row to evaluate is made."""
     return Submission(
-        user=user, problem=problem, profile=profile, problem_version=problem.version,
-        problem_hash=problem.content_hash, filename=filename, source=text,
-        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), source_key=fingerprint.source_key(text),
-        job_timeout_s=job_timeout_s(), model_run=model_run, attempt=attempt,
+        user=user,
+        problem=problem,
+        profile=profile,
+        problem_version=problem.version,
+        problem_hash=problem.content_hash,
+        filename=filename,
+        source=text,
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        source_key=fingerprint.source_key(text),
+        job_timeout_s=job_timeout_s(),
+        model_run=model_run,
+        attempt=attempt,
     )
 
 
@@ -76,7 +92,8 @@ def held_rows():
 def _jobs_in_queue(user_id: int, profiles: list[str], *, besides: int | None = None) -> int:
     """The user's jobs in RQ on one queue, as the database knows them: rows running, or queued with a job."""
     rows = Submission.objects.filter(user_id=user_id, profile__in=profiles).filter(
-        Q(state=Submission.State.RUNNING) | Q(state=Submission.State.QUEUED, enqueue_count__gt=0))
+        Q(state=Submission.State.RUNNING) | Q(state=Submission.State.QUEUED, enqueue_count__gt=0)
+    )
     if besides is not None:
         rows = rows.exclude(pk=besides)
     return rows.count()
@@ -98,20 +115,40 @@ def _orders(submission: Submission) -> list[JobOrder]:
     spec = spec_for(submission).to_dict()
     profile = submission.profile
     description = f"submission #{submission.pk}: {submission.problem_id} on {profile}"
-    evaluate = JobOrder(queue=PROFILES[profile].queue, function=jobs.EVALUATE,
-                        args=(spec, submission.pk, nonce_for(submission.job_id)), timeout=submission.job_timeout_s,
-                        description=description, job_id=submission.job_id)
+    evaluate = JobOrder(
+        queue=PROFILES[profile].queue,
+        function=jobs.EVALUATE,
+        args=(spec, submission.pk, nonce_for(submission.job_id)),
+        timeout=submission.job_timeout_s,
+        description=description,
+        job_id=submission.job_id,
+    )
     if PROFILES[profile].device == "cuda" and needs_build(submission.source):
         # Compiles on the GPU host's CPUs while the GPU works through the jobs ahead of this one.
-        return [JobOrder(queue=jobs.build_queue(profile), function=jobs.PREBUILD, args=(spec,),
-                         timeout=BUILD_JOB_TIMEOUT_S, description=f"build for {description}"), evaluate]
+        return [
+            JobOrder(
+                queue=jobs.build_queue(profile),
+                function=jobs.PREBUILD,
+                args=(spec,),
+                timeout=BUILD_JOB_TIMEOUT_S,
+                description=f"build for {description}",
+            ),
+            evaluate,
+        ]
     return [evaluate]
 
 
 SUBMISSION: Work[Submission] = Work(
-    model=Submission, name="submission", job_prefix="submission", waiting=Submission.State.QUEUED,
-    running=Submission.State.RUNNING, orders=_orders, queue_of=lambda submission: PROFILES[submission.profile].queue,
-    if_redis_fails="the reaper will retry", heartbeat_field="heartbeat_at")
+    model=Submission,
+    name="submission",
+    job_prefix="submission",
+    waiting=Submission.State.QUEUED,
+    running=Submission.State.RUNNING,
+    orders=_orders,
+    queue_of=lambda submission: PROFILES[submission.profile].queue,
+    if_redis_fails="the reaper will retry",
+    heartbeat_field="heartbeat_at",
+)
 
 
 def enqueue_after_commit(submission: Submission, *, fair: bool = True) -> None:
@@ -152,19 +189,28 @@ def queued_release(*, profile: str | None = None) -> list[int]:
             queues.setdefault(PROFILES[name].queue, _queue_profiles(name))
     released: list[int] = []
     for profiles in queues.values():
-        users = [row["user_id"] for row in held.filter(profile__in=profiles).values("user_id")
-                 .annotate(first=Min("id")).order_by("first")]
+        users = [
+            row["user_id"]
+            for row in held.filter(profile__in=profiles).values("user_id").annotate(first=Min("id")).order_by("first")
+        ]
         room: dict[int, int] = {}
         for user_id in users:
             get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True).first()
-            room[user_id] = (limit - _jobs_in_queue(user_id, profiles) if limit > 0
-                             else held.filter(user_id=user_id, profile__in=profiles).count())
+            room[user_id] = (
+                limit - _jobs_in_queue(user_id, profiles)
+                if limit > 0
+                else held.filter(user_id=user_id, profile__in=profiles).count()
+            )
         while any(n > 0 for n in room.values()):
             for user_id in users:
                 if room[user_id] <= 0:
                     continue
-                row = (held.filter(user_id=user_id, profile__in=profiles).select_for_update(skip_locked=True)
-                       .order_by("id").first())
+                row = (
+                    held.filter(user_id=user_id, profile__in=profiles)
+                    .select_for_update(skip_locked=True)
+                    .order_by("id")
+                    .first()
+                )
                 if row is None:
                     room[user_id] = 0
                     continue

@@ -34,9 +34,16 @@ def queue_overview() -> list[ProfileQueue] | None:
         rows = []
         for name, profile in PROFILES.items():
             waiting = django_rq.get_queue(profile.queue).count
-            rows.append(ProfileQueue(profile=name, queue=profile.queue, description=profile.description,
-                                     workers=live.get(profile.queue, 0), waiting=waiting,
-                                     typical_s=profile_typical_duration_s(profile=name)))
+            rows.append(
+                ProfileQueue(
+                    profile=name,
+                    queue=profile.queue,
+                    description=profile.description,
+                    workers=live.get(profile.queue, 0),
+                    waiting=waiting,
+                    typical_s=profile_typical_duration_s(profile=name),
+                )
+            )
         return rows
     except RedisError:
         return None

@@ -41,8 +41,9 @@ class SubmissionReaper(Reaper[Submission]):
 
     def rows(self, now: datetime, grace: timedelta) -> Iterable[Submission]:
         # held rows (the fair queue: no job yet, queueing.held_rows) wait for a slot, not for a lost job
-        queued = Submission.objects.filter(state=Submission.State.QUEUED, created_at__lt=now - grace,
-                                           enqueue_count__gt=0).order_by("id")
+        queued = Submission.objects.filter(
+            state=Submission.State.QUEUED, created_at__lt=now - grace, enqueue_count__gt=0
+        ).order_by("id")
         fresh = now - grace  # just (re-)enqueued: give the job time to show up
         waiting = (s for s in queued if not (s.enqueued_at and s.enqueued_at > fresh))
         return chain(waiting, Submission.objects.filter(state=Submission.State.RUNNING).order_by("id"))
@@ -75,8 +76,9 @@ class SubmissionReaper(Reaper[Submission]):
             report.requeued.append(row.pk)
 
     def mark_running(self, row: Submission, job: Job) -> None:
-        services.submission_mark_running(submission_id=row.pk, worker=job.worker_name or "", started_at=job.started_at,
-                                         job_id=job.id)
+        services.submission_mark_running(
+            submission_id=row.pk, worker=job.worker_name or "", started_at=job.started_at, job_id=job.id
+        )
 
     def alive(self, row: Submission, job: Job) -> None:
         if job.last_heartbeat and (row.heartbeat_at is None or job.last_heartbeat > row.heartbeat_at):
@@ -88,26 +90,35 @@ class SubmissionReaper(Reaper[Submission]):
         run.report.runs_rescored = run_scores_request_stale(older_than_s=run.grace.total_seconds())
 
     def describe(self, report: ReapReport) -> str:
-        return (f"checked {report.checked}: re-enqueued {report.requeued or 'none'}, failed {report.failed or 'none'}, "
-                f"recovered results of {report.recovered or 'none'}"
-                + (f", released from the fair queue {report.released}" if report.released else "")
-                + (f", runs asked to be scored again: {report.runs_rescored}" if report.runs_rescored else ""))
+        return (
+            f"checked {report.checked}: re-enqueued {report.requeued or 'none'}, failed {report.failed or 'none'}, "
+            f"recovered results of {report.recovered or 'none'}"
+            + (f", released from the fair queue {report.released}" if report.released else "")
+            + (f", runs asked to be scored again: {report.runs_rescored}" if report.runs_rescored else "")
+        )
 
     def says_silent(self, row: Submission, now: datetime) -> str:
         silent = int((now - self.last_sign(row)).total_seconds())
         who = f"Worker {row.worker}" if row.worker else "The worker"
-        return (f"{who} started this evaluation {silent} s ago and never reported a result; Redis no longer knows its "
-                f"job, and the limit is {row.job_timeout_s} s.")
+        return (
+            f"{who} started this evaluation {silent} s ago and never reported a result; Redis no longer knows its "
+            f"job, and the limit is {row.job_timeout_s} s."
+        )
 
     def says_ended(self, row: Submission, job: Job, status: Any) -> str:
-        return (f"The evaluation job {getattr(status, 'value', status)}{_where(row, job)} before it could report a "
-                f"result ({job_failure(job)}).")
+        return (
+            f"The evaluation job {getattr(status, 'value', status)}{_where(row, job)} before it could report a "
+            f"result ({job_failure(job)})."
+        )
 
     def says_abandoned(self, row: Submission, job: Job) -> str:
         last = job.last_heartbeat or job.started_at
         when = f" at {last:%H:%M:%S} UTC" if last else ""
-        return (f"The worker evaluating this submission{_where(row, job)} stopped sending heartbeats{when} (it was "
-                f"killed, or its host went down).")
+        return (
+            f"The worker evaluating this submission{_where(row, job)} stopped sending heartbeats{when} (it was "
+            f"killed, or its host went down)."
+        )
+
 
 SUBMISSIONS = SubmissionReaper()
 

@@ -28,6 +28,7 @@ from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)
 
+
 def _json_safe(value: Any) -> Any:
     """What a JSON column accepts: no NaN/inf (PostgreSQL refuses them), no NUL characters, only JSON types."""
     if isinstance(value, float):
@@ -54,8 +55,11 @@ def _document_read(document: Any) -> ResultDocument:
         why = f"The worker sent a malformed result: {exc}."
     if isinstance(document, dict):
         earlier = document.get("message")
-        kept = {**document, "verdict": Verdict.INFRA_ERROR.value,
-                "message": f"{why} {earlier}" if isinstance(earlier, str) and earlier else why}
+        kept = {
+            **document,
+            "verdict": Verdict.INFRA_ERROR.value,
+            "message": f"{why} {earlier}" if isinstance(earlier, str) and earlier else why,
+        }
         try:
             return from_json(kept)
         except ResultDocumentError:
@@ -65,8 +69,9 @@ def _document_read(document: Any) -> ResultDocument:
     return from_json(broken)
 
 
-def result_record(*, submission_id: int, document: Any, job_id: str | None = None,
-                  current_only: bool = False) -> Result | None:
+def result_record(
+    *, submission_id: int, document: Any, job_id: str | None = None, current_only: bool = False
+) -> Result | None:
     """Stores a result document and finishes the submission. Idempotent: once a submission has a result, a
     second delivery (a retried job, the reaper recovering a return value) changes nothing.
 
@@ -88,8 +93,12 @@ def result_record(*, submission_id: int, document: Any, job_id: str | None = Non
         if existing is not None or submission.state == Submission.State.CANCELLED:
             return existing
         if current_only and job_id != submission.job_id:
-            logger.error("refused a result for submission %s from job %r: its current job is %r", submission_id,
-                         job_id, submission.job_id)
+            logger.error(
+                "refused a result for submission %s from job %r: its current job is %r",
+                submission_id,
+                job_id,
+                submission.job_id,
+            )
             return None
         services.submission_changed(submission)  # a verdict lands, or the attempt goes back to the queue
         if _attempt_settled_without_result(submission, document, job_id):
@@ -129,8 +138,11 @@ def _infra_error_document(submission: Submission, message: str) -> dict[str, Any
     document = empty_document()
     document["verdict"] = Verdict.INFRA_ERROR.value
     document["message"] = message
-    document["problem"] = {"id": submission.problem_id, "version": submission.problem_version,
-                           "content_hash": submission.problem_hash}
+    document["problem"] = {
+        "id": submission.problem_id,
+        "version": submission.problem_version,
+        "content_hash": submission.problem_hash,
+    }
     document["profile"] = {"name": submission.profile}
     document["solution"] = {"name": submission.filename, "sha256": submission.sha256}
     return document
@@ -141,8 +153,9 @@ def submission_fail(*, submission_id: int, message: str, job_id: str | None = No
     solution, failed. Like a worker's infra_error, it re-enqueues the submission while it has attempts left and
     ends it as infra_error after the last; None when it was re-enqueued (or the attempt was already replaced)."""
     submission = Submission.objects.get(pk=submission_id)
-    return result_record(submission_id=submission_id, document=_infra_error_document(submission, message),
-                         job_id=job_id)
+    return result_record(
+        submission_id=submission_id, document=_infra_error_document(submission, message), job_id=job_id
+    )
 
 
 def _attempt_settled_without_result(submission: Submission, document: dict[str, Any], job_id: str | None) -> bool:
@@ -155,11 +168,16 @@ def _attempt_settled_without_result(submission: Submission, document: dict[str, 
             queueing.job_discard_after_commit(submission)
         return False
     if stale:
-        logger.warning("submission %s: infra_error from replaced attempt %s ignored (current: %s)",
-                       submission.pk, job_id, submission.job_id)
+        logger.warning(
+            "submission %s: infra_error from replaced attempt %s ignored (current: %s)",
+            submission.pk,
+            job_id,
+            submission.job_id,
+        )
         return True
     outcome, message = queueing.SUBMISSION.platform_failure(
-        submission, str(document.get("message") or "The platform failed."))
+        submission, str(document.get("message") or "The platform failed.")
+    )
     if outcome == "requeued":  # takes the failed attempt's place on the fair queue
         return True
     if submission.enqueue_count > 1:

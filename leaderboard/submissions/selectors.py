@@ -20,8 +20,9 @@ from leaderboard.models import Submission, Trajectory
 
 
 def submission_detail(*, submission_id: int) -> Submission:
-    return get_object_or_404(Submission.objects.select_related("problem", "user", "result", "model_run"),
-                             pk=submission_id)
+    return get_object_or_404(
+        Submission.objects.select_related("problem", "user", "result", "model_run"), pk=submission_id
+    )
 
 
 def submission_trajectories(*, submission: Submission) -> QuerySet[Trajectory]:
@@ -83,9 +84,17 @@ def live_queues() -> dict[str, int]:
 
 def profile_typical_duration_s(*, profile: str) -> float | None:
     """The median wall time (start to finish) of the profile's last TYPICAL_RUN_SAMPLE evaluations."""
-    done = (Submission.objects.filter(profile=profile, state=Submission.State.FINISHED, started_at__isnull=False,
-                                      finished_at__isnull=False, finished_at__gte=F("started_at"))
-            .order_by("-finished_at").values_list("started_at", "finished_at")[:TYPICAL_RUN_SAMPLE])
+    done = (
+        Submission.objects.filter(
+            profile=profile,
+            state=Submission.State.FINISHED,
+            started_at__isnull=False,
+            finished_at__isnull=False,
+            finished_at__gte=F("started_at"),
+        )
+        .order_by("-finished_at")
+        .values_list("started_at", "finished_at")[:TYPICAL_RUN_SAMPLE]
+    )
     durations = [(end - start).total_seconds() for start, end in done]
     return statistics.median(durations) if durations else None
 
@@ -101,15 +110,23 @@ def submission_queue_status(*, submission: Submission) -> QueueStatus | None:
         busy = sum(1 for w in workers if w.get_state() == "busy")
     except RedisError:
         return None
-    return QueueStatus(position=position, length=len(ids), workers=len(workers), busy=busy,
-                       typical_s=profile_typical_duration_s(profile=submission.profile),
-                       limit_s=submission.job_timeout_s or None)
+    return QueueStatus(
+        position=position,
+        length=len(ids),
+        workers=len(workers),
+        busy=busy,
+        typical_s=profile_typical_duration_s(profile=submission.profile),
+        limit_s=submission.job_timeout_s or None,
+    )
 
 
 def submission_list(*, user) -> QuerySet[Submission]:
     """The user's solo submissions, newest first (a model run's attempts are listed on the run's page)."""
-    return (Submission.objects.filter(user=user, model_run__isnull=True).select_related("problem", "result")
-            .order_by("-created_at", "-id"))
+    return (
+        Submission.objects.filter(user=user, model_run__isnull=True)
+        .select_related("problem", "result")
+        .order_by("-created_at", "-id")
+    )
 
 
 def submission_source_visible(*, submission: Submission, user) -> bool:
@@ -128,8 +145,22 @@ def submission_owned(*, submission: Submission, user) -> bool:
 PRIVATE_RESULT_KEYS = ("logs", "traceback")  # they quote the solution's source (tracebacks, compiler errors)
 # What a visitor may read of a private solution's result document; every other key (logs, traceback, diagnostics,
 # anything a later evaluator adds) is left out.
-PUBLIC_RESULT_KEYS = ("schema_version", "verdict", "message", "failed_ranks", "problem", "solution", "profile",
-                      "trials", "timing", "roofline", "flags", "environment", "phases", "timeline")
+PUBLIC_RESULT_KEYS = (
+    "schema_version",
+    "verdict",
+    "message",
+    "failed_ranks",
+    "problem",
+    "solution",
+    "profile",
+    "trials",
+    "timing",
+    "roofline",
+    "flags",
+    "environment",
+    "phases",
+    "timeline",
+)
 # Verdicts whose message is the judge's own words (no exception text from the solution).
 JUDGE_MESSAGE_VERDICTS = (Verdict.PASSED.value, Verdict.WRONG_OUTPUT.value)
 VISITOR_MESSAGES = {
@@ -156,14 +187,23 @@ def result_document_public(document: dict) -> dict:
         public["message"] = VISITOR_MESSAGES.get(str(verdict), "")
     solution = public.get("solution")
     if isinstance(solution, dict):
-        public["solution"] = {k: (short_hash(str(v)) if k == "sha256" else v) for k, v in solution.items()
-                              if k in ("name", "sha256")}
+        public["solution"] = {
+            k: (short_hash(str(v)) if k == "sha256" else v) for k, v in solution.items() if k in ("name", "sha256")
+        }
     trials = public.get("trials")
     if isinstance(trials, list):
         public["trials"] = [
-            {**trial, "ranks": [{k: v for k, v in rank.items() if k != "error"} if isinstance(rank, dict) else rank
-                                for rank in trial.get("ranks", [])]} if isinstance(trial, dict) else trial
-            for trial in trials]
+            {
+                **trial,
+                "ranks": [
+                    {k: v for k, v in rank.items() if k != "error"} if isinstance(rank, dict) else rank
+                    for rank in trial.get("ranks", [])
+                ],
+            }
+            if isinstance(trial, dict)
+            else trial
+            for trial in trials
+        ]
     return public
 
 

@@ -26,8 +26,9 @@ from leaderboard.submissions import queueing, validation
 logger = logging.getLogger(__name__)
 
 
-def submission_create(*, user, problem: Problem | str, profile: str, filename: str | None,
-                      source: str | bytes) -> Submission:
+def submission_create(
+    *, user, problem: Problem | str, profile: str, filename: str | None, source: str | bytes
+) -> Submission:
     """Validates an upload, stores it as ``queued`` and enqueues its evaluation after the commit.
 
     Raises ValidationError (nothing stored, nothing queued) when the upload cannot be evaluated.
@@ -40,11 +41,14 @@ def submission_create(*, user, problem: Problem | str, profile: str, filename: s
 
     with transaction.atomic():
         user_lock(user)  # the limits below are counted under the user's row lock, so concurrent uploads queue up here
-        pending = Submission.objects.filter(user=user, state__in=states.PENDING_STATES,
-                                            model_run__isnull=True)  # a model run's attempts have their own limit
+        pending = Submission.objects.filter(
+            user=user, state__in=states.PENDING_STATES, model_run__isnull=True
+        )  # a model run's attempts have their own limit
         if pending.count() >= settings.ARENA_MAX_PENDING_PER_USER:
-            raise ValidationError(f"You already have {settings.ARENA_MAX_PENDING_PER_USER} submissions waiting or "
-                                  f"running. Wait for some to finish, then submit again.")
+            raise ValidationError(
+                f"You already have {settings.ARENA_MAX_PENDING_PER_USER} submissions waiting or "
+                f"running. Wait for some to finish, then submit again."
+            )
         evaluation_budget_check(user, 1)
         submission = queueing.submission_row(user=user, problem=problem, profile=profile, filename=name, text=text)
         submission.save()
@@ -72,20 +76,26 @@ def evaluation_budget_check(user, count: int) -> None:
         raise ValidationError(
             f"{what} {count} evaluation{'s' if count != 1 else ''}; you may start {budget} an hour and have "
             f"{left} left now ({used} started in the last hour). "
-            + ("Split the run by problems and upload the parts an hour apart, or ask an operator to raise your "
-               "budget." if count > 1 else "Try again later."))
+            + (
+                "Split the run by problems and upload the parts an hour apart, or ask an operator to raise your budget."
+                if count > 1
+                else "Try again later."
+            )
+        )
 
 
 def submission_changed(submission: Submission) -> None:
     """The cached pages that show this submission (its problem's, its author's, its run's) are out of date."""
-    generations.submission_changed(problem_id=submission.problem_id, user_id=submission.user_id,
-                                   model_run_id=submission.model_run_id)
+    generations.submission_changed(
+        problem_id=submission.problem_id, user_id=submission.user_id, model_run_id=submission.model_run_id
+    )
 
 
 def _running(submission: Submission) -> None:
     if submission.model_run_id is not None:
         ModelRun.objects.filter(pk=submission.model_run_id, state=ModelRun.State.QUEUED).update(
-            state=ModelRun.State.RUNNING)
+            state=ModelRun.State.RUNNING
+        )
     submission_changed(submission)  # a run's page shows its attempts' state
 
 
@@ -97,13 +107,15 @@ def _late(submission: Submission, worker: str, started: datetime) -> None:
         submission.save(update_fields=["started_at", "worker"])
 
 
-def submission_mark_running(*, submission_id: int, worker: str, started_at: float | datetime | None,
-                            job_id: str | None = None) -> Submission | None:
+def submission_mark_running(
+    *, submission_id: int, worker: str, started_at: float | datetime | None, job_id: str | None = None
+) -> Submission | None:
     """A worker started the job. Only a queued row moves to running; a late or repeated message changes nothing
     (except filling in when and where a finished row ran, if its result arrived first), and neither does one from
     an attempt (``job_id``) that is no longer the current one (the lifecycle's ``Work.mark_running``)."""
-    return queueing.SUBMISSION.mark_running(row_id=submission_id, job_id=job_id, worker=worker, started=started_at,
-                                            on_running=_running, otherwise=_late)
+    return queueing.SUBMISSION.mark_running(
+        row_id=submission_id, job_id=job_id, worker=worker, started=started_at, on_running=_running, otherwise=_late
+    )
 
 
 def submission_cancel(*, submission_id: int, user) -> Submission:
@@ -119,8 +131,9 @@ def submission_cancel(*, submission_id: int, user) -> Submission:
         if submission.state == Submission.State.CANCELLED:
             return submission
         if submission.state == Submission.State.FINISHED:
-            raise ValidationError(f"Submission #{submission.pk} already finished ({submission.verdict}); "
-                                  f"there is nothing to cancel.")
+            raise ValidationError(
+                f"Submission #{submission.pk} already finished ({submission.verdict}); there is nothing to cancel."
+            )
         submission.state = Submission.State.CANCELLED
         submission.finished_at = timezone.now()
         submission.save(update_fields=["state", "finished_at"])

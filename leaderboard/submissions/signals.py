@@ -18,10 +18,12 @@ verdict_recorded = Signal()
 
 def verdict_recorded_after_commit(*, submission, result) -> None:
     def send() -> None:
-        for receiver, outcome in verdict_recorded.send_robust(sender=type(submission), submission=submission,
-                                                              result=result):
+        for receiver, outcome in verdict_recorded.send_robust(
+            sender=type(submission), submission=submission, result=result
+        ):
             if isinstance(outcome, Exception):
-                logger.error("verdict_recorded receiver %r failed for submission %s: %r", receiver, submission.pk,
-                             outcome)
+                logger.error(
+                    "verdict_recorded receiver %r failed for submission %s: %r", receiver, submission.pk, outcome
+                )
 
     transaction.on_commit(send)

@@ -23,8 +23,12 @@ from leaderboard.names import invisible_character
 
 
 def _too_large(n: int, limit: int) -> ValidationError:
-    return ValidationError({"source": f"The file is {formats.size(n)}; the limit is {formats.size(limit)}. "
-                                      f"Submit one Python file with just the solution."})
+    return ValidationError(
+        {
+            "source": f"The file is {formats.size(n)}; the limit is {formats.size(limit)}. "
+            f"Submit one Python file with just the solution."
+        }
+    )
 
 
 def source_validate(source: str | bytes) -> str:
@@ -37,25 +41,36 @@ def source_validate(source: str | bytes) -> str:
         try:
             text = source.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValidationError({"source": f"The file is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                                             f"{exc.start}). Upload a Python source file saved as UTF-8."}) from None
+            raise ValidationError(
+                {
+                    "source": f"The file is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                    f"{exc.start}). Upload a Python source file saved as UTF-8."
+                }
+            ) from None
         text = text.removeprefix("\ufeff")
     else:
         text = source
     if not text.strip():
         raise ValidationError({"source": "The solution is empty. Upload a Python file that defines `solution`."})
     if "\x00" in text:
-        raise ValidationError({"source": "The file contains NUL bytes, so it is not Python source text. "
-                                         "Upload the .py file itself, not a compiled or archived file."})
+        raise ValidationError(
+            {
+                "source": "The file contains NUL bytes, so it is not Python source text. "
+                "Upload the .py file itself, not a compiled or archived file."
+            }
+        )
     try:
         ast.parse(text)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
         line = (exc.text or "").rstrip()
         shown = f": `{line.strip()}`" if line.strip() else ""
-        raise ValidationError({"source": f"The file is not valid Python: {exc.msg} at {where}{shown}. "
-                                         f"Fix it (run `python -m py_compile yourfile.py` to check) and submit again."}
-                              ) from None
+        raise ValidationError(
+            {
+                "source": f"The file is not valid Python: {exc.msg} at {where}{shown}. "
+                f"Fix it (run `python -m py_compile yourfile.py` to check) and submit again."
+            }
+        ) from None
     except ValueError as exc:  # e.g. unpaired surrogates
         raise ValidationError({"source": f"The file cannot be parsed as Python: {exc}."}) from None
     problem = solution_problem(text)
@@ -75,12 +90,17 @@ def upload_read(upload) -> bytes:
 def filename_clean(filename: str | None) -> str:
     name = posixpath.basename((filename or "").replace("\\", "/")).strip() or "solution.py"
     if not name.endswith(".py"):
-        raise ValidationError({"source": f"{name!r} is not a Python file. Upload a single .py file "
-                                         f"(rename it if it already holds Python source)."})
+        raise ValidationError(
+            {
+                "source": f"{name!r} is not a Python file. Upload a single .py file "
+                f"(rename it if it already holds Python source)."
+            }
+        )
     bad = invisible_character(name)
     if len(name) > 255 or bad:
-        raise ValidationError({"source": f"The file name {'holds ' + bad if bad else 'is too long'}; "
-                                         "rename it, e.g. to solution.py."})
+        raise ValidationError(
+            {"source": f"The file name {'holds ' + bad if bad else 'is too long'}; rename it, e.g. to solution.py."}
+        )
     return name
 
 
@@ -97,25 +117,38 @@ def problem_resolve(problem: Problem | str) -> Problem:
     problem_id = (problem or "").strip().strip("/")
     row = Problem.objects.filter(pk=problem_id).first()
     if row is not None and not row.is_active:
-        raise ValidationError({"problem": f"{problem_id} has been retired from the suite and takes no new "
-                                          f"submissions. Pick an active problem from the home page."})
+        raise ValidationError(
+            {
+                "problem": f"{problem_id} has been retired from the suite and takes no new "
+                f"submissions. Pick an active problem from the home page."
+            }
+        )
     if row is None:
         known = list(Problem.objects.filter(is_active=True).values_list("id", flat=True)[:6])
         hint = f" Known problems include {', '.join(known)}." if known else ""
-        raise ValidationError({"problem": f"There is no problem {problem_id!r}.{hint} "
-                                          f"Pick one from the list on the home page or GET /api/problems/."})
+        raise ValidationError(
+            {
+                "problem": f"There is no problem {problem_id!r}.{hint} "
+                f"Pick one from the list on the home page or GET /api/problems/."
+            }
+        )
     return row
 
 
 def profile_check(problem: Problem, profile: str) -> None:
     if profile not in PROFILES:
-        raise ValidationError({"profile": f"There is no hardware profile {profile!r}. "
-                                          f"Choose one of {', '.join(PROFILES)}."})
+        raise ValidationError(
+            {"profile": f"There is no hardware profile {profile!r}. Choose one of {', '.join(PROFILES)}."}
+        )
     if not problem.supports(profile):
         world_size = PROFILES[profile].world_size
         fitting = problem.supported_profiles
-        raise ValidationError({"profile": (
-            f"{problem.id} runs on {', '.join(map(str, problem.world_sizes))} ranks, but {profile} has "
-            f"{world_size}. Choose a profile with a supported world size"
-            + (f": {', '.join(fitting)}." if fitting else ".")
-        )})
+        raise ValidationError(
+            {
+                "profile": (
+                    f"{problem.id} runs on {', '.join(map(str, problem.world_sizes))} ranks, but {profile} has "
+                    f"{world_size}. Choose a profile with a supported world size"
+                    + (f": {', '.join(fitting)}." if fitting else ".")
+                )
+            }
+        )

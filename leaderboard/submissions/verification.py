@@ -40,8 +40,13 @@ def top_runs() -> int:
 
 def remeasure(original: Submission) -> Submission:
     """Queues a re-measurement of ``original`` (after the transaction commits) and returns its row."""
-    row = queueing.submission_row(user=original.user, problem=original.problem, profile=original.profile,
-                                  filename=original.filename, text=original.source)
+    row = queueing.submission_row(
+        user=original.user,
+        problem=original.problem,
+        profile=original.profile,
+        filename=original.filename,
+        text=original.source,
+    )
     row.remeasure_of = original
     row.save()
     queueing.enqueue_after_commit(row)
@@ -50,13 +55,14 @@ def remeasure(original: Submission) -> Submission:
 
 
 def _remeasured(submission_ids) -> set[int]:
-    return set(Submission.objects.filter(remeasure_of_id__in=list(submission_ids))
-               .values_list("remeasure_of_id", flat=True))
+    return set(
+        Submission.objects.filter(remeasure_of_id__in=list(submission_ids)).values_list("remeasure_of_id", flat=True)
+    )
 
 
 def problem_leaders_remeasure(*, problem, profile: str) -> list[Submission]:
     """Re-measures the first evaluation of each of the top rows of the problem's ranking that has none yet."""
-    entries = rankings.problem_ranking(problem=problem, profile=profile)[:top_entries()]
+    entries = rankings.problem_ranking(problem=problem, profile=profile)[: top_entries()]
     done = _remeasured(sid for e in entries for sid in e.submission_ids)
     wanted = [e.submission_id for e in entries if not done.intersection(e.submission_ids)]
     return [remeasure(s) for s in Submission.objects.filter(pk__in=wanted).select_related("problem", "user")]
@@ -65,18 +71,26 @@ def problem_leaders_remeasure(*, problem, profile: str) -> list[Submission]:
 def top_runs_remeasure(*, profile: str) -> list[Submission]:
     """Re-measures, for every ranked run of the top ten on a timed profile without re-measurements, its best passed
     timed attempt at each problem."""
-    runs = list(rankings.model_run_ranking(standing=rankings.RANKED).filter(profile=profile)
-                .values_list("pk", flat=True)[:top_runs()])
-    checked = set(Submission.objects.filter(remeasure_of__model_run_id__in=runs)
-                  .values_list("remeasure_of__model_run_id", flat=True))
+    runs = list(
+        rankings.model_run_ranking(standing=rankings.RANKED)
+        .filter(profile=profile)
+        .values_list("pk", flat=True)[: top_runs()]
+    )
+    checked = set(
+        Submission.objects.filter(remeasure_of__model_run_id__in=runs).values_list(
+            "remeasure_of__model_run_id", flat=True
+        )
+    )
     made = []
     for run_id in runs:
         if run_id in checked:
             continue
         best: dict[str, Result] = {}
-        for result in (Result.objects.filter(submission__model_run_id=run_id, verdict=Verdict.PASSED.value,
-                                             speedup__isnull=False)
-                       .select_related("submission__problem", "submission__user").order_by("-speedup", "pk")):
+        for result in (
+            Result.objects.filter(submission__model_run_id=run_id, verdict=Verdict.PASSED.value, speedup__isnull=False)
+            .select_related("submission__problem", "submission__user")
+            .order_by("-speedup", "pk")
+        ):
             best.setdefault(result.submission.problem_id, result)
         made += [remeasure(r.submission) for r in best.values()]
     return made
@@ -97,6 +111,8 @@ def after_result(result: Result) -> None:
     if result.verdict != Verdict.PASSED.value or not metrics.measures_speed(submission.profile):
         return
     problem_leaders_remeasure(problem=submission.problem, profile=submission.profile)
-    if submission.model_run_id is not None and ModelRun.objects.filter(
-            pk=submission.model_run_id, score__status=standing.RANKED).exists():
+    if (
+        submission.model_run_id is not None
+        and ModelRun.objects.filter(pk=submission.model_run_id, score__status=standing.RANKED).exists()
+    ):
         top_runs_remeasure(profile=submission.profile)

@@ -17,5 +17,8 @@ def test_run_detail(*, test_id: int, user) -> TestRun:
 
 
 def test_run_list(*, user) -> QuerySet[TestRun]:
-    return TestRun.objects.filter(user_id=getattr(user, "pk", None)).select_related("problem").order_by(
-        "-created_at", "-id")
+    return (
+        TestRun.objects.filter(user_id=getattr(user, "pk", None))
+        .select_related("problem")
+        .order_by("-created_at", "-id")
+    )

@@ -40,8 +40,9 @@ def job_timeout_s() -> int:
     return lifecycle_work.job_timeout_s(testmode.TEST_TIMEOUTS)
 
 
-def test_run_create(*, user, problem: Problem | str, profile: str, filename: str | None, source: str | bytes,
-                    timing: bool = False) -> TestRun:
+def test_run_create(
+    *, user, problem: Problem | str, profile: str, filename: str | None, source: str | bytes, timing: bool = False
+) -> TestRun:
     """Validates the upload exactly as a submission's and queues an unranked test of it on the fast lane."""
     problem = validation.problem_resolve(problem)
     validation.profile_check(problem, profile)
@@ -49,18 +50,27 @@ def test_run_create(*, user, problem: Problem | str, profile: str, filename: str
     validation.filename_check(problem, name)
     text, failure = source_checked(source, name)
     if failure is not None:
-        return _finished_at_upload(user=user, problem=problem, profile=profile, name=name, text=text,
-                                   timing=timing, failure=failure)
+        return _finished_at_upload(
+            user=user, problem=problem, profile=profile, name=name, text=text, timing=timing, failure=failure
+        )
     limit = getattr(settings, "ARENA_MAX_PENDING_TESTS_PER_USER", DEFAULT_MAX_PENDING)
     if TestRun.objects.filter(user=user, state__in=states.PENDING_STATES).count() >= limit:
-        raise ValidationError(f"You already have {limit} tests waiting or running. Wait for one to finish, then "
-                              f"test again.")
+        raise ValidationError(
+            f"You already have {limit} tests waiting or running. Wait for one to finish, then test again."
+        )
     with transaction.atomic():
         test = TestRun.objects.create(
-            user=user, problem=problem, profile=profile, problem_version=problem.version,
-            problem_hash=problem.content_hash, filename=name, source=text,
-            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), timing=bool(timing),
-            job_timeout_s=job_timeout_s())
+            user=user,
+            problem=problem,
+            profile=profile,
+            problem_version=problem.version,
+            problem_hash=problem.content_hash,
+            filename=name,
+            source=text,
+            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            timing=bool(timing),
+            job_timeout_s=job_timeout_s(),
+        )
         TEST.enqueue_after_commit(test)
     return test
 
@@ -78,78 +88,143 @@ def source_checked(source: str | bytes, name: str = "solution.py") -> tuple[str,
             text = source.decode("utf-8").removeprefix("\ufeff")
         except UnicodeDecodeError as exc:
             text = source.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
-            line = source[:exc.start].count(b"\n") + 1
-            return text, {"file": name, "line": line, "column": None, "kind": "error",
-                          "text": f"not UTF-8 text (byte 0x{source[exc.start]:02x} at offset {exc.start}); save the "
-                                  f"file as UTF-8"}
+            line = source[: exc.start].count(b"\n") + 1
+            return text, {
+                "file": name,
+                "line": line,
+                "column": None,
+                "kind": "error",
+                "text": f"not UTF-8 text (byte 0x{source[exc.start]:02x} at offset {exc.start}); save the "
+                f"file as UTF-8",
+            }
     else:
         text = source.encode("utf-8", errors="replace").decode("utf-8")  # unpaired surrogates cannot be stored
     if "\x00" in text:
-        line = text[:text.index("\x00")].count("\n") + 1
-        return text.replace("\x00", "\ufffd"), {"file": name, "line": line, "column": None, "kind": "error",
-                                                  "text": "a NUL byte: this is not Python source text"}
+        line = text[: text.index("\x00")].count("\n") + 1
+        return text.replace("\x00", "\ufffd"), {
+            "file": name,
+            "line": line,
+            "column": None,
+            "kind": "error",
+            "text": "a NUL byte: this is not Python source text",
+        }
     try:
         ast.parse(text)
     except SyntaxError as exc:
-        return text, {"file": name, "line": int(exc.lineno or 1), "column": exc.offset, "kind": "syntax",
-                      "text": f"SyntaxError: {exc.msg}" + (f": {exc.text.strip()}" if exc.text and exc.text.strip()
-                                                          else "")}
+        return text, {
+            "file": name,
+            "line": int(exc.lineno or 1),
+            "column": exc.offset,
+            "kind": "syntax",
+            "text": f"SyntaxError: {exc.msg}" + (f": {exc.text.strip()}" if exc.text and exc.text.strip() else ""),
+        }
     except (ValueError, RecursionError, MemoryError) as exc:
-        return text, {"file": name, "line": 1, "column": None, "kind": "syntax",
-                      "text": f"cannot be parsed as Python ({type(exc).__name__})"}
+        return text, {
+            "file": name,
+            "line": 1,
+            "column": None,
+            "kind": "syntax",
+            "text": f"cannot be parsed as Python ({type(exc).__name__})",
+        }
     problem = solution_problem(text, where=name)
     if problem is not None:
         match = re.search(r"line (\d+)", problem)
-        return text, {"file": name, "line": int(match.group(1)) if match else 1, "column": None, "kind": "error",
-                      "text": problem}
+        return text, {
+            "file": name,
+            "line": int(match.group(1)) if match else 1,
+            "column": None,
+            "kind": "error",
+            "text": problem,
+        }
     return text, None
 
 
-def _finished_at_upload(*, user, problem: Problem, profile: str, name: str, text: str, timing: bool,
-                        failure: dict[str, Any]) -> TestRun:
+def _finished_at_upload(
+    *, user, problem: Problem, profile: str, name: str, text: str, timing: bool, failure: dict[str, Any]
+) -> TestRun:
     """A test whose file cannot even be imported ends at once as ``compile_error`` with its diagnostic: no worker
     is needed to say so, and a program in a refinement loop reads it like any other result."""
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    spec = testmode.test_spec(problem_id=problem.id, source=text, profile=profile, device=PROFILES[profile].device,
-                              solution_name=name, problem_version=problem.version,
-                              problem_hash=problem.content_hash, timing=bool(timing))
+    spec = testmode.test_spec(
+        problem_id=problem.id,
+        source=text,
+        profile=profile,
+        device=PROFILES[profile].device,
+        solution_name=name,
+        problem_version=problem.version,
+        problem_hash=problem.content_hash,
+        timing=bool(timing),
+    )
     document = empty_document()
     where = f"{failure['file']}, line {failure['line']}"
     document.update(
         verdict=Verdict.COMPILE_ERROR.value,
         message=f"{where}: {failure['text']} (found when the file was uploaded; nothing was run)",
         problem={"id": problem.id, "version": problem.version, "content_hash": problem.content_hash},
-        solution={"filename": name, "sha256": sha})
+        solution={"filename": name, "sha256": sha},
+    )
     testmode.annotate(document, spec)
     document["diagnostics"] = [failure]
     document["test"]["checked_at_upload"] = True
     now = timezone.now()
     test = TestRun.objects.create(
-        user=user, problem=problem, profile=profile, problem_version=problem.version,
-        problem_hash=problem.content_hash, filename=name, source=text, sha256=sha, timing=bool(timing),
-        job_timeout_s=job_timeout_s(), state=TestRun.State.FINISHED, verdict=document["verdict"], document=document,
-        started_at=now, finished_at=now)
+        user=user,
+        problem=problem,
+        profile=profile,
+        problem_version=problem.version,
+        problem_hash=problem.content_hash,
+        filename=name,
+        source=text,
+        sha256=sha,
+        timing=bool(timing),
+        job_timeout_s=job_timeout_s(),
+        state=TestRun.State.FINISHED,
+        verdict=document["verdict"],
+        document=document,
+        started_at=now,
+        finished_at=now,
+    )
     return test
 
 
 def spec_for(test: TestRun) -> dict[str, Any]:
-    return testmode.test_spec(problem_id=test.problem_id, source=test.source, profile=test.profile,
-                              device=PROFILES[test.profile].device, solution_name=test.filename,
-                              problem_version=test.problem_version, problem_hash=test.problem_hash,
-                              timing=test.timing).to_dict()
+    return testmode.test_spec(
+        problem_id=test.problem_id,
+        source=test.source,
+        profile=test.profile,
+        device=PROFILES[test.profile].device,
+        solution_name=test.filename,
+        problem_version=test.problem_version,
+        problem_hash=test.problem_hash,
+        timing=test.timing,
+    ).to_dict()
 
 
 def _orders(test: TestRun) -> list[JobOrder]:
-    return [JobOrder(queue=jobs.test_queue(test.profile), function=jobs.EVALUATE_TEST,
-                     args=(spec_for(test), test.pk, nonce_for(test.job_id)), timeout=test.job_timeout_s,
-                     description=f"test #{test.pk}: {test.problem_id} on {test.profile}", job_id=test.job_id)]
+    return [
+        JobOrder(
+            queue=jobs.test_queue(test.profile),
+            function=jobs.EVALUATE_TEST,
+            args=(spec_for(test), test.pk, nonce_for(test.job_id)),
+            timeout=test.job_timeout_s,
+            description=f"test #{test.pk}: {test.problem_id} on {test.profile}",
+            job_id=test.job_id,
+        )
+    ]
 
 
 # A test's lifecycle: one attempt (job id "test-<pk>"), never retried; the reaper ends it by its deadline.
 TEST: Work[TestRun] = Work(
-    model=TestRun, name="test", job_prefix="test", waiting=TestRun.State.QUEUED, running=TestRun.State.RUNNING,
-    orders=_orders, queue_of=lambda test: jobs.test_queue(test.profile),
-    if_redis_fails="it fails when its limit has passed", count_field=None)
+    model=TestRun,
+    name="test",
+    job_prefix="test",
+    waiting=TestRun.State.QUEUED,
+    running=TestRun.State.RUNNING,
+    orders=_orders,
+    queue_of=lambda test: jobs.test_queue(test.profile),
+    if_redis_fails="it fails when its limit has passed",
+    count_field=None,
+)
 
 
 def test_run_mark_running(*, test_id: int, worker: str, started_at: Any, job_id: str | None = None) -> None:

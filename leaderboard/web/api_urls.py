@@ -11,8 +11,9 @@ urlpatterns = [
     path("submissions/", apis.SubmissionCreateApi.as_view(), name="api-submission-create"),
     path("submissions/<int:submission_id>/", apis.SubmissionDetailApi.as_view(), name="api-submission-detail"),
     path("submissions/<int:submission_id>/cancel/", apis.SubmissionCancelApi.as_view(), name="api-submission-cancel"),
-    path("submissions/<int:submission_id>/publish/", apis.SubmissionPublishApi.as_view(),
-         name="api-submission-publish"),
+    path(
+        "submissions/<int:submission_id>/publish/", apis.SubmissionPublishApi.as_view(), name="api-submission-publish"
+    ),
     path("model-runs/", apis.ModelRunCreateApi.as_view(), name="api-model-run-create"),
     path("model-runs/<int:run_id>/", apis.ModelRunDetailApi.as_view(), name="api-model-run-detail"),
     path("model-runs/<int:run_id>/publish/", apis.ModelRunPublishApi.as_view(), name="api-model-run-publish"),

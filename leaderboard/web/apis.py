@@ -27,11 +27,19 @@ from leaderboard.submissions import services as submission_services
 from leaderboard.submissions import publishing, validation
 from leaderboard.web.permissions import MayUpload
 from leaderboard.web.throttles import ApiAnonThrottle, ApiUserThrottle, UploadThrottle
-from leaderboard.web.serializers import (AttemptOutputSerializer, BestSolutionOutputSerializer,
-                                         ModelRunDetailOutputSerializer, ModelRunOutputSerializer,
-                                         ProblemDetailOutputSerializer, ProblemOutputSerializer,
-                                         ProtocolOutputSerializer, RankingEntryOutputSerializer, ScoreBreakdown,
-                                         SubmissionListItemSerializer, SubmissionOutputSerializer)
+from leaderboard.web.serializers import (
+    AttemptOutputSerializer,
+    BestSolutionOutputSerializer,
+    ModelRunDetailOutputSerializer,
+    ModelRunOutputSerializer,
+    ProblemDetailOutputSerializer,
+    ProblemOutputSerializer,
+    ProtocolOutputSerializer,
+    RankingEntryOutputSerializer,
+    ScoreBreakdown,
+    SubmissionListItemSerializer,
+    SubmissionOutputSerializer,
+)
 from leaderboard.web import cache  # cache.cached_page: the public read API is cached (leaderboard/web/cache.py)
 
 
@@ -51,8 +59,10 @@ def exception_handler(exc, context):
         exc = DrfValidationError(detail=errors)
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(exc, DrfValidationError) and isinstance(response.data, dict):
-        first = next((m for msgs in response.data.values() for m in (msgs if isinstance(msgs, list) else [msgs])),
-                     "The request is invalid.")
+        first = next(
+            (m for msgs in response.data.values() for m in (msgs if isinstance(msgs, list) else [msgs])),
+            "The request is invalid.",
+        )
         response.data = {"detail": str(first), "errors": response.data}
     return response
 
@@ -62,12 +72,16 @@ def exception_handler(exc, context):
 
 @method_decorator(cache.cached_page, name="dispatch")
 class ProblemListApi(APIView):
-    @extend_schema(operation_id="problems_list", responses=ProblemOutputSerializer(many=True), parameters=[
-        OpenApiParameter("q", str, description="words to find in the id, title, summary, why it is hard, tags"),
-        OpenApiParameter("category", str, description="only this category"),
-        OpenApiParameter("world_size", int, description="only problems that run on this many ranks"),
-        OpenApiParameter("tag", str, description="only problems with this tag, e.g. inter-node"),
-    ])
+    @extend_schema(
+        operation_id="problems_list",
+        responses=ProblemOutputSerializer(many=True),
+        parameters=[
+            OpenApiParameter("q", str, description="words to find in the id, title, summary, why it is hard, tags"),
+            OpenApiParameter("category", str, description="only this category"),
+            OpenApiParameter("world_size", int, description="only problems that run on this many ranks"),
+            OpenApiParameter("tag", str, description="only problems with this tag, e.g. inter-node"),
+        ],
+    )
     def get(self, request):
         """The active problems, searched and filtered like the home page (`catalogue.filters`)."""
         filters = catalogue.problem_filters(request.query_params)
@@ -89,21 +103,35 @@ class ProblemRankingApi(APIView):
     class InputSerializer(serializers.Serializer):
         profile = serializers.CharField(required=False, help_text="hardware profile; default: the site's default")
         page = serializers.IntegerField(required=False, min_value=1, default=1)
-        page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
-                                             default=RANKING_PAGE_SIZE)
+        page_size = serializers.IntegerField(
+            required=False, min_value=1, max_value=tables.MAX_PER_PAGE, default=RANKING_PAGE_SIZE
+        )
 
     @extend_schema(
         operation_id="problems_ranking",
-        parameters=[OpenApiParameter("profile", str, enum=list(PROFILES),
-                                     description="hardware profile; default: the site's default profile"),
-                    OpenApiParameter("page", int, description="1-based page of the ranking (default 1)"),
-                    OpenApiParameter("page_size", int, description=f"rows per page, at most {tables.MAX_PER_PAGE} "
-                                                                   f"(default {RANKING_PAGE_SIZE})")],
-        responses=inline_serializer("Ranking", {
-            "problem": serializers.CharField(), "problem_version": serializers.IntegerField(),
-            "profile": serializers.CharField(), "count": serializers.IntegerField(),
-            "page": serializers.IntegerField(), "num_pages": serializers.IntegerField(),
-            "entries": RankingEntryOutputSerializer(many=True)}),
+        parameters=[
+            OpenApiParameter(
+                "profile", str, enum=list(PROFILES), description="hardware profile; default: the site's default profile"
+            ),
+            OpenApiParameter("page", int, description="1-based page of the ranking (default 1)"),
+            OpenApiParameter(
+                "page_size",
+                int,
+                description=f"rows per page, at most {tables.MAX_PER_PAGE} (default {RANKING_PAGE_SIZE})",
+            ),
+        ],
+        responses=inline_serializer(
+            "Ranking",
+            {
+                "problem": serializers.CharField(),
+                "problem_version": serializers.IntegerField(),
+                "profile": serializers.CharField(),
+                "count": serializers.IntegerField(),
+                "page": serializers.IntegerField(),
+                "num_pages": serializers.IntegerField(),
+                "entries": RankingEntryOutputSerializer(many=True),
+            },
+        ),
     )
     def get(self, request, problem_id: str):
         params = self.InputSerializer(data=request.query_params)
@@ -111,17 +139,33 @@ class ProblemRankingApi(APIView):
         problem = catalogue.problem_detail(problem_id=problem_id)
         requested = params.validated_data.get("profile")
         if requested and not problem.supports(requested):
-            raise DrfValidationError({"profile": [
-                f"{problem.id} has no ranking on {requested!r}; choose one of "
-                f"{', '.join(problem.supported_profiles)}."]})
+            raise DrfValidationError(
+                {
+                    "profile": [
+                        f"{problem.id} has no ranking on {requested!r}; choose one of "
+                        f"{', '.join(problem.supported_profiles)}."
+                    ]
+                }
+            )
         profile = catalogue.problem_default_profile(problem=problem, preferred=requested)
         # The stored rows of the default ranking, paged by the database (``rankings.ranking_rows``).
-        page = tables.paginate(ranking_rows.problem_ranking_rows(problem=problem, profile=profile),
-                               number=params.validated_data["page"], per_page=params.validated_data["page_size"])
+        page = tables.paginate(
+            ranking_rows.problem_ranking_rows(problem=problem, profile=profile),
+            number=params.validated_data["page"],
+            per_page=params.validated_data["page_size"],
+        )
         entries = ranking_rows.ranking_entries(page.object_list)
-        return Response({"problem": problem.id, "problem_version": problem.version, "profile": profile,
-                         "count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
-                         "entries": RankingEntryOutputSerializer(entries, many=True).data})
+        return Response(
+            {
+                "problem": problem.id,
+                "problem_version": problem.version,
+                "profile": profile,
+                "count": page.paginator.count,
+                "page": page.number,
+                "num_pages": page.paginator.num_pages,
+                "entries": RankingEntryOutputSerializer(entries, many=True).data,
+            }
+        )
 
 
 # --- submissions ----------------------------------------------------------------------------------------
@@ -149,32 +193,51 @@ class SubmissionCreateApi(APIView):
             if "file" in data and "source" in data:
                 raise serializers.ValidationError("Send either `file` (multipart) or `source` (JSON), not both.")
             if "file" not in data and "source" not in data:
-                raise serializers.ValidationError("Send the solution as a multipart `file` field or as a JSON "
-                                                  "`source` string.")
+                raise serializers.ValidationError(
+                    "Send the solution as a multipart `file` field or as a JSON `source` string."
+                )
             return data
 
     class ListSerializer(serializers.Serializer):
         page = serializers.IntegerField(required=False, min_value=1, default=1)
-        page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
-                                             default=tables.DEFAULT_PER_PAGE)
+        page_size = serializers.IntegerField(
+            required=False, min_value=1, max_value=tables.MAX_PER_PAGE, default=tables.DEFAULT_PER_PAGE
+        )
 
-    @extend_schema(operation_id="submissions_list", parameters=[ListSerializer],
-                   description="Your own submissions (not a model run's attempts), newest first, a page at a time.",
-                   responses=inline_serializer("SubmissionList", {
-                       "count": serializers.IntegerField(), "page": serializers.IntegerField(),
-                       "num_pages": serializers.IntegerField(),
-                       "results": SubmissionListItemSerializer(many=True)}))
+    @extend_schema(
+        operation_id="submissions_list",
+        parameters=[ListSerializer],
+        description="Your own submissions (not a model run's attempts), newest first, a page at a time.",
+        responses=inline_serializer(
+            "SubmissionList",
+            {
+                "count": serializers.IntegerField(),
+                "page": serializers.IntegerField(),
+                "num_pages": serializers.IntegerField(),
+                "results": SubmissionListItemSerializer(many=True),
+            },
+        ),
+    )
     def get(self, request):
         params = self.ListSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        page = tables.paginate(submissions.submission_list(user=request.user), number=params.validated_data["page"],
-                               per_page=params.validated_data["page_size"])
-        return Response({"count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
-                         "results": SubmissionListItemSerializer(page.object_list, many=True,
-                                                                 context={"request": request}).data})
+        page = tables.paginate(
+            submissions.submission_list(user=request.user),
+            number=params.validated_data["page"],
+            per_page=params.validated_data["page_size"],
+        )
+        return Response(
+            {
+                "count": page.paginator.count,
+                "page": page.number,
+                "num_pages": page.paginator.num_pages,
+                "results": SubmissionListItemSerializer(page.object_list, many=True, context={"request": request}).data,
+            }
+        )
 
-    @extend_schema(operation_id="submissions_create", request=InputSerializer,
-                   responses={201: SubmissionOutputSerializer})
+    @extend_schema(
+        operation_id="submissions_create", request=InputSerializer, responses={201: SubmissionOutputSerializer}
+    )
     def post(self, request):
         params = self.InputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
@@ -184,8 +247,9 @@ class SubmissionCreateApi(APIView):
             source, filename = validation.upload_read(upload), upload.name
         else:
             source, filename = data["source"], data.get("filename") or "solution.py"
-        submission = submission_services.submission_create(user=request.user, problem=data["problem"],
-                                                profile=data["profile"], filename=filename, source=source)
+        submission = submission_services.submission_create(
+            user=request.user, problem=data["problem"], profile=data["profile"], filename=filename, source=source
+        )
         body = SubmissionOutputSerializer(submission, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 
@@ -211,8 +275,9 @@ class SubmissionCancelApi(APIView):
 
 
 class PublishInputSerializer(serializers.Serializer):
-    published = serializers.BooleanField(default=True, help_text="true: publish (anyone may read and download the "
-                                                                 "code); false: private again")
+    published = serializers.BooleanField(
+        default=True, help_text="true: publish (anyone may read and download the code); false: private again"
+    )
 
 
 class SubmissionPublishApi(APIView):
@@ -222,13 +287,15 @@ class SubmissionPublishApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="submissions_publish", request=PublishInputSerializer,
-                   responses=SubmissionOutputSerializer)
+    @extend_schema(
+        operation_id="submissions_publish", request=PublishInputSerializer, responses=SubmissionOutputSerializer
+    )
     def post(self, request, submission_id: int):
         params = PublishInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        publishing.submission_publish(submission_id=submission_id, user=request.user,
-                                      published=params.validated_data["published"])
+        publishing.submission_publish(
+            submission_id=submission_id, user=request.user, published=params.validated_data["published"]
+        )
         submission = submissions.submission_detail(submission_id=submission_id)
         return Response(SubmissionOutputSerializer(submission, context={"request": request}).data)
 
@@ -254,17 +321,19 @@ class ModelRunCreateApi(APIView):
 
     @extend_schema_serializer(component_name="ModelRunUpload")
     class InputSerializer(serializers.Serializer):
-        archive = serializers.FileField(help_text="manifest.json + attempts/<category>/<name>/attempt_<i>.py "
-                                                  "(+ optional trajectories/), zipped or tar.gz'd")
+        archive = serializers.FileField(
+            help_text="manifest.json + attempts/<category>/<name>/attempt_<i>.py "
+            "(+ optional trajectories/), zipped or tar.gz'd"
+        )
 
-    @extend_schema(operation_id="model_runs_create", request=InputSerializer,
-                   responses={201: ModelRunOutputSerializer})
+    @extend_schema(operation_id="model_runs_create", request=InputSerializer, responses={201: ModelRunOutputSerializer})
     def post(self, request):
         params = self.InputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         upload = params.validated_data["archive"]
-        run = model_runs.model_run_create(user=request.user, filename=upload.name,
-                                        data=model_runs.archive_upload_read(upload))
+        run = model_runs.model_run_create(
+            user=request.user, filename=upload.name, data=model_runs.archive_upload_read(upload)
+        )
         body = ModelRunOutputSerializer(run, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 
@@ -275,8 +344,9 @@ class ModelRunPublishApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="model_runs_publish", request=PublishInputSerializer,
-                   responses=ModelRunOutputSerializer)
+    @extend_schema(
+        operation_id="model_runs_publish", request=PublishInputSerializer, responses=ModelRunOutputSerializer
+    )
     def post(self, request, run_id: int):
         params = PublishInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
@@ -298,15 +368,29 @@ class ModelRunDetailApi(APIView):
 
 @method_decorator(cache.cached_page(scopes=cache.run_page_scopes), name="dispatch")
 class ModelRunAttemptsApi(APIView):
-    @extend_schema(operation_id="model_runs_attempts", responses=inline_serializer("ModelRunAttempts", {
-        "model_run": serializers.IntegerField(), "protocol": ProtocolOutputSerializer(),
-        "attempts": AttemptOutputSerializer(many=True)}))
+    @extend_schema(
+        operation_id="model_runs_attempts",
+        responses=inline_serializer(
+            "ModelRunAttempts",
+            {
+                "model_run": serializers.IntegerField(),
+                "protocol": ProtocolOutputSerializer(),
+                "attempts": AttemptOutputSerializer(many=True),
+            },
+        ),
+    )
     def get(self, request, run_id: int):
         run = rankings.model_run_detail(run_id=run_id)
         attempts = rankings.model_run_attempts(run=run)
-        return Response({"model_run": run.pk, "protocol": scores.protocol(run),
-                         "attempts": AttemptOutputSerializer(attempts, many=True, context={"request": request,
-                                                                                 "profile": run.profile}).data})
+        return Response(
+            {
+                "model_run": run.pk,
+                "protocol": scores.protocol(run),
+                "attempts": AttemptOutputSerializer(
+                    attempts, many=True, context={"request": request, "profile": run.profile}
+                ).data,
+            }
+        )
 
 
 @method_decorator(cache.cached_page(scopes=cache.ranking_scopes), name="dispatch")
@@ -315,45 +399,70 @@ class ModelRunRankingApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         """Besides the ranking's filters (profile, precision, mode, k: rankings.filters.RunFilterSet)."""
-        user = serializers.CharField(required=False)
-        sort = serializers.ChoiceField(choices=tables.run_ranking_table().sort_keys(), required=False,
-                                       default=tables.RUN_DEFAULT_SORT)
-        page = serializers.IntegerField(required=False, min_value=1, default=1)
-        page_size = serializers.IntegerField(required=False, min_value=1, max_value=tables.MAX_PER_PAGE,
-                                             default=tables.DEFAULT_PER_PAGE)
-        standing = serializers.ChoiceField(
-            choices=[rankings.RANKED, rankings.UNRANKED, rankings.ALL], required=False, default=rankings.RANKED,
-            help_text="ranked (default: finished runs covering their current suite version, with rank ranges), "
-                      "unranked (unfinished, partial or of another version: listed apart, never ranked) or all")
 
-    @extend_schema(operation_id="rankings_model_runs", parameters=[
-        InputSerializer,
-        OpenApiParameter("profile", str, description="hardware profile (one some run has)"),
-        OpenApiParameter("precision", str, description="precision (one some run has)"),
-        OpenApiParameter("mode", str, enum=["zero-shot", "agentic"], description="the protocol's mode"),
-        OpenApiParameter("k", int, description="attempts per problem (a k some run has)"),
-    ], responses=inline_serializer("ModelRunRanking", {
-        "count": serializers.IntegerField(), "page": serializers.IntegerField(),
-        "num_pages": serializers.IntegerField(), "results": ModelRunOutputSerializer(many=True)}))
+        user = serializers.CharField(required=False)
+        sort = serializers.ChoiceField(
+            choices=tables.run_ranking_table().sort_keys(), required=False, default=tables.RUN_DEFAULT_SORT
+        )
+        page = serializers.IntegerField(required=False, min_value=1, default=1)
+        page_size = serializers.IntegerField(
+            required=False, min_value=1, max_value=tables.MAX_PER_PAGE, default=tables.DEFAULT_PER_PAGE
+        )
+        standing = serializers.ChoiceField(
+            choices=[rankings.RANKED, rankings.UNRANKED, rankings.ALL],
+            required=False,
+            default=rankings.RANKED,
+            help_text="ranked (default: finished runs covering their current suite version, with rank ranges), "
+            "unranked (unfinished, partial or of another version: listed apart, never ranked) or all",
+        )
+
+    @extend_schema(
+        operation_id="rankings_model_runs",
+        parameters=[
+            InputSerializer,
+            OpenApiParameter("profile", str, description="hardware profile (one some run has)"),
+            OpenApiParameter("precision", str, description="precision (one some run has)"),
+            OpenApiParameter("mode", str, enum=["zero-shot", "agentic"], description="the protocol's mode"),
+            OpenApiParameter("k", int, description="attempts per problem (a k some run has)"),
+        ],
+        responses=inline_serializer(
+            "ModelRunRanking",
+            {
+                "count": serializers.IntegerField(),
+                "page": serializers.IntegerField(),
+                "num_pages": serializers.IntegerField(),
+                "results": ModelRunOutputSerializer(many=True),
+            },
+        ),
+    )
     def get(self, request):
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         filters = rankings.model_run_filters(request.query_params)
         if not filters.is_valid():
-            raise DrfValidationError({name: [e["message"] for e in errors]
-                                      for name, errors in filters.errors.get_json_data().items()})
+            raise DrfValidationError(
+                {name: [e["message"] for e in errors] for name, errors in filters.errors.get_json_data().items()}
+            )
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
         runs = rankings.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
-        ranges = (rankings.model_run_rank_ranges(runs=runs, sort=data["sort"])
-                  if data["standing"] == rankings.RANKED else {})
+        ranges = (
+            rankings.model_run_rank_ranges(runs=runs, sort=data["sort"]) if data["standing"] == rankings.RANKED else {}
+        )
         rows = list(page.object_list)
         for run in rows:
             run.rank_range = ranges.get(run.pk)
-        return Response({"count": page.paginator.count, "page": page.number, "num_pages": page.paginator.num_pages,
-                         "standing": data["standing"], "rank_metric": rankings.rank_metric(data["sort"]),
-                         "results": ModelRunOutputSerializer(rows, many=True, context={"request": request}).data})
+        return Response(
+            {
+                "count": page.paginator.count,
+                "page": page.number,
+                "num_pages": page.paginator.num_pages,
+                "standing": data["standing"],
+                "rank_metric": rankings.rank_metric(data["sort"]),
+                "results": ModelRunOutputSerializer(rows, many=True, context={"request": request}).data,
+            }
+        )
 
 
 COMPUTING_RETRY_S = 2  # a comparison being computed: ask again after this
@@ -368,10 +477,20 @@ class ModelRunCompareApi(APIView):
         a = serializers.IntegerField()
         b = serializers.IntegerField()
 
-    @extend_schema(operation_id="rankings_compare", parameters=[InputSerializer],
-                   responses=inline_serializer("ModelRunComparison", {
-                       "scored_at_k": serializers.IntegerField(), "a": ModelRunOutputSerializer(),
-                       "b": ModelRunOutputSerializer(), "a_breakdown": ScoreBreakdown, "b_breakdown": ScoreBreakdown}))
+    @extend_schema(
+        operation_id="rankings_compare",
+        parameters=[InputSerializer],
+        responses=inline_serializer(
+            "ModelRunComparison",
+            {
+                "scored_at_k": serializers.IntegerField(),
+                "a": ModelRunOutputSerializer(),
+                "b": ModelRunOutputSerializer(),
+                "a_breakdown": ScoreBreakdown,
+                "b_breakdown": ScoreBreakdown,
+            },
+        ),
+    )
     def get(self, request):
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
@@ -380,20 +499,26 @@ class ModelRunCompareApi(APIView):
         comparison = comparisons.model_run_comparison(a=a, b=b)  # as the comparison job stored it
         if comparison is None:  # not computed for these scores yet: asked of the web worker, never computed here
             rank_services.run_comparison_request(a=a, b=b)
-            response = Response({"status": "computing", "retry_after_s": COMPUTING_RETRY_S}, status=202,
-                                headers={"Retry-After": str(COMPUTING_RETRY_S)})
+            response = Response(
+                {"status": "computing", "retry_after_s": COMPUTING_RETRY_S},
+                status=202,
+                headers={"Retry-After": str(COMPUTING_RETRY_S)},
+            )
             add_never_cache_headers(response)
             return response
         context = {"request": request}
-        return Response({"scored_at_k": comparison.k,
-                         "a": ModelRunOutputSerializer(comparison.a, context=context).data,
-                         "b": ModelRunOutputSerializer(comparison.b, context=context).data,
-                         "a_breakdown": scores.run_score(comparison.a_score),
-                         "b_breakdown": scores.run_score(comparison.b_score),
-                         "differences": [scores.difference(d) for d in comparison.differences],
-                         "significant": comparison.any_significant,
-                         "summary": "significant difference" if comparison.any_significant
-                         else "no significant difference"})
+        return Response(
+            {
+                "scored_at_k": comparison.k,
+                "a": ModelRunOutputSerializer(comparison.a, context=context).data,
+                "b": ModelRunOutputSerializer(comparison.b, context=context).data,
+                "a_breakdown": scores.run_score(comparison.a_score),
+                "b_breakdown": scores.run_score(comparison.b_score),
+                "differences": [scores.difference(d) for d in comparison.differences],
+                "significant": comparison.any_significant,
+                "summary": "significant difference" if comparison.any_significant else "no significant difference",
+            }
+        )
 
 
 @method_decorator(cache.cached_page(scopes=cache.problem_page_scopes), name="dispatch")
@@ -403,40 +528,65 @@ class ProblemResultsApi(APIView):
     class InputSerializer(serializers.Serializer):
         profile = serializers.CharField(required=False)
 
-    @extend_schema(operation_id="problems_results", parameters=[InputSerializer],
-                   responses=inline_serializer("ProblemResults", {
-                       "problem": serializers.CharField(), "problem_version": serializers.IntegerField(),
-                       "profile": serializers.CharField(),
-                       "baseline_median_us": serializers.FloatField(allow_null=True),
-                       "baseline_evaluations": serializers.IntegerField(),
-                       "roofline_us": serializers.FloatField(allow_null=True),
-                       "roofline_bound": serializers.CharField(allow_null=True),
-                       "speedups": serializers.ListField(child=serializers.FloatField())}))
+    @extend_schema(
+        operation_id="problems_results",
+        parameters=[InputSerializer],
+        responses=inline_serializer(
+            "ProblemResults",
+            {
+                "problem": serializers.CharField(),
+                "problem_version": serializers.IntegerField(),
+                "profile": serializers.CharField(),
+                "baseline_median_us": serializers.FloatField(allow_null=True),
+                "baseline_evaluations": serializers.IntegerField(),
+                "roofline_us": serializers.FloatField(allow_null=True),
+                "roofline_bound": serializers.CharField(allow_null=True),
+                "speedups": serializers.ListField(child=serializers.FloatField()),
+            },
+        ),
+    )
     def get(self, request, problem_id: str):
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         problem = catalogue.problem_detail(problem_id=problem_id)
         profile = catalogue.problem_default_profile(problem=problem, preferred=params.validated_data.get("profile"))
         baseline = rankings.problem_baseline(problem=problem, profile=profile) if profile else None
-        return Response({
-            "problem": problem.id, "problem_version": problem.version, "profile": profile,
-            "baseline_median_us": baseline.median_us if baseline else None,
-            "baseline_evaluations": baseline.evaluations if baseline else 0,
-            "roofline_us": baseline.roofline_us if baseline else None,
-            "roofline_bound": baseline.roofline_bound if baseline else None,
-            "speedups": rankings.problem_speedups(problem=problem, profile=profile) if profile else [],
-        })
+        return Response(
+            {
+                "problem": problem.id,
+                "problem_version": problem.version,
+                "profile": profile,
+                "baseline_median_us": baseline.median_us if baseline else None,
+                "baseline_evaluations": baseline.evaluations if baseline else 0,
+                "roofline_us": baseline.roofline_us if baseline else None,
+                "roofline_bound": baseline.roofline_bound if baseline else None,
+                "speedups": rankings.problem_speedups(problem=problem, profile=profile) if profile else [],
+            }
+        )
 
 
 @method_decorator(cache.cached_page(scopes=cache.user_page_scopes), name="dispatch")
 class UserDetailApi(APIView):
-    @extend_schema(operation_id="users_retrieve", responses=inline_serializer("UserDetail", {
-        "username": serializers.CharField(), "model_runs": ModelRunOutputSerializer(many=True),
-        "best_solutions": BestSolutionOutputSerializer(many=True)}))
+    @extend_schema(
+        operation_id="users_retrieve",
+        responses=inline_serializer(
+            "UserDetail",
+            {
+                "username": serializers.CharField(),
+                "model_runs": ModelRunOutputSerializer(many=True),
+                "best_solutions": BestSolutionOutputSerializer(many=True),
+            },
+        ),
+    )
     def get(self, request, username: str):
         person = rankings.user_by_username(username=username)
         runs = rankings.model_run_ranking(user=person)
-        return Response({"username": person.get_username(),
-                         "model_runs": ModelRunOutputSerializer(runs, many=True, context={"request": request}).data,
-                         "best_solutions": BestSolutionOutputSerializer(
-                             rankings.user_best_solutions(user=person), many=True).data})
+        return Response(
+            {
+                "username": person.get_username(),
+                "model_runs": ModelRunOutputSerializer(runs, many=True, context={"request": request}).data,
+                "best_solutions": BestSolutionOutputSerializer(
+                    rankings.user_best_solutions(user=person), many=True
+                ).data,
+            }
+        )

@@ -157,15 +157,15 @@ def _wait_for(key: str, request: HttpRequest) -> HttpResponse | None:
 def _store(key: str, request: HttpRequest, response: HttpResponse) -> None:
     try:
         # (a page that marks itself no-store, e.g. a comparison still being computed, is not kept either)
-        if (response.status_code != 200 or response.cookies
-                or "no-store" in response.get("Cache-Control", "")):
+        if response.status_code != 200 or response.cookies or "no-store" in response.get("Cache-Control", ""):
             return
         public = not response.get("Content-Type", "").startswith("text/html")
         if not public and _personal(request):
             return
         if response.streaming:  # an export: stored once the whole of it went out (not at all if the reader left)
             response.streaming_content = _kept_when_sent(
-                response.streaming_content, lambda body: _put(key, request, _pack(response, public, body)))
+                response.streaming_content, lambda body: _put(key, request, _pack(response, public, body))
+            )
             return
         _put(key, request, _pack(response, public))
     finally:
@@ -212,8 +212,11 @@ def cached_page(view: Callable[..., HttpResponse] | None = None, *, scopes: Scop
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if (request.method not in ("GET", "HEAD") or "HTTP_AUTHORIZATION" in request.META
-                or not settings.ARENA_PAGE_CACHE):
+        if (
+            request.method not in ("GET", "HEAD")
+            or "HTTP_AUTHORIZATION" in request.META
+            or not settings.ARENA_PAGE_CACHE
+        ):
             return view(request, *args, **kwargs)
         names = scopes(request, **kwargs) if scopes is not None else []
         gens = generations(names) if names is not None else None
@@ -250,6 +253,7 @@ def cached_page(view: Callable[..., HttpResponse] | None = None, *, scopes: Scop
 
 
 # Scopes of the pages (views and API views share them).
+
 
 def problem_page_scopes(request: HttpRequest, problem_id: str, **_) -> list[str]:
     return [problem_scope(problem_id)]

@@ -23,13 +23,32 @@ def datasets(request):
         return refused
     table = page_exports.dataset_table()
     if table.wants_export(request, main=True):
-        rows = [{"config": c, **{fmt: request.build_absolute_uri(reverse("dataset-download", args=[c, fmt]))
-                                 for fmt in ("jsonl", "parquet")}} for c in export.CONFIGS]
-        return table.export(request, rows, filename="datasets",
-                            meta={"version": export.dataset_version(dt.date.today()), "licence": export.LICENCE})
-    return render(request, "leaderboard/datasets.html", {
-        "version": export.dataset_version(dt.date.today()), "configs": list(export.CONFIGS),
-        "datasheet": export.datasheet(), "licence": export.LICENCE})
+        rows = [
+            {
+                "config": c,
+                **{
+                    fmt: request.build_absolute_uri(reverse("dataset-download", args=[c, fmt]))
+                    for fmt in ("jsonl", "parquet")
+                },
+            }
+            for c in export.CONFIGS
+        ]
+        return table.export(
+            request,
+            rows,
+            filename="datasets",
+            meta={"version": export.dataset_version(dt.date.today()), "licence": export.LICENCE},
+        )
+    return render(
+        request,
+        "leaderboard/datasets.html",
+        {
+            "version": export.dataset_version(dt.date.today()),
+            "configs": list(export.CONFIGS),
+            "datasheet": export.datasheet(),
+            "licence": export.LICENCE,
+        },
+    )
 
 
 def dataset_download(request, config: str, fmt: str):

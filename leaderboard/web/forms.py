@@ -23,7 +23,9 @@ class SubmissionForm(forms.Form):
     )
     file = forms.FileField(required=False, label="Solution file (.py)")
     source = forms.CharField(
-        required=False, strip=False, label="…or paste the source",
+        required=False,
+        strip=False,
+        label="…or paste the source",
         widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false", "class": "code"}),
     )
 
@@ -37,9 +39,11 @@ class SubmissionForm(forms.Form):
         if self.unserved:
             self.fields["profile"].choices = [
                 (p.name, f"{p.name} — {p.description}" + (f" ({NO_WORKER})" if p.name in self.unserved else ""))
-                for p in PROFILES.values()]
-            self.fields["profile"].help_text += (" Profiles marked “no worker” have no live worker right now: "
-                                                 + ", ".join(self.unserved) + ".")
+                for p in PROFILES.values()
+            ]
+            self.fields["profile"].help_text += (
+                " Profiles marked “no worker” have no live worker right now: " + ", ".join(self.unserved) + "."
+            )
 
     def clean(self):
         data = super().clean()
@@ -56,8 +60,10 @@ class ModelRunForm(forms.Form):
 
     archive = forms.FileField(
         label="Model-run archive (.zip or .tar.gz)",
-        help_text=("manifest.json (model, provider, protocol, k, turn_budget, tokens, wall_time_s, hardware, date, "
-                   "open_weights; optionally precision, notes, suite), attempts/<category>/<name>/attempt_<i>.py "
-                   "for i = 1..k, and optionally trajectories/<category>/<name>/attempt_<i>.jsonl."),
+        help_text=(
+            "manifest.json (model, provider, protocol, k, turn_budget, tokens, wall_time_s, hardware, date, "
+            "open_weights; optionally precision, notes, suite), attempts/<category>/<name>/attempt_<i>.py "
+            "for i = 1..k, and optionally trajectories/<category>/<name>/attempt_<i>.jsonl."
+        ),
         widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar.gz,.tgz,application/zip,application/gzip"}),
     )

@@ -30,8 +30,11 @@ def problem_prompts(request, problem_id: str):
     except ValueError:
         raise Http404("no such problem") from None
     backend, hardware = request.GET.get("backend"), request.GET.get("hardware")
-    rows = [r for r in beyond_contract.problem_prompts(problem)
-            if (not backend or r["backend"] == backend) and (not hardware or r["hardware"] == hardware)]
+    rows = [
+        r
+        for r in beyond_contract.problem_prompts(problem)
+        if (not backend or r["backend"] == backend) and (not hardware or r["hardware"] == hardware)
+    ]
     return _jsonl(rows, f"prompts-{problem.id.replace('/', '-')}-v{problem.version}.jsonl")
 
 
@@ -54,15 +57,25 @@ class PromptPackApi(APIView):
 
     renderer_classes = [JSONRenderer, _JsonlFormat]
 
-    @extend_schema(operation_id="prompts_pack", parameters=[
-        OpenApiParameter("backend", str, description="cuda, triton, symmetric-memory, ..."),
-        OpenApiParameter("hardware", str, enum=list(PROFILES)),
-        OpenApiParameter("problem", str, description="only this problem (repeatable)"),
-        OpenApiParameter("format", str, enum=["json", "jsonl"])],
-        responses=inline_serializer("PromptPackOutput", {
-            "backend": serializers.CharField(), "hardware": serializers.CharField(),
-            "pack_version": serializers.CharField(), "count": serializers.IntegerField(),
-            "prompts": serializers.ListField(child=serializers.DictField())}))
+    @extend_schema(
+        operation_id="prompts_pack",
+        parameters=[
+            OpenApiParameter("backend", str, description="cuda, triton, symmetric-memory, ..."),
+            OpenApiParameter("hardware", str, enum=list(PROFILES)),
+            OpenApiParameter("problem", str, description="only this problem (repeatable)"),
+            OpenApiParameter("format", str, enum=["json", "jsonl"]),
+        ],
+        responses=inline_serializer(
+            "PromptPackOutput",
+            {
+                "backend": serializers.CharField(),
+                "hardware": serializers.CharField(),
+                "pack_version": serializers.CharField(),
+                "count": serializers.IntegerField(),
+                "prompts": serializers.ListField(child=serializers.DictField()),
+            },
+        ),
+    )
     def get(self, request):
         backend = request.query_params.get("backend", "")
         hardware = request.query_params.get("hardware", "")
@@ -76,5 +89,12 @@ class PromptPackApi(APIView):
         rows = beyond_contract.prompt_pack(backend, hardware, problems)
         if request.query_params.get("format") == "jsonl":
             return _jsonl(rows, f"prompts-{backend}-{hardware}.jsonl")
-        return Response({"backend": backend, "hardware": hardware, "pack_version": rows[0]["pack_version"] if rows
-                         else "", "count": len(rows), "prompts": rows})
+        return Response(
+            {
+                "backend": backend,
+                "hardware": hardware,
+                "pack_version": rows[0]["pack_version"] if rows else "",
+                "count": len(rows),
+                "prompts": rows,
+            }
+        )

@@ -21,5 +21,11 @@ def _attributes() -> dict[str, set[str]]:
 
 
 def clean_html(html: str) -> SafeString:
-    return mark_safe(nh3.clean(html, attributes=_attributes(), url_schemes={"http", "https", "mailto"},
-                               filter_style_properties={"text-align"}))
+    return mark_safe(
+        nh3.clean(
+            html,
+            attributes=_attributes(),
+            url_schemes={"http", "https", "mailto"},
+            filter_style_properties={"text-align"},
+        )
+    )

@@ -19,8 +19,22 @@ class ProblemOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Problem
-        fields = ["id", "title", "category", "summary", "version", "content_hash", "world_sizes",
-                  "supported_profiles", "codebase", "function", "hard", "communication", "tags", "url"]
+        fields = [
+            "id",
+            "title",
+            "category",
+            "summary",
+            "version",
+            "content_hash",
+            "world_sizes",
+            "supported_profiles",
+            "codebase",
+            "function",
+            "hard",
+            "communication",
+            "tags",
+            "url",
+        ]
 
     tags = serializers.ListField(source="tag_list", child=serializers.CharField(), read_only=True)
 
@@ -30,12 +44,20 @@ class ProblemOutputSerializer(serializers.ModelSerializer):
 
 class ProblemDetailOutputSerializer(ProblemOutputSerializer):
     class Meta(ProblemOutputSerializer.Meta):
-        fields = ProblemOutputSerializer.Meta.fields + ["statement", "reference_source", "presets", "tolerances",
-                                                        "roofline", "is_active"]
+        fields = ProblemOutputSerializer.Meta.fields + [
+            "statement",
+            "reference_source",
+            "presets",
+            "tolerances",
+            "roofline",
+            "is_active",
+        ]
 
 
-SPEEDUP_NOTE_HELP = ("why speedup and roofline_fraction are null: set on a CPU profile, whose timings only check "
-                     "the pipeline; null where they are measurements")
+SPEEDUP_NOTE_HELP = (
+    "why speedup and roofline_fraction are null: set on a CPU profile, whose timings only check "
+    "the pipeline; null where they are measurements"
+)
 
 
 class VerificationOutputSerializer(serializers.Serializer):
@@ -86,8 +108,21 @@ class SubmissionListItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Submission
-        fields = ["id", "problem", "profile", "problem_version", "filename", "state", "verdict", "speedup",
-                  "speedup_note", "created_at", "finished_at", "url", "api_url"]
+        fields = [
+            "id",
+            "problem",
+            "profile",
+            "problem_version",
+            "filename",
+            "state",
+            "verdict",
+            "speedup",
+            "speedup_note",
+            "created_at",
+            "finished_at",
+            "url",
+            "api_url",
+        ]
 
     def get_url(self, obj: Submission) -> str:
         return self._absolute(reverse("submission-detail", kwargs={"submission_id": obj.pk}))
@@ -114,19 +149,43 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(help_text="the status page")
     api_url = serializers.SerializerMethodField()
     message = serializers.SerializerMethodField()
-    result = serializers.SerializerMethodField(help_text="the evaluator's result document once finished (rank logs "
-                                                         "and traceback only for its author)")
+    result = serializers.SerializerMethodField(
+        help_text="the evaluator's result document once finished (rank logs and traceback only for its author)"
+    )
     source = serializers.SerializerMethodField(help_text="only shown to its author")
-    sha256 = serializers.SerializerMethodField(help_text="the source's sha256; its first 12 hex digits for anyone but "
-                                                         "its author while the source is private")
+    sha256 = serializers.SerializerMethodField(
+        help_text="the source's sha256; its first 12 hex digits for anyone but its author while the source is private"
+    )
 
     class Meta:
         model = Submission
-        fields = ["id", "problem", "profile", "problem_version", "problem_hash", "filename", "sha256", "state",
-                  "verdict", "message", "created_at", "started_at", "finished_at", "worker", "url", "api_url",
-                  "result", "source", "published_at"]
-        extra_kwargs = {"published_at": {"help_text": "when its owner published its source (null: private); a model "
-                                                      "run's attempt is published with its run"}}
+        fields = [
+            "id",
+            "problem",
+            "profile",
+            "problem_version",
+            "problem_hash",
+            "filename",
+            "sha256",
+            "state",
+            "verdict",
+            "message",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "worker",
+            "url",
+            "api_url",
+            "result",
+            "source",
+            "published_at",
+        ]
+        extra_kwargs = {
+            "published_at": {
+                "help_text": "when its owner published its source (null: private); a model "
+                "run's attempt is published with its run"
+            }
+        }
 
     def get_url(self, obj: Submission) -> str:
         return self._absolute(reverse("submission-detail", kwargs={"submission_id": obj.pk}))
@@ -173,8 +232,9 @@ class RunScoresOutputSerializer(serializers.Serializer):
     protocol = serializers.CharField(help_text="the protocol's label, repeated so a score never travels without it")
     pass_at_k = serializers.FloatField(allow_null=True, help_text="mean unbiased pass@k over scorable problems")
     pass_at_1 = serializers.FloatField(allow_null=True, help_text="pass@1 estimated from the same attempts")
-    fast_p_at_k = serializers.DictField(child=serializers.FloatField(allow_null=True),
-                                        help_text='fast_p@k keyed by p: "1", "1.5", "2"')
+    fast_p_at_k = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), help_text='fast_p@k keyed by p: "1", "1.5", "2"'
+    )
     geomean_speedup = serializers.FloatField(allow_null=True)
     mean_roofline_fraction = serializers.FloatField(allow_null=True)
     coverage = serializers.FloatField(allow_null=True)
@@ -182,9 +242,10 @@ class RunScoresOutputSerializer(serializers.Serializer):
     problems_not_scorable = serializers.IntegerField()
     problems_not_attempted = serializers.IntegerField()
     correct_attempts = serializers.IntegerField()
-    intervals = serializers.DictField(child=serializers.ListField(child=serializers.FloatField()),
-                                      help_text="95 % bootstrap intervals over problems: pass_at_k, fast_1, fast_1_5, "
-                                                "fast_2, geomean -> [low, high]")
+    intervals = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        help_text="95 % bootstrap intervals over problems: pass_at_k, fast_1, fast_1_5, fast_2, geomean -> [low, high]",
+    )
     status = serializers.CharField()
     timed = serializers.BooleanField(help_text="false on a CPU profile: verdicts only, no speed figures")
     protocol_revision = serializers.IntegerField(allow_null=True)
@@ -206,8 +267,9 @@ class ModelRunOutputSerializer(serializers.Serializer):
     attempts_total = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-    published_at = serializers.DateTimeField(allow_null=True, help_text="when its owner published its attempts and "
-                                                                        "trajectories (null: private)")
+    published_at = serializers.DateTimeField(
+        allow_null=True, help_text="when its owner published its attempts and trajectories (null: private)"
+    )
     url = serializers.SerializerMethodField(help_text="the run's page")
     api_url = serializers.SerializerMethodField()
     protocol = serializers.SerializerMethodField()
@@ -215,10 +277,13 @@ class ModelRunOutputSerializer(serializers.Serializer):
     suite_version = serializers.CharField()
     standing = serializers.SerializerMethodField(
         help_text="ranked, unfinished (attempts without a final verdict), partial (misses problems of its suite "
-                  "version) or other-version; only ranked runs get a rank")
-    rank = serializers.SerializerMethodField(help_text="[best, worst] rank range in this ranking (1 + runs "
-                                                       "significantly better .. N - runs significantly worse); null "
-                                                       "when not ranked")
+        "version) or other-version; only ranked runs get a rank"
+    )
+    rank = serializers.SerializerMethodField(
+        help_text="[best, worst] rank range in this ranking (1 + runs "
+        "significantly better .. N - runs significantly worse); null "
+        "when not ranked"
+    )
 
     def get_standing(self, obj) -> str:
         return getattr(getattr(obj, "score", None), "status", None) or "unfinished"
@@ -270,16 +335,23 @@ class AggregateOutputSerializer(serializers.Serializer):
     not_attempted = serializers.ListField(child=serializers.CharField())
 
 
-ScoreBreakdown = inline_serializer("ScoreBreakdown", {
-    "scored_at_k": serializers.IntegerField(), "protocol": serializers.CharField(),
-    "overall": AggregateOutputSerializer(), "by_category": serializers.DictField(child=AggregateOutputSerializer()),
-    "problems": ProblemScoreOutputSerializer(many=True)})
+ScoreBreakdown = inline_serializer(
+    "ScoreBreakdown",
+    {
+        "scored_at_k": serializers.IntegerField(),
+        "protocol": serializers.CharField(),
+        "overall": AggregateOutputSerializer(),
+        "by_category": serializers.DictField(child=AggregateOutputSerializer()),
+        "problems": ProblemScoreOutputSerializer(many=True),
+    },
+)
 
 
 class ModelRunDetailOutputSerializer(ModelRunOutputSerializer):
     manifest = serializers.DictField(help_text="the manifest as uploaded (validated)")
     breakdown = serializers.SerializerMethodField(
-        help_text="scores per problem and per category, as stored when the run's results were recorded")
+        help_text="scores per problem and per category, as stored when the run's results were recorded"
+    )
 
     @extend_schema_field(ScoreBreakdown)
     def get_breakdown(self, obj) -> dict:
@@ -308,8 +380,9 @@ class AttemptOutputSerializer(serializers.Serializer):
         return metrics.speed_or_none(self._profile(), obj.speedup) if self._profile() else obj.speedup
 
     def get_roofline_fraction(self, obj) -> float | None:
-        return (metrics.speed_or_none(self._profile(), obj.roofline_fraction) if self._profile()
-                else obj.roofline_fraction)
+        return (
+            metrics.speed_or_none(self._profile(), obj.roofline_fraction) if self._profile() else obj.roofline_fraction
+        )
 
     def get_speedup_note(self, obj) -> str | None:
         return metrics.speed_note(self._profile()) if self._profile() else None

@@ -30,8 +30,23 @@ class TestRunOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TestRun
-        fields = ["id", "api_url", "problem", "profile", "problem_version", "filename", "sha256", "quick_timing",
-                  "ranked", "state", "verdict", "created_at", "started_at", "finished_at", "result"]
+        fields = [
+            "id",
+            "api_url",
+            "problem",
+            "profile",
+            "problem_version",
+            "filename",
+            "sha256",
+            "quick_timing",
+            "ranked",
+            "state",
+            "verdict",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "result",
+        ]
 
     def get_api_url(self, obj: TestRun) -> str:
         return reverse("api-test-detail", args=[obj.pk], request=self.context.get("request"))
@@ -54,18 +69,22 @@ class TestCreateApi(APIView):
     class TestCreateInputSerializer(serializers.Serializer):  # a name of its own: the schema's TestCreateInputRequest
         problem = serializers.CharField(help_text="problem id, e.g. collectives/all_reduce")
         profile = serializers.CharField(help_text=f"hardware profile: one of {', '.join(PROFILES)}")
-        file = serializers.FileField(required=False, allow_empty_file=True,
-                                     help_text="the solution .py file (multipart)")
-        source = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
-                                       help_text="the solution source (JSON)")
+        file = serializers.FileField(
+            required=False, allow_empty_file=True, help_text="the solution .py file (multipart)"
+        )
+        source = serializers.CharField(
+            required=False, allow_blank=True, trim_whitespace=False, help_text="the solution source (JSON)"
+        )
         filename = serializers.CharField(required=False, help_text="a name for pasted source; default solution.py")
-        timing = serializers.BooleanField(required=False, default=False,
-                                          help_text="quick timing (fewer iterations than ranked; marked as such)")
+        timing = serializers.BooleanField(
+            required=False, default=False, help_text="quick timing (fewer iterations than ranked; marked as such)"
+        )
 
         def validate(self, data):
             if ("file" in data) == ("source" in data):
-                raise serializers.ValidationError("Send the solution as a multipart `file` field or as a JSON "
-                                                  "`source` string (one of the two).")
+                raise serializers.ValidationError(
+                    "Send the solution as a multipart `file` field or as a JSON `source` string (one of the two)."
+                )
             return data
 
     def get_throttles(self):
@@ -88,8 +107,9 @@ class TestCreateApi(APIView):
         tests = selectors.test_run_list(user=request.user)[:50]
         return Response(TestRunOutputSerializer(tests, many=True, context={"request": request}).data)
 
-    @extend_schema(operation_id="tests_create", request=TestCreateInputSerializer,
-                   responses={201: TestRunOutputSerializer})
+    @extend_schema(
+        operation_id="tests_create", request=TestCreateInputSerializer, responses={201: TestRunOutputSerializer}
+    )
     def post(self, request):
         params = self.TestCreateInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
@@ -98,8 +118,14 @@ class TestCreateApi(APIView):
             source, filename = validation.upload_read(data["file"]), data["file"].name
         else:
             source, filename = data["source"], data.get("filename") or "solution.py"
-        test = services.test_run_create(user=request.user, problem=data["problem"], profile=data["profile"],
-                                        filename=filename, source=source, timing=data["timing"])
+        test = services.test_run_create(
+            user=request.user,
+            problem=data["problem"],
+            profile=data["profile"],
+            filename=filename,
+            source=source,
+            timing=data["timing"],
+        )
         body = TestRunOutputSerializer(test, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 

@@ -188,9 +188,11 @@ class TestModeThrottle(BaseThrottle):
     def headers(self) -> dict[str, str]:
         burst, day = self.windows
         return {
-            "X-RateLimit-Limit": str(day.num_requests), "X-RateLimit-Remaining": str(day.remaining),
+            "X-RateLimit-Limit": str(day.num_requests),
+            "X-RateLimit-Remaining": str(day.remaining),
             "X-RateLimit-Reset": str(day.resets_at),
-            "X-RateLimit-Burst-Limit": str(burst.num_requests), "X-RateLimit-Burst-Remaining": str(burst.remaining),
+            "X-RateLimit-Burst-Limit": str(burst.num_requests),
+            "X-RateLimit-Burst-Remaining": str(burst.remaining),
             "X-RateLimit-Burst-Reset": str(burst.resets_at),
         }
 
@@ -214,6 +216,7 @@ def too_many_requests(request: HttpRequest, wait_s: float | None, what: str) -> 
 def throttled(*throttle_classes: type[_Throttle], what: str = "requests") -> Callable:
     """Applies the throttles to a Django view's writes (POST and the like); a request over any limit gets
     :func:`too_many_requests` and the view does not run."""
+
     def decorate(view: Callable) -> Callable:
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args, **kwargs):
@@ -222,7 +225,9 @@ def throttled(*throttle_classes: type[_Throttle], what: str = "requests") -> Cal
                 if waits is not None:
                     return too_many_requests(request, waits, what)
             return view(request, *args, **kwargs)
+
         return wrapper
+
     return decorate
 
 

@@ -7,8 +7,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("problems/<problem:problem_id>/", views.problem_detail, name="problem-detail"),
     path("problems/<problem:problem_id>/prompts/", prompt_views.problem_prompts, name="problem-prompts"),
-    path("problems/<problem:problem_id>/starter/<slug:backend>/", write_solution.problem_starter,
-         name="problem-starter"),
+    path(
+        "problems/<problem:problem_id>/starter/<slug:backend>/", write_solution.problem_starter, name="problem-starter"
+    ),
     path("datasets/", dataset_views.datasets, name="datasets"),
     path("datasets/<str:config>.<str:fmt>", dataset_views.dataset_download, name="dataset-download"),
     path("submit/", views.submission_create, name="submission-create"),

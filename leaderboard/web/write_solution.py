@@ -35,13 +35,24 @@ def context(problem_id: str) -> dict[str, Any] | None:
         "inputs": starters.statement_part(problem, "Inputs"),
         "returns": starters.statement_part(problem, "Return"),
         "rules": starters.RULES,
-        "starters": [{"backend": s.backend, "title": s.title, "filename": s.filename, "gpu_only": s.gpu_only,
-                      "url": reverse("problem-starter", args=[problem.id, s.backend]),
-                      "guide": reverse("site-backend-doc", args=[starters.GUIDES[s.backend]])
-                      if s.backend in starters.GUIDES else None,
-                      "commands": starters.commands(problem, s.filename, s.gpu_only)} for s in files],
-        "guides": [{"name": name, "url": reverse("site-backend-doc", args=[name])}
-                   for name in beyond_contract.prompt_backends()],
+        "starters": [
+            {
+                "backend": s.backend,
+                "title": s.title,
+                "filename": s.filename,
+                "gpu_only": s.gpu_only,
+                "url": reverse("problem-starter", args=[problem.id, s.backend]),
+                "guide": reverse("site-backend-doc", args=[starters.GUIDES[s.backend]])
+                if s.backend in starters.GUIDES
+                else None,
+                "commands": starters.commands(problem, s.filename, s.gpu_only),
+            }
+            for s in files
+        ],
+        "guides": [
+            {"name": name, "url": reverse("site-backend-doc", args=[name])}
+            for name in beyond_contract.prompt_backends()
+        ],
     }
 
 

@@ -104,10 +104,14 @@ def confirmation_send(*, user, base_url: str | None = None) -> None:
     path = reverse("account-confirm", kwargs={"token": confirmation_token(user)})
     link = (base_url.rstrip("/") if base_url else settings.ARENA_SITE_URL) + path
     days = max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)
-    send_mail("Confirm your e-mail address for Parallel Kernel Arena",
-              f"Hello {user.get_username()},\n\nfollow this link to confirm your address and start uploading "
-              f"solutions, model runs and problems:\n\n{link}\n\nThe link works for {days} day(s). If you did "
-              "not sign up, ignore this message.\n", None, [user.email])
+    send_mail(
+        "Confirm your e-mail address for Parallel Kernel Arena",
+        f"Hello {user.get_username()},\n\nfollow this link to confirm your address and start uploading "
+        f"solutions, model runs and problems:\n\n{link}\n\nThe link works for {days} day(s). If you did "
+        "not sign up, ignore this message.\n",
+        None,
+        [user.email],
+    )
 
 
 @transaction.atomic
@@ -149,12 +153,15 @@ def verdict_notify(sender=None, *, submission, result, **kwargs) -> bool:
     speedup = f", speedup {result.speedup:.2f}x" if result.speedup is not None else ""
     link = settings.ARENA_SITE_URL + reverse("submission-detail", kwargs={"submission_id": submission.pk})
     message = (result.document or {}).get("message") if isinstance(result.document, dict) else ""
-    body = (f"Submission #{submission.pk} ({submission.problem_id} on {submission.profile}): "
-            f"{result.verdict}{speedup}.\n")
+    body = (
+        f"Submission #{submission.pk} ({submission.problem_id} on {submission.profile}): {result.verdict}{speedup}.\n"
+    )
     if message:
         body += f"\n{str(message)[:2000]}\n"
-    body += (f"\n{link}\n\nYou get this because verdict e-mails are on in your account settings: "
-             f"{settings.ARENA_SITE_URL}{reverse('account-settings')}\n")
+    body += (
+        f"\n{link}\n\nYou get this because verdict e-mails are on in your account settings: "
+        f"{settings.ARENA_SITE_URL}{reverse('account-settings')}\n"
+    )
     try:
         send_mail(f"#{submission.pk} {submission.problem_id}: {result.verdict}", body, None, [row.user.email])
     except Exception:  # noqa: BLE001  the verdict is stored; the mail is a courtesy

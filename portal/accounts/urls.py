@@ -10,8 +10,9 @@ urlpatterns = [
     # Password reset by e-mail: Django's own views (the console back-end prints the mail in development).
     path("accounts/password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
     path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
-    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
-         name="password_reset_confirm"),
+    path(
+        "accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"
+    ),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("accounts/confirm/<str:token>/", views.email_confirm, name="account-confirm"),
     path("accounts/confirm/", views.confirmation_resend, name="account-confirm-resend"),

@@ -53,8 +53,9 @@ class SignupForm(UserCreationForm):
 @throttled(SignupThrottle, what="sign-ups")
 def signup(request: HttpRequest) -> HttpResponse:
     next_url = request.POST.get("next") or request.GET.get("next") or ""
-    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         next_url = ""
     if request.user.is_authenticated:
         return redirect(next_url or "home")
@@ -62,16 +63,22 @@ def signup(request: HttpRequest) -> HttpResponse:
         form = SignupForm(request.POST)
         if form.is_valid():
             try:
-                user = services.user_create(username=form.cleaned_data["username"],
-                                            password=form.cleaned_data["password1"],
-                                            email=form.cleaned_data["email"], confirmed=False)
+                user = services.user_create(
+                    username=form.cleaned_data["username"],
+                    password=form.cleaned_data["password1"],
+                    email=form.cleaned_data["email"],
+                    confirmed=False,
+                )
             except ValidationError as exc:
                 form.add_error("username", exc.message_dict["username"])
             else:
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
                 services.confirmation_send(user=user, base_url=request.build_absolute_uri("/"))
-                messages.success(request, f"Welcome, {user.get_username()}. You are signed in. We sent a link to "
-                                          f"{user.email}: follow it to confirm your address before uploading.")
+                messages.success(
+                    request,
+                    f"Welcome, {user.get_username()}. You are signed in. We sent a link to "
+                    f"{user.email}: follow it to confirm your address before uploading.",
+                )
                 return redirect(next_url or "home")
     else:
         form = SignupForm()
@@ -100,8 +107,11 @@ def confirmation_resend(request: HttpRequest) -> HttpResponse:
 
 
 class SettingsForm(forms.Form):
-    notify_verdicts = forms.BooleanField(required=False, label="E-mail me when a verdict lands",
-                                         help_text="One message per solution you submit (not per model-run attempt).")
+    notify_verdicts = forms.BooleanField(
+        required=False,
+        label="E-mail me when a verdict lands",
+        help_text="One message per solution you submit (not per model-run attempt).",
+    )
 
 
 @login_required
@@ -111,13 +121,16 @@ def account_settings(request: HttpRequest) -> HttpResponse:
         form = SettingsForm(request.POST)
         if form.is_valid():
             services.notification_set(user=request.user, notify_verdicts=form.cleaned_data["notify_verdicts"])
-            messages.success(request, "Verdict e-mails are on." if form.cleaned_data["notify_verdicts"]
-                             else "Verdict e-mails are off.")
+            messages.success(
+                request,
+                "Verdict e-mails are on." if form.cleaned_data["notify_verdicts"] else "Verdict e-mails are off.",
+            )
             return redirect("account-settings")
     else:
         form = SettingsForm(initial={"notify_verdicts": bool(row and row.notify_verdicts)})
-    return render(request, "accounts/settings.html", {"form": form,
-                                                      "confirmed": services.email_confirmed(request.user)})
+    return render(
+        request, "accounts/settings.html", {"form": form, "confirmed": services.email_confirmed(request.user)}
+    )
 
 
 @login_required
@@ -130,8 +143,10 @@ def token(request: HttpRequest) -> HttpResponse:
 def token_regenerate(request: HttpRequest) -> HttpResponse:
     had_one = Token.objects.filter(user=request.user).exists()
     services.token_regenerate(user=request.user)
-    messages.success(request, "A new API token was created; the old one no longer works." if had_one
-                     else "Your API token was created.")
+    messages.success(
+        request,
+        "A new API token was created; the old one no longer works." if had_one else "Your API token was created.",
+    )
     return redirect("account-token")
 
 

@@ -29,10 +29,14 @@ class FileOrTextField(serializers.Field):
         raise serializers.ValidationError("Send the file as a multipart upload or its text as a string.")
 
 
-@extend_schema_field({"type": "object", "required": ["filename", "source"],
-                      "properties": {"filename": {"type": "string", "example": "flat_sum.py"},
-                                     "source": {"type": "string"}},
-                      "description": "JSON: {filename, source}; multipart: one uploaded .py file per entry"})
+@extend_schema_field(
+    {
+        "type": "object",
+        "required": ["filename", "source"],
+        "properties": {"filename": {"type": "string", "example": "flat_sum.py"}, "source": {"type": "string"}},
+        "description": "JSON: {filename, source}; multipart: one uploaded .py file per entry",
+    }
+)
 class KnownAnswerField(serializers.Field):
     """One known answer: an uploaded .py file (multipart) or ``{"filename": ..., "source": ...}`` (JSON)."""
 
@@ -54,12 +58,40 @@ class ProposalOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ProblemProposal
-        fields = ["id", "problem_id", "category", "name", "title", "version", "content_hash", "author", "state",
-                  "check_report", "moderator_note", "known_answers", "created_at", "updated_at", "checked_at",
-                  "reviewed_at", "url", "api_url", "download_url"]
+        fields = [
+            "id",
+            "problem_id",
+            "category",
+            "name",
+            "title",
+            "version",
+            "content_hash",
+            "author",
+            "state",
+            "check_report",
+            "moderator_note",
+            "known_answers",
+            "created_at",
+            "updated_at",
+            "checked_at",
+            "reviewed_at",
+            "url",
+            "api_url",
+            "download_url",
+        ]
 
-    @extend_schema_field({"type": "array", "items": {"type": "object", "properties": {
-        "kind": {"type": "string", "enum": ["correct", "wrong"]}, "filename": {"type": "string"}}}})
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["correct", "wrong"]},
+                    "filename": {"type": "string"},
+                },
+            },
+        }
+    )
     def get_known_answers(self, obj: ProblemProposal) -> list[dict[str, str]]:
         return [{"kind": a["kind"], "filename": a["filename"]} for a in obj.solutions]
 
@@ -87,10 +119,12 @@ class ProposalInputSerializer(serializers.Serializer):
     problem_toml = FileOrTextField(help_text="problem.toml: an upload (multipart) or its text")
     reference_py = FileOrTextField(help_text="reference.py: an upload (multipart) or its text")
     readme_md = FileOrTextField(help_text="README.md, the statement: an upload (multipart) or its text")
-    correct = serializers.ListField(child=KnownAnswerField(), required=False,
-                                    help_text="known answers that must pass (solutions/correct/)")
-    wrong = serializers.ListField(child=KnownAnswerField(), required=False,
-                                  help_text="known answers that must fail (solutions/wrong/)")
+    correct = serializers.ListField(
+        child=KnownAnswerField(), required=False, help_text="known answers that must pass (solutions/correct/)"
+    )
+    wrong = serializers.ListField(
+        child=KnownAnswerField(), required=False, help_text="known answers that must fail (solutions/wrong/)"
+    )
 
 
 LIST_DESCRIPTION = "Your own problem proposals, newest first (the latest 200)."
@@ -112,25 +146,33 @@ class ProposalListCreateApi(APIView):
     throttle_classes = [ApiAnonThrottle, ApiUserThrottle, UploadThrottle]  # UploadThrottle: POST only
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
-    @extend_schema(operation_id="proposals_list", description=LIST_DESCRIPTION,
-                   responses=ProposalOutputSerializer(many=True))
+    @extend_schema(
+        operation_id="proposals_list", description=LIST_DESCRIPTION, responses=ProposalOutputSerializer(many=True)
+    )
     def get(self, request):
         proposals = selectors.proposal_list(user=request.user)[:200]
         return Response(ProposalOutputSerializer(proposals, many=True, context={"request": request}).data)
 
-    @extend_schema(operation_id="proposals_create", description=CREATE_DESCRIPTION,
-                   request={"multipart/form-data": ProposalInputSerializer,
-                            "application/json": ProposalInputSerializer},
-                   responses={201: ProposalOutputSerializer})
+    @extend_schema(
+        operation_id="proposals_create",
+        description=CREATE_DESCRIPTION,
+        request={"multipart/form-data": ProposalInputSerializer, "application/json": ProposalInputSerializer},
+        responses={201: ProposalOutputSerializer},
+    )
     def post(self, request):
         params = ProposalInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        answers = [(kind, filename, source) for kind in ("correct", "wrong")
-                   for filename, source in data.get(kind, [])]
+        answers = [(kind, filename, source) for kind in ("correct", "wrong") for filename, source in data.get(kind, [])]
         proposal = services.proposal_create(
-            user=request.user, category=data["category"], name=data["name"], problem_toml=data["problem_toml"],
-            reference_py=data["reference_py"], readme_md=data["readme_md"], known_answers=answers)
+            user=request.user,
+            category=data["category"],
+            name=data["name"],
+            problem_toml=data["problem_toml"],
+            reference_py=data["reference_py"],
+            readme_md=data["readme_md"],
+            known_answers=answers,
+        )
         body = ProposalOutputSerializer(proposal, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 
@@ -140,9 +182,12 @@ class ProposalDetailApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="proposals_retrieve", description="One of your proposals (moderators: any proposal): "
-                   "its state, check report and the moderator's note; `download_url` once accepted.",
-                   responses=ProposalOutputSerializer)
+    @extend_schema(
+        operation_id="proposals_retrieve",
+        description="One of your proposals (moderators: any proposal): "
+        "its state, check report and the moderator's note; `download_url` once accepted.",
+        responses=ProposalOutputSerializer,
+    )
     def get(self, request, proposal_id: int):
         proposal = selectors.proposal_detail(proposal_id=proposal_id, user=request.user)
         return Response(ProposalOutputSerializer(proposal, context={"request": request}).data)

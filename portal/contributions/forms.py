@@ -9,8 +9,11 @@ from django import forms
 from problems.registry import CATEGORIES
 
 # (form field, file name in the folder, rows of its paste box)
-PROBLEM_FILES = (("problem_toml", "problem.toml", 14), ("reference_py", "reference.py", 18),
-                 ("readme_md", "README.md", 14))
+PROBLEM_FILES = (
+    ("problem_toml", "problem.toml", 14),
+    ("reference_py", "reference.py", 18),
+    ("readme_md", "README.md", 14),
+)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -36,27 +39,49 @@ def _code(rows: int) -> forms.Textarea:
 
 
 class ProposalForm(forms.Form):
-    category = forms.ChoiceField(choices=[(k, f"{k} — {v}") for k, v in CATEGORIES.items()],
-                                 help_text="The folder under problems/ (and the 'category' in problem.toml).")
-    name = forms.CharField(max_length=64, help_text="The folder name: lower-case letters, digits and underscores, "
-                                                    "e.g. all_gather_matmul. The problem id is category/name.")
-    problem_toml_file = forms.FileField(required=False, label="Upload problem.toml",
-                                        widget=forms.ClearableFileInput(attrs={"accept": ".toml"}))
+    category = forms.ChoiceField(
+        choices=[(k, f"{k} — {v}") for k, v in CATEGORIES.items()],
+        help_text="The folder under problems/ (and the 'category' in problem.toml).",
+    )
+    name = forms.CharField(
+        max_length=64,
+        help_text="The folder name: lower-case letters, digits and underscores, "
+        "e.g. all_gather_matmul. The problem id is category/name.",
+    )
+    problem_toml_file = forms.FileField(
+        required=False, label="Upload problem.toml", widget=forms.ClearableFileInput(attrs={"accept": ".toml"})
+    )
     problem_toml = forms.CharField(required=False, strip=False, widget=_code(14), label="…or paste problem.toml")
-    reference_py_file = forms.FileField(required=False, label="Upload reference.py",
-                                        widget=forms.ClearableFileInput(attrs={"accept": ".py"}))
+    reference_py_file = forms.FileField(
+        required=False, label="Upload reference.py", widget=forms.ClearableFileInput(attrs={"accept": ".py"})
+    )
     reference_py = forms.CharField(required=False, strip=False, widget=_code(18), label="…or paste reference.py")
-    readme_md_file = forms.FileField(required=False, label="Upload README.md",
-                                     widget=forms.ClearableFileInput(attrs={"accept": ".md,text/markdown"}))
+    readme_md_file = forms.FileField(
+        required=False, label="Upload README.md", widget=forms.ClearableFileInput(attrs={"accept": ".md,text/markdown"})
+    )
     readme_md = forms.CharField(required=False, strip=False, widget=_code(14), label="…or paste README.md")
-    correct = MultipleFileField(required=False, label="Known answers that must pass (solutions/correct/*.py)",
-                                help_text="Optional here, but the catalogue needs at least one before merging.")
-    correct_source = forms.CharField(required=False, strip=False, widget=_code(8),
-                                     label="…or paste one correct solution (saved as solutions/correct/pasted.py)")
-    wrong = MultipleFileField(required=False, label="Known answers that must fail (solutions/wrong/*.py)",
-                              help_text="Optional here, but the catalogue needs at least one before merging.")
-    wrong_source = forms.CharField(required=False, strip=False, widget=_code(8),
-                                   label="…or paste one wrong solution (saved as solutions/wrong/pasted.py)")
+    correct = MultipleFileField(
+        required=False,
+        label="Known answers that must pass (solutions/correct/*.py)",
+        help_text="Optional here, but the catalogue needs at least one before merging.",
+    )
+    correct_source = forms.CharField(
+        required=False,
+        strip=False,
+        widget=_code(8),
+        label="…or paste one correct solution (saved as solutions/correct/pasted.py)",
+    )
+    wrong = MultipleFileField(
+        required=False,
+        label="Known answers that must fail (solutions/wrong/*.py)",
+        help_text="Optional here, but the catalogue needs at least one before merging.",
+    )
+    wrong_source = forms.CharField(
+        required=False,
+        strip=False,
+        widget=_code(8),
+        label="…or paste one wrong solution (saved as solutions/wrong/pasted.py)",
+    )
     # Known answers uploaded with an earlier try that failed validation, kept so they need not be uploaded again:
     # JSON [{"kind", "name", "text"}] (see keep_uploads). They go through the same checks as uploads.
     kept_answers = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
@@ -86,8 +111,14 @@ class ProposalForm(forms.Form):
             return []
         if not isinstance(items, list):
             return []
-        return [item for item in items if isinstance(item, dict) and item.get("kind") in ("correct", "wrong")
-                and isinstance(item.get("name"), str) and isinstance(item.get("text"), str)]
+        return [
+            item
+            for item in items
+            if isinstance(item, dict)
+            and item.get("kind") in ("correct", "wrong")
+            and isinstance(item.get("name"), str)
+            and isinstance(item.get("text"), str)
+        ]
 
     def keep_uploads(self) -> list[str]:
         """After a validation error: what was uploaded is put back into the form, so nothing has to be given again.
@@ -104,11 +135,15 @@ class ProposalForm(forms.Form):
                 continue
             text = _upload_text(upload)
             if text is None:
-                notes.append(f"{filename}: the uploaded {upload.name} is not UTF-8 text, so it was not kept; "
-                             "upload it again once saved as UTF-8.")
+                notes.append(
+                    f"{filename}: the uploaded {upload.name} is not UTF-8 text, so it was not kept; "
+                    "upload it again once saved as UTF-8."
+                )
             elif (data.get(self.add_prefix(field)) or "").strip():
-                notes.append(f"{filename}: you also pasted text, so the pasted text is kept and the uploaded "
-                             f"{upload.name} is not.")
+                notes.append(
+                    f"{filename}: you also pasted text, so the pasted text is kept and the uploaded "
+                    f"{upload.name} is not."
+                )
             else:
                 data[self.add_prefix(field)] = text
                 notes.append(f"{filename}: your upload {upload.name} is kept, as the text in its paste box.")
@@ -125,16 +160,20 @@ class ProposalForm(forms.Form):
         data[self.add_prefix("kept_answers")] = json.dumps(kept) if kept else ""
         data.pop(self.add_prefix("drop_kept"), None)
         if kept:
-            notes.append("Known answers kept: " + ", ".join(f"solutions/{k['kind']}/{k['name']}" for k in kept)
-                         + " (sent again with the form; tick the box below to forget them).")
+            notes.append(
+                "Known answers kept: "
+                + ", ".join(f"solutions/{k['kind']}/{k['name']}" for k in kept)
+                + " (sent again with the form; tick the box below to forget them)."
+            )
         self.data = data
         return notes
 
     def known_answers(self):
         """(kind, filename, upload-or-text) for every known answer given."""
         out = [(item["kind"], item["name"], item["text"]) for item in self.kept()]
-        uploaded = {(kind, upload.name) for kind in ("correct", "wrong")
-                    for upload in self.cleaned_data.get(kind) or []}
+        uploaded = {
+            (kind, upload.name) for kind in ("correct", "wrong") for upload in self.cleaned_data.get(kind) or []
+        }
         out = [item for item in out if (item[0], item[1]) not in uploaded]  # a new upload replaces a kept one
         for kind in ("correct", "wrong"):
             out += [(kind, upload.name, upload) for upload in self.cleaned_data.get(kind) or []]
@@ -157,5 +196,8 @@ def _upload_text(upload) -> str | None:
 
 class ReviewForm(forms.Form):
     decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject")])
-    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}),
-                           help_text="The contributor reads this. Required to reject: say what to change.")
+    note = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="The contributor reads this. Required to reject: say what to change.",
+    )

@@ -12,10 +12,24 @@ from portal.contributions import services
 
 
 def proposal_mark_checking(proposal_id: int, job_id: str, worker_name: str, nonce: str, signature: str) -> None:
-    reply(MARK_CHECKING, proposal_id, job_id, nonce, {"worker": worker_name}, signature,
-          lambda: services.proposal_mark_checking(proposal_id=proposal_id, job_id=job_id, worker=worker_name))
+    reply(
+        MARK_CHECKING,
+        proposal_id,
+        job_id,
+        nonce,
+        {"worker": worker_name},
+        signature,
+        lambda: services.proposal_mark_checking(proposal_id=proposal_id, job_id=job_id, worker=worker_name),
+    )
 
 
 def proposal_record_check(proposal_id: int, job_id: str, report: dict[str, Any], nonce: str, signature: str) -> None:
-    reply(RECORD_CHECK, proposal_id, job_id, nonce, report, signature,
-          lambda: services.proposal_record_check(proposal_id=proposal_id, job_id=job_id, report=report))
+    reply(
+        RECORD_CHECK,
+        proposal_id,
+        job_id,
+        nonce,
+        report,
+        signature,
+        lambda: services.proposal_record_check(proposal_id=proposal_id, job_id=job_id, report=report),
+    )

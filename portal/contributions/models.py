@@ -21,8 +21,14 @@ class ProblemProposal(models.Model):
         REJECTED = "rejected"
 
     OPEN_STATES = (State.SUBMITTED, State.CHECKING, State.CHECKED, State.FAILED)  # waiting for a moderator
-    BADGES = {"submitted": "state-queued", "checking": "state-running", "checked": "verdict-passed",
-              "failed": "verdict-wrong_output", "accepted": "verdict-passed", "rejected": "verdict-rejected"}
+    BADGES = {
+        "submitted": "state-queued",
+        "checking": "state-running",
+        "checked": "verdict-passed",
+        "failed": "verdict-wrong_output",
+        "accepted": "verdict-passed",
+        "rejected": "verdict-rejected",
+    }
 
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="problem_proposals")
     category = models.CharField(max_length=64)
@@ -32,8 +38,9 @@ class ProblemProposal(models.Model):
     problem_toml = models.TextField()
     reference_py = models.TextField()
     readme_md = models.TextField()
-    solutions = models.JSONField(default=list, blank=True,
-                                 help_text='known answers: [{"kind": "correct"|"wrong", "filename", "source"}]')
+    solutions = models.JSONField(
+        default=list, blank=True, help_text='known answers: [{"kind": "correct"|"wrong", "filename", "source"}]'
+    )
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of the three files, as the registry hashes")
     state = models.CharField(max_length=16, choices=State.choices, default=State.SUBMITTED, db_index=True)
     check_report = models.JSONField(null=True, blank=True)
@@ -41,8 +48,9 @@ class ProblemProposal(models.Model):
     check_count = models.PositiveIntegerField(default=0, help_text="checks enqueued so far")
     check_worker = models.CharField(max_length=200, blank=True)
     checked_at = models.DateTimeField(null=True, blank=True)
-    moderator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                  related_name="+")
+    moderator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     moderator_note = models.TextField(blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

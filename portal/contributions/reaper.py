@@ -28,9 +28,9 @@ class CheckReaper(Reaper[ProblemProposal]):
     job_noun, reply_noun = "check job", "report"
 
     def rows(self, now: datetime, grace: timedelta) -> Iterable[ProblemProposal]:
-        return ProblemProposal.objects.filter(state__in=[ProblemProposal.State.SUBMITTED,
-                                                         ProblemProposal.State.CHECKING],
-                                              updated_at__lt=now - grace).order_by("id")
+        return ProblemProposal.objects.filter(
+            state__in=[ProblemProposal.State.SUBMITTED, ProblemProposal.State.CHECKING], updated_at__lt=now - grace
+        ).order_by("id")
 
     def last_sign(self, row: ProblemProposal) -> datetime:
         return row.updated_at
@@ -51,24 +51,30 @@ class CheckReaper(Reaper[ProblemProposal]):
 
     def job_ended(self, row: ProblemProposal, job: Job, status: Any, report: ReapReport) -> None:
         """Not retried: what stops a check's job (its limit, most often) would stop it again."""
-        services.proposal_record_check(proposal_id=row.pk, job_id=job.id, report=failed_report(
-            self.says_ended(row, job, status)))
+        services.proposal_record_check(
+            proposal_id=row.pk, job_id=job.id, report=failed_report(self.says_ended(row, job, status))
+        )
         report.failed.append(row.pk)
 
     def describe(self, report: ReapReport) -> str:
-        return (f"proposal checks: checked {report.checked}: re-enqueued {report.requeued or 'none'}, failed "
-                f"{report.failed or 'none'}, recovered reports of {report.recovered or 'none'}")
+        return (
+            f"proposal checks: checked {report.checked}: re-enqueued {report.requeued or 'none'}, failed "
+            f"{report.failed or 'none'}, recovered reports of {report.recovered or 'none'}"
+        )
 
     def says_silent(self, row: ProblemProposal, now: datetime) -> str:
         who = f"the check worker {row.check_worker}" if row.check_worker else "the check worker"
         return f"{who} started this check and never reported; Redis no longer knows its job"
 
     def says_ended(self, row: ProblemProposal, job: Job, status: Any) -> str:
-        return (f"the check job did not finish ({job_failure(job)}); a reference that runs longer than the job's limit "
-                f"or never returns ends here")
+        return (
+            f"the check job did not finish ({job_failure(job)}); a reference that runs longer than the job's limit "
+            f"or never returns ends here"
+        )
 
     def says_abandoned(self, row: ProblemProposal, job: Job) -> str:
         return "the check worker stopped sending heartbeats (it was killed, or its host went down)"
+
 
 CHECKS = CheckReaper()
 

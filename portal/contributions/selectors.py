@@ -28,13 +28,19 @@ def proposal_list(*, user) -> QuerySet[ProblemProposal]:
 
 def proposal_review_queue() -> QuerySet[ProblemProposal]:
     """Proposals waiting for a moderator, oldest first."""
-    return (ProblemProposal.objects.filter(state__in=ProblemProposal.OPEN_STATES)
-            .select_related("author").order_by("created_at", "pk"))
+    return (
+        ProblemProposal.objects.filter(state__in=ProblemProposal.OPEN_STATES)
+        .select_related("author")
+        .order_by("created_at", "pk")
+    )
 
 
 def proposal_recently_reviewed(*, limit: int = 20) -> list[ProblemProposal]:
-    return list(ProblemProposal.objects.exclude(state__in=ProblemProposal.OPEN_STATES)
-                .select_related("author", "moderator").order_by("-reviewed_at", "-pk")[:limit])
+    return list(
+        ProblemProposal.objects.exclude(state__in=ProblemProposal.OPEN_STATES)
+        .select_related("author", "moderator")
+        .order_by("-reviewed_at", "-pk")[:limit]
+    )
 
 
 def proposal_detail(*, proposal_id: int, user) -> ProblemProposal:

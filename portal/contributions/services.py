@@ -53,8 +53,9 @@ def _text(field: str, filename: str, data: Any) -> str:
     limit = settings.ARENA_MAX_SOURCE_BYTES
     if hasattr(data, "read"):  # an upload: refused by its declared size before reading, and never read past the limit
         if getattr(data, "size", None) and data.size > limit:
-            raise ValidationError({field: f"{filename} is {formats.size(data.size)}; the limit is "
-                                          f"{formats.size(limit)}."})
+            raise ValidationError(
+                {field: f"{filename} is {formats.size(data.size)}; the limit is {formats.size(limit)}."}
+            )
         data = data.read(limit + 1)
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else (data or b"")
     if len(raw) > limit:
@@ -63,8 +64,12 @@ def _text(field: str, filename: str, data: Any) -> str:
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValidationError({field: f"{filename} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                                          f"{exc.start}); save it as UTF-8."}) from None
+            raise ValidationError(
+                {
+                    field: f"{filename} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                    f"{exc.start}); save it as UTF-8."
+                }
+            ) from None
     text = (data or "").removeprefix("\ufeff").replace("\r\n", "\n")
     if not text.strip():
         raise ValidationError({field: f"{filename} is empty; upload the file or paste its text."})
@@ -83,8 +88,12 @@ def _known_answers(items: Iterable[tuple[str, str | None, Any]]) -> list[dict[st
             raise ValidationError({"known_answers": f"{kind!r} is not a kind of known answer; use correct or wrong."})
         name = (filename or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
         if not SOLUTION_FILENAME.match(name):
-            raise ValidationError({"known_answers": f"solutions/{kind}/{name or '(no name)'}: a known answer is a "
-                                                    f"Python file named like flat_sum.py (letters, digits, _ . -)."})
+            raise ValidationError(
+                {
+                    "known_answers": f"solutions/{kind}/{name or '(no name)'}: a known answer is a "
+                    f"Python file named like flat_sum.py (letters, digits, _ . -)."
+                }
+            )
         if (kind, name) in seen:
             raise ValidationError({"known_answers": f"solutions/{kind}/{name} is given twice; rename one."})
         seen.add((kind, name))
@@ -96,8 +105,12 @@ def _known_answers(items: Iterable[tuple[str, str | None, Any]]) -> list[dict[st
             raise ValidationError({"known_answers": f"{where}: {messages[0]}"}) from None
         out.append({"kind": kind, "filename": name, "source": text})
     if len(out) > MAX_KNOWN_ANSWERS:
-        raise ValidationError({"known_answers": f"{len(out)} known answers were given; the limit is "
-                                                f"{MAX_KNOWN_ANSWERS}. Keep the one or two most telling of each kind."})
+        raise ValidationError(
+            {
+                "known_answers": f"{len(out)} known answers were given; the limit is "
+                f"{MAX_KNOWN_ANSWERS}. Keep the one or two most telling of each kind."
+            }
+        )
     return out
 
 
@@ -119,11 +132,19 @@ def proposal_validate(*, category: str, name: str, files: dict[str, str]) -> Pro
     if category not in CATEGORIES:
         raise ValidationError({"category": f"{category!r} is not a category; use one of {', '.join(CATEGORIES)}."})
     if not NAME.match(name or ""):
-        raise ValidationError({"name": f"{name!r} cannot name a problem folder: use 2–64 lower-case letters, digits "
-                                       f"and underscores, starting with a letter (e.g. all_gather_matmul)."})
+        raise ValidationError(
+            {
+                "name": f"{name!r} cannot name a problem folder: use 2–64 lower-case letters, digits "
+                f"and underscores, starting with a letter (e.g. all_gather_matmul)."
+            }
+        )
     if (PROBLEMS_ROOT / category / name).exists():
-        raise ValidationError({"name": f"{category}/{name} is already in the catalogue. To change it, open a pull "
-                                       f"request that edits its folder and bumps its version; or choose another name."})
+        raise ValidationError(
+            {
+                "name": f"{category}/{name} is already in the catalogue. To change it, open a pull "
+                f"request that edits its folder and bumps its version; or choose another name."
+            }
+        )
     with tempfile.TemporaryDirectory(prefix="arena-proposal-") as tmp:
         folder = write_folder(Path(tmp), category, name, files)
         try:
@@ -131,15 +152,27 @@ def proposal_validate(*, category: str, name: str, files: dict[str, str]) -> Pro
         except ProblemError as exc:
             raise ValidationError({_field_of(str(exc)): str(exc)}) from None
     if not any(w in problem.world_sizes for w in CHECK_WORLD_SIZES):
-        raise ValidationError({"problem_toml": f"problems/{category}/{name}/problem.toml: the field 'world_sizes' "
-                                               f"is {list(problem.world_sizes)}; it must include "
-                                               f"{' or '.join(map(str, CHECK_WORLD_SIZES))} so the reference can be "
-                                               f"checked on CPU."})
+        raise ValidationError(
+            {
+                "problem_toml": f"problems/{category}/{name}/problem.toml: the field 'world_sizes' "
+                f"is {list(problem.world_sizes)}; it must include "
+                f"{' or '.join(map(str, CHECK_WORLD_SIZES))} so the reference can be "
+                f"checked on CPU."
+            }
+        )
     return problem
 
 
-def proposal_create(*, user, category: str, name: str, problem_toml: Any, reference_py: Any, readme_md: Any,
-                    known_answers: Iterable[tuple[str, str | None, Any]] = ()) -> ProblemProposal:
+def proposal_create(
+    *,
+    user,
+    category: str,
+    name: str,
+    problem_toml: Any,
+    reference_py: Any,
+    readme_md: Any,
+    known_answers: Iterable[tuple[str, str | None, Any]] = (),
+) -> ProblemProposal:
     """Validates a proposed problem, stores it as ``submitted`` and enqueues its check after the commit.
 
     Each file is text, bytes or an uploaded file; ``known_answers`` are ``(kind, filename, source)`` with kind
@@ -147,20 +180,30 @@ def proposal_create(*, user, category: str, name: str, problem_toml: Any, refere
     (nothing stored, nothing queued) when the folder breaks the problem contract.
     """
     category, name = (category or "").strip(), (name or "").strip()
-    files = {filename: _text(FILE_FIELDS[filename], filename, data)
-             for filename, data in (("problem.toml", problem_toml), ("reference.py", reference_py),
-                                    ("README.md", readme_md))}
+    files = {
+        filename: _text(FILE_FIELDS[filename], filename, data)
+        for filename, data in (("problem.toml", problem_toml), ("reference.py", reference_py), ("README.md", readme_md))
+    }
     solutions = _known_answers(known_answers)
     problem = proposal_validate(category=category, name=name, files=files)
     limit = settings.ARENA_MAX_OPEN_PROPOSALS_PER_USER
     if ProblemProposal.objects.filter(author=user, state__in=ProblemProposal.OPEN_STATES).count() >= limit:
-        raise ValidationError(f"You already have {limit} proposals waiting for review. Wait for a moderator to "
-                              f"review them (or ask one to reject the ones you no longer need), then propose again.")
+        raise ValidationError(
+            f"You already have {limit} proposals waiting for review. Wait for a moderator to "
+            f"review them (or ask one to reject the ones you no longer need), then propose again."
+        )
     with transaction.atomic():
         proposal = ProblemProposal.objects.create(
-            author=user, category=category, name=name, title=problem.title, version=problem.version,
-            problem_toml=files["problem.toml"], reference_py=files["reference.py"], readme_md=files["README.md"],
-            solutions=solutions, content_hash=problem.content_hash,
+            author=user,
+            category=category,
+            name=name,
+            title=problem.title,
+            version=problem.version,
+            problem_toml=files["problem.toml"],
+            reference_py=files["reference.py"],
+            readme_md=files["README.md"],
+            solutions=solutions,
+            content_hash=problem.content_hash,
         )
         CHECK.enqueue_after_commit(proposal)
     return proposal
@@ -168,20 +211,45 @@ def proposal_create(*, user, category: str, name: str, problem_toml: Any, refere
 
 def _orders(proposal: ProblemProposal) -> list[JobOrder]:
     # the nonce binds the check's signed replies to this job (leaderboard.lifecycle.signatures)
-    return [JobOrder(queue=CHECKS_QUEUE, function=CHECK_PROPOSAL,
-                     args=(proposal.pk, proposal.category, proposal.name, proposal.files, proposal.solutions,
-                           nonce_for(proposal.check_job_id)),
-                     timeout=CHECK_JOB_TIMEOUT_S, job_id=proposal.check_job_id,
-                     description=f"check of proposal #{proposal.pk}: {proposal.problem_id}")]
+    return [
+        JobOrder(
+            queue=CHECKS_QUEUE,
+            function=CHECK_PROPOSAL,
+            args=(
+                proposal.pk,
+                proposal.category,
+                proposal.name,
+                proposal.files,
+                proposal.solutions,
+                nonce_for(proposal.check_job_id),
+            ),
+            timeout=CHECK_JOB_TIMEOUT_S,
+            job_id=proposal.check_job_id,
+            description=f"check of proposal #{proposal.pk}: {proposal.problem_id}",
+        )
+    ]
 
 
 # A proposal check's lifecycle: job ids "proposal-<pk>-<check>", submitted → checking, retried like an evaluation.
 CHECK: Work[ProblemProposal] = Work(
-    model=ProblemProposal, name="proposal", job_prefix="proposal", waiting=ProblemProposal.State.SUBMITTED,
-    running=ProblemProposal.State.CHECKING, orders=_orders, queue_of=lambda proposal: CHECKS_QUEUE,
-    if_redis_fails="the reaper enqueues it anew", job_id_field="check_job_id", count_field="check_count",
-    enqueued_at_field=None, worker_field="check_worker", worker_max=200, started_field=None, touched=("updated_at",),
-    attempt_word="Check", every_word="one")
+    model=ProblemProposal,
+    name="proposal",
+    job_prefix="proposal",
+    waiting=ProblemProposal.State.SUBMITTED,
+    running=ProblemProposal.State.CHECKING,
+    orders=_orders,
+    queue_of=lambda proposal: CHECKS_QUEUE,
+    if_redis_fails="the reaper enqueues it anew",
+    job_id_field="check_job_id",
+    count_field="check_count",
+    enqueued_at_field=None,
+    worker_field="check_worker",
+    worker_max=200,
+    started_field=None,
+    touched=("updated_at",),
+    attempt_word="Check",
+    every_word="one",
+)
 
 
 def proposal_mark_checking(*, proposal_id: int, job_id: str, worker: str = "") -> ProblemProposal | None:
@@ -197,8 +265,9 @@ def proposal_record_check(*, proposal_id: int, job_id: str, report: dict) -> Pro
         if proposal is None or proposal.check_job_id != job_id or not proposal.is_checking:
             return proposal
         proposal.check_report = report if isinstance(report, dict) else {"ok": False, "message": str(report)}
-        proposal.state = ProblemProposal.State.CHECKED if proposal.check_report.get("ok") is True \
-            else ProblemProposal.State.FAILED
+        proposal.state = (
+            ProblemProposal.State.CHECKED if proposal.check_report.get("ok") is True else ProblemProposal.State.FAILED
+        )
         proposal.checked_at = timezone.now()
         proposal.save(update_fields=["check_report", "state", "checked_at", "updated_at"])
     return proposal
@@ -236,8 +305,12 @@ def proposal_review(*, proposal_id: int, moderator, decision: str, note: str = "
             raise ValidationError({"decision": f"This proposal was already {proposal.state}."})
         if decision == "accept":
             if proposal.state != ProblemProposal.State.CHECKED:
-                raise ValidationError({"decision": f"Only a proposal that passed its check can be accepted; this one "
-                                                   f"is {proposal.state}. Reject it with a note, or check it again."})
+                raise ValidationError(
+                    {
+                        "decision": f"Only a proposal that passed its check can be accepted; this one "
+                        f"is {proposal.state}. Reject it with a note, or check it again."
+                    }
+                )
             proposal.state = ProblemProposal.State.ACCEPTED
         elif decision == "reject":
             if not note:

@@ -26,9 +26,14 @@ def proposal_create(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 proposal = services.proposal_create(
-                    user=request.user, category=form.cleaned_data["category"], name=form.cleaned_data["name"],
-                    problem_toml=form.file_or_text("problem_toml"), reference_py=form.file_or_text("reference_py"),
-                    readme_md=form.file_or_text("readme_md"), known_answers=form.known_answers())
+                    user=request.user,
+                    category=form.cleaned_data["category"],
+                    name=form.cleaned_data["name"],
+                    problem_toml=form.file_or_text("problem_toml"),
+                    reference_py=form.file_or_text("reference_py"),
+                    readme_md=form.file_or_text("readme_md"),
+                    known_answers=form.known_answers(),
+                )
             except ValidationError as exc:
                 _form_errors_from(form, exc)
             else:
@@ -39,10 +44,18 @@ def proposal_create(request: HttpRequest) -> HttpResponse:
         form, status = ProposalForm(initial={k: request.GET[k] for k in ("category", "name") if k in request.GET}), 200
         kept = []
     groups = [(filename, form[f"{field}_file"], form[field]) for field, filename, _ in PROBLEM_FILES]
-    return render(request, "contribute/proposal_form.html", {
-        "form": form, "file_groups": groups, "kept": kept, "kept_answers": form.kept() if kept else [],
-        "answer_fields": [form["correct"], form["correct_source"], form["wrong"], form["wrong_source"]],
-    }, status=status)
+    return render(
+        request,
+        "contribute/proposal_form.html",
+        {
+            "form": form,
+            "file_groups": groups,
+            "kept": kept,
+            "kept_answers": form.kept() if kept else [],
+            "answer_fields": [form["correct"], form["correct_source"], form["wrong"], form["wrong_source"]],
+        },
+        status=status,
+    )
 
 
 def _form_errors_from(form: ProposalForm, exc: ValidationError) -> None:
@@ -63,27 +76,39 @@ def _form_errors_from(form: ProposalForm, exc: ValidationError) -> None:
 @login_required
 @exportable(exports.proposal_list_table, exports.proposal_rows, filename="proposals")
 def proposal_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "contribute/proposal_list.html", {
-        "proposals": selectors.proposal_list(user=request.user)[:200],
-        "is_moderator": selectors.is_moderator(request.user),
-    })
+    return render(
+        request,
+        "contribute/proposal_list.html",
+        {
+            "proposals": selectors.proposal_list(user=request.user)[:200],
+            "is_moderator": selectors.is_moderator(request.user),
+        },
+    )
 
 
 @login_required
-def proposal_detail(request: HttpRequest, proposal_id: int, review_form: ReviewForm | None = None,
-                    status: int = 200) -> HttpResponse:
+def proposal_detail(
+    request: HttpRequest, proposal_id: int, review_form: ReviewForm | None = None, status: int = 200
+) -> HttpResponse:
     proposal = selectors.proposal_detail(proposal_id=proposal_id, user=request.user)
     moderator = selectors.is_moderator(request.user)
-    return render(request, "contribute/proposal_detail.html", {
-        "proposal": proposal,
-        "report": proposal.check_report,
-        "files": [(name, text, lexer) for (name, text), lexer in
-                  zip(proposal.files.items(), ("toml", "python", "markdown"))],
-        "is_moderator": moderator,
-        "review_form": review_form or (ReviewForm() if moderator and proposal.is_open else None),
-        "folder": f"problems/{proposal.category}/{proposal.name}/",
-        "refresh_s": 3 if proposal.is_checking else None,
-    }, status=status)
+    return render(
+        request,
+        "contribute/proposal_detail.html",
+        {
+            "proposal": proposal,
+            "report": proposal.check_report,
+            "files": [
+                (name, text, lexer)
+                for (name, text), lexer in zip(proposal.files.items(), ("toml", "python", "markdown"))
+            ],
+            "is_moderator": moderator,
+            "review_form": review_form or (ReviewForm() if moderator and proposal.is_open else None),
+            "folder": f"problems/{proposal.category}/{proposal.name}/",
+            "refresh_s": 3 if proposal.is_checking else None,
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -95,8 +120,12 @@ def proposal_review(request: HttpRequest, proposal_id: int) -> HttpResponse:
     form = ReviewForm(request.POST)
     if form.is_valid():
         try:
-            proposal = services.proposal_review(proposal_id=proposal_id, moderator=request.user,
-                                                decision=form.cleaned_data["decision"], note=form.cleaned_data["note"])
+            proposal = services.proposal_review(
+                proposal_id=proposal_id,
+                moderator=request.user,
+                decision=form.cleaned_data["decision"],
+                note=form.cleaned_data["note"],
+            )
         except ValidationError as exc:
             for field, errors in exc.message_dict.items():
                 for message in errors:
@@ -135,7 +164,11 @@ def proposal_download(request: HttpRequest, proposal_id: int) -> HttpResponse:
 def review_queue(request: HttpRequest) -> HttpResponse:
     if not selectors.is_moderator(request.user):
         raise PermissionDenied("The review queue is for moderators.")
-    return render(request, "contribute/review_queue.html", {
-        "proposals": selectors.proposal_review_queue(),
-        "reviewed": selectors.proposal_recently_reviewed(),
-    })
+    return render(
+        request,
+        "contribute/review_queue.html",
+        {
+            "proposals": selectors.proposal_review_queue(),
+            "reviewed": selectors.proposal_recently_reviewed(),
+        },
+    )

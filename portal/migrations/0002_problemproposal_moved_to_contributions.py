@@ -5,7 +5,6 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("portal", "0001_problem_proposals"),
         ("contributions", "0001_initial"),

@@ -19,15 +19,32 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-__all__ = ["ENV", "ARCH", "FLAGS", "UNDEFINES", "HOST_CHANNEL", "KittensUnavailable", "kittens_root", "include_paths",
-           "kittens_flags", "load", "ParallelTensor", "DEVICE_BARRIER"]
+__all__ = [
+    "ENV",
+    "ARCH",
+    "FLAGS",
+    "UNDEFINES",
+    "HOST_CHANNEL",
+    "KittensUnavailable",
+    "kittens_root",
+    "include_paths",
+    "kittens_flags",
+    "load",
+    "ParallelTensor",
+    "DEVICE_BARRIER",
+]
 
 ENV = "ARENA_THUNDERKITTENS"
 ARCH = "sm_90a"
 FLAGS = ("-std=c++20", "-DKITTENS_HOPPER", "--expt-relaxed-constexpr", "--expt-extended-lambda")
 # PyTorch's extension builds define these; ThunderKittens needs the half/bf16 operators and conversions back.
-UNDEFINES = ("-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
-             "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_BFLOAT16_OPERATORS__")
+UNDEFINES = (
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_HALF2_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT16_OPERATORS__",
+)
 # Channel 0 of the signal pads belongs to host-side barriers (ParallelTensor.barrier); kernels use 1 and up.
 HOST_CHANNEL = 0
 
@@ -40,8 +57,10 @@ def kittens_root() -> str:
     """The ThunderKittens checkout: the folder holding ``include/kittens.cuh``."""
     root = os.environ.get(ENV)
     if not root or not os.path.isfile(os.path.join(root, "include", "kittens.cuh")):
-        raise KittensUnavailable(f"{ENV} is {root!r}: no ThunderKittens checkout (include/kittens.cuh) there; the "
-                                 f"GPU host's set-up installs one (docs/backends/parallelkittens.md)")
+        raise KittensUnavailable(
+            f"{ENV} is {root!r}: no ThunderKittens checkout (include/kittens.cuh) there; the "
+            f"GPU host's set-up installs one (docs/backends/parallelkittens.md)"
+        )
     return root
 
 
@@ -59,17 +78,29 @@ def kittens_flags(world_size: int | None = None) -> list[str]:
     return flags
 
 
-def load(name: str, cpp_sources: str | Sequence[str], cuda_sources: str | Sequence[str],
-         functions: Sequence[str], world_size: int | None = None, extra_cuda_cflags: Sequence[str] = (),
-         **kwargs: Any) -> Any:
+def load(
+    name: str,
+    cpp_sources: str | Sequence[str],
+    cuda_sources: str | Sequence[str],
+    functions: Sequence[str],
+    world_size: int | None = None,
+    extra_cuda_cflags: Sequence[str] = (),
+    **kwargs: Any,
+) -> Any:
     """``torch.utils.cpp_extension.load_inline`` with :func:`kittens_flags`; the module name carries the world size
     so builds for different device counts never share a cache entry."""
     from torch.utils.cpp_extension import load_inline
 
     suffix = f"_w{int(world_size)}" if world_size is not None else ""
-    return load_inline(name=name + suffix, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
-                       functions=list(functions), extra_cuda_cflags=kittens_flags(world_size) + list(extra_cuda_cflags),
-                       extra_include_paths=include_paths(), **kwargs)
+    return load_inline(
+        name=name + suffix,
+        cpp_sources=cpp_sources,
+        cuda_sources=cuda_sources,
+        functions=list(functions),
+        extra_cuda_cflags=kittens_flags(world_size) + list(extra_cuda_cflags),
+        extra_include_paths=include_paths(),
+        **kwargs,
+    )
 
 
 class ParallelTensor:

@@ -43,7 +43,7 @@ def create_input_tensor(rank, world_size, problem_id, base_shape, dtype=torch.bf
 '''
 
 REFERENCES = {
-    "1_all_reduce.py": '''
+    "1_all_reduce.py": """
         import torch.distributed as dist
 
 
@@ -51,8 +51,8 @@ REFERENCES = {
             out = x.clone()
             dist.all_reduce(out)
             return out
-        ''',
-    "2_all_gather.py": '''
+        """,
+    "2_all_gather.py": """
         import torch
         import torch.distributed as dist
 
@@ -61,8 +61,8 @@ REFERENCES = {
             out = torch.empty((dist.get_world_size() * x.shape[0], *x.shape[1:]), dtype=x.dtype, device=x.device)
             dist.all_gather_into_tensor(out, x.contiguous())
             return out
-        ''',
-    "3_matmul_all_reduce.py": '''
+        """,
+    "3_matmul_all_reduce.py": """
         import torch.distributed as dist
 
 
@@ -70,8 +70,8 @@ REFERENCES = {
             y = x @ w
             dist.all_reduce(y)
             return y
-        ''',
-    "4_expert_split_by_counts.py": '''
+        """,
+    "4_expert_split_by_counts.py": """
         import torch.distributed as dist
 
 
@@ -83,10 +83,10 @@ REFERENCES = {
             piece = x[start:start + int(sizes[dist.get_rank()])].clone()
             dist.all_reduce(piece)
             return piece
-        ''',
+        """,
 }
 
-CORRECT_ALL_REDUCE = '''
+CORRECT_ALL_REDUCE = """
 import torch
 import torch.distributed as dist
 
@@ -95,9 +95,9 @@ def solution(x):
     parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
     dist.all_gather(parts, x)
     return torch.stack(parts).sum(0)
-'''
+"""
 
-CONSTANT_CHEAT = '''
+CONSTANT_CHEAT = """
 import torch
 import torch.distributed as dist
 
@@ -105,11 +105,11 @@ import torch.distributed as dist
 def solution(x):
     # What the sum is when every rank holds ones: no communication at all.
     return torch.full_like(x, float(dist.get_world_size()))
-'''
+"""
 
 # Correct only while w is the same on every rank: each rank multiplies every rank's activations by its own copy
 # of w. The products and their sum round exactly as the reference's (for two ranks), so it passes even in bf16.
-REPLICATION_AWARE_MATMUL = '''
+REPLICATION_AWARE_MATMUL = """
 import torch
 import torch.distributed as dist
 
@@ -121,11 +121,11 @@ def solution(x, w):
     for other in xs[1:]:
         out = out + other @ w
     return out
-'''
+"""
 
 
 CUDA_ONLY = {
-    "5_cuda_stream_all_reduce.py": '''
+    "5_cuda_stream_all_reduce.py": """
         import torch
         import torch.distributed as dist
 
@@ -138,12 +138,13 @@ CUDA_ONLY = {
             torch.cuda.current_stream().wait_stream(side)
             dist.all_reduce(out)
             return out
-        ''',
+        """,
 }
 
 
-def write_checkout(root: Path, git: bool = True, cuda_only: bool = False,
-                   replace: dict[str, str] | None = None) -> Path:
+def write_checkout(
+    root: Path, git: bool = True, cuda_only: bool = False, replace: dict[str, str] | None = None
+) -> Path:
     """The checkout under ``root``; ``replace`` gives some reference files other bodies (a hostile reference)."""
     (root / "reference").mkdir(parents=True)
     (root / "utils").mkdir()
@@ -153,13 +154,19 @@ def write_checkout(root: Path, git: bool = True, cuda_only: bool = False,
         (root / "reference" / name).write_text(textwrap.dedent(body).lstrip())
     (root / "solutions" / "1_all_reduce_triton.py").write_text(CORRECT_ALL_REDUCE)
     if git:
-        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.org",
+        }
         for cmd in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "fake checkout"]):
             subprocess.run(["git", "-C", str(root), *cmd], check=True, env=env, capture_output=True)
     return root
 
 
 def head(root: Path) -> str:
-    return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()

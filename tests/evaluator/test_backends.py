@@ -29,28 +29,34 @@ PLAIN = "import torch\n\ndef solution(x):\n    return x.clone()\n"
 
 
 # -- declaring a backend -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("source, filename, expected", [
-    (PLAIN, "solution.py", None),
-    ('BACKEND = "parallelkittens"\n' + PLAIN, "solution.py", "parallelkittens"),
-    ('BACKEND: str = "nvshmem"\n' + PLAIN, None, "nvshmem"),
-    (PLAIN, "12_all_gather_parallelkittens.py", "parallelkittens"),
-    (PLAIN, "dir/put_nvshmem.py", "nvshmem"),
-    (PLAIN, "ring_symmetric_memory.py", "symmetric-memory"),
-    (PLAIN, "copy_triton.py", "triton"),
-    (PLAIN, "nvshmem.py", None),  # the suffix needs a name before it
-    ('BACKEND = "nvshmem"\n' + PLAIN, "x_nvshmem.py", "nvshmem"),
-    ("def f(:\n", "x.py", None),  # does not parse: left to the ranks
-])
+@pytest.mark.parametrize(
+    "source, filename, expected",
+    [
+        (PLAIN, "solution.py", None),
+        ('BACKEND = "parallelkittens"\n' + PLAIN, "solution.py", "parallelkittens"),
+        ('BACKEND: str = "nvshmem"\n' + PLAIN, None, "nvshmem"),
+        (PLAIN, "12_all_gather_parallelkittens.py", "parallelkittens"),
+        (PLAIN, "dir/put_nvshmem.py", "nvshmem"),
+        (PLAIN, "ring_symmetric_memory.py", "symmetric-memory"),
+        (PLAIN, "copy_triton.py", "triton"),
+        (PLAIN, "nvshmem.py", None),  # the suffix needs a name before it
+        ('BACKEND = "nvshmem"\n' + PLAIN, "x_nvshmem.py", "nvshmem"),
+        ("def f(:\n", "x.py", None),  # does not parse: left to the ranks
+    ],
+)
 def test_a_backend_is_declared_by_the_source_or_the_file_name(source, filename, expected):
     assert declared_backend(source, filename) == expected
 
 
-@pytest.mark.parametrize("source, filename, words", [
-    ('BACKEND = "kittens"\n', "x.py", "not a backend"),
-    ("BACKEND = NAME\n", "x.py", "string literal"),
-    ('BACKEND = "cuda"\nBACKEND = "triton"\n', "x.py", "set twice"),
-    ('BACKEND = "nvshmem"\n', "x_parallelkittens.py", "file name declares"),
-])
+@pytest.mark.parametrize(
+    "source, filename, words",
+    [
+        ('BACKEND = "kittens"\n', "x.py", "not a backend"),
+        ("BACKEND = NAME\n", "x.py", "string literal"),
+        ('BACKEND = "cuda"\nBACKEND = "triton"\n', "x.py", "set twice"),
+        ('BACKEND = "nvshmem"\n', "x_parallelkittens.py", "file name declares"),
+    ],
+)
 def test_invalid_declarations_are_errors_and_refused_by_the_static_check(source, filename, words):
     with pytest.raises(BackendError, match=words):
         declared_backend(source, filename)
@@ -84,8 +90,13 @@ def test_every_gpu_only_known_answer_declares_its_backend_in_name_and_source():
 # -- multicast per profile -----------------------------------------------------------------------------------------
 def test_no_profile_allows_multicast_and_results_say_so():
     assert not any(p.multicast_allowed for p in [*PROFILES.values(), *SMOKE_PROFILES.values()])
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="cpu-gloo-2",
-                            solution_source="import os\ndef solution(x):\n    os._exit(0)\n"))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            profile="cpu-gloo-2",
+            solution_source="import os\ndef solution(x):\n    os._exit(0)\n",
+        )
+    )
     assert doc["profile"]["multicast_allowed"] is False
 
 
@@ -93,8 +104,8 @@ def test_no_profile_allows_multicast_and_results_say_so():
 MULTICAST_SNIPPETS = [
     'CUDA = "asm volatile(\\"multi' + 'mem.ld_reduce.global.add.bf16x2 %0, [%1];\\" : ...);"',
     'CUDA = "multi' + 'mem<bf16_2>::ld_reduce<reduce_op::ADD>(tmp, ptr);"',
-    'CUDA = "using P = pgl<gl<bf16,1,1,-1,-1>, 4>; // ' + 'mc' + '_ptr passed in"',
-    'CUDA = "kittens::barrier' + '_t<4> bar; kittens::barrier' + '_all(bar, {0}, rank);"',
+    'CUDA = "using P = pgl<gl<bf16,1,1,-1,-1>, 4>; // ' + "mc" + '_ptr passed in"',
+    'CUDA = "kittens::barrier' + "_t<4> bar; kittens::barrier" + '_all(bar, {0}, rank);"',
     'CUDA = "signal' + '_all(bar, {0}, 1);"',
     'CUDA = "detail::vmm::multicast' + '_create_handle(&h, &size, n);"',
     "ptr = handle.multicast" + "_ptr",
@@ -115,15 +126,18 @@ def test_the_multicast_environment_switches_stay_refused_even_where_multicast_is
 
 
 def test_multicast_free_parallelkittens_source_and_the_helper_pass():
-    source = ('from evaluator.rank.backends import parallelkittens as pk\nBACKEND = "parallelkittens"\n'
-              'CUDA = "using P = pgl<gl<bf16,1,1,-1,-1>, ARENA_WORLD, false>; arena_pk::barrier(pads, r, w, 1);"\n'
-              + PLAIN)
+    source = (
+        'from evaluator.rank.backends import parallelkittens as pk\nBACKEND = "parallelkittens"\n'
+        'CUDA = "using P = pgl<gl<bf16,1,1,-1,-1>, ARENA_WORLD, false>; arena_pk::barrier(pads, r, w, 1);"\n' + PLAIN
+    )
     assert not check(source).refused
     assert not check("CUDA = " + repr(pk.DEVICE_BARRIER) + "\n" + PLAIN).refused
-    assert [f.rule for f in check("import evaluator.rank.backends.parallelkittens as pk\npk.ENV = 'x'\n").refusals] \
-        == ["patching"]
-    assert [f.rule for f in check("import problems.backends.parallelkittens as pk\npk.ENV = 'x'\n").refusals] \
-        == ["patching"]
+    assert [f.rule for f in check("import evaluator.rank.backends.parallelkittens as pk\npk.ENV = 'x'\n").refusals] == [
+        "patching"
+    ]
+    assert [f.rule for f in check("import problems.backends.parallelkittens as pk\npk.ENV = 'x'\n").refusals] == [
+        "patching"
+    ]
     assert not check("from problems.backends import parallelkittens as pk\n" + PLAIN).refused
     assert pk.load is problems_pk.load and nvshmem_numbers.SIGNAL_SET is problems_nv.SIGNAL_SET  # one definition
     assert [f.rule for f in check("from evaluator.rank import worker\n").refusals] == ["harness-import"]
@@ -142,16 +156,22 @@ def test_no_tracked_file_spells_a_multicast_name():
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        found += [f"{name}: {m.group(0)}" for m in _MULTICAST.finditer(text) if "NVLS" not in m.group(0)
-                  and not text[m.end():m.end() + 1].isspace()]  # a name in prose ("... instructions") is no call
+        found += [
+            f"{name}: {m.group(0)}"
+            for m in _MULTICAST.finditer(text)
+            if "NVLS" not in m.group(0) and not text[m.end() : m.end() + 1].isspace()
+        ]  # a name in prose ("... instructions") is no call
     assert found == []
 
 
 # -- the evaluator's side ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("filename", ["x_parallelkittens.py", "x_nvshmem.py"])
 def test_gpu_only_solutions_are_rejected_on_cpu_profiles_before_anything_starts(filename):
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="cpu-gloo-2", solution_source=PLAIN,
-                            solution_name=filename))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce", profile="cpu-gloo-2", solution_source=PLAIN, solution_name=filename
+        )
+    )
     assert doc["verdict"] == "rejected" and "GPU profiles only" in doc["message"]
     assert doc["solution"]["backend"] == filename[2:-3] and doc["logs"] == {}
 
@@ -174,7 +194,7 @@ def test_nvshmem_solutions_get_the_nvshmem_symmetric_memory_backend():
     spec = EvalSpec(problem_id="collectives/all_reduce", solution_source='BACKEND = "nvshmem"\n' + PLAIN)
     assert evaluate_module._solution_backend(spec) == "nvshmem"
     worker = (REPO / "evaluator" / "rank" / "worker.py").read_text()
-    boot = worker[worker.index("def boot"):worker.index("def environment")]
+    boot = worker[worker.index("def boot") : worker.index("def environment")]
     assert 'set_backend(cfg["symm_mem_backend"])' in boot  # in boot: before the solution is loaded
 
 
@@ -212,8 +232,15 @@ def test_kittens_flags_name_the_headers_hopper_and_sm90a_only(monkeypatch, tmp_p
     (tmp_path / "include" / "kittens.cuh").write_text("")
     monkeypatch.setenv(pk.ENV, str(tmp_path))
     flags = pk.kittens_flags(4)
-    for flag in ("-std=c++20", "-DKITTENS_HOPPER", "--expt-relaxed-constexpr", "--expt-extended-lambda",
-                 f"-I{tmp_path}/include", "-gencode=arch=compute_90a,code=sm_90a", "-DARENA_WORLD=4"):
+    for flag in (
+        "-std=c++20",
+        "-DKITTENS_HOPPER",
+        "--expt-relaxed-constexpr",
+        "--expt-extended-lambda",
+        f"-I{tmp_path}/include",
+        "-gencode=arch=compute_90a,code=sm_90a",
+        "-DARENA_WORLD=4",
+    ):
         assert flag in flags
     assert sum("arch" in f for f in flags) == 1  # PyTorch then adds no arch of its own
     assert pk.include_paths() == [f"{tmp_path}/include"]

@@ -85,8 +85,11 @@ class Case:
         return self.label or Path(self.file).stem
 
 
-_FILES = tuple(f"{d}/{OUTSIDE}{s}" for d in ("/tmp", "/var/tmp", "ARENA_TEST_REPO", "ARENA_TEST_PARENT")
-               for s in (".txt", "-torch.pt", "-dirfd.txt"))
+_FILES = tuple(
+    f"{d}/{OUTSIDE}{s}"
+    for d in ("/tmp", "/var/tmp", "ARENA_TEST_REPO", "ARENA_TEST_PARENT")
+    for s in (".txt", "-torch.pt", "-dirfd.txt")
+)
 
 CHEATS: list[Case] = [
     # Wrong answers and broken contracts.
@@ -120,8 +123,13 @@ CHEATS: list[Case] = [
     # The classes a held-out round found in the harness itself: inputs refilled in place, descriptors passed between
     # ranks, the evaluator's Python rebound in the rank, handlers that run between calls.
     Case("cheats/refill_into_shared_storage.py", "rejected", ("no longer owns the storage",)),
-    Case("cheats/peer_feed_over_socket.py", "passed", no_gain=True, log_has=("ARENA_PEER_FEED_EMPTY",),
-         log_lacks=("ARENA_PEER_FEED_READ",)),
+    Case(
+        "cheats/peer_feed_over_socket.py",
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_PEER_FEED_EMPTY",),
+        log_lacks=("ARENA_PEER_FEED_READ",),
+    ),
     Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
     Case("cheats/signal_handler_idle_work.py", "rejected", ("SIGALRM",)),
     Case("cheats/named_threads_slow_baseline.py", "rejected", ("host's clock",)),
@@ -139,42 +147,104 @@ CHEATS: list[Case] = [
     Case("cheats/replace_default_pg.py", "wrong_output", ("differ",)),
     Case("cheats/frames_tolerance.py", "wrong_output", ("differ",)),
     # Forged channels and samples.
-    Case("cheats/forge_result_channel.py", "rejected", ("channel to the host", "evaluator's timer"),
-         outside=("/tmp/arena-forged-result.json",)),
+    Case(
+        "cheats/forge_result_channel.py",
+        "rejected",
+        ("channel to the host", "evaluator's timer"),
+        outside=("/tmp/arena-forged-result.json",),
+    ),
     Case("cheats/forge_timer_fd.py", "rejected", ("evaluator's timer",)),
     Case("cheats/forge_infra_report.py", "runtime_error", ("failed in the correctness phase",)),
     # Replies written ahead of their commands, a flood of reports of no kind a rank writes, a reply written twice.
-    Case("cheats/reply_ahead_of_command.py", "rejected", ("to no command",), fills=(("ARENA_TEST_AHEAD", "timed"),),
-         label="reply_ahead_of_command"),
-    Case("cheats/reply_ahead_of_command.py", "rejected", ("evaluator's reports",),
-         fills=(("ARENA_TEST_AHEAD", "junk"),), label="reply_ahead_with_junk_reports"),
-    Case("cheats/reply_ahead_of_command.py", "rejected", ("to no command",), fills=(("ARENA_TEST_AHEAD", "twice"),),
-         label="reply_twice"),
-    Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",), fills=(("ARENA_TEST_FORGED", "calls"),),
-         label="forge_report_count_type"),
-    Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",), fills=(("ARENA_TEST_FORGED", "rank"),),
-         label="forge_report_other_rank"),
-    Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
-         fills=(("ARENA_TEST_FORGED", "host_field"),), label="forge_report_host_field"),
-    Case("cheats/forge_report_fields.py", "rejected", ("evaluator's reports",),
-         fills=(("ARENA_TEST_FORGED", "booted"),), label="forge_report_second_boot"),
+    Case(
+        "cheats/reply_ahead_of_command.py",
+        "rejected",
+        ("to no command",),
+        fills=(("ARENA_TEST_AHEAD", "timed"),),
+        label="reply_ahead_of_command",
+    ),
+    Case(
+        "cheats/reply_ahead_of_command.py",
+        "rejected",
+        ("evaluator's reports",),
+        fills=(("ARENA_TEST_AHEAD", "junk"),),
+        label="reply_ahead_with_junk_reports",
+    ),
+    Case(
+        "cheats/reply_ahead_of_command.py",
+        "rejected",
+        ("to no command",),
+        fills=(("ARENA_TEST_AHEAD", "twice"),),
+        label="reply_twice",
+    ),
+    Case(
+        "cheats/forge_report_fields.py",
+        "rejected",
+        ("evaluator's reports",),
+        fills=(("ARENA_TEST_FORGED", "calls"),),
+        label="forge_report_count_type",
+    ),
+    Case(
+        "cheats/forge_report_fields.py",
+        "rejected",
+        ("evaluator's reports",),
+        fills=(("ARENA_TEST_FORGED", "rank"),),
+        label="forge_report_other_rank",
+    ),
+    Case(
+        "cheats/forge_report_fields.py",
+        "rejected",
+        ("evaluator's reports",),
+        fills=(("ARENA_TEST_FORGED", "host_field"),),
+        label="forge_report_host_field",
+    ),
+    Case(
+        "cheats/forge_report_fields.py",
+        "rejected",
+        ("evaluator's reports",),
+        fills=(("ARENA_TEST_FORGED", "booted"),),
+        label="forge_report_second_boot",
+    ),
     # Calls of a quarter second hiding a fifth of it: beyond the allowance even on two loaded cores. (On CPU hosts the
     # figure is the host's window anyway, so no forgery gains there; on GPU hosts this refusal is the bound.)
-    Case("cheats/timer_key_from_memory.py", "rejected", ("host's clock",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8"))),
-    Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")), label="timer_key_small_forgery",
-         known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
-                    "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
-                    "allowance (3 ms per call on CPU hosts, 0.4 ms on GPU hosts, plus five standard errors of the "
-                    "baseline's overhead)"),
+    Case(
+        "cheats/timer_key_from_memory.py",
+        "rejected",
+        ("host's clock",),
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8")),
+    ),
+    Case(
+        "cheats/timer_key_from_memory.py",
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")),
+        label="timer_key_small_forgery",
+        known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
+        "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
+        "allowance (3 ms per call on CPU hosts, 0.4 ms on GPU hosts, plus five standard errors of the "
+        "baseline's overhead)",
+    ),
     # Keyed samples claiming next to nothing: on CPU hosts the figures are the host's windows, so they buy nothing;
     # a sample of zero (which once crashed the figures into the platform's infra_error) is impossible, and refused.
-    Case("cheats/timer_key_from_memory.py", "passed", no_gain=True, log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.02")), label="timer_key_floor_samples",
-         where="cpu"),
-    Case("cheats/timer_key_from_memory.py", "rejected", ("impossible",), log_has=("ARENA_TIMER_KEY_FOUND",),
-         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0")), label="timer_key_zero_sample"),
+    Case(
+        "cheats/timer_key_from_memory.py",
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.02")),
+        label="timer_key_floor_samples",
+        where="cpu",
+    ),
+    Case(
+        "cheats/timer_key_from_memory.py",
+        "rejected",
+        ("impossible",),
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0")),
+        label="timer_key_zero_sample",
+    ),
     # A wrong solution shrinking its feed slot under the judge's mapping (the judge's next write died of SIGBUS: the
     # platform's failure, retried) gets its own verdict.
     Case("cheats/shrink_feed_slot.py", "wrong_output", ("differ",)),
@@ -192,12 +262,15 @@ CHEATS: list[Case] = [
     Case("cheats/print_mount_table.py", "passed", log_has=("ARENA_MOUNTS",), host_paths_free=True),
     Case("cheats/log_symlink_host_file.py", "passed", decoy=True),
     Case("cheats/from_file_other_eval.py", "passed", decoy=True, log_has=("read: []",)),
-    Case("cheats/proc_memory_seeds.py", "wrong_output", ("differ",), secret_free=True,
-         log_has=("0 secrets",)),
+    Case("cheats/proc_memory_seeds.py", "wrong_output", ("differ",), secret_free=True, log_has=("0 secrets",)),
     Case("cheats/load_reference_by_path.py", "wrong_output", ("differ",), log_has=("ARENA_REFERENCE_VISIBLE 0",)),
     Case("cheats/read_other_rank_io.py", "wrong_output", ("differ",), log_has=("ARENA_OTHER_INPUTS_MISSING",)),
-    Case("cheats/read_peer_feed_slot.py", "passed", log_has=("ARENA_PEER_FEED_UNREADABLE",),
-         log_lacks=("ARENA_PEER_FEED_READ",)),
+    Case(
+        "cheats/read_peer_feed_slot.py",
+        "passed",
+        log_has=("ARENA_PEER_FEED_UNREADABLE",),
+        log_lacks=("ARENA_PEER_FEED_READ",),
+    ),
     # Rules on the process environment, threads and processes.
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
@@ -205,16 +278,26 @@ CHEATS: list[Case] = [
     Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),
     Case("cheats/pool_not_shut_down.py", "rejected", ("thread(s) the solution started", "ThreadPoolExecutor")),
     Case("cheats/partial_thread.py", "rejected", ("thread(s) the solution started",)),
-    Case("cheats/helper_process.py", "rejected", ("a process other than the ranks",),
-         leaves_no="arena_helper_marker"),
-    Case("cheats/escape_daemon.py", "rejected", ("a process other than the ranks",),
-         leaves_no="arena_escape_marker"),
-    Case("cheats/helper_named_as_compiler.py", "rejected", ("a process other than the ranks",),
-         leaves_no="arena_disguised_helper"),
-    Case("cheats/helper_named_bwrap.py", "rejected", ("a process other than the ranks",),
-         leaves_no="arena_disguised_helper"),
-    Case("cheats/helper_shell_with_preload.py", "rejected", ("a process other than the ranks",),
-         leaves_no="arena_preloaded_shell"),
+    Case("cheats/helper_process.py", "rejected", ("a process other than the ranks",), leaves_no="arena_helper_marker"),
+    Case("cheats/escape_daemon.py", "rejected", ("a process other than the ranks",), leaves_no="arena_escape_marker"),
+    Case(
+        "cheats/helper_named_as_compiler.py",
+        "rejected",
+        ("a process other than the ranks",),
+        leaves_no="arena_disguised_helper",
+    ),
+    Case(
+        "cheats/helper_named_bwrap.py",
+        "rejected",
+        ("a process other than the ranks",),
+        leaves_no="arena_disguised_helper",
+    ),
+    Case(
+        "cheats/helper_shell_with_preload.py",
+        "rejected",
+        ("a process other than the ranks",),
+        leaves_no="arena_preloaded_shell",
+    ),
     Case("cheats/deep_tree_in_exchange.py", "passed"),  # and its folder is removed (every case checks that)
     Case("cheats/fill_dev_shm.py", "passed", log_has=("ARENA_SHM_CAPPED",), log_lacks=("ARENA_SHM_UNCAPPED",)),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
@@ -240,8 +323,12 @@ HONEST: list[Case] = [
     Case("honest/functional_collectives.py", "passed"),
     Case("honest/lazy_workspace.py", "passed"),
     Case("honest/list_output.py", "passed", problem="data-parallel/grad_norm_clip"),
-    Case("honest/cpp_load_inline.py", "passed", slow=True,
-         timeouts={"setup": 400.0, "correctness": 60.0, "timing": 120.0}),
+    Case(
+        "honest/cpp_load_inline.py",
+        "passed",
+        slow=True,
+        timeouts={"setup": 400.0, "correctness": 60.0, "timing": 120.0},
+    ),
     Case("honest/triton_copy.py", "passed", where="gpu"),
     Case("../../benchmarks/solutions/symm_mem_one_shot_all_reduce.py", "passed", where="gpu"),
 ]
@@ -302,9 +389,17 @@ def spec_for(case: Case, profile: str, gpu: bool, source: str | None = None) -> 
     iterations, warmup = _iterations(gpu, case.no_gain)
     # Timing is not the point of most cases: few iterations, two trials, generous limits except for the hang.
     timeouts = case.timeouts or {"setup": 240.0 if gpu else 90.0, "correctness": 60.0, "timing": 120.0}
-    return EvalSpec(problem_id=case.problem, solution_source=source if source is not None else path.read_text(),
-                    profile=profile, solution_name=path.name, trials=TRIALS, timing_iterations=iterations,
-                    warmup_iterations=warmup, timeouts=timeouts, seed=SEED if case.secret_free else None)
+    return EvalSpec(
+        problem_id=case.problem,
+        solution_source=source if source is not None else path.read_text(),
+        profile=profile,
+        solution_name=path.name,
+        trials=TRIALS,
+        timing_iterations=iterations,
+        warmup_iterations=warmup,
+        timeouts=timeouts,
+        seed=SEED if case.secret_free else None,
+    )
 
 
 def make_decoy(parent: Path, token: str) -> Path:
@@ -341,10 +436,15 @@ def run_case(case: Case, profile: str, gpu: bool, workdir_parent: Path) -> tuple
     decoy = make_decoy(workdir_parent, token) if case.decoy else None
     listener = Listener() if case.listen else None
     where = str(decoy or "/nonexistent-decoy")
-    values = {"ARENA_TEST_DECOY_HEX": where.encode().hex(), "ARENA_TEST_DECOY": where,
-              "ARENA_TEST_REPO": str(REPO), "ARENA_TEST_PARENT": str(workdir_parent),
-              "ARENA_TEST_PORT": str(listener.port if listener else 9), "ARENA_TEST_ADDRS": ",".join(host_addresses()),
-              **dict(case.fills)}
+    values = {
+        "ARENA_TEST_DECOY_HEX": where.encode().hex(),
+        "ARENA_TEST_DECOY": where,
+        "ARENA_TEST_REPO": str(REPO),
+        "ARENA_TEST_PARENT": str(workdir_parent),
+        "ARENA_TEST_PORT": str(listener.port if listener else 9),
+        "ARENA_TEST_ADDRS": ",".join(host_addresses()),
+        **dict(case.fills),
+    }
     outside = [Path(_fill(p, values)) for p in case.outside]
     for p in outside:
         p.unlink(missing_ok=True)  # only the cheats' own marker names are listed
@@ -402,8 +502,9 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
     logs = "\n".join((doc.get("logs") or {}).values())
     if "static check" not in doc["message"]:
         out += [f"the cheat's log does not say {needle!r}" for needle in case.log_has if needle not in logs]
-        out += [f"the cheat found what it looked for ({needle!r} in its log)" for needle in case.log_lacks
-                if needle in logs]
+        out += [
+            f"the cheat found what it looked for ({needle!r} in its log)" for needle in case.log_lacks if needle in logs
+        ]
     return out
 
 

@@ -15,8 +15,13 @@ SOLUTIONS = Path(__file__).resolve().parents[2] / "benchmarks" / "solutions"
 
 
 def test_identical_solution_measures_one_on_two_gpus():
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="h200-nvlink-2",
-                            solution_source=get("collectives/all_reduce").reference_source))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            profile="h200-nvlink-2",
+            solution_source=get("collectives/all_reduce").reference_source,
+        )
+    )
     assert doc["verdict"] == "passed", doc["message"]
     assert 0.97 <= doc["timing"]["speedup"] <= 1.03
     assert doc["timing"]["method"] == "cuda-events-behind-spin-kernel"
@@ -24,7 +29,12 @@ def test_identical_solution_measures_one_on_two_gpus():
 
 
 def test_symmetric_memory_solution_passes_with_graph_figures():
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="h200-nvlink-2",
-                            solution_source=(SOLUTIONS / "symm_mem_one_shot_all_reduce.py").read_text()))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            profile="h200-nvlink-2",
+            solution_source=(SOLUTIONS / "symm_mem_one_shot_all_reduce.py").read_text(),
+        )
+    )
     assert doc["verdict"] == "passed", doc["message"]
     assert doc["roofline"]["solution_fraction"] < 1.0

@@ -8,7 +8,7 @@ import pytest
 from evaluator import static_checks
 
 REPO = Path(__file__).resolve().parents[2]
-TIMER_PATCH = '''
+TIMER_PATCH = """
 import torch
 import torch.distributed as dist
 
@@ -20,7 +20,7 @@ def solution(x):
     out = x.clone()
     dist.all_reduce(out)
     return out
-'''
+"""
 
 
 def test_a_rule_kernelguard_is_certain_of_refuses_and_is_named():
@@ -30,9 +30,13 @@ def test_a_rule_kernelguard_is_certain_of_refuses_and_is_named():
     assert report.as_dict()["kernelguard"]["classification"] == "hacked"
 
 
-@pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO)) for p in
-                                        [*REPO.glob("problems/*/*/solutions/correct/*.py"),
-                                         *REPO.glob("tests/evaluator/honest/*.py")]))
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        str(p.relative_to(REPO))
+        for p in [*REPO.glob("problems/*/*/solutions/correct/*.py"), *REPO.glob("tests/evaluator/honest/*.py")]
+    ),
+)
 def test_no_known_correct_solution_is_refused_by_kernelguard(path):
     report = static_checks.check((REPO / path).read_text())
     assert not [f for f in report.refusals if f.rule.startswith("kernelguard:")], path

@@ -41,15 +41,26 @@ def test_prompts_differ_when_a_problem_version_changes(tmp_path):
     assert prompts.pack_version([a]) != prompts.pack_version([b])
     # Any edit of the folder changes the version, even one that leaves the text alone.
     (root / ALL_REDUCE / "reference.py").write_text(before.reference_source + "\n")
-    assert prompts.render(load_problem(root / ALL_REDUCE, root), "h200-nvlink-4", "cuda")["prompt_version"] != \
-        b["prompt_version"]
+    assert (
+        prompts.render(load_problem(root / ALL_REDUCE, root), "h200-nvlink-4", "cuda")["prompt_version"]
+        != b["prompt_version"]
+    )
 
 
 def test_arena_prompts_writes_a_pack_as_jsonl_without_torch():
-    out = subprocess.run([sys.executable, "-c", "import sys, runpy; sys.argv = ['arena', 'prompts', '--backend', "
-                          "'cuda', '--hardware', 'h200-nvlink-4']; from evaluator.cli.main import main; code = main(); "
-                          "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(code)"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, runpy; sys.argv = ['arena', 'prompts', '--backend', "
+            "'cuda', '--hardware', 'h200-nvlink-4']; from evaluator.cli.main import main; code = main(); "
+            "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(code)",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert rows and {r["backend"] for r in rows} == {"cuda"} and {r["hardware"] for r in rows} == {"h200-nvlink-4"}

@@ -14,9 +14,21 @@ def _problem(internode: str | None) -> Problem:
     if internode is not None:
         terms["internode_bytes_per_rank"] = internode
     presets = {name: Preset(name, "bfloat16", {"N": 1 << 26}) for name in ("small", "bench")}
-    return Problem(id="collectives/x", path=None, title="x", category="collectives", version=1, codebase="c",
-                   function="f", world_sizes=(8,), presets=presets, tolerances={"bfloat16": Tolerance(0, 0)},
-                   roofline=terms, statement="s", content_hash="h")
+    return Problem(
+        id="collectives/x",
+        path=None,
+        title="x",
+        category="collectives",
+        version=1,
+        codebase="c",
+        function="f",
+        world_sizes=(8,),
+        presets=presets,
+        tolerances={"bfloat16": Tolerance(0, 0)},
+        roofline=terms,
+        statement="s",
+        content_hash="h",
+    )
 
 
 def test_two_node_profiles_group_ranks_into_nodes():
@@ -56,8 +68,10 @@ def test_internode_term_is_ignored_on_one_node_and_optional_on_two():
 def test_one_rank_has_no_link_to_bound_it():
     # A broadcast's link bytes (R * C * E) hold from two ranks up; at one rank an honest copy runs at HBM speed,
     # and a link floor there refused one as physically impossible.
-    problem = dataclasses.replace(_problem(None), roofline={"link_bytes_per_rank": "N * E",
-                                                            "hbm_bytes_per_rank": "2 * N * E", "flops_per_rank": "0"})
+    problem = dataclasses.replace(
+        _problem(None),
+        roofline={"link_bytes_per_rank": "N * E", "hbm_bytes_per_rank": "2 * N * E", "flops_per_rank": "0"},
+    )
     smoke = get_profile("h200-smoke-1", allow_smoke=True)
     one = roofline(problem, smoke, 1)
     assert one["link_us"] == 0.0 and one["bound"] == "hbm"

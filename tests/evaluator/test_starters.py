@@ -53,7 +53,8 @@ def test_every_problem_has_standalone_starters_with_the_reference_signature(prob
     for s in files:
         tree = ast.parse(s.source)
         imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
-            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+        ]
         assert not [m for m in imported if m.split(".")[0] == "problems"], (s.filename, imported)
         assert solution_problem(s.source) is None
         assert not _undefined_globals(s.source), (s.filename, _undefined_globals(s.source))
@@ -70,19 +71,40 @@ def test_a_helper_from_problems_is_copied_in():
     assert "def node_groups(" in source and "def node_layout(" in source and "_NODE_GROUPS" in source
 
 
-@pytest.mark.parametrize("problem_id, hardware", [("collectives/all_reduce", "cpu-gloo-2"),
-                                                  ("collectives/hierarchical_all_reduce", "cpu-gloo-2x2"),
-                                                  ("data-parallel/ddp_bucketed_overlap", "cpu-gloo-2"),
-                                                  ("data-parallel/fused_adam_unshard", "cpu-gloo-2"),
-                                                  ("sequence-parallel/ring_attention_backward", "cpu-gloo-2")])
+@pytest.mark.parametrize(
+    "problem_id, hardware",
+    [
+        ("collectives/all_reduce", "cpu-gloo-2"),
+        ("collectives/hierarchical_all_reduce", "cpu-gloo-2x2"),
+        ("data-parallel/ddp_bucketed_overlap", "cpu-gloo-2"),
+        ("data-parallel/fused_adam_unshard", "cpu-gloo-2"),
+        ("sequence-parallel/ring_attention_backward", "cpu-gloo-2"),
+    ],
+)
 def test_the_plain_starter_passes_as_given_through_arena_eval(problem_id, hardware, tmp_path):
     s = starters.starter(CATALOGUE[problem_id], starters.PLAIN)
     assert f"--hardware {hardware}" in s.source
     path = tmp_path / s.filename
     path.write_text(s.source)
-    out = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", problem_id, "--solution",
-                          str(path), "--hardware", hardware, "--json"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "eval",
+            "--problem",
+            problem_id,
+            "--solution",
+            str(path),
+            "--hardware",
+            hardware,
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["verdict"] == "passed", doc["message"]

@@ -71,6 +71,7 @@ def check_gpu_starters(problem_ids=PROBLEMS) -> list[str]:
 
 
 if pytest is not None:
+
     @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
     def test_the_gpu_starters_build_and_return_what_the_reference_returns():
         assert len(check_gpu_starters()) == 3 * len(PROBLEMS)

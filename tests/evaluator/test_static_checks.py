@@ -12,9 +12,14 @@ from evaluator.contract.spec import EvalSpec
 from evaluator.static_checks import check
 
 REPO = Path(__file__).resolve().parents[2]
-HONEST_FILES = sorted([*REPO.glob("problems/*/*/solutions/correct/*.py"), *REPO.glob("problems/*/*/reference.py"),
-                       *REPO.glob("benchmarks/solutions/*.py"),
-                       *(REPO / "tests" / "evaluator" / "honest").glob("*.py")])
+HONEST_FILES = sorted(
+    [
+        *REPO.glob("problems/*/*/solutions/correct/*.py"),
+        *REPO.glob("problems/*/*/reference.py"),
+        *REPO.glob("benchmarks/solutions/*.py"),
+        *(REPO / "tests" / "evaluator" / "honest").glob("*.py"),
+    ]
+)
 
 
 @pytest.mark.parametrize("path", HONEST_FILES, ids=lambda p: str(p.relative_to(REPO)))
@@ -23,19 +28,33 @@ def test_honest_code_in_the_repository_is_not_refused(path: Path) -> None:
     assert report.parsed and report.refusals == [], [str(f) for f in report.refusals]
 
 
-@pytest.mark.parametrize("source, names", [
-    ("import torch.distributed as dist\ndef solution(x):\n    dist.all_reduce(x)\n", ["torch.distributed.all_reduce"]),
-    ("from torch.distributed import all_gather_into_tensor as ag\nag(a, b)\n",
-     ["torch.distributed.all_gather_into_tensor"]),
-    ("import torch\ntorch.distributed.reduce_scatter_tensor(a, b)\n", ["torch.distributed.reduce_scatter_tensor"]),
-    ("import torch.distributed._functional_collectives as funcol\nfuncol.all_reduce(x, 'sum', g)\n",
-     ["torch.distributed._functional_collectives.all_reduce"]),
-    ("import torch\ntorch.ops._c10d_functional.all_reduce(x, 'sum', 'g')\n",
-     ["torch.ops._c10d_functional.all_reduce"]),
-    ("import torch.distributed as dist\nops = [dist.P2POp(dist.isend, x, 1)]\ndist.batch_isend_irecv(ops)\n",
-     ["torch.distributed.batch_isend_irecv", "torch.distributed.isend"]),
-    ("import torch.distributed._symmetric_memory as symm\nbuf = symm.empty(4)\n", []),
-])
+@pytest.mark.parametrize(
+    "source, names",
+    [
+        (
+            "import torch.distributed as dist\ndef solution(x):\n    dist.all_reduce(x)\n",
+            ["torch.distributed.all_reduce"],
+        ),
+        (
+            "from torch.distributed import all_gather_into_tensor as ag\nag(a, b)\n",
+            ["torch.distributed.all_gather_into_tensor"],
+        ),
+        ("import torch\ntorch.distributed.reduce_scatter_tensor(a, b)\n", ["torch.distributed.reduce_scatter_tensor"]),
+        (
+            "import torch.distributed._functional_collectives as funcol\nfuncol.all_reduce(x, 'sum', g)\n",
+            ["torch.distributed._functional_collectives.all_reduce"],
+        ),
+        (
+            "import torch\ntorch.ops._c10d_functional.all_reduce(x, 'sum', 'g')\n",
+            ["torch.ops._c10d_functional.all_reduce"],
+        ),
+        (
+            "import torch.distributed as dist\nops = [dist.P2POp(dist.isend, x, 1)]\ndist.batch_isend_irecv(ops)\n",
+            ["torch.distributed.batch_isend_irecv", "torch.distributed.isend"],
+        ),
+        ("import torch.distributed._symmetric_memory as symm\nbuf = symm.empty(4)\n", []),
+    ],
+)
 def test_collectives_are_flagged_with_the_names_found(source: str, names: list[str]) -> None:
     report = check(source)
     assert report.refusals == []
@@ -50,8 +69,11 @@ REFUSED = [
     ("import sys\nm = sys.modules.get('evaluator.correctness')", "sys-modules"),
     ("import sys\nf = sys._getframe(1)", "introspection"),
     ("import inspect\nfor fr in inspect.stack(): pass", "introspection"),
-    ("def f():\n    try:\n        raise ValueError\n    except ValueError as e:\n"
-     "        return e.__traceback__.tb_frame", "introspection"),
+    (
+        "def f():\n    try:\n        raise ValueError\n    except ValueError as e:\n"
+        "        return e.__traceback__.tb_frame",
+        "introspection",
+    ),
     ("import gc\nobjs = gc.get_objects()", "introspection"),
     ("import torch\ng = torch.distributed.all_reduce.__globals__", "introspection"),
     ("import ctypes\nctypes.memmove(a, b, 8)", "ctypes"),
@@ -89,16 +111,19 @@ def test_forbidden_code_is_refused_naming_the_rule_and_line(source: str, rule: s
     assert report.message().startswith("the static check refused the solution: line ")
 
 
-@pytest.mark.parametrize("source", [
-    "import torch\ntorch._inductor.config.coordinate_descent_tuning = True",
-    "import torch\nimport sys\nif 'triton' in sys.modules:\n    pass",
-    "import os\nn = int(os.environ.get('WORLD_SIZE', '1'))",
-    "import os\nos.kill(os.getpid(), 0)",
-    "import torch\nx = getattr(torch, 'bfloat16')\ny = getattr(torch, name)",
-    "import torch\nlib = torch.library.Library('mykernels', 'DEF')",
-    "import torch\nfrom torch.utils.cpp_extension import load_inline",
-    "import time\nt0 = time.perf_counter()",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\ntorch._inductor.config.coordinate_descent_tuning = True",
+        "import torch\nimport sys\nif 'triton' in sys.modules:\n    pass",
+        "import os\nn = int(os.environ.get('WORLD_SIZE', '1'))",
+        "import os\nos.kill(os.getpid(), 0)",
+        "import torch\nx = getattr(torch, 'bfloat16')\ny = getattr(torch, name)",
+        "import torch\nlib = torch.library.Library('mykernels', 'DEF')",
+        "import torch\nfrom torch.utils.cpp_extension import load_inline",
+        "import time\nt0 = time.perf_counter()",
+    ],
+)
 def test_ordinary_code_is_not_refused(source: str) -> None:
     assert check(source).refusals == []
 
@@ -109,9 +134,13 @@ def test_source_that_does_not_parse_is_left_to_the_ranks() -> None:
 
 
 def test_a_refused_solution_is_rejected_before_any_process_starts() -> None:
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="cpu-gloo-2",
-                            solution_source="import os\nimport torch.distributed as dist\n"
-                                            "def solution(x):\n    os._exit(0)\n"))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            profile="cpu-gloo-2",
+            solution_source="import os\nimport torch.distributed as dist\ndef solution(x):\n    os._exit(0)\n",
+        )
+    )
     assert doc["verdict"] == "rejected" and "line 4" in doc["message"] and "os._exit" in doc["message"]
     assert doc["phases"]["total"] < 1.0 and doc["logs"] == {}
     assert doc["static_checks"]["rules"] == ["exit"]
@@ -119,10 +148,13 @@ def test_a_refused_solution_is_rejected_before_any_process_starts() -> None:
 
 
 # The names are assembled so that no file of this repository spells a multicast call out (hosts grep for them).
-@pytest.mark.parametrize("snippet", [
-    'CUDA = "CUresult r = cu' + 'MulticastCreate(&handle, &prop);"',
-    "out = torch.ops.symm_mem.multi" + "mem_all_reduce_(buf, 'sum', group)",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        'CUDA = "CUresult r = cu' + 'MulticastCreate(&handle, &prop);"',
+        "out = torch.ops.symm_mem.multi" + "mem_all_reduce_(buf, 'sum', group)",
+    ],
+)
 def test_nvlink_multicast_is_refused_even_inside_cuda_source_strings(snippet):
     report = check("import torch\n" + snippet + "\ndef solution(x):\n    return x\n")
     assert report.refused

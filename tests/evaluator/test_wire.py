@@ -12,8 +12,15 @@ from evaluator import wire
 
 
 def test_tensors_of_every_kind_round_trip(tmp_path):
-    values = [torch.randn(3, 4), torch.randn(5).to(torch.bfloat16), torch.tensor(7), torch.empty(0, 2), None,
-              [torch.arange(6).reshape(2, 3)[:, ::2], None], torch.tensor([True, False])]
+    values = [
+        torch.randn(3, 4),
+        torch.randn(5).to(torch.bfloat16),
+        torch.tensor(7),
+        torch.empty(0, 2),
+        None,
+        [torch.arange(6).reshape(2, 3)[:, ::2], None],
+        torch.tensor([True, False]),
+    ]
     wire.save_tensors(tmp_path / "x", values)
     back = wire.load_tensors(tmp_path / "x")
     assert back[4] is None and back[5][1] is None
@@ -21,13 +28,16 @@ def test_tensors_of_every_kind_round_trip(tmp_path):
         assert type(b) is torch.Tensor and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
 
 
-@pytest.mark.parametrize("content", [
-    pickle.dumps([torch.ones(2)]),  # a pickle is not a tensor file: no unpickler runs
-    b"ARNT0001" + (10 ** 9).to_bytes(8, "little"),
-    b"ARNT0001" + (20).to_bytes(8, "little") + b'{"values": [{"dtype": "float32", "shape": [1000], "offset": 0, '
-                                               b'"nbytes": 4000}]}',
-    b"ARNT0001" + (48).to_bytes(8, "little") + b'{"values": [{"dtype": "os.system", "shape": [], "offset": 0}]}',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        pickle.dumps([torch.ones(2)]),  # a pickle is not a tensor file: no unpickler runs
+        b"ARNT0001" + (10**9).to_bytes(8, "little"),
+        b"ARNT0001" + (20).to_bytes(8, "little") + b'{"values": [{"dtype": "float32", "shape": [1000], "offset": 0, '
+        b'"nbytes": 4000}]}',
+        b"ARNT0001" + (48).to_bytes(8, "little") + b'{"values": [{"dtype": "os.system", "shape": [], "offset": 0}]}',
+    ],
+)
 def test_a_file_that_is_not_ours_is_refused(tmp_path, content):
     (tmp_path / "x").write_bytes(content)
     with pytest.raises(ValueError):
@@ -36,8 +46,13 @@ def test_a_file_that_is_not_ours_is_refused(tmp_path, content):
 
 def test_a_slot_carries_its_frame_and_keeps_its_pages(tmp_path):
     writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
-    values = [torch.randn(300, 7)[:, ::2], torch.arange(10, dtype=torch.int64), None, torch.tensor(3.5),
-              torch.ones(2, 3, dtype=torch.bfloat16)]
+    values = [
+        torch.randn(300, 7)[:, ::2],
+        torch.arange(10, dtype=torch.int64),
+        None,
+        torch.tensor(3.5),
+        torch.ones(2, 3, dtype=torch.bfloat16),
+    ]
     writer.write(values)
     mapping = writer.bytes
     writer.write([v * 2 if isinstance(v, torch.Tensor) else v for v in values])
@@ -50,15 +65,22 @@ def test_a_slot_carries_its_frame_and_keeps_its_pages(tmp_path):
             assert got.dtype == want.dtype and torch.equal(got, want * 2)
 
 
-@pytest.mark.parametrize("field, value", [("count", 10_000), ("kind", 7), ("dtype", 12), ("ndim", 9),
-                                          ("nbytes", 1 << 40), ("offset", 3)])
+@pytest.mark.parametrize(
+    "field, value", [("count", 10_000), ("kind", 7), ("dtype", 12), ("ndim", 9), ("nbytes", 1 << 40), ("offset", 3)]
+)
 def test_a_frame_with_any_field_out_of_bounds_is_refused(tmp_path, field, value):
     writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
     n = writer.write([torch.randn(16)])
     raw = bytearray((tmp_path / "slot").read_bytes()[:n])
     entry = wire.FRAME_HEAD.size
-    where = {"count": (8, "<I"), "kind": (entry, "<B"), "dtype": (entry + 1, "<B"), "ndim": (entry + 2, "<B"),
-             "offset": (entry + 8, "<Q"), "nbytes": (entry + 16, "<Q")}[field]
+    where = {
+        "count": (8, "<I"),
+        "kind": (entry, "<B"),
+        "dtype": (entry + 1, "<B"),
+        "ndim": (entry + 2, "<B"),
+        "offset": (entry + 8, "<Q"),
+        "nbytes": (entry + 16, "<Q"),
+    }[field]
     import struct
 
     struct.pack_into(where[1], raw, where[0], value)

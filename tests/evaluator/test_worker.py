@@ -74,7 +74,8 @@ def _lose_redis_once_at_the_idle_state_write(monkeypatch, error: Exception) -> l
 
 def test_a_redis_lost_before_the_dequeue_does_not_end_the_worker(worker, redis_conn, monkeypatch):
     lost = _lose_redis_once_at_the_idle_state_write(
-        monkeypatch, RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."))
+        monkeypatch, RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+    )
     queue = Queue("web", connection=redis_conn, serializer=JSONSerializer)
     job = queue.enqueue("os.getcwd")  # not an arena job: refused, which still counts as the worker's one job
 
@@ -109,10 +110,17 @@ def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandb
             super().maintain_heartbeats(job)
             beats.append(time.monotonic())
 
-    source = ("import torch.distributed as dist\n\ndef solution(x):\n    out = x.clone()\n    dist.all_reduce(out)\n"
-              "    return out\n")
-    spec = EvalSpec(problem_id="collectives/all_reduce", solution_source=source, profile="cpu-gloo-2", trials=2,
-                    timing_iterations=400)  # several seconds: several beats of a one-second interval
+    source = (
+        "import torch.distributed as dist\n\ndef solution(x):\n    out = x.clone()\n    dist.all_reduce(out)\n"
+        "    return out\n"
+    )
+    spec = EvalSpec(
+        problem_id="collectives/all_reduce",
+        solution_source=source,
+        profile="cpu-gloo-2",
+        trials=2,
+        timing_iterations=400,
+    )  # several seconds: several beats of a one-second interval
     queue = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer)
     job = queue.enqueue(EVALUATE, spec.to_dict(), 1, "nonce", job_timeout=600)
     worker = Watched([queue], connection=redis_conn, job_monitoring_interval=1)

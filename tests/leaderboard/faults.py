@@ -49,9 +49,24 @@ class RedisServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.workdir), "--logfile", str(self.workdir / f"redis-{self.port}.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+                "--logfile",
+                str(self.workdir / f"redis-{self.port}.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         import redis
 
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
@@ -88,18 +103,30 @@ def database_url() -> str:
 
 def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
-    env.update(ENV_FILE="", REDIS_URL=redis_url, DATABASE_URL=database_url(), CONN_MAX_AGE="0", HTTPS="0",
-               SECRET_KEY=os.environ.get("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789"),
-               PYTHONUNBUFFERED="1", ARENA_WORKER_KEY=TEST_WORKER_KEY,
-               ARENA_WORKER_KEYS=f"default:evaluations+checks={TEST_WORKER_KEY}",
-               **extra)
+    env.update(
+        ENV_FILE="",
+        REDIS_URL=redis_url,
+        DATABASE_URL=database_url(),
+        CONN_MAX_AGE="0",
+        HTTPS="0",
+        SECRET_KEY=os.environ.get("SECRET_KEY", "tests-only-secret-key-not-used-anywhere-else-0123456789"),
+        PYTHONUNBUFFERED="1",
+        ARENA_WORKER_KEY=TEST_WORKER_KEY,
+        ARENA_WORKER_KEYS=f"default:evaluations+checks={TEST_WORKER_KEY}",
+        **extra,
+    )
     return env
 
 
 def evaluation_worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     """What `make run` gives the evaluation worker (`env -i`): no database, SECRET_KEY or Django settings."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
-           "REDIS_URL": redis_url, "ARENA_WORKER_KEY": TEST_WORKER_KEY, "PYTHONUNBUFFERED": "1"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "REDIS_URL": redis_url,
+        "ARENA_WORKER_KEY": TEST_WORKER_KEY,
+        "PYTHONUNBUFFERED": "1",
+    }
     env.update(extra)
     return env
 
@@ -109,14 +136,26 @@ class Worker:
     (Django, the database), `rq worker --worker-class evaluator.worker.ArenaWorker --serializer JSON QUEUE...` for
     evaluation queues (``evaluation_worker_env`` only). Its output goes to a log file the test can show."""
 
-    def __init__(self, log: Path, redis_url: str, *queues: str, burst: bool = False, scheduler: bool = False,
-                 **env: str):
+    def __init__(
+        self, log: Path, redis_url: str, *queues: str, burst: bool = False, scheduler: bool = False, **env: str
+    ):
         if "web" in queues:
             args = [sys.executable, "manage.py", "rqworker", *queues]
             environ = worker_env(redis_url, **env)
         else:
-            args = [str(Path(sys.executable).parent / "rq"), "worker", "--worker-class", "evaluator.worker.ArenaWorker",
-                    "--serializer", "rq.serializers.JSONSerializer", "--url", redis_url, "--path", str(ROOT), *queues]
+            args = [
+                str(Path(sys.executable).parent / "rq"),
+                "worker",
+                "--worker-class",
+                "evaluator.worker.ArenaWorker",
+                "--serializer",
+                "rq.serializers.JSONSerializer",
+                "--url",
+                redis_url,
+                "--path",
+                str(ROOT),
+                *queues,
+            ]
             environ = evaluation_worker_env(redis_url, **env)
         if burst:
             args.append("--burst")
@@ -229,8 +268,14 @@ class DatabaseBlock:
         import psycopg
 
         s = self.settings
-        with psycopg.connect(host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"],
-                             password=s.get("PASSWORD") or None, dbname="postgres", autocommit=True) as conn:
+        with psycopg.connect(
+            host=s["HOST"] or "127.0.0.1",
+            port=s["PORT"] or 5432,
+            user=s["USER"],
+            password=s.get("PASSWORD") or None,
+            dbname="postgres",
+            autocommit=True,
+        ) as conn:
             conn.execute(sql)
 
     def __enter__(self) -> "DatabaseBlock":
@@ -240,8 +285,10 @@ class DatabaseBlock:
         self._admin(f'ALTER DATABASE "{self.name}" WITH ALLOW_CONNECTIONS false')
         # Only the workers' sessions: the test process's own threads (a live server's, say) keep theirs, as they
         # would be elsewhere in an outage that the test does not simulate for them.
-        self._admin(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{self.name}' "
-                    f"AND application_name = '{WORKER_APPLICATION_NAME}'")
+        self._admin(
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{self.name}' "
+            f"AND application_name = '{WORKER_APPLICATION_NAME}'"
+        )
         return self
 
     def lift(self) -> None:

@@ -15,10 +15,16 @@ WRONG = ROOT / "problems/collectives/all_reduce/solutions/wrong/off_on_one_rank.
 def passed_document(speedup: float, *, version: int = 1, problem_id: str = ALL_REDUCE) -> dict:
     doc = empty_document()
     doc.update(
-        verdict="passed", message=f"correct; {speedup:.3f}× the baseline",
+        verdict="passed",
+        message=f"correct; {speedup:.3f}× the baseline",
         problem={"id": problem_id, "version": version, "content_hash": "h" * 64},
-        timing={"method": "test", "baseline": {"median_us": 100.0 * speedup}, "solution": {"median_us": 100.0},
-                "speedup": speedup, "speedup_ci": [speedup * 0.95, speedup * 1.05]},
+        timing={
+            "method": "test",
+            "baseline": {"median_us": 100.0 * speedup},
+            "solution": {"median_us": 100.0},
+            "speedup": speedup,
+            "speedup_ci": [speedup * 0.95, speedup * 1.05],
+        },
         roofline={"time_us": 10.0, "baseline_fraction": 0.1 / speedup, "solution_fraction": 0.1},
     )
     return doc
@@ -26,9 +32,14 @@ def passed_document(speedup: float, *, version: int = 1, problem_id: str = ALL_R
 
 def failed_document(verdict: str = "wrong_output", message: str = "trial 0, rank 1: wrong") -> dict:
     doc = empty_document()
-    doc.update(verdict=verdict, message=message, failed_ranks=[1],
-               trials=[{"trial": 0, "ranks": [{"rank": 0, "ok": True, "error": None},
-                                              {"rank": 1, "ok": False, "error": "wrong"}]}])
+    doc.update(
+        verdict=verdict,
+        message=message,
+        failed_ranks=[1],
+        trials=[
+            {"trial": 0, "ranks": [{"rank": 0, "ok": True, "error": None}, {"rank": 1, "ok": False, "error": "wrong"}]}
+        ],
+    )
     return doc
 
 

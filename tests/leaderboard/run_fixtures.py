@@ -31,9 +31,18 @@ from leaderboard.model_runs.writer import build_archive
 from tests.leaderboard.helpers import CORRECT, WRONG
 
 MANIFEST = {
-    "model": "handworked-coder", "provider": "Test Labs", "protocol": "zero-shot", "k": 3, "turn_budget": 0,
-    "tokens": 120_000, "wall_time_s": 720, "hardware": "h200-nvlink-2", "date": "2026-11-29", "open_weights": True,
-    "precision": "fp32", "notes": "fixture run with hand-worked scores",
+    "model": "handworked-coder",
+    "provider": "Test Labs",
+    "protocol": "zero-shot",
+    "k": 3,
+    "turn_budget": 0,
+    "tokens": 120_000,
+    "wall_time_s": 720,
+    "hardware": "h200-nvlink-2",
+    "date": "2026-11-29",
+    "open_weights": True,
+    "precision": "fp32",
+    "notes": "fixture run with hand-worked scores",
 }
 PROTOCOL_LABEL = "zero-shot · k=3 · 120k tokens · 12 min"
 
@@ -58,20 +67,38 @@ FAST = {"1": 2 / 3, "1.5": 1 / 3, "2": 0.0}
 GEOMEAN = (1.8 * 1.2 * 0.8 * 1.3) ** 0.25
 ROOFLINE = 0.3125
 # How the pages print them (the `percent` and `times` filters).
-SHOWN = {"pass_at_k": "66.7 %", "pass_at_1": "58.3 %", "fast_1": "66.7 %", "fast_1_5": "33.3 %", "fast_2": "0.0 %",
-         "speedup": f"{GEOMEAN:.3f}×", "roofline": "31.2 %"}
+SHOWN = {
+    "pass_at_k": "66.7 %",
+    "pass_at_1": "58.3 %",
+    "fast_1": "66.7 %",
+    "fast_1_5": "33.3 %",
+    "fast_2": "0.0 %",
+    "speedup": f"{GEOMEAN:.3f}×",
+    "roofline": "31.2 %",
+}
 
 
 def document(verdict: str, speedup: float | None, fraction: float | None, problem_id: str, version: int) -> dict:
     doc = empty_document()
-    doc.update(verdict=verdict, message=f"{verdict} (pre-made for a test)",
-               problem={"id": problem_id, "version": version, "content_hash": "h" * 64})
+    doc.update(
+        verdict=verdict,
+        message=f"{verdict} (pre-made for a test)",
+        problem={"id": problem_id, "version": version, "content_hash": "h" * 64},
+    )
     if speedup is not None:
-        doc["timing"] = {"method": "test", "baseline": {"median_us": 100.0 * speedup},
-                         "solution": {"median_us": 100.0}, "speedup": speedup,
-                         "speedup_ci": [speedup * 0.95, speedup * 1.05]}
-        doc["roofline"] = {"time_us": 100.0 * fraction, "bound": "link", "solution_fraction": fraction,
-                           "baseline_fraction": fraction / speedup}
+        doc["timing"] = {
+            "method": "test",
+            "baseline": {"median_us": 100.0 * speedup},
+            "solution": {"median_us": 100.0},
+            "speedup": speedup,
+            "speedup_ci": [speedup * 0.95, speedup * 1.05],
+        }
+        doc["roofline"] = {
+            "time_us": 100.0 * fraction,
+            "bound": "link",
+            "solution_fraction": fraction,
+            "baseline_fraction": fraction / speedup,
+        }
     return doc
 
 
@@ -86,14 +113,17 @@ def archive_bytes(manifest: dict | None = None, outcomes: dict | None = None, **
 
 def make_run(user, *, outcomes: dict | None = None, manifest: dict | None = None, record: bool = True):
     """Uploads the fixture archive through the service and records the pre-made results."""
-    run = model_run_create(user=user, filename="handworked.zip",
-                           data=archive_bytes(manifest=manifest, outcomes=outcomes))
+    run = model_run_create(
+        user=user, filename="handworked.zip", data=archive_bytes(manifest=manifest, outcomes=outcomes)
+    )
     if record:
         for submission in run.attempts.select_related("problem"):
             verdict, speedup, fraction = (outcomes or OUTCOMES)[submission.problem_id, submission.attempt]
             for _ in range(10):  # an infra_error is retried (re-enqueued) until the last allowed attempt
-                if result_record(submission_id=submission.pk, document=document(
-                        verdict, speedup, fraction, submission.problem_id, submission.problem.version)):
+                if result_record(
+                    submission_id=submission.pk,
+                    document=document(verdict, speedup, fraction, submission.problem_id, submission.problem.version),
+                ):
                     break
         # the web worker's job that recording asked for after its commit (a test's transaction never commits)
         run_score_refresh_stale(model_run_id=run.pk)

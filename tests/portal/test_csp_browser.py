@@ -45,8 +45,9 @@ def ranked(problems, user, django_capture_on_commit_callbacks):
     """Two passed submissions on a GPU profile (pre-made results, no evaluation), so the charts have data."""
     for speedup in (1.3, 2.1):
         with django_capture_on_commit_callbacks(execute=True):
-            submission = submission_create(user=user, problem=ALL_REDUCE, profile=GPU,
-                                           filename="s.py", source=CORRECT.read_text())
+            submission = submission_create(
+                user=user, problem=ALL_REDUCE, profile=GPU, filename="s.py", source=CORRECT.read_text()
+            )
         result_record(submission_id=submission.pk, document=passed_document(speedup))
 
 

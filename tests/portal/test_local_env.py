@@ -19,8 +19,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _manage(*args: str, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=_env(**extra), capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=_env(**extra), capture_output=True, text=True, timeout=120
+    )
 
 
 def test_dotenv_writes_debug_and_a_random_secret_once(tmp_path):
@@ -45,15 +46,28 @@ def test_readme_createsuperuser_works_with_the_generated_env(tmp_path):
     target = tmp_path / ".env"
     subprocess.run(["scripts/dotenv.sh", str(target)], cwd=ROOT, check=True, capture_output=True, timeout=30)
     env = {"ENV_FILE": str(target), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
-    shown = _manage("shell", "--no-imports", "-c",
-                    "from django.conf import settings; print(settings.DEBUG, settings.SECRET_KEY)", **env)
+    shown = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings; print(settings.DEBUG, settings.SECRET_KEY)",
+        **env,
+    )
     assert shown.returncode == 0, shown.stderr
     debug, secret = shown.stdout.split()
     assert debug == "True" and secret in target.read_text()
     migrated = _manage("migrate", "--noinput", "-v", "0", **env)
     assert migrated.returncode == 0, migrated.stderr
-    created = _manage("createsuperuser", "--noinput", "--username", "admin", "--email", "admin@example.org",
-                      DJANGO_SUPERUSER_PASSWORD="a-long-password-0123", **env)
+    created = _manage(
+        "createsuperuser",
+        "--noinput",
+        "--username",
+        "admin",
+        "--email",
+        "admin@example.org",
+        DJANGO_SUPERUSER_PASSWORD="a-long-password-0123",
+        **env,
+    )
     assert created.returncode == 0, created.stderr
     assert "Superuser created" in created.stdout
 
@@ -63,17 +77,20 @@ def test_run_sh_writes_the_env_before_any_manage_command_and_starts_a_worker_per
     assert script.index("scripts/dotenv.sh .env") < script.index("$py manage.py")
     assert "export DEBUG" not in script  # DEBUG comes from .env, which every manage.py command reads too
     assert "rqworker web --with-scheduler" in script
-    assert re.search(r"for queue in cpu-gloo-2 cpu-gloo-4", script) and 'var/worker-checks.log checks' in script
+    assert re.search(r"for queue in cpu-gloo-2 cpu-gloo-4", script) and "var/worker-checks.log checks" in script
 
 
 def test_run_sh_starts_evaluation_and_check_workers_apart_from_the_database():
     """The evaluation and check workers: the arena's worker class and JSON, under `env -i` with Redis and their own
     key only; the web side holds the keys by role."""
     script = (ROOT / "scripts" / "run.sh").read_text()
-    start = script[script.index("arena_worker() {"):]
-    start = start[:start.index("\n}\n")]
-    assert re.search(r'env -i PATH="\$PATH" HOME="\$HOME" REDIS_URL="\$redis_url" ARENA_WORKER_KEY="\$key" '
-                     r'ARENA_WORKER_KEY_ID="\$key_id" \\\n', start), start
+    start = script[script.index("arena_worker() {") :]
+    start = start[: start.index("\n}\n")]
+    assert re.search(
+        r'env -i PATH="\$PATH" HOME="\$HOME" REDIS_URL="\$redis_url" ARENA_WORKER_KEY="\$key" '
+        r'ARENA_WORKER_KEY_ID="\$key_id" \\\n',
+        start,
+    ), start
     assert "--worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer" in start
     for secret in ("DATABASE_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "ARENA_WORKER_KEYS"):
         assert secret not in start
@@ -101,8 +118,9 @@ def test_run_sh_says_at_once_when_its_port_is_taken_and_names_the_other_port():
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        done = subprocess.run(["scripts/run.sh"], cwd=ROOT, env=_env(PORT=str(port)), capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            ["scripts/run.sh"], cwd=ROOT, env=_env(PORT=str(port)), capture_output=True, text=True, timeout=60
+        )
     assert done.returncode == 1
     assert f"port {port} on 127.0.0.1 is in use" in done.stderr and f"PORT={port + 1} make run" in done.stderr
     assert "installing" not in done.stdout and "migrat" not in done.stdout.lower()

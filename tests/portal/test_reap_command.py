@@ -36,8 +36,9 @@ def test_a_failed_pass_is_one_line_and_the_next_pass_runs(monkeypatch):
     with pytest.raises(_Stop):
         call_command("reap", every=60, stderr=err)
     assert len(passes) == 2
-    assert err.getvalue().strip() == ("reap: this pass failed (OperationalError: database is locked); the next runs "
-                                      "in 60 s")
+    assert err.getvalue().strip() == (
+        "reap: this pass failed (OperationalError: database is locked); the next runs in 60 s"
+    )
 
 
 def test_a_single_pass_still_fails_loudly(monkeypatch):

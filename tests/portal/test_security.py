@@ -25,7 +25,7 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = '<script>alert("pwned")</script>'
-IMG = '<img src=x onerror=alert(1)>'
+IMG = "<img src=x onerror=alert(1)>"
 # Usernames cannot hold "/" (so a closing </script> tag cannot appear in one); this one tries everything else.
 EVIL_USERNAME = '"><script>alert(1)<script><img src=x onerror=alert(2)>'
 
@@ -67,25 +67,35 @@ def test_every_post_form_in_the_templates_carries_the_csrf_token():
         text = template.read_text()
         for form in re.finditer(r"<form\b[^>]*>", text, re.IGNORECASE):
             if re.search(r"method=[\"']?post", form.group(0), re.IGNORECASE):
-                body = text[form.end():text.find("</form>", form.end())]
+                body = text[form.end() : text.find("</form>", form.end())]
                 assert "{% csrf_token %}" in body, f"{template.relative_to(ROOT)}: {form.group(0)}"
 
 
-def test_a_form_post_with_the_token_works_and_the_api_needs_none_with_a_token(problems, user, api_client,
-                                                                             django_capture_on_commit_callbacks):
+def test_a_form_post_with_the_token_works_and_the_api_needs_none_with_a_token(
+    problems, user, api_client, django_capture_on_commit_callbacks
+):
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(user)
     page = browser.get(reverse("submission-create"))
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode()).group(1)
     with django_capture_on_commit_callbacks(execute=True):
-        response = browser.post(reverse("submission-create"), {
-            "csrfmiddlewaretoken": token, "problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-            "source": CORRECT.read_text()})
+        response = browser.post(
+            reverse("submission-create"),
+            {
+                "csrfmiddlewaretoken": token,
+                "problem": ALL_REDUCE,
+                "profile": "cpu-gloo-2",
+                "source": CORRECT.read_text(),
+            },
+        )
     assert response.status_code == 302
     # Token authentication is not ambient (a browser never sends it by itself), so it needs no CSRF token.
     with django_capture_on_commit_callbacks(execute=True):
-        response = api_client.post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                                         "source": CORRECT.read_text()}, format="json")
+        response = api_client.post(
+            "/api/submissions/",
+            {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()},
+            format="json",
+        )
     assert response.status_code == 201
 
 
@@ -111,22 +121,45 @@ def hostile(problems, django_user_model, django_capture_on_commit_callbacks):
     source = CORRECT.read_text() + f"\n# {SCRIPT} </code></pre></td></tr></table>{IMG}\n"
     with django_capture_on_commit_callbacks(execute=True):
         # on a profile that measures speed, so the problem page draws its chart (CPU profiles show verdicts only)
-        submission = submission_create(user=evil, problem=ALL_REDUCE, profile="h200-nvlink-2",
-                                       filename=f"{IMG}.py", source=source)
+        submission = submission_create(
+            user=evil, problem=ALL_REDUCE, profile="h200-nvlink-2", filename=f"{IMG}.py", source=source
+        )
     document = passed_document(2.0)
-    document.update(message=f"correct {SCRIPT}", logs={"rank0": f"{SCRIPT}{IMG}"}, traceback=SCRIPT,
-                    environment={"gpu": IMG, "driver": [SCRIPT]}, flags={IMG: True},
-                    trials=[{"trial": 0, "ranks": [{"rank": 0, "ok": False, "error": SCRIPT}]}])
+    document.update(
+        message=f"correct {SCRIPT}",
+        logs={"rank0": f"{SCRIPT}{IMG}"},
+        traceback=SCRIPT,
+        environment={"gpu": IMG, "driver": [SCRIPT]},
+        flags={IMG: True},
+        trials=[{"trial": 0, "ranks": [{"rank": 0, "ok": False, "error": SCRIPT}]}],
+    )
     result_record(submission_id=submission.pk, document=document)
     Problem.objects.filter(pk=ALL_REDUCE).update(
         statement=f"# Title {SCRIPT}\n\n{IMG} [click](javascript:alert(1)) [ok](https://example.org)\n\n"
-                  f"```\n{SCRIPT}\n```\n", title=f"All-reduce {SCRIPT}")
-    manifest = {"model": f"m {SCRIPT}", "provider": IMG, "protocol": "zero-shot", "k": 1, "turn_budget": 0,
-                "tokens": 1, "wall_time_s": 1, "hardware": "cpu-gloo-2", "date": "2026-11-29",
-                "open_weights": True, "notes": f"{SCRIPT}{IMG}"}
+        f"```\n{SCRIPT}\n```\n",
+        title=f"All-reduce {SCRIPT}",
+    )
+    manifest = {
+        "model": f"m {SCRIPT}",
+        "provider": IMG,
+        "protocol": "zero-shot",
+        "k": 1,
+        "turn_budget": 0,
+        "tokens": 1,
+        "wall_time_s": 1,
+        "hardware": "cpu-gloo-2",
+        "date": "2026-11-29",
+        "open_weights": True,
+        "notes": f"{SCRIPT}{IMG}",
+    }
     with django_capture_on_commit_callbacks(execute=True):
-        run = model_run_create(user=evil, filename=f"{IMG}.zip", data=build_archive(
-            manifest, {(ALL_REDUCE, 1): source}, {(ALL_REDUCE, 1): f'{{"role": "assistant", "text": "{IMG}"}}'}))
+        run = model_run_create(
+            user=evil,
+            filename=f"{IMG}.zip",
+            data=build_archive(
+                manifest, {(ALL_REDUCE, 1): source}, {(ALL_REDUCE, 1): f'{{"role": "assistant", "text": "{IMG}"}}'}
+            ),
+        )
     return evil, submission, run
 
 
@@ -134,12 +167,20 @@ def test_user_text_and_code_are_escaped_on_every_page(hostile, client):
     evil, submission, run = hostile
     client.force_login(evil)  # the author sees everything: source, logs, traceback, trajectories
     attempt = Submission.objects.get(model_run=run)
-    pages = [reverse("home"), reverse("problem-detail", args=[ALL_REDUCE]),
-             reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=cpu-gloo-2",
-             reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=h200-nvlink-2",
-             reverse("submission-detail", args=[submission.pk]), reverse("submission-detail", args=[attempt.pk]),
-             reverse("submission-list"), reverse("model-run-list"), reverse("model-run-detail", args=[run.pk]),
-             reverse("user-detail", args=[evil.username]), reverse("submission-create"), reverse("account-token")]
+    pages = [
+        reverse("home"),
+        reverse("problem-detail", args=[ALL_REDUCE]),
+        reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=cpu-gloo-2",
+        reverse("problem-detail", args=[ALL_REDUCE]) + "?profile=h200-nvlink-2",
+        reverse("submission-detail", args=[submission.pk]),
+        reverse("submission-detail", args=[attempt.pk]),
+        reverse("submission-list"),
+        reverse("model-run-list"),
+        reverse("model-run-detail", args=[run.pk]),
+        reverse("user-detail", args=[evil.username]),
+        reverse("submission-create"),
+        reverse("account-token"),
+    ]
     for url in pages:
         response = client.get(url)
         assert response.status_code == 200, url
@@ -156,9 +197,14 @@ def test_user_text_and_code_are_escaped_on_every_page(hostile, client):
 
 
 def test_signup_refuses_markup_in_a_username(db, client):
-    response = client.post(reverse("signup"), {"username": "<script>alert(1)</script>",
-                                               "password1": "a-long-test-password-1",
-                                               "password2": "a-long-test-password-1"})
+    response = client.post(
+        reverse("signup"),
+        {
+            "username": "<script>alert(1)</script>",
+            "password1": "a-long-test-password-1",
+            "password2": "a-long-test-password-1",
+        },
+    )
     assert response.status_code == 200 and "Enter a valid username" in response.content.decode()
 
 
@@ -200,8 +246,9 @@ def test_my_submissions_lists_only_mine(hostile, user, client):
 # --- headers and production settings ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", ["/", f"/problems/{ALL_REDUCE}/", "/api/problems/", "/accounts/login/",
-                                 "/no-such-page/"])
+@pytest.mark.parametrize(
+    "url", ["/", f"/problems/{ALL_REDUCE}/", "/api/problems/", "/accounts/login/", "/no-such-page/"]
+)
 def test_every_response_carries_the_security_headers(url, problems, client):
     response = client.get(url)
     assert response["X-Frame-Options"] == "DENY"
@@ -217,16 +264,32 @@ def test_every_response_carries_the_security_headers(url, problems, client):
 def _production(*args: str, **env: str) -> subprocess.CompletedProcess:
     """``manage.py`` as production runs it: DEBUG off, a Redis with a password, worker keys with their roles (the
     suite's own Redis has no password; nothing here connects to it)."""
-    clean = {k: v for k, v in os.environ.items()
-             if k not in ("SECRET_KEY", "DEBUG", "HTTPS", "DJANGO_SETTINGS_MODULE", "ALLOWED_HOSTS",
-                          "ARENA_REDIS_WITHOUT_PASSWORD", "ARENA_WORKER_KEY", "ARENA_WORKER_KEY_ID")}
-    clean.update(ENV_FILE="", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="arena.example.org",
-                 REDIS_URL=f"redis://portal:{secrets.token_urlsafe(16)}@127.0.0.1:6379/0",
-                 ARENA_WORKER_KEYS=f"gpu:evaluations={secrets.token_urlsafe(16)},"
-                                   f"checks:checks={secrets.token_urlsafe(16)}")
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "SECRET_KEY",
+            "DEBUG",
+            "HTTPS",
+            "DJANGO_SETTINGS_MODULE",
+            "ALLOWED_HOSTS",
+            "ARENA_REDIS_WITHOUT_PASSWORD",
+            "ARENA_WORKER_KEY",
+            "ARENA_WORKER_KEY_ID",
+        )
+    }
+    clean.update(
+        ENV_FILE="",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="arena.example.org",
+        REDIS_URL=f"redis://portal:{secrets.token_urlsafe(16)}@127.0.0.1:6379/0",
+        ARENA_WORKER_KEYS=f"gpu:evaluations={secrets.token_urlsafe(16)},checks:checks={secrets.token_urlsafe(16)}",
+    )
     clean.update(env)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_check_deploy_is_clean_with_production_environment_values():
@@ -249,18 +312,26 @@ def test_production_refuses_redis_without_a_password_and_worker_keys_without_a_r
 
 
 def test_production_is_https_only_unless_told_otherwise():
-    show = ("from django.conf import settings as s; print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, "
-            "s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER)")
+    show = (
+        "from django.conf import settings as s; print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, "
+        "s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER)"
+    )
     run = _production("shell", "--no-imports", "-c", show)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split(None, 4) == ["True", "True", "True", "31536000", "('HTTP_X_FORWARDED_PROTO', 'https')\n"]
-    run = _production("shell", "--no-imports", "-c", "from django.conf import settings as s; "
-                      "print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE)", HTTPS="0")
+    run = _production(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE)",
+        HTTPS="0",
+    )
     assert run.stdout.split() == ["False", "False"]
 
 
-@override_settings(SECURE_SSL_REDIRECT=True, SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https"),
-                   SECURE_HSTS_SECONDS=31536000)
+@override_settings(
+    SECURE_SSL_REDIRECT=True, SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https"), SECURE_HSTS_SECONDS=31536000
+)
 def test_behind_the_tls_proxy_http_is_redirected_and_https_gets_hsts(db):
     plain = Client().get("/", HTTP_HOST="localhost")
     assert plain.status_code == 301 and plain["Location"] == "https://localhost/"

@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "DJANGO_SETTINGS_MODULE")}
     clean.update(ENV_FILE="", **env)  # ENV_FILE="": ignore a developer's .env
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_production_start_without_secret_key_is_refused_with_a_clear_message():
@@ -32,8 +33,14 @@ def test_production_start_with_the_insecure_development_key_is_refused():
 
 
 def test_production_starts_with_a_secret_key_and_debug_defaults_to_off():
-    run = _manage("shell", "--no-imports", "-c",
-                  "from django.conf import settings; print(settings.DEBUG, settings.REDIS_URL)", SECRET_KEY="x" * 50, REDIS_URL="redis://example:6379/3")
+    run = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings; print(settings.DEBUG, settings.REDIS_URL)",
+        SECRET_KEY="x" * 50,
+        REDIS_URL="redis://example:6379/3",
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["False", "redis://example:6379/3"]
 

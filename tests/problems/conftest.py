@@ -3,5 +3,8 @@ whichever file a checkout's pytest.ini is at."""
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "slow: takes a minute or more on 2 cores (the bench-size and every-grouping "
-                                       "checks of tests/problems/test_audit.py)")
+    config.addinivalue_line(
+        "markers",
+        "slow: takes a minute or more on 2 cores (the bench-size and every-grouping "
+        "checks of tests/problems/test_audit.py)",
+    )

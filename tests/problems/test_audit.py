@@ -25,8 +25,15 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.problem_check import (GPU_MEMORY_GIB, INPUT_SHARE, MIN_ROOFLINE_US, bench_input_bytes,
-                                      check_cases, input_copies, with_small)
+from evaluator.problem_check import (
+    GPU_MEMORY_GIB,
+    INPUT_SHARE,
+    MIN_ROOFLINE_US,
+    bench_input_bytes,
+    check_cases,
+    input_copies,
+    with_small,
+)
 from evaluator.roofline import roofline
 from evaluator.selfcheck import check_problem
 from problems.registry import Problem, catalogue
@@ -46,8 +53,9 @@ def _problem(pid: str) -> Problem:
     return catalogue()[pid]
 
 
-def _inputs(problem: Problem, module, rank: int, w: int, seed: int, preset: str = "small",
-            overrides: dict | None = None) -> tuple:
+def _inputs(
+    problem: Problem, module, rank: int, w: int, seed: int, preset: str = "small", overrides: dict | None = None
+) -> tuple:
     p = problem.presets[preset]
     return tuple(module.make_inputs(rank, w, seed, torch.device("cpu"), p.dtype, **problem.params(preset, overrides)))
 
@@ -55,8 +63,13 @@ def _inputs(problem: Problem, module, rank: int, w: int, seed: int, preset: str 
 def _is_size(values: list) -> bool:
     """An integer tensor of a few elements, the same on every rank: a size fixed by the preset."""
     first = values[0]
-    return (isinstance(first, torch.Tensor) and not first.dtype.is_floating_point and not first.is_complex()
-            and first.numel() <= MAX_SIZE_ELEMENTS and all(torch.equal(first, v) for v in values[1:]))
+    return (
+        isinstance(first, torch.Tensor)
+        and not first.dtype.is_floating_point
+        and not first.is_complex()
+        and first.numel() <= MAX_SIZE_ELEMENTS
+        and all(torch.equal(first, v) for v in values[1:])
+    )
 
 
 @pytest.mark.parametrize("problem_id", PROBLEMS)
@@ -109,8 +122,10 @@ def test_bench_inputs_fit_every_gpu_profile(problem_id):
         for profile in [p for p in profiles if p.world_size == w]:
             budget = INPUT_SHARE * GPU_MEMORY_GIB[profile.name[:4]] * 2**30
             if INPUT_COPIES * nbytes > budget:
-                too_big.append(f"{profile.name}: {INPUT_COPIES} x {nbytes / 2**30:.2f} GiB of inputs per rank > "
-                               f"{budget / 2**30:.0f} GiB")
+                too_big.append(
+                    f"{profile.name}: {INPUT_COPIES} x {nbytes / 2**30:.2f} GiB of inputs per rank > "
+                    f"{budget / 2**30:.0f} GiB"
+                )
     assert not too_big, f"{problem_id}: {too_big}"
 
 
@@ -129,7 +144,8 @@ def test_roofline_link_bytes_are_at_most_what_the_reference_moves(problem_id):
         bound = problem.roofline_terms(w, "small")["link_bytes_per_rank"]
         assert bound <= most * (1 + 1e-9) + 1e-9, (
             f"{problem_id} W={w}: the roofline counts {bound:.0f} link bytes per rank but the reference sends or "
-            f"receives at most {most:.0f} in either direction ({[c['by_call'] for c in counted]})")
+            f"receives at most {most:.0f} in either direction ({[c['by_call'] for c in counted]})"
+        )
 
 
 def _nodes(problem: Problem, w: int, overrides: dict) -> int:
@@ -137,8 +153,13 @@ def _nodes(problem: Problem, w: int, overrides: dict) -> int:
     return w // per_node if per_node else 1
 
 
-INTERNODE_CASES = [(pid, w, o) for pid in PROBLEMS if "internode_bytes_per_rank" in _problem(pid).roofline
-                   for w, o in check_cases(_problem(pid)) if _nodes(_problem(pid), w, o) > 1]
+INTERNODE_CASES = [
+    (pid, w, o)
+    for pid in PROBLEMS
+    if "internode_bytes_per_rank" in _problem(pid).roofline
+    for w, o in check_cases(_problem(pid))
+    if _nodes(_problem(pid), w, o) > 1
+]
 
 
 def test_every_inter_node_problem_has_its_internode_bytes_checked():
@@ -146,31 +167,36 @@ def test_every_inter_node_problem_has_its_internode_bytes_checked():
     assert tagged and tagged == {pid for pid, _, _ in INTERNODE_CASES}
 
 
-@pytest.mark.parametrize("problem_id, world_size, overrides", INTERNODE_CASES,
-                         ids=[f"{pid}-W{w}-{o}" for pid, w, o in INTERNODE_CASES])
-def test_roofline_internode_bytes_are_at_most_what_the_reference_sends_across_nodes(problem_id, world_size,
-                                                                                      overrides):
+@pytest.mark.parametrize(
+    "problem_id, world_size, overrides", INTERNODE_CASES, ids=[f"{pid}-W{w}-{o}" for pid, w, o in INTERNODE_CASES]
+)
+def test_roofline_internode_bytes_are_at_most_what_the_reference_sends_across_nodes(problem_id, world_size, overrides):
     problem = _problem(problem_id)
     counted = sent_bytes(problem, world_size, overrides)
     most = max(c["busiest_internode"] for c in counted)
     bound = problem.roofline_terms(world_size, "small", overrides)["internode_bytes_per_rank"]
     assert bound <= most * (1 + 1e-9) + 1e-9, (
         f"{problem_id} W={world_size} {overrides}: the roofline counts {bound:.0f} inter-node bytes per rank but the "
-        f"reference sends or receives at most {most:.0f} to or from other nodes ({[c['by_call'] for c in counted]})")
+        f"reference sends or receives at most {most:.0f} to or from other nodes ({[c['by_call'] for c in counted]})"
+    )
 
 
 def _rank_hygiene(rank: int, problem: Problem, w: int, store: str, out: str) -> None:
     torch.set_num_threads(1)
     module = problem.load_reference()
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=w,
-                            timeout=timedelta(seconds=120))
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=w, timeout=timedelta(seconds=120)
+    )
     try:
         inputs = _inputs(problem, module, rank, w, 1234)
         before = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
         result = module.solution(*inputs)
         outputs = list(result) if isinstance(result, (tuple, list)) else [result]
-        errors = [f"rank {rank} wrote to input {i}" for i, (a, b) in enumerate(zip(inputs, before))
-                  if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
+        errors = [
+            f"rank {rank} wrote to input {i}"
+            for i, (a, b) in enumerate(zip(inputs, before))
+            if isinstance(a, torch.Tensor) and not torch.equal(a, b)
+        ]
         seen: dict[int, str] = {}
         for kind, tensors in (("input", inputs), ("output", outputs)):
             for i, t in enumerate(tensors):
@@ -191,8 +217,9 @@ def test_reference_leaves_inputs_alone_and_returns_separate_outputs(problem_id):
     problem = _problem(problem_id)
     w = min(w for w in problem.world_sizes if w >= 2)
     with tempfile.TemporaryDirectory() as tmp:
-        mp.start_processes(_rank_hygiene, args=(problem, w, os.path.join(tmp, "store"), tmp), nprocs=w, join=True,
-                           start_method="fork")
+        mp.start_processes(
+            _rank_hygiene, args=(problem, w, os.path.join(tmp, "store"), tmp), nprocs=w, join=True, start_method="fork"
+        )
         errors = [e for r in range(w) for e in torch.load(os.path.join(tmp, f"rank{r}.pt"))]
     assert not errors, f"{problem_id} W={w}: {errors}"
 
@@ -208,8 +235,9 @@ AUDIT_CASES = [(pid, w, o) for pid in PROBLEMS for w, o in _groupings(_problem(p
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("problem_id, world_size, overrides", AUDIT_CASES,
-                         ids=[f"{pid}-W{w}-{o}" for pid, w, o in AUDIT_CASES])
+@pytest.mark.parametrize(
+    "problem_id, world_size, overrides", AUDIT_CASES, ids=[f"{pid}-W{w}-{o}" for pid, w, o in AUDIT_CASES]
+)
 def test_reference_matches_oracle_at_every_world_size_and_grouping(problem_id, world_size, overrides):
     problem = _problem(problem_id)
     if overrides:

@@ -43,15 +43,20 @@ def _known_answers() -> list[tuple[str, Path, bool]]:
 
 def test_gpu_only_known_answers_are_left_out_of_the_cpu_run():
     names = {p.name for _, p, _ in _known_answers()}
-    gpu = [p for pid in PROBLEMS for p in (catalogue()[pid].path / "solutions").glob("*/*.py")
-           if not runs_on_cpu(p.read_text(), p.name)]
+    gpu = [
+        p
+        for pid in PROBLEMS
+        for p in (catalogue()[pid].path / "solutions").glob("*/*.py")
+        if not runs_on_cpu(p.read_text(), p.name)
+    ]
     assert gpu, "the ParallelKittens and NVSHMEM known answers are gone"
     assert not names & {p.name for p in gpu}
     assert {"nccl_inplace_copy.py", "list_then_cat.py", "root_sends.py"} <= names
 
 
-@pytest.mark.parametrize("problem_id, path, must_pass", _known_answers(),
-                         ids=lambda v: v.name if isinstance(v, Path) else str(v))
+@pytest.mark.parametrize(
+    "problem_id, path, must_pass", _known_answers(), ids=lambda v: v.name if isinstance(v, Path) else str(v)
+)
 def test_known_answer_solutions(problem_id, path, must_pass):
     w = max(_world_sizes(problem_id))
     report = check(problem_id, w, solution_path=path)

@@ -20,21 +20,32 @@ W, PER_NODE = 4, 2
 
 
 def _rank(rank: int, store: str, out: str) -> None:
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=W,
-                            timeout=timedelta(seconds=60))
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=W, timeout=timedelta(seconds=60)
+    )
     try:
         intra, _ = node_groups(PER_NODE)
         found = {}
         x = torch.ones(1024)  # 4 KiB
         for name, call in (
-                ("all_reduce", lambda: dist.all_reduce(x.clone())),
-                ("all_reduce_in_node", lambda: dist.all_reduce(x.clone(), group=intra)),
-                ("all_to_all", lambda: dist.all_to_all_single(torch.empty(1024), x)),
-                ("batched_p2p", lambda: [r.wait() for r in dist.batch_isend_irecv([
-                    dist.P2POp(dist.isend, x[:256].clone(), (rank + 2) % W),
-                    dist.P2POp(dist.irecv, torch.empty(256), (rank + 2) % W),
-                    dist.P2POp(dist.isend, x[:128].clone(), rank ^ 1),
-                    dist.P2POp(dist.irecv, torch.empty(128), rank ^ 1)])])):
+            ("all_reduce", lambda: dist.all_reduce(x.clone())),
+            ("all_reduce_in_node", lambda: dist.all_reduce(x.clone(), group=intra)),
+            ("all_to_all", lambda: dist.all_to_all_single(torch.empty(1024), x)),
+            (
+                "batched_p2p",
+                lambda: [
+                    r.wait()
+                    for r in dist.batch_isend_irecv(
+                        [
+                            dist.P2POp(dist.isend, x[:256].clone(), (rank + 2) % W),
+                            dist.P2POp(dist.irecv, torch.empty(256), (rank + 2) % W),
+                            dist.P2POp(dist.isend, x[:128].clone(), rank ^ 1),
+                            dist.P2POp(dist.irecv, torch.empty(128), rank ^ 1),
+                        ]
+                    )
+                ],
+            ),
+        ):
             with counting(PER_NODE) as traffic:
                 call()
             found[name] = (traffic.sent, traffic.received, traffic.internode_sent, traffic.internode_received)

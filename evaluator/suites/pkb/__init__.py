@@ -44,5 +44,6 @@ PROBE_SEED = 20_240_601  # fixed, so two hosts importing the same commit probe t
 PROBE_TIMEOUTS = {"setup": 90.0, "correctness": 90.0, "timing": 10.0}
 ORIGINAL_LABEL = "original (reference fails on random inputs)"
 
+
 def toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)

@@ -21,8 +21,9 @@ _DECIDED_HERE: dict[tuple[str, str, str], tuple[str, str]] = {}
 
 
 @suites.register(SOURCE)
-def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | None = None,
-                      keep_workdir: bool = False) -> dict[str, Any]:
+def evaluate_imported(
+    spec: EvalSpec, problem: Problem, workdir_parent: str | None = None, keep_workdir: bool = False
+) -> dict[str, Any]:
     """``evaluator.host.evaluate.evaluate`` for a problem imported from ParallelKernelBench: picks randomized or
     original inputs (see ``evaluator.suites.pkb``'s docstring), evaluates, and says in ``doc["problem"]["inputs"]``
     which inputs were used."""
@@ -33,8 +34,13 @@ def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | No
     changed = ImportedProblem(problem.path).changed()
     if changed:
         doc = empty_document()
-        doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash,
-                          "suite": problem.suite, "imported": dict(problem.imported or {})}
+        doc["problem"] = {
+            "id": problem.id,
+            "version": problem.version,
+            "content_hash": problem.content_hash,
+            "suite": problem.suite,
+            "imported": dict(problem.imported or {}),
+        }
         doc["verdict"] = Verdict.INFRA_ERROR.value
         doc["message"] = f"this worker cannot evaluate {problem.id}: {changed}"
         return doc
@@ -70,13 +76,16 @@ def evaluate_imported(spec: EvalSpec, problem: Problem, workdir_parent: str | No
         outcome = probe_reference(problem.id, spec.profile, "randomized", spec.timeouts)
         probe_seconds += outcome.seconds
         if outcome.accepted is False:
-            mode, why = "original", f"decided at evaluation on {spec.profile}: the reference fails on random " \
-                                    f"inputs ({outcome.reason})"
+            mode, why = (
+                "original",
+                f"decided at evaluation on {spec.profile}: the reference fails on random inputs ({outcome.reason})",
+            )
             _DECIDED_HERE[(problem.id, problem.content_hash, spec.profile)] = (mode, why)
             record_probe(problem.path, spec.profile, _preset_of(spec.profile), mode, outcome.reason)
             doc = run("original")
-    doc["problem"]["inputs"] = "randomized" if mode == "randomized" else (
-        ORIGINAL_LABEL if not requested else "original (requested)")
+    doc["problem"]["inputs"] = (
+        "randomized" if mode == "randomized" else (ORIGINAL_LABEL if not requested else "original (requested)")
+    )
     doc["problem"]["inputs_decision"] = why
     doc["problem"]["imported"] = dict(problem.imported or {})
     doc["problem"]["roofline"] = "none: imported problems carry no byte or FLOP model"

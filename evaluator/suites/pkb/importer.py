@@ -14,43 +14,73 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from problems.registry import (CATEGORIES, SUITE_FILE, ProblemError, clear_caches, get, load_problem,
-                               suite_name_error, suites_root)
+from problems.registry import (
+    CATEGORIES,
+    SUITE_FILE,
+    ProblemError,
+    clear_caches,
+    get,
+    load_problem,
+    suite_name_error,
+    suites_root,
+)
 
 from evaluator.suites.pkb.probe import decide, record_probe
-from evaluator.suites.pkb import (BACKENDS, DEFAULT_SUITE, GENERATOR, IMPORT_PROFILE, INPUTS_FILE, PRESETS,
-                                  REFERENCE_DIR, REFERENCE_NAME, SOURCE, TOLERANCE, WORLD_SIZES, toml_str)
+from evaluator.suites.pkb import (
+    BACKENDS,
+    DEFAULT_SUITE,
+    GENERATOR,
+    IMPORT_PROFILE,
+    INPUTS_FILE,
+    PRESETS,
+    REFERENCE_DIR,
+    REFERENCE_NAME,
+    SOURCE,
+    TOLERANCE,
+    WORLD_SIZES,
+    toml_str,
+)
 
 
 # Category from the name's words, first rule that matches wins (so "matmul_all_reduce" is tensor-parallel and
 # "moe_all_to_all" expert-parallel); a name that matches none is filed under non-llm and the report says so.
-CATEGORY_RULES: tuple[tuple[str, frozenset[str]], ...] = tuple((c, frozenset(words.split())) for c, words in (
-    ("pipeline", "pipeline pp 1f1b gpipe stage stages microbatch microbatches"),
-    ("expert-parallel", "moe expert experts ep dispatch combine router routing gating"),
-    ("vocab-parallel", "vocab logits logit logprob logprobs cross entropy crossentropy grpo ppo rlhf"),
-    ("sequence-parallel", "sequence seq sp context cp ulysses attention attn flash kv"),
-    ("data-parallel", "fsdp zero zero1 zero2 zero3 ddp dp data gradient gradients grad grads optimizer adam"),
-    ("tensor-parallel", "tp tensor matmul gemm linear mlp column row colwise rowwise layernorm rmsnorm norm "
-                        "embedding megatron qkv ffn"),
-    ("non-llm", "fft sort sorting graph gnn conv conv2d convolution stencil halo knn nbody jacobi heat spmv sparse "
-                "histogram prefix scan bfs pagerank particle particles geometry image sinkhorn"),
-    ("collectives", "all_reduce all_gather reduce_scatter all_to_all send_recv all reduce allreduce gather allgather "
-                    "scatter reducescatter broadcast bcast alltoall to send recv sendrecv barrier p2p permute shift"),
-))
+CATEGORY_RULES: tuple[tuple[str, frozenset[str]], ...] = tuple(
+    (c, frozenset(words.split()))
+    for c, words in (
+        ("pipeline", "pipeline pp 1f1b gpipe stage stages microbatch microbatches"),
+        ("expert-parallel", "moe expert experts ep dispatch combine router routing gating"),
+        ("vocab-parallel", "vocab logits logit logprob logprobs cross entropy crossentropy grpo ppo rlhf"),
+        ("sequence-parallel", "sequence seq sp context cp ulysses attention attn flash kv"),
+        ("data-parallel", "fsdp zero zero1 zero2 zero3 ddp dp data gradient gradients grad grads optimizer adam"),
+        (
+            "tensor-parallel",
+            "tp tensor matmul gemm linear mlp column row colwise rowwise layernorm rmsnorm norm "
+            "embedding megatron qkv ffn",
+        ),
+        (
+            "non-llm",
+            "fft sort sorting graph gnn conv conv2d convolution stencil halo knn nbody jacobi heat spmv sparse "
+            "histogram prefix scan bfs pagerank particle particles geometry image sinkhorn",
+        ),
+        (
+            "collectives",
+            "all_reduce all_gather reduce_scatter all_to_all send_recv all reduce allreduce gather allgather "
+            "scatter reducescatter broadcast bcast alltoall to send recv sendrecv barrier p2p permute shift",
+        ),
+    )
+)
 assert all(c in CATEGORIES for c, _ in CATEGORY_RULES)
 
 
 def infer_category(name: str) -> tuple[str, str]:
     """(category, the word that decided it, or "default") from a PKB name such as ``matmul_all_reduce``."""
     words = [w for w in re.split(r"[_\W]+", name.lower()) if w]
-    phrases = ["_".join(words[i:i + n]) for n in (3, 2) for i in range(len(words) - n + 1)]
+    phrases = ["_".join(words[i : i + n]) for n in (3, 2) for i in range(len(words) - n + 1)]
     for category, keys in CATEGORY_RULES:
         for w in phrases + words:
             if w in keys:
                 return category, w
     return "non-llm", "default"
-
-
 
 
 @dataclass
@@ -82,8 +112,10 @@ class ImportReport:
     def summary(self) -> str:
         if self.errors:
             return "\n".join([f"arena import-pkb: refused {self.checkout}:"] + [f"  {e}" for e in self.errors])
-        lines = [f"Imported {len(self.problems)} {SOURCE} problem(s) from {self.checkout} (commit "
-                 f"{self.commit[:12]}) into {self.suite_dir} as suite '{self.suite}':"]
+        lines = [
+            f"Imported {len(self.problems)} {SOURCE} problem(s) from {self.checkout} (commit "
+            f"{self.commit[:12]}) into {self.suite_dir} as suite '{self.suite}':"
+        ]
         width = max((len(p.problem_id) for p in self.problems), default=0)
         for p in self.problems:
             guess = " (category guessed: no keyword matched)" if p.category_rule == "default" else ""
@@ -93,15 +125,15 @@ class ImportReport:
             lines.append(f"  skipped {s}")
         for w in self.warnings:
             lines.append(f"  note: {w}")
-        lines.append("Evaluate one with `arena eval --problem <id> --solution FILE`; run "
-                     "`python manage.py load_problems` to show them on the portal.")
+        lines.append(
+            "Evaluate one with `arena eval --problem <id> --solution FILE`; run "
+            "`python manage.py load_problems` to show them on the portal."
+        )
         return "\n".join(lines)
 
 
 class CheckoutError(ValueError):
     pass
-
-
 
 
 def _defines(tree: ast.Module, name: str) -> bool:
@@ -125,8 +157,10 @@ def _parse(path: Path) -> ast.Module:
 def _validate_checkout(root: Path) -> tuple[list[tuple[int, str, Path]], list[str]]:
     """The checkout's reference files as (number, name, path), and the files skipped with why; raises
     CheckoutError naming what is missing when ``root`` is not a PKB checkout."""
-    shape = (f"a {SOURCE} checkout has {REFERENCE_DIR}/<id>_<name>.py reference files and {INPUTS_FILE} "
-             f"defining {GENERATOR}(rank, world_size, problem_id, base_shape, dtype, trial, device)")
+    shape = (
+        f"a {SOURCE} checkout has {REFERENCE_DIR}/<id>_<name>.py reference files and {INPUTS_FILE} "
+        f"defining {GENERATOR}(rank, world_size, problem_id, base_shape, dtype, trial, device)"
+    )
     if not root.is_dir():
         raise CheckoutError(f"{root} is not a directory; {shape}")
     ref_dir = root / REFERENCE_DIR
@@ -160,14 +194,17 @@ def _validate_checkout(root: Path) -> tuple[list[tuple[int, str, Path]], list[st
         numbers[number] = path.name
         found.append((number, name, path))
     if not found:
-        raise CheckoutError(f"{ref_dir} holds no usable <id>_<name>.py reference file defining `solution`"
-                            + (f" ({'; '.join(skipped[:5])})" if skipped else ""))
+        raise CheckoutError(
+            f"{ref_dir} holds no usable <id>_<name>.py reference file defining `solution`"
+            + (f" ({'; '.join(skipped[:5])})" if skipped else "")
+        )
     return sorted(found), skipped
 
 
 def checkout_commit(root: Path) -> tuple[str, bool]:
     """(HEAD commit, whether reference/ or utils/ have uncommitted changes) when ``root`` is the top of a git
     repository; ("unknown", False) otherwise."""
+
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
@@ -185,35 +222,49 @@ def checkout_commit(root: Path) -> tuple[str, bool]:
     return commit, dirty
 
 
-
-
-
-
 def _title(name: str) -> str:
     text = name.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
 
 
-_TOML_HEADER = (f"# Written by `arena import-pkb` from a {SOURCE} checkout; re-run the import rather than "
-                "editing this file.")
+_TOML_HEADER = (
+    f"# Written by `arena import-pkb` from a {SOURCE} checkout; re-run the import rather than editing this file."
+)
 
 
-def _problem_toml(number: int, name: str, file_rel: str, file_sha: str, inputs_sha: str, commit: str,
-                  suite: str, category: str, rule: str, version: int) -> str:
+def _problem_toml(
+    number: int,
+    name: str,
+    file_rel: str,
+    file_sha: str,
+    inputs_sha: str,
+    commit: str,
+    suite: str,
+    category: str,
+    rule: str,
+    version: int,
+) -> str:
     files = ", ".join(toml_str(f"{number}_{name}_{b}.py") for b in BACKENDS)
     presets = "".join(
         f'\n[presets.{preset}]\ndtype = "{dtype}"\nbase_shape = "{shape}"\n'
         f'inputs = "randomized"  # the evaluator sets this per run: "randomized" or "original" (docs/pkb.md)\n'
-        for preset, (dtype, shape) in PRESETS.items())
-    tolerances = "".join(f"\n[tolerance.{dtype}]\natol = {TOLERANCE}\nrtol = {TOLERANCE}\n"
-                         for dtype in sorted({d for d, _ in PRESETS.values()}))
+        for preset, (dtype, shape) in PRESETS.items()
+    )
+    tolerances = "".join(
+        f"\n[tolerance.{dtype}]\natol = {TOLERANCE}\nrtol = {TOLERANCE}\n"
+        for dtype in sorted({d for d, _ in PRESETS.values()})
+    )
     # The template's lines are the generated problem.toml's, whose bytes are part of the problem's content hash.
     return f"""{_TOML_HEADER}
 title = {toml_str(f"{_title(name)} ({SOURCE} {number})")}
 category = "{category}"
 version = {version}
-summary = {toml_str(f"{SOURCE} problem {number} ({name}), imported at commit {commit[:12]}; evaluated against "
-                     f"its own reference on randomized inputs where the reference accepts them.")}
+summary = {
+        toml_str(
+            f"{SOURCE} problem {number} ({name}), imported at commit {commit[:12]}; evaluated against "
+            f"its own reference on randomized inputs where the reference accepts them."
+        )
+    }
 world_sizes = [{", ".join(map(str, WORLD_SIZES))}]
 tags = ["imported", "{suite}"]
 
@@ -243,8 +294,11 @@ flops_per_rank = "0"
 
 
 def _statement(number: int, name: str, file_rel: str, commit: str, category: str, rule: str) -> str:
-    how = "inferred from the word '" + rule + "' in its name" if rule != "default" else \
-        "a guess: no word of its name matched a category"
+    how = (
+        "inferred from the word '" + rule + "' in its name"
+        if rule != "default"
+        else "a guess: no word of its name matched a category"
+    )
     small, bench = PRESETS["small"], PRESETS["bench"]
     return f"""# {_title(name)} ({SOURCE} problem {number})
 
@@ -307,8 +361,14 @@ def _previous(folder: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: bool = True,
-                    probe_profile: str = IMPORT_PROFILE, jobs: int | None = None) -> ImportReport:
+def import_checkout(
+    path: Path | str,
+    into: Path | str | None = None,
+    *,
+    probe: bool = True,
+    probe_profile: str = IMPORT_PROFILE,
+    jobs: int | None = None,
+) -> ImportReport:
     """Writes the imported suite for the checkout at ``path`` into ``into`` (default ``$ARENA_SUITES_DIR/pkb``;
     the folder's name is the suite's name) and, with ``probe``, decides on ``probe_profile`` which inputs each
     problem is evaluated on. Nothing is written when the checkout is refused (``report.ok`` is False)."""
@@ -320,8 +380,10 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
         report.errors.append(f"--into {target}: {error}")
         return report
     if target.exists() and not _is_generated_suite(target):
-        report.errors.append(f"{target} exists and is not a suite written by `arena import-pkb`; choose another "
-                             f"--into folder (its name becomes the suite's name)")
+        report.errors.append(
+            f"{target} exists and is not a suite written by `arena import-pkb`; choose another "
+            f"--into folder (its name becomes the suite's name)"
+        )
         return report
     try:
         references, report.skipped = _validate_checkout(root)
@@ -330,11 +392,15 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
         return report
     report.commit, dirty = checkout_commit(root)
     if report.commit == "unknown":
-        report.warnings.append(f"{root} is not the top of a git repository, so the commit is recorded as 'unknown'; "
-                               f"problem hashes still follow the files' contents")
+        report.warnings.append(
+            f"{root} is not the top of a git repository, so the commit is recorded as 'unknown'; "
+            f"problem hashes still follow the files' contents"
+        )
     elif dirty:
-        report.warnings.append(f"{root} has uncommitted changes under {REFERENCE_DIR}/ or utils/; the commit "
-                               f"{report.commit[:12]} does not describe them, the recorded file hashes do")
+        report.warnings.append(
+            f"{root} has uncommitted changes under {REFERENCE_DIR}/ or utils/; the commit "
+            f"{report.commit[:12]} does not describe them, the recorded file hashes do"
+        )
     from problems.imported import sha256_file
 
     inputs_sha = sha256_file(root / INPUTS_FILE)
@@ -346,8 +412,9 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
         (stage / SUITE_FILE).write_text(
             f"# Written by `arena import-pkb`; the registry reads the suite's problems from the folders beside it.\n"
             f'generated_by = "arena import-pkb"\nsource = "{SOURCE}"\nsuite = "{target.name}"\n'
-            f"checkout = {toml_str(str(root))}\ncommit = \"{report.commit}\"\ndirty = {str(dirty).lower()}\n"
-            f'imported_at = "{dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}"\n')
+            f'checkout = {toml_str(str(root))}\ncommit = "{report.commit}"\ndirty = {str(dirty).lower()}\n'
+            f'imported_at = "{dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}"\n'
+        )
         for number, name, ref in references:
             folder_name = f"{number}_{name}"
             rel = f"{REFERENCE_DIR}/{ref.name}"
@@ -360,8 +427,11 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
                 version = old["version"] if same else old["version"] + 1
             folder = stage / folder_name
             folder.mkdir()
-            (folder / "problem.toml").write_text(_problem_toml(number, name, rel, file_sha, inputs_sha, report.commit,
-                                                               target.name, category, rule, version))
+            (folder / "problem.toml").write_text(
+                _problem_toml(
+                    number, name, rel, file_sha, inputs_sha, report.commit, target.name, category, rule, version
+                )
+            )
             (folder / "README.md").write_text(_statement(number, name, rel, report.commit, category, rule))
             (folder / "reference.py").write_text(_ADAPTER.format(source=SOURCE, number=number, file=rel))
             report.problems.append(ImportedEntry(f"{target.name}/{folder_name}", rel, category, rule, version))
@@ -384,8 +454,10 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
         return report
     registered = target.parent == suites_root()
     if not registered:
-        report.warnings.append(f"the registry reads suites from {suites_root()}; set ARENA_SUITES_DIR={target.parent} "
-                               f"(on the portal and on every worker) to use this suite")
+        report.warnings.append(
+            f"the registry reads suites from {suites_root()}; set ARENA_SUITES_DIR={target.parent} "
+            f"(on the portal and on every worker) to use this suite"
+        )
     if probe and registered:
         _probe_all(report, probe_profile, jobs)
     elif probe:
@@ -395,6 +467,7 @@ def import_checkout(path: Path | str, into: Path | str | None = None, *, probe: 
         for entry in report.problems:
             entry.reason = "not probed (--no-probe): decided at evaluation"
     return report
+
 
 def _probe_all(report: ImportReport, profile: str, jobs: int | None) -> None:
     from evaluator.contract.profiles import get_profile

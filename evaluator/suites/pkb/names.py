@@ -38,22 +38,27 @@ def solution_filename_ok(problem_id: str, filename: str) -> str | None:
     number = folder.split("_", 1)[0]
     expected = ", ".join(f"{folder}_{b}.py" for b in BACKENDS)
     if name.startswith(folder + "_") and name.endswith(".py"):
-        backend = name[len(folder) + 1:-3]
+        backend = name[len(folder) + 1 : -3]
         if backend in BACKENDS:
             return None
-        return (f"{name!r} names the backend {backend!r}; {SOURCE} solution files for {problem_id} are named "
-                f"{expected} (or use any other name, such as solution.py)")
+        return (
+            f"{name!r} names the backend {backend!r}; {SOURCE} solution files for {problem_id} are named "
+            f"{expected} (or use any other name, such as solution.py)"
+        )
     m = re.match(r"^(\d+)_", name)
     if m and name.endswith(".py"):
         if m.group(1) != number:
-            return (f"{name!r} is named for {SOURCE} problem {m.group(1)}, but this upload is for {problem_id} "
-                    f"(problem {number}); pick problem {m.group(1)}, or rename the file to one of {expected}")
+            return (
+                f"{name!r} is named for {SOURCE} problem {m.group(1)}, but this upload is for {problem_id} "
+                f"(problem {number}); pick problem {m.group(1)}, or rename the file to one of {expected}"
+            )
         return f"{name!r} does not match {problem_id}; name it one of {expected} (or solution.py)"
     return None
 
 
-def problem_for_solution_filename(filename: str, problem_ids: Iterable[str] | None = None,
-                                  suite: str = DEFAULT_SUITE) -> str | None:
+def problem_for_solution_filename(
+    filename: str, problem_ids: Iterable[str] | None = None, suite: str = DEFAULT_SUITE
+) -> str | None:
     """The imported problem a PKB solution file name belongs to (``12_all_gather_cuda.py`` -> ``pkb/12_all_gather``),
     among ``problem_ids`` (default: the catalogue's problems of ``suite``); None when it names none of them."""
     name = posixpath.basename((filename or "").replace("\\", "/")).strip()

@@ -56,17 +56,26 @@ class ProbeOutcome:
     seconds: float
 
 
-def probe_reference(problem_id: str, profile: str, inputs: str, timeouts: dict[str, float] | None = None
-                    ) -> ProbeOutcome:
+def probe_reference(
+    problem_id: str, profile: str, inputs: str, timeouts: dict[str, float] | None = None
+) -> ProbeOutcome:
     """Runs the imported reference alone (no user code) on ``inputs`` ("randomized" or "original") on
     ``profile``: accepted when it runs, gives finite outputs and agrees with itself."""
     from evaluator.host.evaluate import evaluate
     from evaluator.contract.spec import EvalSpec
 
     started = time.monotonic()
-    spec = EvalSpec(problem_id=problem_id, solution_source=_probe_source(get(problem_id)),
-                    profile=profile, solution_name="reference_probe.py", trials=2, measure_timing=False,
-                    seed=PROBE_SEED, params={"inputs": inputs}, timeouts=dict(timeouts or PROBE_TIMEOUTS))
+    spec = EvalSpec(
+        problem_id=problem_id,
+        solution_source=_probe_source(get(problem_id)),
+        profile=profile,
+        solution_name="reference_probe.py",
+        trials=2,
+        measure_timing=False,
+        seed=PROBE_SEED,
+        params={"inputs": inputs},
+        timeouts=dict(timeouts or PROBE_TIMEOUTS),
+    )
     doc = evaluate(spec, imported_inner=True)
     verdict, message = doc.get("verdict"), (doc.get("message") or "")[:300]
     seconds = round(time.monotonic() - started, 3)
@@ -88,8 +97,14 @@ def decide(problem_id: str, profile: str, timeouts: dict[str, float] | None = No
     seconds = rnd.seconds + orig.seconds
     if orig.accepted:
         return "original", f"the reference fails on random inputs ({rnd.reason})", seconds
-    return "undecided", (f"on {profile} the reference fails on original inputs too ({orig.reason}); "
-                         f"decided on the evaluation's profile"), seconds
+    return (
+        "undecided",
+        (
+            f"on {profile} the reference fails on original inputs too ({orig.reason}); "
+            f"decided on the evaluation's profile"
+        ),
+        seconds,
+    )
 
 
 def read_probes(problem: Problem) -> dict[str, dict[str, Any]]:
@@ -106,10 +121,17 @@ def record_probe(folder: Path, profile: str, preset: str, inputs: str, reason: s
         entries = tomllib.loads(path.read_text()).get("profiles", {}) if path.is_file() else {}
     except (OSError, tomllib.TOMLDecodeError):
         entries = {}
-    entries[profile] = {"inputs": inputs, "reason": reason, "preset": preset,
-                        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    text = ["# Which inputs this problem's reference accepts, per hardware profile, from trusted runs of the",
-            "# reference alone (docs/pkb.md). Not part of the problem's content hash; safe to delete.", ""]
+    entries[profile] = {
+        "inputs": inputs,
+        "reason": reason,
+        "preset": preset,
+        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    text = [
+        "# Which inputs this problem's reference accepts, per hardware profile, from trusted runs of the",
+        "# reference alone (docs/pkb.md). Not part of the problem's content hash; safe to delete.",
+        "",
+    ]
     for name, e in sorted(entries.items()):
         text.append(f"[profiles.{toml_str(name)}]")
         text += [f"{k} = {toml_str(str(v))}" for k, v in e.items()]
@@ -120,8 +142,6 @@ def record_probe(folder: Path, profile: str, preset: str, inputs: str, reason: s
         tmp.replace(path)
     except OSError:
         tmp.unlink(missing_ok=True)
-
-
 
 
 def recorded_decision(problem: Problem, profile: str) -> tuple[str | None, str]:

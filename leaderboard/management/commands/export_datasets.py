@@ -15,8 +15,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("outdir")
-        parser.add_argument("--date", help="the export's date (default today); the same database and date give the "
-                                           "same files")
+        parser.add_argument(
+            "--date", help="the export's date (default today); the same database and date give the same files"
+        )
         parser.add_argument("--config", action="append", choices=list(CONFIGS), help="only this config (repeatable)")
 
     def handle(self, *args, **options):

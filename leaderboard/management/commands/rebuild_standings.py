@@ -26,5 +26,6 @@ class Command(BaseCommand):
         started = time.perf_counter()
         count = standings_rebuild()
         scored = f" and {run_scores_rebuild()} run scores" if runs else ""
-        self.stdout.write(self.style.SUCCESS(
-            f"rebuilt {count} problem standings{scored} in {time.perf_counter() - started:.1f} s"))
+        self.stdout.write(
+            self.style.SUCCESS(f"rebuilt {count} problem standings{scored} in {time.perf_counter() - started:.1f} s")
+        )

@@ -38,8 +38,10 @@ FAMILIES = ("atlas-coder", "kestrel", "quokka-instruct", "nimbus", "orca-kernel"
 PROVIDERS = ("Atlas AI", "Kestrel Labs", "Quokka", "Nimbus Research", "Orca Systems", "Tern", "Marlin", "Basalt")
 SIZES = ("8b", "32b", "70b", "235b-a22b", "405b", "mini", "pro")
 BATCH = 2000
-DEMO_SOURCE = ("# demo attempt made up by `manage.py seed_demo`; never evaluated\n"
-               "def solution(*inputs):\n    raise NotImplementedError('demo')\n")
+DEMO_SOURCE = (
+    "# demo attempt made up by `manage.py seed_demo`; never evaluated\n"
+    "def solution(*inputs):\n    raise NotImplementedError('demo')\n"
+)
 
 
 class Command(BaseCommand):
@@ -51,8 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--attempts", type=int, default=3, help="k: attempts per problem in every run")
         parser.add_argument("--users", type=int, default=12)
         parser.add_argument("--seed", type=int, default=20261129)
-        parser.add_argument("--min-coverage", type=float, default=1.0,
-                            help="each run attempts a random share of the problems between this and 1 (default: all)")
+        parser.add_argument(
+            "--min-coverage",
+            type=float,
+            default=1.0,
+            help="each run attempts a random share of the problems between this and 1 (default: all)",
+        )
         parser.add_argument("--clear", action="store_true", help="remove the demo data and stop")
 
     def handle(self, *args, runs, problems, attempts, users, seed: int, clear, min_coverage, **options):
@@ -64,9 +70,15 @@ class Command(BaseCommand):
             self.stdout.write(f"removed the previous demo data: {removed}")
         if clear:
             return
-        report = seed_demo(runs=runs, problems=problems, attempts=attempts, users=users, seed=seed,
-                           min_coverage=min_coverage,
-                           log=lambda text: self.stdout.write(text))
+        report = seed_demo(
+            runs=runs,
+            problems=problems,
+            attempts=attempts,
+            users=users,
+            seed=seed,
+            min_coverage=min_coverage,
+            log=lambda text: self.stdout.write(text),
+        )
         self.stdout.write(self.style.SUCCESS(f"seeded {report} in {time.perf_counter() - started:.1f} s"))
 
 
@@ -76,7 +88,8 @@ def clear_demo() -> str:
     demo_problems = Problem.objects.filter(suite=DEMO_SUITE)
     demo_users = User.objects.filter(username__startswith=DEMO_USER_PREFIX)
     submissions = Submission.objects.filter(problem__suite=DEMO_SUITE) | Submission.objects.filter(
-        model_run__is_demo=True)
+        model_run__is_demo=True
+    )
     counts = {
         "trajectories": Trajectory.objects.filter(submission__in=submissions).delete()[0],
         "results": Result.objects.filter(submission__in=submissions).delete()[0],
@@ -98,36 +111,54 @@ def _demo_problems(count: int, rng: random.Random) -> list[Problem]:
     for i in range(count):
         category = categories[i % len(categories)]
         pid = f"{category}/demo_{i + 1:03d}"
-        rows.append(Problem(
-            id=pid, title=f"Demo problem {i + 1} ({CATEGORIES[category].lower()})", category=category,
-            summary="Demo data made up by `manage.py seed_demo`; not a real problem.", version=1,
-            content_hash=hashlib.sha256(pid.encode()).hexdigest(),
-            statement="Made up by `python manage.py seed_demo` to fill a realistic database. Not part of the suite.",
-            reference_source="# demo problem: no reference\n", codebase="demo", function="demo",
-            world_sizes=[2, 4, 8], presets={"small": {"dtype": "float32", "params": {}},
-                                            "bench": {"dtype": "bfloat16", "params": {}}},
-            tolerances={"float32": {"atol": 1e-5, "rtol": 1e-5}, "bfloat16": {"atol": 1e-2, "rtol": 1e-2}},
-            roofline={}, suite=DEMO_SUITE, is_active=True,
-        ))
+        rows.append(
+            Problem(
+                id=pid,
+                title=f"Demo problem {i + 1} ({CATEGORIES[category].lower()})",
+                category=category,
+                summary="Demo data made up by `manage.py seed_demo`; not a real problem.",
+                version=1,
+                content_hash=hashlib.sha256(pid.encode()).hexdigest(),
+                statement=(
+                    "Made up by `python manage.py seed_demo` to fill a realistic database. Not part of the suite."
+                ),
+                reference_source="# demo problem: no reference\n",
+                codebase="demo",
+                function="demo",
+                world_sizes=[2, 4, 8],
+                presets={"small": {"dtype": "float32", "params": {}}, "bench": {"dtype": "bfloat16", "params": {}}},
+                tolerances={"float32": {"atol": 1e-5, "rtol": 1e-5}, "bfloat16": {"atol": 1e-2, "rtol": 1e-2}},
+                roofline={},
+                suite=DEMO_SUITE,
+                is_active=True,
+            )
+        )
     Problem.objects.bulk_create(rows)
     return rows
 
 
-def _document(problem: Problem, verdict: str, speedup: float | None, baseline_us: float,
-              roofline_us: float) -> dict:
+def _document(problem: Problem, verdict: str, speedup: float | None, baseline_us: float, roofline_us: float) -> dict:
     doc = empty_document()
     doc["verdict"] = verdict
     doc["message"] = f"demo result ({verdict})"
     doc["problem"] = {"id": problem.id, "version": problem.version, "content_hash": problem.content_hash}
     if speedup is not None:
         solution_us = baseline_us / speedup
-        doc["timing"] = {"method": "demo", "baseline": {"median_us": baseline_us},
-                         "solution": {"median_us": solution_us},
-                         "speedup": speedup, "speedup_ci": [speedup * 0.97, speedup * 1.03],
-                         "protocol_revision": TIMING_PROTOCOL_REVISION,
-                         "speedup_estimator": "median of per-iteration ratios (demo)"}
-        doc["roofline"] = {"time_us": roofline_us, "bound": "link", "solution_fraction": roofline_us / solution_us,
-                           "baseline_fraction": roofline_us / baseline_us}
+        doc["timing"] = {
+            "method": "demo",
+            "baseline": {"median_us": baseline_us},
+            "solution": {"median_us": solution_us},
+            "speedup": speedup,
+            "speedup_ci": [speedup * 0.97, speedup * 1.03],
+            "protocol_revision": TIMING_PROTOCOL_REVISION,
+            "speedup_estimator": "median of per-iteration ratios (demo)",
+        }
+        doc["roofline"] = {
+            "time_us": roofline_us,
+            "bound": "link",
+            "solution_fraction": roofline_us / solution_us,
+            "baseline_fraction": roofline_us / baseline_us,
+        }
     return doc
 
 
@@ -136,12 +167,14 @@ def _outcome(rng: random.Random, skill: float, difficulty: float, speed: float) 
         return "infra_error", None
     if rng.random() < 1 / (1 + math.exp(-(skill - difficulty))):
         return "passed", round(math.exp(rng.gauss(speed, 0.35)), 4)
-    return rng.choices(["wrong_output", "compile_error", "runtime_error", "timeout", "rejected"],
-                       weights=[50, 20, 18, 8, 4])[0], None
+    return rng.choices(
+        ["wrong_output", "compile_error", "runtime_error", "timeout", "rejected"], weights=[50, 20, 18, 8, 4]
+    )[0], None
 
 
-def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int, min_coverage: float = 1.0,
-              log=print) -> str:
+def seed_demo(
+    *, runs: int, problems: int, attempts: int, users: int, seed: int, min_coverage: float = 1.0, log=print
+) -> str:
     rng = random.Random(seed)
     now = timezone.now()
     with transaction.atomic():
@@ -162,19 +195,40 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
             family = rng.randrange(len(FAMILIES))
             mode = "agentic" if rng.random() < 0.6 else "zero-shot"
             turns = rng.choice([5, 10, 20, 40]) if mode == "agentic" else 0
-            tokens = int(problems * attempts * (3000 if mode == "zero-shot" else 2500 * turns) * rng.uniform(.5, 1.5))
+            tokens = int(problems * attempts * (3000 if mode == "zero-shot" else 2500 * turns) * rng.uniform(0.5, 1.5))
             model = f"{FAMILIES[family]}-{rng.choice(SIZES)}"
-            run_rows.append(ModelRun(
-                user=people[i % len(people)], model=model, provider=PROVIDERS[family], mode=mode, k=attempts,
-                turn_budget=turns, tokens=tokens, wall_time_s=round(tokens / rng.uniform(400, 2000), 1),
-                profile=rng.choice(PROFILES), precision=rng.choice(PRECISIONS), suite=DEMO_SUITE,
-                run_date=date.today() - timedelta(days=rng.randrange(365)), open_weights=rng.random() < 0.4,
-                notes="Demo run made up by `manage.py seed_demo`.", is_demo=True, state=ModelRun.State.FINISHED,
-                manifest={"model": model, "provider": PROVIDERS[family], "protocol": mode, "k": attempts,
-                          "turn_budget": turns, "tokens": tokens, "demo": True},
-                archive_name="demo.zip", archive_sha256=hashlib.sha256(f"demo-{seed}-{i}".encode()).hexdigest(),
-                finished_at=now,
-            ))
+            run_rows.append(
+                ModelRun(
+                    user=people[i % len(people)],
+                    model=model,
+                    provider=PROVIDERS[family],
+                    mode=mode,
+                    k=attempts,
+                    turn_budget=turns,
+                    tokens=tokens,
+                    wall_time_s=round(tokens / rng.uniform(400, 2000), 1),
+                    profile=rng.choice(PROFILES),
+                    precision=rng.choice(PRECISIONS),
+                    suite=DEMO_SUITE,
+                    run_date=date.today() - timedelta(days=rng.randrange(365)),
+                    open_weights=rng.random() < 0.4,
+                    notes="Demo run made up by `manage.py seed_demo`.",
+                    is_demo=True,
+                    state=ModelRun.State.FINISHED,
+                    manifest={
+                        "model": model,
+                        "provider": PROVIDERS[family],
+                        "protocol": mode,
+                        "k": attempts,
+                        "turn_budget": turns,
+                        "tokens": tokens,
+                        "demo": True,
+                    },
+                    archive_name="demo.zip",
+                    archive_sha256=hashlib.sha256(f"demo-{seed}-{i}".encode()).hexdigest(),
+                    finished_at=now,
+                )
+            )
         run_rows = ModelRun.objects.bulk_create(run_rows)
         log(f"  {len(demo)} demo problems, {len(people)} users, {len(run_rows)} runs")
 
@@ -186,19 +240,29 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
             if not pending:
                 return
             created = Submission.objects.bulk_create([s for s, _ in pending], batch_size=BATCH)
-            Result.objects.bulk_create([
-                Result(submission=s, document=doc, verdict=doc["verdict"],
-                       speedup=(doc["timing"] or {}).get("speedup"),
-                       speedup_ci_low=(doc["timing"] or {}).get("speedup_ci", [None])[0],
-                       speedup_ci_high=(doc["timing"] or {}).get("speedup_ci", [None, None])[1],
-                       baseline_median_us=((doc["timing"] or {}).get("baseline") or {}).get("median_us"),
-                       solution_median_us=((doc["timing"] or {}).get("solution") or {}).get("median_us"),
-                       roofline_fraction=(doc["roofline"] or {}).get("solution_fraction"),
-                       problem_version=1, problem_hash=doc["problem"]["content_hash"],
-                       protocol_revision=(doc["timing"] or {}).get("protocol_revision"),
-                       speedup_estimator=(doc["timing"] or {}).get("speedup_estimator") or "", worker=s.worker)
-                for s, (_, doc) in zip(created, pending) if doc is not None
-            ], batch_size=BATCH)
+            Result.objects.bulk_create(
+                [
+                    Result(
+                        submission=s,
+                        document=doc,
+                        verdict=doc["verdict"],
+                        speedup=(doc["timing"] or {}).get("speedup"),
+                        speedup_ci_low=(doc["timing"] or {}).get("speedup_ci", [None])[0],
+                        speedup_ci_high=(doc["timing"] or {}).get("speedup_ci", [None, None])[1],
+                        baseline_median_us=((doc["timing"] or {}).get("baseline") or {}).get("median_us"),
+                        solution_median_us=((doc["timing"] or {}).get("solution") or {}).get("median_us"),
+                        roofline_fraction=(doc["roofline"] or {}).get("solution_fraction"),
+                        problem_version=1,
+                        problem_hash=doc["problem"]["content_hash"],
+                        protocol_revision=(doc["timing"] or {}).get("protocol_revision"),
+                        speedup_estimator=(doc["timing"] or {}).get("speedup_estimator") or "",
+                        worker=s.worker,
+                    )
+                    for s, (_, doc) in zip(created, pending)
+                    if doc is not None
+                ],
+                batch_size=BATCH,
+            )
             for s, (_, doc) in zip(created, pending):
                 if doc is not None and doc["verdict"] == "passed" and s.model_run_id is None and s.remeasure_of is None:
                     passed_solo.append((s, doc))
@@ -207,22 +271,52 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
 
         passed_solo: list[tuple[Submission, dict]] = []
 
-        def add(user, problem: Problem, profile: str, verdict: str | None, speedup: float | None,
-                run: ModelRun | None = None, attempt: int | None = None, variant: int = 0) -> None:
+        def add(
+            user,
+            problem: Problem,
+            profile: str,
+            verdict: str | None,
+            speedup: float | None,
+            run: ModelRun | None = None,
+            attempt: int | None = None,
+            variant: int = 0,
+        ) -> None:
             # The source names what makes it a distinct solution: a user's repeats of one variant are the same code.
             text = DEMO_SOURCE + f"_DEMO = {problem.id!r}, {run.pk if run else user.pk}, {attempt or 0}, {variant}\n"
             done = verdict is not None
             submission = Submission(
-                user=user, problem=problem, profile=profile, problem_version=1, problem_hash=problem.content_hash,
-                filename=f"attempt_{attempt}.py" if attempt else "solution.py", source=text,
-                sha256=hashlib.sha256(text.encode()).hexdigest(), source_key=source_key(text),
-                state=Submission.State.FINISHED if done else Submission.State.QUEUED, verdict=verdict,
-                job_id="demo", enqueue_count=1, enqueued_at=now, job_timeout_s=timeout,
-                worker=f"demo-host-{rng.randrange(2) + 1}" if done else "", started_at=now if done else None,
-                finished_at=now if done else None, model_run=run, attempt=attempt,
+                user=user,
+                problem=problem,
+                profile=profile,
+                problem_version=1,
+                problem_hash=problem.content_hash,
+                filename=f"attempt_{attempt}.py" if attempt else "solution.py",
+                source=text,
+                sha256=hashlib.sha256(text.encode()).hexdigest(),
+                source_key=source_key(text),
+                state=Submission.State.FINISHED if done else Submission.State.QUEUED,
+                verdict=verdict,
+                job_id="demo",
+                enqueue_count=1,
+                enqueued_at=now,
+                job_timeout_s=timeout,
+                worker=f"demo-host-{rng.randrange(2) + 1}" if done else "",
+                started_at=now if done else None,
+                finished_at=now if done else None,
+                model_run=run,
+                attempt=attempt,
             )
-            doc = _document(problem, verdict, speedup, baseline_us[problem.id] * rng.uniform(.97, 1.03),
-                            baseline_us[problem.id] * roof_share[problem.id]) if done else None
+            doc = (
+                _document(
+                    problem,
+                    verdict,
+                    speedup,
+                    baseline_us[problem.id] * rng.uniform(0.97, 1.03),
+                    baseline_us[problem.id] * roof_share[problem.id],
+                )
+                if done
+                else None
+            )
             pending.append((submission, doc))
             if len(pending) >= BATCH:
                 flush()
@@ -237,8 +331,7 @@ def seed_demo(*, runs: int, problems: int, attempts: int, users: int, seed: int,
                 if problem.id == skipped or (coverage < 1.0 and rng.random() > coverage):
                     continue
                 for attempt in range(1, attempts + 1):
-                    verdict, speedup = _outcome(rng, skill, difficulty[problem.id],
-                                                speed + speed_offset[problem.id])
+                    verdict, speedup = _outcome(rng, skill, difficulty[problem.id], speed + speed_offset[problem.id])
                     if run.pk in unfinished and number >= len(demo) // 2:  # still being evaluated
                         verdict, speedup = None, None
                     add(run.user, problem, run.profile, verdict, speedup, run, attempt)

@@ -111,8 +111,14 @@ def trial_summary(trial: Any) -> dict[str, Any]:
     """One trial's ranks folded into a line: how many were right, and each wrong rank's error."""
     ranks = trial.get("ranks", []) if isinstance(trial, dict) else []
     bad = [r for r in ranks if isinstance(r, dict) and not r.get("ok")]
-    worst = max((r.get("max_abs_error") for r in ranks if isinstance(r, dict)
-                 and isinstance(r.get("max_abs_error"), (int, float))), default=None)
+    worst = max(
+        (
+            r.get("max_abs_error")
+            for r in ranks
+            if isinstance(r, dict) and isinstance(r.get("max_abs_error"), (int, float))
+        ),
+        default=None,
+    )
     return {"ok": len(ranks) - len(bad), "total": len(ranks), "bad": bad, "max_abs_error": worst}
 
 
@@ -166,8 +172,15 @@ def speed_bucket(speedup: Any) -> str:
     return "speed-slow"
 
 
-VERDICT_SHORT = {"passed": "pass", "wrong_output": "wrong", "compile_error": "compile", "runtime_error": "runtime",
-                 "timeout": "timeout", "rejected": "rejected", "infra_error": "infra"}
+VERDICT_SHORT = {
+    "passed": "pass",
+    "wrong_output": "wrong",
+    "compile_error": "compile",
+    "runtime_error": "runtime",
+    "timeout": "timeout",
+    "rejected": "rejected",
+    "infra_error": "infra",
+}
 
 
 @register.filter
@@ -203,8 +216,14 @@ def roughly(seconds: Any) -> str:
     return f"about {seconds / 3600:.1f} h"
 
 
-COMMUNICATION_FLAGS = ("uses_nccl", "nccl_calls", "point_to_point_calls", "uses_collectives_api",
-                       "communication_calls", "communication_source")
+COMMUNICATION_FLAGS = (
+    "uses_nccl",
+    "nccl_calls",
+    "point_to_point_calls",
+    "uses_collectives_api",
+    "communication_calls",
+    "communication_source",
+)
 POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
 WARNING_FLAGS = frozenset({"suspicious_speedup"})  # the flags a reader should look twice at, shown in warning colour
 
@@ -254,8 +273,11 @@ def flag_summary(flags: Any, profile: Any = None) -> dict[str, Any]:
         else:
             kind = "no torch.distributed communication (it moves data some other way, or not at all)"
         communication = {
-            "kind": kind, "backend": backend,
-            "p2p": sorted(p2p.items()), "collectives": sorted(collectives.items()), "barriers": barriers,
+            "kind": kind,
+            "backend": backend,
+            "p2p": sorted(p2p.items()),
+            "collectives": sorted(collectives.items()),
+            "barriers": barriers,
             # the evaluator's phrase starts "counted at run time ...": the page's sentence says "counted" itself
             "source": str(flags.get("communication_source") or "").removeprefix("counted ").strip(),
             "counted": isinstance(counts, dict),
@@ -304,9 +326,13 @@ def run_options(choices, selected) -> str:
     join, not one template loop per run (the list holds every run); labels escaped as the template would."""
     from django.utils.html import conditional_escape
 
-    return mark_safe("".join(
-        f'<option value="{conditional_escape(pk)}"{" selected" if pk == selected else ""}>{conditional_escape(label)}'
-        f'</option>' for pk, label in choices))
+    return mark_safe(
+        "".join(
+            f'<option value="{conditional_escape(pk)}"{" selected" if pk == selected else ""}>'
+            f"{conditional_escape(label)}</option>"
+            for pk, label in choices
+        )
+    )
 
 
 @register.filter

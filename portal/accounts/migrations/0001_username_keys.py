@@ -17,8 +17,9 @@ def fill(apps, schema_editor):
     for user in User.objects.order_by("pk").only("pk", "username").iterator():
         key = username_key(user.username)
         if key in seen:
-            logging.getLogger(__name__).warning("user %s (%r) reads like an earlier user's name; rename it",
-                                                user.pk, user.username)
+            logging.getLogger(__name__).warning(
+                "user %s (%r) reads like an earlier user's name; rename it", user.pk, user.username
+            )
             continue
         seen.add(key)
         UsernameKey.objects.create(user_id=user.pk, key=key)
@@ -33,8 +34,12 @@ class Migration(migrations.Migration):
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("key", models.CharField(max_length=600, unique=True)),
-                ("user", models.OneToOneField(on_delete=models.deletion.CASCADE, related_name="username_key",
-                                              to=settings.AUTH_USER_MODEL)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=models.deletion.CASCADE, related_name="username_key", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),

@@ -16,10 +16,16 @@ class Migration(migrations.Migration):
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("confirmed_at", models.DateTimeField(blank=True, null=True)),
-                ("notify_verdicts", models.BooleanField(default=False,
-                                                        help_text="E-mail the user when a verdict lands.")),
-                ("user", models.OneToOneField(on_delete=models.deletion.CASCADE, related_name="account_email",
-                                              to=settings.AUTH_USER_MODEL)),
+                (
+                    "notify_verdicts",
+                    models.BooleanField(default=False, help_text="E-mail the user when a verdict lands."),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=models.deletion.CASCADE, related_name="account_email", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
     ]

@@ -13,16 +13,23 @@ REAPERS = (SUBMISSIONS, CHECKS, TESTS)  # every kind of queued work (leaderboard
 
 
 class Command(BaseCommand):
-    help = ("Makes the queues agree with the database, for evaluations and proposal checks alike: re-enqueues "
-            "queued work whose RQ job Redis lost, fails (infra_error for a submission, failed for a proposal) work "
-            "whose worker went silent past its limit or whose job died, and recovers results whose reply was lost; "
-            "unranked tests that no worker answered in time end as infra_error. "
-            "Run it periodically: from cron every minute (`* * * * * cd /srv/arena && .venv/bin/python manage.py "
-            "reap`), or as a long-lived process with `python manage.py reap --every 60`.")
+    help = (
+        "Makes the queues agree with the database, for evaluations and proposal checks alike: re-enqueues "
+        "queued work whose RQ job Redis lost, fails (infra_error for a submission, failed for a proposal) work "
+        "whose worker went silent past its limit or whose job died, and recovers results whose reply was lost; "
+        "unranked tests that no worker answered in time end as infra_error. "
+        "Run it periodically: from cron every minute (`* * * * * cd /srv/arena && .venv/bin/python manage.py "
+        "reap`), or as a long-lived process with `python manage.py reap --every 60`."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--every", type=float, default=0, metavar="SECONDS",
-                            help="keep running, reaping every SECONDS (default: reap once and exit)")
+        parser.add_argument(
+            "--every",
+            type=float,
+            default=0,
+            metavar="SECONDS",
+            help="keep running, reaping every SECONDS (default: reap once and exit)",
+        )
 
     def handle(self, *args, every: float = 0, **options):
         while True:

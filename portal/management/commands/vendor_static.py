@@ -8,8 +8,10 @@ VENDOR = Path(settings.BASE_DIR) / "static" / "vendor"
 
 
 class Command(BaseCommand):
-    help = ("Copies third-party browser assets from installed Python packages into static/vendor/ (not committed: "
-            "plotly.min.js alone is ~4.5 MB). Run it before `runserver` and before `collectstatic`.")
+    help = (
+        "Copies third-party browser assets from installed Python packages into static/vendor/ (not committed: "
+        "plotly.min.js alone is ~4.5 MB). Run it before `runserver` and before `collectstatic`."
+    )
 
     def handle(self, *args, **options):
         try:
@@ -21,8 +23,11 @@ class Command(BaseCommand):
             raise CommandError(f"{source} is missing from the installed plotly package; reinstall plotly.")
         VENDOR.mkdir(parents=True, exist_ok=True)
         target = VENDOR / "plotly.min.js"
-        if target.is_file() and target.stat().st_size == source.stat().st_size and \
-                target.read_bytes() == source.read_bytes():
+        if (
+            target.is_file()
+            and target.stat().st_size == source.stat().st_size
+            and target.read_bytes() == source.read_bytes()
+        ):
             self.stdout.write(f"{target} is up to date (plotly {plotly.__version__})")
             return
         shutil.copyfile(source, target)

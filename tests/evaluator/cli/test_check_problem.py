@@ -19,8 +19,13 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evaluator.cli", "check-problem", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "evaluator.cli", "check-problem", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def _lines(out: str, what: str) -> list[str]:
@@ -54,7 +59,11 @@ def test_check_problem_covers_every_declared_world_size_and_node_grouping():
     # every grouping spans nodes, so each also checks the roofline's inter-node bytes against the reference's own
     assert len([line for line in _lines(done.stdout, "internode") if "to other nodes" in line]) == 3
     assert {line.split()[2].rstrip(":") for line in _lines(done.stdout, "bench")} == {
-        "h200-nvlink-4", "h200-nvlink-8", "h100-nvlink-8", "h200-2x4"}
+        "h200-nvlink-4",
+        "h200-nvlink-8",
+        "h100-nvlink-8",
+        "h200-2x4",
+    }
 
 
 def _copy_with_answers(tmp_path: Path, answers: dict[str, str]):
@@ -69,15 +78,23 @@ def _copy_with_answers(tmp_path: Path, answers: dict[str, str]):
 
 
 def test_a_known_answer_that_does_not_behave_as_labelled_fails_the_check(tmp_path):
-    problem = _copy_with_answers(tmp_path, {
-        "correct/returns_input.py": "def solution(x):\n    return x.clone()\n",
-        "correct/raises.py": "def solution(x):\n    raise RuntimeError('boom')\n",
-        "wrong/is_right.py": ("import torch.distributed as dist\n\ndef solution(x):\n    y = x.clone()\n"
-                              "    dist.all_reduce(y)\n    return y\n")})
+    problem = _copy_with_answers(
+        tmp_path,
+        {
+            "correct/returns_input.py": "def solution(x):\n    return x.clone()\n",
+            "correct/raises.py": "def solution(x):\n    raise RuntimeError('boom')\n",
+            "wrong/is_right.py": (
+                "import torch.distributed as dist\n\ndef solution(x):\n    y = x.clone()\n"
+                "    dist.all_reduce(y)\n    return y\n"
+            ),
+        },
+    )
     lines = {(line.what, line.where): line for line in local_check(problem, (2,), bench=False, traffic=False)}
     assert lines["reference", "W=2"].ok
     assert (lines["correct/returns_input.py", "W=2"].ok, lines["correct/returns_input.py", "W=2"].verdict) == (
-        False, "wrong_output")
+        False,
+        "wrong_output",
+    )
     assert (lines["correct/raises.py", "W=2"].ok, lines["correct/raises.py", "W=2"].verdict) == (False, "runtime_error")
     assert (lines["wrong/is_right.py", "W=2"].ok, lines["wrong/is_right.py", "W=2"].verdict) == (False, "passed")
     assert "do not catch it" in lines["wrong/is_right.py", "W=2"].detail
@@ -86,9 +103,13 @@ def test_a_known_answer_that_does_not_behave_as_labelled_fails_the_check(tmp_pat
 def test_a_roofline_above_the_references_traffic_fails_the_link_bytes_check(tmp_path):
     problem = _copy_with_answers(tmp_path, {})
     toml = problem.path / "problem.toml"
-    toml.write_text(toml.read_text().replace('link_bytes_per_rank = "2 * (W - 1) / W * numel * E"',
-                                              'link_bytes_per_rank = "2 * numel * E"'))
+    toml.write_text(
+        toml.read_text().replace(
+            'link_bytes_per_rank = "2 * (W - 1) / W * numel * E"', 'link_bytes_per_rank = "2 * numel * E"'
+        )
+    )
     problem = load_problem(problem.path, tmp_path / "problems")
-    [line] = [line for line in local_check(problem, (2,), known_answers=False, bench=False)
-              if line.what == "link bytes"]
+    [line] = [
+        line for line in local_check(problem, (2,), known_answers=False, bench=False) if line.what == "link bytes"
+    ]
     assert not line.ok and line.verdict == "failed" and "per call" in line.detail

@@ -20,9 +20,13 @@ def _cpu_document() -> dict:
     doc = passed_document(1.289)
     doc["message"] = "correct on 5 trials × 2 ranks; timed on a CPU profile, which tests the pipeline"
     doc["profile"] = {"name": "cpu-gloo-2", "backend": "gloo", "device": "cpu", "world_size": 2}
-    doc["timing"].update(method="host-windows-by-the-host", iterations=20, speedup_uncertainty=0.5,
-                         baseline={"median_us": 6021.3, "p10_us": 2890.1, "p90_us": 10165.8},
-                         solution={"median_us": 4340.0, "p10_us": 2624.2, "p90_us": 8446.5})
+    doc["timing"].update(
+        method="host-windows-by-the-host",
+        iterations=20,
+        speedup_uncertainty=0.5,
+        baseline={"median_us": 6021.3, "p10_us": 2890.1, "p90_us": 10165.8},
+        solution={"median_us": 4340.0, "p10_us": 2624.2, "p90_us": 8446.5},
+    )
     doc["roofline"] = {"time_us": 0.05, "bound": "hbm", "baseline_fraction": 0.0, "solution_fraction": 0.0}
     return doc
 
@@ -44,8 +48,16 @@ def test_a_gpu_result_prints_its_speedup_and_roofline_fractions(capsys):
 
 
 def test_a_cpu_runs_scores_say_not_computed_instead_of_dashes(capsys):
-    scores = {"scored_at_k": 2, "pass_at_k": 1.0, "pass_at_1": 1.0, "fast_p_at_k": {"1": None, "1.5": None},
-              "geomean_speedup": None, "mean_roofline_fraction": None, "coverage": 0.01, "timed": False}
+    scores = {
+        "scored_at_k": 2,
+        "pass_at_k": 1.0,
+        "pass_at_1": 1.0,
+        "fast_p_at_k": {"1": None, "1.5": None},
+        "geomean_speedup": None,
+        "mean_roofline_fraction": None,
+        "coverage": 0.01,
+        "timed": False,
+    }
     _print_run({"profile": "cpu-gloo-2", "protocol": {"label": "agentic · k=2"}, "scores": scores})
     out = capsys.readouterr().out
     assert "pass@2 100.0 %" in out and "coverage 1.0 %" in out
@@ -54,15 +66,17 @@ def test_a_cpu_runs_scores_say_not_computed_instead_of_dashes(capsys):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_model_run_on_an_unserved_profile_is_said_at_once_and_ends_with_status_3(
-        problems, user, live_server, redis_conn, tmp_path, monkeypatch, capsys):
+    problems, user, live_server, redis_conn, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("ARENA_TOKEN", raising=False)
     monkeypatch.delenv("ARENA_PORTAL", raising=False)
     token = Token.objects.create(user=user).key
     archive = tmp_path / "run.zip"
     archive.write_bytes(fx.archive_bytes())  # on h200-nvlink-2, which no worker serves here
-    code = main(["submit", "--portal", live_server.url, "--token", token, "--model-run", str(archive),
-                 "--timeout", "600"])
+    code = main(
+        ["submit", "--portal", live_server.url, "--token", token, "--model-run", str(archive), "--timeout", "600"]
+    )
     assert code == 3
     out, err = capsys.readouterr()
     assert "model run 1 accepted" in out.replace(str(ModelRun.objects.get().pk), "1")
@@ -96,8 +110,22 @@ def test_a_portal_that_drops_the_connection_gets_a_sentence_not_a_traceback(tmp_
     source.write_text("def solution(x):\n    return x\n")
     portal = f"http://127.0.0.1:{server.getsockname()[1]}"
     with pytest.raises(SystemExit) as ended:
-        main(["submit", "--portal", portal, "--token", "t", "--problem", "collectives/all_reduce", "--solution",
-              str(source), "--hardware", "cpu-gloo-2", "--no-follow"])
+        main(
+            [
+                "submit",
+                "--portal",
+                portal,
+                "--token",
+                "t",
+                "--problem",
+                "collectives/all_reduce",
+                "--solution",
+                str(source),
+                "--hardware",
+                "cpu-gloo-2",
+                "--no-follow",
+            ]
+        )
     server.close()
     said = str(ended.value)  # a reset while sending reads "cannot reach", one while answering "closed the connection"
     assert said.startswith("arena: ") and portal in said, said
@@ -113,10 +141,36 @@ def test_arena_eval_on_a_gpu_profile_without_the_gpus_says_so_before_starting(tm
         pytest.skip("this machine has the GPUs")
     source = tmp_path / "s.py"
     source.write_text("def solution(x):\n    return x.clone()\n")
-    assert main(["eval", "--problem", "collectives/all_reduce", "--solution", str(source),
-                 "--hardware", "h200-nvlink-4", "--json"]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "--problem",
+                "collectives/all_reduce",
+                "--solution",
+                str(source),
+                "--hardware",
+                "h200-nvlink-4",
+                "--json",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "h200-nvlink-4 runs 4 ranks, one per CUDA GPU" in err and "--hardware cpu-gloo-2" in err, err
-    assert main(["test", "--local", "--problem", "collectives/all_reduce", "--solution", str(source),
-                 "--hardware", "h200-nvlink-4"]) == 2
+    assert (
+        main(
+            [
+                "test",
+                "--local",
+                "--problem",
+                "collectives/all_reduce",
+                "--solution",
+                str(source),
+                "--hardware",
+                "h200-nvlink-4",
+            ]
+        )
+        == 2
+    )
     assert "one per CUDA GPU" in capsys.readouterr().err

@@ -17,8 +17,9 @@ torch::Tensor arena_copy(torch::Tensor x) {
 }
 """
 
-_ext = load_inline(name="arena_cpu_copy_ext", cpp_sources=_CPP, functions=["arena_copy"],
-                   extra_cflags=["-O2"], verbose=False)
+_ext = load_inline(
+    name="arena_cpu_copy_ext", cpp_sources=_CPP, functions=["arena_copy"], extra_cflags=["-O2"], verbose=False
+)
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ from problems.registry import PROBLEMS_ROOT
 
 REPO = str(PROBLEMS_ROOT.parent)
 
-HOSTILE = '''
+HOSTILE = """
 import os, socket
 found = []
 try:
@@ -42,16 +42,18 @@ try:
 except OSError:
     pass
 raise RuntimeError("PROBE found=" + ",".join(found) + " uid=" + str(os.getuid()))
-'''
+"""
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root")
 @pytest.mark.django_db
 def test_a_hostile_reference_fails_contained(django_user_model):
     folder = PROBLEMS_ROOT / "collectives" / "all_reduce"
-    files = {"problem.toml": (folder / "problem.toml").read_text(),
-             "reference.py": (folder / "reference.py").read_text() + HOSTILE.replace("REPO", REPO),
-             "README.md": (folder / "README.md").read_text()}
+    files = {
+        "problem.toml": (folder / "problem.toml").read_text(),
+        "reference.py": (folder / "reference.py").read_text() + HOSTILE.replace("REPO", REPO),
+        "README.md": (folder / "README.md").read_text(),
+    }
     users = django_user_model.objects.count()
     report = check_sandboxed("collectives", "probe_everything", files, [])
     text = str(report)
@@ -60,7 +62,7 @@ def test_a_hostile_reference_fails_contained(django_user_model):
     assert django_user_model.objects.count() == users
 
 
-FORGED = '''
+FORGED = """
 import json as _json, os as _os
 for _path in ("/io/report.json", "/io/out/report.json"):
     try:
@@ -70,7 +72,7 @@ for _path in ("/io/report.json", "/io/out/report.json"):
     except OSError:
         pass
 _os._exit(0)
-'''
+"""
 
 
 def _proposal(reference_tail: str = "", wrong: bool = False) -> dict[str, str]:
@@ -78,9 +80,13 @@ def _proposal(reference_tail: str = "", wrong: bool = False) -> dict[str, str]:
     reference = (folder / "reference.py").read_text()
     if wrong:  # wrong on purpose: the distributed reference doubles its answer
         reference = reference.replace("def solution(", "def _right_solution(", 1) + (
-            "\n\ndef solution(*inputs):\n    return _right_solution(*inputs) * 2\n")
-    return {"problem.toml": (folder / "problem.toml").read_text(), "reference.py": reference + reference_tail,
-            "README.md": (folder / "README.md").read_text()}
+            "\n\ndef solution(*inputs):\n    return _right_solution(*inputs) * 2\n"
+        )
+    return {
+        "problem.toml": (folder / "problem.toml").read_text(),
+        "reference.py": reference + reference_tail,
+        "README.md": (folder / "README.md").read_text(),
+    }
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root")
@@ -94,7 +100,7 @@ def test_a_reference_that_writes_its_own_report_and_exits_fails():
 
 @pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root")
 def test_the_host_compares_what_comes_back_a_wrong_reference_fails_and_the_right_one_is_checked():
-    correct = (PROBLEMS_ROOT / "collectives" / "all_reduce" / "solutions" / "correct" / "nccl_inplace_copy.py")
+    correct = PROBLEMS_ROOT / "collectives" / "all_reduce" / "solutions" / "correct" / "nccl_inplace_copy.py"
     answers = [{"kind": "correct", "filename": "copy.py", "source": correct.read_text()}]
     wrong = check_sandboxed("collectives", "wrong_ref", _proposal(wrong=True), answers)
     assert wrong["ok"] is False and "reference differs from oracle" in wrong["message"], wrong["message"]
@@ -114,14 +120,16 @@ def test_the_data_reader_takes_only_tensors_it_can_account_for():
     from evaluator.problem_check import DATA_MAGIC, read_data, write_data
 
     path = Path(tempfile.mkdtemp()) / "d"
-    ranks = [(torch.arange(6, dtype=torch.float32).reshape(2, 3), torch.tensor([True, False])),
-             (torch.ones(2, dtype=torch.bfloat16),)]
+    ranks = [
+        (torch.arange(6, dtype=torch.float32).reshape(2, 3), torch.tensor([True, False])),
+        (torch.ones(2, dtype=torch.bfloat16),),
+    ]
     write_data(path, ranks)
     raw = path.read_bytes()
     back = read_data(raw)
     assert [len(r) for r in back] == [2, 1] and torch.equal(back[0][0], ranks[0][0])
     assert back[1][0].dtype == torch.bfloat16 and torch.equal(back[1][0], ranks[1][0])
-    for bad in (raw + b"x", raw[:-1], b"\x80\x04pickle", DATA_MAGIC + (10 ** 9).to_bytes(8, "little")):
+    for bad in (raw + b"x", raw[:-1], b"\x80\x04pickle", DATA_MAGIC + (10**9).to_bytes(8, "little")):
         with pytest.raises(ValueError):
             read_data(bad)
     forged = raw.replace(b'"float32"', b'"object!"')

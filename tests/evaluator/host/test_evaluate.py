@@ -16,8 +16,15 @@ ALL_REDUCE = Path(__file__).resolve().parents[3] / "problems" / "collectives" / 
 
 
 def run(path: Path, profile: str = "cpu-gloo-2", **kw) -> dict:
-    return evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=path.read_text(),
-                             profile=profile, solution_name=path.name, **kw))
+    return evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=path.read_text(),
+            profile=profile,
+            solution_name=path.name,
+            **kw,
+        )
+    )
 
 
 def rank_processes(under: Path | None = None) -> list[str]:
@@ -98,8 +105,15 @@ def test_hang_on_rank0_times_out_within_limit_and_leaves_no_process(tmp_path):
     limits = {"setup": 6.0, "correctness": 6.0, "timing": 6.0}
     started = time.monotonic()
     path = HERE / "hangs_on_rank0.py"
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=path.read_text(),
-                            solution_name=path.name, timeouts=limits), workdir_parent=str(tmp_path))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=path.read_text(),
+            solution_name=path.name,
+            timeouts=limits,
+        ),
+        workdir_parent=str(tmp_path),
+    )
     elapsed = time.monotonic() - started
     assert doc["verdict"] == "timeout"
     assert 0 in doc["failed_ranks"]
@@ -119,24 +133,56 @@ def test_world_size_the_problem_does_not_support_is_refused_before_launch(tmp_pa
     from evaluator.contract.profiles import PROFILES
 
     assert "cpu-gloo-4" in PROFILES
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source="def solution(x): return x",
-                            profile="cpu-gloo-2", problem_version=99))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source="def solution(x): return x",
+            profile="cpu-gloo-2",
+            problem_version=99,
+        )
+    )
     assert doc["verdict"] == "infra_error" and "version" in doc["message"]
 
 
 def test_cli_eval_exits_zero_and_prints_the_verdict():
-    proc = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "collectives/all_reduce",
-                           "--solution", str(ALL_REDUCE / "wrong" / "off_on_one_rank.py"), "--no-timing"],
-                          capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[3])
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "eval",
+            "--problem",
+            "collectives/all_reduce",
+            "--solution",
+            str(ALL_REDUCE / "wrong" / "off_on_one_rank.py"),
+            "--no-timing",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert proc.returncode == 0, proc.stderr
     assert "verdict: wrong_output" in proc.stdout
 
 
 def test_cli_eval_unknown_problem_says_so_and_exits_two():
-    proc = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "nope/nothing",
-                           "--solution", str(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[3])
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "eval",
+            "--problem",
+            "nope/nothing",
+            "--solution",
+            str(ALL_REDUCE / "correct" / "nccl_inplace_copy.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert proc.returncode == 2
     assert "unknown problem 'nope/nothing'" in proc.stderr
 
@@ -172,9 +218,15 @@ def test_an_evaluation_leaves_nothing_behind_in_the_hosts_temporary_folder(tmp_p
 
     temp = Path(tempfile.gettempdir())
     before = set(temp.glob("arena-*"))
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", profile="cpu-gloo-2", solution_name="s.py",
-                            solution_source=(ALL_REDUCE / "correct" / "nccl_inplace_copy.py").read_text()),
-                   workdir_parent=str(tmp_path))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            profile="cpu-gloo-2",
+            solution_name="s.py",
+            solution_source=(ALL_REDUCE / "correct" / "nccl_inplace_copy.py").read_text(),
+        ),
+        workdir_parent=str(tmp_path),
+    )
     assert doc["verdict"] == "passed", doc["message"]
     assert set(temp.glob("arena-*")) - before == set()
     assert list(tmp_path.iterdir()) == []

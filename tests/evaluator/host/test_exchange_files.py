@@ -12,13 +12,14 @@ from evaluator.contract.spec import EvalSpec
 from evaluator.host import sandbox
 from evaluator.host.evaluate import evaluate
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or sandbox.probe("cpu") is not None,
-                                reason="needs root and bubblewrap")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or sandbox.probe("cpu") is not None, reason="needs root and bubblewrap"
+)
 
 RELEASE_S = 40.0  # a host that blocked on a FIFO would wait until the test opens its other end
 
 # In its first timed call (no in.*.pt file left in its folder), replaces its output slot and its log by FIFOs.
-FIFOS = '''
+FIFOS = """
 import glob
 import os
 import sys
@@ -39,7 +40,7 @@ def solution(x):
             os.rename(f"{folder}/{name}", f"{folder}/{name}.old")
             os.mkfifo(f"{folder}/{name}")
     return out
-'''
+"""
 
 
 def _release_fifos(parent: Path, stop: threading.Event) -> None:
@@ -59,10 +60,19 @@ def test_fifos_in_the_exchange_folder_never_stop_the_host(tmp_path):
     releaser.start()
     started = time.monotonic()
     try:
-        doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=FIFOS, solution_name="f.py",
-                                profile="cpu-gloo-2", trials=1, timing_iterations=4, warmup_iterations=1,
-                                timeouts={"setup": 90.0, "correctness": 60.0, "timing": 60.0}),
-                       workdir_parent=str(tmp_path))
+        doc = evaluate(
+            EvalSpec(
+                problem_id="collectives/all_reduce",
+                solution_source=FIFOS,
+                solution_name="f.py",
+                profile="cpu-gloo-2",
+                trials=1,
+                timing_iterations=4,
+                warmup_iterations=1,
+                timeouts={"setup": 90.0, "correctness": 60.0, "timing": 60.0},
+            ),
+            workdir_parent=str(tmp_path),
+        )
     finally:
         stop.set()
     assert time.monotonic() - started < RELEASE_S, "the host waited on a FIFO the solution planted"

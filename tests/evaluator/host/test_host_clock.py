@@ -8,12 +8,16 @@ from evaluator.host.host_clock import ALLOWANCE_FLOOR_US, Windows, allowance_us,
 WARMUP = 2
 
 
-def _windows(base_window: list[float], sol_window: list[float], base_spin: float = 0.0,
-             sol_spin: float = 0.0) -> Windows:
+def _windows(
+    base_window: list[float], sol_window: list[float], base_spin: float = 0.0, sol_spin: float = 0.0
+) -> Windows:
     warm = {i: 1e6 for i in range(WARMUP)}  # warm-up iterations are never compared
-    return Windows(baseline={**warm, **{WARMUP + k: w for k, w in enumerate(base_window)}},
-                   solution={**warm, **{WARMUP + k: w for k, w in enumerate(sol_window)}},
-                   baseline_spin_us=base_spin, solution_spin_us=sol_spin)
+    return Windows(
+        baseline={**warm, **{WARMUP + k: w for k, w in enumerate(base_window)}},
+        solution={**warm, **{WARMUP + k: w for k, w in enumerate(sol_window)}},
+        baseline_spin_us=base_spin,
+        solution_spin_us=sol_spin,
+    )
 
 
 def test_identical_overheads_pass_and_are_reported() -> None:
@@ -128,6 +132,5 @@ def test_a_spin_sized_from_forged_launch_times_buys_no_room_for_hidden_work() ->
     ran = 0.78 * one
     base_window = [ran + 12.0 + 1000.0] * 20
     sol_window = [ran + 250_000.0 + 1000.0] * 20
-    _, refusal = cross_check(_windows(base_window, sol_window, one, one), [12.0] * 20, [200_000.0] * 20, WARMUP,
-                             "cuda")
+    _, refusal = cross_check(_windows(base_window, sol_window, one, one), [12.0] * 20, [200_000.0] * 20, WARMUP, "cuda")
     assert refusal is not None

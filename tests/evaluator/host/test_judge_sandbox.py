@@ -23,7 +23,7 @@ from tests.evaluator.test_cheats import Listener
 
 REPO = Path(__file__).resolve().parents[3]
 
-HOSTILE = '''
+HOSTILE = """
 import glob
 import json
 import os
@@ -60,7 +60,7 @@ def solution(x):
     out = x.clone()
     dist.all_reduce(out)
     return out
-'''
+"""
 
 
 @pytest.fixture
@@ -71,9 +71,13 @@ def hostile_suite(tmp_path, monkeypatch):
     markers = [Path(d) / f"arena-judge-marker-{token}" for d in (os.path.expanduser("~"), "/tmp", str(tmp_path))]
     for m in markers:
         m.write_text("host only")
-    body = (HOSTILE.replace("REPO_PATH", str(REPO)).replace("PARENT_PATH", str(tmp_path / "evals"))
-            .replace("LISTEN_PORT", str(listener.port)).replace("MARKERS", repr([str(m) for m in markers]))
-            .replace("CHECKOUT_PATH", str(tmp_path / "checkout")))
+    body = (
+        HOSTILE.replace("REPO_PATH", str(REPO))
+        .replace("PARENT_PATH", str(tmp_path / "evals"))
+        .replace("LISTEN_PORT", str(listener.port))
+        .replace("MARKERS", repr([str(m) for m in markers]))
+        .replace("CHECKOUT_PATH", str(tmp_path / "checkout"))
+    )
     checkout = write_checkout(tmp_path / "checkout", replace={"1_all_reduce.py": textwrap.dedent(body)})
     monkeypatch.setenv("ARENA_SUITES_DIR", str(tmp_path / "suites"))
     registry.clear_caches()
@@ -94,14 +98,26 @@ def hostile_suite(tmp_path, monkeypatch):
 @pytest.mark.skipif(os.geteuid() != 0 or sandbox.probe("cpu") is not None, reason="needs root and bubblewrap")
 def test_a_hostile_imported_reference_reaches_nothing_from_inside_the_judge(hostile_suite):
     base, listener = hostile_suite
-    doc = evaluate(EvalSpec(problem_id="pkb/1_all_reduce", solution_source=CORRECT_ALL_REDUCE, trials=2,
-                            measure_timing=False, params={"inputs": "original"}),
-                   workdir_parent=str(base / "evals"), keep_workdir=True)
+    doc = evaluate(
+        EvalSpec(
+            problem_id="pkb/1_all_reduce",
+            solution_source=CORRECT_ALL_REDUCE,
+            trials=2,
+            measure_timing=False,
+            params={"inputs": "original"},
+        ),
+        workdir_parent=str(base / "evals"),
+        keep_workdir=True,
+    )
     assert doc["verdict"] == "passed", doc["message"]
     logs = sorted(log for log in (base / "evals").glob("*/judge/judge*.log") if log.parts[-3] != "arena-eval-decoy")
     assert logs, "the judge's logs were kept"
-    seen = [json.loads(line.split(" ", 1)[1]) for log in logs for line in log.read_text().splitlines()
-            if line.startswith("ARENA_JUDGE_SEES ")]
+    seen = [
+        json.loads(line.split(" ", 1)[1])
+        for log in logs
+        for line in log.read_text().splitlines()
+        if line.startswith("ARENA_JUDGE_SEES ")
+    ]
     assert len(seen) >= 2  # every judge rank imported the reference and looked
     for s in seen:
         assert s["own_checkout"], "the probe sees what is bound (its own checkout), so what it misses is hidden"

@@ -12,11 +12,12 @@ from evaluator.contract.spec import EvalSpec
 from evaluator.host import pool, sandbox
 from evaluator.host.evaluate import evaluate
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or sandbox.probe("cpu") is not None,
-                                reason="needs root and bubblewrap")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or sandbox.probe("cpu") is not None, reason="needs root and bubblewrap"
+)
 
 # Leaves a file in its build cache and reports what it found there, so two solutions can be told apart.
-CACHE_PROBE = '''
+CACHE_PROBE = """
 import os
 import torch
 import torch.distributed as dist
@@ -31,7 +32,7 @@ def solution(x):
     out = x.clone()
     dist.all_reduce(out)
     return out
-'''
+"""
 
 
 @pytest.fixture
@@ -43,9 +44,18 @@ def warm(monkeypatch, tmp_path):
 
 
 def _eval(tag: str, parent: Path) -> dict:
-    return evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=CACHE_PROBE.format(tag=tag),
-                             solution_name=f"{tag}.py", profile="cpu-gloo-2", trials=1, timing_iterations=4,
-                             warmup_iterations=1), workdir_parent=str(parent))
+    return evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=CACHE_PROBE.format(tag=tag),
+            solution_name=f"{tag}.py",
+            profile="cpu-gloo-2",
+            trials=1,
+            timing_iterations=4,
+            warmup_iterations=1,
+        ),
+        workdir_parent=str(parent),
+    )
 
 
 def _seen(doc: dict) -> str:
@@ -91,8 +101,17 @@ def test_a_solution_that_builds_extensions_starts_its_own_sandboxes(warm):
     held = pool._held["cpu-gloo-2"]
     # Its build may be running ahead on the build queue, in its own cache: that cache is bound, never moved.
     source = CACHE_PROBE.format(tag="c").replace("import os\n", "import os  # no load_inline here\n")
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=source, solution_name="c.py",
-                            profile="cpu-gloo-2", trials=1, timing_iterations=4, warmup_iterations=1),
-                   workdir_parent=str(warm))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=source,
+            solution_name="c.py",
+            profile="cpu-gloo-2",
+            trials=1,
+            timing_iterations=4,
+            warmup_iterations=1,
+        ),
+        workdir_parent=str(warm),
+    )
     assert doc["verdict"] == "passed", doc["message"]
     assert doc["containment"]["started_ahead"] is False and pool._held["cpu-gloo-2"] is held

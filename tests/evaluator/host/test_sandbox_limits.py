@@ -27,8 +27,10 @@ needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no
 
 def in_sandbox(script: str, *, device: str = "cpu", timeout: float = 120) -> subprocess.CompletedProcess:
     """Runs ``script`` with the sandbox's Python in a sandbox made as an evaluation's is, as the sandbox's uid."""
-    drop = ("import os\nos.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
-            "os.setuid(int(os.environ['ARENA_SANDBOX_UID']))\n")
+    drop = (
+        "import os\nos.setgroups([]); os.setgid(int(os.environ['ARENA_SANDBOX_GID'])); "
+        "os.setuid(int(os.environ['ARENA_SANDBOX_UID']))\n"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         os.chmod(t, 0o755)
@@ -37,8 +39,13 @@ def in_sandbox(script: str, *, device: str = "cpu", timeout: float = 120) -> sub
             os.chmod(t / name, 0o777)
         (t / "timer.so").write_bytes(b"")
         mounts = sandbox.Mounts(t / "rt", t / "timer.so", t / "sol", t / "io", t / "cache")
-        argv = sandbox.command(mounts, [sys.executable, "-c", drop + textwrap.dedent(script)],
-                               sandbox.environment(dict(os.environ), device), device, 64 << 20)
+        argv = sandbox.command(
+            mounts,
+            [sys.executable, "-c", drop + textwrap.dedent(script)],
+            sandbox.environment(dict(os.environ), device),
+            device,
+            64 << 20,
+        )
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=sandbox.limits(device))
 
 
@@ -106,16 +113,30 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
 
 @needs_sandbox
 def test_an_honest_solution_passes_under_the_filter_and_finds_no_user_namespace():
-    source = HONEST.read_text().replace("def solution(", textwrap.dedent("""
+    source = HONEST.read_text().replace(
+        "def solution(",
+        textwrap.dedent("""
         import importlib as _il
         _sp = _il.import_module("sub" + "process")  # past the static check, as an attacker would
         _r = _sp.run(["unshare", "-Ur", "id", "-u"], capture_output=True, text=True)
         print("ARENA_USERNS", "open" if _r.returncode == 0 else "refused", flush=True)
 
 
-        def solution(""").strip("\n") + "", 1)
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=source, profile="cpu-gloo-2",
-                            solution_name="honest.py", trials=2, timing_iterations=5, warmup_iterations=1))
+        def solution(""").strip("\n")
+        + "",
+        1,
+    )
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=source,
+            profile="cpu-gloo-2",
+            solution_name="honest.py",
+            trials=2,
+            timing_iterations=5,
+            warmup_iterations=1,
+        )
+    )
     assert doc["verdict"] == "passed", doc["message"]
     assert "ARENA_USERNS refused" in doc["logs"]["rank0"] and "ARENA_USERNS open" not in str(doc["logs"])
 
@@ -123,18 +144,49 @@ def test_an_honest_solution_passes_under_the_filter_and_finds_no_user_namespace(
 def test_the_filter_refuses_what_it_lists_and_nothing_the_c_library_needs():
     prog = seccomp.program("x86_64")
     numbers = {k for code, _, _, k in prog if code == 0x15}
-    for name in ("read", "write", "openat", "mmap", "futex", "fork", "vfork", "execve", "setuid", "setgroups",
-                 "ioctl", "socket", "connect", "sched_setaffinity", "process_vm_readv", "memfd_create"):
-        nr = {"read": 0, "write": 1, "openat": 257, "mmap": 9, "futex": 202, "fork": 57, "vfork": 58, "execve": 59,
-              "setuid": 105, "setgroups": 116, "ioctl": 16, "socket": 41, "connect": 42, "sched_setaffinity": 203,
-              "process_vm_readv": 310, "memfd_create": 319}[name]
+    for name in (
+        "read",
+        "write",
+        "openat",
+        "mmap",
+        "futex",
+        "fork",
+        "vfork",
+        "execve",
+        "setuid",
+        "setgroups",
+        "ioctl",
+        "socket",
+        "connect",
+        "sched_setaffinity",
+        "process_vm_readv",
+        "memfd_create",
+    ):
+        nr = {
+            "read": 0,
+            "write": 1,
+            "openat": 257,
+            "mmap": 9,
+            "futex": 202,
+            "fork": 57,
+            "vfork": 58,
+            "execve": 59,
+            "setuid": 105,
+            "setgroups": 116,
+            "ioctl": 16,
+            "socket": 41,
+            "connect": 42,
+            "sched_setaffinity": 203,
+            "process_vm_readv": 310,
+            "memfd_create": 319,
+        }[name]
         assert nr not in numbers, name
     assert {seccomp.SYSCALLS["x86_64"][n] for n in seccomp.REFUSED} <= numbers
 
 
 # -- processes ---------------------------------------------------------------------------------------------------
 
-FORK_BOMB = '''
+FORK_BOMB = """
 import importlib
 import time
 
@@ -153,7 +205,7 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     out = x.clone()
     dist.all_reduce(out)
     return out
-'''
+"""
 
 
 def _sandbox_cgroups() -> dict[str, Path]:
@@ -166,8 +218,17 @@ def _sandbox_cgroups() -> dict[str, Path]:
 def test_a_thousand_forks_at_import_stop_at_the_sandboxs_own_cap_and_the_next_evaluation_passes():
     before = _sandbox_cgroups()
     started = time.monotonic()
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=FORK_BOMB, profile="cpu-gloo-2",
-                            solution_name="fork_bomb.py", trials=2, timing_iterations=5, warmup_iterations=1))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=FORK_BOMB,
+            profile="cpu-gloo-2",
+            solution_name="fork_bomb.py",
+            trials=2,
+            timing_iterations=5,
+            warmup_iterations=1,
+        )
+    )
     took = time.monotonic() - started
     assert doc["verdict"] in ("compile_error", "runtime_error"), doc["message"]
     assert "Resource temporarily unavailable" in doc["message"] + doc.get("traceback", "")
@@ -183,8 +244,16 @@ def test_a_thousand_forks_at_import_stop_at_the_sandboxs_own_cap_and_the_next_ev
     said = sandbox.limits_reached(int(reached[0].name.split("-")[0]))
     assert said and f"cap of {cap} processes" in said[0], said
     # the worker goes on, and so does the next evaluation
-    again = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=HONEST.read_text(),
-                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, measure_timing=False))
+    again = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=HONEST.read_text(),
+            profile="cpu-gloo-2",
+            solution_name="honest.py",
+            trials=2,
+            measure_timing=False,
+        )
+    )
     assert again["verdict"] == "passed", again["message"]  # judged correct; its timing is other tests' subject
 
 
@@ -212,7 +281,7 @@ def test_empty_sandbox_cgroups_are_swept_and_busy_ones_never():
 
 # -- the build cache ---------------------------------------------------------------------------------------------
 
-STASH = '''
+STASH = """
 import os
 
 import torch
@@ -231,7 +300,7 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     out = x.clone()
     dist.all_reduce(out)
     return out
-'''
+"""
 
 
 def _tree_bytes(root: Path) -> int:
@@ -240,7 +309,8 @@ def _tree_bytes(root: Path) -> int:
 
 @needs_sandbox
 def test_what_a_solution_leaves_in_its_cache_is_gone_after_the_job_and_the_cache_stays_under_its_cap(
-        redis_conn, monkeypatch, tmp_path):
+    redis_conn, monkeypatch, tmp_path
+):
     # Before, /cache kept whatever a solution wrote, for good, one folder per source: tests could fill a worker's disk.
     import hashlib
 
@@ -261,8 +331,14 @@ def test_what_a_solution_leaves_in_its_cache_is_gone_after_the_job_and_the_cache
         when = time.time() - age
         for p in [lib, *lib.parents][:5]:
             os.utime(p, (when, when))
-    spec = EvalSpec(problem_id="collectives/all_reduce", solution_source=STASH, profile="cpu-gloo-2", trials=2,
-                    timing_iterations=5, warmup_iterations=1)
+    spec = EvalSpec(
+        problem_id="collectives/all_reduce",
+        solution_source=STASH,
+        profile="cpu-gloo-2",
+        trials=2,
+        timing_iterations=5,
+        warmup_iterations=1,
+    )
     queue = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer)
     job = queue.enqueue(EVALUATE, spec.to_dict(), 1, "nonce", job_timeout=600)
     ArenaSimpleWorker([queue], connection=redis_conn).work(burst=True)
@@ -297,7 +373,7 @@ def test_the_cache_upkeep_never_follows_a_link_out_of_the_cache(tmp_path):
 
 # -- memory ------------------------------------------------------------------------------------------------------
 
-MEMORY_HOG = '''
+MEMORY_HOG = """
 import torch
 import torch.distributed as dist
 
@@ -308,7 +384,7 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     out = x.clone()
     dist.all_reduce(out)
     return out
-'''
+"""
 
 
 @needs_sandbox
@@ -320,8 +396,17 @@ def test_a_solution_past_the_memory_cap_is_stopped_and_the_next_evaluation_passe
     memory = cgroups.memory_root()
     before = {p.name for p in memory.iterdir() if p.is_dir()}
     started = time.monotonic()
-    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=MEMORY_HOG, profile="cpu-gloo-2",
-                            solution_name="memory_hog.py", trials=2, timing_iterations=5, warmup_iterations=1))
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=MEMORY_HOG,
+            profile="cpu-gloo-2",
+            solution_name="memory_hog.py",
+            trials=2,
+            timing_iterations=5,
+            warmup_iterations=1,
+        )
+    )
     assert doc["verdict"] in ("runtime_error", "compile_error"), doc["message"]
     assert "SIGKILL" in doc["message"] or "MemoryError" in doc["message"], doc["message"]
     assert time.monotonic() - started < 90
@@ -330,6 +415,14 @@ def test_a_solution_past_the_memory_cap_is_stopped_and_the_next_evaluation_passe
     assert len(killed) == 1, made  # the solution's sandbox; the judge's has its own cap and was left alone
     said = sandbox.limits_reached(int(killed[0].name.split("-")[0]))
     assert any("memory cap of 1.5 GiB" in line for line in said), said
-    again = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=HONEST.read_text(),
-                              profile="cpu-gloo-2", solution_name="honest.py", trials=2, measure_timing=False))
+    again = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=HONEST.read_text(),
+            profile="cpu-gloo-2",
+            solution_name="honest.py",
+            trials=2,
+            measure_timing=False,
+        )
+    )
     assert again["verdict"] == "passed", again["message"]  # judged correct; its timing is other tests' subject

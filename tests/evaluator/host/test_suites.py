@@ -13,8 +13,9 @@ from evaluator.host import suites
 
 
 def _problem(source: str) -> SimpleNamespace:
-    return SimpleNamespace(id="somesuite/1_x", version=1, content_hash="h", suite="somesuite",
-                           imported={"source": source})
+    return SimpleNamespace(
+        id="somesuite/1_x", version=1, content_hash="h", suite="somesuite", imported={"source": source}
+    )
 
 
 def test_a_problem_of_a_suite_that_registered_nothing_ends_infra_error_naming_its_source():

@@ -48,8 +48,23 @@ def test_the_walk_finds_children_grandchildren_and_what_the_full_scan_finds():
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("bwrap"), reason="needs root and bubblewrap")
 def test_an_orphan_in_a_pid_namespace_is_still_under_the_sandbox():
     # The daemon's parent exits at once; inside the namespace the orphan is adopted by its first process.
-    box = subprocess.Popen(["bwrap", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
-                            "--dev", "/dev", "bash", "-c", "(setsid sleep 33 &) ; sleep 30"])
+    box = subprocess.Popen(
+        [
+            "bwrap",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "bash",
+            "-c",
+            "(setsid sleep 33 &) ; sleep 30",
+        ]
+    )
     try:
         found = _wait_for(box.pid, {"sleep 33"})
         assert [p.cmdline for p in found] == ["sleep 33"]
@@ -72,12 +87,16 @@ def _shell_proc(env: dict[str, str]) -> tuple[subprocess.Popen, watch.Proc]:
 def test_the_hosts_shell_is_a_build_tool_until_it_runs_code_the_host_did_not_install(tmp_path):
     # The genuine /bin/sh, run from where the host installed it, counts as a build tool; the same program with a
     # library preloaded from a folder a solution can write is a helper running the solution's native code.
-    library = next(p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
-                               "/lib64/libm.so.6") if os.path.exists(p))
+    library = next(
+        p
+        for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6")
+        if os.path.exists(p)
+    )
     shutil.copy(library, tmp_path / "libarena_preload.so")
     plain, plain_proc = _shell_proc({"PATH": os.environ["PATH"]})
-    preloaded, preloaded_proc = _shell_proc({"PATH": os.environ["PATH"],
-                                             "LD_PRELOAD": str(tmp_path / "libarena_preload.so")})
+    preloaded, preloaded_proc = _shell_proc(
+        {"PATH": os.environ["PATH"], "LD_PRELOAD": str(tmp_path / "libarena_preload.so")}
+    )
     try:
         assert watch.is_toolchain(plain_proc)
         assert not watch.is_toolchain(preloaded_proc)
@@ -91,8 +110,14 @@ def test_the_hosts_shell_is_a_build_tool_until_it_runs_code_the_host_did_not_ins
 
 
 def test_a_process_is_stopped_once_every_thread_is_and_runs_again_when_continued():
-    proc = subprocess.Popen([sys.executable, "-c", "import threading, time\n"
-                             "threading.Thread(target=lambda: time.sleep(60), daemon=True).start()\ntime.sleep(60)"])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import threading, time\n"
+            "threading.Thread(target=lambda: time.sleep(60), daemon=True).start()\ntime.sleep(60)",
+        ]
+    )
     try:
         deadline = time.monotonic() + 10
         while len(os.listdir(f"/proc/{proc.pid}/task")) < 2 and time.monotonic() < deadline:

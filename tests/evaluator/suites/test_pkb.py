@@ -46,11 +46,18 @@ def test_import_registers_the_problems_with_categories_commit_and_input_decision
     assert report.ok, report.summary()
     assert report.commit == head(checkout)
     problems = {pid: p for pid, p in registry.catalogue().items() if p.suite == "pkb"}
-    assert sorted(problems) == ["pkb/1_all_reduce", "pkb/2_all_gather", "pkb/3_matmul_all_reduce",
-                                "pkb/4_expert_split_by_counts"]
+    assert sorted(problems) == [
+        "pkb/1_all_reduce",
+        "pkb/2_all_gather",
+        "pkb/3_matmul_all_reduce",
+        "pkb/4_expert_split_by_counts",
+    ]
     assert {pid: p.category for pid, p in problems.items()} == {
-        "pkb/1_all_reduce": "collectives", "pkb/2_all_gather": "collectives",
-        "pkb/3_matmul_all_reduce": "tensor-parallel", "pkb/4_expert_split_by_counts": "expert-parallel"}
+        "pkb/1_all_reduce": "collectives",
+        "pkb/2_all_gather": "collectives",
+        "pkb/3_matmul_all_reduce": "tensor-parallel",
+        "pkb/4_expert_split_by_counts": "expert-parallel",
+    }
     p = registry.get("pkb/1_all_reduce")
     assert p.imported["commit"] == head(checkout) and p.imported["file"] == "reference/1_all_reduce.py"
     assert p.imported["source"] == "ParallelKernelBench" and p.version == 1
@@ -59,8 +66,12 @@ def test_import_registers_the_problems_with_categories_commit_and_input_decision
     # The project holds none of the checkout's code: the adapter loads it.
     assert "dist.all_reduce" not in p.reference_source
     decisions = {e.problem_id: e.inputs for e in report.problems}
-    assert decisions == {"pkb/1_all_reduce": "randomized", "pkb/2_all_gather": "randomized",
-                         "pkb/3_matmul_all_reduce": "randomized", "pkb/4_expert_split_by_counts": "original"}
+    assert decisions == {
+        "pkb/1_all_reduce": "randomized",
+        "pkb/2_all_gather": "randomized",
+        "pkb/3_matmul_all_reduce": "randomized",
+        "pkb/4_expert_split_by_counts": "original",
+    }
     assert "fails on random inputs" in report.problems[3].reason
     assert "pkb/4_expert_split_by_counts" in report.summary() and "original" in report.summary()
 
@@ -141,13 +152,21 @@ def test_without_import_probe_the_decision_is_made_at_evaluation(tmp_path, monke
         registry.clear_caches()
 
 
-@pytest.mark.parametrize("breakage, fragment", [
-    (lambda root: (root / "utils" / "input_output_tensors.py").unlink(), "utils/input_output_tensors.py is missing"),
-    (lambda root: (root / "utils" / "input_output_tensors.py").write_text("def other():\n    pass\n"),
-     "defines no create_input_tensor"),
-    (lambda root: [p.unlink() for p in (root / "reference").glob("*.py")], "holds no usable"),
-    (lambda root: __import__("shutil").rmtree(root / "reference"), "reference is missing"),
-])
+@pytest.mark.parametrize(
+    "breakage, fragment",
+    [
+        (
+            lambda root: (root / "utils" / "input_output_tensors.py").unlink(),
+            "utils/input_output_tensors.py is missing",
+        ),
+        (
+            lambda root: (root / "utils" / "input_output_tensors.py").write_text("def other():\n    pass\n"),
+            "defines no create_input_tensor",
+        ),
+        (lambda root: [p.unlink() for p in (root / "reference").glob("*.py")], "holds no usable"),
+        (lambda root: __import__("shutil").rmtree(root / "reference"), "reference is missing"),
+    ],
+)
 def test_malformed_checkout_is_refused_naming_what_is_missing(tmp_path, monkeypatch, breakage, fragment):
     checkout = write_checkout(tmp_path / "checkout", git=False)
     breakage(checkout)
@@ -250,20 +269,56 @@ def test_category_inference():
 def test_arena_import_pkb_and_eval_from_the_command_line(tmp_path):
     checkout = write_checkout(tmp_path / "checkout")
     env = {**os.environ, "ARENA_SUITES_DIR": str(tmp_path / "suites"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "evaluator.cli", "import-pkb", str(checkout)], env=env,
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluator.cli", "import-pkb", str(checkout)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Imported 4 ParallelKernelBench problem(s)" in done.stdout and head(checkout)[:12] in done.stdout
-    listed = subprocess.run([sys.executable, "-m", "evaluator.cli", "problems"], env=env, capture_output=True,
-                            text=True, timeout=120, cwd=REPO)
+    listed = subprocess.run(
+        [sys.executable, "-m", "evaluator.cli", "problems"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert "pkb/3_matmul_all_reduce" in listed.stdout
     solution = checkout / "solutions" / "1_all_reduce_triton.py"
-    done = subprocess.run([sys.executable, "-m", "evaluator.cli", "eval", "--problem", "pkb/1_all_reduce",
-                           "--solution", str(solution), "--no-timing", "--trials", "2", "--json"],
-                          env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "eval",
+            "--problem",
+            "pkb/1_all_reduce",
+            "--solution",
+            str(solution),
+            "--no-timing",
+            "--trials",
+            "2",
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["verdict"] == "passed" and doc["problem"]["inputs"] == "randomized"
-    refused = subprocess.run([sys.executable, "-m", "evaluator.cli", "import-pkb", str(tmp_path / "nowhere")],
-                             env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
+    refused = subprocess.run(
+        [sys.executable, "-m", "evaluator.cli", "import-pkb", str(tmp_path / "nowhere")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert refused.returncode == 1 and "is not a directory" in refused.stdout

@@ -36,25 +36,32 @@ x = torch.randn(1000)
 def show():
     feed.write([x])
 """
-    done = subprocess.run([sys.executable, "-c", prologue + body], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", prologue + body], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_a_call_reads_its_feed_and_its_outputs_and_inputs_come_back_in_the_slot(engine_path, tmp_path):
-    out = _run(engine_path, """
+    out = _run(
+        engine_path,
+        """
 show()
 step = engine.step(False, lambda a: a * 2, feed.fd, out.fd)
 values, n_out = out.read_frame(step["nbytes"])
 print(json.dumps({"n_out": n_out, "doubled": torch.equal(values[0], x * 2), "after": torch.equal(values[1], x),
                   "swapped": step["inputs_swapped"], "aliases": step["aliases"]}))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out == {"n_out": 1, "doubled": True, "after": True, "swapped": [], "aliases": []}
 
 
 def test_every_call_gets_inputs_in_storage_of_its_own_and_the_feed_is_consumed(engine_path, tmp_path):
-    out = _run(engine_path, """
+    out = _run(
+        engine_path,
+        """
 seen = []
 def keep(a):
     seen.append((a, a.untyped_storage().data_ptr(), a.untyped_storage()._cdata))
@@ -65,39 +72,52 @@ for _ in range(3):
 data = open(feed.fd and os.readlink(f"/proc/self/fd/{feed.fd}"), "rb").read()
 print(json.dumps({"objects": len({id(a) for a, _, _ in seen}), "storages": len({s for _, _, s in seen}),
                   "pointers": len({p for _, p, _ in seen}), "feed_after": any(data[16:])}))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out["objects"] == 3 and out["storages"] == 3 and out["pointers"] == 3
     assert out["feed_after"] is False  # nothing of the inputs is left where a peer holding the descriptor could look
 
 
-@pytest.mark.parametrize("repoint", ["a.set_(torch.zeros(1000).untyped_storage())", "a.data = torch.zeros(1000)",
-                                     "a.resize_(5000)"])
+@pytest.mark.parametrize(
+    "repoint", ["a.set_(torch.zeros(1000).untyped_storage())", "a.data = torch.zeros(1000)", "a.resize_(5000)"]
+)
 def test_an_input_re_pointed_during_its_call_is_named(engine_path, tmp_path, repoint):
-    out = _run(engine_path, f"""
+    out = _run(
+        engine_path,
+        f"""
 def call(a):
     b = a.clone()
     {repoint}
     return b
 show()
 print(json.dumps(engine.step(True, call, feed.fd, out.fd)["inputs_swapped"]))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out == ["input 0"]
 
 
 def test_a_signal_handler_the_call_installs_is_reported(engine_path, tmp_path):
-    out = _run(engine_path, """
+    out = _run(
+        engine_path,
+        """
 import signal
 def call(a):
     signal.signal(signal.SIGUSR2, lambda *_: None)
     return a + 1
 show()
 print(json.dumps(engine.step(True, call, feed.fd, out.fd)["signals_changed"]))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out == ["SIGUSR2"]
 
 
 def test_communication_is_counted_from_the_dispatcher_whatever_the_python_entry_point(engine_path, tmp_path):
-    out = _run(engine_path, """
+    out = _run(
+        engine_path,
+        """
 def call(a):
     b = a.clone()
     dist.all_reduce(b)
@@ -106,14 +126,18 @@ def call(a):
     return b + c
 show()
 print(json.dumps(json.loads(engine.step(True, call, feed.fd, out.fd)["calls"])))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out.get("c10d::allreduce_", 0) >= 1 and out.get("_c10d_functional::all_reduce") == 1
 
 
 def test_inputs_are_made_without_the_dispatcher(engine_path, tmp_path):
     """A kernel registered from Python for aten's allocator would otherwise run code of the solution's in the
     untimed part of the path."""
-    out = _run(engine_path, """
+    out = _run(
+        engine_path,
+        """
 ran = []
 lib = torch.library.Library("aten", "IMPL")
 inside = [False]
@@ -135,12 +159,16 @@ def call(a):
 show()
 engine.step(True, call, feed.fd, out.fd)
 print(json.dumps({"ran": len(ran)}))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out == {"ran": 0}
 
 
 def test_samples_from_the_engine_are_accepted_in_order_and_forgeries_refused(engine_path, tmp_path):
-    out = _run(engine_path, """
+    out = _run(
+        engine_path,
+        """
 show(); first = engine.step(True, lambda a: a + 1, feed.fd, out.fd)
 show(); engine.step(True, lambda a: a + 1, feed.fd, out.fd)
 reader.feed(os.read(read_fd, 4096))
@@ -148,7 +176,9 @@ good = {"samples": len(reader.samples), "first": reader.samples[0][0] == first["
 forged = timer.SampleReader(-1)
 forged.feed(timer.HELLO.pack(b"ARNK", bytes(16)) + timer.RECORD.pack(b"ARNS", 0, 1.0, 1.0, 0))
 print(json.dumps({**good, "forged": forged.error is not None}))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out == {"samples": 2, "first": True, "error": None, "forged": True}
 
 
@@ -158,8 +188,13 @@ def test_a_build_killed_mid_way_does_not_stop_the_next_one(tmp_path, monkeypatch
     stale = timer.build_folder() / "work"
     stale.mkdir(parents=True)
     (stale / "lock").write_text("")
-    done = subprocess.run([sys.executable, "-c", "from evaluator import timer; print(timer.build())"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", "from evaluator import timer; print(timer.build())"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert Path(done.stdout.strip()).is_file()
 

@@ -28,8 +28,9 @@ def demo(problems):
     assert Result.objects.exists()
     # A measured result beside the seeded ones, whatever profiles the seed drew.
     user = get_user_model().objects.create_user("gpu-author")
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile="h200-nvlink-4", filename="s.py",
-                                   source=CORRECT.read_text())
+    submission = submission_create(
+        user=user, problem=ALL_REDUCE, profile="h200-nvlink-4", filename="s.py", source=CORRECT.read_text()
+    )
     result_record(submission_id=submission.pk, document=passed_document(1.7))
 
 

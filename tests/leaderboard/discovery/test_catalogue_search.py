@@ -23,8 +23,9 @@ def submit(problems):
         made.append(1)  # each call submits different code, so each is a solution of its own
         source = CORRECT.read_text() + f"\n_VARIANT = {len(made)}\n"
         submission = submission_create(user=user, problem=problem, profile=profile, filename="s.py", source=source)
-        result_record(submission_id=submission.pk, document=passed_document(speedup, version=version,
-                                                                            problem_id=problem))
+        result_record(
+            submission_id=submission.pk, document=passed_document(speedup, version=version, problem_id=problem)
+        )
         return submission
 
     return make
@@ -86,8 +87,13 @@ def test_home_shows_each_categorys_leader_best_speedup_and_solutions(submit, dja
 
 def test_home_page_cache_follows_a_new_result(submit, django_user_model, client):
     ada = django_user_model.objects.create_user("ada")
-    assert "ranked solution" not in client.get("/?category=collectives").content.decode().split(
-        'data-category="collectives"', 1)[1].split("</p>", 1)[0]
+    assert (
+        "ranked solution"
+        not in client.get("/?category=collectives")
+        .content.decode()
+        .split('data-category="collectives"', 1)[1]
+        .split("</p>", 1)[0]
+    )
     submit(ada, 1.25)
     assert "1.250×" in client.get("/?category=collectives").content.decode()
 
@@ -116,8 +122,10 @@ def test_docs_are_pages_sanitised_and_linked_from_the_forms(client, user, settin
 
     from portal.site_docs import render_markdown
 
-    html = render_markdown("# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=alert(1)>"
-                           "\n\n[p](protocol.md#timing)")
+    html = render_markdown(
+        "# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=alert(1)>"
+        "\n\n[p](protocol.md#timing)"
+    )
     assert "<script" not in html and "javascript:" not in html and "onerror" not in html
     assert 'href="/docs/protocol/#timing"' in html
 
@@ -139,16 +147,23 @@ def test_problem_statements_pass_through_nh3_like_the_docs(monkeypatch):
 
     from leaderboard.web.templatetags.arena import markdown
 
-    html = markdown("# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://example.org/a)\n\n"
-                    "```python\nx = 1\n```\n\n| a |\n|:-:|\n| 1 |\n")
+    html = markdown(
+        "# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://example.org/a)\n\n"
+        "```python\nx = 1\n```\n\n| a |\n|:-:|\n| 1 |\n"
+    )
     assert "<script" not in html and "javascript:" not in html
     assert 'href="https://example.org/a"' in html and 'class="highlight"' in html and "<table>" in html
     assert 'style="text-align:center"' in html  # the table's alignment survives the cleaner
     # Whatever the renderer lets through, nh3 removes after it.
     real = markdown_lib.Markdown.convert
-    monkeypatch.setattr(markdown_lib.Markdown, "convert", lambda self, text: real(self, text) +
-                        '<img src="x" onerror="alert(1)"><a href="javascript:alert(2)" onclick="x()">y</a>'
-                        '<iframe src="https://evil.example"></iframe><style>*{}</style>')
+    monkeypatch.setattr(
+        markdown_lib.Markdown,
+        "convert",
+        lambda self, text: (
+            real(self, text) + '<img src="x" onerror="alert(1)"><a href="javascript:alert(2)" onclick="x()">y</a>'
+            '<iframe src="https://evil.example"></iframe><style>*{}</style>'
+        ),
+    )
     html = markdown("Statement")
     assert "<p>Statement</p>" in html
     for bad in ("onerror", "onclick", "javascript:", "<iframe", "<style"):

@@ -34,8 +34,9 @@ def test_charts_render_from_local_plotly(page, live_server, problems, django_use
     ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
     version = Problem.objects.get(pk=ALL_REDUCE).version
     for i, (who, speedup) in enumerate([(ada, 1.4), (bob, 2.2), (ada, 1.9)]):
-        s = submission_create(user=who, problem=ALL_REDUCE, profile=GPU, filename="s.py",
-                              source=CORRECT.read_text() + f"\n_V = {i}\n")
+        s = submission_create(
+            user=who, problem=ALL_REDUCE, profile=GPU, filename="s.py", source=CORRECT.read_text() + f"\n_V = {i}\n"
+        )
         result_record(submission_id=s.pk, document=passed_document(speedup, version=version))
     # /runs/ ranks (and charts) only runs that cover their whole suite: leave the fixture's four problems the suite's
     # only active ones, so both runs are ranked and the Pareto charts have two points each.

@@ -16,8 +16,13 @@ GPU = "h200-nvlink-2"
 @pytest.fixture
 def solution(problems, user):
     version = Problem.objects.get(pk=ALL_REDUCE).version
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile=GPU, filename="fast_ring.py",
-                                   source=CORRECT.read_text() + "\n_SECRET_MARK = 42\n")
+    submission = submission_create(
+        user=user,
+        problem=ALL_REDUCE,
+        profile=GPU,
+        filename="fast_ring.py",
+        source=CORRECT.read_text() + "\n_SECRET_MARK = 42\n",
+    )
     result_record(submission_id=submission.pk, document=passed_document(2.0, version=version))
     return submission
 
@@ -63,8 +68,9 @@ def test_private_until_published_then_readable_and_downloadable(solution, client
 def test_problem_ranking_filtered_to_published_entries(solution, client, django_user_model):
     bob = django_user_model.objects.create_user("bob")
     version = Problem.objects.get(pk=ALL_REDUCE).version
-    other = submission_create(user=bob, problem=ALL_REDUCE, profile=GPU, filename="s.py",
-                              source=CORRECT.read_text() + "\n_OTHER = 1\n")
+    other = submission_create(
+        user=bob, problem=ALL_REDUCE, profile=GPU, filename="s.py", source=CORRECT.read_text() + "\n_OTHER = 1\n"
+    )
     result_record(submission_id=other.pk, document=passed_document(3.0, version=version))
     from leaderboard.submissions.publishing import submission_publish
 
@@ -82,8 +88,13 @@ def test_problem_ranking_filtered_to_published_entries(solution, client, django_
 def test_a_published_model_run_shows_its_attempts_to_everyone(client, problems, django_user_model):
     owner = django_user_model.objects.create_user("owner")
     run = ModelRun.objects.create(user=owner, model="m", mode="zero-shot", k=1, profile=GPU)
-    attempt = submission_create(user=owner, problem=ALL_REDUCE, profile=GPU, filename="attempt_1.py",
-                                source=CORRECT.read_text() + "\n_RUN_MARK = 7\n")
+    attempt = submission_create(
+        user=owner,
+        problem=ALL_REDUCE,
+        profile=GPU,
+        filename="attempt_1.py",
+        source=CORRECT.read_text() + "\n_RUN_MARK = 7\n",
+    )
     Submission.objects.filter(pk=attempt.pk).update(model_run=run, attempt=1)
     assert "_RUN_MARK" not in client.get(f"/submissions/{attempt.pk}/").content.decode()
     client.force_login(owner)
@@ -120,8 +131,13 @@ def test_publish_and_unpublish_through_the_api(solution, client, django_user_mod
 
     # A model run: its attempts are published with it; one attempt alone cannot be.
     run = ModelRun.objects.create(user=user, model="m", mode="zero-shot", k=1, profile=GPU)
-    attempt = submission_create(user=user, problem=ALL_REDUCE, profile=GPU, filename="attempt_1.py",
-                                source=CORRECT.read_text() + "\n_RUN_MARK = 7\n")
+    attempt = submission_create(
+        user=user,
+        problem=ALL_REDUCE,
+        profile=GPU,
+        filename="attempt_1.py",
+        source=CORRECT.read_text() + "\n_RUN_MARK = 7\n",
+    )
     Submission.objects.filter(pk=attempt.pk).update(model_run=run, attempt=1)
     alone = owner.post(f"/api/submissions/{attempt.pk}/publish/", {}, format="json")
     assert alone.status_code == 400 and "publish the run" in alone.json()["detail"]
@@ -129,6 +145,8 @@ def test_publish_and_unpublish_through_the_api(solution, client, django_user_mod
     answer = owner.post(f"/api/model-runs/{run.pk}/publish/", {"published": True}, format="json")
     assert answer.status_code == 200 and answer.json()["published_at"]
     assert "_RUN_MARK" in client.get(f"/submissions/{attempt.pk}/").content.decode()
-    assert owner.post(f"/api/model-runs/{run.pk}/publish/", {"published": False},
-                      format="json").json()["published_at"] is None
+    assert (
+        owner.post(f"/api/model-runs/{run.pk}/publish/", {"published": False}, format="json").json()["published_at"]
+        is None
+    )
     assert "_RUN_MARK" not in client.get(f"/submissions/{attempt.pk}/").content.decode()

@@ -20,21 +20,33 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, ROOT, WRONG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-MANIFEST = {"model": "e2e-coder", "provider": "Test Labs", "protocol": "agentic", "k": 2, "turn_budget": 5,
-            "tokens": 4200, "wall_time_s": 90, "hardware": "cpu-gloo-2", "date": "2026-11-29",
-            "open_weights": False}
+MANIFEST = {
+    "model": "e2e-coder",
+    "provider": "Test Labs",
+    "protocol": "agentic",
+    "k": 2,
+    "turn_budget": 5,
+    "tokens": 4200,
+    "wall_time_s": 90,
+    "hardware": "cpu-gloo-2",
+    "date": "2026-11-29",
+    "open_weights": False,
+}
 ATTEMPTS = {(ALL_REDUCE, 1): CORRECT.read_text(), (ALL_REDUCE, 2): WRONG.read_text()}
 LABEL = "agentic · k=2 · 5 turns · 4.2k tokens · 2 min"
 
 
 def test_api_upload_is_evaluated_attempt_by_attempt_and_scored(problems, api_client, run_worker, client):
-    response = api_client.post("/api/model-runs/", {
-        "archive": SimpleUploadedFile("run.zip", build_archive(MANIFEST, ATTEMPTS))}, format="multipart")
+    response = api_client.post(
+        "/api/model-runs/",
+        {"archive": SimpleUploadedFile("run.zip", build_archive(MANIFEST, ATTEMPTS))},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     run_id = response.json()["id"]
 
     page = client.get(f"/runs/{run_id}/").content.decode()
-    assert "0</span> of <span id=\"attempts-total\">2</span> attempts done" in page
+    assert '0</span> of <span id="attempts-total">2</span> attempts done' in page
     assert 'http-equiv="refresh"' in page and 'data-verdict="queued"' in page
 
     run_worker("cpu-gloo-2", "web")
@@ -59,9 +71,28 @@ def test_cli_uploads_a_model_run_and_follows_it_to_its_scores(problems, user, li
     archive.write_bytes(build_archive(MANIFEST, ATTEMPTS))
     token = Token.objects.create(user=user)
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
-    cli = subprocess.Popen([sys.executable, "-m", "evaluator.cli", "submit", "--portal", live_server.url,
-                            "--token", token.key, "--model-run", str(archive), "--timeout", "120", "--wait"],
-                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cli = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "submit",
+            "--portal",
+            live_server.url,
+            "--token",
+            token.key,
+            "--model-run",
+            str(archive),
+            "--timeout",
+            "120",
+            "--wait",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not ModelRun.objects.exists():
@@ -84,9 +115,24 @@ def test_cli_prints_every_problem_of_a_refused_archive(problems, user, live_serv
     archive = tmp_path / "bad.zip"
     archive.write_bytes(build_archive(dict(MANIFEST, k=3), ATTEMPTS))
     token = Token.objects.create(user=user)
-    run = subprocess.run([sys.executable, "-m", "evaluator.cli", "submit", "--portal", live_server.url, "--token",
-                          token.key, "--model-run", str(archive)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "submit",
+            "--portal",
+            live_server.url,
+            "--token",
+            token.key,
+            "--model-run",
+            str(archive),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode != 0
     assert "refused the request (400)" in run.stderr
     assert "archive: attempts/collectives/all_reduce/: has attempt_1.py, attempt_2.py but k=3" in run.stderr

@@ -33,24 +33,42 @@ CASES = [
     ("not_an_archive", b"just some text, not a zip", ["bad.zip", "neither a .zip nor a .tar.gz"]),
     ("no_manifest", build_archive(None, TWO), ["manifest.json is missing"]),
     ("manifest_not_json", build_archive("{model: nope", TWO), ["manifest.json", "not valid JSON", "line 1"]),
-    ("manifest_field_missing", build_archive(_without(K2, "hardware"), TWO),
-     ["manifest.json", "'hardware'", "is missing"]),
+    (
+        "manifest_field_missing",
+        build_archive(_without(K2, "hardware"), TWO),
+        ["manifest.json", "'hardware'", "is missing"],
+    ),
     ("manifest_field_wrong_type", build_archive(dict(K2, k="two"), TWO), ["manifest.json", "'k'", "an integer"]),
     ("unknown_hardware", build_archive(dict(K2, hardware="tpu-v9"), TWO), ["'hardware'", "tpu-v9"]),
     ("zero_shot_with_turns", build_archive(dict(K2, turn_budget=5), TWO), ["'turn_budget'", "zero-shot"]),
-    ("attempt_missing", build_archive(K2, {("collectives/all_reduce", 1): GOOD}),
-     ["attempts/collectives/all_reduce/", "k=2", "attempt_2.py"]),
-    ("attempt_not_python", build_archive(K2, {("collectives/all_reduce", 1): GOOD,
-                                              ("collectives/all_reduce", 2): "def solution(x:\n"}),
-     ["attempts/collectives/all_reduce/attempt_2.py", "not valid Python", "line 1"]),
-    ("attempt_without_solution", build_archive(K2, {("collectives/all_reduce", 1): GOOD,
-                                                    ("collectives/all_reduce", 2): "def solve(x):\n    return x\n"}),
-     ["attempt_2.py", "`solution`"]),
-    ("unknown_problem", build_archive(K2, {("collectives/all_reduse", 1): GOOD, ("collectives/all_reduse", 2): GOOD}),
-     ["attempts/collectives/all_reduse/", "unknown problem", "collectives/all_reduce"]),
+    (
+        "attempt_missing",
+        build_archive(K2, {("collectives/all_reduce", 1): GOOD}),
+        ["attempts/collectives/all_reduce/", "k=2", "attempt_2.py"],
+    ),
+    (
+        "attempt_not_python",
+        build_archive(K2, {("collectives/all_reduce", 1): GOOD, ("collectives/all_reduce", 2): "def solution(x:\n"}),
+        ["attempts/collectives/all_reduce/attempt_2.py", "not valid Python", "line 1"],
+    ),
+    (
+        "attempt_without_solution",
+        build_archive(
+            K2, {("collectives/all_reduce", 1): GOOD, ("collectives/all_reduce", 2): "def solve(x):\n    return x\n"}
+        ),
+        ["attempt_2.py", "`solution`"],
+    ),
+    (
+        "unknown_problem",
+        build_archive(K2, {("collectives/all_reduse", 1): GOOD, ("collectives/all_reduse", 2): GOOD}),
+        ["attempts/collectives/all_reduse/", "unknown problem", "collectives/all_reduce"],
+    ),
     ("stray_file", build_archive(K2, TWO, extra_files={"README.txt": "hi"}), ["README.txt"]),
-    ("bad_trajectory", build_archive(K2, TWO, {("collectives/all_reduce", 1, "json"): "{not json"}),
-     ["trajectories/collectives/all_reduce/attempt_1.json", "not valid JSON"]),
+    (
+        "bad_trajectory",
+        build_archive(K2, TWO, {("collectives/all_reduce", 1, "json"): "{not json"}),
+        ["trajectories/collectives/all_reduce/attempt_1.json", "not valid JSON"],
+    ),
 ]
 
 
@@ -62,11 +80,13 @@ def _assert_nothing_stored(redis_conn):
 
 
 @pytest.mark.parametrize("case,data,words", CASES, ids=[c[0] for c in CASES])
-def test_api_refuses_a_malformed_archive_naming_what_is_wrong(case, data, words, problems, api_client, redis_conn,
-                                                             django_capture_on_commit_callbacks):
+def test_api_refuses_a_malformed_archive_naming_what_is_wrong(
+    case, data, words, problems, api_client, redis_conn, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = api_client.post("/api/model-runs/", {"archive": SimpleUploadedFile("bad.zip", data)},
-                                   format="multipart")
+        response = api_client.post(
+            "/api/model-runs/", {"archive": SimpleUploadedFile("bad.zip", data)}, format="multipart"
+        )
     assert response.status_code == 400, response.content
     body = response.json()
     text = " ".join(body["errors"]["archive"])
@@ -78,8 +98,9 @@ def test_api_refuses_a_malformed_archive_naming_what_is_wrong(case, data, words,
 
 def test_every_problem_of_an_archive_is_reported_at_once(problems, api_client, redis_conn):
     data = build_archive(dict(K2, k=0, date="yesterday"), {("collectives/all_reduce", 1): "def solution(:\n"})
-    errors = api_client.post("/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", data)},
-                             format="multipart").json()["errors"]["archive"]
+    errors = api_client.post(
+        "/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", data)}, format="multipart"
+    ).json()["errors"]["archive"]
     text = "\n".join(errors)
     assert "'k'" in text and "'date'" in text and "attempt_1.py" in text, text
     assert len(errors) >= 3
@@ -87,8 +108,9 @@ def test_every_problem_of_an_archive_is_reported_at_once(problems, api_client, r
 
 
 def test_the_form_shows_each_problem_beside_the_archive_field(problems, web_client, redis_conn):
-    data = build_archive(_without(K2, "model"), {("collectives/all_reduce", 1): GOOD,
-                                                 ("collectives/all_reduce", 2): "def solution(x:\n"})
+    data = build_archive(
+        _without(K2, "model"), {("collectives/all_reduce", 1): GOOD, ("collectives/all_reduce", 2): "def solution(x:\n"}
+    )
     response = web_client.post("/runs/upload/", {"archive": SimpleUploadedFile("run.zip", data)})
     assert response.status_code == 400
     html = response.content.decode()
@@ -102,16 +124,19 @@ def test_an_archive_over_the_size_limit_is_refused_before_it_is_read(problems, a
     settings.ARENA_MAX_ARCHIVE_BYTES = 1000
     data = fx.archive_bytes()
     assert len(data) > 1000
-    body = api_client.post("/api/model-runs/", {"archive": SimpleUploadedFile("big.zip", data)},
-                           format="multipart").json()
+    body = api_client.post(
+        "/api/model-runs/", {"archive": SimpleUploadedFile("big.zip", data)}, format="multipart"
+    ).json()
     assert "big.zip" in body["detail"] and "more than the" in body["detail"]
     _assert_nothing_stored(redis_conn)
 
 
-def test_a_failure_half_way_through_storing_leaves_nothing(problems, user, redis_conn, monkeypatch,
-                                                           django_capture_on_commit_callbacks):
+def test_a_failure_half_way_through_storing_leaves_nothing(
+    problems, user, redis_conn, monkeypatch, django_capture_on_commit_callbacks
+):
     """The archive is valid; the database fails while the trajectories are written, after the run and its
     submissions: the transaction takes them all back and no job is enqueued."""
+
     def broken(*args, **kwargs):
         raise IntegrityError("simulated failure while storing trajectories")
 
@@ -143,18 +168,27 @@ def test_uploading_needs_an_account(problems, client):
     assert ModelRun.objects.count() == 0
 
 
-def test_a_valid_archive_is_stored_and_each_attempt_enqueued_on_the_runs_profile(problems, api_client, redis_conn,
-                                                                                django_capture_on_commit_callbacks):
+def test_a_valid_archive_is_stored_and_each_attempt_enqueued_on_the_runs_profile(
+    problems, api_client, redis_conn, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = api_client.post("/api/model-runs/", {
-            "archive": SimpleUploadedFile("run.tar.gz", fx.archive_bytes(fmt="tar.gz"))}, format="multipart")
+        response = api_client.post(
+            "/api/model-runs/",
+            {"archive": SimpleUploadedFile("run.tar.gz", fx.archive_bytes(fmt="tar.gz"))},
+            format="multipart",
+        )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["state"], body["attempts_done"], body["attempts_total"]) == ("queued", 0, 12)
     assert response["Location"].endswith(f"/api/model-runs/{body['id']}/")
     run = ModelRun.objects.get()
-    assert (run.model, run.mode, run.k, run.profile, run.precision) == ("handworked-coder", "zero-shot", 3,
-                                                                       "h200-nvlink-2", "fp32")
+    assert (run.model, run.mode, run.k, run.profile, run.precision) == (
+        "handworked-coder",
+        "zero-shot",
+        3,
+        "h200-nvlink-2",
+        "fp32",
+    )
     assert run.manifest["notes"] == fx.MANIFEST["notes"] and json.dumps(run.manifest)
     queue = Queue("h200-nvlink-2", connection=redis_conn)  # the fixture run's hardware (a profile that measures speed)
     # the fair queue: one of the user's jobs in RQ at a time, the other attempts queued in the database without one

@@ -11,8 +11,18 @@ from leaderboard.model_runs.manifest import parse_manifest
 from problems.registry import SUITE_VERSION
 from tests.leaderboard import run_fixtures as fx
 
-BASE = {"model": "m", "provider": "p", "protocol": "zero-shot", "k": 1, "turn_budget": 0, "tokens": 0,
-        "wall_time_s": 1, "hardware": "cpu-gloo-2", "date": "2026-12-01", "open_weights": True}
+BASE = {
+    "model": "m",
+    "provider": "p",
+    "protocol": "zero-shot",
+    "k": 1,
+    "turn_budget": 0,
+    "tokens": 0,
+    "wall_time_s": 1,
+    "hardware": "cpu-gloo-2",
+    "date": "2026-12-01",
+    "open_weights": True,
+}
 
 
 def test_the_manifest_takes_a_suite_version_and_refuses_nonsense():

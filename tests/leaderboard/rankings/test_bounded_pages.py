@@ -37,6 +37,7 @@ def test_the_ranking_of_runs_makes_the_same_queries_and_shows_its_ranges(client,
     ranges = selectors.model_run_rank_ranges(runs=runs)
     first = runs[0]
     from leaderboard.rankings.significance import rank_label
+
     assert f"/runs/{first.pk}/" in page and rank_label(ranges[first.pk]) in page
 
 

@@ -27,8 +27,13 @@ def no_remeasurements(settings):
 
 def _record(user, profile, speedup):
     problem = Problem.objects.get(pk=ALL_REDUCE)
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                   source=CORRECT.read_text() + f"\n_ON = {profile!r}\n")
+    submission = submission_create(
+        user=user,
+        problem=ALL_REDUCE,
+        profile=profile,
+        filename="s.py",
+        source=CORRECT.read_text() + f"\n_ON = {profile!r}\n",
+    )
     document = passed_document(speedup, version=problem.version, problem_id=ALL_REDUCE)
     document["timing"]["protocol_revision"] = TIMING_PROTOCOL_REVISION
     result_record(submission_id=submission.pk, document=document)
@@ -62,11 +67,15 @@ def test_exports_and_the_api_carry_no_cpu_speedup_and_say_why(client, problems, 
         _not_computed(row, "speedup", "roofline_fraction")
     gpu_attempts = _json(client, f"/runs/{gpu_run.pk}/?format=json&table=attempts")
     assert gpu_attempts["speedup_note"] is None
-    assert any(r["speedup"] for r in gpu_attempts["rows"]) and all(r["speedup_note"] is None
-                                                                   for r in gpu_attempts["rows"])
+    assert any(r["speedup"] for r in gpu_attempts["rows"]) and all(
+        r["speedup_note"] is None for r in gpu_attempts["rows"]
+    )
 
-    runs = {r["model"]: r for table in ("runs", "unranked")
-            for r in _json(client, f"/runs/?format=json&table={table}")["rows"]}
+    runs = {
+        r["model"]: r
+        for table in ("runs", "unranked")
+        for r in _json(client, f"/runs/?format=json&table={table}")["rows"]
+    }
     _not_computed(runs["cpu-coder"], "speedup", "roofline", "fast_1")
     assert runs[fx.MANIFEST["model"]]["speedup"] and runs[fx.MANIFEST["model"]]["speedup_note"] is None
 

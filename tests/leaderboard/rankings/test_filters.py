@@ -12,10 +12,10 @@ from leaderboard.rankings import tables
 @pytest.fixture
 def runs(user):
     common = dict(user=user, provider="Lab", turn_budget=0, tokens=1, wall_time_s=1.0)
-    made = [ModelRun.objects.create(model="alpha", mode="zero-shot", k=1, profile="cpu-gloo-2", precision="bf16",
-                                    **common),
-            ModelRun.objects.create(model="beta", mode="zero-shot", k=3, profile="cpu-gloo-4", precision="fp32",
-                                    **common)]
+    made = [
+        ModelRun.objects.create(model="alpha", mode="zero-shot", k=1, profile="cpu-gloo-2", precision="bf16", **common),
+        ModelRun.objects.create(model="beta", mode="zero-shot", k=3, profile="cpu-gloo-4", precision="fp32", **common),
+    ]
     for run in made:  # finished and complete: both in the overall ranking
         RunScore.objects.create(model_run=run, k=run.k, status="ranked", timed=False)
     return made

@@ -33,6 +33,7 @@ def exact(n: int, c: int, k: int) -> Fraction:
 
 # --- pass@k -------------------------------------------------------------------------------------------------------
 
+
 def test_pass_at_1_with_one_of_three_correct_is_one_third():
     # 1 - C(2,1)/C(3,1) = 1 - 2/3 = 1/3; product form: 1 - (1 - 1/3) = 1/3
     assert pass_at_k(3, 1, 1) == pytest.approx(1 / 3, abs=1e-15)
@@ -54,10 +55,10 @@ def test_pass_at_1_is_the_fraction_correct():
 
 
 def test_edge_cases_are_exact():
-    assert pass_at_k(10, 0, 3) == 0.0      # no correct attempt: nothing to draw
-    assert pass_at_k(5, 3, 3) == 1.0       # n - c = 2 < k = 3: every draw of 3 holds a correct one
-    assert pass_at_k(3, 3, 3) == 1.0       # all correct
-    assert pass_at_k(4, 1, 4) == 1.0       # n == k and one correct: the draw is everything
+    assert pass_at_k(10, 0, 3) == 0.0  # no correct attempt: nothing to draw
+    assert pass_at_k(5, 3, 3) == 1.0  # n - c = 2 < k = 3: every draw of 3 holds a correct one
+    assert pass_at_k(3, 3, 3) == 1.0  # all correct
+    assert pass_at_k(4, 1, 4) == 1.0  # n == k and one correct: the draw is everything
     assert pass_at_k(3, 0, 3) == 0.0
 
 
@@ -66,11 +67,14 @@ def test_n_below_k_is_refused_with_a_clear_message():
         pass_at_k(2, 1, 3)
 
 
-@pytest.mark.parametrize("n, c, k, message", [
-    (3, 4, 1, "cannot exceed"),
-    (3, 1, 0, "k must be 1 or more"),
-    (3, -1, 1, "c must be 0 or more"),
-])
+@pytest.mark.parametrize(
+    "n, c, k, message",
+    [
+        (3, 4, 1, "cannot exceed"),
+        (3, 1, 0, "k must be 1 or more"),
+        (3, -1, 1, "c must be 0 or more"),
+    ],
+)
 def test_impossible_counts_are_refused(n, c, k, message):
     with pytest.raises(ValueError, match=message):
         pass_at_k(n, c, k)
@@ -117,9 +121,9 @@ def _attempts(speedups, verdicts=None, problem="collectives/all_reduce", categor
 def test_fast_count_is_strictly_greater_than_p():
     # lower bounds 0.85, 1.15, 1.55, 2.45
     attempts = _attempts([0.9, 1.2, 1.6, 2.5])
-    assert fast_count(attempts, 1.0) == 3   # 1.2, 1.6, 2.5 (0.9 is slower)
-    assert fast_count(attempts, 1.5) == 2   # 1.6, 2.5
-    assert fast_count(attempts, 2.0) == 1   # 2.5
+    assert fast_count(attempts, 1.0) == 3  # 1.2, 1.6, 2.5 (0.9 is slower)
+    assert fast_count(attempts, 1.5) == 2  # 1.6, 2.5
+    assert fast_count(attempts, 2.0) == 1  # 2.5
     # a lower bound of exactly p is not "faster by more than p"
     assert fast_count(_attempts([1.05, 2.0], lows=[1.0, 1.95]), 1.0) == 1
 
@@ -149,6 +153,7 @@ def test_fast_p_at_k_hand_worked():
 
 # --- one problem --------------------------------------------------------------------------------------------------
 
+
 def test_problem_score_hand_worked():
     # 4 attempts: passed 0.9, passed 1.6, wrong (fast but wrong), passed 2.5; k=2 (lower bounds speedup - 0.05)
     # n=4, c=3: pass@2 = 1 - C(1,2)/C(4,2) = 1 (n-c=1 < 2)
@@ -167,9 +172,11 @@ def test_problem_score_hand_worked():
 
 def test_infra_errors_and_unevaluated_attempts_leave_n_and_may_make_a_problem_unscorable():
     # 3 attempts, k=3: one passed, one infra error, one not evaluated yet -> n=1 < 3: not scorable
-    attempts = [Attempt("collectives/all_reduce", "collectives", Verdict.PASSED, 1.2),
-                Attempt("collectives/all_reduce", "collectives", Verdict.INFRA_ERROR),
-                Attempt("collectives/all_reduce", "collectives", None)]
+    attempts = [
+        Attempt("collectives/all_reduce", "collectives", Verdict.PASSED, 1.2),
+        Attempt("collectives/all_reduce", "collectives", Verdict.INFRA_ERROR),
+        Attempt("collectives/all_reduce", "collectives", None),
+    ]
     s = score_problem(attempts, 3)
     assert (s.n, s.c, s.excluded, s.scorable) == (1, 1, 2, False)
     assert s.pass_at_k is None and s.fast_p_at_k == {1.0: None, 1.5: None, 2.0: None}
@@ -225,9 +232,14 @@ def _run():
     ]
 
 
-SUITE = {"collectives/all_reduce": "collectives", "collectives/all_gather": "collectives",
-         "collectives/broadcast": "collectives", "tensor-parallel/tp_mlp": "tensor-parallel",
-         "expert-parallel/moe_combine": "expert-parallel", "pipeline/stage_boundary_send_recv": "pipeline"}
+SUITE = {
+    "collectives/all_reduce": "collectives",
+    "collectives/all_gather": "collectives",
+    "collectives/broadcast": "collectives",
+    "tensor-parallel/tp_mlp": "tensor-parallel",
+    "expert-parallel/moe_combine": "expert-parallel",
+    "pipeline/stage_boundary_send_recv": "pipeline",
+}
 
 
 def test_run_score_overall_hand_worked():
@@ -277,6 +289,7 @@ def test_run_scored_at_a_smaller_k_than_the_protocol_says_so():
 
 # --- protocol -----------------------------------------------------------------------------------------------------
 
+
 def test_protocol_labels():
     assert AGENTIC.label() == "agentic · k=2 · 40 turns · 2.1M tokens · 3.5 h"
     assert Protocol("agentic", 3, 1, 950, 42).label() == "agentic · k=3 · 1 turn · 950 tokens · 42 s"
@@ -284,8 +297,18 @@ def test_protocol_labels():
     assert score_run([], AGENTIC).label() == AGENTIC.label()
 
 
-@pytest.mark.parametrize("tokens, text", [(0, "0"), (999, "999"), (1500, "1.5k"), (12_345, "12k"),
-                                          (999_999, "1M"), (2_100_000, "2.1M"), (1_300_000_000, "1.3B")])
+@pytest.mark.parametrize(
+    "tokens, text",
+    [
+        (0, "0"),
+        (999, "999"),
+        (1500, "1.5k"),
+        (12_345, "12k"),
+        (999_999, "1M"),
+        (2_100_000, "2.1M"),
+        (1_300_000_000, "1.3B"),
+    ],
+)
 def test_token_counts_read_short(tokens, text):
     assert format_tokens(tokens) == text
 
@@ -294,14 +317,17 @@ def test_durations_read_short():
     assert (format_duration(5), format_duration(600), format_duration(12_600)) == ("5 s", "10 min", "3.5 h")
 
 
-@pytest.mark.parametrize("args, message", [
-    (("few-shot", 1, 0, 0, 0.0), "mode must be one of"),
-    (("zero-shot", 1, 3, 0, 0.0), "turn_budget 0"),
-    (("agentic", 1, 0, 0, 0.0), "turn_budget of 1 or more"),
-    (("agentic", 0, 5, 0, 0.0), "k must be 1 or more"),
-    (("agentic", 1, 5, -1, 0.0), "tokens must be 0 or more"),
-    (("agentic", 1, 5, 0, -3.0), "wall_time_s"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("few-shot", 1, 0, 0, 0.0), "mode must be one of"),
+        (("zero-shot", 1, 3, 0, 0.0), "turn_budget 0"),
+        (("agentic", 1, 0, 0, 0.0), "turn_budget of 1 or more"),
+        (("agentic", 0, 5, 0, 0.0), "k must be 1 or more"),
+        (("agentic", 1, 5, -1, 0.0), "tokens must be 0 or more"),
+        (("agentic", 1, 5, 0, -3.0), "wall_time_s"),
+    ],
+)
 def test_protocol_refuses_nonsense(args, message):
     with pytest.raises(ValueError, match=message):
         Protocol(*args)

@@ -64,7 +64,7 @@ def test_run_page_shows_the_hand_worked_scores_beside_the_protocol(run, client):
     assert fx.PROTOCOL_LABEL in html
     for metric, shown in fx.SHOWN.items():
         assert f'data-metric="{metric}">{shown}' in html, metric
-    assert "12</span> of <span id=\"attempts-total\">12</span> attempts done" in html
+    assert '12</span> of <span id="attempts-total">12</span> attempts done' in html
     assert 'http-equiv="refresh"' not in html  # finished: no more refreshing
     # the grid: a cell per attempt, coloured by verdict and speedup
     assert 'data-verdict="compile_error"' in html and "verdict-passed speed-15" in html
@@ -127,11 +127,13 @@ def test_run_page_exports_every_table(run, client):
     assert by_id["tensor-parallel/tp_mlp"]["pass_at_k"] is None and by_id["tensor-parallel/tp_mlp"]["n"] == 2
     assert by_id["tensor-parallel/tp_mlp"]["best_speedup"] == 3.0
 
-    attempts = list(csv.DictReader(io.StringIO(
-        client.get(f"/runs/{run.pk}/?format=csv&table=attempts").content.decode())))
+    attempts = list(
+        csv.DictReader(io.StringIO(client.get(f"/runs/{run.pk}/?format=csv&table=attempts").content.decode()))
+    )
     assert len(attempts) == 12
     assert {(a["problem"], a["attempt"], a["verdict"]) for a in attempts} == {
-        (p, str(i), v[0]) for (p, i), v in fx.OUTCOMES.items()}
+        (p, str(i), v[0]) for (p, i), v in fx.OUTCOMES.items()
+    }
 
     categories = client.get(f"/runs/{run.pk}/?format=json&table=categories").json()["rows"]
     collectives = next(c for c in categories if c["category"] == "collectives")
@@ -142,8 +144,14 @@ def test_run_page_exports_every_table(run, client):
 def test_api_gives_the_same_numbers_with_the_protocol(run, client):
     detail = client.get(f"/api/model-runs/{run.pk}/").json()
     assert (detail["state"], detail["attempts_done"], detail["attempts_total"]) == ("finished", 12, 12)
-    assert detail["protocol"] == {"mode": "zero-shot", "k": 3, "turn_budget": 0, "tokens": 120000,
-                                  "wall_time_s": 720.0, "label": fx.PROTOCOL_LABEL}
+    assert detail["protocol"] == {
+        "mode": "zero-shot",
+        "k": 3,
+        "turn_budget": 0,
+        "tokens": 120000,
+        "wall_time_s": 720.0,
+        "label": fx.PROTOCOL_LABEL,
+    }
     scores = detail["scores"]
     assert scores["protocol"] == fx.PROTOCOL_LABEL and scores["scored_at_k"] == 3
     assert scores["pass_at_k"] == pytest.approx(fx.PASS_AT_K, **EXACT)
@@ -172,9 +180,15 @@ def test_the_openapi_schema_documents_runs_rankings_and_results(client, tmp_path
     call_command("spectacular", validate=True, fail_on_warn=True, file=str(tmp_path / "schema.yaml"))
     schema = client.get("/api/schema/?format=json").json()
     paths = schema["paths"]
-    for path in ("/api/model-runs/", "/api/model-runs/{run_id}/", "/api/model-runs/{run_id}/attempts/",
-                 "/api/rankings/model-runs/", "/api/rankings/compare/", "/api/problems/{problem_id}/results/",
-                 "/api/users/{username}/"):
+    for path in (
+        "/api/model-runs/",
+        "/api/model-runs/{run_id}/",
+        "/api/model-runs/{run_id}/attempts/",
+        "/api/rankings/model-runs/",
+        "/api/rankings/compare/",
+        "/api/problems/{problem_id}/results/",
+        "/api/users/{username}/",
+    ):
         assert path in paths, path
     assert "ModelRunUpload" in str(paths["/api/model-runs/"]["post"]["requestBody"])
     detail = schema["components"]["schemas"]["ModelRunDetailOutput"]["properties"]
@@ -203,7 +217,8 @@ def test_user_page_lists_runs_and_best_solutions(run, user, client):
     html = client.get(f"/users/{user.username}/").content.decode()
     assert f'data-run="{run.pk}"' in html and fx.PROTOCOL_LABEL in html
     assert client.get(f"/users/{user.username}/?format=json").json()["rows"][0]["pass_at_k"] == pytest.approx(
-        fx.PASS_AT_K, **EXACT)
+        fx.PASS_AT_K, **EXACT
+    )
     api = client.get(f"/api/users/{user.username}/").json()
     assert api["model_runs"][0]["scores"]["pass_at_k"] == pytest.approx(fx.PASS_AT_K, **EXACT)
 
@@ -216,8 +231,9 @@ def test_problem_page_ranks_the_runs_solution_once_and_shows_baseline_roofline_a
     # Attempts 1 (1.8, interval 1.71-1.89) and 2 (1.2, 1.14-1.26) of all_reduce are the same code: one distinct
     # solution, one row, both evaluations pooled (never the best of the two). Their intervals have the same log
     # width, so the random-effects weights are equal and the pooled figure is the geometric mean sqrt(1.8 * 1.2).
-    assert [(r["who"], r["protocol"], r["evaluations"]) for r in ranking] == [("handworked-coder",
-                                                                                fx.PROTOCOL_LABEL, 2)]
+    assert [(r["who"], r["protocol"], r["evaluations"]) for r in ranking] == [
+        ("handworked-coder", fx.PROTOCOL_LABEL, 2)
+    ]
     assert ranking[0]["speedup"] == pytest.approx(math.sqrt(1.8 * 1.2), rel=1e-12)
     assert ranking[0]["speedup_ci_low"] < ranking[0]["speedup"] < ranking[0]["speedup_ci_high"]
     results = client.get("/api/problems/collectives/all_reduce/results/?profile=h200-nvlink-2").json()
@@ -236,7 +252,8 @@ def test_problem_page_on_a_cpu_profile_shows_verdicts_only(problems, user, clien
     cpu = fx.make_run(user, manifest=dict(fx.MANIFEST, hardware="cpu-gloo-2", model="cpu-coder"))
     ranking = client.get("/problems/collectives/all_reduce/?profile=cpu-gloo-2&format=json").json()["rows"]
     assert [(r["who"], r["evaluations"], r["speedup"], r["pipeline_check"]) for r in ranking] == [
-        ("cpu-coder", 2, None, True)]
+        ("cpu-coder", 2, None, True)
+    ]
     html = client.get("/problems/collectives/all_reduce/?profile=cpu-gloo-2").content.decode()
     assert "cpu-coder" in html and 'id="speedup-chart"' not in html
     assert client.get("/api/problems/collectives/all_reduce/results/?profile=cpu-gloo-2").json()["speedups"] == []
@@ -249,8 +266,7 @@ def test_tables_sort_on_the_server_and_paginate(problems, user, client):
     # Only runs that cover their suite enter the ranking: leave the fixture's four problems the suite's only
     # active ones, so the three runs are ranked and the ranked table is the one sorted and paginated.
     problems.exclude(id__in={p for p, _ in fx.OUTCOMES}).update(is_active=False)
-    runs = [fx.make_run(user, manifest=dict(fx.MANIFEST, model=f"m{i}", tokens=1000 * (i + 1)))
-            for i in range(3)]
+    runs = [fx.make_run(user, manifest=dict(fx.MANIFEST, model=f"m{i}", tokens=1000 * (i + 1))) for i in range(3)]
     assert {r.score.status for r in ModelRun.objects.select_related("score")} == {"ranked"}
     ModelRun.objects.filter(pk=runs[1].pk).update(model="a-first")
     page = client.get("/runs/?sort=model&per_page=5").content.decode()

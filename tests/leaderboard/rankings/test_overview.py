@@ -24,8 +24,9 @@ def no_remeasurements(settings):
 
 def _submit(user, speedup, *, source=None, profile=GPU):
     problem = Problem.objects.get(pk=ALL_REDUCE)
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                   source=source or CORRECT.read_text())
+    submission = submission_create(
+        user=user, problem=ALL_REDUCE, profile=profile, filename="s.py", source=source or CORRECT.read_text()
+    )
     result_record(submission_id=submission.pk, document=passed_document(speedup, version=problem.version))
     return submission
 

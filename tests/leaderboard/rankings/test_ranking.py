@@ -22,8 +22,14 @@ def source(variant: int | None = None) -> str:
     return text if variant is None else text + f"\n_VARIANT = {variant}\n"
 
 
-def doc(speedup: float, low: float | None = None, high: float | None = None, *,
-        revision: int = TIMING_PROTOCOL_REVISION, **kwargs) -> dict:
+def doc(
+    speedup: float,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    revision: int = TIMING_PROTOCOL_REVISION,
+    **kwargs,
+) -> dict:
     d = passed_document(speedup, **kwargs)
     if low is not None:
         d["timing"]["speedup_ci"] = [low, high]
@@ -35,8 +41,13 @@ def doc(speedup: float, low: float | None = None, high: float | None = None, *,
 @pytest.fixture
 def submit(problems):
     def make(user, document, profile=GPU, text=None):
-        submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                       source=text if text is not None else source())
+        submission = submission_create(
+            user=user,
+            problem=ALL_REDUCE,
+            profile=profile,
+            filename="s.py",
+            source=text if text is not None else source(),
+        )
         result_record(submission_id=submission.pk, document=document)
         return submission
 
@@ -83,8 +94,11 @@ def test_every_speedup_says_how_it_was_formed_its_interval_revision_and_version(
     assert api["profile"] == GPU and entry["username"] == "ada" and entry["speedup"] == 1.8
     assert (entry["speedup_ci_low"], entry["speedup_ci_high"]) == (1.71, 1.89)
     assert entry["estimator"] == "median of paired per-iteration ratios"
-    assert (entry["protocol_revision"], entry["problem_version"], entry["evaluations"]) == \
-        (TIMING_PROTOCOL_REVISION, 1, 1)
+    assert (entry["protocol_revision"], entry["problem_version"], entry["evaluations"]) == (
+        TIMING_PROTOCOL_REVISION,
+        1,
+        1,
+    )
 
 
 def test_identical_code_resubmitted_five_times_does_not_climb(submit, people, client, settings):
@@ -161,12 +175,21 @@ def test_leaders_are_remeasured_and_a_disagreeing_remeasurement_is_flagged(submi
     page = client.get(f"/problems/{ALL_REDUCE}/?profile={GPU}").content.decode()
     assert page.count('data-verification="pending"') == 2
 
-    result_record(submission_id=checks[lucky.pk].pk, document=doc(1.02, 1.00, 1.04, ))  # disagrees
+    result_record(
+        submission_id=checks[lucky.pk].pk,
+        document=doc(
+            1.02,
+            1.00,
+            1.04,
+        ),
+    )  # disagrees
     result_record(submission_id=checks[honest.pk].pk, document=doc(1.21, 1.18, 1.24))  # agrees
     assert Submission.objects.filter(remeasure_of__isnull=False).count() == 2  # a re-measurement is not re-measured
     ranking = problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile=GPU)
     assert [(e.username, e.evaluations, e.verification.state) for e in ranking] == [
-        ("ada", 1, "flagged"), ("bob", 1, "verified")]  # re-measurements verify; they are never pooled or ranked
+        ("ada", 1, "flagged"),
+        ("bob", 1, "verified"),
+    ]  # re-measurements verify; they are never pooled or ranked
     assert ranking[0].verification.speedup == 1.02 and ranking[0].speedup == 1.50
     page = client.get(f"/problems/{ALL_REDUCE}/?profile={GPU}").content.decode()
     assert 'data-verification="flagged"' in page and "⚠ re-measured 1.020× (1.000–1.040) vs 1.500×" in page

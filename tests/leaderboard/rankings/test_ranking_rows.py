@@ -43,19 +43,31 @@ def _record(user, problem_id, profile, speedup, *, variant="", revision=TIMING_P
 
 
 def _standings():
-    return list(ProblemStanding.objects.select_related("problem").order_by("problem_id", "profile",
-                                                                           "problem_version", "protocol_revision"))
+    return list(
+        ProblemStanding.objects.select_related("problem").order_by(
+            "problem_id", "profile", "problem_version", "protocol_revision"
+        )
+    )
 
 
 def _stored(standing: ProblemStanding):
-    return ranking_rows.ranking_entries(ranking_rows.problem_ranking_rows(
-        problem=standing.problem, profile=standing.profile, version=standing.problem_version,
-        revision=standing.protocol_revision or None))
+    return ranking_rows.ranking_entries(
+        ranking_rows.problem_ranking_rows(
+            problem=standing.problem,
+            profile=standing.profile,
+            version=standing.problem_version,
+            revision=standing.protocol_revision or None,
+        )
+    )
 
 
 def _computed(standing: ProblemStanding):
-    return selectors.problem_ranking(problem=standing.problem, profile=standing.profile,
-                                     version=standing.problem_version, revision=standing.protocol_revision or None)
+    return selectors.problem_ranking(
+        problem=standing.problem,
+        profile=standing.profile,
+        version=standing.problem_version,
+        revision=standing.protocol_revision or None,
+    )
 
 
 def _export(client, url: str) -> list[dict]:
@@ -64,8 +76,7 @@ def _export(client, url: str) -> list[dict]:
     return json.loads(body)["rows"]
 
 
-def test_every_stored_row_equals_the_ranking_computed_per_request_on_seeded_data(client, problems,
-                                                                                django_user_model):
+def test_every_stored_row_equals_the_ranking_computed_per_request_on_seeded_data(client, problems, django_user_model):
     seed_demo(runs=12, problems=18, attempts=2, users=4, seed=7, log=lambda _: None)
     ada = django_user_model.objects.create_user("ada-rows")
     first = _record(ada, ALL_REDUCE, GPU4, 3.0)
@@ -88,8 +99,10 @@ def test_every_stored_row_equals_the_ranking_computed_per_request_on_seeded_data
     table = tables.problem_ranking_table()
     for standing in standings[:8] + [s for s in standings if s.problem_id == ALL_REDUCE]:
         computed = _computed(standing)
-        base = (f"/problems/{standing.problem_id}/?profile={standing.profile}&version={standing.problem_version}"
-                f"&revision={standing.protocol_revision or 'none'}")
+        base = (
+            f"/problems/{standing.problem_id}/?profile={standing.profile}&version={standing.problem_version}"
+            f"&revision={standing.protocol_revision or 'none'}"
+        )
         # The export (every column of the table) equals the previous code's rows, in each order a reader may ask.
         for sort in ("", "-evaluations", "who", "-speedup", "submitted", "-roofline_fraction"):
             expected = table.records(table.order(computed, sort or None))
@@ -101,25 +114,56 @@ def test_every_stored_row_equals_the_ranking_computed_per_request_on_seeded_data
         for query in ("&per_page=5&page=2", "&per_page=1", "&sort=-evaluations"):
             best = re.search(r'<ol class="best-solutions">(.*?)</ol>', client.get(base + query).content.decode(), re.S)
             assert [int(x) for x in re.findall(r"/submissions/(\d+)/\">result</a>", best.group(1))] == [
-                e.submission_id for e in computed[:3]]
+                e.submission_id for e in computed[:3]
+            ]
     api = client.get(f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU4}&page_size=2").json()
     computed = selectors.problem_ranking(problem=Problem.objects.get(pk=ALL_REDUCE), profile=GPU4)
     assert api["count"] == len(computed) and [e["submission_id"] for e in api["entries"]] == [
-        e.submission_id for e in computed[:2]]
+        e.submission_id for e in computed[:2]
+    ]
     assert api["entries"][0]["speedup"] == pytest.approx(computed[0].speedup)
 
 
 def _rows():
-    return sorted(StandingEntry.objects.values_list(
-        "standing__problem_id", "standing__profile", "standing__problem_version", "standing__protocol_revision",
-        "rank", "rank_best", "rank_worst", "username", "user_id", "submission_id", "submission_ids", "workers",
-        "speedup", "speedup_ci_low", "speedup_ci_high", "baseline_median_us", "solution_median_us",
-        "roofline_fraction", "model_run_id", "model", "protocol", "evaluations", "source_key", "estimator",
-        "protocol_revision", "problem_version", "timed", "who_key", "protocol_key"), key=str)
+    return sorted(
+        StandingEntry.objects.values_list(
+            "standing__problem_id",
+            "standing__profile",
+            "standing__problem_version",
+            "standing__protocol_revision",
+            "rank",
+            "rank_best",
+            "rank_worst",
+            "username",
+            "user_id",
+            "submission_id",
+            "submission_ids",
+            "workers",
+            "speedup",
+            "speedup_ci_low",
+            "speedup_ci_high",
+            "baseline_median_us",
+            "solution_median_us",
+            "roofline_fraction",
+            "model_run_id",
+            "model",
+            "protocol",
+            "evaluations",
+            "source_key",
+            "estimator",
+            "protocol_revision",
+            "problem_version",
+            "timed",
+            "who_key",
+            "protocol_key",
+        ),
+        key=str,
+    )
 
 
 def test_rebuilding_writes_the_rows_that_recording_results_one_by_one_left_and_a_replay_changes_none(
-        problems, django_user_model):
+    problems, django_user_model
+):
     ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
     for speedup in (1.0, 1.2, 4.0):
         _record(ada, ALL_REDUCE, GPU4, speedup)
@@ -134,8 +178,9 @@ def test_rebuilding_writes_the_rows_that_recording_results_one_by_one_left_and_a
     assert _rows() == incremental
 
 
-def test_the_problem_page_makes_the_same_few_queries_whatever_the_number_of_evaluations(client, problems,
-                                                                                       django_user_model):
+def test_the_problem_page_makes_the_same_few_queries_whatever_the_number_of_evaluations(
+    client, problems, django_user_model
+):
     users = [django_user_model.objects.create_user(f"u{i}") for i in range(24)]
     counts = []
     for size in (3, 24):

@@ -15,8 +15,19 @@ from leaderboard.catalogue.services import problems_sync
 pytestmark = pytest.mark.django_db
 
 # The most queries each page may make, on any amount of data.
-BOUNDS = {"ranking": 6, "ranking_filtered": 6, "ranking_csv": 3, "run": 4, "run_attempts_csv": 4, "compare": 8,
-          "problem": 9, "user": 5, "api_ranking": 4, "api_run": 4, "api_compare": 7}
+BOUNDS = {
+    "ranking": 6,
+    "ranking_filtered": 6,
+    "ranking_csv": 3,
+    "run": 4,
+    "run_attempts_csv": 4,
+    "compare": 8,
+    "problem": 9,
+    "user": 5,
+    "api_ranking": 4,
+    "api_run": 4,
+    "api_compare": 7,
+}
 
 
 def _urls() -> dict[str, str]:
@@ -24,12 +35,17 @@ def _urls() -> dict[str, str]:
     run = ModelRun.objects.get(pk=a)
     problem = Problem.objects.filter(suite="demo").order_by("id").first()
     return {
-        "ranking": "/runs/", "ranking_filtered": f"/runs/?profile={run.profile}&mode={run.mode}&sort=-fast_2",
-        "ranking_csv": "/runs/?format=csv", "run": f"/runs/{a}/",
+        "ranking": "/runs/",
+        "ranking_filtered": f"/runs/?profile={run.profile}&mode={run.mode}&sort=-fast_2",
+        "ranking_csv": "/runs/?format=csv",
+        "run": f"/runs/{a}/",
         "run_attempts_csv": f"/runs/{a}/?format=csv&table=attempts",
-        "compare": f"/runs/compare/?a={a}&b={b}", "problem": f"/problems/{problem.id}/?profile={run.profile}",
-        "user": f"/users/{run.user.username}/", "api_ranking": "/api/rankings/model-runs/",
-        "api_run": f"/api/model-runs/{a}/", "api_compare": f"/api/rankings/compare/?a={a}&b={b}",
+        "compare": f"/runs/compare/?a={a}&b={b}",
+        "problem": f"/problems/{problem.id}/?profile={run.profile}",
+        "user": f"/users/{run.user.username}/",
+        "api_ranking": "/api/rankings/model-runs/",
+        "api_run": f"/api/model-runs/{a}/",
+        "api_compare": f"/api/rankings/compare/?a={a}&b={b}",
     }
 
 
@@ -83,8 +99,12 @@ def test_seed_demo_fills_marks_and_replaces_demo_data_only(problems, capsys):
     # run 2 is still being evaluated (unfinished, with its progress), run 3 misses a problem (partial): neither is
     # ranked; the others are finished and ranked
     states = [(r.state, r.attempts_done, r.attempts_total, r.score.status) for r in ModelRun.objects.order_by("id")]
-    assert states == [("finished", 20, 20, "ranked"), ("running", 10, 20, "unfinished"),
-                      ("finished", 18, 18, "partial"), ("finished", 20, 20, "ranked")]
+    assert states == [
+        ("finished", 20, 20, "ranked"),
+        ("running", 10, 20, "unfinished"),
+        ("finished", 18, 18, "partial"),
+        ("finished", 20, 20, "ranked"),
+    ]
     # repeats of the same code, and re-measurements linked to what they check
     solo = Submission.objects.filter(model_run__isnull=True, remeasure_of__isnull=True)
     assert solo.values("source_key").distinct().count() < solo.count()
@@ -101,8 +121,11 @@ def test_seed_demo_fills_marks_and_replaces_demo_data_only(problems, capsys):
     assert Problem.objects.filter(suite="arena").count() == real
 
 
-EXPORTS = {"ranking_csv": "/runs/?format=csv", "ranking_json": "/runs/?format=json&sort=-fast_2",
-           "unranked_csv": "/runs/?format=csv&table=unranked"}
+EXPORTS = {
+    "ranking_csv": "/runs/?format=csv",
+    "ranking_json": "/runs/?format=json&sort=-fast_2",
+    "unranked_csv": "/runs/?format=csv&table=unranked",
+}
 
 
 def _export_counts(client) -> dict[str, tuple[int, bool, int]]:

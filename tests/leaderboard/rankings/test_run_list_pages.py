@@ -39,8 +39,9 @@ def test_runs_listed_apart_are_paged_and_exported_whole(client):
 def test_the_pareto_front_is_the_runs_no_other_run_beats_on_both_score_and_cost(user):
     costs = [(100, 0.5), (200, 0.5), (200, 0.7), (50, 0.2), (300, 0.9), (300, 0.9), (400, 0.8)]
     for i, (tokens, score) in enumerate(costs):
-        run = ModelRun.objects.create(user=user, model=f"m{i}", mode="zero-shot", k=1, tokens=tokens,
-                                      wall_time_s=0, profile="h200-nvlink-4")
+        run = ModelRun.objects.create(
+            user=user, model=f"m{i}", mode="zero-shot", k=1, tokens=tokens, wall_time_s=0, profile="h200-nvlink-4"
+        )
         RunScore.objects.create(model_run=run, k=1, pass_at_k=score)
     points = overview.score_against_cost(ModelRun.objects.order_by("pk"))
     front = {(p.tokens, p.score) for p in points if p.front_tokens}

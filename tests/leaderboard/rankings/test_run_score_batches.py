@@ -34,14 +34,17 @@ def _record_all(run, capture) -> None:
         verdict, speedup, fraction = fx.OUTCOMES[submission.problem_id, submission.attempt]
         for _ in range(10):  # an infra_error is retried (re-enqueued) until the last allowed attempt
             with capture(execute=True):
-                recorded = result_record(submission_id=submission.pk, document=fx.document(
-                    verdict, speedup, fraction, submission.problem_id, submission.problem.version))
+                recorded = result_record(
+                    submission_id=submission.pk,
+                    document=fx.document(verdict, speedup, fraction, submission.problem_id, submission.problem.version),
+                )
             if recorded:
                 break
 
 
-def test_a_batch_of_results_is_scored_once_by_one_web_job(problems, user, run_worker, monkeypatch,
-                                                          django_capture_on_commit_callbacks):
+def test_a_batch_of_results_is_scored_once_by_one_web_job(
+    problems, user, run_worker, monkeypatch, django_capture_on_commit_callbacks
+):
     run = fx.make_run(user, record=False)
     refreshes = []
     real = services.run_score_refresh
@@ -79,8 +82,7 @@ def test_a_run_whose_job_was_lost_is_asked_for_again_by_the_reaper(problems, use
     run = fx.make_run(user)  # scored
     settings.ARENA_REAP_GRACE_S = 60
     # a result recorded while Redis was down: stale, and no job was ever enqueued
-    ModelRun.objects.filter(pk=run.pk).update(score_stale_since=timezone.now() - timedelta(seconds=30),
-                                               attempts_done=0)
+    ModelRun.objects.filter(pk=run.pk).update(score_stale_since=timezone.now() - timedelta(seconds=30), attempts_done=0)
     assert submissions_reap().runs_rescored == 0  # within the grace: its job may still be on its way
     ModelRun.objects.filter(pk=run.pk).update(score_stale_since=timezone.now() - timedelta(seconds=300))
     assert submissions_reap().runs_rescored == 1
@@ -97,7 +99,9 @@ def test_recording_a_result_costs_fewer_queries_than_scoring_the_run_did(problem
     counts = []
     for submission in run.attempts.select_related("problem").filter(problem_id="collectives/all_reduce")[:2]:
         with CaptureQueriesContext(connection) as queries:
-            result_record(submission_id=submission.pk, document=fx.document(
-                "passed", 1.5, 0.4, submission.problem_id, submission.problem.version))
+            result_record(
+                submission_id=submission.pk,
+                document=fx.document("passed", 1.5, 0.4, submission.problem_id, submission.problem.version),
+            )
         counts.append(len(queries))
     assert max(counts) < RECORD_QUERIES_BEFORE, counts

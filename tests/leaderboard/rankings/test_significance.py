@@ -32,8 +32,12 @@ def test_pooling_five_identical_evaluations_narrows_the_interval_by_root_five():
 
 def test_rank_ranges_count_the_significantly_better():
     iv = significance.Interval
-    assert significance.rank_ranges([iv(0.8, 0.9), iv(0.85, 0.95), iv(0.1, 0.3), None]) == [(1, 2), (1, 2), (3, 3),
-                                                                                           None]
+    assert significance.rank_ranges([iv(0.8, 0.9), iv(0.85, 0.95), iv(0.1, 0.3), None]) == [
+        (1, 2),
+        (1, 2),
+        (3, 3),
+        None,
+    ]
 
 
 def test_a_speedup_of_1_005_plus_minus_0_01_is_not_fast():
@@ -63,8 +67,9 @@ def test_an_unfinished_run_is_not_ranked_on_the_page_or_the_api(user, client, pr
     assert "0/12" in html
     assert client.get("/api/rankings/model-runs/").json()["count"] == 0
     unranked = client.get("/api/rankings/model-runs/?standing=unranked").json()["results"]
-    assert [(r["id"], r["standing"], r["rank"], r["attempts_done"]) for r in unranked] == [(run.pk, "unfinished",
-                                                                                          None, 0)]
+    assert [(r["id"], r["standing"], r["rank"], r["attempts_done"]) for r in unranked] == [
+        (run.pk, "unfinished", None, 0)
+    ]
 
 
 def test_compare_says_no_significant_difference_for_the_same_code(user, client, problems, settings):

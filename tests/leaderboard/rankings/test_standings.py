@@ -35,8 +35,11 @@ def _record(user, problem_id, profile, speedup, *, variant="", revision=TIMING_P
     problem = Problem.objects.get(pk=problem_id)
     source = CORRECT.read_text() + (f"\n_VARIANT = {variant!r}\n" if variant else "")
     submission = submission_create(user=user, problem=problem_id, profile=profile, filename="s.py", source=source)
-    document = (passed_document(speedup, version=problem.version, problem_id=problem_id) if verdict == "passed"
-                else failed_document(verdict))
+    document = (
+        passed_document(speedup, version=problem.version, problem_id=problem_id)
+        if verdict == "passed"
+        else failed_document(verdict)
+    )
     if revision is not None and isinstance(document.get("timing"), dict):
         document["timing"]["protocol_revision"] = revision
     result_record(submission_id=submission.pk, document=document)
@@ -45,21 +48,26 @@ def _record(user, problem_id, profile, speedup, *, variant="", revision=TIMING_P
 
 def _computed_per_request(problems: list[Problem]):
     """The previous home page: each problem ranked now (``selectors.problem_ranking`` through ``overview``)."""
-    profiles = overview.ranking_profiles(problems, {p.id: catalogue.problem_default_profile(problem=p)
-                                                    for p in problems})
+    profiles = overview.ranking_profiles(
+        problems, {p.id: catalogue.problem_default_profile(problem=p) for p in problems}
+    )
     return profiles, *overview.category_summaries((p, profiles[p.id]) for p in problems)
 
 
 def _line(item: overview.ProblemLeader):
     lead = item.leader
-    return (item.profile, item.solutions, lead and (overview.entry_name(lead), lead.submission_id, lead.model_run_id,
-                                                    lead.username, lead.speedup))
+    return (
+        item.profile,
+        item.solutions,
+        lead and (overview.entry_name(lead), lead.submission_id, lead.model_run_id, lead.username, lead.speedup),
+    )
 
 
 def _assert_home_equals_per_request(problems: list[Problem], *, whole_catalogue: bool = True):
     profiles, summaries, leaders = _computed_per_request(problems)
-    stored_profiles, stored = overview.stored_leaders(problems, {p.id: catalogue.problem_default_profile(problem=p)
-                                                                 for p in problems})
+    stored_profiles, stored = overview.stored_leaders(
+        problems, {p.id: catalogue.problem_default_profile(problem=p) for p in problems}
+    )
     assert stored_profiles == profiles
     assert {pid: _line(x) for pid, x in stored.items()} == {pid: _line(x) for pid, x in leaders.items()}
     assert overview.category_lines(problems, stored, whole_catalogue=whole_catalogue) == summaries
@@ -80,9 +88,17 @@ def _home_as_computed_per_request(client, query: str = "") -> str:
     problems = list(filters.qs)
     _, summaries, leaders = _computed_per_request(problems)
     categories = catalogue.problem_list_by_category(problems=filters.qs)
-    return render_to_string("home.html", {"categories": [(c, summaries.get(c.key)) for c in categories],
-                                          "leaders": leaders, "search": filters.form, "filtered": bool(query),
-                                          "matches": len(problems), **_url_prefixes()})
+    return render_to_string(
+        "home.html",
+        {
+            "categories": [(c, summaries.get(c.key)) for c in categories],
+            "leaders": leaders,
+            "search": filters.form,
+            "filtered": bool(query),
+            "matches": len(problems),
+            **_url_prefixes(),
+        },
+    )
 
 
 def test_every_figure_on_the_home_page_equals_ranking_each_problem_per_request(client, django_user_model):
@@ -108,12 +124,29 @@ def test_every_figure_on_the_home_page_equals_ranking_each_problem_per_request(c
 
 
 def _state():
-    return (sorted(ProblemStanding.objects.values_list(
-                "problem_id", "profile", "problem_version", "protocol_revision", "passed", "solutions",
-                "leader_submission_id", "leader_user_id", "leader_username", "leader_model_run_id", "leader_model",
-                "best_speedup")),
-            sorted(CategoryStanding.objects.values_list("category", "leader", "leader_firsts", "best_speedup",
-                                                        "best_problem_id", "solutions", "problems")))
+    return (
+        sorted(
+            ProblemStanding.objects.values_list(
+                "problem_id",
+                "profile",
+                "problem_version",
+                "protocol_revision",
+                "passed",
+                "solutions",
+                "leader_submission_id",
+                "leader_user_id",
+                "leader_username",
+                "leader_model_run_id",
+                "leader_model",
+                "best_speedup",
+            )
+        ),
+        sorted(
+            CategoryStanding.objects.values_list(
+                "category", "leader", "leader_firsts", "best_speedup", "best_problem_id", "solutions", "problems"
+            )
+        ),
+    )
 
 
 def test_rebuilding_from_the_results_gives_the_rows_recording_them_one_by_one_left(problems, django_user_model):
@@ -141,7 +174,11 @@ def test_recording_the_same_result_twice_changes_no_standing(problems, user):
     assert again.speedup == 2.5 and _state() == before  # the first result stands; the standings with it
     row = ProblemStanding.objects.get(problem_id=ALL_REDUCE, profile=GPU4)
     assert (row.passed, row.solutions, row.leader_submission_id, row.best_speedup) == (
-        1, 1, submission.pk, pytest.approx(2.5))
+        1,
+        1,
+        submission.pk,
+        pytest.approx(2.5),
+    )
 
 
 def test_a_failed_attempt_leaves_the_standings_as_they_were(problems, user):

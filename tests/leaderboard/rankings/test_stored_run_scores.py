@@ -26,8 +26,9 @@ def no_remeasurements(settings):
 
 def _scored_now(run: ModelRun):
     attempts = rankings.model_run_attempts(run=run)
-    return rankings.model_run_score(run=run, attempts=attempts), vars(overview.model_run_curves(run=run,
-                                                                                                  attempts=attempts))
+    return rankings.model_run_score(run=run, attempts=attempts), vars(
+        overview.model_run_curves(run=run, attempts=attempts)
+    )
 
 
 def _body(html: str) -> str:
@@ -53,15 +54,20 @@ def _as_scored_per_request(client, url: str, monkeypatch) -> str:
 @pytest.fixture
 def no_scoring_in_requests(monkeypatch):
     """Makes scoring a run, or running a bootstrap, fail the request that tries: a context to read pages in."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("a request scored a run or ran a bootstrap")
 
     @contextmanager
     def context():
         with monkeypatch.context() as m:
-            for module, name in ((significance, "bootstrap_interval"), (metrics, "score_run"),
-                                 (rankings, "model_run_score"), (overview, "model_run_curves"),
-                                 (comparison, "model_run_comparison_compute")):
+            for module, name in (
+                (significance, "bootstrap_interval"),
+                (metrics, "score_run"),
+                (rankings, "model_run_score"),
+                (overview, "model_run_curves"),
+                (comparison, "model_run_comparison_compute"),
+            ):
                 m.setattr(module, name, refuse)
             yield
 
@@ -81,15 +87,22 @@ def test_every_runs_stored_score_equals_scoring_it_now_over_seeded_data():
         assert score.overall.intervals, "the seeded runs have intervals to compare"
 
 
-def test_the_run_and_compare_pages_show_what_scoring_per_request_showed(problems, client, user, monkeypatch,
-                                                                       no_scoring_in_requests):
+def test_the_run_and_compare_pages_show_what_scoring_per_request_showed(
+    problems, client, user, monkeypatch, no_scoring_in_requests
+):
     seed_demo(runs=4, problems=10, attempts=3, users=2, seed=12, log=lambda _: None)
     hand = fx.make_run(user)  # a run recorded through the services, result by result
     a, b = ModelRun.objects.filter(is_demo=True).order_by("pk")[:2]
     services.run_comparison_refresh(a_id=a.pk, b_id=b.pk)  # what the web worker does when the page asks for it
-    urls = [f"/runs/{hand.pk}/", f"/runs/{a.pk}/", f"/runs/compare/?a={a.pk}&b={b.pk}",
-            f"/runs/{a.pk}/?format=json&table=categories", f"/api/model-runs/{a.pk}/",
-            f"/api/rankings/compare/?a={a.pk}&b={b.pk}", f"/runs/compare/?a={a.pk}&b={b.pk}&format=json"]
+    urls = [
+        f"/runs/{hand.pk}/",
+        f"/runs/{a.pk}/",
+        f"/runs/compare/?a={a.pk}&b={b.pk}",
+        f"/runs/{a.pk}/?format=json&table=categories",
+        f"/api/model-runs/{a.pk}/",
+        f"/api/rankings/compare/?a={a.pk}&b={b.pk}",
+        f"/runs/compare/?a={a.pk}&b={b.pk}&format=json",
+    ]
     stored = {}
     with no_scoring_in_requests():
         for url in urls:
@@ -102,8 +115,9 @@ def test_the_run_and_compare_pages_show_what_scoring_per_request_showed(problems
     assert 'id="compare-significance"' in stored[f"/runs/compare/?a={a.pk}&b={b.pk}"]
 
 
-def test_a_comparison_is_computed_by_the_web_worker_never_in_the_request(problems, client, user, run_worker,
-                                                                         no_scoring_in_requests):
+def test_a_comparison_is_computed_by_the_web_worker_never_in_the_request(
+    problems, client, user, run_worker, no_scoring_in_requests
+):
     a = fx.make_run(user)
     b = fx.make_run(user, manifest={**fx.MANIFEST, "model": "twin"})
     page, api = f"/runs/compare/?a={a.pk}&b={b.pk}", f"/api/rankings/compare/?a={a.pk}&b={b.pk}"
@@ -131,8 +145,9 @@ def test_a_comparison_is_computed_by_the_web_worker_never_in_the_request(problem
         assert client.get(api).json()["differences"] == body["differences"]
 
 
-def test_a_run_whose_row_holds_no_whole_score_is_not_scored_in_the_request(problems, client, user,
-                                                                           no_scoring_in_requests):
+def test_a_run_whose_row_holds_no_whole_score_is_not_scored_in_the_request(
+    problems, client, user, no_scoring_in_requests
+):
     run = fx.make_run(user)
     RunScore.objects.filter(pk=run.pk).update(detail={})  # a row written before whole scores were stored
     with no_scoring_in_requests():
@@ -181,5 +196,6 @@ def test_an_unscored_run_reads_as_scoring_no_attempts_does(problems, user):
     run = fx.make_run(user, record=False)
     for profile in ("cpu-gloo-2", "h200-nvlink-2"):
         run.profile = profile
-        assert scores.unscored(run) == metrics.score_run([], metrics.Protocol.of_run(run), suite={},
-                                                         timed=metrics.measures_speed(profile), intervals=False)
+        assert scores.unscored(run) == metrics.score_run(
+            [], metrics.Protocol.of_run(run), suite={}, timed=metrics.measures_speed(profile), intervals=False
+        )

@@ -24,8 +24,18 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ATTEMPTS = 6
-MANIFEST = {"model": "fair-coder", "provider": "Test Labs", "protocol": "zero-shot", "k": ATTEMPTS, "turn_budget": 0,
-            "tokens": 1000, "wall_time_s": 60, "hardware": "cpu-gloo-2", "date": "2026-11-29", "open_weights": True}
+MANIFEST = {
+    "model": "fair-coder",
+    "provider": "Test Labs",
+    "protocol": "zero-shot",
+    "k": ATTEMPTS,
+    "turn_budget": 0,
+    "tokens": 1000,
+    "wall_time_s": 60,
+    "hardware": "cpu-gloo-2",
+    "date": "2026-11-29",
+    "open_weights": True,
+}
 
 
 def _client(user) -> APIClient:
@@ -35,19 +45,27 @@ def _client(user) -> APIClient:
 
 
 def _upload_run(user) -> ModelRun:
-    archive = build_archive(MANIFEST, {(ALL_REDUCE, i): CORRECT.read_text() + f"\n# attempt {i}\n"
-                                       for i in range(1, ATTEMPTS + 1)})
-    response = _client(user).post("/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", archive)},
-                                  format="multipart")
+    archive = build_archive(
+        MANIFEST, {(ALL_REDUCE, i): CORRECT.read_text() + f"\n# attempt {i}\n" for i in range(1, ATTEMPTS + 1)}
+    )
+    response = _client(user).post(
+        "/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", archive)}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     return ModelRun.objects.get(pk=response.json()["id"])
 
 
 def _submit(user, note: str = "") -> Submission:
-    response = _client(user).post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                                        "filename": "solution.py",
-                                                        "source": CORRECT.read_text() + f"\n# {note}\n"},
-                                  format="json")
+    response = _client(user).post(
+        "/api/submissions/",
+        {
+            "problem": ALL_REDUCE,
+            "profile": "cpu-gloo-2",
+            "filename": "solution.py",
+            "source": CORRECT.read_text() + f"\n# {note}\n",
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.content
     return Submission.objects.get(pk=response.json()["id"])
 
@@ -59,7 +77,8 @@ def _waiting(redis_conn) -> list[int]:
 
 
 def test_one_users_many_attempts_delay_another_users_submission_by_at_most_one_evaluation(
-        problems, redis_conn, django_user_model):
+    problems, redis_conn, django_user_model
+):
     heavy = django_user_model.objects.create_user(username="many", password="a-long-test-password-1")
     light = django_user_model.objects.create_user(username="one", password="a-long-test-password-2")
     run = _upload_run(heavy)
@@ -89,7 +108,8 @@ def test_one_users_many_attempts_delay_another_users_submission_by_at_most_one_e
     everything = [*attempts, single]
     rows = Submission.objects.filter(pk__in=[s.pk for s in everything])
     assert {(s.state, s.verdict) for s in rows} == {("finished", "passed")}, [
-        (s.pk, s.state, s.verdict, s.job_id) for s in rows]
+        (s.pk, s.state, s.verdict, s.job_id) for s in rows
+    ]
     order = [s.pk for s in rows.order_by("started_at", "pk")]
     assert order.index(single.pk) <= 1, order  # started after at most one of the run's attempts
     assert [pk for pk in order if pk != single.pk] == [a.pk for a in attempts]  # the run's own order is kept
@@ -102,16 +122,25 @@ def api_state(user, submission: Submission) -> str:
     return _client(user).get(f"/api/submissions/{submission.pk}/").json()["state"]
 
 
-def test_held_rows_are_released_user_by_user_in_turn(problems, redis_conn, django_user_model,
-                                                     django_capture_on_commit_callbacks):
-    ann, bob = (django_user_model.objects.create_user(username=n, password="a-long-test-password-3")
-                for n in ("ann", "bob"))
+def test_held_rows_are_released_user_by_user_in_turn(
+    problems, redis_conn, django_user_model, django_capture_on_commit_callbacks
+):
+    ann, bob = (
+        django_user_model.objects.create_user(username=n, password="a-long-test-password-3") for n in ("ann", "bob")
+    )
     mine = {u.username: [] for u in (ann, bob)}
     for n in range(3):
         for u in (ann, bob):
             with django_capture_on_commit_callbacks(execute=True):
-                mine[u.username].append(submission_create(user=u, problem=ALL_REDUCE, profile="cpu-gloo-2",
-                                                          filename="s.py", source=CORRECT.read_text() + f"#{n}"))
+                mine[u.username].append(
+                    submission_create(
+                        user=u,
+                        problem=ALL_REDUCE,
+                        profile="cpu-gloo-2",
+                        filename="s.py",
+                        source=CORRECT.read_text() + f"#{n}",
+                    )
+                )
     first_ann, first_bob = mine["ann"][0], mine["bob"][0]
     assert _waiting(redis_conn) == [first_ann.pk, first_bob.pk]
 

@@ -66,8 +66,7 @@ def spare_redis(redis_server, db):
 
 
 def _submit(user, source: str) -> Submission:
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                   source=source)
+    submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=source)
     submission.refresh_from_db()
     return submission
 
@@ -97,8 +96,9 @@ def _serve(tmp_path, spare_redis, until, *, timeout: float, what: str, web_env: 
         try:
             wait_for(until, timeout=timeout, interval=0.2, what=what)
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; evaluation worker:\n{evaluation.output()}\nweb worker:\n{web.output()}") \
-                from None
+            raise AssertionError(
+                f"{exc}; evaluation worker:\n{evaluation.output()}\nweb worker:\n{web.output()}"
+            ) from None
     finally:
         evaluation.stop()
         web.stop()
@@ -106,8 +106,9 @@ def _serve(tmp_path, spare_redis, until, *, timeout: float, what: str, web_env: 
 
 
 def _finished(*submissions: Submission):
-    return lambda: Submission.objects.filter(pk__in=[s.pk for s in submissions], state="finished").count() == len(
-        submissions)
+    return lambda: (
+        Submission.objects.filter(pk__in=[s.pk for s in submissions], state="finished").count() == len(submissions)
+    )
 
 
 def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(spare_redis, problems, user, tmp_path):
@@ -151,9 +152,9 @@ def test_a_worker_killed_mid_job_is_requeued_by_the_reaper_and_evaluated_once(sp
     _recorded_once(submission)
 
 
-def test_submissions_queued_when_redis_restarts_or_is_down_are_requeued_and_evaluated(spare_redis, problems,
-                                                                                       api_client, tmp_path,
-                                                                                       settings):
+def test_submissions_queued_when_redis_restarts_or_is_down_are_requeued_and_evaluated(
+    spare_redis, problems, api_client, tmp_path, settings
+):
     settings.ARENA_QUEUED_JOBS_PER_USER = 2  # both of this user's submissions may be in Redis: this is about loss
     conn = spare_redis.client()
     body = {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()}
@@ -185,16 +186,21 @@ def test_submissions_queued_when_redis_restarts_or_is_down_are_requeued_and_eval
     _recorded_once(*submissions)
 
 
-def test_a_job_past_its_limit_is_retried_then_ends_as_infra_error(spare_redis, problems, user, tmp_path,
-                                                                   settings):
+def test_a_job_past_its_limit_is_retried_then_ends_as_infra_error(spare_redis, problems, user, tmp_path, settings):
     settings.ARENA_JOB_TIMEOUT_FACTOR = 0.007  # 3 s instead of 504 s
     settings.ARENA_MAX_ENQUEUES = 2
     submission = _submit(user, HANGING)
     assert submission.job_timeout_s == 3
 
     # the job's limit is set where it is enqueued: the web worker re-enqueues the second attempt
-    logs = _serve(tmp_path, spare_redis, _finished(submission), timeout=60, what="both attempts to end",
-                  web_env={"ARENA_JOB_TIMEOUT_FACTOR": "0.007", "ARENA_MAX_ENQUEUES": "2"})
+    logs = _serve(
+        tmp_path,
+        spare_redis,
+        _finished(submission),
+        timeout=60,
+        what="both attempts to end",
+        web_env={"ARENA_JOB_TIMEOUT_FACTOR": "0.007", "ARENA_MAX_ENQUEUES": "2"},
+    )
 
     submission.refresh_from_db()
     assert (submission.state, submission.verdict, submission.enqueue_count) == ("finished", "infra_error", 2), logs
@@ -219,23 +225,34 @@ def _failed_reply(conn) -> Job | None:
     return None
 
 
-def test_a_result_arriving_while_the_database_is_down_is_stored_once_it_is_back(spare_redis, problems, user,
-                                                                                 tmp_path):
+def test_a_result_arriving_while_the_database_is_down_is_stored_once_it_is_back(spare_redis, problems, user, tmp_path):
     conn = spare_redis.client()
     submission = _submit(user, CORRECT.read_text())
     worker = evaluation = None
     try:
         with DatabaseBlock() as database:
             # the worker host sets how often its replies are retried; the web worker's scheduler brings them back
-            evaluation = Worker(tmp_path / "eval.log", spare_redis.url, "cpu-gloo-2",
-                                ARENA_REPLY_RETRY_INTERVALS=",".join(["1"] * REPLY_RETRIES))
+            evaluation = Worker(
+                tmp_path / "eval.log",
+                spare_redis.url,
+                "cpu-gloo-2",
+                ARENA_REPLY_RETRY_INTERVALS=",".join(["1"] * REPLY_RETRIES),
+            )
             worker = Worker(tmp_path / "w.log", spare_redis.url, "web", scheduler=True)
-            reply = wait_for(lambda: _failed_reply(conn), timeout=40, interval=0.2,
-                             what="the result's reply to fail on the unreachable database")
+            reply = wait_for(
+                lambda: _failed_reply(conn),
+                timeout=40,
+                interval=0.2,
+                what="the result's reply to fail on the unreachable database",
+            )
             database.lift()
         try:
-            wait_for(lambda: Submission.objects.filter(pk=submission.pk, state="finished").exists(), timeout=30,
-                     interval=0.2, what="the retried reply to store the result")
+            wait_for(
+                lambda: Submission.objects.filter(pk=submission.pk, state="finished").exists(),
+                timeout=30,
+                interval=0.2,
+                what="the retried reply to store the result",
+            )
         except AssertionError as exc:
             raise AssertionError(f"{exc}; the worker's log:\n{worker.output()}\n{evaluation.output()}") from None
     finally:

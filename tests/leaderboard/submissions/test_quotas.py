@@ -27,8 +27,12 @@ PAYLOAD = {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": GOOD}
 
 
 def _rates(**rates):
-    return override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **rates}})
+    return override_settings(
+        REST_FRAMEWORK={
+            **settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **rates},
+        }
+    )
 
 
 @pytest.mark.parametrize("limit, fired", [(5, 24)])
@@ -61,8 +65,9 @@ def test_a_model_run_over_the_hourly_budget_is_refused_with_a_clear_message(api_
     attempts = {(ALL_REDUCE, i): GOOD for i in range(1, 13)}
     archive = build_archive(dict(fx.MANIFEST, k=12, hardware="cpu-gloo-2"), attempts)
     with override_settings(ARENA_EVALUATIONS_PER_HOUR=10):
-        response = api_client.post("/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", archive)},
-                                   format="multipart")
+        response = api_client.post(
+            "/api/model-runs/", {"archive": SimpleUploadedFile("run.zip", archive)}, format="multipart"
+        )
         assert response.status_code == 400, response.content
         detail = response.json()["detail"]
         assert "This model run has 12 evaluations; you may start 10 an hour and have 10 left" in detail
@@ -74,8 +79,9 @@ def test_a_model_run_over_the_hourly_budget_is_refused_with_a_clear_message(api_
         assert response.status_code == 400 and "you may start 10 an hour and have 0 left" in response.json()["detail"]
 
 
-def test_uploads_are_throttled_per_user_json_for_the_api_a_page_for_the_form(api_client, web_client, problems,
-                                                                               redis_conn):
+def test_uploads_are_throttled_per_user_json_for_the_api_a_page_for_the_form(
+    api_client, web_client, problems, redis_conn
+):
     with _rates(uploads="3/hour"):
         for _ in range(3):
             assert api_client.post("/api/submissions/", PAYLOAD, format="json").status_code == 201

@@ -22,8 +22,9 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, passed_document, sign
 def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
     def make(profile: str = "cpu-gloo-2") -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
-            submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                           source=CORRECT.read_text())
+            submission = submission_create(
+                user=user, problem=ALL_REDUCE, profile=profile, filename="s.py", source=CORRECT.read_text()
+            )
         submission.refresh_from_db()
         return submission
 
@@ -33,6 +34,7 @@ def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
 @pytest.fixture
 def reap(django_capture_on_commit_callbacks):
     """Runs the reaper; what it enqueues goes to Redis when its transaction commits, as in production."""
+
     def run(**kwargs):
         with django_capture_on_commit_callbacks(execute=True):
             return submissions_reap(**kwargs)
@@ -100,8 +102,7 @@ def test_a_late_result_after_the_reaper_failed_the_row_changes_nothing(create, r
     settings.ARENA_MAX_ENQUEUES = 1
     submission = create()
     Job.fetch(submission.job_id, connection=redis_conn).delete()
-    submission_mark_running(submission_id=submission.pk, worker="w",
-                            started_at=timezone.now() - timedelta(hours=2))
+    submission_mark_running(submission_id=submission.pk, worker="w", started_at=timezone.now() - timedelta(hours=2))
     reap()
     result_record(submission_id=submission.pk, document=passed_document(3.0))
     submission.refresh_from_db()
@@ -115,8 +116,9 @@ def test_reaper_recovers_a_result_whose_reply_was_lost(create, reap, redis_conn)
     job.set_status("finished")
     from rq.results import Result as JobResult
 
-    JobResult.create(job, JobResult.Type.SUCCESSFUL, ttl=600,
-                     return_value=signed_return(submission.pk, job.id, passed_document(1.7)))
+    JobResult.create(
+        job, JobResult.Type.SUCCESSFUL, ttl=600, return_value=signed_return(submission.pk, job.id, passed_document(1.7))
+    )
     redis_conn.delete(Queue("cpu-gloo-2", connection=redis_conn).key)
 
     report = reap(now=later())
@@ -139,8 +141,7 @@ def test_reaper_gives_up_after_the_job_is_lost_too_often(create, reap, redis_con
 
 def test_reap_command_runs_once(create, redis_conn, capsys, django_capture_on_commit_callbacks):
     submission = create()
-    submission_mark_running(submission_id=submission.pk, worker="w",
-                            started_at=timezone.now() - timedelta(hours=2))
+    submission_mark_running(submission_id=submission.pk, worker="w", started_at=timezone.now() - timedelta(hours=2))
     Job.fetch(submission.job_id, connection=redis_conn).delete()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("reap")

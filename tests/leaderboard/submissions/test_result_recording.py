@@ -20,8 +20,9 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, pass
 
 @pytest.fixture
 def submission(problems, user):
-    return submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                             source=CORRECT.read_text())
+    return submission_create(
+        user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=CORRECT.read_text()
+    )
 
 
 def test_record_result_twice_changes_nothing_the_second_time(submission):
@@ -62,13 +63,22 @@ def test_duplicate_deliveries_through_the_web_queue_are_recorded_once(submission
 def test_unsigned_deliveries_through_the_web_queue_are_refused(submission, redis_conn, run_worker, caplog):
     web = Queue("web", connection=redis_conn, serializer=JSONSerializer)
     # the old unsigned shape (no job, nonce or signature) is not a reply's payload
-    bare = [web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0),
-            web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0))]
+    bare = [
+        web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0),
+        web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0)),
+    ]
     # the right shape with the nonce of the job but no signature, or a signature over something else
     nonce = nonce_for(submission.job_id)
     web.enqueue(RECORD_RESULT, submission.pk, passed_document(2.0), submission.job_id, nonce, "")
-    web.enqueue(MARK_RUNNING, submission.pk, "worker-a", 1_700_000_000.0, submission.job_id, nonce,
-                _reply(RECORD_RESULT, submission, passed_document(2.0))[-1])
+    web.enqueue(
+        MARK_RUNNING,
+        submission.pk,
+        "worker-a",
+        1_700_000_000.0,
+        submission.job_id,
+        nonce,
+        _reply(RECORD_RESULT, submission, passed_document(2.0))[-1],
+    )
     run_worker("web")
 
     submission.refresh_from_db()
@@ -82,7 +92,7 @@ def test_unsigned_deliveries_through_the_web_queue_are_refused(submission, redis
 def test_result_denormalises_timing_roofline_and_problem_version(submission):
     result = result_record(submission_id=submission.pk, document=passed_document(1.25, version=7))
     assert result.speedup == 1.25
-    assert (result.speedup_ci_low, result.speedup_ci_high) == pytest.approx((1.25 * .95, 1.25 * 1.05))
+    assert (result.speedup_ci_low, result.speedup_ci_high) == pytest.approx((1.25 * 0.95, 1.25 * 1.05))
     assert result.baseline_median_us == 125.0 and result.solution_median_us == 100.0
     assert result.roofline_fraction == 0.1 and result.problem_version == 7
 

@@ -26,8 +26,13 @@ from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, pass
 def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
     def make(owner=None) -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
-            submission = submission_create(user=owner or user, problem=ALL_REDUCE, profile="cpu-gloo-2",
-                                           filename="s.py", source=CORRECT.read_text())
+            submission = submission_create(
+                user=owner or user,
+                problem=ALL_REDUCE,
+                profile="cpu-gloo-2",
+                filename="s.py",
+                source=CORRECT.read_text(),
+            )
         submission.refresh_from_db()
         return submission
 
@@ -38,6 +43,7 @@ def create(problems, user, redis_conn, django_capture_on_commit_callbacks):
 def deliver(django_capture_on_commit_callbacks):
     """A worker's report, stored the way leaderboard.submissions.jobs.record_result stores it; what the service enqueues
     reaches Redis when its transaction commits."""
+
     def run(submission, document, job_id=None):
         with django_capture_on_commit_callbacks(execute=True):
             return result_record(submission_id=submission.pk, document=document, job_id=job_id)
@@ -53,8 +59,14 @@ def test_an_infra_error_is_retried_as_a_new_job_until_the_attempts_run_out(creat
     settings.ARENA_MAX_ENQUEUES = 3
     submission = create()
     for attempt in (1, 2):
-        assert deliver(submission, failed_document("infra_error", "the GPU fell off the bus"),
-                       job_id=f"submission-{submission.pk}-{attempt}") is None
+        assert (
+            deliver(
+                submission,
+                failed_document("infra_error", "the GPU fell off the bus"),
+                job_id=f"submission-{submission.pk}-{attempt}",
+            )
+            is None
+        )
         submission.refresh_from_db()
         assert (submission.state, submission.enqueue_count) == ("queued", attempt + 1)
         assert submission.job_id in _queued(redis_conn) and not Result.objects.exists()
@@ -105,8 +117,9 @@ def test_a_real_verdict_from_a_replaced_attempt_is_kept_and_the_queued_attempt_d
 def test_a_running_message_from_a_replaced_attempt_changes_nothing(create, deliver):
     submission = create()
     deliver(submission, failed_document("infra_error"), job_id=submission.job_id)
-    submission_mark_running(submission_id=submission.pk, worker="old", started_at=0,
-                            job_id=f"submission-{submission.pk}-1")
+    submission_mark_running(
+        submission_id=submission.pk, worker="old", started_at=0, job_id=f"submission-{submission.pk}-1"
+    )
     submission.refresh_from_db()
     assert (submission.state, submission.worker) == ("queued", "")
 
@@ -128,14 +141,19 @@ def test_the_reaper_retries_a_job_that_failed_without_replying(create, redis_con
     assert _queued(redis_conn) == [submission.job_id]
 
 
-def test_the_reaper_retries_a_finished_job_whose_lost_reply_was_an_infra_error(create, redis_conn,
-                                                                              django_capture_on_commit_callbacks):
+def test_the_reaper_retries_a_finished_job_whose_lost_reply_was_an_infra_error(
+    create, redis_conn, django_capture_on_commit_callbacks
+):
     submission = create()
     job = Job.fetch(submission.job_id, connection=redis_conn, serializer=JSONSerializer)
     redis_conn.delete(Queue("cpu-gloo-2", connection=redis_conn).key)
     job.set_status("finished")
-    JobResult.create(job, JobResult.Type.SUCCESSFUL, ttl=600,
-                     return_value=signed_return(submission.pk, job.id, failed_document("infra_error")))
+    JobResult.create(
+        job,
+        JobResult.Type.SUCCESSFUL,
+        ttl=600,
+        return_value=signed_return(submission.pk, job.id, failed_document("infra_error")),
+    )
 
     from django.conf import settings
 
@@ -155,8 +173,9 @@ def other(django_user_model):
     return django_user_model.objects.create_user(username="mallory", password="another-long-password-2")
 
 
-def test_the_owner_cancels_a_queued_submission_through_the_api(create, api_client, redis_conn, deliver,
-                                                               django_capture_on_commit_callbacks):
+def test_the_owner_cancels_a_queued_submission_through_the_api(
+    create, api_client, redis_conn, deliver, django_capture_on_commit_callbacks
+):
     submission = create()
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(f"/api/submissions/{submission.pk}/cancel/")
@@ -205,16 +224,19 @@ def test_the_owner_cancels_from_the_status_page(create, web_client, redis_conn, 
     assert web_client.get(reverse("submission-cancel", args=[submission.pk])).status_code == 405
 
 
-def test_cancelling_the_last_pending_attempt_of_a_model_run_finishes_the_run(problems, user, api_client,
-                                                                           django_capture_on_commit_callbacks,
-                                                                           run_worker):
+def test_cancelling_the_last_pending_attempt_of_a_model_run_finishes_the_run(
+    problems, user, api_client, django_capture_on_commit_callbacks, run_worker
+):
     from leaderboard.model_runs.writer import build_archive
     from leaderboard.models import ModelRun
     from tests.leaderboard.run_fixtures import MANIFEST
 
     with django_capture_on_commit_callbacks(execute=True):
-        run = model_run_create(user=user, filename="run.zip", data=build_archive(
-            dict(MANIFEST, k=1), {(ALL_REDUCE, 1): CORRECT.read_text()}))
+        run = model_run_create(
+            user=user,
+            filename="run.zip",
+            data=build_archive(dict(MANIFEST, k=1), {(ALL_REDUCE, 1): CORRECT.read_text()}),
+        )
     attempt = Submission.objects.get(model_run=run)
     with django_capture_on_commit_callbacks(execute=True):
         assert api_client.post(f"/api/submissions/{attempt.pk}/cancel/").status_code == 200

@@ -51,17 +51,30 @@ def _database_url() -> str:
 
 
 def test_the_scheduler_restarts_after_a_redis_restart_and_a_scheduled_reply_still_runs(
-        problems, user, own_redis, tmp_path, django_capture_on_commit_callbacks):
+    problems, user, own_redis, tmp_path, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                       source=CORRECT.read_text())
+        submission = submission_create(
+            user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=CORRECT.read_text()
+        )
     submission.refresh_from_db()
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    env.update(ENV_FILE="", REDIS_URL=own_redis.url, DATABASE_URL=_database_url(), CONN_MAX_AGE="0", HTTPS="0",
-               PYTHONUNBUFFERED="1")
+    env.update(
+        ENV_FILE="",
+        REDIS_URL=own_redis.url,
+        DATABASE_URL=_database_url(),
+        CONN_MAX_AGE="0",
+        HTTPS="0",
+        PYTHONUNBUFFERED="1",
+    )
     log = (tmp_path / "web.log").open("ab")
-    worker = subprocess.Popen([sys.executable, "manage.py", "rqworker", "web", "--with-scheduler"], cwd=ROOT, env=env,
-                              stdout=log, stderr=subprocess.STDOUT)
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "rqworker", "web", "--with-scheduler"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
     def output() -> str:
         log.flush()
@@ -85,12 +98,25 @@ def test_the_scheduler_restarts_after_a_redis_restart_and_a_scheduled_reply_stil
         body = {"worker": "gpu-host-3", "started": started}
         nonce, signature = signed_reply(MARK_RUNNING, submission.pk, submission.job_id, body)
         web = Queue("web", connection=client, serializer=JSONSerializer)
-        job = web.enqueue_in(timedelta(seconds=2), MARK_RUNNING, submission.pk, "gpu-host-3", started,
-                             submission.job_id, nonce, signature, retry=Retry(max=3, interval=[1, 2, 5]))
+        job = web.enqueue_in(
+            timedelta(seconds=2),
+            MARK_RUNNING,
+            submission.pk,
+            "gpu-host-3",
+            started,
+            submission.job_id,
+            nonce,
+            signature,
+            retry=Retry(max=3, interval=[1, 2, 5]),
+        )
         assert job.id in ScheduledJobRegistry("web", connection=client, serializer=JSONSerializer).get_job_ids()
         try:
-            wait_for(lambda: Submission.objects.get(pk=submission.pk).state == "running", timeout=45, interval=0.2,
-                     what="the scheduled reply to run")
+            wait_for(
+                lambda: Submission.objects.get(pk=submission.pk).state == "running",
+                timeout=45,
+                interval=0.2,
+                what="the scheduled reply to run",
+            )
         except AssertionError as exc:
             raise AssertionError(f"{exc}; web worker:\n{output()}") from None
         assert Submission.objects.get(pk=submission.pk).worker == "gpu-host-3"

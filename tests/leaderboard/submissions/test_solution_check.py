@@ -13,9 +13,11 @@ from leaderboard.submissions.services import submission_create
 from tests.leaderboard import run_fixtures as fx
 from tests.leaderboard.helpers import ALL_REDUCE
 
-BOUND_BY_ASSIGNMENT = ("import torch\nimport torch.distributed as dist\n\n\n"
-                       "def _impl(x):\n    out = x.clone()\n    dist.all_reduce(out)\n    return out\n\n\n"
-                       "solution = _impl\n")
+BOUND_BY_ASSIGNMENT = (
+    "import torch\nimport torch.distributed as dist\n\n\n"
+    "def _impl(x):\n    out = x.clone()\n    dist.all_reduce(out)\n    return out\n\n\n"
+    "solution = _impl\n"
+)
 NO_SOLUTION = "import torch\n\n\ndef solve(x):\n    return x\n"
 REFUSAL = "defines no top-level `solution`. A solution file must define `def solution(...)`"
 K1 = dict(fx.MANIFEST, k=1)

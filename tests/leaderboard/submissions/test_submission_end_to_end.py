@@ -14,8 +14,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_api_upload_is_evaluated_by_a_worker_and_its_verdict_shown(problems, api_client, run_worker, client):
     with CORRECT.open("rb") as f:
-        response = api_client.post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": f},
-                                   format="multipart")
+        response = api_client.post(
+            "/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": f}, format="multipart"
+        )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["state"] == "queued" and body["verdict"] is None
@@ -55,8 +56,9 @@ def test_web_form_upload_of_a_wrong_solution_ends_as_wrong_output_on_its_page(pr
     form = web_client.get(reverse("submission-create") + f"?problem={ALL_REDUCE}&profile=cpu-gloo-2")
     assert form.status_code == 200
     with WRONG.open("rb") as f:
-        response = web_client.post(reverse("submission-create"),
-                                   {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": f})
+        response = web_client.post(
+            reverse("submission-create"), {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": f}
+        )
     assert response.status_code == 302, response.content.decode()[:2000]
     submission = Submission.objects.get()
     assert response["Location"] == reverse("submission-detail", args=[submission.pk])
@@ -74,8 +76,9 @@ def test_web_form_upload_of_a_wrong_solution_ends_as_wrong_output_on_its_page(pr
 
 
 def test_pasted_source_through_the_form_is_evaluated(problems, web_client, run_worker):
-    response = web_client.post(reverse("submission-create"), {
-        "problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()})
+    response = web_client.post(
+        reverse("submission-create"), {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()}
+    )
     assert response.status_code == 302
     run_worker()
     submission = Submission.objects.get()

@@ -32,18 +32,24 @@ def loop_from_the_docs() -> str:
 def configured(code: str, *, portal: str, token: str, log: str) -> str:
     """The loop with what a user fills in: the portal and token, the problem and hardware, the turn budget, and the
     model (here a stub that replays three answers and records the conversation it was given)."""
-    replies = [f"Here is my attempt {i}:\n```python\n{source}```\n" for i, source in
-               enumerate([SYNTAX_ERROR, WRONG.read_text(), CORRECT.read_text()])]
-    stub = (f"def generate(messages):\n"
-            f"    replies = {replies!r}\n"
-            f"    with open({log!r}, 'w') as f:\n"
-            f"        json.dump(messages, f)\n"
-            f"    return replies[min(len(messages) // 2, len(replies) - 1)]\n")
+    replies = [
+        f"Here is my attempt {i}:\n```python\n{source}```\n"
+        for i, source in enumerate([SYNTAX_ERROR, WRONG.read_text(), CORRECT.read_text()])
+    ]
+    stub = (
+        f"def generate(messages):\n"
+        f"    replies = {replies!r}\n"
+        f"    with open({log!r}, 'w') as f:\n"
+        f"        json.dump(messages, f)\n"
+        f"    return replies[min(len(messages) // 2, len(replies) - 1)]\n"
+    )
     config = [
-        (r'^PORTAL, TOKEN = .*$', lambda m: f"PORTAL, TOKEN = {portal!r}, {token!r}"),
-        (r'^PROBLEM, HARDWARE, BACKEND, TURNS = "([^"]+)", "[^"]+", ("[^"]+"), \d+$',
-         lambda m: f'PROBLEM, HARDWARE, BACKEND, TURNS = "{m[1]}", "cpu-gloo-2", {m[2]}, 4'),
-        (r'^def generate\(messages\):\n(?:    .*\n)+', lambda m: stub),
+        (r"^PORTAL, TOKEN = .*$", lambda m: f"PORTAL, TOKEN = {portal!r}, {token!r}"),
+        (
+            r'^PROBLEM, HARDWARE, BACKEND, TURNS = "([^"]+)", "[^"]+", ("[^"]+"), \d+$',
+            lambda m: f'PROBLEM, HARDWARE, BACKEND, TURNS = "{m[1]}", "cpu-gloo-2", {m[2]}, 4',
+        ),
+        (r"^def generate\(messages\):\n(?:    .*\n)+", lambda m: stub),
     ]
     for pattern, replacement in config:
         code, n = re.subn(pattern, replacement, code, count=1, flags=re.M)
@@ -52,13 +58,15 @@ def configured(code: str, *, portal: str, token: str, log: str) -> str:
 
 
 def test_the_documented_loop_reaches_a_pass_from_a_syntax_error_and_a_wrong_answer(
-        problems, user, live_server, redis_conn, run_worker, tmp_path):
+    problems, user, live_server, redis_conn, run_worker, tmp_path
+):
     token = Token.objects.create(user=user).key
     log = tmp_path / "conversation.json"
     script = tmp_path / "loop.py"
     script.write_text(configured(loop_from_the_docs(), portal=live_server.url, token=token, log=str(log)))
-    loop = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    loop = subprocess.Popen(
+        [sys.executable, str(script)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 600
     try:
         while loop.poll() is None and time.monotonic() < deadline:
@@ -71,8 +79,9 @@ def test_the_documented_loop_reaches_a_pass_from_a_syntax_error_and_a_wrong_answ
     assert loop.returncode == 0, err
     assert re.search(r"^pack pp-\w+ best: passed$", out, re.M), out
 
-    verdicts = list(TestRun.objects.filter(user=user, problem_id=ALL_REDUCE).order_by("id").values_list(
-        "verdict", flat=True))
+    verdicts = list(
+        TestRun.objects.filter(user=user, problem_id=ALL_REDUCE).order_by("id").values_list("verdict", flat=True)
+    )
     assert verdicts == ["compile_error", "wrong_output", "passed", "passed"]
     messages = json.loads(log.read_text())
     feedback = [m["content"] for m in messages if m["role"] == "user"][1:]

@@ -60,19 +60,36 @@ def test_arena_test_uses_the_saved_login_and_its_portal(problems, user, live_ser
 def test_arena_test_with_no_token_says_it_tests_here(tmp_path, config):
     broken = tmp_path / "broken.py"
     broken.write_text("def solution(x)\n    return x\n")
-    out = subprocess.run([sys.executable, "-m", "evaluator.cli", "test", "--problem", ALL_REDUCE, "--solution",
-                          str(broken), "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={**__import__("os").environ, "XDG_CONFIG_HOME": str(tmp_path)})
+    out = subprocess.run(
+        [sys.executable, "-m", "evaluator.cli", "test", "--problem", ALL_REDUCE, "--solution", str(broken), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "XDG_CONFIG_HOME": str(tmp_path)},
+    )
     assert out.returncode == 0, out.stderr
     assert "no API token" in out.stderr and "testing here, on this machine" in out.stderr
 
 
-def test_submit_to_an_unserved_profile_says_so_at_once_and_ends(problems, user, live_server, redis_conn, config,
-                                                                capsys):
+def test_submit_to_an_unserved_profile_says_so_at_once_and_ends(
+    problems, user, live_server, redis_conn, config, capsys
+):
     token = Token.objects.create(user=user).key
     assert main(["login", "--portal", live_server.url, "--token", token]) == 0
-    code = main(["submit", "--problem", ALL_REDUCE, "--solution", str(CORRECT), "--hardware", "h200-nvlink-4",
-                 "--timeout", "600"])
+    code = main(
+        [
+            "submit",
+            "--problem",
+            ALL_REDUCE,
+            "--solution",
+            str(CORRECT),
+            "--hardware",
+            "h200-nvlink-4",
+            "--timeout",
+            "600",
+        ]
+    )
     assert code == 3
     err = capsys.readouterr().err
     assert "no worker serves h200-nvlink-4" in err and "rq worker" in err and "h200-nvlink-4-test h200-nvlink-4" in err
@@ -85,8 +102,9 @@ def test_submit_to_an_unserved_profile_says_so_at_once_and_ends(problems, user, 
     assert "no worker" not in capsys.readouterr().err
 
 
-def test_arena_test_of_a_broken_file_prints_its_line_at_once(problems, user, live_server, redis_conn, config,
-                                                             capsys, tmp_path):
+def test_arena_test_of_a_broken_file_prints_its_line_at_once(
+    problems, user, live_server, redis_conn, config, capsys, tmp_path
+):
     token = Token.objects.create(user=user).key
     assert main(["login", "--portal", live_server.url, "--token", token]) == 0
     broken = tmp_path / "broken.py"

@@ -18,15 +18,17 @@ SYNTAX = "import torch\n\ndef solution(x)\n    return x\n"
 
 
 def _post_json(api_client, source, **extra):
-    return api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": source,
-                                           **extra}, format="json")
+    return api_client.post(
+        "/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": source, **extra}, format="json"
+    )
 
 
 def _post_file(api_client, data: bytes, name="solution.py"):
     upload = io.BytesIO(data)
     upload.name = name
-    return api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": upload},
-                           format="multipart")
+    return api_client.post(
+        "/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": upload}, format="multipart"
+    )
 
 
 def _finished_compile_error(response) -> dict:
@@ -52,13 +54,16 @@ def test_a_syntax_error_is_a_finished_test_with_its_line(problems, api_client, r
     assert redis_conn.keys("rq:job:*") == []  # nothing was queued: no worker is needed to say so
 
 
-@pytest.mark.parametrize("data, line, words", [
-    (b"import torch\n\ndef helper(x):\n    return x\n", 1, "defines no top-level `solution`"),
-    (b"", 1, "is empty"),
-    (b"def solution(x):\n    return x\n# \xff\xfe\n", 3, "not UTF-8"),
-    (b"def solution(x):\n    return x\x00\n", 2, "NUL"),
-    (b"async def solution(x):\n    return x\n", 1, "async"),
-])
+@pytest.mark.parametrize(
+    "data, line, words",
+    [
+        (b"import torch\n\ndef helper(x):\n    return x\n", 1, "defines no top-level `solution`"),
+        (b"", 1, "is empty"),
+        (b"def solution(x):\n    return x\n# \xff\xfe\n", 3, "not UTF-8"),
+        (b"def solution(x):\n    return x\x00\n", 2, "NUL"),
+        (b"async def solution(x):\n    return x\n", 1, "async"),
+    ],
+)
 def test_every_file_that_cannot_import_gets_a_result_not_a_400(problems, api_client, data, line, words):
     result = _finished_compile_error(_post_file(api_client, data))
     assert result["diagnostics"][0]["line"] == line and words in result["diagnostics"][0]["text"], result
@@ -67,13 +72,18 @@ def test_every_file_that_cannot_import_gets_a_result_not_a_400(problems, api_cli
 
 def test_requests_malformed_as_requests_stay_400(problems, api_client):
     source = CORRECT.read_text()
-    assert api_client.post("/api/tests/", {"profile": "cpu-gloo-2", "source": source}, format="json"
-                           ).status_code == 400
-    assert api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2"}, format="json"
-                           ).status_code == 400
+    assert api_client.post("/api/tests/", {"profile": "cpu-gloo-2", "source": source}, format="json").status_code == 400
+    assert (
+        api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2"}, format="json").status_code
+        == 400
+    )
     assert _post_json(api_client, source, profile="no-such-profile").status_code == 400
-    assert api_client.post("/api/tests/", {"problem": "no/such", "profile": "cpu-gloo-2", "source": source},
-                           format="json").status_code == 400
+    assert (
+        api_client.post(
+            "/api/tests/", {"problem": "no/such", "profile": "cpu-gloo-2", "source": source}, format="json"
+        ).status_code
+        == 400
+    )
     assert _post_file(api_client, b"def solution(x):\n    return x\n", name="solution.txt").status_code == 400
     assert TestRun.objects.count() == 0
 

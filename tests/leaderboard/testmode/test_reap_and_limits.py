@@ -23,14 +23,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _post_test(api_client) -> dict:
-    response = api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                               "source": CORRECT.read_text()}, format="json")
+    response = api_client.post(
+        "/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()}, format="json"
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
 
-def test_reap_ends_a_test_no_worker_answered_as_infra_error_and_leaves_a_recent_one(problems, api_client,
-                                                                                     redis_conn):
+def test_reap_ends_a_test_no_worker_answered_as_infra_error_and_leaves_a_recent_one(problems, api_client, redis_conn):
     late, recent = _post_test(api_client), _post_test(api_client)  # queued in Redis; no worker serves the lane
     test = models.TestRun.objects.get(pk=late["id"])
     long_ago = timezone.now() - timedelta(seconds=2 * test.job_timeout_s + 120)
@@ -61,23 +61,33 @@ def test_throttles_count_in_the_redis_cache_that_settings_name():
 def _settings_in_a_process(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE")}
     clean.update(ENV_FILE="", **env)
-    return subprocess.run([sys.executable, "manage.py", "shell", "--no-imports", "-c", code], cwd=ROOT, env=clean,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_test_mode_limits_and_the_throttle_cache_come_from_the_environment():
     run = _settings_in_a_process(
         "from django.conf import settings; from leaderboard.web.throttles import test_limits; "
         "print(settings.ARENA_THROTTLE_CACHE, *test_limits())",
-        ARENA_TEST_RATE_PER_MINUTE="7", ARENA_TEST_DAILY_BUDGET="42")
+        ARENA_TEST_RATE_PER_MINUTE="7",
+        ARENA_TEST_DAILY_BUDGET="42",
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["throttle", "7", "42"]
 
 
 def test_production_refuses_a_throttle_cache_that_is_not_shared():
-    run = _settings_in_a_process("from django.conf import settings; print(settings.DEBUG)", DEBUG="0",
-                                 ARENA_THROTTLE_CACHE="default")
+    run = _settings_in_a_process(
+        "from django.conf import settings; print(settings.DEBUG)", DEBUG="0", ARENA_THROTTLE_CACHE="default"
+    )
     assert run.returncode != 0 and "ARENA_THROTTLE_CACHE='default' is not a Redis cache" in run.stderr
-    run = _settings_in_a_process("from django.conf import settings; print(settings.DEBUG)", DEBUG="0",
-                                 ARENA_THROTTLE_CACHE="nowhere")
+    run = _settings_in_a_process(
+        "from django.conf import settings; print(settings.DEBUG)", DEBUG="0", ARENA_THROTTLE_CACHE="nowhere"
+    )
     assert run.returncode != 0 and "is not a cache of settings' CACHES" in run.stderr

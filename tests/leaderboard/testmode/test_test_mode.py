@@ -29,10 +29,12 @@ def _client_for(user) -> APIClient:
     return client
 
 
-def test_a_test_goes_on_the_fast_lane_and_only_its_owner_sees_it(problems, api_client, redis_conn,
-                                                                  django_user_model):
-    response = api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                               "source": CORRECT.read_text(), "timing": True}, format="json")
+def test_a_test_goes_on_the_fast_lane_and_only_its_owner_sees_it(problems, api_client, redis_conn, django_user_model):
+    response = api_client.post(
+        "/api/tests/",
+        {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text(), "timing": True},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["ranked"] is False and body["quick_timing"] is True and body["state"] == "queued"
@@ -57,8 +59,9 @@ def test_a_test_goes_on_the_fast_lane_and_only_its_owner_sees_it(problems, api_c
 
 def test_a_worker_evaluates_a_test_with_the_first_differing_values(problems, api_client, run_worker):
     with WRONG.open("rb") as f:
-        response = api_client.post("/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": f},
-                                   format="multipart")
+        response = api_client.post(
+            "/api/tests/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "file": f}, format="multipart"
+        )
     assert response.status_code == 201, response.content
     run_worker(jobs.test_queue("cpu-gloo-2"), "web")
     detail = api_client.get(response.json()["api_url"]).json()
@@ -70,9 +73,19 @@ def test_a_worker_evaluates_a_test_with_the_first_differing_values(problems, api
 
 
 def test_a_test_result_appears_on_no_ranking_page_export_or_dataset(problems, api_client, user, client, tmp_path):
-    test = models.TestRun.objects.create(user=user, problem_id=ALL_REDUCE, profile="cpu-gloo-2", problem_version=1,
-                                  problem_hash="h" * 64, filename="unranked_marker.py", source="x",
-                                  sha256="f" * 64, timing=True, job_timeout_s=60, job_id="test-x")
+    test = models.TestRun.objects.create(
+        user=user,
+        problem_id=ALL_REDUCE,
+        profile="cpu-gloo-2",
+        problem_version=1,
+        problem_hash="h" * 64,
+        filename="unranked_marker.py",
+        source="x",
+        sha256="f" * 64,
+        timing=True,
+        job_timeout_s=60,
+        job_id="test-x",
+    )
     testmode_jobs.test_record_result(test.pk, passed_document(99.0), "test-x", "forged", "v1:default:00")
     test.refresh_from_db()
     assert test.verdict is None  # an unsigned reply is refused
@@ -82,10 +95,19 @@ def test_a_test_result_appears_on_no_ranking_page_export_or_dataset(problems, ap
 
     ranking = client.get(f"/api/problems/{ALL_REDUCE}/ranking/?profile=cpu-gloo-2").json()
     assert ranking["entries"] == []
-    pages = [f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2", f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2&format=csv",
-             f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2&format=json", "/", "/runs/", "/runs/?format=json",
-             f"/users/{user.username}/", f"/users/{user.username}/?format=json&table=solutions",
-             f"/api/problems/{ALL_REDUCE}/results/", f"/api/users/{user.username}/", "/api/rankings/model-runs/"]
+    pages = [
+        f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2",
+        f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2&format=csv",
+        f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2&format=json",
+        "/",
+        "/runs/",
+        "/runs/?format=json",
+        f"/users/{user.username}/",
+        f"/users/{user.username}/?format=json&table=solutions",
+        f"/api/problems/{ALL_REDUCE}/results/",
+        f"/api/users/{user.username}/",
+        "/api/rankings/model-runs/",
+    ]
     for url in pages:
         page = client.get(url)
         assert page.status_code == 200, url
@@ -129,9 +151,28 @@ def test_the_daily_budget_refuses_until_the_next_day(problems, api_client, redis
 
 def test_arena_test_through_a_portal_queues_an_unranked_test(problems, user, live_server, redis_conn, run_worker):
     token = Token.objects.create(user=user).key
-    out = subprocess.run([sys.executable, "-m", "evaluator.cli", "test", "--problem", ALL_REDUCE, "--solution",
-                          str(CORRECT), "--portal", live_server.url, "--token", token, "--no-follow", "--json"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "test",
+            "--problem",
+            ALL_REDUCE,
+            "--solution",
+            str(CORRECT),
+            "--portal",
+            live_server.url,
+            "--token",
+            token,
+            "--no-follow",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     created = json.loads(out.stdout)
     assert created["ranked"] is False and created["state"] == "queued"
@@ -139,9 +180,24 @@ def test_arena_test_through_a_portal_queues_an_unranked_test(problems, user, liv
 
 
 def test_arena_test_here_names_the_line_of_a_syntax_error():
-    out = subprocess.run([sys.executable, "-m", "evaluator.cli", "test", "--problem", ALL_REDUCE, "--solution",
-                          str(ROOT / "tests/evaluator/solutions/syntax_error.py"), "--json", "--local"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "test",
+            "--problem",
+            ALL_REDUCE,
+            "--solution",
+            str(ROOT / "tests/evaluator/solutions/syntax_error.py"),
+            "--json",
+            "--local",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["verdict"] in ("compile_error", "rejected") and doc["test"]["ranked"] is False

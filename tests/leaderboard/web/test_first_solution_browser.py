@@ -26,7 +26,8 @@ FIVE_MINUTES = 300
 
 
 def test_a_newcomer_gets_a_passing_test_of_a_downloaded_starter_in_five_minutes(
-        problems, user, live_server, redis_conn, run_worker, chromium_page, tmp_path):
+    problems, user, live_server, redis_conn, run_worker, chromium_page, tmp_path
+):
     page, base = chromium_page, live_server.url
     started = time.monotonic()
     page.goto(f"{base}/")
@@ -53,14 +54,21 @@ def test_a_newcomer_gets_a_passing_test_of_a_downloaded_starter_in_five_minutes(
     env.pop("ARENA_TOKEN", None)
     env.pop("ARENA_PORTAL", None)
     arena = [sys.executable, "-m", "evaluator.cli"]
-    login = subprocess.run(arena + ["login", "--portal", base, "--token", token], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=60)
+    login = subprocess.run(
+        arena + ["login", "--portal", base, "--token", token],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert login.returncode == 0, login.stderr
     args = test_line.split()[1:]
     args[args.index("--solution") + 1] = str(path)  # where the browser saved it
     # --wait: this test's worker runs in bursts below, so between jobs no live worker serves the profile
-    test = subprocess.Popen(arena + args + ["--wait"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    test = subprocess.Popen(
+        arena + args + ["--wait"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     while test.poll() is None and time.monotonic() - started < FIVE_MINUTES:
         if not run_worker(jobs.test_queue("cpu-gloo-2"), "web"):
             time.sleep(0.3)

@@ -51,8 +51,9 @@ def page_with_scrollbars(monkeypatch):
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # as tests.browser.chromium_page explains
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                    ignore_default_args=["--hide-scrollbars"])
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, ignore_default_args=["--hide-scrollbars"]
+        )
         tab = browser.new_context().new_page()
         tab.set_default_timeout(30_000)
         yield tab
@@ -66,12 +67,26 @@ def seeded(user, problems, django_user_model, django_capture_on_commit_callbacks
     for n, speedup in enumerate((1.31, 2.07, 0.93, 1.12)):
         who = django_user_model.objects.create_user(username=f"kernel-engineer-number-{n}", password="x" * 20)
         with django_capture_on_commit_callbacks(execute=True):
-            submission = submission_create(user=who, problem=ALL_REDUCE, profile=TIMED_PROFILE, filename="s.py",
-                                           source=CORRECT.read_text() + f"\n# variant {n}\n")
+            submission = submission_create(
+                user=who,
+                problem=ALL_REDUCE,
+                profile=TIMED_PROFILE,
+                filename="s.py",
+                source=CORRECT.read_text() + f"\n# variant {n}\n",
+            )
         result_record(submission_id=submission.pk, document=passed_document(speedup))
     fx.make_run(user)
-    fx.make_run(user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=40, tokens=3_400_000,
-                                    wall_time_s=7_200, model="a-rather-long-model-name-70b-instruct-preview"))
+    fx.make_run(
+        user,
+        manifest=dict(
+            fx.MANIFEST,
+            protocol="agentic",
+            turn_budget=40,
+            tokens=3_400_000,
+            wall_time_s=7_200,
+            model="a-rather-long-model-name-70b-instruct-preview",
+        ),
+    )
     fx.make_run(user, manifest=dict(fx.MANIFEST, model="cpu-coder", hardware="cpu-gloo-2"))  # verdicts only
     call_command("seed_demo", runs=12, problems=6, attempts=2, users=4)  # what `make run` shows a newcomer
     return user
@@ -84,8 +99,11 @@ def _visit(page, url: str, width: int) -> None:
 
 
 def _page_size(page) -> tuple[int, int, int]:
-    return tuple(page.evaluate("[document.documentElement.scrollWidth, window.innerWidth, "
-                               "document.documentElement.scrollHeight]"))
+    return tuple(
+        page.evaluate(
+            "[document.documentElement.scrollWidth, window.innerWidth, document.documentElement.scrollHeight]"
+        )
+    )
 
 
 @pytest.mark.parametrize("width", [1366, 1920])
@@ -132,8 +150,9 @@ def test_docs_and_queues_fit_a_phone(page, live_server, problems):
         assert scroll_width <= inner, f"{url}: {scroll_width} px wide at 390 px"
     _visit(page, base + "/queues/", 390)
     scroll_width, inner, height = _page_size(page)
-    rows = page.evaluate("[...document.querySelectorAll('#queue-table tbody tr')]"
-                         ".map(r => Math.round(r.getBoundingClientRect().height))")
+    rows = page.evaluate(
+        "[...document.querySelectorAll('#queue-table tbody tr')].map(r => Math.round(r.getBoundingClientRect().height))"
+    )
     assert rows and max(rows) <= 160, rows  # a profile's row was 221-245 px, its description one word a line
     assert scroll_width <= inner and height <= 2000, (scroll_width, height)  # 3,196 px before
 
@@ -170,8 +189,9 @@ def test_the_catalogue_is_a_list_of_cards_on_a_phone(page, live_server, problems
         assert width >= 330, width  # the title across the card, not a 100 px column
         assert lines == 1, lines  # the figures on one line
         assert labels == ['"World sizes "', '"Leader "', '"Best "', '"Solutions "'], labels
-    assert not page.evaluate("[...document.querySelectorAll('.table-wrap')]"
-                             ".some(w => w.scrollWidth > w.clientWidth + 1)")
+    assert not page.evaluate(
+        "[...document.querySelectorAll('.table-wrap')].some(w => w.scrollWidth > w.clientWidth + 1)"
+    )
 
 
 @pytest.mark.parametrize("width", [390, 1366, 1920])
@@ -182,20 +202,38 @@ def test_every_page_of_the_tour_has_the_site_layout_and_no_sideways_scroll(page,
 
     runs = list(ModelRun.objects.filter(user=seeded).order_by("pk").values_list("pk", flat=True))
     base = live_server.url
-    urls = ["/", f"/problems/{ALL_REDUCE}/", "/runs/", f"/runs/{runs[0]}/", f"/runs/compare/?a={runs[0]}&b={runs[1]}",
-            "/queues/", "/datasets/", "/docs/", "/docs/relation-to-pkb/", "/docs/backends/cuda/", "/api/docs/",
-            "/accounts/login/", "/accounts/signup/", "/accounts/password-reset/", "/no/such/page/"]
+    urls = [
+        "/",
+        f"/problems/{ALL_REDUCE}/",
+        "/runs/",
+        f"/runs/{runs[0]}/",
+        f"/runs/compare/?a={runs[0]}&b={runs[1]}",
+        "/queues/",
+        "/datasets/",
+        "/docs/",
+        "/docs/relation-to-pkb/",
+        "/docs/backends/cuda/",
+        "/api/docs/",
+        "/accounts/login/",
+        "/accounts/signup/",
+        "/accounts/password-reset/",
+        "/no/such/page/",
+    ]
     wrong = []
     for url in urls:
         _visit(page, base + url, width)
-        laid_out = page.evaluate("!!document.querySelector('header.site-header nav') && "
-                                 "!!document.querySelector('footer.site-footer')")
+        laid_out = page.evaluate(
+            "!!document.querySelector('header.site-header nav') && !!document.querySelector('footer.site-footer')"
+        )
         scroll_width, inner, _ = _page_size(page)
         if not laid_out:
             wrong.append(f"{url}: no site layout")
         if scroll_width > inner:
             wrong.append(f"{url} at {width} px: {scroll_width} px wide")
         if width >= 1366:  # from laptop widths up every table fits its box
-            wrong += [f"{url} at {width} px: {table} is {scroll} px in a {client} px box"
-                      for table, scroll, client, _ in page.evaluate(BOXES) if scroll > client + 1]
+            wrong += [
+                f"{url} at {width} px: {table} is {scroll} px in a {client} px box"
+                for table, scroll, client, _ in page.evaluate(BOXES)
+                if scroll > client + 1
+            ]
     assert not wrong, wrong

@@ -41,14 +41,18 @@ def _sign_in(page, base: str, user, next_url: str) -> None:
     page.wait_for_url(f"{base}{next_url}")
 
 
-def test_upload_through_the_form_watch_progress_then_read_grid_and_scores(page, live_server, user, problems,
-                                                                          run_worker, tmp_path):
+def test_upload_through_the_form_watch_progress_then_read_grid_and_scores(
+    page, live_server, user, problems, run_worker, tmp_path
+):
     from playwright.sync_api import expect
 
     archive = tmp_path / "run.zip"
-    archive.write_bytes(build_archive(
-        dict(fx.MANIFEST, k=2, protocol="agentic", turn_budget=8, model="browser-coder", hardware="cpu-gloo-2"),
-        {(ALL_REDUCE, 1): CORRECT.read_text(), (ALL_REDUCE, 2): WRONG.read_text()}))
+    archive.write_bytes(
+        build_archive(
+            dict(fx.MANIFEST, k=2, protocol="agentic", turn_budget=8, model="browser-coder", hardware="cpu-gloo-2"),
+            {(ALL_REDUCE, 1): CORRECT.read_text(), (ALL_REDUCE, 2): WRONG.read_text()},
+        )
+    )
     base = live_server.url
     _sign_in(page, base, user, "/runs/upload/")
 
@@ -87,8 +91,9 @@ def test_overall_ranking_filters_sorts_and_exports(page, live_server, user, prob
     # Only the fixture's problems in the suite, so its finished runs cover it and are ranked.
     problems.exclude(id__in={p for p, _ in fx.OUTCOMES}).update(is_active=False)
     zero = fx.make_run(user)
-    agentic = fx.make_run(user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=20, model="agent-x",
-                                              precision="bf16"))
+    agentic = fx.make_run(
+        user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=20, model="agent-x", precision="bf16")
+    )
     four = fx.make_run(user, manifest=dict(fx.MANIFEST, hardware="cpu-gloo-4", model="four-ranks"))
     base = live_server.url
     page.goto(f"{base}/runs/")

@@ -55,11 +55,13 @@ def _sign_in(page, base: str, username: str, next_url: str = "/") -> None:
     page.wait_for_url(f"{base}{next_url}")
 
 
-def _submission(user, *, speedup: float | None = None, document: dict | None = None, capture=None,
-                profile: str = "cpu-gloo-2") -> Submission:
+def _submission(
+    user, *, speedup: float | None = None, document: dict | None = None, capture=None, profile: str = "cpu-gloo-2"
+) -> Submission:
     with capture(execute=True):
-        submission = submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                       source=CORRECT.read_text())
+        submission = submission_create(
+            user=user, problem=ALL_REDUCE, profile=profile, filename="s.py", source=CORRECT.read_text()
+        )
     if document is not None or speedup is not None:
         result_record(submission_id=submission.pk, document=document or passed_document(speedup))
     return submission
@@ -79,19 +81,28 @@ def _worker(redis_conn, queue: str, *, busy: bool) -> ArenaWorker:
     return worker
 
 
-def test_main_pages_fit_at_390_1366_and_1920_px_with_screenshots(page, live_server, user, problems, shots,
-                                                                  django_capture_on_commit_callbacks):
+def test_main_pages_fit_at_390_1366_and_1920_px_with_screenshots(
+    page, live_server, user, problems, shots, django_capture_on_commit_callbacks
+):
     """Defect 5: no page scrolls sideways at 390 px; at 1366 px the signed-in navbar is one line; the /runs/ table
     and the user page's table fit their boxes at 1366 and 1920 px. A screenshot of every page at every width."""
     for speedup in (1.3, 2.1, 0.9):
         _submission(user, speedup=speedup, capture=django_capture_on_commit_callbacks)
     run = fx.make_run(user)
-    fx.make_run(user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=40,
-                                    model="a-rather-long-model-name-70b"))
+    fx.make_run(
+        user, manifest=dict(fx.MANIFEST, protocol="agentic", turn_budget=40, model="a-rather-long-model-name-70b")
+    )
     base = live_server.url
     _sign_in(page, base, user.username)
-    pages = {"home": "/", "problem": PROBLEM_PAGE, "runs": "/runs/", "run": f"/runs/{run.pk}/", "submit": "/submit/",
-             "contribute": "/contribute/", "user": f"/users/{user.username}/"}
+    pages = {
+        "home": "/",
+        "problem": PROBLEM_PAGE,
+        "runs": "/runs/",
+        "run": f"/runs/{run.pk}/",
+        "submit": "/submit/",
+        "contribute": "/contribute/",
+        "user": f"/users/{user.username}/",
+    }
     overflowing = []
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
@@ -109,14 +120,17 @@ def test_main_pages_fit_at_390_1366_and_1920_px_with_screenshots(page, live_serv
                 overflowing.append(f"{url} at {width} px: {scroll} > {inner} ({culprits})")
             if width >= 1366:
                 # the navbar on one line: every item of it at the same height
-                tops = page.evaluate("[...document.querySelectorAll('.site-header nav > *')]"
-                                     ".filter(e => e.offsetParent).map(e => Math.round(e.getBoundingClientRect().top"
-                                     " + e.getBoundingClientRect().height / 2))")
+                tops = page.evaluate(
+                    "[...document.querySelectorAll('.site-header nav > *')]"
+                    ".filter(e => e.offsetParent).map(e => Math.round(e.getBoundingClientRect().top"
+                    " + e.getBoundingClientRect().height / 2))"
+                )
                 if max(tops) - min(tops) > 4:
                     overflowing.append(f"the navbar wraps at {width} px on {url}: {tops}")
             if name in ("runs", "user") and width >= 1366:
-                fits = page.evaluate("[...document.querySelectorAll('.table-wrap')].map(w => [w.scrollWidth, "
-                                     "w.clientWidth])")
+                fits = page.evaluate(
+                    "[...document.querySelectorAll('.table-wrap')].map(w => [w.scrollWidth, w.clientWidth])"
+                )
                 if not fits or not all(s <= c + 1 for s, c in fits):
                     overflowing.append(f"{url} at {width} px: a table is wider than its box {fits}")
     assert not overflowing, overflowing
@@ -154,14 +168,16 @@ def test_code_line_numbers_are_level_with_the_code(page, live_server, problems):
         assert abs(block["last"][0] - block["last"][1]) <= 1, block
 
 
-def test_queued_page_says_the_worker_is_busy_and_when_it_may_start(page, live_server, user, problems, redis_conn,
-                                                                     django_capture_on_commit_callbacks):
+def test_queued_page_says_the_worker_is_busy_and_when_it_may_start(
+    page, live_server, user, problems, redis_conn, django_capture_on_commit_callbacks
+):
     """Defect 2: a queued submission's page says how many workers serve its queue, whether they are busy, and an
     estimate; a timeout's message gives the limit and says the ranks were stuck."""
     done = _submission(user, capture=django_capture_on_commit_callbacks)
     start = timezone.now() - timedelta(minutes=10)
-    Submission.objects.filter(pk=done.pk).update(state=Submission.State.FINISHED, started_at=start,
-                                                 finished_at=start + timedelta(seconds=90))
+    Submission.objects.filter(pk=done.pk).update(
+        state=Submission.State.FINISHED, started_at=start, finished_at=start + timedelta(seconds=90)
+    )
     # it ran: it waits no more
     Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer).remove(done.job_id)
     _worker(redis_conn, "cpu-gloo-2", busy=True)
@@ -173,9 +189,15 @@ def test_queued_page_says_the_worker_is_busy_and_when_it_may_start(page, live_se
     expect(page.locator("#queue-workers")).to_contain_text("1 worker serves this queue; 1 is busy")
     expect(page.locator("#queue-estimate")).to_contain_text("Estimated start: in about 2 min")
 
-    stuck = _submission(user, capture=django_capture_on_commit_callbacks, document=failed_document(
-        "timeout", "the setup phase passed its limit of 30 s: rank(s) 1 did not finish it (stuck in a collective, "
-                   "a send/recv whose peer never came, or a loop)"))
+    stuck = _submission(
+        user,
+        capture=django_capture_on_commit_callbacks,
+        document=failed_document(
+            "timeout",
+            "the setup phase passed its limit of 30 s: rank(s) 1 did not finish it (stuck in a collective, "
+            "a send/recv whose peer never came, or a loop)",
+        ),
+    )
     page.goto(f"{base}/submissions/{stuck.pk}/")
     expect(page.locator("#message")).to_contain_text("passed its limit of 30 s")
     expect(page.locator("#message")).to_contain_text("send/recv")
@@ -241,36 +263,47 @@ def test_403_has_the_site_around_it_and_moderators_get_their_links(page, live_se
     page.wait_for_url(f"{base}/contribute/review/")
     expect(page.locator("#nav-admin")).to_have_attribute("href", "/admin/")
     page.set_viewport_size({"width": 1366, "height": 900})  # a moderator's longer navbar still fits one line
-    tops = page.evaluate("[...document.querySelectorAll('.site-header nav > *')].filter(e => e.offsetParent)"
-                         ".map(e => Math.round(e.getBoundingClientRect().top + e.getBoundingClientRect().height / 2))")
+    tops = page.evaluate(
+        "[...document.querySelectorAll('.site-header nav > *')].filter(e => e.offsetParent)"
+        ".map(e => Math.round(e.getBoundingClientRect().top + e.getBoundingClientRect().height / 2))"
+    )
     assert max(tops) - min(tops) <= 4, tops
     page.click("#account-menu summary")  # the account's links open from the user name
     expect(page.locator("#account-menu button:has-text('Log out mo')")).to_be_visible()
 
 
-def test_point_to_point_only_solution_is_explained_in_neutral_colour(page, live_server, user, problems,
-                                                                      django_capture_on_commit_callbacks):
+def test_point_to_point_only_solution_is_explained_in_neutral_colour(
+    page, live_server, user, problems, django_capture_on_commit_callbacks
+):
     """Defect 8."""
     from playwright.sync_api import expect
 
     document = passed_document(1.2)
-    document["flags"] = {"uses_nccl": True, "nccl_calls": [], "point_to_point_calls": ["irecv", "isend"],
-                         "uses_collectives_api": False, "suspicious_speedup": False,
-                         "communication_calls": {"torch.distributed.isend": 4, "torch.distributed.irecv": 4},
-                         "communication_source": "counted at run time inside the sandbox"}
+    document["flags"] = {
+        "uses_nccl": True,
+        "nccl_calls": [],
+        "point_to_point_calls": ["irecv", "isend"],
+        "uses_collectives_api": False,
+        "suspicious_speedup": False,
+        "communication_calls": {"torch.distributed.isend": 4, "torch.distributed.irecv": 4},
+        "communication_source": "counted at run time inside the sandbox",
+    }
     submission = _submission(user, document=document, capture=django_capture_on_commit_callbacks)
     _sign_in(page, live_server.url, user.username, f"/submissions/{submission.pk}/")
-    expect(page.locator("#communication")).to_contain_text("point-to-point calls only (send/recv), no collective, "
-                                                           "through gloo")
+    expect(page.locator("#communication")).to_contain_text(
+        "point-to-point calls only (send/recv), no collective, through gloo"
+    )
     expect(page.locator("body")).not_to_contain_text("uses nccl: yes")
     colours = page.evaluate(
-        "[...document.querySelectorAll('#communication .flag')].map(e => getComputedStyle(e).color)")
+        "[...document.querySelectorAll('#communication .flag')].map(e => getComputedStyle(e).color)"
+    )
     warn = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--warn')")
     assert colours and all(c != "rgb(138, 90, 0)" for c in colours), (colours, warn)
 
 
 def test_lists_export_csv_and_json_submit_marks_unserved_profiles_and_cancel_asks(
-        page, live_server, user, problems, redis_conn, django_capture_on_commit_callbacks):
+    page, live_server, user, problems, redis_conn, django_capture_on_commit_callbacks
+):
     """Defects 9, 10 and the cancel confirmation of 11."""
     from playwright.sync_api import expect
 
@@ -301,8 +334,9 @@ def test_lists_export_csv_and_json_submit_marks_unserved_profiles_and_cancel_ask
     expect(page.locator("#state")).to_have_text("cancelled")
 
 
-def test_histogram_counts_are_whole_numbers_and_the_favicon_is_there(page, live_server, user, problems,
-                                                                      django_capture_on_commit_callbacks):
+def test_histogram_counts_are_whole_numbers_and_the_favicon_is_there(
+    page, live_server, user, problems, django_capture_on_commit_callbacks
+):
     """Defect 11: integer count ticks on the speedup histogram; a favicon on every page (no 404)."""
     for speedup in (1.1, 1.15, 2.0):  # a GPU profile: CPU profiles time only as a pipeline check, no histogram
         _submission(user, speedup=speedup, capture=django_capture_on_commit_callbacks, profile="h200-nvlink-4")
@@ -339,9 +373,18 @@ def test_user_page_run_table_cells_sit_under_their_headers(page, live_server, us
         })};
     }""")
     assert layout["headers"][0] == "#" and len(layout["rows"]) == 2, layout
-    expected = {"rank": "#", "pass_at_k": "pass@k", "pass_at_1": "pass@1", "fast_1": "fast₁@k",
-                "fast_1_5": "fast₁.₅@k", "fast_2": "fast₂@k", "speedup": "Geomean", "roofline": "Roofline",
-                "coverage": "Coverage", "timing": "fast₁@k"}
+    expected = {
+        "rank": "#",
+        "pass_at_k": "pass@k",
+        "pass_at_1": "pass@1",
+        "fast_1": "fast₁@k",
+        "fast_1_5": "fast₁.₅@k",
+        "fast_2": "fast₂@k",
+        "speedup": "Geomean",
+        "roofline": "Roofline",
+        "coverage": "Coverage",
+        "timing": "fast₁@k",
+    }
     for row in layout["rows"]:
         assert row["span"] == len(layout["headers"]), layout
         for metric, (header, under) in row["cells"].items():

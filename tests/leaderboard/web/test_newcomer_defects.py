@@ -24,8 +24,10 @@ pytestmark = pytest.mark.django_db
 def create(problems, user, django_capture_on_commit_callbacks):
     def make(profile: str = "cpu-gloo-2", who=None) -> Submission:
         with django_capture_on_commit_callbacks(execute=True):
-            return submission_create(user=who or user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                     source=CORRECT.read_text())
+            return submission_create(
+                user=who or user, problem=ALL_REDUCE, profile=profile, filename="s.py", source=CORRECT.read_text()
+            )
+
     return make
 
 
@@ -45,8 +47,9 @@ def _worker(redis_conn, queue: str, *, busy: bool) -> ArenaWorker:
 def test_queued_page_shows_busy_worker_and_an_estimate(create, web_client, redis_conn, django_user_model):
     done = create()
     start = timezone.now() - timedelta(minutes=5)
-    Submission.objects.filter(pk=done.pk).update(state=Submission.State.FINISHED, started_at=start,
-                                                 finished_at=start + timedelta(seconds=120))
+    Submission.objects.filter(pk=done.pk).update(
+        state=Submission.State.FINISHED, started_at=start, finished_at=start + timedelta(seconds=120)
+    )
     # it ran: it waits no more
     Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer).remove(done.job_id)
     _worker(redis_conn, "cpu-gloo-2", busy=True)
@@ -56,7 +59,7 @@ def test_queued_page_shows_busy_worker_and_an_estimate(create, web_client, redis
     assert (status.position, status.length, status.workers, status.busy) == (2, 2, 1, 1)
     assert status.typical_s == 120 and status.estimate_s == 2 * 120  # one ahead + one running, one worker
     page = web_client.get(f"/submissions/{mine.pk}/").content.decode()
-    progress = page[page.index('id="progress"'):][:1500]
+    progress = page[page.index('id="progress"') :][:1500]
     assert "1 worker serves this queue" in progress and "1 is busy" in progress, progress
     assert "Estimated start: in about 4 min" in page and "recent evaluations here took about 2 min" in page
     assert "one may take up to" in page
@@ -71,8 +74,10 @@ def test_queued_page_without_worker_says_so(create, web_client, redis_conn):
 
 def test_timeout_message_with_its_limit_and_stuck_ranks_is_on_the_page(create, web_client):
     mine = create()
-    message = ("the setup phase passed its limit of 30 s: rank(s) 1 did not finish it (stuck in a collective, a "
-               "send/recv whose peer never came, or a loop)")
+    message = (
+        "the setup phase passed its limit of 30 s: rank(s) 1 did not finish it (stuck in a collective, a "
+        "send/recv whose peer never came, or a loop)"
+    )
     result_record(submission_id=mine.pk, document=failed_document("timeout", message))
     page = web_client.get(f"/submissions/{mine.pk}/").content.decode()
     assert "passed its limit of 30 s" in page and "send/recv" in page
@@ -111,13 +116,19 @@ def test_proposal_form_keeps_uploads_and_text_after_an_error_and_succeeds_withou
     def up(name, text):
         return SimpleUploadedFile(name, text.encode(), content_type="text/plain")
 
-    first = web_client.post("/contribute/", {
-        "category": "collectives", "name": "Not A Valid Name",
-        "problem_toml_file": up("problem.toml", files["problem.toml"]), "reference_py": files["reference.py"],
-        "readme_md_file": up("README.md", files["README.md"]),
-        "correct": [up(correct.name, correct.read_text())], "wrong": [up(wrong.name, wrong.read_text())],
-        "wrong_source": "def solution(x):\n    return x  # pasted\n",
-    })
+    first = web_client.post(
+        "/contribute/",
+        {
+            "category": "collectives",
+            "name": "Not A Valid Name",
+            "problem_toml_file": up("problem.toml", files["problem.toml"]),
+            "reference_py": files["reference.py"],
+            "readme_md_file": up("README.md", files["README.md"]),
+            "correct": [up(correct.name, correct.read_text())],
+            "wrong": [up(wrong.name, wrong.read_text())],
+            "wrong_source": "def solution(x):\n    return x  # pasted\n",
+        },
+    )
     assert first.status_code == 400
     page = first.content.decode()
     assert "your upload problem.toml is kept" in page and "your upload README.md is kept" in page
@@ -132,14 +143,20 @@ def test_proposal_form_keeps_uploads_and_text_after_an_error_and_succeeds_withou
     assert "return x  # pasted" in textarea("wrong_source")
     kept = unescape(re.search(r'name="kept_answers" value="([^"]*)"', page).group(1))
     # The second try: the name fixed, everything else as the page gave it back, no file uploaded again.
-    second = web_client.post("/contribute/", {
-        "category": "collectives", "name": "sum_over_ranks", "kept_answers": kept,
-        **{f: textarea(f) for f in ("problem_toml", "reference_py", "readme_md", "wrong_source")},
-    })
+    second = web_client.post(
+        "/contribute/",
+        {
+            "category": "collectives",
+            "name": "sum_over_ranks",
+            "kept_answers": kept,
+            **{f: textarea(f) for f in ("problem_toml", "reference_py", "readme_md", "wrong_source")},
+        },
+    )
     assert second.status_code == 302, second.content.decode()[:2000]
     proposal = ProblemProposal.objects.get()
-    assert sorted((a["kind"], a["filename"]) for a in proposal.solutions) == sorted([
-        ("correct", correct.name), ("wrong", "pasted.py"), ("wrong", wrong.name)])
+    assert sorted((a["kind"], a["filename"]) for a in proposal.solutions) == sorted(
+        [("correct", correct.name), ("wrong", "pasted.py"), ("wrong", wrong.name)]
+    )
 
 
 # --- 6: the API docs read as Markdown; the schema link opens in the browser ------------------------------------------
@@ -159,8 +176,9 @@ def test_api_docs_have_no_restructuredtext_and_the_schema_opens_inline(client):
 # --- 7: the site's own 403 page; moderators' header links ------------------------------------------------------
 
 
-def test_non_moderator_gets_the_sites_403_page_and_moderators_see_review_and_admin_links(web_client, client,
-                                                                                       django_user_model):
+def test_non_moderator_gets_the_sites_403_page_and_moderators_see_review_and_admin_links(
+    web_client, client, django_user_model
+):
     response = web_client.get("/contribute/review/")
     assert response.status_code == 403
     page = response.content.decode()
@@ -179,10 +197,15 @@ def test_non_moderator_gets_the_sites_403_page_and_moderators_see_review_and_adm
 def test_a_gloo_solution_with_only_isend_irecv_shows_point_to_point_in_neutral_colour(create, web_client):
     mine = create()
     document = passed_document(1.4)
-    document["flags"] = {"uses_nccl": True, "nccl_calls": [], "point_to_point_calls": ["irecv", "isend"],
-                         "uses_collectives_api": False, "suspicious_speedup": False,
-                         "communication_calls": {"torch.distributed.isend": 6, "torch.distributed.irecv": 6},
-                         "communication_source": "counted at run time inside the sandbox"}
+    document["flags"] = {
+        "uses_nccl": True,
+        "nccl_calls": [],
+        "point_to_point_calls": ["irecv", "isend"],
+        "uses_collectives_api": False,
+        "suspicious_speedup": False,
+        "communication_calls": {"torch.distributed.isend": 6, "torch.distributed.irecv": 6},
+        "communication_source": "counted at run time inside the sandbox",
+    }
     result_record(submission_id=mine.pk, document=document)
     page = web_client.get(f"/submissions/{mine.pk}/").content.decode()
     assert "point-to-point calls only (send/recv), no collective, through gloo" in page
@@ -232,8 +255,11 @@ def test_protocol_text_names_k_once(user, problems):
     from tests.leaderboard import run_fixtures as fx
     from django.test import Client
 
-    run = fx.make_run(user, manifest=dict(fx.MANIFEST, k=2), outcomes={
-        (pid, a): out for (pid, a), out in fx.OUTCOMES.items() if a <= 2})
+    run = fx.make_run(
+        user,
+        manifest=dict(fx.MANIFEST, k=2),
+        outcomes={(pid, a): out for (pid, a), out in fx.OUTCOMES.items() if a <= 2},
+    )
     page = Client().get(f"/runs/{run.pk}/").content.decode()
     assert "zero-shot · k=2" in page
     assert "at k=2 · " not in page and page.count("k=2 · 120k tokens") >= 1
@@ -253,7 +279,7 @@ def test_categories_in_the_same_order_on_run_and_compare_pages(user, problems):
     client = Client()
 
     def order(html: str, section: str) -> list[str]:
-        part = html[html.index(section):]
+        part = html[html.index(section) :]
         return [c for c in re.findall(r"<t[dh][^>]*>\s*(collectives|tensor-parallel)\s*</t[dh]>", part)][:2]
 
     run_page = client.get(f"/runs/{a.pk}/").content.decode()
@@ -304,8 +330,14 @@ def test_arena_problems_into_head_ends_without_a_traceback():
 
     from tests.leaderboard.helpers import ROOT
 
-    run = subprocess.run(f"{sys.executable} -m evaluator.cli problems | head -n 2", shell=True, cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        f"{sys.executable} -m evaluator.cli problems | head -n 2",
+        shell=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert len(run.stdout.splitlines()) == 2
     assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, run.stderr
 
@@ -320,9 +352,29 @@ def test_arena_submit_prints_the_submissions_url(live_server, problems, user, re
     from tests.leaderboard.helpers import ROOT
 
     token = Token.objects.create(user=user)
-    run = subprocess.run([sys.executable, "-m", "evaluator.cli", "submit", "--portal", live_server.url, "--token",
-                          token.key, "--problem", ALL_REDUCE, "--solution", str(CORRECT), "--hardware", "cpu-gloo-2",
-                          "--no-follow"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator.cli",
+            "submit",
+            "--portal",
+            live_server.url,
+            "--token",
+            token.key,
+            "--problem",
+            ALL_REDUCE,
+            "--solution",
+            str(CORRECT),
+            "--hardware",
+            "cpu-gloo-2",
+            "--no-follow",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     pk = Submission.objects.get().pk
     assert f"submission {pk} queued on cpu-gloo-2: {live_server.url}/submissions/{pk}/" in run.stdout

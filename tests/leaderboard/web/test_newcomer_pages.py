@@ -33,8 +33,7 @@ def _page(response) -> str:
 # --- password reset in the site's look --------------------------------------------------------------------------
 
 
-def test_password_reset_pages_have_the_site_layout_from_request_to_new_password(client, django_user_model,
-                                                                                mailoutbox):
+def test_password_reset_pages_have_the_site_layout_from_request_to_new_password(client, django_user_model, mailoutbox):
     django_user_model.objects.create_user("ada", email="ada@example.org", password="old-password-long-1")
     form = client.get("/accounts/password-reset/")
     assert SITE_LAYOUT in _page(form) and ADMIN_LOOK not in _page(form) and 'href="/admin/"' not in _page(form)
@@ -43,8 +42,11 @@ def test_password_reset_pages_have_the_site_layout_from_request_to_new_password(
     link = re.search(r"http://[^\s]+/accounts/reset/[^\s]+/", mailoutbox[0].body).group(0)
     choose = client.get(link, follow=True)
     assert 'id="password-set-form"' in _page(choose) and ADMIN_LOOK not in _page(choose)
-    done = client.post(choose.redirect_chain[-1][0], {"new_password1": "new-password-long-2",
-                                                      "new_password2": "new-password-long-2"}, follow=True)
+    done = client.post(
+        choose.redirect_chain[-1][0],
+        {"new_password1": "new-password-long-2", "new_password2": "new-password-long-2"},
+        follow=True,
+    )
     assert 'id="reset-complete"' in _page(done) and SITE_LAYOUT in _page(done) and ADMIN_LOOK not in _page(done)
     used = client.get(choose.redirect_chain[-1][0])  # the link works once
     assert 'id="reset-invalid"' in _page(used) and SITE_LAYOUT in _page(used)
@@ -88,7 +90,7 @@ def test_a_refused_page_logs_one_line_and_no_traceback(web_client):
 
 def test_the_navigation_links_docs_queues_and_datasets(client, problems):
     page = _page(client.get("/"))
-    nav = page[page.index('<nav class="container nav">'):page.index("</nav>")]
+    nav = page[page.index('<nav class="container nav">') : page.index("</nav>")]
     for href in ("/docs/", "/queues/", "/datasets/"):
         assert f'href="{href}"' in nav, href
         assert client.get(href).status_code == 200, href
@@ -98,17 +100,17 @@ def test_the_navigation_links_docs_queues_and_datasets(client, problems):
 
 
 def _doc_urls() -> list[str]:
-    return ([f"/docs/{n}/" for n in site_docs.doc_names()]
-            + [f"/docs/backends/{n}/" for n in site_docs.backend_names()])
+    return [f"/docs/{n}/" for n in site_docs.doc_names()] + [f"/docs/backends/{n}/" for n in site_docs.backend_names()]
 
 
 def test_markdown_lists_right_after_a_line_of_text_are_lists_in_every_document(client):
     for url in _doc_urls():
         body = _page(client.get(url))
-        article = body[body.index("<article"):body.index("</article>")]
+        article = body[body.index("<article") : body.index("</article>")]
         # a paragraph whose text has a line starting "- " is a list rendered as text
-        as_paragraph = [p for p in re.findall(r"<p>(.*?)</p>", article, re.S)
-                        if re.search(r"\n[-*] ", re.sub(r"<[^>]+>", "", p))]
+        as_paragraph = [
+            p for p in re.findall(r"<p>(.*?)</p>", article, re.S) if re.search(r"\n[-*] ", re.sub(r"<[^>]+>", "", p))
+        ]
         assert not as_paragraph, (url, as_paragraph[0][:300] if as_paragraph else None)
     baselines = _page(client.get("/docs/baselines/"))
     assert re.search(r"<li>\s*(<p>)?This table was measured before commit", baselines)
@@ -123,7 +125,8 @@ def test_the_docs_index_and_pages_name_documents_by_their_heading(client):
         assert f'<a href="/docs/{name}/">{label}</a>' in unescape(index), (name, label)
     for name in site_docs.backend_names():
         assert f'<a href="/docs/backends/{name}/">{site_docs.doc_title(name, site_docs.BACKENDS_DIR)}</a>' in unescape(
-            index), name
+            index
+        ), name
     page = _page(client.get("/docs/architecture/"))
     assert f"<title>{site_docs.doc_title('architecture')} — " in unescape(page)
 
@@ -133,7 +136,7 @@ def test_every_link_inside_the_documents_leads_to_a_page(client, problems):
     broken = []
     for url in _doc_urls():
         body = _page(client.get(url))
-        article = body[body.index("<article"):body.index("</article>")]
+        article = body[body.index("<article") : body.index("</article>")]
         for href in set(re.findall(r'href="([^"#]+)', article)):
             if href.startswith(("http://", "https://", "mailto:")):
                 continue
@@ -149,21 +152,30 @@ def test_every_link_inside_the_documents_leads_to_a_page(client, problems):
 # --- the communication report -------------------------------------------------------------------------------------
 
 
-def test_communication_report_lists_only_calls_made_and_says_counted_once(web_client, user, problems,
-                                                                          django_capture_on_commit_callbacks):
+def test_communication_report_lists_only_calls_made_and_says_counted_once(
+    web_client, user, problems, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                       source=CORRECT.read_text())
+        submission = submission_create(
+            user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=CORRECT.read_text()
+        )
     document = passed_document(1.1)
-    document["flags"] = {"uses_nccl": False, "uses_collectives_api": True, "suspicious_speedup": False,
-                         "communication_calls": {"torch.distributed.all_reduce": 6, "torch.distributed.send": 0,
-                                                 "torch.distributed.recv": 0, "torch.distributed.barrier": 0},
-                         "communication_source": "counted at run time inside the sandbox, from the dispatcher's "
-                                                 "operators"}
+    document["flags"] = {
+        "uses_nccl": False,
+        "uses_collectives_api": True,
+        "suspicious_speedup": False,
+        "communication_calls": {
+            "torch.distributed.all_reduce": 6,
+            "torch.distributed.send": 0,
+            "torch.distributed.recv": 0,
+            "torch.distributed.barrier": 0,
+        },
+        "communication_source": "counted at run time inside the sandbox, from the dispatcher's operators",
+    }
     result_record(submission_id=submission.pk, document=document)
     page = _page(web_client.get(f"/submissions/{submission.pk}/"))
-    report = page[page.index('id="communication"'):]
-    report = report[:report.index("</p>")]
+    report = page[page.index('id="communication"') :]
+    report = report[: report.index("</p>")]
     assert "counted counted" not in report and "Calls counted at run time inside the sandbox" in report
     assert "<code>all_reduce</code> ×6" in report
     assert "send" not in report and "recv" not in report and "Barriers" not in report
@@ -191,8 +203,17 @@ def test_the_relation_to_parallelkernelbench_is_a_doc_linked_from_home_docs_and_
 
     page = _page(client.get("/docs/relation-to-pkb/"))
     assert "<title>How these scores relate to ParallelKernelBench" in page
-    for topic in ("pass@k", "fast_p", "lower bound", "pooled", "roofline", "run_local.py", "500 warm-up",
-                  "import-pkb", "baseline"):
+    for topic in (
+        "pass@k",
+        "fast_p",
+        "lower bound",
+        "pooled",
+        "roofline",
+        "run_local.py",
+        "500 warm-up",
+        "import-pkb",
+        "baseline",
+    ):
         assert topic in page, topic
     link = 'href="/docs/relation-to-pkb/"'
     assert link in _page(client.get("/")) and link in _page(client.get("/docs/"))
@@ -254,8 +275,9 @@ def test_compare_exports_each_of_its_tables_once_computed(client, problems, two_
         assert figure in page, figure
     import json
 
-    chart = json.loads(re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', page,
-                                 re.S).group(1))
+    chart = json.loads(
+        re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     collectives = chart["categories"].index("collectives")
     assert chart["a_fast_1"][collectives] == pytest.approx(2 / 3) and len(chart["b_fast_1"]) == len(chart["categories"])
     summary = client.get(url + "&table=summary&format=json").json()
@@ -271,21 +293,23 @@ def test_compare_exports_each_of_its_tables_once_computed(client, problems, two_
 # --- CPU results: "not computed" everywhere, never a speedup, no empty chart ------------------------------------------
 
 
-def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_client, user, problems,
-                                                                         django_capture_on_commit_callbacks):
+def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(
+    web_client, user, problems, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                       source=CORRECT.read_text())
+        submission = submission_create(
+            user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=CORRECT.read_text()
+        )
     result_record(submission_id=submission.pk, document=passed_document(1.3))  # a CPU host's figures, not speed
 
     result = _page(web_client.get(f"/submissions/{submission.pk}/"))
     assert 'id="speedup-not-computed"' in result and 'id="roofline-not-computed"' in result
-    timing = result[result.index("<h2>Timing</h2>"):result.index('id="roofline-not-computed"')]
+    timing = result[result.index("<h2>Timing</h2>") : result.index('id="roofline-not-computed"')]
     assert "1.300×" not in timing and "of the roofline" not in result
 
     problem = _page(web_client.get(f"/problems/{ALL_REDUCE}/?profile=cpu-gloo-2"))
     assert "pipeline check" in problem and 'id="distribution-not-computed"' in problem
-    best = problem[problem.index('id="best-solutions"'):problem.index("</ol>")]
+    best = problem[problem.index('id="best-solutions"') : problem.index("</ol>")]
     assert "passed, not timed" in best and "—" not in best
     assert "No passed solution" not in problem  # the ranking above shows one
     assert "Baseline's roofline fraction" not in problem and "1.300×" not in problem
@@ -295,12 +319,12 @@ def test_a_cpu_result_is_not_computed_on_every_page_and_the_counts_agree(web_cli
     assert "1.300×" not in mine
 
     person = _page(web_client.get(f"/users/{user.username}/"))
-    solutions = person[person.index('id="user-solutions"'):]
+    solutions = person[person.index('id="user-solutions"') :]
     assert "not computed: cpu-gloo-2 times on CPU" in solutions and "1.300×" not in solutions
 
     home = _page(web_client.get("/"))
-    line = home[home.index('data-category="collectives"'):]
-    line = line[:line.index("</p>")]
+    line = home[home.index('data-category="collectives"') :]
+    line = line[: line.index("</p>")]
     assert "No passed solution yet" not in line and '<span class="solutions">1</span> passed solution' in line
 
 
@@ -310,8 +334,8 @@ def test_a_cpu_run_page_says_not_computed_and_draws_no_empty_chart(client, user,
     cpu = fx.make_run(user, manifest=dict(fx.MANIFEST, hardware="cpu-gloo-2", model="cpu-coder"))
     page = _page(client.get(f"/runs/{cpu.pk}/"))
     for metric in ("fast_1", "fast_2", "speedup", "roofline"):
-        cell = page[page.index(f'<td data-metric="{metric}">'):]
-        assert cell[:cell.index("</td>")].endswith('<span class="muted">not computed</span>'), metric
+        cell = page[page.index(f'<td data-metric="{metric}">') :]
+        assert cell[: cell.index("</td>")].endswith('<span class="muted">not computed</span>'), metric
     assert 'id="run-fastp-chart"' not in page and 'id="run-roofline-chart"' not in page
     assert 'id="run-passk-chart"' in page
     assert "1.800×" not in page and "50.0 %" not in page  # the fixture's attempt figures, recorded but not speed
@@ -322,6 +346,6 @@ def test_a_cpu_run_page_says_not_computed_and_draws_no_empty_chart(client, user,
 def test_the_api_docs_show_no_raw_markdown(client):
     """Two parameter descriptions showed their Markdown as typed (backticks, a list as hyphens)."""
     page = _page(client.get("/api/docs/"))
-    text = unescape(re.sub(r"<[^>]+>", "", page[page.index("<main"):page.index("</main>")]))
+    text = unescape(re.sub(r"<[^>]+>", "", page[page.index("<main") : page.index("</main>")]))
     raw = re.findall(r"`[^`\n]+`|\*\*[^*\n]+\*\*|\[[^\]\n]+\]\([^)\n]+\)|^\s*[-*] \S", text, re.M)
     assert not raw, raw[:5]

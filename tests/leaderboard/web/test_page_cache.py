@@ -29,15 +29,21 @@ def no_remeasurements(settings):
 @pytest.fixture
 def submit(problems):
     def make(user, *, profile=GPU):
-        return submission_create(user=user, problem=ALL_REDUCE, profile=profile, filename="s.py",
-                                 source=CORRECT.read_text())
+        return submission_create(
+            user=user, problem=ALL_REDUCE, profile=profile, filename="s.py", source=CORRECT.read_text()
+        )
 
     return make
 
 
 def test_a_second_read_is_a_cache_hit_with_no_query(problems, client, django_assert_num_queries):
-    for path in (PAGE, "/runs/", "/runs/?format=csv", f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU}",
-                 "/api/rankings/model-runs/"):
+    for path in (
+        PAGE,
+        "/runs/",
+        "/runs/?format=csv",
+        f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU}",
+        "/api/rankings/model-runs/",
+    ):
         first = client.get(path)
         assert first.status_code == 200 and first[cache.HEADER] == "miss", path
         body = first.content  # sent whole, as a server sends it (an export streams: stored once it all went out)
@@ -71,8 +77,9 @@ def test_a_cached_page_shows_a_verdict_as_soon_as_result_record_lands(submit, cl
     assert client.get("/users/ada/")[cache.HEADER] == "miss"
 
 
-def test_the_generation_moves_again_when_the_write_commits(submit, django_user_model,
-                                                           django_capture_on_commit_callbacks):
+def test_the_generation_moves_again_when_the_write_commits(
+    submit, django_user_model, django_capture_on_commit_callbacks
+):
     """The increment that correctness rests on is the one after the commit: a reader between the first increment
     and the commit may have cached the old rows under the new generation."""
     submission = submit(django_user_model.objects.create_user("ada"))
@@ -115,16 +122,30 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     run = ModelRun.objects.create(user=bob, model="m", provider="p", mode="zero-shot", k=1, profile=GPU)
     other = ModelRun.objects.create(user=bob, model="n", provider="p", mode="zero-shot", k=1, profile=GPU)
     # other code than ada's below, so it is a solution of its own (the same code would be pooled into one row)
-    attempt = submission_row(user=bob, problem=Problem.objects.get(pk=ALL_REDUCE), profile=GPU, filename="a.py",
-                             text=CORRECT.read_text() + "\n_VARIANT = 'run'\n", model_run=run, attempt=1)
+    attempt = submission_row(
+        user=bob,
+        problem=Problem.objects.get(pk=ALL_REDUCE),
+        profile=GPU,
+        filename="a.py",
+        text=CORRECT.read_text() + "\n_VARIANT = 'run'\n",
+        model_run=run,
+        attempt=1,
+    )
     attempt.save()
     run_score_refresh(model_run_id=run.pk)
     other_problem = Problem.objects.exclude(pk=ALL_REDUCE).filter(is_active=True).first()
     pages = {
-        "problem": PAGE, "problem api": f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU}",
-        "ada": "/users/ada/", "bob": "/users/bob/", "ranking": "/runs/", "ranking api": "/api/rankings/model-runs/",
-        "run": f"/runs/{run.pk}/", "run api": f"/api/model-runs/{run.pk}/attempts/", "other run": f"/runs/{other.pk}/",
-        "compare": f"/runs/compare/?a={run.pk}&b={other.pk}", "other problem": f"/problems/{other_problem.id}/",
+        "problem": PAGE,
+        "problem api": f"/api/problems/{ALL_REDUCE}/ranking/?profile={GPU}",
+        "ada": "/users/ada/",
+        "bob": "/users/bob/",
+        "ranking": "/runs/",
+        "ranking api": "/api/rankings/model-runs/",
+        "run": f"/runs/{run.pk}/",
+        "run api": f"/api/model-runs/{run.pk}/attempts/",
+        "other run": f"/runs/{other.pk}/",
+        "compare": f"/runs/compare/?a={run.pk}&b={other.pk}",
+        "other problem": f"/problems/{other_problem.id}/",
         "home": "/",
     }
     run_comparison_refresh(a_id=run.pk, b_id=other.pk)  # the web worker's job, which the comparison asks for
@@ -135,19 +156,16 @@ def test_a_result_invalidates_the_pages_that_show_it_and_no_other(problems, clie
     missed()
     assert missed() == set()
 
-    solo = submission_create(user=ada, problem=ALL_REDUCE, profile=GPU, filename="s.py",
-                             source=CORRECT.read_text())
+    solo = submission_create(user=ada, problem=ALL_REDUCE, profile=GPU, filename="s.py", source=CORRECT.read_text())
     result_record(submission_id=solo.pk, document=passed_document(1.8))
     # the home page shows each problem's leader, so it follows the problem's scope
     assert missed() == {"problem", "problem api", "ada", "home"}
 
     submission_mark_running(submission_id=attempt.pk, worker="w", started_at=None)
-    assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare",
-                        "home"}
+    assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare", "home"}
     result_record(submission_id=attempt.pk, document=passed_document(2.5))
     run_comparison_refresh(a_id=run.pk, b_id=other.pk)  # the run's new score: the comparison computed again
-    assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare",
-                        "home"}
+    assert missed() == {"problem", "problem api", "bob", "ranking", "ranking api", "run", "run api", "compare", "home"}
     assert "2.500×" in client.get(PAGE).content.decode()
 
     third = ModelRun.objects.create(user=bob, model="o", provider="p", mode="zero-shot", k=1, profile="cpu-gloo-2")
@@ -197,8 +215,13 @@ def test_a_signed_in_reader_never_gets_or_leaves_a_page_with_a_name_in_it(proble
 
 def test_private_pages_are_never_cached(submit, web_client, user, api_client):
     submission = submit(user)
-    for path in (f"/submissions/{submission.pk}/", "/submissions/", "/accounts/token/", "/submit/",
-                 f"/api/submissions/{submission.pk}/"):
+    for path in (
+        f"/submissions/{submission.pk}/",
+        "/submissions/",
+        "/accounts/token/",
+        "/submit/",
+        f"/api/submissions/{submission.pk}/",
+    ):
         for _ in range(2):
             response = web_client.get(path)
             assert response.status_code == 200 and cache.HEADER not in response, path
@@ -214,10 +237,14 @@ def test_private_pages_are_never_cached(submit, web_client, user, api_client):
 
 
 def test_pages_render_without_redis(problems, client):
-    pages = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
-             "OPTIONS": {"serializer": "leaderboard.web.cache.PageSerializer", "socket_connect_timeout": 0.2}}
-    with override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-                                   "pages": pages}):
+    pages = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+        "OPTIONS": {"serializer": "leaderboard.web.cache.PageSerializer", "socket_connect_timeout": 0.2},
+    }
+    with override_settings(
+        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}, "pages": pages}
+    ):
         response = client.get("/runs/")
         assert response.status_code == 200 and cache.HEADER not in response
         generations.rankings_changed()  # a write while Redis is down is logged, not an error for the writer
@@ -241,7 +268,8 @@ def test_readers_that_miss_together_wait_for_one_render(problems, client, monkey
     def other_request_stores_its_page():
         time.sleep(0.3)
         generations.pages_cache().set(
-            key, b'{"public":false,"headers":{"Content-Type":"text/html"}}\n\nrendered elsewhere')
+            key, b'{"public":false,"headers":{"Content-Type":"text/html"}}\n\nrendered elsewhere'
+        )
         cache._unlock(key)
 
     threading.Thread(target=other_request_stores_its_page).start()

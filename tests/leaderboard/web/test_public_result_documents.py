@@ -21,14 +21,24 @@ SECRET = "ZeroDivisionError: secret_tuning_constant_4711 / 0"  # what the privat
 
 def _failed_document(submission) -> dict:
     return {
-        "schema_version": 1, "verdict": "runtime_error", "message": f"rank 1 raised {SECRET}",
-        "failed_ranks": [1], "problem": {"id": ALL_REDUCE, "version": submission.problem_version},
-        "solution": {"name": "s.py", "sha256": submission.sha256}, "profile": {"name": "cpu-gloo-2"},
-        "trials": [{"trial": 0, "ranks": [{"rank": 0, "ok": True, "error": None},
-                                          {"rank": 1, "ok": False, "error": SECRET}]}],
-        "timing": None, "roofline": None, "flags": {}, "environment": {"torch": "2.x"}, "phases": {"setup": 0.5},
-        "timeline": {}, "logs": {"rank1": f"Traceback ...\n  secret_tuning_constant_4711 = 0\n{SECRET}"},
-        "traceback": f"Traceback (most recent call last):\n  File \"s.py\", line 3\n{SECRET}",
+        "schema_version": 1,
+        "verdict": "runtime_error",
+        "message": f"rank 1 raised {SECRET}",
+        "failed_ranks": [1],
+        "problem": {"id": ALL_REDUCE, "version": submission.problem_version},
+        "solution": {"name": "s.py", "sha256": submission.sha256},
+        "profile": {"name": "cpu-gloo-2"},
+        "trials": [
+            {"trial": 0, "ranks": [{"rank": 0, "ok": True, "error": None}, {"rank": 1, "ok": False, "error": SECRET}]}
+        ],
+        "timing": None,
+        "roofline": None,
+        "flags": {},
+        "environment": {"torch": "2.x"},
+        "phases": {"setup": 0.5},
+        "timeline": {},
+        "logs": {"rank1": f"Traceback ...\n  secret_tuning_constant_4711 = 0\n{SECRET}"},
+        "traceback": f'Traceback (most recent call last):\n  File "s.py", line 3\n{SECRET}',
         # the shape test mode writes (evaluator/contract/testmode.diagnostics); from_json refuses any other
         "diagnostics": [{"file": "s.py", "line": 3, "kind": "traceback", "text": SECRET}],
     }
@@ -36,8 +46,13 @@ def _failed_document(submission) -> dict:
 
 @pytest.fixture
 def failed(problems, user, redis_conn):
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                   source=CORRECT.read_text() + "\nsecret_tuning_constant_4711 = 0\n")
+    submission = submission_create(
+        user=user,
+        problem=ALL_REDUCE,
+        profile="cpu-gloo-2",
+        filename="s.py",
+        source=CORRECT.read_text() + "\nsecret_tuning_constant_4711 = 0\n",
+    )
     submission.refresh_from_db()
     result_record(submission_id=submission.pk, document=_failed_document(submission), job_id=submission.job_id)
     submission.refresh_from_db()
@@ -52,8 +67,7 @@ def _api(user=None) -> APIClient:
     return client
 
 
-def test_a_visitor_reads_only_what_a_visitor_may_see_through_the_api_and_the_page(failed, client,
-                                                                                  django_user_model):
+def test_a_visitor_reads_only_what_a_visitor_may_see_through_the_api_and_the_page(failed, client, django_user_model):
     stranger = django_user_model.objects.create_user(username="eve", password="a-long-test-password-2")
     url = f"/api/submissions/{failed.pk}/"
     for reader in (_api(), _api(stranger)):  # anonymous, and another signed-in user

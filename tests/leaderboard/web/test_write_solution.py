@@ -23,14 +23,16 @@ def test_the_problem_page_says_how_to_write_a_solution(problems, client):
     assert "def solution(x: torch.Tensor) -&gt; torch.Tensor" in section
     assert "Inputs (per rank)" in section and "element-wise sum" in section  # what a rank holds and returns
     assert "Do not import from <code>problems</code>" in section
-    assert "BACKEND = &quot;cuda&quot;" in section or "BACKEND = \"cuda\"" in section
+    assert "BACKEND = &quot;cuda&quot;" in section or 'BACKEND = "cuda"' in section
     assert "The first call is not timed" in section
     for backend in ("torch-distributed", "cuda", "triton", "symmetric-memory"):
         assert f"/problems/{ALL_REDUCE}/starter/{backend}/" in section, backend
     assert section.count("GPU only") == 3
-    for line in ("arena eval --problem collectives/all_reduce --solution all_reduce_solution.py --hardware cpu-gloo-2",
-                 "arena test --problem collectives/all_reduce --solution all_reduce_solution.py --hardware cpu-gloo-2",
-                 "arena submit --problem collectives/all_reduce --solution all_reduce_solution.py --hardware "):
+    for line in (
+        "arena eval --problem collectives/all_reduce --solution all_reduce_solution.py --hardware cpu-gloo-2",
+        "arena test --problem collectives/all_reduce --solution all_reduce_solution.py --hardware cpu-gloo-2",
+        "arena submit --problem collectives/all_reduce --solution all_reduce_solution.py --hardware ",
+    ):
         assert line in section, line
     for name in GUIDES:
         assert f'href="/docs/backends/{name}/"' in section, name
@@ -57,8 +59,9 @@ def test_backend_guides_are_pages_linked_from_the_docs_and_the_submit_page(probl
     for name in GUIDES:
         page = client.get(f"/docs/backends/{name}/")
         assert page.status_code == 200, name
-        heading = next(line for line in (ROOT / f"docs/backends/{name}.md").read_text().splitlines()
-                       if line.startswith("# "))
+        heading = next(
+            line for line in (ROOT / f"docs/backends/{name}.md").read_text().splitlines() if line.startswith("# ")
+        )
         assert f"<title>{escape(heading[2:])}" in page.content.decode()
     assert client.get("/docs/backends/no-such/").status_code == 404
     index = client.get("/docs/").content.decode()

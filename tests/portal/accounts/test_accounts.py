@@ -7,8 +7,15 @@ from rest_framework.authtoken.models import Token
 
 
 def test_sign_up_signs_the_new_user_in(db, client, django_user_model):
-    response = client.post(reverse("signup"), {"username": "grace", "password1": "correct-horse-battery-9",
-                                                "password2": "correct-horse-battery-9", "email": "grace@example.org"})
+    response = client.post(
+        reverse("signup"),
+        {
+            "username": "grace",
+            "password1": "correct-horse-battery-9",
+            "password2": "correct-horse-battery-9",
+            "email": "grace@example.org",
+        },
+    )
     assert response.status_code == 302
     assert django_user_model.objects.filter(username="grace").exists()
     assert "Log out grace" in client.get("/").content.decode()

@@ -15,8 +15,12 @@ from leaderboard.submissions.services import submission_create
 from portal.accounts import services
 from tests.leaderboard.helpers import ALL_REDUCE, CORRECT, failed_document, passed_document
 
-FORM = {"username": "eve", "email": "eve@example.org", "password1": "a-long-test-password-9",
-        "password2": "a-long-test-password-9"}
+FORM = {
+    "username": "eve",
+    "email": "eve@example.org",
+    "password1": "a-long-test-password-9",
+    "password2": "a-long-test-password-9",
+}
 
 
 def _link(mail) -> str:
@@ -36,8 +40,11 @@ def test_signup_mails_a_link_and_uploads_wait_for_it(client, db, django_user_mod
     user = django_user_model.objects.get(username="eve")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    refused = api.post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                             "source": CORRECT.read_text()}, format="json")
+    refused = api.post(
+        "/api/submissions/",
+        {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()},
+        format="json",
+    )
     assert refused.status_code == 403 and "Confirm your e-mail" in refused.json()["detail"]
     assert api.get("/api/submissions/").status_code == 200
     for path in ("/api/model-runs/", "/api/tests/", "/api/proposals/"):
@@ -48,14 +55,18 @@ def test_signup_mails_a_link_and_uploads_wait_for_it(client, db, django_user_mod
     assert confirmed.status_code == 200 and "is confirmed" in confirmed.content.decode()
     assert 'id="confirm-banner"' not in client.get("/").content.decode()
     assert client.get("/submit/").status_code == 200
-    accepted = api.post("/api/submissions/", {"problem": ALL_REDUCE, "profile": "cpu-gloo-2",
-                                              "source": CORRECT.read_text()}, format="json")
+    accepted = api.post(
+        "/api/submissions/",
+        {"problem": ALL_REDUCE, "profile": "cpu-gloo-2", "source": CORRECT.read_text()},
+        format="json",
+    )
     assert accepted.status_code == 201
 
 
 def test_a_bad_expired_or_stale_link_confirms_nothing(client, db, django_user_model, settings):
-    user = services.user_create(username="eve", password="a-long-test-password-9", email="eve@example.org",
-                                confirmed=False)
+    user = services.user_create(
+        username="eve", password="a-long-test-password-9", email="eve@example.org", confirmed=False
+    )
     assert client.get("/accounts/confirm/not-a-token/").status_code == 400
     stale = services.confirmation_token(user)
     user.email = "other@example.org"
@@ -82,8 +93,9 @@ def test_verdict_email_when_asked_for(web_client, user, problems, mailoutbox, dj
     assert 'name="notify_verdicts"' in page and "confirmed." in page
 
     def verdict(document) -> None:
-        submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                       source=CORRECT.read_text())
+        submission = submission_create(
+            user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=CORRECT.read_text()
+        )
         with django_capture_on_commit_callbacks(execute=True):
             result_record(submission_id=submission.pk, document=document)
         return submission
@@ -103,8 +115,9 @@ def test_verdict_email_when_asked_for(web_client, user, problems, mailoutbox, dj
     assert len(mailoutbox) == 2
 
 
-def test_a_failing_mail_server_does_not_touch_the_verdict(user, problems, settings, django_capture_on_commit_callbacks,
-                                                          monkeypatch):
+def test_a_failing_mail_server_does_not_touch_the_verdict(
+    user, problems, settings, django_capture_on_commit_callbacks, monkeypatch
+):
     user.email = "ada@example.org"
     user.save()
     services.notification_set(user=user, notify_verdicts=True)
@@ -113,8 +126,9 @@ def test_a_failing_mail_server_does_not_touch_the_verdict(user, problems, settin
         raise OSError("mail server down")
 
     monkeypatch.setattr(services, "send_mail", broken)
-    submission = submission_create(user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py",
-                                   source=CORRECT.read_text())
+    submission = submission_create(
+        user=user, problem=ALL_REDUCE, profile="cpu-gloo-2", filename="s.py", source=CORRECT.read_text()
+    )
     with django_capture_on_commit_callbacks(execute=True):
         result = result_record(submission_id=submission.pk, document=passed_document(1.5))
     submission.refresh_from_db()

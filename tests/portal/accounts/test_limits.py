@@ -17,8 +17,12 @@ pytestmark = pytest.mark.django_db
 
 
 def _rates(**rates):
-    return override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **rates}})
+    return override_settings(
+        REST_FRAMEWORK={
+            **settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **rates},
+        }
+    )
 
 
 def _assert_429_page(response, says: str):
@@ -50,8 +54,10 @@ def test_log_in_posts_are_throttled_per_address(user):
         client = Client(REMOTE_ADDR="203.0.113.10")
         for n in range(3):
             client.post(reverse("login"), {"username": f"nobody{n}", "password": "x"})
-        _assert_429_page(client.post(reverse("login"), {"username": "ada", "password": "a-long-test-password-1"}),
-                         "Too many log-in attempts")
+        _assert_429_page(
+            client.post(reverse("login"), {"username": "ada", "password": "a-long-test-password-1"}),
+            "Too many log-in attempts",
+        )
         assert Client(REMOTE_ADDR="203.0.113.11").get(reverse("login")).status_code == 200  # reading is free
 
 
@@ -59,21 +65,36 @@ def test_sign_ups_are_throttled_per_address():
     with _rates(signup="3/hour"):
         client = Client(REMOTE_ADDR="203.0.113.12")
         for n in range(3):
-            response = client.post(reverse("signup"), {"username": f"bot{n}", "password1": "correct-horse-battery-9",
-                                                       "password2": "correct-horse-battery-9",
-                                                       "email": f"bot{n}@example.org"})
+            response = client.post(
+                reverse("signup"),
+                {
+                    "username": f"bot{n}",
+                    "password1": "correct-horse-battery-9",
+                    "password2": "correct-horse-battery-9",
+                    "email": f"bot{n}@example.org",
+                },
+            )
             assert response.status_code == 302
             client.post(reverse("logout"))
-        response = client.post(reverse("signup"), {"username": "bot9", "password1": "correct-horse-battery-9",
-                                                   "password2": "correct-horse-battery-9", "email": "bot9@example.org"})
+        response = client.post(
+            reverse("signup"),
+            {
+                "username": "bot9",
+                "password1": "correct-horse-battery-9",
+                "password2": "correct-horse-battery-9",
+                "email": "bot9@example.org",
+            },
+        )
         _assert_429_page(response, "Too many sign-ups")
         assert get_user_model().objects.filter(username__startswith="bot").count() == 3
 
 
 @pytest.mark.parametrize("name", ["ada\u202e", "a\u200bda", "ad\x00a", "\ufeffada", "ad\u2066a"])
 def test_usernames_with_invisible_characters_are_refused(client, name):
-    response = client.post(reverse("signup"), {"username": name, "password1": "correct-horse-battery-9",
-                                               "password2": "correct-horse-battery-9"})
+    response = client.post(
+        reverse("signup"),
+        {"username": name, "password1": "correct-horse-battery-9", "password2": "correct-horse-battery-9"},
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert "A username cannot contain U+" in page or "Null characters are not allowed" in page
@@ -82,8 +103,10 @@ def test_usernames_with_invisible_characters_are_refused(client, name):
 
 @pytest.mark.parametrize("lookalike", ["ADA", "\u0430da", "\u0391da", "ａｄａ", "Ada"])
 def test_usernames_that_read_like_anothers_are_refused(user, client, lookalike):
-    response = client.post(reverse("signup"), {"username": lookalike, "password1": "correct-horse-battery-9",
-                                               "password2": "correct-horse-battery-9"})
+    response = client.post(
+        reverse("signup"),
+        {"username": lookalike, "password1": "correct-horse-battery-9", "password2": "correct-horse-battery-9"},
+    )
     assert response.status_code == 200
     assert "reads like one that is" in response.content.decode() or "already exists" in response.content.decode()
     assert get_user_model().objects.count() == 1

@@ -32,7 +32,8 @@ def _upload(name: str, text: str) -> SimpleUploadedFile:
 def _form(name: str = "sum_over_ranks", **overrides) -> dict:
     files = {**FILES, **overrides}
     return {
-        "category": "collectives", "name": name,
+        "category": "collectives",
+        "name": name,
         "problem_toml_file": _upload("problem.toml", files["problem.toml"]),
         "reference_py": files["reference.py"],  # pasted
         "readme_md_file": _upload("README.md", files["README.md"]),
@@ -56,14 +57,17 @@ def _propose(web_client, **kwargs) -> ProblemProposal:
     return proposal
 
 
-def test_valid_proposal_is_stored_checked_by_a_worker_and_shows_checked_with_its_report(web_client, run_worker,
-                                                                                     redis_conn):
+def test_valid_proposal_is_stored_checked_by_a_worker_and_shows_checked_with_its_report(
+    web_client, run_worker, redis_conn
+):
     readme = FILES["README.md"] + "\nA note with <script>alert('x')</script> in it.\n"
     proposal = _propose(web_client, **{"README.md": readme})
     assert proposal.state == "submitted" and proposal.problem_id == "collectives/sum_over_ranks"
     assert proposal.title == "All-reduce (sum)" and proposal.version == 1 and len(proposal.content_hash) == 64
-    assert [(a["kind"], a["filename"]) for a in proposal.solutions] == \
-        [("correct", CORRECT.name), ("wrong", WRONG.name)]
+    assert [(a["kind"], a["filename"]) for a in proposal.solutions] == [
+        ("correct", CORRECT.name),
+        ("wrong", WRONG.name),
+    ]
     assert Queue("checks", connection=redis_conn).count == 1
 
     page = web_client.get(reverse("proposal-detail", args=[proposal.pk])).content.decode()
@@ -77,7 +81,11 @@ def test_valid_proposal_is_stored_checked_by_a_worker_and_shows_checked_with_its
     assert report["ok"] and report["world_sizes"] == [2, 4] and report["warnings"] == []
     assert [(r["world_size"], r["ok"]) for r in report["reference"]] == [(2, True), (4, True)]
     assert {(a["kind"], a["world_size"], a["passed_oracle"]) for a in report["known_answers"]} == {
-        ("correct", 2, True), ("correct", 4, True), ("wrong", 2, False), ("wrong", 4, False)}
+        ("correct", 2, True),
+        ("correct", 4, True),
+        ("wrong", 2, False),
+        ("wrong", 4, False),
+    }
     assert all(a["ok"] for a in report["known_answers"])
     assert proposal.checked_at and proposal.check_worker
 
@@ -91,26 +99,41 @@ def test_valid_proposal_is_stored_checked_by_a_worker_and_shows_checked_with_its
 
 
 def test_api_proposes_with_a_token_and_reads_ones_own_proposals(api_client, run_worker, client):
-    body = {"category": "collectives", "name": "sum_api", "problem_toml": FILES["problem.toml"],
-            "reference_py": FILES["reference.py"], "readme_md": FILES["README.md"],
-            "correct": [{"filename": "copy.py", "source": CORRECT.read_text()}]}
+    body = {
+        "category": "collectives",
+        "name": "sum_api",
+        "problem_toml": FILES["problem.toml"],
+        "reference_py": FILES["reference.py"],
+        "readme_md": FILES["README.md"],
+        "correct": [{"filename": "copy.py", "source": CORRECT.read_text()}],
+    }
     response = api_client.post("/api/proposals/", body, format="json")
     assert response.status_code == 201, response.content
     created = response.json()
     assert created["state"] == "submitted" and created["problem_id"] == "collectives/sum_api"
     assert created["known_answers"] == [{"kind": "correct", "filename": "copy.py"}]
     assert response["Location"].endswith(f"/api/proposals/{created['id']}/") and created["download_url"] is None
-    uploads = {"category": "collectives", "name": "sum_multipart",
-               **{field: _upload(name, FILES[name]) for field, name in (("problem_toml", "problem.toml"),
-                                                                        ("reference_py", "reference.py"),
-                                                                        ("readme_md", "README.md"))},
-               "correct": [_upload("a.py", CORRECT.read_text()), _upload("b.py", CORRECT.read_text())],
-               "wrong": [_upload(WRONG.name, WRONG.read_text())]}
+    uploads = {
+        "category": "collectives",
+        "name": "sum_multipart",
+        **{
+            field: _upload(name, FILES[name])
+            for field, name in (
+                ("problem_toml", "problem.toml"),
+                ("reference_py", "reference.py"),
+                ("readme_md", "README.md"),
+            )
+        },
+        "correct": [_upload("a.py", CORRECT.read_text()), _upload("b.py", CORRECT.read_text())],
+        "wrong": [_upload(WRONG.name, WRONG.read_text())],
+    }
     response = api_client.post("/api/proposals/", uploads, format="multipart")
     assert response.status_code == 201, response.content
-    assert response.json()["known_answers"] == [{"kind": "correct", "filename": "a.py"},
-                                                {"kind": "correct", "filename": "b.py"},
-                                                {"kind": "wrong", "filename": WRONG.name}]
+    assert response.json()["known_answers"] == [
+        {"kind": "correct", "filename": "a.py"},
+        {"kind": "correct", "filename": "b.py"},
+        {"kind": "wrong", "filename": WRONG.name},
+    ]
 
     run_worker("checks", "web")
 
@@ -125,8 +148,7 @@ def test_api_proposes_with_a_token_and_reads_ones_own_proposals(api_client, run_
     assert "proposals_create" in client.get(reverse("api-docs")).content.decode()
 
 
-def test_malformed_toml_is_refused_naming_the_file_and_field_and_nothing_is_stored(web_client, api_client,
-                                                                                  redis_conn):
+def test_malformed_toml_is_refused_naming_the_file_and_field_and_nothing_is_stored(web_client, api_client, redis_conn):
     no_version = FILES["problem.toml"].replace("version = 1\n", "")
     response = web_client.post(reverse("proposal-create"), _form(**{"problem.toml": no_version}))
     assert response.status_code == 400
@@ -134,16 +156,32 @@ def test_malformed_toml_is_refused_naming_the_file_and_field_and_nothing_is_stor
     assert "problems/collectives/sum_over_ranks/problem.toml: the field &#x27;version&#x27; is missing" in page
 
     bad_dtype = FILES["problem.toml"].replace('dtype = "float32"', 'dtype = "float33"')
-    response = api_client.post("/api/proposals/", {"category": "collectives", "name": "sum_api",
-                                                   "problem_toml": bad_dtype, "reference_py": FILES["reference.py"],
-                                                   "readme_md": FILES["README.md"]}, format="json")
+    response = api_client.post(
+        "/api/proposals/",
+        {
+            "category": "collectives",
+            "name": "sum_api",
+            "problem_toml": bad_dtype,
+            "reference_py": FILES["reference.py"],
+            "readme_md": FILES["README.md"],
+        },
+        format="json",
+    )
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert "[presets.small]: the field 'dtype' is 'float33'" in errors["problem_toml"][0]
 
-    response = api_client.post("/api/proposals/", {"category": "collectives", "name": "sum_api",
-                                                   "problem_toml": "title = [unclosed", "reference_py": "x = 1\n",
-                                                   "readme_md": "# t\n"}, format="json")
+    response = api_client.post(
+        "/api/proposals/",
+        {
+            "category": "collectives",
+            "name": "sum_api",
+            "problem_toml": "title = [unclosed",
+            "reference_py": "x = 1\n",
+            "readme_md": "# t\n",
+        },
+        format="json",
+    )
     assert response.status_code == 400 and "problem.toml: not valid TOML" in response.json()["detail"]
 
     assert not ProblemProposal.objects.exists()
@@ -165,8 +203,9 @@ def test_reference_that_disagrees_with_its_oracle_ends_failed_with_the_reason(we
     assert ">failed<" in page and "reference differs from oracle" in page
 
 
-def test_only_moderators_accept_or_reject_others_get_403(web_client, user, moderator, client, django_user_model,
-                                                          run_worker):
+def test_only_moderators_accept_or_reject_others_get_403(
+    web_client, user, moderator, client, django_user_model, run_worker
+):
     proposal = _propose(web_client)
     run_worker("checks", "web")
     review = reverse("proposal-review", args=[proposal.pk])
@@ -199,9 +238,18 @@ def test_only_moderators_accept_or_reject_others_get_403(web_client, user, moder
 
     # staff are moderators too, and a failed proposal can be rejected but not accepted
     staff = django_user_model.objects.create_user(username="st", password="a-long-test-password-4", is_staff=True)
-    failed = ProblemProposal.objects.create(author=user, category="collectives", name="other", title="t", version=1,
-                                            problem_toml="", reference_py="", readme_md="", content_hash="0" * 64,
-                                            state="failed")
+    failed = ProblemProposal.objects.create(
+        author=user,
+        category="collectives",
+        name="other",
+        title="t",
+        version=1,
+        problem_toml="",
+        reference_py="",
+        readme_md="",
+        content_hash="0" * 64,
+        state="failed",
+    )
     client.force_login(staff)
     review = reverse("proposal-review", args=[failed.pk])
     assert client.post(review, {"decision": "accept"}).status_code == 400
@@ -227,9 +275,16 @@ def test_accepted_proposal_downloads_as_a_zip_of_its_folder(web_client, moderato
     assert 'filename="collectives-sum_over_ranks-v1.zip"' in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     folder = "problems/collectives/sum_over_ranks/"
-    assert sorted(archive.namelist()) == sorted(folder + p for p in (
-        "README.md", "problem.toml", "reference.py", f"solutions/correct/{CORRECT.name}",
-        f"solutions/wrong/{WRONG.name}"))
+    assert sorted(archive.namelist()) == sorted(
+        folder + p
+        for p in (
+            "README.md",
+            "problem.toml",
+            "reference.py",
+            f"solutions/correct/{CORRECT.name}",
+            f"solutions/wrong/{WRONG.name}",
+        )
+    )
     assert archive.read(folder + "reference.py").decode() == FILES["reference.py"]
     assert archive.read(folder + f"solutions/wrong/{WRONG.name}").decode() == WRONG.read_text()
     assert not (Path(PROBLEMS_ROOT) / "collectives" / "sum_over_ranks").exists()  # the site never writes problems/

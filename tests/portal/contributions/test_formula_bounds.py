@@ -14,8 +14,9 @@ from tests.portal.contributions.test_contributions import FILES, _form
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BOMB = FILES["problem.toml"].replace(FILES["problem.toml"].split("flops_per_rank", 1)[1].split("\n", 1)[0],
-                                     ' = "9**9**9**9"')
+BOMB = FILES["problem.toml"].replace(
+    FILES["problem.toml"].split("flops_per_rank", 1)[1].split("\n", 1)[0], ' = "9**9**9**9"'
+)
 
 
 def test_the_bomb_is_in_the_proposal():
@@ -29,9 +30,17 @@ def test_a_formula_bomb_is_a_clear_400_through_the_form_and_the_api(web_client, 
     page = response.content.decode()
     assert "[roofline] flops_per_rank" in page and "exponents are limited to 64" in page
 
-    response = api_client.post("/api/proposals/", {"category": "collectives", "name": "sum_api",
-                                                   "problem_toml": BOMB, "reference_py": FILES["reference.py"],
-                                                   "readme_md": FILES["README.md"]}, format="json")
+    response = api_client.post(
+        "/api/proposals/",
+        {
+            "category": "collectives",
+            "name": "sum_api",
+            "problem_toml": BOMB,
+            "reference_py": FILES["reference.py"],
+            "readme_md": FILES["README.md"],
+        },
+        format="json",
+    )
     assert response.status_code == 400
     message = response.json()["errors"]["problem_toml"][0]
     assert "[roofline] flops_per_rank" in message and "9**9**9**9" in message

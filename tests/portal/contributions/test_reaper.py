@@ -25,17 +25,21 @@ EXAMPLE = PROBLEMS_ROOT / "collectives" / "all_reduce"
 @pytest.fixture
 def proposal(user, redis_conn, django_capture_on_commit_callbacks) -> ProblemProposal:
     with django_capture_on_commit_callbacks(execute=True):
-        return services.proposal_create(user=user, category="collectives", name="sum_over_ranks",
-                                        **{field: (EXAMPLE / name).read_text()
-                                           for name, field in services.FILE_FIELDS.items()})
+        return services.proposal_create(
+            user=user,
+            category="collectives",
+            name="sum_over_ranks",
+            **{field: (EXAMPLE / name).read_text() for name, field in services.FILE_FIELDS.items()},
+        )
 
 
 def _later() -> timezone.datetime:
     return timezone.now() + timedelta(seconds=settings.ARENA_REAP_GRACE_S + 1)
 
 
-def test_a_lost_check_is_queued_again_then_failed_after_the_last_attempt(proposal, redis_conn,
-                                                                         django_capture_on_commit_callbacks):
+def test_a_lost_check_is_queued_again_then_failed_after_the_last_attempt(
+    proposal, redis_conn, django_capture_on_commit_callbacks
+):
     queue = Queue(CHECKS_QUEUE, connection=redis_conn)
     for attempt in range(1, settings.ARENA_MAX_ENQUEUES + 1):
         proposal.refresh_from_db()
@@ -76,7 +80,8 @@ def test_one_reap_pass_covers_every_kind_of_queued_work_through_the_one_lifecycl
 
     assert all(isinstance(reaper, Reaper) for reaper in REAPERS)
     assert sorted(reaper.work.model.__name__ for reaper in REAPERS) == sorted(
-        model.__name__ for model in (Submission, TestRun, ProblemProposal))
+        model.__name__ for model in (Submission, TestRun, ProblemProposal)
+    )
     out = io.StringIO()
     call_command("reap", verbosity=2, stdout=out)
     assert len(out.getvalue().splitlines()) == len(REAPERS)  # one report a kind, nothing reaped twice

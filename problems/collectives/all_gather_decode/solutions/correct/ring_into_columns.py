@@ -9,12 +9,13 @@ def solution(x):
     c = x.shape[1]
     out = torch.empty((x.shape[0], w * c), dtype=x.dtype, device=x.device)
     cur, src = x.contiguous(), r
-    out[:, src * c:(src + 1) * c] = cur
+    out[:, src * c : (src + 1) * c] = cur
     for _ in range(w - 1):
         nxt = torch.empty_like(cur)
-        for req in dist.batch_isend_irecv([dist.P2POp(dist.isend, cur, (r + 1) % w),
-                                           dist.P2POp(dist.irecv, nxt, (r - 1) % w)]):
+        for req in dist.batch_isend_irecv(
+            [dist.P2POp(dist.isend, cur, (r + 1) % w), dist.P2POp(dist.irecv, nxt, (r - 1) % w)]
+        ):
             req.wait()
         cur, src = nxt, (src - 1) % w
-        out[:, src * c:(src + 1) * c] = cur
+        out[:, src * c : (src + 1) * c] = cur
     return out

@@ -11,8 +11,12 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     for step in range(world - 1):
         send_idx = (rank - step - 1) % world
         recv_idx = (rank - step - 2) % world
-        for r in dist.batch_isend_irecv([dist.P2POp(dist.isend, acc[send_idx], (rank + 1) % world),
-                                         dist.P2POp(dist.irecv, incoming, (rank - 1) % world)]):
+        for r in dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, acc[send_idx], (rank + 1) % world),
+                dist.P2POp(dist.irecv, incoming, (rank - 1) % world),
+            ]
+        ):
             r.wait()
         acc[recv_idx] += incoming
     return acc[rank].clone()

@@ -11,7 +11,7 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     if rank == 0:
         src = x.contiguous()
         out.copy_(src[:rows])
-        ops = [dist.P2POp(dist.isend, src[p * rows:(p + 1) * rows], p) for p in range(1, world)]
+        ops = [dist.P2POp(dist.isend, src[p * rows : (p + 1) * rows], p) for p in range(1, world)]
     else:
         ops = [dist.P2POp(dist.irecv, out, 0)]
     for r in dist.batch_isend_irecv(ops):

@@ -1,4 +1,5 @@
 """Wrong: lays the scale grid out column-block-major ([cols/128, rows/128] read as [rows/128, cols/128])."""
+
 import torch
 import torch.distributed as dist
 
@@ -14,8 +15,8 @@ def solution(shard):
     dist.all_gather_into_tensor(all_codes, codes.reshape(r, c))
     parts = [torch.empty_like(scale) for _ in range(world)]
     dist.all_gather(parts, scale.contiguous())
-    grid = torch.cat(parts)                              # [R, C] tiles
-    wrong = grid.t().contiguous().view(grid.shape)       # column-major bytes read back row-major
+    grid = torch.cat(parts)  # [R, C] tiles
+    wrong = grid.t().contiguous().view(grid.shape)  # column-major bytes read back row-major
     R, C = grid.shape
     vals = all_codes.view(torch.float8_e4m3fn).float().view(R, 128, C, 128) * wrong.view(R, 1, C, 1)
     return vals.view(world * r, c).to(shard.dtype), wrong

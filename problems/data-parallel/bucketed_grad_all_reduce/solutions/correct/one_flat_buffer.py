@@ -1,4 +1,5 @@
 """Ignores the bucket cap: one flat buffer, summed, then divided (the division after the sum is also allowed)."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """One all-reduce per gradient, written as reduce-scatter + all-gather of a padded flat copy."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Wrong: buckets like DDP, but the final partial bucket is flushed after the loop without the division."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Wrong: sums the gradients but forgets DDP's division by the world size."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Computes every gradient first, then one float32 reduce-scatter and all-gather of the whole flat buffer."""
+
 import torch
 import torch.distributed as dist
 

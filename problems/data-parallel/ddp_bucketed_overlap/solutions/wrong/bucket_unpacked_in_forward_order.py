@@ -1,4 +1,5 @@
 """Wrong: fills each bucket in reverse layer order but unpacks it as if it were in forward order."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Updates with lerp, keeps the two snapshot shards, and gathers both in one all-gather at the end."""
+
 import math
 
 import torch
@@ -16,7 +17,7 @@ def solution(step, teacher, students, eval_dtype):
         t.lerp_(students[i], 1 - m)
         if (k + 1) % 4 == 0:
             kept.append(t.to(eval_dtype.dtype, copy=True))
-    local = torch.stack(kept)                                   # [2, n]
+    local = torch.stack(kept)  # [2, n]
     out = torch.empty((world,) + local.shape, dtype=local.dtype, device=local.device)
     dist.all_gather_into_tensor(out.view(-1, local.shape[1]), local)
     return t, out.permute(1, 0, 2).reshape(local.shape[0], -1)

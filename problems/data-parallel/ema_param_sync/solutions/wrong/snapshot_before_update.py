@@ -1,4 +1,5 @@
 """Wrong: takes each evaluation snapshot before that step's EMA update instead of after it."""
+
 import math
 
 import torch

@@ -1,4 +1,5 @@
 """All-gathers every rank's codes and scales and dequantises only the owned chunk (more link bytes)."""
+
 import torch
 import torch.distributed as dist
 

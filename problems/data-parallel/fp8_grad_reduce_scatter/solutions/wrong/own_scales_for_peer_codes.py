@@ -1,4 +1,5 @@
 """Wrong: sends only the codes and dequantises every rank's codes with the owner's own block scales."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Wrong: scales each shard by its own amax instead of the amax of the whole weight (no all-reduce)."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Gathers the weight as a list of shards and replaces the reduce-scatter by an all-to-all of the gradient chunks
 summed in float32 by their owner."""
+
 import torch
 import torch.distributed as dist
 

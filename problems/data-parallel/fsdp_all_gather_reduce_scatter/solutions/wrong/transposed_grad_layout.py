@@ -1,5 +1,6 @@
 """Wrong: computes the weight gradient as x^T @ grad_out, i.e. in [in, out] layout, so the flat shards hold the
 gradient of the transposed weight."""
+
 import torch
 import torch.distributed as dist
 

@@ -21,4 +21,4 @@ def solution(x, weight_shard, grad_out, ranks_per_node):
     grad = torch.matmul(grad_out.t(), x).reshape(-1) / w
     dist.all_reduce(grad)
     local = rank % per_node
-    return y, grad[local * weight_shard.numel():(local + 1) * weight_shard.numel()].clone()
+    return y, grad[local * weight_shard.numel() : (local + 1) * weight_shard.numel()].clone()

@@ -1,4 +1,5 @@
 """Wrong: averages the two tensor-parallel partial outputs (as a data-parallel gradient would be) instead of summing."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

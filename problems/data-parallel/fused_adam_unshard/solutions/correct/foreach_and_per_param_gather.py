@@ -1,4 +1,5 @@
 """torch._foreach AdamW over all shards, then one list all-gather per parameter of padded shards."""
+
 import math
 
 import torch
@@ -17,9 +18,9 @@ def solution(step, dim0, *state):
     torch._foreach_mul_(v, 0.999)
     torch._foreach_addcmul_(v, grads, grads, value=0.001)
     denom = torch._foreach_sqrt(v)
-    torch._foreach_div_(denom, math.sqrt(1 - 0.999 ** t))
+    torch._foreach_div_(denom, math.sqrt(1 - 0.999**t))
     torch._foreach_add_(denom, 1e-8)
-    torch._foreach_addcdiv_(params, m, denom, value=-1e-3 / (1 - 0.9 ** t))
+    torch._foreach_addcdiv_(params, m, denom, value=-1e-3 / (1 - 0.9**t))
     full = []
     dt = state[1].dtype
     for p, d in zip(params, dim0.tolist()):

@@ -1,4 +1,5 @@
 """Wrong: applies weight decay as L2 added to the gradient (torch.optim.Adam), not decoupled as AdamW does."""
+
 import math
 
 import torch
@@ -14,7 +15,7 @@ def solution(step, dim0, *state):
         g = g + 0.01 * p
         m = 0.9 * m + 0.1 * g
         v = 0.999 * v + 0.001 * g * g
-        p = p - (1e-3 / (1 - 0.9 ** t)) * m / (v.sqrt() / math.sqrt(1 - 0.999 ** t) + 1e-8)
+        p = p - (1e-3 / (1 - 0.9**t)) * m / (v.sqrt() / math.sqrt(1 - 0.999**t) + 1e-8)
         new.append((p, m, v))
     full = []
     dt = state[1].dtype

@@ -1,4 +1,5 @@
 """Reduce-scatters each micro-batch's fp32 gradient separately and sums the shards (M times the link bytes)."""
+
 import torch
 import torch.distributed as dist
 

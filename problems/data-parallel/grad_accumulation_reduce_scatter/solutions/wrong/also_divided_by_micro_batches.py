@@ -1,4 +1,5 @@
 """Wrong: also divides by the number of micro-batches, though the loss was already averaged over them."""
+
 import torch
 import torch.distributed as dist
 

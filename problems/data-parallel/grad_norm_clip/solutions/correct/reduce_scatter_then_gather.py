@@ -22,6 +22,6 @@ def solution(max_norm, *grads):
     dist.all_gather_into_tensor(full, share)
     out, start = [], 0
     for g in grads:
-        out.append(full[start:start + g.numel()].view(g.shape).to(g.dtype, copy=True))  # separate tensors
+        out.append(full[start : start + g.numel()].view(g.shape).to(g.dtype, copy=True))  # separate tensors
         start += g.numel()
     return (*out, torch.stack([norm, coef]))

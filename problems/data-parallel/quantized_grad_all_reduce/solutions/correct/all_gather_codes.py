@@ -1,5 +1,6 @@
 """All-gathers every rank's int8 codes and scales (cheaper on the link than all-to-all + all-gather for W <= 4)
 and dequantises all of them locally."""
+
 import torch
 import torch.distributed as dist
 

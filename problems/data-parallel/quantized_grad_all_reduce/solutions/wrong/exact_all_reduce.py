@@ -1,4 +1,5 @@
 """Wrong: skips quantisation and returns the exact float32 mean (the spec asks for the mean of dequantised codes)."""
+
 import torch.distributed as dist
 
 

@@ -1,4 +1,5 @@
 """Wrong: uses scale = absmax / 128 (the int8 range's other end) and clamps, so large values saturate."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Upcasts the packed buffer to fp32 and uses one reduce-scatter (twice the link bytes, same answer)."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Wrong: packs the gradients in the order backward produces them (reverse parameter order), not parameter order."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,4 +1,5 @@
 """Wrong: reads fc1.weight and fc2.weight from the flat buffer as column-major (transposed) matrices."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

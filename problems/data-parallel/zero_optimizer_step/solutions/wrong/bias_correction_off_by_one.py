@@ -1,4 +1,5 @@
 """Wrong: uses the number of completed steps (not this step's number) in Adam's bias corrections."""
+
 import math
 
 import torch
@@ -14,7 +15,7 @@ def solution(grads, master, exp_avg, exp_avg_sq, step):
     p = master * (1 - 1e-3 * 0.1)
     m = exp_avg * 0.9 + 0.1 * grad
     v = exp_avg_sq * 0.95 + 0.05 * grad * grad
-    p = p - (1e-3 / (1 - 0.9 ** t)) * m / (v.sqrt() / math.sqrt(1 - 0.95 ** t) + 1e-8)
+    p = p - (1e-3 / (1 - 0.9**t)) * m / (v.sqrt() / math.sqrt(1 - 0.95**t) + 1e-8)
     params = torch.empty_like(grads)
     dist.all_gather_into_tensor(params, p.to(grads.dtype))
     return params, p, m, v

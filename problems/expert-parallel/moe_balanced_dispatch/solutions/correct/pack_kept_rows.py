@@ -29,6 +29,6 @@ def solution(x, topk_ids, experts, capacity):
     for s in range(w):
         for e in range(local):
             n = int(rk[s, e])
-            out[e, s, :n] = recv[i:i + n]
+            out[e, s, :n] = recv[i : i + n]
             i += n
     return out.view(local, w * cap, hidden), rk.t().contiguous()

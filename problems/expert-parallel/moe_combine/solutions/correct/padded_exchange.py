@@ -14,14 +14,14 @@ def solution(expert_out, topk_ids, topk_weights, experts):
     all_counts = torch.empty((w, experts), dtype=counts.dtype, device=counts.device)
     dist.all_gather_into_tensor(all_counts.view(-1), counts)
     cap = int(all_counts.view(w, w, local).sum(2).max())
-    mine = all_counts[:, r * local:(r + 1) * local]  # (source rank, local expert)
+    mine = all_counts[:, r * local : (r + 1) * local]  # (source rank, local expert)
     send = expert_out.new_zeros((w, cap, hidden))
     fill = [0] * w
     start = 0
     for e in range(local):
         for j in range(w):
             n = int(mine[j, e])
-            send[j, fill[j]:fill[j] + n] = expert_out[start:start + n]
+            send[j, fill[j] : fill[j] + n] = expert_out[start : start + n]
             fill[j] += n
             start += n
     recv = torch.empty_like(send)
@@ -33,6 +33,6 @@ def solution(expert_out, topk_ids, topk_weights, experts):
             hit = (topk_ids == ge).nonzero()  # (token, slot), tokens ascending
             n = hit.shape[0]
             wts = topk_weights[hit[:, 0], hit[:, 1]].float()
-            out.index_add_(0, hit[:, 0], recv[j, row:row + n].float() * wts[:, None])
+            out.index_add_(0, hit[:, 0], recv[j, row : row + n].float() * wts[:, None])
             row += n
     return out.to(expert_out.dtype)

@@ -19,8 +19,9 @@ def solution(expert_out, topk_ids, topk_weights, experts):
     row_key = torch.repeat_interleave(src * local + expert, recv_counts.view(w, local).t().reshape(-1))
     send = expert_out.index_select(0, torch.argsort(row_key, stable=True))
     back = expert_out.new_empty((tokens * k, expert_out.shape[1]))
-    dist.all_to_all_single(back, send, counts.view(w, local).sum(1).tolist(),
-                           recv_counts.view(w, local).sum(1).tolist())
+    dist.all_to_all_single(
+        back, send, counts.view(w, local).sum(1).tolist(), recv_counts.view(w, local).sum(1).tolist()
+    )
     order = torch.argsort(flat, stable=True)
     weighted = back.float() * topk_weights.reshape(-1)[:, None].float()
     out = torch.zeros((tokens, expert_out.shape[1]), dtype=torch.float32, device=expert_out.device)

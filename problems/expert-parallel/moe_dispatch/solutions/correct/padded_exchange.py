@@ -21,14 +21,14 @@ def solution(x, topk_ids, experts):
     start = 0
     for j in range(w):
         n = int(per_dest[j])
-        send[j, :n] = rows[start:start + n]
+        send[j, :n] = rows[start : start + n]
         start += n
     recv = torch.empty_like(send)
     dist.all_to_all_single(recv, send)
-    mine = all_counts[:, r * local:(r + 1) * local]  # (source rank, local expert)
+    mine = all_counts[:, r * local : (r + 1) * local]  # (source rank, local expert)
     pieces = []
     for e in range(local):
         for j in range(w):
             before = int(mine[j, :e].sum())
-            pieces.append(recv[j, before:before + int(mine[j, e])])
+            pieces.append(recv[j, before : before + int(mine[j, e])])
     return torch.cat(pieces), mine.sum(0)

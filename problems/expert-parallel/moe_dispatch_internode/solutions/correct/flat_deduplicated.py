@@ -24,5 +24,9 @@ def solution(x, topk_ids, topk_weights, experts, ranks_per_node):
     # Arrival order is already (source rank, token).
     local = ids - rank * local_experts
     mine = (local >= 0) & (local < local_experts)
-    return (rows, torch.where(mine, local, -1), torch.where(mine, wts, 0.0),
-            torch.bincount(local[mine], minlength=local_experts))
+    return (
+        rows,
+        torch.where(mine, local, -1),
+        torch.where(mine, wts, 0.0),
+        torch.bincount(local[mine], minlength=local_experts),
+    )

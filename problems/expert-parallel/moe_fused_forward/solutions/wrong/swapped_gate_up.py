@@ -29,8 +29,12 @@ def solution(x, topk_ids, topk_weights, w13, w2, shared_w13, shared_w2):
     expert = torch.arange(local, device=x.device).repeat(w)
     perm = torch.argsort(torch.repeat_interleave(expert * w + src, recv_counts), stable=True)
     grouped = recv.index_select(0, perm)
-    y_grouped = torch.cat([_swiglu(rows, w13[e], w2[e], swap=True)
-                           for e, rows in enumerate(grouped.split(recv_counts.view(w, local).sum(0).tolist()))])
+    y_grouped = torch.cat(
+        [
+            _swiglu(rows, w13[e], w2[e], swap=True)
+            for e, rows in enumerate(grouped.split(recv_counts.view(w, local).sum(0).tolist()))
+        ]
+    )
     y = torch.empty_like(recv)
     y[perm] = y_grouped
     back = x.new_empty((tokens * k, x.shape[1]))

@@ -16,7 +16,7 @@ def solution(x, topk_ids, experts):
     owner = ids // local  # (W*tokens, k)
     send = x.new_zeros((w, tokens, hidden))
     for j in range(w):
-        hit = (owner[r * tokens:(r + 1) * tokens] == j).any(dim=1)
+        hit = (owner[r * tokens : (r + 1) * tokens] == j).any(dim=1)
         send[j][hit] = x[hit]
     recv = torch.empty_like(send)  # recv[s, t] = token t of rank s, if it routed anything to me
     dist.all_to_all_single(recv, send)
@@ -26,7 +26,7 @@ def solution(x, topk_ids, experts):
     count = torch.zeros(local, dtype=torch.int64, device=x.device)
     for e in range(local):
         rows = (ids == r * local + e).any(dim=1).nonzero().flatten()
-        out[e, :rows.numel()] = flat[rows]
-        src[e, :rows.numel()] = rows
+        out[e, : rows.numel()] = flat[rows]
+        src[e, : rows.numel()] = rows
         count[e] = rows.numel()
     return out, count, src

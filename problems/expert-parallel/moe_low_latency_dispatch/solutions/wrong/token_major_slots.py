@@ -22,7 +22,7 @@ def solution(x, topk_ids, experts):
     for e in range(local):
         hit = (ids[token_major] == r * local + e).any(dim=1)
         rows = token_major[hit]
-        out[e, :rows.numel()] = xs[rows]
-        src[e, :rows.numel()] = rows
+        out[e, : rows.numel()] = xs[rows]
+        src[e, : rows.numel()] = rows
         count[e] = rows.numel()
     return out, count, src

@@ -20,4 +20,4 @@ def solution(x, topk_ids, topk_weights, experts):
     counts = routing_map.sum(0)
     all_counts = [torch.empty_like(counts) for _ in range(w)]
     dist.all_gather(all_counts, counts)
-    return permuted, probs, torch.stack(all_counts)[:, r * local:(r + 1) * local].contiguous()
+    return permuted, probs, torch.stack(all_counts)[:, r * local : (r + 1) * local].contiguous()

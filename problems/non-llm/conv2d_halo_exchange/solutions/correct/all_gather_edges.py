@@ -1,4 +1,5 @@
 """All-gathers every rank's first and last rows and picks the neighbours' rows out of them."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

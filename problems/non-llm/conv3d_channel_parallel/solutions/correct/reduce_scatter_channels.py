@@ -14,7 +14,7 @@ def solution(x, weight, bias):
     chunks = partial.transpose(0, 1).reshape(c, -1)  # channel-major, so a block of rows is a block of channels
     mine = torch.empty((per, chunks.shape[1]), dtype=torch.float32, device=x.device)
     dist.reduce_scatter_tensor(mine, chunks.contiguous())
-    mine = (mine + bias[rank * per:(rank + 1) * per].float()[:, None]).to(x.dtype)
+    mine = (mine + bias[rank * per : (rank + 1) * per].float()[:, None]).to(x.dtype)
     full = torch.empty((c, chunks.shape[1]), dtype=x.dtype, device=x.device)
     dist.all_gather_into_tensor(full, mine)
     shape = (c, partial.shape[0], *partial.shape[2:])

@@ -11,4 +11,4 @@ def solution(x, filt):
     full = full.view(w, channels, local_rows, cols).permute(1, 0, 2, 3).reshape(channels, w * local_rows, cols)
     spec = torch.fft.rfft2(full, norm="ortho") * torch.view_as_complex(filt.contiguous())
     y = torch.fft.irfft2(spec, s=(w * local_rows, cols), norm="ortho")
-    return y[:, r * local_rows:(r + 1) * local_rows].contiguous()
+    return y[:, r * local_rows : (r + 1) * local_rows].contiguous()

@@ -1,4 +1,5 @@
 """Wrong: deals the columns out round-robin (rank d gets columns d, d+W, ...) instead of in contiguous blocks."""
+
 import torch
 import torch.distributed as dist
 

@@ -22,8 +22,12 @@ def solution(means, conics, colors, opacities, depths, boxes, image_hw):
     out = []
     for t in range(r, n_tiles, w):
         tx, ty = t % tiles_x, t // tiles_x
-        hit = ((all_boxes[:, 0] < (tx + 1) * TILE) & (all_boxes[:, 2] > tx * TILE)
-               & (all_boxes[:, 1] < (ty + 1) * TILE) & (all_boxes[:, 3] > ty * TILE))
+        hit = (
+            (all_boxes[:, 0] < (tx + 1) * TILE)
+            & (all_boxes[:, 2] > tx * TILE)
+            & (all_boxes[:, 1] < (ty + 1) * TILE)
+            & (all_boxes[:, 3] > ty * TILE)
+        )
         d, b = all_data[hit], all_boxes[hit]
         ys = torch.arange(TILE, device=means.device) + ty * TILE
         xs = torch.arange(TILE, device=means.device) + tx * TILE
@@ -34,8 +38,9 @@ def solution(means, conics, colors, opacities, depths, boxes, image_hw):
         for i in range(d.shape[0]):
             dx, dy = px + 0.5 - d[i, 0], py + 0.5 - d[i, 1]
             inside = (px >= b[i, 0]) & (px < b[i, 2]) & (py >= b[i, 1]) & (py < b[i, 3])
-            a = torch.where(inside, d[i, 8] * torch.exp(-0.5 * (d[i, 2] * dx * dx + 2 * d[i, 3] * dx * dy
-                                                                 + d[i, 4] * dy * dy)), 0.0)
+            a = torch.where(
+                inside, d[i, 8] * torch.exp(-0.5 * (d[i, 2] * dx * dx + 2 * d[i, 3] * dx * dy + d[i, 4] * dy * dy)), 0.0
+            )
             rgb += (a * trans)[:, None] * d[i, 5:8]
             trans = trans * (1 - a)
         out.append(torch.cat([rgb, (1 - trans)[:, None]], dim=1).view(TILE, TILE, 4))

@@ -31,8 +31,9 @@ def solution(means, conics, colors, opacities, depths, boxes, image_hw):
         d, b = all_data, all_boxes
         dx, dy = px + 0.5 - d[:, 0], py + 0.5 - d[:, 1]
         inside = (px >= b[:, 0]) & (px < b[:, 2]) & (py >= b[:, 1]) & (py < b[:, 3])
-        a = torch.where(inside, d[:, 8] * torch.exp(-0.5 * (d[:, 2] * dx * dx + 2 * d[:, 3] * dx * dy
-                                                             + d[:, 4] * dy * dy)), 0.0)
+        a = torch.where(
+            inside, d[:, 8] * torch.exp(-0.5 * (d[:, 2] * dx * dx + 2 * d[:, 3] * dx * dy + d[:, 4] * dy * dy)), 0.0
+        )
         trans = torch.cumprod(1 - a, dim=1)
         before = torch.cat([torch.ones_like(trans[:, :1]), trans[:, :-1]], dim=1)
         rgb = (a * before) @ d[:, 5:8]

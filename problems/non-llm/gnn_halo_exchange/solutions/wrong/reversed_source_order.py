@@ -1,4 +1,5 @@
 """Wrong: appends the halo groups from the highest source rank down instead of in ascending source order."""
+
 import torch
 import torch.distributed as dist
 

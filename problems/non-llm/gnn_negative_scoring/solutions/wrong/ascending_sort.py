@@ -11,7 +11,7 @@ def solution(pos_score, neg_score):
     dist.all_gather_into_tensor(counts, torch.tensor([mine.numel()], device=mine.device))
     most = int(counts.max())
     padded = torch.zeros(most, dtype=torch.int64, device=mine.device)
-    padded[:mine.numel()] = mine
+    padded[: mine.numel()] = mine
     every = torch.empty(w * most, dtype=torch.int64, device=mine.device)
     dist.all_gather_into_tensor(every, padded)
-    return torch.cat([every[r * most:r * most + int(counts[r])] for r in range(w)])
+    return torch.cat([every[r * most : r * most + int(counts[r])] for r in range(w)])

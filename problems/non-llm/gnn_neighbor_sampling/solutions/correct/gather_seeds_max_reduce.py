@@ -25,4 +25,4 @@ def solution(indptr, indices, edge_keys, seeds, fanout):
         picked = torch.where(valid.gather(1, best), indices[pos.gather(1, best)], -1)
         table[mine] = picked
     dist.all_reduce(table, op=dist.ReduceOp.MAX)
-    return table[r * b:(r + 1) * b].clone()
+    return table[r * b : (r + 1) * b].clone()

@@ -4,6 +4,7 @@ gain's denominator travelling in the same buffer's last element."""
 import torch
 import torch.distributed as dist
 
+
 def _owned(blocks, w, r):
     per, extra = divmod(blocks, w)
     start = r * per + min(r, extra)

@@ -3,6 +3,7 @@
 import torch
 import torch.distributed as dist
 
+
 def _owned(blocks, w, r):
     per, extra = divmod(blocks, w)
     start = r * per + min(r, extra)

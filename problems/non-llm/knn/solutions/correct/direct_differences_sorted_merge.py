@@ -1,4 +1,5 @@
 """Computes sum((q - x)^2) directly (no norm expansion), gathers the candidates as lists and merges with a sort."""
+
 import torch
 import torch.distributed as dist
 

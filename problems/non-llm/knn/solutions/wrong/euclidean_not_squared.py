@@ -1,4 +1,5 @@
 """Wrong: returns Euclidean distances (square roots) where the statement asks for squared L2 distances."""
+
 import torch
 import torch.distributed as dist
 

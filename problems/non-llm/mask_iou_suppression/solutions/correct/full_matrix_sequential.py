@@ -25,4 +25,4 @@ def solution(masks, scores):
             kept.append(i)
         else:
             by[i] = hit
-    return torch.tensor(by[rank * n:(rank + 1) * n], dtype=torch.int64, device=masks.device)
+    return torch.tensor(by[rank * n : (rank + 1) * n], dtype=torch.int64, device=masks.device)

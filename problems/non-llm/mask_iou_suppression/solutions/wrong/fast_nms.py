@@ -24,4 +24,4 @@ def solution(masks, scores):
     by_sorted = torch.where(sup.any(0), order[first], -1)
     out = torch.empty_like(by_sorted)
     out[order] = by_sorted
-    return out[rank * n:(rank + 1) * n].clone()
+    return out[rank * n : (rank + 1) * n].clone()

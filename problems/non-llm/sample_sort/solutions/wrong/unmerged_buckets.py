@@ -1,5 +1,6 @@
 """Wrong: after the bucket all-to-all it forgets to merge (sort) what arrived, so each bucket is W sorted runs
 concatenated, not one sorted run."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Keeps Q as diag(r) exp(scores/eps)^T diag(c) and only updates the scaling vectors with matrix-vector products,
 never rewriting the matrix until the end (the initial total-sum division cancels in the first row step)."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Wrong: normalises prototype rows with this rank's partial sums only (missing the all-reduce), so each rank
 balances its own samples as if it had the whole batch."""
+
 import torch
 import torch.distributed as dist
 

@@ -13,7 +13,7 @@ def solution(lengths, values, owner):
     counts = all_lengths.sum((1, 2))
     longest = int(counts.max())
     padded = values.new_zeros(longest)
-    padded[:values.numel()] = values
+    padded[: values.numel()] = values
     all_values = values.new_empty(w * longest)
     dist.all_gather_into_tensor(all_values, padded)
     all_values = all_values.view(w, longest)
@@ -24,6 +24,6 @@ def solution(lengths, values, owner):
     for f in feats:
         for s in range(w):
             a = int(starts[s, f])
-            vals.append(all_values[s, a:a + int(per_feature[s, f])])
+            vals.append(all_values[s, a : a + int(per_feature[s, f])])
     lens = all_lengths[:, feats].permute(1, 0, 2).reshape(len(feats), w * batch)
     return lens.contiguous(), torch.cat(vals)

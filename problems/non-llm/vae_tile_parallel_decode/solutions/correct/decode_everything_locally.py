@@ -1,5 +1,6 @@
 """Correct: every rank decodes every tile itself and blends them; nothing is sent (the latent and the decoder are
 replicated, so the exchange is optional)."""
+
 import torch
 import torch.nn.functional as F
 
@@ -15,8 +16,11 @@ def solution(z, w1, b1, w2, b2, tile):
     _, _, height, width = z.shape
     p = tile * 3 // 4
     rows, cols = -(-height // p), -(-width // p)
-    raw = {(i, j): _decode(z[:, :, i * p:i * p + tile, j * p:j * p + tile], w1, b1, w2, b2, s)
-           for i in range(rows) for j in range(cols)}
+    raw = {
+        (i, j): _decode(z[:, :, i * p : i * p + tile, j * p : j * p + tile], w1, b1, w2, b2, s)
+        for i in range(rows)
+        for j in range(cols)
+    }
     e0 = tile * s // 4
     keep = tile * s - e0
     out_rows = []

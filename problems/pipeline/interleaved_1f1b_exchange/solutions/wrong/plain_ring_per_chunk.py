@@ -11,11 +11,15 @@ def solution(acts, grads):
     grad_in = torch.empty_like(grads)
     ops = []
     for v in range(acts.shape[0]):
-        ops += [dist.P2POp(dist.isend, acts[v].contiguous(), (r + 1) % w),
-                dist.P2POp(dist.irecv, act_in[v], (r - 1) % w)]
+        ops += [
+            dist.P2POp(dist.isend, acts[v].contiguous(), (r + 1) % w),
+            dist.P2POp(dist.irecv, act_in[v], (r - 1) % w),
+        ]
     for v in range(grads.shape[0]):
-        ops += [dist.P2POp(dist.isend, grads[v].contiguous(), (r - 1) % w),
-                dist.P2POp(dist.irecv, grad_in[v], (r + 1) % w)]
+        ops += [
+            dist.P2POp(dist.isend, grads[v].contiguous(), (r - 1) % w),
+            dist.P2POp(dist.irecv, grad_in[v], (r + 1) % w),
+        ]
     for req in dist.batch_isend_irecv(ops):
         req.wait()
     return act_in, grad_in

@@ -10,8 +10,10 @@ def solution(kv, seq_lens, dest, block_table, num_blocks, block_size, ranks_per_
     layers, _, _, hp, hd = kv.shape
     if rank < prefill:
         owner = torch.repeat_interleave(dest, seq_lens)
-        ops = [dist.P2POp(dist.isend, kv[:, :, torch.nonzero(owner == d).flatten()].contiguous(), prefill + d)
-               for d in range(prefill)]
+        ops = [
+            dist.P2POp(dist.isend, kv[:, :, torch.nonzero(owner == d).flatten()].contiguous(), prefill + d)
+            for d in range(prefill)
+        ]
         for req in dist.batch_isend_irecv(ops):
             req.wait()
         return kv.new_empty(0)

@@ -25,7 +25,7 @@ def solution(act: torch.Tensor, ranks_per_node: torch.Tensor) -> torch.Tensor:
     for m in range(act.shape[0]):
         if m % per_node == local:
             ops += [dist.P2POp(dist.isend, act[m].contiguous(), nxt), dist.P2POp(dist.irecv, out[m], prev)]
-    for req in (dist.batch_isend_irecv(ops) if ops else []):
+    for req in dist.batch_isend_irecv(ops) if ops else []:
         req.wait()
     for m in range(act.shape[0]):
         dist.broadcast(out[m], src=node * per_node + m % per_node, group=group)

@@ -22,7 +22,7 @@ def solution(act: torch.Tensor, ranks_per_node: torch.Tensor) -> torch.Tensor:
     chunk = flat.shape[1] // per_node
     rows = []
     for m in range(flat.shape[0]):
-        piece = flat[m, local * chunk:(local + 1) * chunk].contiguous()
+        piece = flat[m, local * chunk : (local + 1) * chunk].contiguous()
         got = torch.empty_like(piece)
         for req in dist.batch_isend_irecv([dist.P2POp(dist.isend, piece, nxt), dist.P2POp(dist.irecv, got, prev)]):
             req.wait()

@@ -13,7 +13,7 @@ def solution(x, w, dy):
         ops += [dist.P2POp(dist.isend, dx[0].contiguous(), r - 1), dist.P2POp(dist.irecv, dy_next[1], r - 1)]
     if r < world - 1:
         ops += [dist.P2POp(dist.irecv, dy_next[0], r + 1), dist.P2POp(dist.isend, dx[1].contiguous(), r + 1)]
-    for req in (dist.batch_isend_irecv(ops) if ops else []):
+    for req in dist.batch_isend_irecv(ops) if ops else []:
         req.wait()
     if r == world - 1:
         dy_next[0] = dx[1]

@@ -20,6 +20,7 @@ def solution(q, k, v):
     k_pos = torch.cat([_positions(j, w, s_local, q.device) for j in range(w)])
     q_pos = _positions(r, w, s_local, q.device)
     visible = k_pos[None, :] <= q_pos[:, None]
-    out = F.scaled_dot_product_attention(q.transpose(0, 1), torch.cat(ks).transpose(0, 1),
-                                         torch.cat(vs).transpose(0, 1), attn_mask=visible)
+    out = F.scaled_dot_product_attention(
+        q.transpose(0, 1), torch.cat(ks).transpose(0, 1), torch.cat(vs).transpose(0, 1), attn_mask=visible
+    )
     return out.transpose(0, 1).contiguous()

@@ -13,8 +13,9 @@ def solution(q, k, v):
     vs = [torch.empty_like(v) for _ in range(w)]
     dist.all_gather(ks, k.contiguous())
     dist.all_gather(vs, v.contiguous())
-    kk = torch.cat(ks[:r + 1]).transpose(0, 1)
-    vv = torch.cat(vs[:r + 1]).transpose(0, 1)
-    out = F.scaled_dot_product_attention(q.transpose(0, 1), kk, vv,
-                                         attn_mask=causal_lower_right(s_local, (r + 1) * s_local))
+    kk = torch.cat(ks[: r + 1]).transpose(0, 1)
+    vv = torch.cat(vs[: r + 1]).transpose(0, 1)
+    out = F.scaled_dot_product_attention(
+        q.transpose(0, 1), kk, vv, attn_mask=causal_lower_right(s_local, (r + 1) * s_local)
+    )
     return out.transpose(0, 1).contiguous()

@@ -1,5 +1,6 @@
 """Correct: every rank all-gathers the keys and values and attends for its own queries only, with an explicit
 block-causal mask (no head exchange at all)."""
+
 import math
 
 import torch

@@ -1,4 +1,5 @@
 """Wrong: each chunk's queries attend only to their own chunk's keys (block-diagonal instead of block-causal)."""
+
 import math
 
 import torch

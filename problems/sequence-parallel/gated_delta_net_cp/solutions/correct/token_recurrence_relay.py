@@ -1,5 +1,6 @@
 """Chains the ranks: rank r receives the state left by everything before it from r-1, runs the recurrence token by
 token in fp32 (delta form: w = v - exp(g) M^T k, M = exp(g) M + beta k w^T) and sends its end state to r+1."""
+
 import torch
 import torch.distributed as dist
 

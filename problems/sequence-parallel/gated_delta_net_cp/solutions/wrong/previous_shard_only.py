@@ -1,5 +1,6 @@
 """Wrong: starts each shard from the state the previous shard would reach from zero, ignoring what that shard itself
 inherited (the chain over ranks is cut after one hop)."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Wrong: FFT convolution without zero padding (length S), so the product is circular and late inputs wrap around
 into early outputs."""
+
 import torch
 import torch.distributed as dist
 
@@ -12,7 +13,7 @@ def solution(u, h):
     recv = torch.empty_like(send)
     dist.all_to_all_single(recv, send)
     full = recv.view(seq, cl)
-    spec = torch.fft.rfft(full, dim=0) * torch.fft.rfft(h[:, r * cl:(r + 1) * cl], dim=0)
+    spec = torch.fft.rfft(full, dim=0) * torch.fft.rfft(h[:, r * cl : (r + 1) * cl], dim=0)
     y = torch.fft.irfft(spec, n=seq, dim=0)
     send = y.reshape(w, n_local, cl).contiguous()
     recv = torch.empty_like(send)

@@ -1,4 +1,5 @@
 """Wrong: applies each token's decay after its delta-rule write instead of before (the write is then decayed too)."""
+
 import torch
 import torch.distributed as dist
 
@@ -30,7 +31,7 @@ def solution(q, k, v, g, beta, wo):
     o = torch.empty((n, heads, v.shape[-1]), dtype=torch.float32, device=q.device)
     for s in range(n):
         state = _decay_write(state, g[s].float(), k[s].float(), v[s].float(), beta[s].float())
-        o[s] = torch.einsum("hd,hde->he", q[s].float(), state) / dk ** 0.5
+        o[s] = torch.einsum("hd,hde->he", q[s].float(), state) / dk**0.5
     if r + TP < w:
         dist.send(state.contiguous(), r + TP)
     o = o.reshape(n, -1).to(q.dtype)
@@ -39,5 +40,5 @@ def solution(q, k, v, g, beta, wo):
     ws = torch.empty((TP * wo.shape[0], wo.shape[1]), dtype=wo.dtype, device=wo.device)
     dist.all_gather_into_tensor(ws, wo.contiguous(), group=pair)
     ws = ws.view(TP, wo.shape[0], wo.shape[1])
-    y = sum(os_[t * n:(t + 1) * n].float() @ ws[t].float().t() for t in range(TP))
+    y = sum(os_[t * n : (t + 1) * n].float() @ ws[t].float().t() for t in range(TP))
     return y.to(q.dtype)

@@ -1,6 +1,7 @@
 """Correct: a token-by-token recurrence, each node's ranks waiting for the previous node's final state of their head
 shard (point-to-point across nodes instead of an all-gather of state maps); each node exchanges attention outputs and
 o_proj columns (all-gather) instead of all-reducing partial projections."""
+
 import torch
 import torch.distributed as dist
 
@@ -32,7 +33,7 @@ def solution(q, k, v, g, beta, wo, ranks_per_node):
     o = torch.empty((n, heads, v.shape[-1]), dtype=torch.float32, device=q.device)
     for s in range(n):
         state = _decay_write(state, g[s].float(), k[s].float(), v[s].float(), beta[s].float())
-        o[s] = torch.einsum("hd,hde->he", q[s].float(), state) / dk ** 0.5
+        o[s] = torch.einsum("hd,hde->he", q[s].float(), state) / dk**0.5
     if r + tp < w:
         dist.send(state.contiguous(), r + tp)
     o = o.reshape(n, -1).to(q.dtype)
@@ -41,5 +42,5 @@ def solution(q, k, v, g, beta, wo, ranks_per_node):
     ws = torch.empty((tp * wo.shape[0], wo.shape[1]), dtype=wo.dtype, device=wo.device)
     dist.all_gather_into_tensor(ws, wo.contiguous(), group=node)
     ws = ws.view(tp, wo.shape[0], wo.shape[1])
-    y = sum(os_[t * n:(t + 1) * n].float() @ ws[t].float().t() for t in range(tp))
+    y = sum(os_[t * n : (t + 1) * n].float() @ ws[t].float().t() for t in range(tp))
     return y.to(q.dtype)

@@ -1,4 +1,5 @@
 """Wrong: applies each token's decay after its delta-rule write instead of before (the write is then decayed too)."""
+
 import torch
 import torch.distributed as dist
 
@@ -30,7 +31,7 @@ def solution(q, k, v, g, beta, wo, ranks_per_node):
     o = torch.empty((n, heads, v.shape[-1]), dtype=torch.float32, device=q.device)
     for s in range(n):
         state = _decay_write(state, g[s].float(), k[s].float(), v[s].float(), beta[s].float())
-        o[s] = torch.einsum("hd,hde->he", q[s].float(), state) / dk ** 0.5
+        o[s] = torch.einsum("hd,hde->he", q[s].float(), state) / dk**0.5
     if r + tp < w:
         dist.send(state.contiguous(), r + tp)
     o = o.reshape(n, -1).to(q.dtype)
@@ -39,5 +40,5 @@ def solution(q, k, v, g, beta, wo, ranks_per_node):
     ws = torch.empty((tp * wo.shape[0], wo.shape[1]), dtype=wo.dtype, device=wo.device)
     dist.all_gather_into_tensor(ws, wo.contiguous(), group=node)
     ws = ws.view(tp, wo.shape[0], wo.shape[1])
-    y = sum(os_[t * n:(t + 1) * n].float() @ ws[t].float().t() for t in range(tp))
+    y = sum(os_[t * n : (t + 1) * n].float() @ ws[t].float().t() for t in range(tp))
     return y.to(q.dtype)

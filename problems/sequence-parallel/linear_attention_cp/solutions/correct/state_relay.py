@@ -1,6 +1,7 @@
 """Passes the running state rank to rank: rank r receives the decayed state of everything before it from r-1,
 computes its shard in the quadratic (masked, decayed) form plus the incoming state's contribution, and sends its
 end state on to r+1."""
+
 import torch
 import torch.distributed as dist
 

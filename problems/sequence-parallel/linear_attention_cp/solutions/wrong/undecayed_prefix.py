@@ -1,5 +1,6 @@
 """Wrong: adds up the earlier shards' states without decaying each by the shards that lie between it and this
 rank (the decay inside each shard and to each position is right)."""
+
 import torch
 import torch.distributed as dist
 

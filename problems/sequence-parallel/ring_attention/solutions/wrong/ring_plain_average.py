@@ -17,8 +17,9 @@ def solution(q, k, v):
         acc += torch.softmax(scores, dim=-1) @ kv[1].transpose(0, 1).float()
         if step < w - 1:
             nxt = torch.empty_like(kv)
-            for req in dist.batch_isend_irecv([dist.P2POp(dist.isend, kv, (r + 1) % w),
-                                               dist.P2POp(dist.irecv, nxt, (r - 1) % w)]):
+            for req in dist.batch_isend_irecv(
+                [dist.P2POp(dist.isend, kv, (r + 1) % w), dist.P2POp(dist.irecv, nxt, (r - 1) % w)]
+            ):
                 req.wait()
             kv = nxt
     return (acc / w).transpose(0, 1).to(q.dtype).contiguous()

@@ -1,6 +1,7 @@
 """Ring backward with explicit flash-style formulas: K/V blocks travel forward around the ring together with fp32
 dk/dv accumulators; each rank adds its queries' contribution to the block in hand, using the given out and lse.
 A last hop brings each block's finished accumulator home."""
+
 import math
 
 import torch
@@ -42,5 +43,8 @@ def solution(q, k, v, out, dout, lse):
             kv = _shift(kv, w, r)
             acc = _shift(acc.contiguous(), w, r)
     acc = _shift(acc.contiguous(), w, r)  # the block in hand is (r + 1)'s: pass it on, receive my own
-    return (dq.transpose(0, 1).to(q.dtype).contiguous(), acc[0].transpose(0, 1).to(k.dtype).contiguous(),
-            acc[1].transpose(0, 1).to(v.dtype).contiguous())
+    return (
+        dq.transpose(0, 1).to(q.dtype).contiguous(),
+        acc[0].transpose(0, 1).to(k.dtype).contiguous(),
+        acc[1].transpose(0, 1).to(v.dtype).contiguous(),
+    )

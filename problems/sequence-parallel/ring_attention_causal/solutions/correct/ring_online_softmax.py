@@ -22,8 +22,9 @@ def solution(q, k, v):
     for step in range(w):
         if step < w - 1:
             nxt = torch.empty_like(kv)
-            reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, kv, (r + 1) % w),
-                                           dist.P2POp(dist.irecv, nxt, (r - 1) % w)])
+            reqs = dist.batch_isend_irecv(
+                [dist.P2POp(dist.isend, kv, (r + 1) % w), dist.P2POp(dist.irecv, nxt, (r - 1) % w)]
+            )
         src = (r - step) % w  # the block in hand came from this rank
         if src <= r:
             o, l = _block(qh, kv[0].transpose(0, 1).float(), kv[1].transpose(0, 1).float(), causal=src == r)

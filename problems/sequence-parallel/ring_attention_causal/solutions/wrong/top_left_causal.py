@@ -13,7 +13,7 @@ def solution(q, k, v):
     vs = [torch.empty_like(v) for _ in range(w)]
     dist.all_gather(ks, k.contiguous())
     dist.all_gather(vs, v.contiguous())
-    kk = torch.cat(ks[:r + 1]).transpose(0, 1)
-    vv = torch.cat(vs[:r + 1]).transpose(0, 1)
+    kk = torch.cat(ks[: r + 1]).transpose(0, 1)
+    vv = torch.cat(vs[: r + 1]).transpose(0, 1)
     out = F.scaled_dot_product_attention(q.transpose(0, 1), kk, vv, is_causal=True)
     return out.transpose(0, 1).contiguous()

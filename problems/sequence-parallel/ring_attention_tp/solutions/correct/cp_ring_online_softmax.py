@@ -1,5 +1,6 @@
 """A ring over the CP group by point-to-point messages between global ranks r and r +- tp: each step attends the
 local queries to the K/V block in hand with a mask built from global positions, merged by log-sum-exp."""
+
 import math
 
 import torch
@@ -7,8 +8,12 @@ import torch.distributed as dist
 
 
 def _positions(cp_rank, cp, n, device):
-    return torch.cat([torch.arange(cp_rank * n, (cp_rank + 1) * n, device=device),
-                      torch.arange((2 * cp - 1 - cp_rank) * n, (2 * cp - cp_rank) * n, device=device)])
+    return torch.cat(
+        [
+            torch.arange(cp_rank * n, (cp_rank + 1) * n, device=device),
+            torch.arange((2 * cp - 1 - cp_rank) * n, (2 * cp - cp_rank) * n, device=device),
+        ]
+    )
 
 
 def solution(q, k, v, tp):

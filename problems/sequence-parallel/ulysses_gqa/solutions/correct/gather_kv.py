@@ -1,5 +1,6 @@
 """Keys and values are small under GQA: all-gather them whole, move only q and the output through all-to-alls, and
 pick the KV heads each local query head reads."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

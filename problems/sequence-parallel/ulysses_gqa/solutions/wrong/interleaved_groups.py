@@ -1,4 +1,5 @@
 """Wrong: maps query head h to KV head h % Hkv (interleaved) instead of h // (H / Hkv) (contiguous groups)."""
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

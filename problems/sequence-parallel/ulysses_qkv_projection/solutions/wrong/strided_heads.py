@@ -1,4 +1,5 @@
 """Wrong: splits the heads into groups round-robin (head h to rank h % W) instead of contiguous blocks."""
+
 import torch
 import torch.distributed as dist
 

@@ -10,7 +10,7 @@ def solution(partial, residual, weight):
     t = partial.shape[0] // w
     mine = torch.empty((t, partial.shape[1]), dtype=torch.float32, device=partial.device)
     dist.reduce_scatter_tensor(mine, partial.float().contiguous())
-    res = mine + residual[r * t:(r + 1) * t].float()
+    res = mine + residual[r * t : (r + 1) * t].float()
     normed = res / torch.sqrt(res.pow(2).mean(dim=-1, keepdim=True) + 1e-6) * weight.float()
     both = torch.stack([normed, res]).to(partial.dtype)
     gathered = torch.empty((w, 2, t, partial.shape[1]), dtype=partial.dtype, device=partial.device)

@@ -23,8 +23,9 @@ def solution(x, w_qkv, head_dim, q_per_group):
         nxt = torch.empty_like(cur)
         reqs = []
         if step < w - 1:
-            reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, cur, (r + 1) % w),
-                                           dist.P2POp(dist.irecv, nxt, (r - 1) % w)])
+            reqs = dist.batch_isend_irecv(
+                [dist.P2POp(dist.isend, cur, (r + 1) % w), dist.P2POp(dist.irecv, nxt, (r - 1) % w)]
+            )
         rows = slice(src * s, (src + 1) * s)
         q[rows] = (cur @ wq).view(s, -1, d)
         k[rows] = (cur @ wk).view(s, -1, d)

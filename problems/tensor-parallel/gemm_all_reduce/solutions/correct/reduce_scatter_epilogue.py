@@ -12,7 +12,7 @@ def solution(x, w, residual, norm_weight):
     partial = torch.nn.functional.linear(x, w).float()
     mine = torch.empty((rows, partial.shape[1]), dtype=torch.float32, device=x.device)
     dist.reduce_scatter_tensor(mine, partial)
-    res = residual[rank * rows:(rank + 1) * rows].float() + mine
+    res = residual[rank * rows : (rank + 1) * rows].float() + mine
     res_out = res.to(residual.dtype)
     h = res_out.float()
     normed = (h * torch.rsqrt(h.square().mean(dim=-1, keepdim=True) + 1e-5) * norm_weight.float()).to(residual.dtype)

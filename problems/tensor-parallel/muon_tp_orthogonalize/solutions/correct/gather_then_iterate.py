@@ -17,4 +17,4 @@ def solution(g):
         x = 3.4445 * x + (-4.7750 * a_mat + 2.0315 * (a_mat @ a_mat)) @ x
     x = x * (0.2 * math.sqrt(max(x.shape)))
     n = g.shape[1]
-    return x[:, r * n:(r + 1) * n].to(g.dtype).contiguous()
+    return x[:, r * n : (r + 1) * n].to(g.dtype).contiguous()

@@ -10,8 +10,9 @@ def solution(partial, weight):
     acc = chunks[(r - 1) % w].clone()
     for k in range(w - 1):
         recv = torch.empty_like(acc)
-        for req in dist.batch_isend_irecv([dist.P2POp(dist.isend, acc, (r + 1) % w),
-                                           dist.P2POp(dist.irecv, recv, (r - 1) % w)]):
+        for req in dist.batch_isend_irecv(
+            [dist.P2POp(dist.isend, acc, (r + 1) % w), dist.P2POp(dist.irecv, recv, (r - 1) % w)]
+        ):
             req.wait()
         acc = recv + chunks[(r - 2 - k) % w]
     rms = acc.pow(2).sum(dim=-1, keepdim=True).div(acc.shape[-1]).add(1e-6).sqrt()

@@ -10,7 +10,7 @@ def _rope(x):
     theta = torch.outer(torch.arange(s, dtype=torch.float32, device=x.device), inv_freq)
     theta = torch.cat([theta, theta], dim=-1)[:, None, None, :]
     xf = x.float()
-    rotated = torch.cat([-xf[..., d // 2:], xf[..., :d // 2]], dim=-1)
+    rotated = torch.cat([-xf[..., d // 2 :], xf[..., : d // 2]], dim=-1)
     return (xf * theta.cos() + rotated * theta.sin()).to(x.dtype)
 
 

@@ -1,5 +1,6 @@
 """No chunks, one exchange: each rank computes per-token statistics of its shard against its own max, all-gathers
 them, and merges the shards like an online softmax."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Wrong: each shard's exponentials are taken against its own max, and the sums are added across ranks as if they
 shared one max."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Wrong: takes the log-softmax of the untempered logits and divides the log-prob by the temperature afterwards (and
 reports the untempered entropy), instead of scaling the logits before the softmax."""
+
 import torch
 import torch.distributed as dist
 

@@ -19,7 +19,7 @@ def solution(logits, target, top_k, top_p):
     tz = z.gather(1, local.clamp(0, shard - 1)[:, None]).squeeze(1).masked_fill(~owned, 0.0)
     dist.all_reduce(tz)
     values = every.permute(1, 0, 2).reshape(z.shape[0], w * k).sort(dim=-1, descending=True).values
-    kept = values >= values[:, k - 1:k]
+    kept = values >= values[:, k - 1 : k]
     masked = values.masked_fill(~kept, float("-inf"))
     probs = torch.softmax(masked, dim=-1)
     kept &= (torch.cumsum(probs, dim=-1) - probs) < p

@@ -1,5 +1,6 @@
 """One exchange of per-shard log-sum-exp and owned target logit (all-gather); the clip branch is chosen by explicit
 conditions on the sign of the advantage, and the gradient is written as coef * (onehot - p) with a comparison."""
+
 import torch
 import torch.distributed as dist
 
@@ -18,8 +19,9 @@ def solution(logits, target, old_logprobs, advantages, mask):
     logp = every[:, 1].sum(0) - lse
     ratio = torch.exp(logp - old_logprobs)
     pos = advantages > 0
-    clip_ratio = torch.where(pos, torch.minimum(ratio, torch.full_like(ratio, 1.28)),
-                             torch.maximum(ratio, torch.full_like(ratio, 0.8)))
+    clip_ratio = torch.where(
+        pos, torch.minimum(ratio, torch.full_like(ratio, 1.28)), torch.maximum(ratio, torch.full_like(ratio, 0.8))
+    )
     token_loss = -(clip_ratio * advantages) * mask
     cut = (pos & (ratio > 1.28)) | (~pos & (ratio < 0.8))
     coef = torch.where(cut, 0.0, -advantages * ratio) * mask / mask.sum()

@@ -1,5 +1,6 @@
 """Wrong: the loss values are right, but the gradient always follows the unclipped branch, so tokens whose ratio has
 left the trust region still push the policy."""
+
 import torch
 import torch.distributed as dist
 

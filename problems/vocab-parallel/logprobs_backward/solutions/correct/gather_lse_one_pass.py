@@ -1,5 +1,6 @@
 """All-gathers each shard's log-sum-exp (one exchange), combines them with another log-sum-exp, and writes
 grad_out * (onehot - exp(z - lse)) with a masked comparison instead of a scatter."""
+
 import torch
 import torch.distributed as dist
 

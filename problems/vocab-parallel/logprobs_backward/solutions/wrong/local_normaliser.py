@@ -1,5 +1,6 @@
 """Wrong: the global max is all-reduced, but the sum of exponentials is not: each shard normalises by its own sum,
 so the softmax part of the gradient is too large by about W."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """One round: each rank all-gathers its per-token (local max, local sum-exp, owned target logit) and every rank
 combines them as an online softmax."""
+
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,6 @@
 """Wrong: clamps the target index into the local shard but forgets to zero it on ranks that do not own it, so the
 summed target logit picks up a stray logit from every other rank."""
+
 import torch.distributed as dist
 
 

@@ -1,4 +1,5 @@
 """Simplest correct approach: all-gather every shard into the full logits and take the top k locally."""
+
 import torch
 import torch.distributed as dist
 

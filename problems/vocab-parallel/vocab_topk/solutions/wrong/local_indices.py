@@ -1,4 +1,5 @@
 """Wrong: merges the candidates correctly but reports ids local to the owning shard instead of global ids."""
+
 import torch
 import torch.distributed as dist
 

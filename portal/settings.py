@@ -18,62 +18,15 @@ from django.core.exceptions import ImproperlyConfigured
 from evaluator.contract import signing
 from evaluator.contract.jobs import CHECKS_QUEUE, WEB_QUEUE
 from evaluator.contract.profiles import DEFAULT_PROFILE, PROFILES
+from portal.env import env_bool, env_int, env_list, read_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 INSECURE_DEV_SECRET_KEY = "django-insecure-parallel-kernel-arena-dev-only"  # never valid with DEBUG off
 
 
-def _read_env_file(path: Path) -> None:
-    """Loads KEY=VALUE lines into the environment without overriding what is already set."""
-    if not path.is_file():
-        return
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[len("export ") :]
-        key, sep, value = line.partition("=")
-        if not sep or not key.strip():
-            raise ImproperlyConfigured(f"{path}, line {number}: expected KEY=VALUE, got {line!r}.")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        os.environ.setdefault(key.strip(), value)
-
-
 _env_file = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))
 if _env_file:
-    _read_env_file(Path(_env_file))
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use 1/0, true/false, yes/no or on/off.")
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return list(default)
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer.") from None
+    read_env_file(Path(_env_file))
 
 
 # --- core -----------------------------------------------------------------------------------------------
@@ -340,7 +293,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "leaderboard.web.apis.exception_handler",
+    "EXCEPTION_HANDLER": "leaderboard.web.api_errors.exception_handler",
     # Counted in the "throttle" cache (Redis) by leaderboard/web/throttles.py; a request over a rate gets 429 with
     # Retry-After. "anon" is per client address: well above what the load test's 200 readers send from one address.
     "DEFAULT_THROTTLE_CLASSES": [

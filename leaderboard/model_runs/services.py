@@ -20,8 +20,8 @@ from leaderboard.model_runs.layout import read_archive
 from leaderboard.models import ModelRun, Problem, Submission, Trajectory
 from leaderboard.names import invisible_character
 from leaderboard.rankings import generations
-from leaderboard.rankings.selectors import current_suite_version
 from leaderboard.rankings.services import run_score_refresh
+from leaderboard.rankings.standing import current_suite_version
 from leaderboard.submissions import queueing, validation
 from leaderboard.submissions import services as submission_services
 

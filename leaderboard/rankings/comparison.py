@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from leaderboard.models import ModelRun, RunComparison
-from leaderboard.rankings import metrics, scores, selectors, significance
+from leaderboard.rankings import metrics, run_selectors, scores, significance
 from problems.registry import CATEGORIES
 
 
@@ -49,10 +49,10 @@ def model_run_comparison_compute(*, a: ModelRun, b: ModelRun) -> Comparison:
     otherwise look better for it), with the paired bootstrap of their differences. Costly (a bootstrap per figure):
     only the comparison job calls it (``services.run_comparison_refresh``); pages read ``model_run_comparison``."""
     k = min(a.k, b.k)
-    a_attempts, b_attempts = selectors.model_run_attempts(run=a), selectors.model_run_attempts(run=b)
+    a_attempts, b_attempts = run_selectors.model_run_attempts(run=a), run_selectors.model_run_attempts(run=b)
     # As stored at ingest when a run is compared at its own k; a run with the larger k is scored here at the other's.
-    a_score = scores.stored_score(a, k) or selectors.model_run_score(run=a, attempts=a_attempts, k=k)
-    b_score = scores.stored_score(b, k) or selectors.model_run_score(run=b, attempts=b_attempts, k=k)
+    a_score = scores.stored_score(a, k) or run_selectors.model_run_score(run=a, attempts=a_attempts, k=k)
+    b_score = scores.stored_score(b, k) or run_selectors.model_run_score(run=b, attempts=b_attempts, k=k)
     titles = {x.problem_id: (x.problem_title, x.category) for x in a_attempts + b_attempts}
     return _comparison(a, b, k, a_score, b_score, significance.compare_scores(a_score, b_score), titles)
 

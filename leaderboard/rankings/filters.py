@@ -1,6 +1,6 @@
 """The filters of the overall ranking of model runs: one FilterSet for the page's form and the API.
 
-A filter offers, and accepts, the values some run has (``selectors.model_run_filter_choices``: hardware, precision,
+A filter offers, and accepts, the values some run has (``run_selectors.model_run_filter_choices``: hardware, precision,
 k; both protocol modes always). The page shows ``.form`` and ignores a value it does not offer (a stale link still
 shows a ranking); the API refuses it with a 400 that names the field.
 """
@@ -19,7 +19,7 @@ ANY = "any"
 
 @dataclass(frozen=True)
 class RunFilterChoices:
-    """The values each filter offers (``selectors.model_run_filter_choices`` reads them from the runs); kept here,
+    """The values each filter offers (``run_selectors.model_run_filter_choices`` reads them from the runs); kept here,
     beside the FilterSet that takes them, so the selectors import the filters and never the other way round."""
 
     profiles: list[str]

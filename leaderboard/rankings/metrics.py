@@ -128,9 +128,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 def fast_p_at_k(n: int, c_fast: int, k: int) -> float:
     """fast_p@k: the pass@k estimator where ``c_fast`` counts attempts correct *and* with speedup > p.
-
-    ``c_fast`` comes from :func:`fast_count`; the arithmetic and the errors are those of :func:`pass_at_k`.
-    """
+    ``c_fast`` comes from :func:`fast_count`; the arithmetic and the errors are those of :func:`pass_at_k`."""
     return pass_at_k(n, c_fast, k)
 
 
@@ -183,8 +181,7 @@ def is_fast(attempt: Attempt, p: float) -> bool:
 
 def fast_count(attempts: Iterable[Attempt], p: float) -> int:
     """How many attempts are correct and significantly faster than the baseline by more than ``p`` (the lower
-    bound of the speedup's interval > p). A correct attempt without an interval (not timed) does not count.
-    """
+    bound of the speedup's interval > p). A correct attempt without an interval (not timed) does not count."""
     return sum(1 for a in attempts if is_fast(a, p))
 
 
@@ -390,13 +387,7 @@ class Protocol:
     @classmethod
     def of_run(cls, run: object) -> "Protocol":
         """The protocol of a model run (anything with ``mode``, ``k``, ``turn_budget``, ``tokens``, ``wall_time_s``)."""
-        return cls(
-            mode=getattr(run, "mode"),
-            k=getattr(run, "k"),
-            turn_budget=getattr(run, "turn_budget"),
-            tokens=getattr(run, "tokens"),
-            wall_time_s=getattr(run, "wall_time_s"),
-        )
+        return cls(**{name: getattr(run, name) for name in ("mode", "k", "turn_budget", "tokens", "wall_time_s")})
 
     def label(self) -> str:
         """One line, e.g. ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h`` (zero-shot shows no turns)."""

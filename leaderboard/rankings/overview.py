@@ -22,7 +22,7 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import percentile
 from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result
-from leaderboard.rankings import metrics, ranking_rows, selectors
+from leaderboard.rankings import metrics, ranking_rows, run_selectors, selectors
 
 # fast_p is drawn at these p (×: a correct attempt whose speedup's interval lies above p counts).
 FAST_P_CURVE: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
@@ -280,17 +280,19 @@ class RunCurves:
     k: int
 
 
-def model_run_curves(*, run: ModelRun, attempts: list[selectors.AttemptRow] | None = None) -> RunCurves:
+def model_run_curves(*, run: ModelRun, attempts: list[run_selectors.AttemptRow] | None = None) -> RunCurves:
     """pass@k for k = 1 … the run's k, and fast_p@k (at the run's k) against p: the same scoring as every score
-    of the run (``selectors.model_run_score``: fast_p on the interval's lower bound, none on a CPU profile)."""
-    attempts = selectors.model_run_attempts(run=run) if attempts is None else attempts
-    suite = selectors.model_run_suite(run=run)
+    of the run (``run_selectors.model_run_score``: fast_p on the interval's lower bound, none on a CPU profile)."""
+    attempts = run_selectors.model_run_attempts(run=run) if attempts is None else attempts
+    suite = run_selectors.model_run_suite(run=run)
     ks = list(range(1, max(run.k, 1) + 1))
     pass_at = [
-        selectors.model_run_score(run=run, attempts=attempts, k=k, suite=suite, intervals=False).overall.mean_pass_at_k
+        run_selectors.model_run_score(
+            run=run, attempts=attempts, k=k, suite=suite, intervals=False
+        ).overall.mean_pass_at_k
         for k in ks
     ]
-    scored = selectors.model_run_score(
+    scored = run_selectors.model_run_score(
         run=run, attempts=attempts, suite=suite, intervals=False, thresholds=FAST_P_CURVE
     )
     return RunCurves(

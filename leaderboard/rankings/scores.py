@@ -259,7 +259,7 @@ def _problem_of(row: list[Any]) -> metrics.ProblemScore:
 
 
 def score_record(score: metrics.RunScore) -> dict[str, Any]:
-    """A run scored (``selectors.model_run_score``) as JSON, every figure kept exactly (floats written as
+    """A run scored (``run_selectors.model_run_score``) as JSON, every figure kept exactly (floats written as
     ``repr`` writes them read back to the same value, mappings as ordered pairs), so ``score_of`` gives back an
     equal ``metrics.RunScore``."""
     return {

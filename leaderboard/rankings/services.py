@@ -1,6 +1,6 @@
 """The writes of rankings, each a stored figure recomputed by the selector that defines it, so pages read rows:
 
-- a model run's ranking row (``RunScore``, ``selectors.model_run_score``) with the run's progress, once per batch of
+- a model run's ranking row (``RunScore``, ``run_selectors.model_run_score``) with the run's progress, once per batch of
   attempts that settle: recording one marks the run stale in its transaction (``run_score_mark_stale``, a few
   queries whatever the run's size) and the first mark asks the web worker to score the run
   (``run_score_refresh_stale``), which counts every attempt settled by then;
@@ -40,7 +40,17 @@ from leaderboard.models import (
     StandingEntry,
     Submission,
 )
-from leaderboard.rankings import comparison, generations, metrics, overview, ranking_rows, scores, selectors, solutions
+from leaderboard.rankings import (
+    comparison,
+    generations,
+    metrics,
+    overview,
+    ranking_rows,
+    run_selectors,
+    scores,
+    selectors,
+    solutions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +131,8 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
         run = ModelRun.objects.select_for_update().filter(pk=model_run_id).first()
         if run is None:
             return None
-        attempts = selectors.model_run_attempts(run=run)
-        score = selectors.model_run_score(run=run, attempts=attempts)
+        attempts = run_selectors.model_run_attempts(run=run)
+        score = run_selectors.model_run_score(run=run, attempts=attempts)
         curves = overview.model_run_curves(run=run, attempts=attempts)  # pass@1 is its first point
         overall = score.overall
         intervals = overall.intervals
@@ -140,7 +150,7 @@ def run_score_refresh(*, model_run_id: int) -> RunScore | None:
             "coverage": overall.coverage,
             "correct_attempts": overall.correct_attempts,
             "by_category": {cat: scores.aggregate_record(agg) for cat, agg in score.by_category.items()},
-            "status": selectors.model_run_status(run=run, attempts=attempts, score=score),
+            "status": run_selectors.model_run_status(run=run, attempts=attempts, score=score),
             "timed": score.timed,
             "protocol_revision": revisions[-1] if revisions else None,
             "detail": {"score": scores.score_record(score), "curves": vars(curves)},

@@ -62,7 +62,7 @@ def run_suite_version_current(run: ModelRun) -> bool:
 
 
 class _Attempt(Shape):
-    """What the standing reads of an attempt (``selectors.AttemptRow``)."""
+    """What the standing reads of an attempt (``run_selectors.AttemptRow``)."""
 
     is_final: bool
     speedup: float | None

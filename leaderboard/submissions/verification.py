@@ -23,7 +23,7 @@ from django.conf import settings
 
 from evaluator.contract.result import Verdict
 from leaderboard.models import ModelRun, Result, Submission
-from leaderboard.rankings import generations, metrics, standing
+from leaderboard.rankings import generations, metrics, run_selectors, standing
 from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import queueing
 
@@ -72,7 +72,7 @@ def top_runs_remeasure(*, profile: str) -> list[Submission]:
     """Re-measures, for every ranked run of the top ten on a timed profile without re-measurements, its best passed
     timed attempt at each problem."""
     runs = list(
-        rankings.model_run_ranking(standing=rankings.RANKED)
+        run_selectors.model_run_ranking(standing=run_selectors.RANKED)
         .filter(profile=profile)
         .values_list("pk", flat=True)[: top_runs()]
     )

@@ -4,6 +4,8 @@ filter form is ``rankings.filters.RunFilterSet``'s)."""
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 
 from evaluator.contract.profiles import PROFILES
 from leaderboard.catalogue.selectors import problem_list
@@ -67,3 +69,23 @@ class ModelRunForm(forms.Form):
         ),
         widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar.gz,.tgz,application/zip,application/gzip"}),
     )
+
+
+def form_errors_from(form: forms.Form, exc: ValidationError) -> None:
+    """A service's refusal shown on the form that sent the input: each message on its field where the form has it
+    (a source that came as a file on the file field), the others above the form."""
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            target = field if field in form.fields else None
+            if field == "source" and form.cleaned_data.get("file"):
+                target = "file"
+            for message in errors:
+                form.add_error(target, message)
+    else:
+        for message in exc.messages:
+            form.add_error(None, message)
+
+
+def published_flag(request: HttpRequest) -> bool:
+    """Whether a publish button asks to publish (the default) or to make private again (``published=0``)."""
+    return request.POST.get("published", "1") not in ("0", "false", "no")

@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from leaderboard.models import Problem, Submission
-from leaderboard.rankings import metrics, scores, tables
+from leaderboard.rankings import metrics, problem_tables, scores
 from leaderboard.submissions import selectors as submissions
 
 
@@ -94,7 +94,7 @@ class RankingEntryOutputSerializer(serializers.Serializer):
     speedup_note = serializers.SerializerMethodField(help_text=SPEEDUP_NOTE_HELP)
 
     def get_speedup_note(self, obj) -> str | None:
-        return None if obj.timed else tables.NOT_TIMED_NOTE
+        return None if obj.timed else problem_tables.NOT_TIMED_NOTE
 
 
 class SubmissionListItemSerializer(serializers.ModelSerializer):
@@ -410,3 +410,11 @@ class BestSolutionOutputSerializer(serializers.Serializer):
 
     def get_speedup_note(self, obj) -> str | None:
         return metrics.speed_note(obj.profile)
+
+
+class PublishInputSerializer(serializers.Serializer):
+    """What publishing a solution or a model run takes (the API's two publish operations)."""
+
+    published = serializers.BooleanField(
+        default=True, help_text="true: publish (anyone may read and download the code); false: private again"
+    )

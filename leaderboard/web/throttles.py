@@ -100,6 +100,10 @@ class UploadThrottle(_Throttle):
     scope, by_user, only_writes = "uploads", True, True
 
 
+# Creating work is limited per user (form and API alike), on top of the API's own per-user and per-address rates.
+UPLOAD_THROTTLES = [ApiAnonThrottle, ApiUserThrottle, UploadThrottle]
+
+
 class SignupThrottle(_Throttle):
     scope, by_user, only_writes = "signup", False, True
 

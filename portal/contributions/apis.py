@@ -1,5 +1,5 @@
 """The REST API for problem proposals: propose one, list one's own, read one. Token auth
-(``Authorization: Token <key>``) or the site session; errors follow ``leaderboard.apis.exception_handler``."""
+(``Authorization: Token <key>``) or the site session; errors follow ``leaderboard.web.api_errors.exception_handler``."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun
-from leaderboard.rankings import selectors, tables
+from leaderboard.rankings import run_selectors, run_tables, tables
 
 pytestmark = pytest.mark.django_db
 RANKING_QUERIES = 10  # the most queries the ranking of runs may make, on any amount of data
@@ -33,8 +33,8 @@ def test_the_ranking_of_runs_makes_the_same_queries_and_shows_its_ranges(client,
     with CaptureQueriesContext(connection) as queries:
         page = client.get("/runs/?per_page=4").content.decode()
     assert len(queries) <= RANKING_QUERIES, len(queries)
-    runs = selectors.model_run_ranking(standing=selectors.RANKED, sort=tables.RUN_DEFAULT_SORT)
-    ranges = selectors.model_run_rank_ranges(runs=runs)
+    runs = run_selectors.model_run_ranking(standing=run_selectors.RANKED, sort=run_tables.RUN_DEFAULT_SORT)
+    ranges = run_selectors.model_run_rank_ranges(runs=runs)
     first = runs[0]
     from leaderboard.rankings.significance import rank_label
 
@@ -42,7 +42,7 @@ def test_the_ranking_of_runs_makes_the_same_queries_and_shows_its_ranges(client,
 
 
 def test_the_comparison_lists_the_newest_runs_and_compares_any_by_its_number(client, seeded, monkeypatch):
-    monkeypatch.setattr(selectors, "COMPARE_CHOICES", 3)
+    monkeypatch.setattr(run_selectors, "COMPARE_CHOICES", 3)
     ids = list(ModelRun.objects.order_by("-created_at", "-id").values_list("pk", flat=True))
     page = client.get("/runs/compare/").content.decode()
     assert page.count('<option value="') == 6  # two pickers of the three newest runs
@@ -53,7 +53,9 @@ def test_the_comparison_lists_the_newest_runs_and_compares_any_by_its_number(cli
 
 
 def test_an_export_comes_a_page_at_a_time_and_its_pages_are_the_whole_table(client, seeded):
-    whole = [r.pk for r in selectors.model_run_ranking(standing=selectors.RANKED, sort=tables.RUN_DEFAULT_SORT)]
+    whole = [
+        r.pk for r in run_selectors.model_run_ranking(standing=run_selectors.RANKED, sort=run_tables.RUN_DEFAULT_SORT)
+    ]
     assert len(whole) > 5
     seen, url = [], "/runs/?format=json&per_page=5"
     while url:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import ModelRun, RunScore
-from leaderboard.rankings import tables
+from leaderboard.rankings import run_tables
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_the_api_refuses_a_value_no_run_has_naming_the_field(client, runs):
 
 
 def test_the_api_sorts_by_the_runs_tables_keys(client, runs):
-    assert "-tokens" in tables.run_ranking_table().sort_keys()
+    assert "-tokens" in run_tables.run_ranking_table().sort_keys()
     names = [r["model"] for r in client.get("/api/rankings/model-runs/?sort=-k").json()["results"]]
     assert names == ["beta", "alpha"]
     assert client.get("/api/rankings/model-runs/?sort=nonsense").status_code == 400

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import Problem, ProblemStanding, StandingEntry
-from leaderboard.rankings import ranking_rows, selectors, tables
+from leaderboard.rankings import problem_tables, ranking_rows, selectors, tables
 from leaderboard.submissions import verification
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create
@@ -96,7 +96,7 @@ def test_every_stored_row_equals_the_ranking_computed_per_request_on_seeded_data
         verified += sum(1 for e in stored if e.verification is not None)
     assert verified >= 2, "re-measured rows are compared too"
 
-    table = tables.problem_ranking_table()
+    table = problem_tables.problem_ranking_table()
     for standing in standings[:8] + [s for s in standings if s.problem_id == ALL_REDUCE]:
         computed = _computed(standing)
         base = (

@@ -10,8 +10,7 @@ import pytest
 
 from evaluator.contract import jobs
 from leaderboard.models import RunScore
-from leaderboard.rankings import scores, services
-from leaderboard.rankings import selectors as rankings
+from leaderboard.rankings import run_selectors, scores, services
 from leaderboard.submissions.results import result_record
 from tests.leaderboard import run_fixtures as fx
 
@@ -60,7 +59,7 @@ def test_a_batch_of_results_is_scored_once_by_one_web_job(
     assert refreshes == [{"model_run_id": run.pk}]
     run.refresh_from_db()
     assert (run.state, run.attempts_done, run.attempts_total, run.score_stale_since) == ("finished", 12, 12, None)
-    assert scores.stored_score(run) == rankings.model_run_score(run=run)  # every result counted
+    assert scores.stored_score(run) == run_selectors.model_run_score(run=run)  # every result counted
     assert run.score.pass_at_k == pytest.approx(fx.PASS_AT_K, rel=1e-12, abs=0)
 
     # replays: the job once more, every result delivered again

@@ -82,7 +82,7 @@ def _home_as_computed_per_request(client, query: str = "") -> str:
     """The home page's categories as the previous view rendered them (same template, figures ranked now)."""
     from django.template.loader import render_to_string
 
-    from leaderboard.web.views import _url_prefixes
+    from leaderboard.web.links import url_prefixes
 
     filters = catalogue.problem_filters(dict(x.split("=") for x in query.split("&")) if query else None)
     problems = list(filters.qs)
@@ -96,7 +96,7 @@ def _home_as_computed_per_request(client, query: str = "") -> str:
             "search": filters.form,
             "filtered": bool(query),
             "matches": len(problems),
-            **_url_prefixes(),
+            **url_prefixes(),
         },
     )
 

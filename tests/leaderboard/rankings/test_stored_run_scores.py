@@ -12,8 +12,7 @@ import pytest
 
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, RunScore
-from leaderboard.rankings import comparison, metrics, overview, scores, services, significance
-from leaderboard.rankings import selectors as rankings
+from leaderboard.rankings import comparison, metrics, overview, run_selectors, scores, services, significance
 from tests.leaderboard import run_fixtures as fx
 
 pytestmark = pytest.mark.django_db
@@ -25,8 +24,8 @@ def no_remeasurements(settings):
 
 
 def _scored_now(run: ModelRun):
-    attempts = rankings.model_run_attempts(run=run)
-    return rankings.model_run_score(run=run, attempts=attempts), vars(
+    attempts = run_selectors.model_run_attempts(run=run)
+    return run_selectors.model_run_score(run=run, attempts=attempts), vars(
         overview.model_run_curves(run=run, attempts=attempts)
     )
 
@@ -41,7 +40,7 @@ def _as_scored_per_request(client, url: str, monkeypatch) -> str:
     from leaderboard.rankings.generations import bump
 
     with monkeypatch.context() as m:
-        m.setattr(scores, "stored_score", lambda run, k=None: rankings.model_run_score(run=run, k=k))
+        m.setattr(scores, "stored_score", lambda run, k=None: run_selectors.model_run_score(run=run, k=k))
         m.setattr(scores, "stored_curves", lambda run: vars(overview.model_run_curves(run=run)))
         m.setattr(comparison, "model_run_comparison", comparison.model_run_comparison_compute)
         bump()  # not the page cached a moment ago
@@ -64,7 +63,7 @@ def no_scoring_in_requests(monkeypatch):
             for module, name in (
                 (significance, "bootstrap_interval"),
                 (metrics, "score_run"),
-                (rankings, "model_run_score"),
+                (run_selectors, "model_run_score"),
                 (overview, "model_run_curves"),
                 (comparison, "model_run_comparison_compute"),
             ):
@@ -82,7 +81,7 @@ def test_every_runs_stored_score_equals_scoring_it_now_over_seeded_data():
         score, curves = _scored_now(run)
         assert scores.stored_score(run) == score, run.pk
         assert scores.stored_curves(run) == curves, run.pk
-        at_1 = rankings.model_run_score(run=run, k=1, suite={}, intervals=False).overall.mean_pass_at_k
+        at_1 = run_selectors.model_run_score(run=run, k=1, suite={}, intervals=False).overall.mean_pass_at_k
         assert run.score.pass_at_1 == at_1 and run.score.pass_at_k == score.overall.mean_pass_at_k, run.pk
         assert score.overall.intervals, "the seeded runs have intervals to compare"
 

@@ -121,6 +121,8 @@ class Session:
         self.phase_seconds: dict[str, float] = {}
         self.events: dict[str, float] = {}
         self.escaped: list[str] = []
+        # Signals whose handler a solution's call installed and the engine put back as the call returned.
+        self.restored_signals: set[str] = set()
         self.timer_path, self.runtime, self.solution_dir, self.cache, self.tmp_bytes = (
             timer_path,
             runtime,

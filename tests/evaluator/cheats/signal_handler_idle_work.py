@@ -1,6 +1,7 @@
 """Class: work outside the timed calls through a signal handler. Installs a handler for SIGALRM and an interval timer,
 so that code of the solution runs while its rank waits for the host (between calls, off every clock). Signal
-dispositions belong to the evaluator: a handler installed by the solution is refused, naming the signal."""
+dispositions belong to the evaluator: the engine puts back the harness's disposition (ignore, for the timers'
+signals) the moment a call returns, so the handler never runs between calls and buys nothing."""
 
 import importlib
 

@@ -98,7 +98,7 @@ print(json.dumps(engine.step(True, call, feed.fd, out.fd)["inputs_swapped"]))
     assert out == ["input 0"]
 
 
-def test_a_signal_handler_the_call_installs_is_reported(engine_path, tmp_path):
+def test_a_signal_handler_the_call_installs_is_put_back_as_the_call_returns_and_reported(engine_path, tmp_path):
     out = _run(
         engine_path,
         """
@@ -107,11 +107,16 @@ def call(a):
     signal.signal(signal.SIGUSR2, lambda *_: None)
     return a + 1
 show()
-print(json.dumps(engine.step(True, call, feed.fd, out.fd)["signals_changed"]))
+def caught():  # the kernel's view of the process: which signals have a handler now
+    mask = next(line for line in open("/proc/self/status") if line.startswith("SigCgt:")).split()[1]
+    return bool(int(mask, 16) >> (signal.SIGUSR2 - 1) & 1)
+before = caught()
+changed = engine.step(True, call, feed.fd, out.fd)["signals_changed"]
+print(json.dumps([changed, before, caught()]))
 """,
         tmp_path,
     )
-    assert out == ["SIGUSR2"]
+    assert out == [["SIGUSR2"], False, False]
 
 
 def test_communication_is_counted_from_the_dispatcher_whatever_the_python_entry_point(engine_path, tmp_path):

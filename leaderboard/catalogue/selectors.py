@@ -38,8 +38,14 @@ def problem_filters(data=None):
 def problem_list_by_category(*, problems: QuerySet[Problem] | None = None) -> list[Category]:
     """Active problems (or ``problems``, e.g. a filtered list) grouped by category, categories in the suite's
     order."""
+    return problems_by_category(list(problem_list() if problems is None else problems.order_by("category", "title")))
+
+
+def problems_by_category(problems: list[Problem]) -> list[Category]:
+    """``problems`` (read already, in ``problem_list``'s order: category, then title) grouped by category, categories
+    in the suite's order: no query."""
     grouped: dict[str, list[Problem]] = {}
-    for problem in problem_list() if problems is None else problems.order_by("category", "title"):
+    for problem in problems:
         grouped.setdefault(problem.category, []).append(problem)
     order = list(CATEGORIES) + sorted(set(grouped) - set(CATEGORIES))
     return [Category(key, CATEGORIES.get(key, key), grouped[key]) for key in order if key in grouped]

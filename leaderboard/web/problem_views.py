@@ -37,7 +37,7 @@ def home(request: HttpRequest) -> HttpResponse:
     )
     filtered = bool(filters.active())
     summaries = overview.category_lines(problems, leaders, whole_catalogue=not filtered)
-    categories = catalogue.problem_list_by_category(problems=listed)
+    categories = catalogue.problems_by_category(problems)  # in the filters' order: category, then title
     return render(
         request,
         "home.html",

@@ -342,3 +342,36 @@ def measures_speed(profile: Any) -> bool:
     from leaderboard.rankings.metrics import measures_speed as timed
 
     return isinstance(profile, str) and timed(profile)
+
+
+URL_PREFIXES = ("problems_url", "runs_url", "users_url", "submissions_url")
+
+
+@register.simple_tag(takes_context=True)
+def catalogue_rows(context, problems, leaders) -> str:
+    """The rows of one category of the home page's catalogue, built in Python (``web/row_html.py``)."""
+    from leaderboard.web import row_html
+
+    urls = {name: context.get(name, "") for name in URL_PREFIXES}
+    leaders = leaders if isinstance(leaders, dict) else {}
+    return mark_safe("".join(row_html.catalogue_row(p, leaders.get(p.id), urls, times) for p in problems))
+
+
+_RUN_FILTERS = {
+    "percent": percent,
+    "times": times,
+    "rank_range": rank_range,
+    "run_status_reason": run_status_reason,
+    "protocol_label": protocol_label,
+}
+
+
+@register.simple_tag(takes_context=True)
+def run_rows(context, runs, ranked=True) -> str:
+    """The rows of the ranking of model runs (``ranked``) or of the runs not ranked, built in Python
+    (``web/row_html.py``)."""
+    from leaderboard.web import row_html
+
+    urls = {name: context.get(name, "") for name in URL_PREFIXES}
+    row = row_html.run_ranking_row if ranked else row_html.run_unranked_row
+    return mark_safe("".join(row(run, urls, _RUN_FILTERS) for run in runs))

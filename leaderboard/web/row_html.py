@@ -1,0 +1,211 @@
+"""The rows of the site's longest tables (the catalogue on the home page, the ranking of model runs), built in Python.
+
+A template loop costs about a microsecond per variable, filter and tag it evaluates: a home page of 170 problems, or
+a ranking of 100 runs, spent most of its rendering time there. These functions write the same HTML the loops wrote,
+byte for byte (``tests/leaderboard/web/test_row_html.py`` renders both over seeded data), with every value escaped as
+the template escaped it and every number formatted by the same filters (``templatetags/arena.py``).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from html import escape as html_escape
+from typing import Any, Callable, Mapping
+
+from django.template.defaultfilters import date as date_filter
+from django.template.defaultfilters import urlencode
+from django.utils.formats import localize
+from django.utils.timezone import template_localtime
+
+
+DEMO_BADGE = ' <span class="badge">demo</span>'
+REVISION = '<div class="muted small">rev {}</div>'
+
+
+def text(value: Any) -> str:
+    """A value as ``{{ value }}`` writes it: localized, turned into text, escaped (a safe string left as it is).
+    Django's ``escape`` is ``html.escape`` marked safe; plain strings and integers skip its lazy-text wrapper."""
+    kind = type(value)
+    if kind is str:
+        return html_escape(value)
+    if kind is int:
+        return str(value)
+    if hasattr(value, "__html__"):
+        return value.__html__()
+    return html_escape(str(localize(value)))
+
+
+def _get(obj: Any, name: str) -> Any:
+    """``obj.name`` as a template reads it: a missing related row (or attribute) reads as "" ."""
+    if obj is None or obj == "":
+        return ""
+    try:
+        return getattr(obj, name)
+    except Exception as exc:  # the template engine's rule: failures that say so are silent
+        if getattr(exc, "silent_variable_failure", False) or isinstance(exc, AttributeError):
+            return ""
+        raise
+
+
+def catalogue_row(problem: Any, lead: Any, urls: Mapping[str, str], times: Callable[[Any], str]) -> str:
+    """One problem's row of the home page's catalogue (``lead``: its ``overview.ProblemLeader`` or None)."""
+    hard = (
+        f'<details class="hard"><summary>Why it is hard</summary>{text(problem.hard)}</details>' if problem.hard else ""
+    )
+    tags = "".join(f'<a class="tag" href="?tag={text(urlencode(tag))}">{text(tag)}</a> ' for tag in problem.tag_list)
+    summary = (
+        f'<div class="muted small summary" title="{text(problem.summary)}">{text(problem.summary)}</div>'
+        if problem.summary
+        else ""
+    )
+    leader = _get(lead, "leader")
+    if leader:
+        if leader.model_run_id:
+            who = f'<a href="{text(urls["runs_url"])}{text(leader.model_run_id)}/">{text(leader.model)}</a>'
+        else:
+            who = f'<a href="{text(urls["users_url"])}{text(urlencode(leader.username))}/">{text(leader.username)}</a>'
+        best = (
+            f'<a href="{text(urls["submissions_url"])}{text(leader.submission_id)}/">{text(times(leader.speedup))}</a>'
+        )
+    else:
+        who, best = '<span class="muted">—</span>', "—"
+    solutions = _get(lead, "solutions") or "0"
+    world_sizes = ", ".join(text(size) for size in problem.world_sizes)
+    return (
+        "\n        \n        <tr>\n          \n"
+        f'          <td><a href="{text(urls["problems_url"])}{text(problem.id)}/">{text(problem.title)}</a> '
+        f'<code class="small muted">{text(problem.id)}</code>\n'
+        f'            <span class="small row-notes">{hard}\n'
+        f"              {tags}</span>\n"
+        f"            {summary}</td>\n"
+        f'          <td class="small models" data-label="Models">{text(problem.codebase)}</td>\n'
+        f'          <td data-label="World sizes">{world_sizes}</td>\n'
+        f'          <td class="small" data-label="Leader">{who}</td>\n'
+        f'          <td data-label="Best">{best}</td>\n'
+        f'          <td data-label="Solutions">{text(solutions)}</td>\n'
+        f'          <td data-label="Version">v{text(problem.version)}</td>\n'
+        "        </tr>\n        \n      "
+    )
+
+
+def date_text(value: Any) -> str:
+    """``{{ value|date:"Y-m-d" }}``: in the current time zone (the template converts it before the filter), the year
+    in four digits and the month and day in two, as ``DateFormat``'s Y, m and d write them."""
+    if not isinstance(value, date):
+        return text(date_filter(value, "Y-m-d"))  # "" for a missing date, as the filter gives
+    day = template_localtime(value) if isinstance(value, datetime) else value
+    return f"{day.year:04d}-{day.month:02d}-{day.day:02d}"
+
+
+def _interval(score: Any, low: str, high: str, fmt: Callable[[Any], str]) -> str:
+    if getattr(score, low, None) is None:
+        return ""
+    return (
+        f'<div class="muted small ci"><span>{text(fmt(getattr(score, low)))}</span>–<wbr>'
+        f"<span>{text(fmt(getattr(score, high)))}</span></div>"
+    )
+
+
+def _run_cells(run: Any, urls: Mapping[str, str], protocol_label: Callable[[Any], str]) -> tuple[str, str, str, Any]:
+    """What both tables of runs show alike: the run's link and badges, its owner's link, its protocol; its score."""
+    username = run.user.get_username()
+    link = (
+        f'<a href="{text(urls["runs_url"])}{text(run.pk)}/">{text(run.model)}</a> '
+        f'<span class="muted small">#{text(run.pk)}</span>{DEMO_BADGE if run.is_demo else ""}'
+    )
+    owner = f'<a href="{text(urls["users_url"])}{text(urlencode(username))}/">{text(username)}</a>'
+    protocol = f'<span class="protocol protocol-{text(run.mode)}">{text(protocol_label(run))}</span>'
+    return link, owner, protocol, _get(run, "score") or None
+
+
+def run_ranking_row(run: Any, urls: Mapping[str, str], f: Mapping[str, Callable[[Any], str]]) -> str:
+    """One ranked run's row of the ranking of model runs (``f``: the filters ``percent``, ``times``, ``rank_range``,
+    ``run_status_reason``, ``protocol_label``)."""
+    link, owner, protocol, s = _run_cells(run, urls, f["protocol_label"])
+    status = text(_get(s, "status") or "unfinished")
+    pct, times = f["percent"], f["times"]
+    rank = (
+        text(f["rank_range"](run.rank_range))
+        if getattr(run, "rank_range", None)
+        else f'<span class="badge state-{status}" title="not ranked: {text(f["run_status_reason"](status))}">'
+        f"{status}</span>"
+    )
+    if s is not None and not s.timed:
+        timing = (
+            f'<td colspan="5" class="text small muted" data-metric="timing">verdicts only: {text(run.profile)} '
+            "times as a pipeline check, not a measurement</td>"
+        )
+    else:
+        revision = _get(s, "protocol_revision")
+        timing = (
+            f'\n      <td class="score" data-metric="fast_1">{text(pct(_get(s, "fast_1_at_k")))}'
+            f"{_interval(s, 'fast_1_low', 'fast_1_high', pct)}</td>"
+            f'\n      <td class="score" data-metric="fast_1_5">{text(pct(_get(s, "fast_1_5_at_k")))}'
+            f"{_interval(s, 'fast_1_5_low', 'fast_1_5_high', pct)}</td>"
+            f'\n      <td class="score" data-metric="fast_2">{text(pct(_get(s, "fast_2_at_k")))}'
+            f"{_interval(s, 'fast_2_low', 'fast_2_high', pct)}</td>"
+            f'\n      <td data-metric="speedup">{text(times(_get(s, "geomean_speedup")))}'
+            f"{_interval(s, 'geomean_low', 'geomean_high', times)}"
+            f"{REVISION.format(text(revision)) if revision else ''}</td>"
+            f'\n      <td data-metric="roofline">{text(pct(_get(s, "mean_roofline_fraction")))}</td>'
+        )
+    progress = (
+        text(run.attempts_total)
+        if run.is_done
+        else f'<span class="badge state-{text(run.state)}">{text(run.attempts_done)}/{text(run.attempts_total)}</span>'
+    )
+    return (
+        f'\n    <tr data-run="{text(run.pk)}" data-status="{status}">'
+        f'\n      <td class="text" data-metric="rank">{rank}</td>'
+        f'\n      <td class="text">{link}'
+        f'\n        <div class="muted small">{text(run.provider)}{" · open weights" if run.open_weights else ""} · by '
+        f"{owner}</div></td>"
+        f'\n      <td class="text">{text(run.profile)}<div class="muted small">'
+        f"{text(run.precision or 'precision not given')}</div></td>"
+        f'\n      <td class="text small">{protocol}</td>'
+        f"\n      <td>{text(run.k)}</td>"
+        f'\n      <td class="score" data-metric="pass_at_k">{text(pct(_get(s, "pass_at_k")))}'
+        f"{_interval(s, 'pass_at_k_low', 'pass_at_k_high', pct)}</td>"
+        f'\n      <td class="score" data-metric="pass_at_1">{text(pct(_get(s, "pass_at_1")))}</td>'
+        f"\n      {timing}"
+        f'\n      <td data-metric="coverage">{text(pct(_get(s, "coverage")))}</td>'
+        f'\n      <td class="text">{progress}</td>'
+        f'\n      <td class="text small">{date_text(run.created_at)}</td>'
+        "\n    </tr>\n  "
+    )
+
+
+def run_unranked_row(run: Any, urls: Mapping[str, str], f: Mapping[str, Callable[[Any], str]]) -> str:
+    """One run's row of the runs not ranked (unfinished, partial, other version), below the ranking."""
+    link, owner, protocol, s = _run_cells(run, urls, f["protocol_label"])
+    status = text(_get(s, "status") or "unfinished")
+    pct = f["percent"]
+    suite = f" · suite {text(run.suite)} {text(run.suite_version)}" if run.suite_version else ""
+    muted = "".join(
+        f'\n      <td class="muted" data-metric="{metric}">{text(fmt(_get(s, field)))}</td>'
+        for metric, field, fmt in (
+            ("pass_at_k", "pass_at_k", pct),
+            ("pass_at_1", "pass_at_1", pct),
+            ("fast_1", "fast_1_at_k", pct),
+            ("fast_1_5", "fast_1_5_at_k", pct),
+            ("fast_2", "fast_2_at_k", pct),
+            ("speedup", "geomean_speedup", f["times"]),
+            ("roofline", "mean_roofline_fraction", pct),
+        )
+    )
+    return (
+        f'\n    <tr data-run="{text(run.pk)}" data-status="{status}">'
+        f'\n      <td class="text"><span class="badge state-{status}" title="{text(f["run_status_reason"](status))}">'
+        f"{status}</span></td>"
+        f'\n      <td class="text">{link}'
+        f'\n        <div class="muted small">{text(run.provider)} · by {owner}{suite}</div></td>'
+        f'\n      <td class="text">{text(run.profile)}</td>'
+        f'\n      <td class="text small">{protocol}</td>'
+        f"\n      <td>{text(run.k)}</td>"
+        f"{muted}"
+        f'\n      <td data-metric="coverage">{text(pct(_get(s, "coverage")))}</td>'
+        f'\n      <td class="text" data-metric="progress"><span class="badge state-{text(run.state)}">'
+        f"{text(run.attempts_done)}/{text(run.attempts_total)}</span></td>"
+        f'\n      <td class="text small">{date_text(run.created_at)}</td>'
+        "\n    </tr>\n  "
+    )

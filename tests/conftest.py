@@ -27,6 +27,17 @@ import django  # noqa: E402
 
 django.setup()
 
+# Passwords are hashed with a fast hasher in the tests' own process: the deployment's PBKDF2 costs about half a second
+# of CPU per hash on 2 cores, paid by every test user and every log-in, and no test is about the hash's cost. Any
+# hash still verifies (the deployment's hashers follow), and the settings the tests check in a process of their own
+# (tests/portal/test_settings_environment.py, test_security.py) are the deployment's, untouched.
+from django.conf import settings as _settings  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+override_settings(
+    PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher", *_settings.PASSWORD_HASHERS]
+).enable()
+
 import pytest  # noqa: E402
 
 from tests.browser import chromium_page  # noqa: E402,F401  (a fixture for the browser tests)
@@ -34,7 +45,8 @@ from tests.browser import chromium_page  # noqa: E402,F401  (a fixture for the b
 
 # The slow kinds of test (markers declared in pytest.ini), marked by what they need, so a new test in these files or
 # with these fixtures is marked without a decorator: browser (the *_browser.py modules), gpu (*_gpu.py and
-# test_gpu.py), worker (the run_worker fixture), sandbox (the files and tests below: evaluations in bubblewrap).
+# test_gpu.py), worker (the run_worker fixture, and the tests below that run workers of their own), sandbox (the files
+# and tests below: evaluations in bubblewrap).
 SANDBOX_TESTS = frozenset(
     {
         "tests/evaluator/host/test_check.py",
@@ -50,13 +62,65 @@ SANDBOX_TESTS = frozenset(
         "tests/evaluator/test_worker.py::test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting",
     }
 )
-# ... and slow (besides those marked in their own files): the compiled engine's build and processes, and hundreds of
-# short process-group runs of every problem's reference and known answers.
-SLOW_TESTS = frozenset({"tests/evaluator/timer/test_timer.py", "tests/problems/test_references.py"})
+# Workers the test runs itself rather than through run_worker: RQ workers in-process that evaluate in the sandbox,
+# worker subprocesses started as `make run` starts them, a redis-server of the test's own killed and restarted.
+WORKER_TESTS = frozenset(
+    {
+        "tests/leaderboard/submissions/test_fair_queue.py::"
+        "test_one_users_many_attempts_delay_another_users_submission_by_at_most_one_evaluation",
+        "tests/leaderboard/submissions/test_faults.py",
+        "tests/leaderboard/submissions/test_scheduler_restart.py",
+    }
+)
+# ... and slow (besides those marked in their own files): the compiled engine's build and processes, hundreds of
+# short process-group runs of every problem's reference and known answers, a Python process of their own that
+# imports torch or Django (the CLI, manage.py, arena check-problem), pages or exports over every problem, and the
+# query-count checks that seed rankings at several sizes.
+SLOW_TESTS = frozenset(
+    {
+        "tests/evaluator/timer/test_timer.py",
+        "tests/problems/test_references.py",
+        "tests/evaluator/cli/test_check_problem.py::"
+        "test_check_problem_runs_the_reference_the_known_answers_the_bench_preset_and_the_link_bytes",
+        "tests/portal/test_local_env.py::test_readme_createsuperuser_works_with_the_generated_env",
+        "tests/portal/test_local_env.py::test_the_readmes_other_manage_commands_load_with_the_generated_env",
+        "tests/leaderboard/testmode/test_cli_portal.py::test_arena_test_with_no_token_says_it_tests_here",
+        "tests/leaderboard/testmode/test_test_mode.py::test_arena_test_here_names_the_line_of_a_syntax_error",
+        "tests/leaderboard/testmode/test_test_mode.py::test_a_test_result_appears_on_no_ranking_page_export_or_dataset",
+        "tests/leaderboard/web/test_write_solution.py::test_every_problem_page_offers_starters_that_download_as_python",
+        "tests/leaderboard/datasets/test_export.py::test_export_writes_the_hugging_face_layout_and_round_trips",
+        "tests/leaderboard/rankings/test_standings.py::test_the_home_page_makes_the_same_few_queries_at_any_size",
+        "tests/leaderboard/rankings/test_ranking_scale.py::"
+        "test_every_ranking_page_makes_the_same_bounded_number_of_queries_at_any_size",
+        "tests/leaderboard/rankings/test_ranking_scale.py::test_ranking_page_with_a_hundred_runs_is_a_few_queries",
+        "tests/leaderboard/rankings/test_ranking_scale.py::test_exports_stream_every_row_in_the_same_few_queries_at_any_size",
+    }
+)
+# Checks repeated over every problem or every file of a kind (hundreds of cases, minutes on 2 cores together). The
+# inner loop keeps each one's first case per category (collectives, tensor-parallel, ...; for files outside problems/,
+# per top folder); the rest are marked slow, so `make test` still runs every case.
+SWEEPS = frozenset(
+    {
+        "tests/evaluator/test_starters.py::test_every_problem_has_standalone_starters_with_the_reference_signature",
+        "tests/evaluator/test_static_checks.py::test_honest_code_in_the_repository_is_not_refused",
+        "tests/evaluator/test_kernelguard_layer.py::test_no_known_correct_solution_is_refused_by_kernelguard",
+        "tests/problems/test_audit.py::test_every_input_changes_with_the_seed",
+        "tests/problems/test_audit.py::test_roofline_link_bytes_are_at_most_what_the_reference_moves",
+        "tests/problems/test_audit.py::test_roofline_internode_bytes_are_at_most_what_the_reference_sends_across_nodes",
+        "tests/problems/test_audit.py::test_reference_leaves_inputs_alone_and_returns_separate_outputs",
+    }
+)
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _sweep_group(item) -> str:
+    """The category a sweep's case belongs to: the first part of its problem id or of its path under problems/."""
+    case = item.callspec.id if hasattr(item, "callspec") else item.name
+    return case.removeprefix("problems/").split("/", 1)[0]
+
+
 def pytest_collection_modifyitems(config, items):
+    sampled: set[tuple[str, str]] = set()
     for item in items:
         path = os.path.relpath(str(item.path), _ROOT).replace(os.sep, "/")
         name = os.path.basename(path)
@@ -64,13 +128,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if name.endswith("_gpu.py") or name == "test_gpu.py":
             item.add_marker(pytest.mark.gpu)
-        if "run_worker" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.worker)
         test = f"{path}::{getattr(item, 'originalname', item.name)}"
+        if "run_worker" in getattr(item, "fixturenames", ()) or path in WORKER_TESTS or test in WORKER_TESTS:
+            item.add_marker(pytest.mark.worker)
         if path in SANDBOX_TESTS or test in SANDBOX_TESTS:
             item.add_marker(pytest.mark.sandbox)
         if path in SLOW_TESTS or test in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+        if test in SWEEPS:
+            group = (test, _sweep_group(item))
+            if group in sampled:
+                item.add_marker(pytest.mark.slow)
+            sampled.add(group)
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""The rows of the site's longest tables (the catalogue on the home page, the ranking of model runs), built in Python.
+"""The rows of the site's longest tables (the home page's catalogue, the ranking of model runs, a user's runs), built
+in Python.
 
 A template loop costs about a microsecond per variable, filter and tag it evaluates: a home page of 170 problems, or
 a ranking of 100 runs, spent most of its rendering time there. These functions write the same HTML the loops wrote,
@@ -208,4 +209,56 @@ def run_unranked_row(run: Any, urls: Mapping[str, str], f: Mapping[str, Callable
         f"{text(run.attempts_done)}/{text(run.attempts_total)}</span></td>"
         f'\n      <td class="text small">{date_text(run.created_at)}</td>'
         "\n    </tr>\n  "
+    )
+
+
+PROTOCOL_TITLE = (
+    "how the attempts were produced: protocol, attempts per problem, agent turns per attempt, tokens and wall time "
+    "of the whole run"
+)
+
+
+def user_run_row(run: Any, run_url: str, f: Mapping[str, Callable[[Any], str]]) -> str:
+    """One run's row on its owner's page (``run_url``: a run page's URL without the run's number), the protocol as
+    ``_protocol.html`` writes it."""
+    s = _get(run, "score") or None
+    status = text(_get(s, "status") or "unfinished")
+    pct = f["percent"]
+    rank = (
+        text(f["rank_range"](run.rank_range))
+        if getattr(run, "rank_range", None)
+        else f'<span class="badge state-{status}" title="not ranked: {text(f["run_status_reason"](status))}">'
+        f"{status}</span>"
+    )
+    if s is not None and not s.timed:
+        timing = (
+            f'<td colspan="5" class="text small muted" data-metric="timing">verdicts only: {text(run.profile)} '
+            "times as a pipeline check, not a measurement</td>"
+        )
+    else:
+        timing = (
+            f'\n        <td data-metric="fast_1">{text(pct(_get(s, "fast_1_at_k")))}</td>'
+            f'<td data-metric="fast_1_5">{text(pct(_get(s, "fast_1_5_at_k")))}</td>'
+            f'<td data-metric="fast_2">{text(pct(_get(s, "fast_2_at_k")))}</td>'
+            f'\n        <td data-metric="speedup">{text(f["times"](_get(s, "geomean_speedup")))}</td>'
+            f'<td data-metric="roofline">{text(pct(_get(s, "mean_roofline_fraction")))}</td>'
+        )
+    return (
+        f'\n      <tr data-run="{text(run.pk)}" data-status="{status}">'
+        f'\n        <td class="text" data-metric="rank">{rank}</td>'
+        f'\n        <td class="text"><a href="{text(run_url)}{text(run.pk)}/">{text(run.model)}</a> '
+        f'<span class="muted small">#{text(run.pk)}</span>{DEMO_BADGE if run.is_demo else ""}'
+        f'\n          <div class="muted small">{text(run.provider)}</div></td>'
+        f'\n        <td class="text">{text(run.profile)}<div class="muted small">'
+        f"{text(run.precision or 'precision not given')}</div></td>"
+        f'\n        <td class="text small"><span class="protocol protocol-{text(run.mode)}" title="{PROTOCOL_TITLE}">'
+        f"{text(f['protocol_label'](run))}</span>\n</td>"
+        f"\n        <td>{text(run.k)}</td>"
+        f'\n        <td data-metric="pass_at_k">{text(pct(_get(s, "pass_at_k")))}</td>'
+        f'<td data-metric="pass_at_1">{text(pct(_get(s, "pass_at_1")))}</td>'
+        f"\n        {timing}"
+        f'\n        <td data-metric="coverage">{text(pct(_get(s, "coverage")))}</td>'
+        f'\n        <td class="text">{text(run.attempts_done)}/{text(run.attempts_total)}</td>'
+        f'\n        <td class="text small">{date_text(run.created_at)}</td>'
+        "\n      </tr>\n    "
     )

@@ -375,3 +375,15 @@ def run_rows(context, runs, ranked=True) -> str:
     urls = {name: context.get(name, "") for name in URL_PREFIXES}
     row = row_html.run_ranking_row if ranked else row_html.run_unranked_row
     return mark_safe("".join(row(run, urls, _RUN_FILTERS) for run in runs))
+
+
+@register.simple_tag
+def user_run_rows(runs) -> str:
+    """The rows of a user's model runs on their page, built in Python (``web/row_html.py``): one ``reverse()`` for the
+    page instead of one per row, and the protocol's ``_protocol.html`` written in place."""
+    from django.urls import reverse
+
+    from leaderboard.web import row_html
+
+    run_url = reverse("model-run-detail", args=[0])[: -len("0/")]
+    return mark_safe("".join(row_html.user_run_row(run, run_url, _RUN_FILTERS) for run in runs))

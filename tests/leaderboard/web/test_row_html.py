@@ -1,6 +1,7 @@
-"""The rows of the home page's catalogue and of the ranking of model runs are built in Python (``web/row_html.py``):
-each page holds, byte for byte, what the template loops they replaced wrote for the same rows, over seeded data with
-text that must be escaped, runs without a score, untimed profiles and leaders of both kinds (a run, a person)."""
+"""The rows of the home page's catalogue, of the ranking of model runs and of a user's runs are built in Python
+(``web/row_html.py``): each page holds, byte for byte, what the template loops they replaced wrote for the same rows,
+over seeded data with text that must be escaped, runs without a score, untimed profiles and leaders of both kinds (a
+run, a person)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ PREVIOUS = Path(__file__).resolve().parent / "previous_rows"
 CATALOGUE_LOOP = (PREVIOUS / "catalogue.html").read_text(encoding="utf-8")
 RANKED_LOOP = (PREVIOUS / "ranked_runs.html").read_text(encoding="utf-8")
 UNRANKED_LOOP = (PREVIOUS / "unranked_runs.html").read_text(encoding="utf-8")
+USER_RUNS_LOOP = (PREVIOUS / "user_runs.html").read_text(encoding="utf-8")
 URLS = ("problems_url", "runs_url", "users_url", "submissions_url")
 AWKWARD = """<b class="x">A & 'B'</b>"""
 
@@ -75,3 +77,15 @@ def test_the_rows_of_the_ranking_of_runs_are_what_the_template_loops_wrote(clien
         assert unranked["rows"] and ranked["rows"]
         assert any(getattr(run, "score", None) is None for run in unranked["rows"])
         assert "&lt;b class=&quot;x&quot;&gt;A &amp; &#x27;B&#x27;&lt;/b&gt;" in page
+
+
+def test_the_rows_of_a_users_runs_are_what_the_template_loop_wrote(client, seeded):
+    owner = seeded[0].user
+    response = client.get(f"/users/{owner.get_username()}/")
+    page = response.content.decode()
+    table = response.context["runs"]
+    assert table["rows"]
+    rows = Template("{% load arena %}" + USER_RUNS_LOOP).render(Context({"t": table}))
+    assert rows.count("<tr ") == len(table["rows"])
+    assert rows in page
+    assert "&lt;b class=&quot;x&quot;&gt;A &amp; &#x27;B&#x27;&lt;/b&gt;" in page

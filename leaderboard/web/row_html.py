@@ -262,3 +262,60 @@ def user_run_row(run: Any, run_url: str, f: Mapping[str, Callable[[Any], str]]) 
         f'\n        <td class="text small">{date_text(run.created_at)}</td>'
         "\n      </tr>\n    "
     )
+
+
+def _grid_cell(cell: Any, timed: bool, submissions_url: str, f: Mapping[str, Callable[[Any], str]]) -> str:
+    """One attempt's cell of a run's grid."""
+    if not cell:
+        return '<td class="cell">—</td>'
+    verdict = cell.verdict
+    if verdict:
+        kind = f"verdict-{text(verdict)}"
+        if verdict == "passed":
+            kind += f" {text(f['speed_bucket'](cell.speedup))}" if timed else " speed-none"
+    else:
+        kind = f"state-{text(cell.state)}"
+    shown = text(verdict or cell.state)
+    speed = f", {text(f['times'](cell.speedup))}" if cell.speedup and timed else ""
+    if verdict == "passed":
+        label = text(f["times"](cell.speedup)) if timed else "passed"
+    elif verdict:
+        label = text(f["verdict_short"](verdict))
+    else:
+        label = text(cell.state)
+    return (
+        f'\n            <td class="cell {kind}" data-attempt="{text(cell.attempt)}" data-verdict="{shown}"'
+        f'\n                title="attempt {text(cell.attempt)}: {shown}{speed}">'
+        f'\n              <a href="{text(submissions_url)}{text(cell.submission_id)}/">{label}</a></td>\n          '
+    )
+
+
+def run_grid_row(
+    row: Any, timed: bool, profile: str, urls: Mapping[str, str], f: Mapping[str, Callable[[Any], str]]
+) -> str:
+    """One problem's row of a run's grid: its attempts' cells, then its scores (``timed``: the run's score is timed)."""
+    s, pct, times = row.score, f["percent"], f["times"]
+    cells = "".join(
+        f"\n          {_grid_cell(cell, timed, urls['submissions_url'], f)}\n        " for cell in row.cells
+    )
+    if timed:
+        figures = (
+            f"<td>{text(pct(f['fast_p'](s.fast_p_at_k, '1.0')))}</td>"
+            f"<td>{text(pct(f['fast_p'](s.fast_p_at_k, '1.5')))}</td>"
+            f"\n        <td>{text(pct(f['fast_p'](s.fast_p_at_k, '2.0')))}</td>"
+            f"\n        <td>{text(times(s.best_speedup))}</td><td>{text(times(s.geomean_speedup))}</td>"
+            f"\n        <td>{text(pct(s.mean_roofline_fraction))}</td>"
+        )
+    else:
+        figures = '<td colspan="6" class="text small muted">not computed</td>'
+    return (
+        f'\n      <tr data-problem="{text(row.problem_id)}">'
+        f'\n        <td class="text"><a href="{text(urls["problems_url"])}{text(row.problem_id)}/'
+        f'?profile={text(profile)}">{text(row.problem_id)}</a></td>'
+        f'\n        <td class="text small">{text(row.category)}</td>'
+        f"\n        {cells}"
+        f"\n        <td>{text(s.n)}</td><td>{text(s.c)}</td>"
+        f'\n        <td data-metric="pass_at_k">{text(pct(s.pass_at_k))}</td>'
+        f"\n        {figures}"
+        "\n      </tr>\n    "
+    )

@@ -387,3 +387,14 @@ def user_run_rows(runs) -> str:
 
     run_url = reverse("model-run-detail", args=[0])[: -len("0/")]
     return mark_safe("".join(row_html.user_run_row(run, run_url, _RUN_FILTERS) for run in runs))
+
+
+@register.simple_tag(takes_context=True)
+def run_grid_rows(context, rows, timed, profile) -> str:
+    """The rows of a run's grid (one per problem, a cell per attempt), built in Python (``web/row_html.py``)."""
+    from leaderboard.web import row_html
+
+    urls = {name: context.get(name, "") for name in URL_PREFIXES}
+    filters = {**_RUN_FILTERS, "speed_bucket": speed_bucket, "verdict_short": verdict_short, "fast_p": fast_p}
+    built = "".join(row_html.run_grid_row(row, bool(timed), profile, urls, filters) for row in rows)
+    return mark_safe(built or '\n      <tr><td colspan="20" class="text">No attempts.</td></tr>\n    ')

@@ -1,7 +1,7 @@
-"""The rows of the home page's catalogue, of the ranking of model runs and of a user's runs are built in Python
-(``web/row_html.py``): each page holds, byte for byte, what the template loops they replaced wrote for the same rows,
-over seeded data with text that must be escaped, runs without a score, untimed profiles and leaders of both kinds (a
-run, a person)."""
+"""The rows of the home page's catalogue, of the ranking of model runs, of a run's grid and of a user's runs are
+built in Python (``web/row_html.py``): each page holds, byte for byte, what the template loops they replaced wrote
+for the same rows, over seeded data with text that must be escaped, runs without a score, untimed profiles and
+leaders of both kinds (a run, a person)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ CATALOGUE_LOOP = (PREVIOUS / "catalogue.html").read_text(encoding="utf-8")
 RANKED_LOOP = (PREVIOUS / "ranked_runs.html").read_text(encoding="utf-8")
 UNRANKED_LOOP = (PREVIOUS / "unranked_runs.html").read_text(encoding="utf-8")
 USER_RUNS_LOOP = (PREVIOUS / "user_runs.html").read_text(encoding="utf-8")
+GRID_LOOP = (PREVIOUS / "run_grid.html").read_text(encoding="utf-8")
 URLS = ("problems_url", "runs_url", "users_url", "submissions_url")
 AWKWARD = """<b class="x">A & 'B'</b>"""
 
@@ -89,3 +90,19 @@ def test_the_rows_of_a_users_runs_are_what_the_template_loop_wrote(client, seede
     assert rows.count("<tr ") == len(table["rows"])
     assert rows in page
     assert "&lt;b class=&quot;x&quot;&gt;A &amp; &#x27;B&#x27;&lt;/b&gt;" in page
+
+
+def test_the_rows_of_a_runs_grid_are_what_the_template_loop_wrote(client, seeded):
+    timed = cpu = 0
+    for run in seeded[:12]:
+        response = client.get(f"/runs/{run.pk}/")
+        page = response.content.decode()
+        table, score = response.context["problems"], response.context["score"]
+        timed, cpu = timed + bool(score.timed), cpu + (not score.timed)
+        context = {k: response.context.get(k) for k in URLS}
+        rows = Template("{% load arena %}" + GRID_LOOP).render(
+            Context({**context, "t": table, "score": score, "run": response.context["run"]})
+        )
+        assert rows.count("<tr ") == len(table["rows"]) or not table["rows"]
+        assert rows in page
+    assert timed and cpu  # both kinds of grid were compared

@@ -1,5 +1,5 @@
-"""The rows of the site's longest tables (the home page's catalogue, the ranking of model runs, a user's runs), built
-in Python.
+"""The rows of the site's longest tables (the home page's catalogue, the ranking of model runs, a run's grid, a user's
+runs), built in Python.
 
 A template loop costs about a microsecond per variable, filter and tag it evaluates: a home page of 170 problems, or
 a ranking of 100 runs, spent most of its rendering time there. These functions write the same HTML the loops wrote,

@@ -525,6 +525,14 @@ class Session:
                     f"rank {r} died ({how}) in the {self.phase} phase without reporting an error (a crash "
                     f"in native code, or a signal)"
                 )
+            elif code == compiled_timer.CHANNEL_REPLACED_EXIT:
+                return Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} re-pointed the evaluator's report or timer descriptor in the {self.phase} phase "
+                    f"(its engine ended the rank before writing to it): the evaluator's channels are not the "
+                    f"solution's to touch",
+                    [r],
+                )
             else:
                 return Stop(
                     Verdict.REJECTED,

@@ -95,6 +95,7 @@ class Worker:
             self.boot_steps["runtime_warmed_s"] = round(_now() - t0, 3)
             self.engine = compiled_timer.load(cfg["timer"])
             open_engine(self.engine, timer_fd, dist.group.WORLD, self.device)
+            self.engine.hold_report_channel(self.fd)
             self.engine.set_spin(spin_us([], self.device.type == "cuda"))  # the host sets it after the warm-up
             # Bound now, before any solution code: what serves the rank from the load on.
             self.serve = self.engine.serve

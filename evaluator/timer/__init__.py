@@ -32,6 +32,8 @@ TRIAL_FLAG, RECORD_FLAG = 1, 1  # CALL: a correctness trial (else the warm-up ca
 _MASK = (1 << 64) - 1
 _BUILD_LIMIT_S = 600
 MAX_SAMPLE_US = 3600e6  # longer than any phase may last
+# A rank's exit status when its engine found the report or timer descriptor re-pointed (_engine.cpp same_channel).
+CHANNEL_REPLACED_EXIT = 87
 
 
 class TimerBuildError(RuntimeError):

@@ -108,6 +108,14 @@ struct Mapping {
   bool registered = false;
 };
 
+// A descriptor of the evaluator's as it was before any solution code ran (same_channel).
+constexpr int CHANNEL_REPLACED_EXIT = 87;
+struct Channel {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
 struct State {
   bool opened = false;
   int timer_fd = -1;
@@ -124,6 +132,7 @@ struct State {
   double cycles_per_us = 0.0, spin_us = 0.0;
   std::vector<PyTypeObject *> result_tuples;  // torch.return_types' classes, taken at open
   std::map<int, Mapping> maps;
+  Channel timer_channel, report_channel;
   std::vector<std::pair<std::string, std::string>> watched_env;
   struct sigaction dispositions[65];
   // What the previous step left: released inside the next step's window.
@@ -153,6 +162,25 @@ bool write_all(int fd, const void *buf, size_t n) {
     n -= static_cast<size_t>(w);
   }
   return true;
+}
+
+// The evaluator's channels out of a rank (its reports, its timer) are pipes the host opened. A solution that re-points
+// one (dup2 of a pipe of its own over the descriptor, to read and edit what the engine writes before passing it on)
+// would silence every rule the reports carry; so before every write the engine checks that the descriptor is still the
+// file it was before any solution code ran, and ends the rank with CHANNEL_REPLACED_EXIT, writing nothing, when not.
+
+Channel held_channel(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) throw std::runtime_error("a channel of the evaluator's is not open");
+  return Channel{fd, st.st_dev, st.st_ino};
+}
+
+void same_channel(const Channel &c) {
+  struct stat st;
+  if (c.fd >= 0 && fstat(c.fd, &st) == 0 && st.st_dev == c.dev && st.st_ino == c.ino) return;
+  static const char msg[] = "the evaluator's report or timer descriptor was re-pointed by the solution\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(CHANNEL_REPLACED_EXIT);
 }
 
 bool read_all(int fd, void *buf, size_t n) {
@@ -758,6 +786,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
     memcpy(rec + 16, &r.launch_us, 8);
     uint64_t mac = siphash(rec, 24);
     memcpy(rec + 24, &mac, 8);
+    same_channel(S.timer_channel);
     if (!write_all(S.timer_fd, rec, sizeof rec)) fail("the timer could not report");
   }
   return r;
@@ -840,6 +869,7 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
   for (int sig = 1; sig < 65; ++sig) sigaction(sig, nullptr, &S.dispositions[sig]);
   at::addGlobalCallback(at::RecordFunctionCallback(on_op).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
   S.timer_fd = timer_fd;
+  S.timer_channel = held_channel(timer_fd);
   unsigned char hello[24] = {'A', 'R', 'N', 'K'};
   memcpy(hello + 8, key, 16);
   if (!write_all(timer_fd, hello, sizeof hello)) fail("the timer could not write its key");
@@ -877,12 +907,17 @@ struct Command {
 static_assert(sizeof(Command) == 24, "command layout");
 
 void send_line(int fd, const std::string &line) {
+  if (fd != S.report_channel.fd) fail("the engine reports only on the channel it holds");
+  same_channel(S.report_channel);
   std::string l = line + "\n";
   if (!write_all(fd, l.data(), l.size())) fail("the rank could not report");
 }
 
 // The solution's rank from its load to its end. Returns the command (op, i, phase) that raised, for the error
 // report, by raising a Python exception whose args end with it; returns None on EXIT or when the host hangs up.
+// Called before the solution loads: the report channel as the host opened it.
+void hold_report_channel(int report_fd) { S.report_channel = held_channel(report_fd); }
+
 void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd, int out_fd) {
   Mapping &feed = mapping(feed_fd, true);
   Mapping &out = mapping(out_fd, true);
@@ -934,6 +969,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("cycles_per_us"), py::arg("result_tuples"), py::arg("watched_env"));
   m.def("set_spin", &set_spin);
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"));
+  m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));
   m.def("serve", &serve, py::arg("cmd_fd"), py::arg("report_fd"), py::arg("rank"), py::arg("solution"),
         py::arg("feed_fd"), py::arg("out_fd"));
   m.def("current", []() { return py::make_tuple(S.last_op, S.last_i, S.last_flags); },

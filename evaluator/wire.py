@@ -121,6 +121,7 @@ _RANK_FIELDS: dict[str, Any] = {
     "traceback": lambda v: type(v) is str,
     "launch_us": _number,
     "nbytes": lambda v: v is None or type(v) is int,
+    "digest": lambda v: type(v) is int,
     "devices": lambda v: type(v) is list and all(x is None or type(x) is str for x in v),
     "aliases": _text_list,
     "subclasses": _text_list,

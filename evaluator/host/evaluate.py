@@ -506,6 +506,7 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
     windows = Windows()
     unchecked: int | None = None
     copied: dict[int, list[int | None]] = {}
+    digests: dict[int, list[int | None]] = {}
     for i in range(warmup + iterations):
         left = max(0.1, deadline - time.monotonic())
         if i == warmup and warmup:
@@ -518,7 +519,9 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
         t0 = time.monotonic()
         session.tell_judges(op="feed", i=i)
         if unchecked is not None:
-            session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked))
+            session.tell_judges(
+                op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked)
+            )
             session.wait(session.judges, "timed", left, {"i": unchecked})
             unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
@@ -527,6 +530,7 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
         if baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
         windows.solution[i], copied[i] = _time_solution(session, windows, i, i >= warmup, left)
+        digests[i] = _claimed(session, "timed", {"i": i}, "digest")
         if not baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
         windows.spent("iteration", t0, time.monotonic())
@@ -534,7 +538,7 @@ def _time(session: Session, iterations: int, warmup: int, limit_s: float, order:
             unchecked = i
     left = max(1.0, deadline - time.monotonic())
     if unchecked is not None:
-        session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked))
+        session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked))
         session.wait(session.judges, "timed", left, {"i": unchecked})
     session.tell_judges(op="baseline_done")
     session.wait(session.judges, "baseline", left)
@@ -610,6 +614,21 @@ def _replied(peers: list, kind: str, i: int) -> float:
     return max(
         next(m["received"] for m in reversed(p.messages) if m.get("kind") == kind and m.get("i") == i) for p in peers
     )
+
+
+def _claimed(session: Session, kind: str, match: dict[str, Any], field: str) -> list[Any]:
+    """Each rank's ``field`` in its ``kind`` report with ``match``'s fields (None where it has none)."""
+    return [
+        next(
+            (
+                m.get(field)
+                for m in reversed(p.messages)
+                if m.get("kind") == kind and all(m.get(k) == v for k, v in match.items())
+            ),
+            None,
+        )
+        for p in session.ranks
+    ]
 
 
 def _take_outputs(session: Session, kind: str, match: dict[str, Any]) -> list[int | None]:

@@ -50,6 +50,10 @@ def _outputs(values: Any) -> list[Any]:
     return list(as_tuple(values))
 
 
+class SlotChanged(Exception):
+    """What the host copied out of a rank's output slot is not the frame the rank's engine wrote before replying."""
+
+
 class JudgeRank:
     def __init__(self, rank: int, report_fd: int, config: dict[str, Any]) -> None:
         self.rank = rank
@@ -245,8 +249,9 @@ class JudgeRank:
             return changed, None, True
         return None, 0.0, False
 
-    def check_timed(self, i: int, nbytes: int | None) -> None:
-        """``nbytes``: how much of the solution's output slot the host copied (None: it found nothing to copy)."""
+    def check_timed(self, i: int, nbytes: int | None, digest: int | None) -> None:
+        """``nbytes``: how much of the solution's output slot the host copied (None: it found nothing to copy);
+        ``digest``: the CRC-32C of the frame the rank's engine took as it replied."""
         error = None
         prints = self.fingerprints.pop(i)
         t0 = time.perf_counter()
@@ -254,10 +259,20 @@ class JudgeRank:
         try:
             if not nbytes:
                 raise ValueError("no outputs")
+            copied = os.pread(self._returned().fd, nbytes, 0)
+            if len(copied) != nbytes or self.engine.digest(copied) != digest:
+                raise SlotChanged
+            del copied
             values, n_out = self._returned().read_frame(nbytes)
             t1 = time.perf_counter()
             outputs = values[:n_out]
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol, self.device)
+        except SlotChanged:
+            error = (
+                "the output slot changed after the rank replied that its call was done (what the host copied is "
+                "not the frame the engine wrote): outputs must be complete when the call returns, and nothing may "
+                "write to the slot after it"
+            )
         except Exception as exc:
             error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
         self.send(
@@ -287,7 +302,7 @@ class JudgeRank:
             elif op == "check_trial":
                 self.check_trial(cmd["t"], cmd["nbytes"][self.rank])
             elif op == "check_timed":
-                self.check_timed(cmd["i"], cmd["nbytes"][self.rank])
+                self.check_timed(cmd["i"], cmd["nbytes"][self.rank], cmd["digests"][self.rank])
             elif op == "exit":
                 return
 

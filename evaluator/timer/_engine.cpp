@@ -31,6 +31,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 #include <atomic>
 #include <map>
@@ -181,6 +184,42 @@ void same_channel(const Channel &c) {
   static const char msg[] = "the evaluator's report or timer descriptor was re-pointed by the solution\n";
   (void)!write(2, msg, sizeof msg - 1);
   _exit(CHANNEL_REPLACED_EXIT);
+}
+
+// CRC-32C of a timed call's output frame, taken once it is in the slot and reported with the reply; the judge takes it
+// again over what the host copied out after the stop. Anything that lands in the slot after the reply (a thread's
+// write, or a copy the kernel was still doing when the rank replied, which a stop waits for) changes it.
+uint32_t crc32c_soft(const unsigned char *p, size_t n, uint32_t c) {
+  while (n--) {
+    c ^= *p++;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+  }
+  return c;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse(const unsigned char *p, size_t n, uint32_t c) {
+  uint64_t x = c;
+  while (n && (reinterpret_cast<uintptr_t>(p) & 7)) {
+    x = _mm_crc32_u8(static_cast<uint32_t>(x), *p++);
+    --n;
+  }
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+    x = _mm_crc32_u64(x, word);
+  }
+  while (n--) x = _mm_crc32_u8(static_cast<uint32_t>(x), *p++);
+  return static_cast<uint32_t>(x);
+}
+#endif
+
+uint32_t crc32c(const void *data, size_t n) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("sse4.2")) return crc32c_sse(p, n, 0xFFFFFFFFu) ^ 0xFFFFFFFFu;
+#endif
+  return crc32c_soft(p, n, 0xFFFFFFFFu) ^ 0xFFFFFFFFu;
 }
 
 bool read_all(int fd, void *buf, size_t n) {
@@ -697,6 +736,7 @@ void release_held() {
 
 struct StepResult {
   double elapsed_us = 0, launch_us = 0, measure_us = 0, save_us = 0;
+  int64_t digest = -1;  // CRC-32C of a timed call's frame in the out slot, as the rank replies (-1: untimed)
   size_t nbytes = 0;
   Taken taken;
   std::vector<std::string> swapped, environment, signals;
@@ -775,6 +815,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
   }
   r.launch_us = h1 - h0;
   r.measure_us = t1 - t0;
+  if (timed) r.digest = out.addr && r.nbytes <= out.size ? crc32c(out.addr, r.nbytes) : 0;
   r.save_us = now_us() - t1;
   r.environment = changed_environment();
   r.calls = counts_json();
@@ -894,6 +935,7 @@ py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd) {
   d["multicast_changed"] = r.environment;
   d["calls"] = r.calls;  // JSON text
   d["steps_us"] = py::dict(py::arg("measure") = r.measure_us, py::arg("save") = r.save_us);
+  d["digest"] = r.digest;
   return d;
 }
 
@@ -948,6 +990,7 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
     if (timed) {
       line = "{\"kind\": \"timed\", " + prefix + "\"i\": " + std::to_string(c.i) + ", \"launch_us\": " +
              json_num(r.launch_us) + ", \"nbytes\": " + ((c.flags & 1) ? std::to_string(r.nbytes) : "null") +
+             ", \"digest\": " + std::to_string(r.digest) +
              ", \"steps_us\": {\"measure\": " + json_num(r.measure_us) + ", \"save\": " + json_num(r.save_us) +
              "}, " + step_report(r) + "}";
     } else {
@@ -970,6 +1013,15 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_spin", &set_spin);
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"));
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));
+  m.def(
+      "digest",
+      [](py::buffer b) {
+        py::buffer_info info = b.request();
+        size_t n = static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize);
+        py::gil_scoped_release nogil;
+        return static_cast<int64_t>(crc32c(info.ptr, n));
+      },
+      py::arg("data"));
   m.def("serve", &serve, py::arg("cmd_fd"), py::arg("report_fd"), py::arg("rank"), py::arg("solution"),
         py::arg("feed_fd"), py::arg("out_fd"));
   m.def("current", []() { return py::make_tuple(S.last_op, S.last_i, S.last_flags); },

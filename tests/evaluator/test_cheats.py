@@ -275,6 +275,7 @@ CHEATS: list[Case] = [
     # Rules on the process environment, threads and processes.
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/report_channel_takeover.py", "rejected", ("re-pointed the evaluator's report",)),
+    Case("cheats/slot_write_after_reply.py", "rejected", ("output slot changed after the rank replied",)),
     Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/background_thread.py", "rejected", ("thread(s) the solution started", "arena_solution._toggle")),
     Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),

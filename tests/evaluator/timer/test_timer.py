@@ -218,3 +218,21 @@ def test_a_correctly_keyed_but_impossible_sample_is_refused(claimed):
     forged = timer.RECORD.pack(b"ARNS", 1, claimed, 3.0, 0)[:24]
     reader.feed(forged + timer.RECORD.pack(b"ARNS", 0, 0, 0, timer.siphash24(k0, k1, forged))[24:])
     assert reader.error is not None and "impossible" in reader.error and len(reader.samples) == 1
+
+
+def test_a_timed_call_reports_the_digest_of_its_frame_and_a_later_write_to_the_slot_changes_it(engine_path, tmp_path):
+    out = _run(
+        engine_path,
+        """
+show()
+step = engine.step(True, lambda a: a * 2, feed.fd, out.fd)
+frame = os.pread(out.fd, step["nbytes"], 0)
+at_reply = engine.digest(frame) == step["digest"]
+os.pwrite(out.fd, bytes([frame[-1] ^ 1]), step["nbytes"] - 1)  # a write after the reply, as a thread could make
+changed = engine.digest(os.pread(out.fd, step["nbytes"], 0)) != step["digest"]
+print(json.dumps([at_reply, changed, engine.digest(b"123456789")]))
+""",
+        tmp_path,
+    )
+    # 0xE3069283: CRC-32C's check value for "123456789" (RFC 3720)
+    assert out == [True, True, 0xE3069283]

@@ -25,7 +25,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.problem_check import (
+from evaluator.catalogue_check import (
     GPU_MEMORY_GIB,
     INPUT_SHARE,
     MIN_ROOFLINE_US,
@@ -227,7 +227,7 @@ def test_reference_leaves_inputs_alone_and_returns_separate_outputs(problem_id):
 def _groupings(problem: Problem) -> list[tuple[int, dict]]:
     """(world size, preset overrides) pairs the reference must be right at beyond 2 and 4 ranks with the small
     preset's own grouping: every other declared world size, and for problems that take ``ranks_per_node`` every
-    node grouping a profile at that world size uses (evaluator.problem_check.check_cases, as arena check-problem)."""
+    node grouping a profile at that world size uses (evaluator.catalogue_check.check_cases, as arena check-problem)."""
     return [(w, o) for w, o in check_cases(problem) if o or w not in (2, 4)]
 
 

@@ -1,6 +1,7 @@
 """The compiled engine: it builds, runs a call from its feed slot to its output slot, gives every call inputs in
-storage of their own, consumes the feed, refuses re-pointed inputs and handlers, counts communication from the
-dispatcher, and the host accepts only samples carrying its key in sequence. Each case runs in a fresh interpreter
+storage of their own, consumes the feed, refuses re-pointed inputs, puts back signal handlers, takes a digest of its
+output frame, counts communication from the dispatcher, and the host accepts only samples carrying its key in
+sequence. Each case runs in a fresh interpreter
 with a one-rank gloo group: the engine opens once per process, as in a rank."""
 
 import json

@@ -638,15 +638,7 @@ def _take_outputs(session: Session, kind: str, match: dict[str, Any]) -> list[in
     missing slot, a link or anything but a plain file is not copied (None): the judge then reports the outputs
     missing."""
     copied: list[int | None] = []
-    for p in session.ranks:
-        claimed = next(
-            (
-                m.get("nbytes")
-                for m in reversed(p.messages)
-                if m.get("kind") == kind and all(m.get(k) == v for k, v in match.items())
-            ),
-            None,
-        )
+    for p, claimed in zip(session.ranks, _claimed(session, kind, match, "nbytes")):
         n = None
         if isinstance(claimed, int) and claimed > 0:
             try:

@@ -777,12 +777,9 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
   // far more than the baseline's one copy, and that cost is the layout the solution chose, so its sample carries it
   // (else the host's clock would see it as work hidden outside the sample). Contiguous outputs, the baseline's among
   // them, are copied after the stop, outside both sides' samples alike.
-  bool strided = timed && S.cuda && result && has_strided_cuda_output(outputs_of(result));
-  std::vector<PyObject *> outputs;
-  if (strided) {
-    outputs = outputs_of(result);
-    r.nbytes = write_frame(out, outputs, nullptr, r.taken);
-  }
+  std::vector<PyObject *> outputs = result ? outputs_of(result) : std::vector<PyObject *>{};
+  bool strided = timed && S.cuda && has_strided_cuda_output(outputs);
+  if (strided) r.nbytes = write_frame(out, outputs, nullptr, r.taken);
   if (S.cuda) check_cu(S.cu.record(S.ev_end, S.stream), "stop event");
   if (!result) {
     Py_DECREF(g.args);
@@ -793,10 +790,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
   S.held_inputs = g.tensors;
   double t1 = now_us();
   r.swapped = swapped_inputs(g);
-  if (!strided) {
-    outputs = outputs_of(result);
-    r.nbytes = write_frame(out, outputs, timed ? nullptr : &g, r.taken);
-  }
+  if (!strided) r.nbytes = write_frame(out, outputs, timed ? nullptr : &g, r.taken);
   if (S.cuda) {
     int copied, synced;
     {

@@ -208,8 +208,9 @@ def _runs() -> QuerySet[ModelRun]:
 
 
 def model_run_filter_choices() -> RunFilterChoices:
-    """The values the ranking's filters offer: those some run has (one query)."""
-    seen = set(ModelRun.objects.values_list("profile", "precision", "k").distinct())
+    """The values the ranking's filters offer: those some run has (one query, a handful of rows: without
+    ``order_by()`` the model's ordering would join the distinct columns and every run would come back)."""
+    seen = set(ModelRun.objects.order_by().values_list("profile", "precision", "k").distinct())
     return RunFilterChoices(
         profiles=[p for p in PROFILES if any(s[0] == p for s in seen)],
         precisions=sorted({s[1] for s in seen if s[1]}),

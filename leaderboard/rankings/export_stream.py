@@ -59,6 +59,15 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: Any) -> Any:
+    kind = type(value)  # the common cases first, by exact type (an export writes thousands of cells)
+    if kind is float:
+        return repr(value)
+    if kind is str:
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
+    if value is None:
+        return ""
+    if kind is int or kind is bool:
+        return value
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, float):

@@ -11,8 +11,11 @@ allow it there.
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol as Shape
+import bisect
+from typing import Any, Iterable, Protocol as Shape
 
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
@@ -112,6 +115,32 @@ def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) 
     rows = list(runs.order_by().values_list("pk", low, high))
     intervals = [significance.Interval(lo, hi) if lo is not None and hi is not None else None for _, lo, hi in rows]
     return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}
+
+
+def page_rank_ranges(*, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str | None = None) -> None:
+    """Set ``rank_range`` on each of ``rows`` (a page of ``runs``, read with their scores: ``RunRow``s or model
+    runs): the same ranges as ``model_run_rank_ranges`` gives them, from the sorted ends of every ranked interval
+    (one query: on PostgreSQL two sorted arrays of floats, one row, instead of a row per run)."""
+    metric = rank_metric(sort)
+    low, high = RANK_INTERVALS[metric]
+    present = runs.order_by().filter(**{f"{low}__isnull": False, f"{high}__isnull": False})
+    if connection.vendor == "postgresql":
+        ends = present.aggregate(lows=ArrayAgg(low, order_by=low), highs=ArrayAgg(high, order_by=high))
+        lows, highs = ends["lows"] or [], ends["highs"] or []
+    else:
+        pairs = list(present.values_list(low, high))
+        lows, highs = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
+    n = len(lows)
+    row_low, row_high = low.removeprefix("score__"), high.removeprefix("score__")
+    for row in rows:
+        score = getattr(row, "score", None)
+        lo, hi = getattr(score, row_low, None), getattr(score, row_high, None)
+        if n and lo is not None and hi is not None:
+            better = n - bisect.bisect_right(lows, hi)  # others' low above my high
+            worse = bisect.bisect_left(highs, lo)  # others' high below my low
+            row.rank_range = (1 + better, n - worse)
+        else:
+            row.rank_range = None
 
 
 def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:

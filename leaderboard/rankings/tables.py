@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
@@ -209,7 +209,7 @@ class Table:
         *,
         filename: str,
         meta: dict[str, Any] | None = None,
-        convert: Callable[[QuerySet], Iterator[Any]] | None = None,
+        convert: Callable[[QuerySet], Iterable[Any]] | None = None,
     ) -> HttpResponse:
         """One page of the sorted table as CSV or JSON, streamed: ``?page=`` (default 1) of ``?per_page=`` rows
         (default EXPORT_PAGE_ROWS, at most MAX_EXPORT_PAGE_ROWS), so an export costs the same whatever the size of
@@ -223,7 +223,7 @@ class Table:
         if isinstance(ordered, QuerySet):
             window = ordered[start : start + per_page]
             more = ordered[start + per_page : start + per_page + 1].exists()  # one row past the page: a next page
-            source: Iterator[Any] = (
+            source: Iterable[Any] = (
                 convert(window) if convert is not None else window.iterator(chunk_size=EXPORT_CHUNK_ROWS)
             )
         else:
@@ -274,6 +274,9 @@ def _sortable_value(value: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is bool:  # most cells, by exact type
+        return value
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if hasattr(value, "isoformat"):

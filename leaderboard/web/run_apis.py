@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
-from leaderboard.rankings import run_selectors, run_tables, scores, tables
+from leaderboard.rankings import run_rows, run_selectors, run_tables, scores, tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import publishing
@@ -179,14 +179,9 @@ class ModelRunRankingApi(APIView):
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
         runs = run_selectors.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
-        ranges = (
-            run_selectors.model_run_rank_ranges(runs=runs, sort=data["sort"])
-            if data["standing"] == run_selectors.RANKED
-            else {}
-        )
-        rows = list(page.object_list)
-        for run in rows:
-            run.rank_range = ranges.get(run.pk)
+        rows = run_rows.run_rows(page.object_list)
+        if data["standing"] == run_selectors.RANKED:
+            run_selectors.page_rank_ranges(runs=runs, rows=rows, sort=data["sort"])
         return Response(
             {
                 "count": page.paginator.count,

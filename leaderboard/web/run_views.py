@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
-from leaderboard.rankings import metrics, overview, run_selectors, run_tables, scores, tables
+from leaderboard.rankings import metrics, overview, run_rows, run_selectors, run_tables, scores, tables
 from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import publishing, queues
 from leaderboard.web import (
@@ -43,20 +43,24 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
         filters=filters, standing=run_selectors.UNRANKED, sort=request.GET.get("unranked_sort") or "-created"
     )
     if table.wants_export(request, main=True):
-        return table.export(request, runs, filename="model-runs", meta={"filters": filters.active()})
+        return table.export(
+            request, runs, filename="model-runs", meta={"filters": filters.active()}, convert=run_rows.run_rows
+        )
     if unranked_table.wants_export(request, main=False):
         return unranked_table.export(
-            request, unranked, filename="model-runs-unranked", meta={"filters": filters.active()}
+            request,
+            unranked,
+            filename="model-runs-unranked",
+            meta={"filters": filters.active()},
+            convert=run_rows.run_rows,
         )
     points = overview.score_against_cost(runs, limit=overview.PARETO_RUNS)
     # Both tables are pages read from the database; one query counts the rows of both.
     ranked_count, unranked_count = run_selectors.model_run_standing_counts(runs=filters.qs)
-    ranked_context = table.context(request, runs, count=ranked_count)
-    # Every ranked run's interval is read (two floats a run, 4 ms of CPU at 1,000 runs): counting in SQL, for each
-    # row of the page, the runs above and below it cost PostgreSQL three times as much at that size.
-    ranges = run_selectors.model_run_rank_ranges(runs=runs, sort=sort)
-    for run in ranked_context["rows"]:
-        run.rank_range = ranges.get(run.pk)
+    ranked_context = table.context(request, runs, count=ranked_count, convert=run_rows.run_rows)
+    # The page's rank ranges, from the sorted ends of every ranked interval (counting in SQL, for each row of the
+    # page, the runs above and below it cost PostgreSQL three times as much at 1,000 runs).
+    run_selectors.page_rank_ranges(runs=runs, rows=ranked_context["rows"], sort=sort)
     return render(
         request,
         "leaderboard/model_run_list.html",
@@ -64,7 +68,9 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             "form": filters.form,
             "table": ranked_context,
             # (none to list: the pager counts them itself, so the page makes the same number of queries either way)
-            "unranked": unranked_table.context(request, unranked, count=unranked_count or None),
+            "unranked": unranked_table.context(
+                request, unranked, count=unranked_count or None, convert=run_rows.run_rows
+            ),
             "rank_metric": run_selectors.rank_metric(sort),
             **links.url_prefixes(),
             "pareto": {"points": [vars(p) for p in points], "limit": overview.PARETO_RUNS} if points else None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from leaderboard.rankings import problem_tables, run_selectors, run_tables
+from leaderboard.rankings import problem_tables, run_rows, run_selectors, run_tables
 from leaderboard.rankings import selectors as rankings
 from leaderboard.web import cache  # cached_page: public read pages only, never on a page with private data
 
@@ -17,7 +17,9 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     runs = run_selectors.model_run_ranking(user=person)
     solutions = rankings.user_best_solutions(user=person)
     if runs_table.wants_export(request, main=True):
-        return runs_table.export(request, runs, filename=f"user-{person.get_username()}-runs")
+        return runs_table.export(
+            request, runs, filename=f"user-{person.get_username()}-runs", convert=run_rows.run_rows
+        )
     if solutions_table.wants_export(request, main=False):
         return solutions_table.export(request, solutions, filename=f"user-{person.get_username()}-solutions")
     return render(
@@ -25,7 +27,7 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
         "leaderboard/user_detail.html",
         {
             "person": person,
-            "runs": runs_table.context(request, runs),
+            "runs": runs_table.context(request, runs, convert=run_rows.run_rows),
             "solutions": solutions_table.context(request, solutions),
         },
     )

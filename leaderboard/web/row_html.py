@@ -12,9 +12,11 @@ from __future__ import annotations
 from datetime import date, datetime
 from html import escape as html_escape
 from typing import Any, Callable, Mapping
+from urllib.parse import quote
 
 from django.template.defaultfilters import date as date_filter
-from django.template.defaultfilters import urlencode
+from django.template.defaultfilters import floatformat, urlencode
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.formats import localize
 from django.utils.timezone import template_localtime
 
@@ -318,4 +320,93 @@ def run_grid_row(
         f'\n        <td data-metric="pass_at_k">{text(pct(s.pass_at_k))}</td>'
         f"\n        {figures}"
         "\n      </tr>\n    "
+    )
+
+
+def _url_part(value: Any) -> str:
+    """A value in a URL's path as ``{% url %}`` puts it there (``reverse``'s quoting: RFC 3986's pchar kept)."""
+    return quote(str(value), safe=RFC3986_SUBDELIMS + "/~:@")
+
+
+def _formed_as(e: Any) -> str:
+    return f"{text(e.estimator)} · rev {text(e.protocol_revision or '?')} · v{text(e.problem_version)}"
+
+
+def _verification(e: Any, f: Mapping[str, Callable[[Any], str]]) -> str:
+    v = e.verification
+    if not v:
+        return ""
+    times = f["times"]
+    if v.verified:
+        where = " on another host" if v.other_host else ""
+        return (
+            f'<span class="badge verified" title="re-measured{where}: {text(times(v.speedup))} '
+            f'({text(floatformat(v.low, 3))}–{text(floatformat(v.high, 3))}) agrees">✓</span>'
+        )
+    if v.flagged:
+        return (
+            f'<span class="badge flagged" title="the re-measurement disagrees">⚠ re-measured {text(times(v.speedup))} '
+            f"({text(floatformat(v.low, 3))}–{text(floatformat(v.high, 3))}) vs {text(times(e.speedup))}</span>"
+        )
+    return f'<span class="muted small">{text(v.state)}</span>'
+
+
+def problem_ranking_row(e: Any, profile: str, urls: Mapping[str, str], f: Mapping[str, Callable[[Any], str]]) -> str:
+    """One row of a problem's ranking (``e``: a ``solutions.RankingEntry``; ``profile``: the ranking's profile's
+    name), as the template loop of ``problem_detail.html`` wrote it."""
+    sid = text(e.submission_id)
+    if e.timed:
+        label = e.rank_label
+        rank = text(e.rank) + (
+            '<div class="muted small" title="what the intervals allow: 1 + the rows significantly faster">'
+            f"{text(label)}</div>"
+            if label and label != "%d" % e.rank
+            else ""
+        )
+        formed = f'\n            <div class="muted small formed-as">{_formed_as(e)}</div>'
+        low = text(floatformat(e.speedup_ci_low, 3)) if e.speedup_ci_low is not None else "—"
+        high = text(floatformat(e.speedup_ci_high, 3)) if e.speedup_ci_high is not None else "—"
+        figures = (
+            "\n          \n"
+            f'          <td data-metric="speedup"><a href="{text(urls["submissions_url"])}{sid}/" '
+            f'title="{_formed_as(e)}">{text(f["times"](e.speedup))}</a></td>\n'
+            f"          <td>{low}</td>\n"
+            f"          <td>{high}</td>\n          "
+        )
+        muted, roofline = "", text(f["percent"](e.roofline_fraction))
+    else:
+        rank, formed = "—", ""
+        figures = (
+            "\n"
+            f'          <td colspan="3" class="text small muted" data-metric="speedup"><a href="'
+            f'{text(urls["submissions_url"])}{sid}/">passed</a> · pipeline check: {text(profile)} times on CPU, '
+            "not a measurement</td>\n          "
+        )
+        muted, roofline = ' class="muted"', "—"
+    if e.model_run_id:
+        who = (
+            f'<a href="{text(urls["runs_url"])}{text(e.model_run_id)}/">{text(e.model)}</a>'
+            f'<div class="muted small">run #{text(e.model_run_id)} by {text(e.username)}</div>'
+        )
+    else:
+        who = f'<a href="{text(urls["users_url"])}{text(_url_part(e.username))}/">{text(e.username)}</a>'
+    protocol = (
+        f'<span class="protocol">{text(e.protocol)}</span>' if e.protocol else '<span class="muted">hand-written</span>'
+    )
+    state = f' data-verification="{text(e.verification.state)}"' if e.verification else ""
+    submitted = template_localtime(e.submitted_at)
+    return (
+        f'\n        <tr data-entry="{sid}" data-evaluations="{text(e.evaluations)}"{state}>\n'
+        f"          <td>{rank}</td>\n"
+        f'          <td class="text">{who}</td>\n'
+        f'          <td class="text small">{protocol}{formed}</td>\n'
+        f"          {figures}\n"
+        '          <td data-metric="evaluations" title="evaluations of this code pooled into the figure">'
+        f"{text(e.evaluations)}</td>\n"
+        f'          <td class="text" data-metric="verification">{_verification(e, f)}</td>\n'
+        f"          <td{muted}>{text(f['us'](e.solution_median_us))}</td>\n"
+        f"          <td{muted}>{text(f['us'](e.baseline_median_us))}</td>\n"
+        f"          <td>{roofline}</td>\n"
+        f'          <td class="text">{text(date_filter(submitted, "Y-m-d H:i"))}</td>\n'
+        "        </tr>\n      "
     )

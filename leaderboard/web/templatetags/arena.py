@@ -398,3 +398,15 @@ def run_grid_rows(context, rows, timed, profile) -> str:
     filters = {**_RUN_FILTERS, "speed_bucket": speed_bucket, "verdict_short": verdict_short, "fast_p": fast_p}
     built = "".join(row_html.run_grid_row(row, bool(timed), profile, urls, filters) for row in rows)
     return mark_safe(built or '\n      <tr><td colspan="20" class="text">No attempts.</td></tr>\n    ')
+
+
+@register.simple_tag
+def problem_ranking_rows(rows, profile) -> str:
+    """The rows of a problem's ranking, built in Python (``web/row_html.py``): no ``{% url %}`` and a few variables a
+    row instead of some sixty lookups and filters (``profile``: the ranking's ``Profile``, or None)."""
+    from leaderboard.web import links, row_html
+
+    urls = links.url_prefixes()
+    name = getattr(profile, "name", "")
+    filters = {**_RUN_FILTERS, "us": us}
+    return mark_safe("".join(row_html.problem_ranking_row(e, name, urls, filters) for e in rows))

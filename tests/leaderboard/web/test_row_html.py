@@ -106,3 +106,75 @@ def test_the_rows_of_a_runs_grid_are_what_the_template_loop_wrote(client, seeded
         assert rows.count("<tr ") == len(table["rows"]) or not table["rows"]
         assert rows in page
     assert timed and cpu  # both kinds of grid were compared
+
+
+PROBLEM_RANKING_LOOP = (PREVIOUS / "problem_ranking.html").read_text(encoding="utf-8")
+
+
+def _ranking_rows_as_the_loop_wrote(rows, profile) -> str:
+    return Template("{% load arena %}" + PROBLEM_RANKING_LOOP).render(
+        Context({"t": {"rows": rows}, "profile": profile})
+    )
+
+
+def test_the_rows_of_a_problems_ranking_are_what_the_template_loop_wrote(client, seeded):
+    from leaderboard.models import ProblemStanding
+
+    compared = timed = 0
+    standings = ProblemStanding.objects.filter(solutions__gt=0).order_by("problem_id", "profile")
+    for problem_id, profile in standings.values_list("problem_id", "profile").distinct()[:12]:
+        for query in ("", "&sort=-speedup&per_page=3&page=2", "&published=1"):
+            response = client.get(f"/problems/{problem_id}/?profile={profile}{query}")
+            assert response.status_code == 200
+            rows = response.context["table"]["rows"]
+            looped = _ranking_rows_as_the_loop_wrote(rows, response.context["profile"])
+            assert looped.count("<tr ") == len(rows)
+            assert looped in response.content.decode()
+            compared += len(rows)
+            timed += sum(1 for e in rows if e.timed)
+    assert compared > timed > 0  # rows of both kinds, timed and pipeline checks
+
+
+def test_every_kind_of_ranking_row_is_what_the_template_loop_wrote():
+    """Rows the seeded data may lack: every verification state, ranks with and without a range, names to escape."""
+    from datetime import datetime, timezone
+
+    from evaluator.contract.profiles import PROFILES
+    from leaderboard.rankings.solutions import RankingEntry, Verification
+
+    base = dict(
+        rank=2,
+        username="a+b@c d&'<x>",
+        user_id=3,
+        submission_id=41,
+        speedup=1.23456,
+        speedup_ci_low=1.1,
+        speedup_ci_high=None,
+        baseline_median_us=1234.5,
+        solution_median_us=0.05,
+        roofline_fraction=0.004,
+        submitted_at=datetime(2026, 3, 4, 23, 59, 30, tzinfo=timezone.utc),
+    )
+    checks = [
+        None,
+        Verification("verified", 50, 1.2, 1.0, 1.4, other_host=True),
+        Verification("verified", 51, None, None, None, other_host=None),
+        Verification("flagged", 52, 0.8, 0.7, 0.9),
+        Verification("pending", 53),
+    ]
+    entries = [
+        RankingEntry(**base, verification=check, rank_best=best, rank_worst=worst, timed=timed, **extra)
+        for check in checks
+        for best, worst in ((None, None), (2, 2), (1, 4))
+        for timed in (True, False)
+        for extra in (
+            {},
+            {"model_run_id": 7, "model": AWKWARD, "protocol": AWKWARD, "estimator": "pooled <x>"},
+            {"protocol_revision": 0, "problem_version": 3},
+        )
+    ]
+    for profile in (PROFILES["cpu-gloo-4"], PROFILES["h100-nvlink-8"], None):
+        built = Template("{% load arena %}{% problem_ranking_rows t.rows profile %}").render(
+            Context({"t": {"rows": entries}, "profile": profile})
+        )
+        assert _ranking_rows_as_the_loop_wrote(entries, profile) == built + "\n"  # the loop file's last newline

@@ -4,6 +4,7 @@ pages show by default."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -18,6 +19,32 @@ def problem_list(*, category: str | None = None) -> QuerySet[Problem]:
     if category:
         problems = problems.filter(category=category)
     return problems.order_by("category", "title")
+
+
+# What the home page's catalogue shows of a problem (its statement, reference and presets, most of a row's bytes,
+# are left in the database).
+LISTED_FIELDS = ("id", "title", "category", "summary", "version", "codebase", "world_sizes", "suite", "hard", "tags")
+
+
+class ListedProblem:
+    """A problem as the catalogue lists it, read with ``.values()`` (no model instance): the columns of
+    ``LISTED_FIELDS`` and what ``Problem`` derives from them (``tag_list``, ``supports``, ``supported_profiles``)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+        self.pk = values["id"]
+
+    tag_list = Problem.tag_list
+    supports = Problem.supports
+    supported_profiles = Problem.supported_profiles
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def listed_problems(problems: QuerySet[Problem]) -> list[ListedProblem]:
+    """``problems`` (e.g. the filters' ``.qs``), in their order, as the catalogue lists them: one query."""
+    return [ListedProblem(values) for values in problems.values(*LISTED_FIELDS)]
 
 
 @dataclass(frozen=True)

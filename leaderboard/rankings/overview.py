@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable
+from typing import Any, Iterable
 
 from django.db.models import Count
 
@@ -140,7 +140,7 @@ class StoredLeader:
     timed: bool = True
 
 
-def stored_leader(problem: Problem, profile: str | None, rows: list[ProblemStanding]) -> ProblemLeader:
+def stored_leader(problem: Problem, profile: str | None, rows: list[Any]) -> ProblemLeader:
     """The problem's line on the home page from its standing rows (every profile, version and revision): the
     ranking ``problem_ranking`` shows by default on ``profile`` (the problem's current version, the default
     revision of ``selectors.problem_ranking_default``), its leader and its number of solutions."""
@@ -171,13 +171,36 @@ def stored_leader(problem: Problem, profile: str | None, rows: list[ProblemStand
     return ProblemLeader(problem.id, profile, leader, row.solutions)
 
 
+# What ``stored_leader`` and ``speaking_profile`` read of a ``ProblemStanding`` row.
+STANDING_FIELDS = (
+    "problem_id",
+    "profile",
+    "problem_version",
+    "protocol_revision",
+    "passed",
+    "solutions",
+    "leader_submission_id",
+    "leader_user_id",
+    "leader_username",
+    "leader_model_run_id",
+    "leader_model",
+    "best_speedup",
+)
+
+
 def stored_leaders(
     problems: list[Problem], default: dict[str, str | None]
 ) -> tuple[dict[str, str | None], dict[str, ProblemLeader]]:
     """Each problem's speaking profile (``speaking_profile`` over its stored passed counts, else ``default``) and its
     line on the home page, from the stored standings (one query, whatever the number of results)."""
-    rows: dict[str, list[ProblemStanding]] = {}
-    for row in ProblemStanding.objects.filter(problem_id__in=[p.id for p in problems]).order_by("pk"):
+    rows: dict[str, list[Any]] = {}
+    # Named tuples of the columns read, not model instances (some 700 rows for the whole catalogue).
+    standings = (
+        ProblemStanding.objects.filter(problem_id__in=[p.id for p in problems])
+        .order_by("pk")
+        .values_list(*STANDING_FIELDS, named=True)
+    )
+    for row in standings:
         rows.setdefault(row.problem_id, []).append(row)
     profiles, leaders = {}, {}
     for p in problems:

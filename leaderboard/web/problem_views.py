@@ -19,9 +19,6 @@ from leaderboard.web import (
     write_solution,
 )
 
-# Fields of a problem the home page never shows (its statement and reference source are most of the row's bytes).
-HOME_DEFERRED = ("statement", "reference_source", "presets", "tolerances", "roofline", "function")
-
 
 @cache.cached_page(scopes=cache.catalogue_scopes)
 @exports.exportable(exports.problem_list_table, exports.problem_rows, filename="problems")
@@ -30,8 +27,7 @@ def home(request: HttpRequest) -> HttpResponse:
     category's leader, best speedup and number of solutions, and each problem's leader: all read from the standings
     kept at ingest (``rankings.services``), a fixed number of queries whatever the number of results."""
     filters = catalogue.problem_filters(request.GET or None)
-    listed = filters.qs.defer(*HOME_DEFERRED)  # the statement and reference are big and not shown here
-    problems = list(listed)
+    problems: list = catalogue.listed_problems(filters.qs)  # rows of the columns shown, not model instances
     _, leaders = overview.stored_leaders(
         problems, {p.id: catalogue.problem_default_profile(problem=p) for p in problems}
     )

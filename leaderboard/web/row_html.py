@@ -413,3 +413,20 @@ def problem_ranking_row(e: Any, profile: str, urls: Mapping[str, str], f: Mappin
         f'          <td class="text">{text(date_filter(submitted, "Y-m-d H:i"))}</td>\n'
         "        </tr>\n      "
     )
+
+
+def table_head(headers: Any, extra: Any = "") -> str:
+    """A table's ``<thead>`` (``headers``: ``tables.Table.headers``), as ``_thead.html``'s loop wrote it."""
+    cells = []
+    for h in headers:
+        column = h.column
+        numeric = ' class="num"' if column.numeric else ""
+        title = f' title="{text(column.title)}"' if column.title else ""
+        sort = (' aria-sort="descending"' if h.descending else ' aria-sort="ascending"') if h.active else ""
+        label = text(column.label)
+        if h.href:
+            arrow = (" ▼" if h.descending else " ▲") if h.active else ""
+            active = " active" if h.active else ""
+            label = f'<a href="{text(h.href)}" class="sort{active}">{label}{arrow}</a>'
+        cells.append(f"<th{numeric}{title}{sort}>{label}</th>")
+    return f"<thead><tr>{''.join(cells)}{text(extra or '')}</tr></thead>"

@@ -410,3 +410,12 @@ def problem_ranking_rows(rows, profile) -> str:
     name = getattr(profile, "name", "")
     filters = {**_RUN_FILTERS, "us": us}
     return mark_safe("".join(row_html.problem_ranking_row(e, name, urls, filters) for e in rows))
+
+
+@register.simple_tag(takes_context=True)
+def table_head(context, table) -> str:
+    """A table's header row with its sort links, built in Python (``web/row_html.py``)."""
+    from leaderboard.web import row_html
+
+    headers = table.get("headers", []) if isinstance(table, dict) else []
+    return mark_safe(row_html.table_head(headers, context.get("extra_headers", "")))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.template import Context, Template
+from django.utils.safestring import mark_safe
 
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, Problem, RunScore
@@ -178,3 +179,38 @@ def test_every_kind_of_ranking_row_is_what_the_template_loop_wrote():
             Context({"t": {"rows": entries}, "profile": profile})
         )
         assert _ranking_rows_as_the_loop_wrote(entries, profile) == built + "\n"  # the loop file's last newline
+
+
+THEAD_LOOP = (PREVIOUS / "thead.html").read_text(encoding="utf-8")
+
+
+def test_every_tables_header_row_is_what_the_template_loop_wrote(client, seeded):
+    from leaderboard.models import ProblemStanding
+
+    problem_id, profile = ProblemStanding.objects.filter(solutions__gt=0).values_list("problem_id", "profile")[0]
+    run = seeded[2]
+    pages = [
+        "/runs/",
+        "/runs/?sort=model&unranked_sort=-k&mode=agentic",
+        f"/problems/{problem_id}/?profile={profile}",
+        f"/problems/{problem_id}/?profile={profile}&sort=-speedup",
+        f"/users/{run.user.get_username()}/?sort=-fast_2",
+        f"/runs/{run.pk}/",
+        f"/runs/compare/?a={seeded[2].pk}&b={seeded[3].pk}",
+    ]
+    seen = 0
+    for url in pages:
+        response = client.get(url)
+        page = response.content.decode()
+        values = {id(v): v for v in (response.context[k] for k in response.context.keys()) if isinstance(v, dict)}
+        tables = [v for v in values.values() if "headers" in v]
+        for table in tables:
+            for extra in ("", mark_safe("<th>x</th>"), "<b>&</b>"):
+                looped = Template(THEAD_LOOP).render(Context({"t": table, "extra_headers": extra}))
+                built = Template("{% load arena %}{% table_head t %}").render(
+                    Context({"t": table, "extra_headers": extra})
+                )
+                assert looped == built + "\n"  # the loop file's last newline
+            # the pages show those header rows (a run's grid heads its attempts' columns itself)
+            seen += Template("{% load arena %}{% table_head t %}").render(Context({"t": table})) in page
+    assert seen >= 8

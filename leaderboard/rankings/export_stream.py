@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import textwrap
 from typing import Any, Iterable, Iterator
 
 from django.http import StreamingHttpResponse
@@ -34,9 +33,50 @@ def json_lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Itera
     yield opening[: -len("[]\n}")] + "["
     separator = "\n"
     for record in records:
-        yield separator + textwrap.indent(json.dumps(record, indent=1, default=str), "  ")
+        # json.dumps(record, indent=1, default=str), each line indented by two spaces (no line of it is blank)
+        yield separator + "  " + indented_json(record, "\n  ")
         separator = ",\n"
     yield "]\n}" if separator == "\n" else "\n ]\n}"
+
+
+_scalar = json.JSONEncoder(default=str).encode  # the C encoder: no indent
+_string = json.encoder.encode_basestring_ascii  # how json writes a string (ensure_ascii)
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def indented_json(value: Any, newline: str = "\n") -> str:
+    """``json.dumps(value, indent=1, default=str)`` with every line after the first starting with ``newline``'s
+    indentation: the same text, but each scalar written by the C encoder (``indent`` makes ``json`` write every value
+    in Python, about half of an export's CPU)."""
+    kind = type(value)
+    if kind is dict:
+        if not value:
+            return "{}"
+        inner = newline + " "
+        parts = []
+        for key, item in value.items():
+            if type(key) is not str:
+                return json.dumps(value, indent=1, default=str).replace("\n", newline)
+            parts.append(f"{inner}{_scalar(key)}: {indented_json(item, inner)}")
+        return "{" + ",".join(parts) + newline + "}"
+    if kind is list or kind is tuple:
+        if not value:
+            return "[]"
+        inner = newline + " "
+        return "[" + ",".join(inner + indented_json(item, inner) for item in value) + newline + "]"
+    if kind is str:
+        return _string(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return float.__repr__(value) if value == value and value not in _INFINITIES else _scalar(value)
+    if isinstance(value, (dict, list, tuple)):  # subclasses: as json writes them
+        return json.dumps(value, indent=1, default=str).replace("\n", newline)
+    return _scalar(value)
 
 
 def csv_lines(fields: list[str], records: Iterable[dict[str, Any]]) -> Iterator[str]:

@@ -22,6 +22,7 @@ from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import publishing
 from leaderboard.web import cache  # cache.cached_page: the public read API is cached (leaderboard/web/cache.py)
 from leaderboard.web.permissions import MayUpload
+from leaderboard.web.run_output import RunOutput
 from leaderboard.web.serializers import (
     AttemptOutputSerializer,
     ModelRunDetailOutputSerializer,
@@ -189,7 +190,7 @@ class ModelRunRankingApi(APIView):
                 "num_pages": page.paginator.num_pages,
                 "standing": data["standing"],
                 "rank_metric": run_selectors.rank_metric(data["sort"]),
-                "results": ModelRunOutputSerializer(rows, many=True, context={"request": request}).data,
+                "results": list(map(RunOutput(request), rows)),  # as ModelRunOutputSerializer writes them
             }
         )
 

@@ -1,0 +1,70 @@
+"""The API's ranking of model runs writes each run as ``serializers.ModelRunOutputSerializer`` writes it, field for
+field and in its order, without DRF's per-field machinery (about half of the API's CPU for a page of 50 runs) and with
+one ``reverse()`` a page instead of two a run. ``tests/leaderboard/web/test_run_output.py`` holds it to the
+serializer; the serializer stays the API's documented schema."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from leaderboard.rankings import scores
+
+_DATE = serializers.DateField()
+_DATETIME = serializers.DateTimeField()
+_BOOLEAN = serializers.BooleanField()
+
+
+def _date(value: Any) -> Any:
+    return None if value is None else _DATE.to_representation(value)
+
+
+def _datetime(value: Any) -> Any:
+    return None if value is None else _DATETIME.to_representation(value)
+
+
+def _text(value: Any) -> Any:
+    return None if value is None else str(value)
+
+
+def _flag(value: Any) -> Any:
+    return None if value is None else _BOOLEAN.to_representation(value)
+
+
+class RunOutput:
+    """Writes runs for one request: the runs' page URLs are built from two prefixes."""
+
+    def __init__(self, request: Any) -> None:
+        absolute: Callable[[str], str] = request.build_absolute_uri if request is not None else str
+        self.page = absolute(reverse("model-run-detail", kwargs={"run_id": 0}))[: -len("0/")]
+        self.api = absolute(reverse("api-model-run-detail", kwargs={"run_id": 0}))[: -len("0/")]
+
+    def __call__(self, run: Any) -> dict[str, Any]:
+        span = getattr(run, "rank_range", None)
+        return {
+            "id": None if run.pk is None else int(run.pk),
+            "model": _text(run.model),
+            "provider": _text(run.provider),
+            "user": _text(run.user.username),
+            "profile": _text(run.profile),
+            "precision": _text(run.precision),
+            "suite": _text(run.suite),
+            "run_date": _date(run.run_date),
+            "open_weights": _flag(run.open_weights),
+            "is_demo": _flag(run.is_demo),
+            "state": _text(run.state),
+            "attempts_done": None if run.attempts_done is None else int(run.attempts_done),
+            "attempts_total": None if run.attempts_total is None else int(run.attempts_total),
+            "created_at": _datetime(run.created_at),
+            "finished_at": _datetime(run.finished_at),
+            "published_at": _datetime(run.published_at),
+            "url": f"{self.page}{run.pk}/",
+            "api_url": f"{self.api}{run.pk}/",
+            "protocol": scores.protocol(run),
+            "scores": scores.stored(run),
+            "suite_version": _text(run.suite_version),
+            "standing": getattr(getattr(run, "score", None), "status", None) or "unfinished",
+            "rank": list(span) if span else None,
+        }

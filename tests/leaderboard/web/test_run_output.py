@@ -1,0 +1,53 @@
+"""The API's ranking of model runs writes each run as ``ModelRunOutputSerializer`` did (``web/run_output.py``): the same
+fields, values and order for every run (a run read as a row or as a model instance, with and without a score, a rank
+range, dates and the flags that may be empty), and the API's page says so."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.utils import timezone
+
+from leaderboard.management.commands.seed_demo import seed_demo
+from leaderboard.models import ModelRun, RunScore
+from leaderboard.rankings import run_rows, run_selectors
+from leaderboard.web.run_output import RunOutput
+from leaderboard.web.serializers import ModelRunOutputSerializer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seeded():
+    seed_demo(runs=16, problems=6, attempts=2, users=3, seed=9, log=lambda _: None)
+    runs = list(ModelRun.objects.order_by("pk"))
+    ModelRun.objects.filter(pk=runs[0].pk).update(
+        model="<b>&'x", open_weights=None, run_date=None, published_at=timezone.now(), finished_at=None
+    )
+    ModelRun.objects.filter(pk=runs[2].pk).update(open_weights=True, run_date=timezone.now().date())
+    RunScore.objects.filter(model_run_id=runs[1].pk).delete()  # a run without a score row yet
+    return runs
+
+
+def test_a_run_is_written_as_the_serializer_wrote_it(seeded, rf):
+    request = rf.get("/api/rankings/model-runs/")
+    write = RunOutput(request)
+    ordered = run_selectors.model_run_ranking()
+    for runs in (list(ordered), run_rows.run_rows(ordered)):
+        for i, run in enumerate(runs):
+            run.rank_range = (i + 1, i + 3) if i % 3 else None
+            expected = ModelRunOutputSerializer(run, context={"request": request}).data
+            assert list(write(run).items()) == list(expected.items())
+            assert json.dumps(write(run)) == json.dumps(expected)
+
+
+def test_the_apis_ranking_writes_the_serializers_runs(seeded, client, rf):
+    body = client.get("/api/rankings/model-runs/?page_size=5&page=2").json()
+    assert len(body["results"]) == 5 and all(r["rank"] for r in body["results"])
+    request = rf.get("/api/rankings/model-runs/")
+    for result in body["results"]:
+        run = ModelRun.objects.select_related("score", "user").get(pk=result["id"])
+        run.rank_range = tuple(result["rank"])
+        expected = ModelRunOutputSerializer(run, context={"request": request}).data
+        assert json.loads(json.dumps(expected)) == result

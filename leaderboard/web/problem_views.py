@@ -129,7 +129,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
             "history": overview.problem_history_chart(
                 problem=problem, profile=profile, published=published, choices=measured.choices
             ),
-            "write": write_solution.context(problem.id),
+            "write": write_solution.context(problem.id, suite=problem.suite),
         },
     )
 

@@ -20,12 +20,30 @@ def _registry_problem(problem_id: str):
         return None
 
 
-def context(problem_id: str) -> dict[str, Any] | None:
-    """What the section shows; None for a problem with no starter (an imported suite's assigned ``solution``)."""
-    starters = beyond_contract.solution_starters
+# Sections already built, by problem, with the registry's problem each was built from: the registry reads a problem
+# once per process (``problems.registry.get``) and a new one after it is asked to forget, which builds the section
+# again. Building one cost a problem page about 4 ms a request.
+_BUILT: dict[str, tuple[Any, dict[str, Any] | None]] = {}
+# Problems made up by ``seed_demo`` have no folder: the registry is not asked (it lists every folder to say so).
+NO_FOLDER_SUITES = ("demo",)
+
+
+def context(problem_id: str, *, suite: str = "") -> dict[str, Any] | None:
+    """What the section shows; None for a problem with no starter (an imported suite's assigned ``solution``) or no
+    folder (``suite``: the problem's, when the caller knows it)."""
+    if suite in NO_FOLDER_SUITES:
+        return None
     problem = _registry_problem(problem_id)
     if problem is None:
         return None
+    built = _BUILT.get(problem_id)
+    if built is None or built[0] is not problem:
+        built = _BUILT[problem_id] = (problem, _context(problem))
+    return built[1]
+
+
+def _context(problem: Any) -> dict[str, Any] | None:
+    starters = beyond_contract.solution_starters
     try:
         files = starters.starters(problem)
     except starters.StarterError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import html
 import json
 from typing import Any
@@ -47,7 +49,13 @@ class _DropUnsafeUrls(Treeprocessor):
 def markdown(text: str) -> str:
     """Renders a problem statement. Raw HTML in the markdown is escaped, not passed through, and links or images
     to anything but http(s), mailto or this site (``javascript:``, ``data:``) lose their target; then nh3 cleans the
-    result like the docs pages (``leaderboard.web.sanitize``), whatever the renderer let through."""
+    result like the docs pages (``leaderboard.web.sanitize``), whatever the renderer let through. The same text
+    renders to the same HTML: it is rendered once per process (a statement cost its page about 5 ms a request)."""
+    return _markdown(text or "")
+
+
+@functools.lru_cache(maxsize=256)
+def _markdown(text: str) -> str:
     md = markdown_lib.Markdown(
         extensions=["fenced_code", "tables", "codehilite", "sane_lists"],
         extension_configs={"codehilite": {"guess_lang": False, "css_class": "highlight"}},
@@ -55,16 +63,23 @@ def markdown(text: str) -> str:
     md.preprocessors.deregister("html_block")
     md.inlinePatterns.deregister("html")
     md.treeprocessors.register(_DropUnsafeUrls(md), "drop_unsafe_urls", -10)
-    return clean_html(md.convert(loosen_lists(text or "")))
+    return clean_html(md.convert(loosen_lists(text)))
 
 
 @register.filter
 def highlight(code: str, language: str = "python") -> str:
+    """Source highlighted by Pygments, once per process for the same source (a reference cost its page about 5 ms a
+    request)."""
+    return _highlight(code or "", language)
+
+
+@functools.lru_cache(maxsize=256)
+def _highlight(code: str, language: str) -> str:
     try:
         lexer = get_lexer_by_name(language)
     except ClassNotFound:
         lexer = PythonLexer()
-    return mark_safe(pygments_highlight(code or "", lexer, HtmlFormatter(cssclass="highlight", linenos="table")))
+    return mark_safe(pygments_highlight(code, lexer, HtmlFormatter(cssclass="highlight", linenos="table")))
 
 
 @register.filter

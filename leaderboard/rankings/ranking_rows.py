@@ -71,9 +71,39 @@ def problem_ranking_rows(
     ).order_by("rank")
 
 
+# What ``_entry`` reads of a stored row: a page of them is read as named tuples of these columns, not model instances.
+ENTRY_FIELDS = (
+    "rank",
+    "rank_best",
+    "rank_worst",
+    "username",
+    "user_id",
+    "submission_id",
+    "submission_ids",
+    "workers",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "baseline_median_us",
+    "solution_median_us",
+    "roofline_fraction",
+    "submitted_at",
+    "model_run_id",
+    "model",
+    "protocol",
+    "evaluations",
+    "source_key",
+    "estimator",
+    "protocol_revision",
+    "problem_version",
+    "timed",
+)
+
+
 def ranking_entries(rows: Iterable[StandingEntry]) -> list[solutions.RankingEntry]:
-    """``rows`` as the ranking's entries, each with its re-measurement's verdict as it stands (one query)."""
-    rows = list(rows)
+    """``rows`` as the ranking's entries, each with its re-measurement's verdict as it stands (one query; a queryset
+    of rows is read as the columns ``_entry`` reads, one query more)."""
+    rows = list(rows.values_list(*ENTRY_FIELDS, named=True) if isinstance(rows, QuerySet) else rows)
     wanted = [sid for row in rows if row.timed for sid in row.submission_ids]
     checks: dict[int, list[dict[str, Any]]] = {}
     if wanted:
@@ -85,8 +115,8 @@ def ranking_entries(rows: Iterable[StandingEntry]) -> list[solutions.RankingEntr
 def ranking_entries_streamed(rows: QuerySet[StandingEntry]) -> Iterator[solutions.RankingEntry]:
     """``rows`` (already sorted and sliced) as entries, read and converted ``STREAM_CHUNK_ROWS`` at a time, for an
     export that never holds a whole ranking."""
-    chunk: list[StandingEntry] = []
-    for row in rows.iterator(chunk_size=STREAM_CHUNK_ROWS):
+    chunk: list[Any] = []
+    for row in rows.values_list(*ENTRY_FIELDS, named=True).iterator(chunk_size=STREAM_CHUNK_ROWS):
         chunk.append(row)
         if len(chunk) == STREAM_CHUNK_ROWS:
             yield from ranking_entries(chunk)
@@ -94,7 +124,7 @@ def ranking_entries_streamed(rows: QuerySet[StandingEntry]) -> Iterator[solution
     yield from ranking_entries(chunk)
 
 
-def _entry(row: StandingEntry, checks: dict[int, list[dict[str, Any]]]) -> solutions.RankingEntry:
+def _entry(row: Any, checks: dict[int, list[dict[str, Any]]]) -> solutions.RankingEntry:
     verification = None
     if row.timed:
         estimate = (

@@ -430,3 +430,21 @@ def table_head(headers: Any, extra: Any = "") -> str:
             label = f'<a href="{text(h.href)}" class="sort{active}">{label}{arrow}</a>'
         cells.append(f"<th{numeric}{title}{sort}>{label}</th>")
     return f"<thead><tr>{''.join(cells)}{text(extra or '')}</tr></thead>"
+
+
+def comparison_problem_row(r: Any, problems_url: str, f: Mapping[str, Callable[..., Any]]) -> str:
+    """One problem's row of the comparison of two runs (``r``: a ``comparison.ComparisonRow``), as the loop of
+    ``model_run_compare.html`` wrote it."""
+    pct, times, fast_p = f["percent"], f["times"], f["fast_p"]
+    pid = text(r.problem_id)
+    a, b = _get(r, "a"), _get(r, "b")
+    return (
+        f'\n      <tr data-problem="{pid}"><td class="text"><a href="{text(problems_url)}'
+        f'{text(_url_part(r.problem_id))}/">{pid}</a></td>'
+        f'\n        <td class="text small">{text(r.category)}</td>'
+        f"\n        <td>{text(pct(_get(a, 'pass_at_k')))}</td><td>{text(pct(_get(b, 'pass_at_k')))}</td>"
+        f"\n        <td>{text(pct(fast_p(_get(a, 'fast_p_at_k'), '1.0')))}</td>"
+        f"<td>{text(pct(fast_p(_get(b, 'fast_p_at_k'), '1.0')))}</td>"
+        f"\n        <td>{text(times(_get(a, 'best_speedup')))}</td><td>{text(times(_get(b, 'best_speedup')))}</td>"
+        f"<td>{text(times(r.speedup_ratio))}</td></tr>\n    "
+    )

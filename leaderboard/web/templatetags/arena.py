@@ -436,55 +436,26 @@ def table_head(context, table) -> str:
     return mark_safe(row_html.table_head(headers, context.get("extra_headers", "")))
 
 
-class _FormFieldsNode(template.Node):
-    """``{% form_fields form %}...{% endform_fields %}``: its body rendered once per process for each state of the
-    form it shows (each field's name, label, choices, value and errors), then written from memory. The body may read
-    only the form's fields (a filter form of a few selects cost a page about a millisecond of template rendering)."""
-
-    LIMIT = 512  # states kept; then forgotten all at once
-
-    def __init__(self, form: template.base.FilterExpression, nodelist: template.NodeList) -> None:
-        self.form, self.nodelist = form, nodelist
-        self.rendered: dict[Any, str] = {}
-
-    @staticmethod
-    def _state(form: Any) -> Any:
-        fields = []
-        for field in form:
-            value = field.value()
-            choices = getattr(field.field, "choices", None)
-            fields.append(
-                (
-                    field.name,
-                    str(field.label),
-                    tuple(value) if isinstance(value, list) else value,
-                    tuple((str(k), str(v)) for k, v in choices) if choices is not None else None,
-                    tuple(str(e) for e in field.errors),
-                )
-            )
-        return (type(form), tuple(fields))
-
-    def render(self, context: template.Context) -> str:
-        form = self.form.resolve(context)
-        try:
-            key = self._state(form)
-            hash(key)
-        except (TypeError, ValueError):  # a state that cannot be a key: rendered every time
-            return self.nodelist.render(context)
-        html = self.rendered.get(key)
-        if html is None:
-            if len(self.rendered) >= self.LIMIT:
-                self.rendered.clear()
-            html = self.rendered[key] = self.nodelist.render(context)
-        return html
-
-
 @register.tag
-def form_fields(parser, token) -> _FormFieldsNode:
+def form_fields(parser, token) -> template.Node:
+    """``{% form_fields form %}...{% endform_fields %}``: the body written from memory for a state of the form it
+    rendered already (``web/form_memo.FormFieldsNode``)."""
+    from leaderboard.web.form_memo import FormFieldsNode
+
     try:
         _, form = token.split_contents()
     except ValueError:
         raise template.TemplateSyntaxError("form_fields takes one argument: the form") from None
     nodelist = parser.parse(("endform_fields",))
     parser.delete_first_token()
-    return _FormFieldsNode(parser.compile_filter(form), nodelist)
+    return FormFieldsNode(parser.compile_filter(form), nodelist)
+
+
+@register.simple_tag
+def comparison_problem_rows(rows) -> str:
+    """The comparison's rows, one per problem, built in Python (``web/row_html.py``)."""
+    from leaderboard.web import links, row_html
+
+    url = links.url_prefixes()["problems_url"]
+    filters = {**_RUN_FILTERS, "fast_p": fast_p}
+    return mark_safe("".join(row_html.comparison_problem_row(r, url, filters) for r in rows))

@@ -214,3 +214,41 @@ def test_every_tables_header_row_is_what_the_template_loop_wrote(client, seeded)
             # the pages show those header rows (a run's grid heads its attempts' columns itself)
             seen += Template("{% load arena %}{% table_head t %}").render(Context({"t": table})) in page
     assert seen >= 8
+
+
+COMPARE_LOOP = (PREVIOUS / "compare_problems.html").read_text(encoding="utf-8")
+
+
+def test_the_rows_of_a_comparison_are_what_the_template_loop_wrote(client, seeded):
+    from types import SimpleNamespace
+
+    from leaderboard.rankings.services import run_comparison_refresh
+
+    compared = 0
+    for a, b in ((seeded[0], seeded[1]), (seeded[2], seeded[9]), (seeded[4], seeded[3])):
+        run_comparison_refresh(a_id=a.pk, b_id=b.pk)
+        for query in ("", "&sort=-ratio&per_page=5&page=2"):
+            response = client.get(f"/runs/compare/?a={a.pk}&b={b.pk}{query}")
+            rows = response.context["table"]["rows"]
+            looped = Template("{% load arena %}" + COMPARE_LOOP).render(Context({"t": {"rows": rows}}))
+            assert looped.count("<tr ") == len(rows)
+            assert looped in response.content.decode()
+            compared += len(rows)
+    assert compared
+    # rows the seeded runs may lack: a problem one run did not score, a category that must be escaped (a problem's id
+    # is letters, digits, "_", "-" and ".": its URL converter allows nothing else)
+    side = SimpleNamespace(pass_at_k=0.5, fast_p_at_k={1.0: 0.25, 2.0: None}, best_speedup=1.5)
+    rows = [
+        SimpleNamespace(problem_id="cat/a_b-1.x", category=AWKWARD, a=side, b=None, speedup_ratio=None),
+        SimpleNamespace(problem_id="cat2/p", category="c", a=None, b=side, speedup_ratio=2.0),
+        SimpleNamespace(
+            problem_id="cat/r",
+            category="c",
+            a=SimpleNamespace(pass_at_k=None, fast_p_at_k=None, best_speedup=None),
+            b=side,
+            speedup_ratio=float("nan"),
+        ),
+    ]
+    looped = Template("{% load arena %}" + COMPARE_LOOP).render(Context({"t": {"rows": rows}}))
+    built = Template("{% load arena %}{% comparison_problem_rows t.rows %}").render(Context({"t": {"rows": rows}}))
+    assert looped == built + "\n"

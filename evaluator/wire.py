@@ -509,6 +509,13 @@ class Slot:
             raise ValueError(f"{self.name} is empty")
         return parse_frame(self.bytes, min(size, length) if length is not None else size, self.name)
 
+    def view(self, length: int) -> memoryview:
+        """The slot's first ``length`` bytes, mapped (no copy); shorter when the slot is."""
+        size = os.fstat(self.fd).st_size
+        if size != self.size:
+            self._remap(size)
+        return memoryview(self._map)[:length] if self._map is not None else memoryview(b"")
+
     def _remap(self, size: int) -> None:
         import torch
 

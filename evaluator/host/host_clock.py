@@ -13,7 +13,8 @@ than it took has an overhead larger than the baseline's by what it hid.
 The bound, per call: a forgery that hides more than the allowance (:func:`allowance_us`: 3 ms on CPU hosts, 0.4 ms
 on GPU hosts, plus five standard errors of the baseline's overhead) is refused; a smaller one passes, and the ranked
 figure stays the timer's. Against a solution of several milliseconds that is a few per cent; against a 12 µs kernel
-it bounds nothing the roofline check does not (docs/threat-model.md gives the numbers)."""
+it bounds nothing the roofline check does not (docs/threat-model.md gives the numbers). A refusal by this check
+alone is confirmed by a second timing pass before it stands (evaluator/host/evaluate.py ``_confirmed``)."""
 
 from __future__ import annotations
 

@@ -516,6 +516,14 @@ class Session:
         dead.sort(key=lambda r: not (self.exits.get(r) is not None and self.exits[r] < 0))  # signal deaths first
         for r in dead:
             code = self.exits.get(r)
+            if code == -signal.SIGSYS:
+                return Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} tried to re-point the evaluator's report, timer, command or slot descriptors "
+                    f"(dup2/dup3 onto one) or to install a system-call filter in the {self.phase} phase, and the "
+                    f"evaluator's channel lock ended it: neither is the solution's to do",
+                    [r],
+                )
             if code is not None and code < 0:
                 try:
                     how = f"signal {signal.Signals(-code).name}"
@@ -577,19 +585,20 @@ class Session:
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             # A thread joined just before the call returned may still be leaving the kernel's task list: a thread
             # in the exit path is not held by a stop and is not counted (watch.new_solution_threads); the host waits
-            # for it first while the ranks are held, and continues them only if one is still there.
+            # for it first while the ranks are held, and continues them only if one is still there. Only whether
+            # the threads found are still there is asked again: a running thread's stack cannot be read.
             for _ in range(THREAD_EXIT_POLLS):
                 if not extra:
                     break
                 time.sleep(THREAD_EXIT_POLL_S)
-                extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+                extra = watch.still_there(pid, extra)
             if extra and self.frozen:
                 # A joined thread stopped just before its exit path (its Python part done) leaves only once
                 # continued: the ranks run again for at most the same polls, then are held again.
                 self.thaw_ranks()
                 for _ in range(THREAD_EXIT_POLLS):
                     time.sleep(THREAD_EXIT_POLL_S)
-                    extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+                    extra = watch.still_there(pid, extra)
                     if not extra:
                         break
                 self.freeze_ranks()

@@ -3,6 +3,7 @@ threads. The judge's rules on processes and threads are checked here, outside an
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import shutil
@@ -215,17 +216,88 @@ def threads(pid: int) -> dict[int, str]:
 
 
 def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
-    """Threads of a rank (id, name) that did not exist before the solution was loaded, are not a library's own and
-    are not already leaving (in the kernel's exit path, or ended)."""
+    """Threads of a rank (id, label) that did not exist before the solution was loaded, are not a library's own and
+    are not already leaving (in the kernel's exit path, or ended). A thread named like a library's is the library's
+    only if its stack says so (:func:`code_on_stack`): a name is the solution's to choose."""
     now = threads(pid)
     main = now.get(pid, "")
-    return [
-        (tid, name)
-        for tid, name in now.items()
-        if tid not in before
-        and (name == main or not name.startswith(LIBRARY_THREAD_PREFIXES))
-        and not leaving(f"/proc/{pid}/task/{tid}/stat")
-    ]
+    found = []
+    for tid, name in now.items():
+        if tid in before or leaving(f"/proc/{pid}/task/{tid}/stat"):
+            continue
+        if name == main or not name.startswith(LIBRARY_THREAD_PREFIXES):
+            found.append((tid, name))
+            continue
+        code = code_on_stack(pid, tid)
+        if code:
+            found.append((tid, f"{name}, named like a library's thread, with {code} on its stack"))
+    return found
+
+
+def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those of ``found`` (threads of ``pid``: id, label) that have not ended or begun to."""
+    return [(tid, label) for tid, label in found if not leaving(f"/proc/{pid}/task/{tid}/stat")]
+
+
+STACK_READ = 1 << 18  # bytes of a thread's live stack read, from its stack pointer up: far deeper than a library's
+_KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
+
+
+def code_on_stack(pid: int, tid: int) -> str | None:
+    """What no library's own thread runs, when a thread is there or its live stack holds a return address into it:
+    the interpreter (Python code: a library's threads are native, and Python threads carry their process's name
+    unless renamed), or code from outside the host's program roots (a solution's own native code, executable memory
+    of no file). None when its stack holds neither, or when it cannot be read: a thread running in user space (no
+    stack pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+            fields = f.read().split()
+        if not fields or fields[0] == "running" or len(fields) < 3:
+            return None
+        sp, pc = int(fields[-2], 16), int(fields[-1], 16)
+        code, stack_end = _code_mappings(pid, sp)
+        if stack_end is None:
+            return None
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        try:
+            data = os.pread(fd, min(stack_end - sp, STACK_READ), sp)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return None
+    interpreter = os.path.realpath(f"/proc/{pid}/exe")
+    roots = tuple(r.rstrip("/") + "/" for r in program_roots())
+    starts = [c[0] for c in code]
+    # Where it is now first (a loop of its own calls nothing), then every return address of its callers.
+    values = [pc] + [int.from_bytes(data[k : k + 8], "little") for k in range(0, len(data) - 7, 8)]
+    for value in values:
+        at = bisect.bisect_right(starts, value) - 1
+        if at < 0 or value >= code[at][1]:
+            continue
+        path = code[at][2]
+        if path == interpreter or os.path.basename(path).startswith("libpython"):
+            return "Python code"
+        if path in _KERNEL_MAPPINGS:
+            continue
+        if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
+            return f"code from {path or 'executable memory of no file'}"
+    return None
+
+
+def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int | None]:
+    """A process's executable mappings (start, end, path), sorted, and the end of the mapping that holds ``sp``."""
+    code: list[tuple[int, int, str]] = []
+    stack_end = None
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            start, end = (int(v, 16) for v in parts[0].split("-"))
+            if start <= sp < end:
+                stack_end = end
+            if "x" in parts[1]:
+                code.append((start, end, parts[5].rstrip("\n") if len(parts) > 5 else ""))
+    code.sort()
+    return code, stack_end
 
 
 PF_EXITING = 0x4  # include/linux/sched.h: the task is in its exit path

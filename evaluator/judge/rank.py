@@ -132,6 +132,7 @@ class JudgeRank:
     def _open_timer(self) -> None:
         self.engine = compiled_timer.load(self.config["timer"])
         read_fd, self.timer_write_fd = os.pipe()
+        os.set_blocking(read_fd, False)  # read between steps for what is there; the engine writes before it returns
         open_engine(self.engine, self.timer_write_fd, dist.group.WORLD, self.device)
         self.reader = compiled_timer.SampleReader(read_fd)
         self.spin_us = spin_us([], self.device.type == "cuda")
@@ -161,15 +162,14 @@ class JudgeRank:
         self.engine.set_spin(us)
         self.send("spun")
 
-    def baseline_done(self) -> None:
+    def baseline_done(self, since: int) -> None:
+        """The baseline's samples from timed iteration ``since`` on: one pass's (the host may time a second)."""
         self.engine.release()
-        os.close(self.timer_write_fd)
-        while self.reader.read_available():
-            pass
-        os.close(self.reader.fd)
-        samples = self.reader.samples[self.config["warmup_iterations"] :]
+        self.reader.drain()
+        samples = self.reader.samples[since:]
         self.send(
             "baseline",
+            since=since,
             times_us=[s[0] for s in samples],
             launch_us=[s[1] for s in samples],
             spin_us=self.spin_us,
@@ -259,11 +259,14 @@ class JudgeRank:
         try:
             if not nbytes:
                 raise ValueError("no outputs")
-            copied = os.pread(self._returned().fd, nbytes, 0)
-            if len(copied) != nbytes or self.engine.digest(copied) != digest:
+            # The returned slot is the host's copy, in a folder no sandbox sees: the digest is taken on its mapping,
+            # with no copy of its own.
+            returned = self._returned()
+            frame = returned.view(nbytes)
+            if len(frame) != nbytes or self.engine.digest(frame) != digest:
                 raise SlotChanged
-            del copied
-            values, n_out = self._returned().read_frame(nbytes)
+            frame.release()
+            values, n_out = returned.read_frame(nbytes)
             t1 = time.perf_counter()
             outputs = values[:n_out]
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol, self.device)
@@ -298,7 +301,7 @@ class JudgeRank:
             elif op == "spin":
                 self.set_spin(float(cmd["us"]))
             elif op == "baseline_done":
-                self.baseline_done()
+                self.baseline_done(int(cmd["since"]))
             elif op == "check_trial":
                 self.check_trial(cmd["t"], cmd["nbytes"][self.rank])
             elif op == "check_timed":

@@ -164,6 +164,12 @@ class Worker:
         if cmd.get("op") != "load":
             return
         serve, current = self.serve, self.current
+        try:
+            # From here on no thread or child of this rank may re-point its channels (_engine.cpp lock_channels).
+            self.engine.lock_channels([cmd_fd, self.feed_fd, self.out_fd])
+        except Exception as exc:
+            self.send("error", phase="setup", category="infra", message=_one_line(exc))
+            raise SystemExit(5) from None
         solve = self.load_solution(cmd["path"])
         try:
             serve(cmd_fd, self.fd, self.rank, solve, self.feed_fd, self.out_fd)

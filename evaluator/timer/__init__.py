@@ -217,6 +217,17 @@ class SampleReader:
                 return
             self.samples.append((us, launch))
 
+    def drain(self) -> None:
+        """Reads everything written so far from a non-blocking descriptor, and returns (at end of file too)."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            self.feed(data)
+
     def read_available(self) -> bool:
         """Reads what is there; False at end of file."""
         try:

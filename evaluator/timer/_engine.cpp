@@ -27,8 +27,13 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -38,6 +43,7 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace py = pybind11;
@@ -186,6 +192,108 @@ void same_channel(const Channel &c) {
   _exit(CHANNEL_REPLACED_EXIT);
 }
 
+// same_channel cannot see a swap put back between two of its checks: a thread that needs no GIL can dup2 a pipe of its
+// own over the report descriptor just after one check and the original back before the next. So once the channels
+// are in place, before any solution code runs, the rank's own filter ends the process (SIGSYS, which the host reads
+// as a refusal) at any dup2/dup3 onto one of them or any further system-call filter (one with a user-space listener
+// could answer the engine's own writes for it), and refuses (EPERM) a close of one or a close_range over it: a child
+// the solution forks closes what it inherits, which is harmless and must not end it. The filter holds for every
+// thread (TSYNC) and every child.
+[[noreturn]] void fail(const std::string &what);
+
+struct Bpf {
+  std::vector<sock_filter> f;
+  std::vector<long> labels;
+  std::vector<std::tuple<size_t, int, int>> jumps;  // instruction, label if true, label if false (-1: the next)
+  int label() {
+    labels.push_back(-1);
+    return static_cast<int>(labels.size()) - 1;
+  }
+  void bind(int l) { labels[l] = static_cast<long>(f.size()); }
+  void load(uint32_t offset) { f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset)); }
+  void ret(uint32_t k) { f.push_back(BPF_STMT(BPF_RET | BPF_K, k)); }
+  void jump(uint16_t op, uint32_t k, int if_true, int if_false = -1) {
+    jumps.emplace_back(f.size(), if_true, if_false);
+    f.push_back(BPF_JUMP(BPF_JMP | op | BPF_K, k, 0, 0));
+  }
+  std::vector<sock_filter> &resolved() {
+    for (auto &[i, t, e] : jumps) {
+      for (auto [l, field] : {std::pair<int, uint8_t *>{t, &f[i].jt}, {e, &f[i].jf}}) {
+        if (l < 0) continue;
+        long off = labels[l] - static_cast<long>(i) - 1;
+        if (labels[l] < 0 || off < 0 || off > 255) fail("the channel lock's filter does not assemble");
+        *field = static_cast<uint8_t>(off);
+      }
+    }
+    return f;
+  }
+};
+
+void lock_channels(std::vector<int> fds) {
+  for (int fd : {S.report_channel.fd, S.timer_channel.fd})
+    if (fd >= 0) fds.push_back(fd);
+  if (fds.empty() || fds.size() > 16) fail("the engine locks between 1 and 16 channels");
+  for (int fd : fds) {
+    struct stat st;
+    if (fd < 3 || fstat(fd, &st) != 0) fail("a channel to lock is not open");
+  }
+#if defined(__x86_64__)
+  const uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  const uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+#error "the channel lock knows x86_64 and aarch64"
+#endif
+  // struct seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8i. Descriptors are unsigned ints: the kernel reads an
+  // argument's low word alone (first on these little-endian machines), and so does the filter.
+  auto arg = [](int i) { return static_cast<uint32_t>(16 + 8 * i); };
+  Bpf b;
+  int eperm = b.label(), kill = b.label(), second = b.label(), first = b.label(), range = b.label(), pr = b.label();
+  b.load(4);
+  b.jump(BPF_JEQ, arch, -1, eperm);
+  b.load(0);
+#ifdef __NR_dup2
+  b.jump(BPF_JEQ, __NR_dup2, second);
+#endif
+  b.jump(BPF_JEQ, __NR_dup3, second);
+  b.jump(BPF_JEQ, __NR_close, first);
+  b.jump(BPF_JEQ, __NR_close_range, range);
+  b.jump(BPF_JEQ, __NR_seccomp, kill);
+  b.jump(BPF_JEQ, __NR_prctl, pr);
+  b.ret(SECCOMP_RET_ALLOW);
+  for (auto [l, a, to] : {std::tuple<int, int, int>{second, 1, kill}, {first, 0, eperm}}) {
+    b.bind(l);
+    b.load(arg(a));
+    for (int fd : fds) b.jump(BPF_JEQ, static_cast<uint32_t>(fd), to);
+    b.ret(SECCOMP_RET_ALLOW);
+  }
+  b.bind(range);  // close_range(first, last, flags): refused when first <= fd <= last
+  for (int fd : fds) {
+    int next = b.label();
+    b.load(arg(0));
+    b.jump(BPF_JGT, static_cast<uint32_t>(fd), next);
+    b.load(arg(1));
+    b.jump(BPF_JGE, static_cast<uint32_t>(fd), eperm);
+    b.bind(next);
+  }
+  b.ret(SECCOMP_RET_ALLOW);
+  b.bind(pr);
+  b.load(arg(0));
+  b.jump(BPF_JEQ, PR_SET_SECCOMP, kill);
+  b.ret(SECCOMP_RET_ALLOW);
+  b.bind(eperm);
+  b.ret(SECCOMP_RET_ERRNO | EPERM);
+  b.bind(kill);
+  b.ret(SECCOMP_RET_KILL_PROCESS);
+  std::vector<sock_filter> &code = b.resolved();
+  sock_fprog prog{static_cast<unsigned short>(code.size()), code.data()};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("the channel lock needs no_new_privs");
+  long done = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+  if (done != 0)
+    fail(done > 0 ? "the channel lock could not reach every thread" : std::string("the channel lock failed: ") +
+                                                                          strerror(errno));
+}
+
 // CRC-32C of a timed call's output frame, taken once it is in the slot and reported with the reply; the judge takes it
 // again over what the host copied out after the stop. Anything that lands in the slot after the reply (a thread's
 // write, or a copy the kernel was still doing when the rank replied, which a stop waits for) changes it.
@@ -197,12 +305,54 @@ uint32_t crc32c_soft(const unsigned char *p, size_t n, uint32_t c) {
   return c;
 }
 
+// A product modulo the polynomial, both operands in the CRC's bit-reflected form (x^0 is the top bit): what moves a CRC
+// state over a run of zero bytes, so that lanes taken apart can be joined.
+uint32_t times_mod_p(uint32_t a, uint32_t b) {
+  uint32_t product = 0;
+  for (uint32_t m = 1u << 31; m; m >>= 1) {
+    if (a & m) product ^= b;
+    b = (b & 1u) ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+  }
+  return product;
+}
+
+// x^(8 * bytes) modulo the polynomial: times a state, the state carried over that many zero bytes.
+uint32_t zeros_operator(size_t bytes) {
+  uint32_t result = 1u << 31, base = 1u << 30;  // x^0, x^1
+  for (uint64_t e = 8ull * bytes; e; e >>= 1) {
+    if (e & 1) result = times_mod_p(result, base);
+    base = times_mod_p(base, base);
+  }
+  return result;
+}
+
 #if defined(__x86_64__)
+// The CRC instruction takes three cycles and can start one every cycle: three lanes of LANE bytes run side by side, and
+// are joined (the first carried over 2 LANE zero bytes, the second over LANE) into the one CRC of their whole run.
+constexpr size_t LANE = 8192;
+
 __attribute__((target("sse4.2"))) uint32_t crc32c_sse(const unsigned char *p, size_t n, uint32_t c) {
   uint64_t x = c;
   while (n && (reinterpret_cast<uintptr_t>(p) & 7)) {
     x = _mm_crc32_u8(static_cast<uint32_t>(x), *p++);
     --n;
+  }
+  if (n >= 3 * LANE) {
+    static const uint32_t over_lane = zeros_operator(LANE);
+    for (; n >= 3 * LANE; n -= 3 * LANE, p += 3 * LANE) {
+      uint64_t a = x, b = 0, d = 0;
+      for (size_t k = 0; k < LANE; k += 8) {
+        uint64_t wa, wb, wd;
+        memcpy(&wa, p + k, 8);
+        memcpy(&wb, p + LANE + k, 8);
+        memcpy(&wd, p + 2 * LANE + k, 8);
+        a = _mm_crc32_u64(a, wa);
+        b = _mm_crc32_u64(b, wb);
+        d = _mm_crc32_u64(d, wd);
+      }
+      uint32_t ab = times_mod_p(over_lane, static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b);
+      x = times_mod_p(over_lane, ab) ^ static_cast<uint32_t>(d);
+    }
   }
   for (; n >= 8; n -= 8, p += 8) {
     uint64_t word;
@@ -1007,6 +1157,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_spin", &set_spin);
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"));
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));
+  m.def("lock_channels", &lock_channels, py::arg("fds"),
+        "Refuse this process, every thread and child, any re-pointing of these descriptors, report and timer included.");
   m.def(
       "digest",
       [](py::buffer b) {

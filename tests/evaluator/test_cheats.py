@@ -79,6 +79,7 @@ class Case:
     fills: tuple[tuple[str, str], ...] = ()  # further names the test writes into the source (one file, two cases)
     label: str = ""  # the case's name when one file serves two cases
     host_paths_free: bool = False  # neither the evaluation's folder on the host nor the build cache's is in the result
+    first_pass_refused: bool = False  # passed on a confirming pass: the host's clock refused the first, said so
 
     @property
     def name(self) -> str:
@@ -133,7 +134,12 @@ CHEATS: list[Case] = [
     Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
     # Its handler is put back to the harness's (ignore) as its call returns: its ticks between calls run nothing.
     Case("cheats/signal_handler_idle_work.py", "passed", no_gain=True),
-    Case("cheats/named_threads_slow_baseline.py", "rejected", ("host's clock",)),
+    Case("cheats/named_threads_slow_baseline.py", "rejected", ("named like a library's thread, with Python code",)),
+    Case(
+        "cheats/native_thread_named_like_gloo.py",
+        "rejected",
+        ("named like a library's thread, with code from executable memory of no file",),
+    ),
     # Outputs are taken by compiled code at the call's return, with the collector off and the call's garbage kept
     # until the next call's clock has started: work left to a finalizer is not in them.
     Case("cheats/finalizer_after_return.py", "wrong_output", ("differ", "NaN/Inf")),
@@ -215,6 +221,19 @@ CHEATS: list[Case] = [
         log_has=("ARENA_TIMER_KEY_FOUND",),
         fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8")),
     ),
+    # The same forgery in the first timing pass only (its 1 warm-up and 30 timed calls), then the engine's own samples:
+    # the host's clock refuses the first pass, and a refusal by the clock alone is confirmed by a second pass on new
+    # inputs before it stands. The second pass is clean, so its figures are the result's (an honest solution that a
+    # burst of host work stretched for part of its evaluation is not refused for it).
+    Case(
+        "cheats/timer_key_from_memory.py",
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_FORGE_UNTIL", "31")),
+        label="timer_key_first_pass_only",
+        first_pass_refused=True,
+    ),
     Case(
         "cheats/timer_key_from_memory.py",
         "passed",
@@ -274,8 +293,16 @@ CHEATS: list[Case] = [
     ),
     # Rules on the process environment, threads and processes.
     Case("cheats/multicast_env.py", "rejected", ("NCCL_NVLS_ENABLE",)),
-    Case("cheats/report_channel_takeover.py", "rejected", ("re-pointed the evaluator's report",)),
-    Case("cheats/slot_write_after_reply.py", "rejected", ("output slot changed after the rank replied",)),
+    Case("cheats/report_channel_takeover.py", "rejected", ("re-point the evaluator's report",)),
+    Case("cheats/report_channel_swap_thread.py", "rejected", ("channel lock ended it",)),
+    Case("cheats/seccomp_listener.py", "rejected", ("channel lock ended it",)),
+    # Its copier thread is named like gloo's: refused for the Python code on its stack when a stop finds it there,
+    # else for its late write (the frame's digest).
+    Case(
+        "cheats/slot_write_after_reply.py",
+        "rejected",
+        ("output slot changed after the rank replied", "named like a library's thread, with Python code"),
+    ),
     Case("cheats/libc_setenv_multicast.py", "rejected", ("NCCL_NVLS_ENABLE",)),
     Case("cheats/background_thread.py", "rejected", ("thread(s) the solution started", "arena_solution._toggle")),
     Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),
@@ -487,6 +514,10 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
         out.append(f"the message does not name the reason ({' / '.join(case.says)}): {doc['message']}")
     if case.no_gain and doc["verdict"] == "passed" and (doc.get("timing") or {}).get("speedup", 0) >= NO_GAIN:
         out.append(f"the cheat gained: {doc['timing']['speedup']:.2f}× the baseline")
+    if case.first_pass_refused:
+        first = ((doc.get("timing") or {}).get("host_clock") or {}).get("first_pass") or {}
+        if "host's clock" not in str(first.get("refusal")):
+            out.append(f"the result does not keep the first pass's refusal by the host's clock: {first}")
     if case.leaves_no and surviving(case.leaves_no):
         out.append(f"processes survived the evaluation: {surviving(case.leaves_no)}")
     if (doc.get("containment") or {}).get("leftover_processes"):

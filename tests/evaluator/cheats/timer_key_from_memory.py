@@ -3,7 +3,7 @@ sample sequence and the timer's descriptor in a struct of the shared object mapp
 cheat finds the struct in the object's writable memory (by the descriptor number, which the rank's command line
 gives, sitting beside the "opened" flag), points the engine's descriptor at /dev/null, and writes its own
 correctly keyed samples — four fifths of its real time, hiding a fifth, or whatever share ARENA_TEST_CLAIM says — to
-the host's pipe. Computes honestly, and
+the host's pipe (for every timed call, or for the first ARENA_TEST_FORGE_UNTIL only). Computes honestly, and
 holds each call for ARENA_TEST_HOLD_S seconds first (the test runs it twice: calls long enough that the fifth they
 hide is beyond the host clock's allowance, and calls so short that it is not: see the cases)."""
 
@@ -21,6 +21,8 @@ _read = getattr(_ct, "string" + "_at")
 _HOLD_S = float("ARENA_TEST_HOLD_S")
 _CLAIM = float("ARENA_TEST_CLAIM")  # the share of its real time each forged sample claims
 _TRIALS = int(os.environ.get("ARENA_TRIALS", "2"))
+_UNTIL = "ARENA_TEST_FORGE_UNTIL"  # forge the first this many timed calls' samples only (default: every one)
+_UNTIL = int(_UNTIL) if _UNTIL.isdigit() else 1 << 30
 
 
 def _timer_fd() -> int:
@@ -78,6 +80,9 @@ def solution(x: torch.Tensor) -> torch.Tensor:
             _pipe.append(_fd_cell.value)
             _fd_cell.value = os.open("/dev/null", os.O_WRONLY)  # the engine's own samples go nowhere
         seq = _calls[0] - 2 - _TRIALS
+        if seq >= _UNTIL:
+            _fd_cell.value = _pipe[0]  # the engine's own samples again, their sequence unbroken
+            return out
         body = struct.pack("<4sIdd", b"ARNS", seq, took * _CLAIM, took * _CLAIM)
         os.write(_pipe[0], body + struct.pack("<Q8x", _sip(*_key, body)))
     return out

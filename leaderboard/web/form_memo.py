@@ -33,7 +33,7 @@ class FormFieldsNode(template.Node):
                     tuple(str(e) for e in field.errors),
                 )
             )
-        return (type(form), tuple(fields))
+        return (type(form).__name__, tuple(fields))  # a FilterSet makes its form's class anew each time
 
     def render(self, context: template.Context) -> str:
         form = self.form.resolve(context)

@@ -17,6 +17,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
+from urllib.parse import quote_plus
 
 from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
@@ -285,13 +286,20 @@ def _plain(value: Any) -> Any:
 
 
 def _query(params: QueryDict, changes: dict[str, str | None]) -> str:
-    query = params.copy()
+    """``params`` with ``changes`` (None: the key left out) and without the export's keys, as ``QueryDict.urlencode``
+    writes it: a copy of a QueryDict is a deep copy, and a page writes some thirty of these links."""
+    query = dict(params.lists())  # in the query's order; a key set anew keeps its place, as in a QueryDict
     for key, value in changes.items():
         if value is None:
             query.pop(key, None)
         else:
-            query[key] = value
+            query[key] = [value]
     for key in ("format", "table"):
         if key not in changes:
             query.pop(key, None)
-    return query.urlencode()
+    encoding = params.encoding or "utf-8"
+    return "&".join(
+        f"{quote_plus(key.encode(encoding))}={quote_plus(str(value).encode(encoding))}"
+        for key, values in query.items()
+        for value in values
+    )

@@ -75,6 +75,8 @@ SCORE_FIELDS = (
     "updated_at",
 )
 _COLUMNS = (*RUN_FIELDS, "user__username", *(f"score__{name}" for name in SCORE_FIELDS))
+_OWNER, _SCORE = len(RUN_FIELDS), len(RUN_FIELDS) + 1  # where the owner's name and the score's columns are
+assert SCORE_FIELDS[0] == "k"
 
 
 class Owner:
@@ -108,13 +110,15 @@ class RunRow:
     score: Score | None
     rank_range: tuple[int, int] | None
 
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.__dict__.update({name: values[name] for name in RUN_FIELDS})
-        self.pk = values["id"]
-        self.user = Owner(values["user_id"], values["user__username"])
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        """``values``: the columns of ``_COLUMNS``, in that order."""
+        mine = self.__dict__
+        mine.update(zip(RUN_FIELDS, values))
+        self.pk = mine["id"]
+        self.user = Owner(mine["user_id"], values[_OWNER])
         self.score = (
-            Score(values["id"], {name: values[f"score__{name}"] for name in SCORE_FIELDS})
-            if values["score__k"] is not None  # k is never null in a stored score: none was joined
+            Score(self.pk, dict(zip(SCORE_FIELDS, values[_SCORE:])))
+            if values[_SCORE] is not None  # k, the first, is never null in a stored score: none was joined
             else None
         )
 
@@ -131,4 +135,4 @@ def run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
     (rows already read) as it is."""
     if not isinstance(runs, QuerySet):
         return list(runs)
-    return [RunRow(values) for values in runs.values(*_COLUMNS)]
+    return [RunRow(values) for values in runs.values_list(*_COLUMNS)]

@@ -448,3 +448,25 @@ def comparison_problem_row(r: Any, problems_url: str, f: Mapping[str, Callable[.
         f"\n        <td>{text(times(_get(a, 'best_speedup')))}</td><td>{text(times(_get(b, 'best_speedup')))}</td>"
         f"<td>{text(times(r.speedup_ratio))}</td></tr>\n    "
     )
+
+
+def user_solution_row(s: Any, urls: Mapping[str, str], measures_speed: Callable[[Any], bool], f: Any) -> str:
+    """One best solution's row on its author's page (``s``: a ``selectors.BestSolution``)."""
+    if measures_speed(s.profile):
+        figures = (
+            f'<td data-metric="speedup">{text(f["times"](s.speedup))}</td>'
+            f'<td data-metric="roofline">{text(f["percent"](s.roofline_fraction))}</td>'
+        )
+    else:
+        figures = (
+            '<td colspan="2" class="text small muted" data-metric="speedup">not computed: '
+            f"{text(s.profile)} times on CPU as a pipeline check</td>"
+        )
+    pid, sid = text(s.problem_id), text(s.submission_id)
+    return (
+        f'\n      <tr><td class="text"><a href="{text(urls["problems_url"])}{text(_url_part(s.problem_id))}/'
+        f'?profile={text(s.profile)}">{pid}</a></td>'
+        f'\n        <td class="text">{text(s.profile)}</td>{figures}'
+        f'\n        <td class="text small">{text(date_filter(template_localtime(s.submitted_at), "Y-m-d H:i"))}</td>'
+        f'\n        <td><a href="{text(urls["submissions_url"])}{sid}/">#{sid}</a></td></tr>\n    '
+    )

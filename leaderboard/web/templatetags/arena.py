@@ -459,3 +459,12 @@ def comparison_problem_rows(rows) -> str:
     url = links.url_prefixes()["problems_url"]
     filters = {**_RUN_FILTERS, "fast_p": fast_p}
     return mark_safe("".join(row_html.comparison_problem_row(r, url, filters) for r in rows))
+
+
+@register.simple_tag
+def user_solution_rows(rows) -> str:
+    """The rows of a user's best solutions on their page, built in Python (``web/row_html.py``)."""
+    from leaderboard.web import links, row_html
+
+    urls = links.url_prefixes()
+    return mark_safe("".join(row_html.user_solution_row(s, urls, measures_speed, _RUN_FILTERS) for s in rows))

@@ -252,3 +252,34 @@ def test_the_rows_of_a_comparison_are_what_the_template_loop_wrote(client, seede
     looped = Template("{% load arena %}" + COMPARE_LOOP).render(Context({"t": {"rows": rows}}))
     built = Template("{% load arena %}{% comparison_problem_rows t.rows %}").render(Context({"t": {"rows": rows}}))
     assert looped == built + "\n"
+
+
+USER_SOLUTIONS_LOOP = (PREVIOUS / "user_solutions.html").read_text(encoding="utf-8")
+
+
+def test_the_rows_of_a_users_solutions_are_what_the_template_loop_wrote(client, seeded):
+    from datetime import datetime, timezone
+
+    from django.contrib.auth import get_user_model
+
+    from leaderboard.rankings.selectors import BestSolution
+
+    compared = 0
+    for person in get_user_model().objects.filter(username__startswith="demo-user-"):
+        for query in ("", "?sol_sort=-speedup&sol_per_page=2&sol_page=2"):
+            response = client.get(f"/users/{person.get_username()}/{query}")
+            rows = response.context["solutions"]["rows"]
+            looped = Template("{% load arena %}" + USER_SOLUTIONS_LOOP).render(Context({"t": {"rows": rows}}))
+            assert looped.count("<tr>") == len(rows)
+            assert looped in response.content.decode()
+            compared += len(rows)
+    assert compared
+    when = datetime(2026, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
+    rows = [
+        BestSolution("cat/a_b-1.x", AWKWARD, "h200-nvlink-8", 5, 1.25, 0.5, when),
+        BestSolution("cat/a_b-1.x", AWKWARD, "h200-nvlink-8", 6, None, None, when),
+        BestSolution("cat2/p", "t", "cpu-gloo-2", 7, 2.0, 0.1, when),
+    ]
+    looped = Template("{% load arena %}" + USER_SOLUTIONS_LOOP).render(Context({"t": {"rows": rows}}))
+    built = Template("{% load arena %}{% user_solution_rows t.rows %}").render(Context({"t": {"rows": rows}}))
+    assert looped == built + "\n"

@@ -146,9 +146,12 @@ RUN_COLUMNS = [
 RUN_DEFAULT_SORT = "-pass_at_k"
 
 
-def run_ranking_table(*, prefix: str = "", name: str = "runs") -> Table:
+UNRANKED_PER_PAGE = 20  # runs not ranked listed a page below the ranking (unfinished, partial, other version)
+
+
+def run_ranking_table(*, prefix: str = "", name: str = "runs", per_page: int = 50) -> Table:
     """The overall ranking of model runs: its columns are the one definition of its sort keys (page and API)."""
-    return Table(name, RUN_COLUMNS, default_sort=RUN_DEFAULT_SORT, prefix=prefix, extra=_run_extra)
+    return Table(name, RUN_COLUMNS, default_sort=RUN_DEFAULT_SORT, prefix=prefix, extra=_run_extra, per_page=per_page)
 
 
 def _ps(name: str, p: float | None = None) -> Callable[[Any], Any]:

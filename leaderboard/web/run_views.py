@@ -38,7 +38,9 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     runs = run_selectors.model_run_ranking(
         filters=filters, standing=run_selectors.RANKED, sort=sort or run_tables.RUN_DEFAULT_SORT
     )
-    unranked_table = run_tables.run_ranking_table(prefix="unranked_", name="unranked")
+    unranked_table = run_tables.run_ranking_table(
+        prefix="unranked_", name="unranked", per_page=run_tables.UNRANKED_PER_PAGE
+    )
     unranked = run_selectors.model_run_ranking(
         filters=filters, standing=run_selectors.UNRANKED, sort=request.GET.get("unranked_sort") or "-created"
     )

@@ -57,7 +57,18 @@ def indented_json(value: Any, newline: str = "\n") -> str:
         for key, item in value.items():
             if type(key) is not str:
                 return json.dumps(value, indent=1, default=str).replace("\n", newline)
-            parts.append(f"{inner}{_scalar(key)}: {indented_json(item, inner)}")
+            kind = type(item)  # the usual values written here, without a call each
+            if kind is str:
+                written = _string(item)
+            elif item is None:
+                written = "null"
+            elif kind is int:
+                written = int.__repr__(item)
+            elif kind is float and item == item and item not in _INFINITIES:
+                written = float.__repr__(item)
+            else:
+                written = indented_json(item, inner)
+            parts.append(f"{inner}{_string(key)}: {written}")
         return "{" + ",".join(parts) + newline + "}"
     if kind is list or kind is tuple:
         if not value:

@@ -22,35 +22,43 @@ def _score(name: str) -> Callable[[Any], Any]:
     return get
 
 
+_INTERVALS = tuple(
+    (f"{name}_ci", low, high)
+    for name, (low, high) in (
+        ("pass_at_k", ("pass_at_k_low", "pass_at_k_high")),
+        ("fast_1", ("fast_1_low", "fast_1_high")),
+        ("fast_1_5", ("fast_1_5_low", "fast_1_5_high")),
+        ("fast_2", ("fast_2_low", "fast_2_high")),
+        ("speedup", ("geomean_low", "geomean_high")),
+    )
+)
+
+
 def _run_extra(run: Any) -> dict[str, Any]:
+    score = getattr(run, "score", None)  # a missing RunScore reads as None
+
+    def of(name: str) -> Any:
+        return getattr(score, name, None)
+
     return {
         **scores.protocol_fields(run),
-        "scored_at_k": _score("k")(run),
+        "scored_at_k": of("k"),
         "provider": run.provider,
         "open_weights": run.open_weights,
         "suite": run.suite,
         "state": run.state,
         "attempts_done": run.attempts_done,
         "attempts_total": run.attempts_total,
-        "problems_scored": _score("problems_scored")(run),
-        "problems_not_scorable": _score("problems_not_scorable")(run),
-        "problems_not_attempted": _score("problems_not_attempted")(run),
+        "problems_scored": of("problems_scored"),
+        "problems_not_scorable": of("problems_not_scorable"),
+        "problems_not_attempted": of("problems_not_attempted"),
         "is_demo": run.is_demo,
-        "status": _score("status")(run) or "unfinished",
+        "status": of("status") or "unfinished",
         "suite_version": run.suite_version,
-        "timed": _score("timed")(run),
+        "timed": of("timed"),
         "speedup_note": metrics.speed_note(run.profile),
-        "protocol_revision": _score("protocol_revision")(run),
-        **{
-            f"{name}_ci": [_score(low)(run), _score(high)(run)]
-            for name, (low, high) in (
-                ("pass_at_k", ("pass_at_k_low", "pass_at_k_high")),
-                ("fast_1", ("fast_1_low", "fast_1_high")),
-                ("fast_1_5", ("fast_1_5_low", "fast_1_5_high")),
-                ("fast_2", ("fast_2_low", "fast_2_high")),
-                ("speedup", ("geomean_low", "geomean_high")),
-            )
-        },
+        "protocol_revision": of("protocol_revision"),
+        **{key: [of(low), of(high)] for key, low, high in _INTERVALS},
         "url": f"/runs/{run.pk}/",
     }
 

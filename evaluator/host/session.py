@@ -583,6 +583,14 @@ class Session:
         """Nothing the solution starts may outlive its call."""
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+            if extra and not self.frozen:
+                # A running thread's stack cannot be read (watch.what_runs): the ranks, idle between two of the
+                # host's commands, are held for a second look at what their new threads run.
+                self.freeze_ranks()
+                try:
+                    extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+                finally:
+                    self.thaw_ranks()
             # A thread joined just before the call returned may still be leaving the kernel's task list: a thread
             # in the exit path is not held by a stop and is not counted (watch.new_solution_threads); the host waits
             # for it first while the ranks are held, and continues them only if one is still there. Only whether

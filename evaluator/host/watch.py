@@ -216,21 +216,25 @@ def threads(pid: int) -> dict[int, str]:
 
 
 def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
-    """Threads of a rank (id, label) that did not exist before the solution was loaded, are not a library's own and
-    are not already leaving (in the kernel's exit path, or ended). A thread named like a library's is the library's
-    only if its stack says so (:func:`code_on_stack`): a name is the solution's to choose."""
+    """Threads of a rank (id, label) that did not exist before the solution was loaded, are not the runtime's and are
+    not already leaving (in the kernel's exit path, or ended). A thread is the runtime's by what it runs
+    (:func:`what_runs`), whatever it is called: a name is the solution's to choose, and the runtime's own pools
+    (OpenMP's workers, started when a solution sets torch's thread count) carry the process's. Only a thread whose
+    stack cannot be read (running, with the ranks not stopped) is judged by its name."""
     now = threads(pid)
     main = now.get(pid, "")
     found = []
     for tid, name in now.items():
         if tid in before or leaving(f"/proc/{pid}/task/{tid}/stat"):
             continue
-        if name == main or not name.startswith(LIBRARY_THREAD_PREFIXES):
-            found.append((tid, name))
-            continue
-        code = code_on_stack(pid, tid)
-        if code:
-            found.append((tid, f"{name}, named like a library's thread, with {code} on its stack"))
+        runs = what_runs(pid, tid)
+        library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)
+        if runs is None:
+            if not library_name:
+                found.append((tid, name))
+        elif runs != RUNTIME_CODE:
+            named = "named like a library's thread, " if library_name else ""
+            found.append((tid, f"{name}, {named}with {runs} on its stack"))
     return found
 
 
@@ -239,16 +243,17 @@ def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]
     return [(tid, label) for tid, label in found if not leaving(f"/proc/{pid}/task/{tid}/stat")]
 
 
-STACK_READ = 1 << 18  # bytes of a thread's live stack read, from its stack pointer up: far deeper than a library's
+STACK_READ = 8 << 20  # at most a whole default thread stack, read from its stack pointer up (a few KB in practice)
 _KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
+RUNTIME_CODE = "the host's libraries only"
 
 
-def code_on_stack(pid: int, tid: int) -> str | None:
-    """What no library's own thread runs, when a thread is there or its live stack holds a return address into it:
-    the interpreter (Python code: a library's threads are native, and Python threads carry their process's name
-    unless renamed), or code from outside the host's program roots (a solution's own native code, executable memory
-    of no file). None when its stack holds neither, or when it cannot be read: a thread running in user space (no
-    stack pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone."""
+def what_runs(pid: int, tid: int) -> str | None:
+    """What a thread runs, from where it is and every return address on its live stack: :data:`RUNTIME_CODE` when
+    all of it is in the host's installed libraries; else what no runtime thread runs, "Python code" (the interpreter:
+    a library's threads are native) or "code from ..." (outside the host's program roots: a solution's own native
+    code, executable memory of no file). None when it cannot be read: a thread running in user space (no stack
+    pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone."""
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall") as f:
             fields = f.read().split()
@@ -281,7 +286,7 @@ def code_on_stack(pid: int, tid: int) -> str | None:
             continue
         if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
             return f"code from {path or 'executable memory of no file'}"
-    return None
+    return RUNTIME_CODE
 
 
 def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int | None]:

@@ -349,6 +349,7 @@ HONEST: list[Case] = [
     Case("honest/private_group.py", "passed"),
     Case("honest/mmap_between_ranks.py", "passed", communicates=False),
     Case("honest/thread_joined.py", "passed"),
+    Case("honest/intra_op_threads.py", "passed"),
     Case("honest/non_contiguous_output.py", "passed"),
     Case("honest/functional_collectives.py", "passed"),
     Case("honest/lazy_workspace.py", "passed"),

@@ -65,21 +65,10 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["containment"]["started_ahead"] is False
 
 
-def test_the_solutions_ranks_are_stopped_between_its_windows_even_with_threads_named_as_a_librarys():
-    # Threads renamed like gloo's burn the cores whenever the solution is not inside its call: were the ranks left
-    # running, they would use CPU while the baseline is timed on the same cores. Every call ends in a stop, and the
-    # ranks use no CPU while stopped.
-    burner = Path(__file__).resolve().parents[1] / "cheats" / "named_threads_slow_baseline.py"
-    doc = run(burner)
-    stopped = doc["timing"]["host_clock"]["ranks_stopped_between_windows"]
-    calls = 1 + len(doc["trials"]) + doc["timing"]["iterations"]  # the warm-up call, the trials, the timed ones
-    assert stopped["stops"] >= calls
-    assert stopped["cpu_ms_while_stopped"] == 0
-
-
 def test_a_stop_holds_every_process_of_the_sandbox_so_none_can_continue_the_ranks():
-    # The host's own shell (a build tool, allowed to run) sends SIGCONT to every process it can see, endlessly; the
-    # stop holds it too, so the ranks never run while held.
+    # The host's own shell (a build tool, allowed to run) sends SIGCONT to every process it can see, endlessly, and
+    # burns a core doing it; the stop holds it too, so neither it nor the ranks run while held. (Burner threads in
+    # the ranks themselves, named like gloo's, no longer outlive a stopped check: cheats/named_threads_slow_baseline.)
     doc = run(HERE / "continued_by_a_shell.py")
     stopped = doc["timing"]["host_clock"]["ranks_stopped_between_windows"]
     assert stopped["stops"] >= 1 + len(doc["trials"]) + doc["timing"]["iterations"]

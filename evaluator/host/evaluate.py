@@ -445,6 +445,7 @@ def _call(session: Session, name: str, phase: str, limit_s: float) -> list[int |
     were copied, for the judge."""
     session.tell_judges(op="show", name=name)
     session.wait(session.judges, "shown", limit_s, {"name": name})
+    _check_feeds_zeroed(session, "shown", f"before the {name} call" if name != "warm" else "before the warm-up call")
     trial = name.startswith("t")
     session.command_ranks(compiled_timer.CALL, int(name[1:]) if trial else 0, compiled_timer.TRIAL_FLAG if trial else 0)
     session.wait(session.ranks, "called", limit_s, {"name": name})
@@ -553,6 +554,7 @@ def _time(session: Session, begin: int, end: int, warmup: int, limit_s: float, o
             session.wait(session.judges, "timed", left, {"i": unchecked})
             unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
+        _check_feeds_zeroed(session, "fed", f"before timed iteration {i - warmup}" if i >= warmup else "in the warm-up")
         windows.spent("feed_and_check", t0, time.monotonic())
         baseline_first = order.random() < 0.5
         if baseline_first:
@@ -574,6 +576,21 @@ def _time(session: Session, begin: int, end: int, warmup: int, limit_s: float, o
     windows.solution_spin_us = max(windows.solution_spin_us, windows.baseline_spin_us)  # one spin (_one_spin)
     session._pump(0.05)
     return windows
+
+
+def _check_feeds_zeroed(session: Session, kind: str, when: str) -> None:
+    """Refuses a rank whose feed slot the judge found still holding its last call's inputs (judge/rank.py
+    ``_feed_kept``): each rank's engine zeroes its feed once the call's inputs are in their own storage."""
+    kept = [p.rank for p in session.judges if (p.last(kind) or {}).get("feed_kept")]
+    if kept:
+        raise Stop(
+            Verdict.REJECTED,
+            f"rank {kept[0]}'s feed slot still held the inputs of its last call {when}: the evaluator's engine "
+            f"zeroes each rank's feed once the call's inputs are in storage of their own, so a peer given the "
+            f"descriptor finds nothing; a solution that remaps its view of the feed, or answers the host's commands "
+            f"itself, leaves them there",
+            kept,
+        )
 
 
 def _one_spin(session: Session, warmup: int) -> float:

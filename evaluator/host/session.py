@@ -116,6 +116,7 @@ class Session:
         self.exits: dict[int, int] = {}
         self.rank_pids: dict[int, int] = {}
         self.threads_before: dict[int, set[int]] = {}
+        self.signals_before: dict[int, tuple[int, int] | None] = {}
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -533,6 +534,14 @@ class Session:
                     f"rank {r} died ({how}) in the {self.phase} phase without reporting an error (a crash "
                     f"in native code, or a signal)"
                 )
+            elif code == compiled_timer.ENGINE_REENTERED_EXIT:
+                return Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} called the evaluator's engine from inside its own call in the {self.phase} phase "
+                    f"(its engine ended the rank): a call must return to the evaluator, which alone serves the "
+                    f"host's commands and writes the rank's reports",
+                    [r],
+                )
             elif code == compiled_timer.CHANNEL_REPLACED_EXIT:
                 return Stop(
                     Verdict.REJECTED,
@@ -550,6 +559,23 @@ class Session:
                     dead,
                 )
         return Stop(Verdict.RUNTIME_ERROR, "; ".join(parts), dead)
+
+    def _check_signals(self, what: str) -> None:
+        """Read from outside the process, with the ranks stopped: each rank's signal dispositions are those it had
+        before the solution loaded. The engine puts back whatever a call changed as the call returns (and reports
+        it); a disposition still changed here was changed after that, or by code that never let the engine run."""
+        for r, pid in self.rank_pids.items():
+            before, now = self.signals_before.get(r), watch.signal_dispositions(pid)
+            if before is None or now is None or before == now:
+                continue
+            names = watch.changed_signals(before, now)
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {r} held a signal disposition of its own between calls after {what} ({', '.join(names[:4])}): "
+                f"a handler may run only inside the solution's calls, and the evaluator puts back any a call "
+                f"installs as it returns",
+                [r],
+            )
 
     # -- watching -----------------------------------------------------------------------------------------
     def _watch(self, force: bool = False) -> None:
@@ -578,9 +604,13 @@ class Session:
     def snapshot_threads(self) -> None:
         self.find_ranks()
         self.threads_before = {r: set(watch.threads(pid)) for r, pid in self.rank_pids.items()}
+        # The signal dispositions the engine keeps between calls (it puts back whatever a call changed as it returns).
+        self.signals_before = {r: watch.signal_dispositions(pid) for r, pid in self.rank_pids.items()}
 
     def check_threads(self, what: str) -> None:
-        """Nothing the solution starts may outlive its call."""
+        """Nothing the solution starts may outlive its call, a signal handler included."""
+        if self.frozen:
+            self._check_signals(what)
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             if extra and not self.frozen:

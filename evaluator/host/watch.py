@@ -238,6 +238,32 @@ def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
     return found
 
 
+def signal_dispositions(pid: int) -> tuple[int, int] | None:
+    """A process's caught and ignored signals (``SigCgt``, ``SigIgn`` of /proc/PID/status, bit n-1 for signal n), or
+    None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(fields["SigCgt"].strip(), 16), int(fields["SigIgn"].strip(), 16)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def changed_signals(before: tuple[int, int], now: tuple[int, int]) -> list[str]:
+    """The signals whose disposition differs between two :func:`signal_dispositions`, by name."""
+    import signal
+
+    bits = (before[0] ^ now[0]) | (before[1] ^ now[1])
+    names = []
+    for n in range(1, 65):
+        if bits >> (n - 1) & 1:
+            try:
+                names.append(signal.Signals(n).name)
+            except ValueError:
+                names.append(f"signal {n}")
+    return names
+
+
 def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Those of ``found`` (threads of ``pid``: id, label) that have not ended or begun to."""
     return [(tid, label) for tid, label in found if not leaving(f"/proc/{pid}/task/{tid}/stat")]

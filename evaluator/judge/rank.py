@@ -43,6 +43,7 @@ from evaluator.timer.spin import spin_us
 from problems.registry import get
 
 FINGERPRINT_POSITIONS = 4096  # per output tensor of a timed iteration
+FEED_PROBES = 4096  # bytes of the solution's feed slot read to see it was zeroed after a call
 MAX_REPORTED = 5
 
 
@@ -72,6 +73,7 @@ class JudgeRank:
         self.expected: dict[int, list[Any]] = {}  # per trial: the reference's outputs
         self.given: dict[int, list[Any]] = {}  # per trial: the inputs as the solution was given them
         self.positions = torch.Generator().manual_seed(self.seeds["positions"])
+        self.probes = torch.Generator().manual_seed(self.seeds["positions"] ^ 0x5EED)  # where a feed's zeros are read
         pinned = config["device"] == "cuda"
         # The host made the feed slot (it gave the solution's rank a read-only descriptor of it) and makes the copy
         # of the solution's outputs; the baseline's own outputs go to a slot only this process sees.
@@ -82,6 +84,7 @@ class JudgeRank:
         self.own_out = wire.Slot.open(self.private / wire.BASELINE_SLOT, writable=True, pinned=pinned)
         self.returned: wire.Slot | None = None
         self.pinned = pinned
+        self.feed_extent = 0  # how far the last frame written into the solution's feed slot reached
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -201,19 +204,37 @@ class JudgeRank:
         """Draws timed iteration ``i``'s inputs and keeps them: neither side sees them before its own window."""
         t0 = time.perf_counter()
         self.drawn = (i, list(self.inputs(self.seeds["timing"][i])))
-        self.send("fed", i=i, steps_us={"draw": (time.perf_counter() - t0) * 1e6})
+        self.send("fed", i=i, steps_us={"draw": (time.perf_counter() - t0) * 1e6}, feed_kept=self._feed_kept())
+
+    def _feed_kept(self) -> bool:
+        """Whether the solution's feed slot still holds data of the last frame written into it, at FEED_PROBES
+        positions drawn at random (its rank's engine zeroes the file's data once a call's inputs are in their own
+        storage). Read from the file's own pages, between two windows: a rank that remapped its view of the feed
+        privately, or answered the host's commands without the engine, left its inputs there for a peer."""
+        # Within the file's size as it is now (the rank holds a descriptor: reading a mapping past the end of a file
+        # it shrank kills the reader), and the ranks are stopped while the judge reads.
+        end = min(self.feed_extent, self.feed_slot.size, os.fstat(self.feed_slot.fd).st_size)
+        if end <= wire.FRAME_HEAD.size or self.feed_slot.bytes is None:
+            return False
+        at = torch.randint(wire.FRAME_HEAD.size, end, (FEED_PROBES,), generator=self.probes)
+        return bool(self.feed_slot.bytes[at].any())
 
     def show(self, i: int | None, baseline: bool, name: str | None = None) -> None:
         """Writes the inputs of call ``name`` (the warm-up call or a trial) or of timed iteration ``i`` into the
         solution's feed slot, or for the baseline into a slot of the judge's own, at the start of that side's window
         by the host's clock: the solution's rank holds a descriptor of its feed slot, so inputs written there any
         earlier could be read, and worked on, off every clock."""
+        kept = False
         if name is not None:
-            self.feed_slot.write(self.untimed.pop(name))
+            kept = self._feed_kept()  # an untimed call: no window is open yet
+            self.feed_extent = self.feed_slot.write(self.untimed.pop(name))
         else:
             assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
-            (self.baseline_feed if baseline else self.feed_slot).write(self.drawn[1])
-        self.send("bshown" if baseline else "shown", i=i, name=name)
+            if baseline:
+                self.baseline_feed.write(self.drawn[1])
+            else:
+                self.feed_extent = self.feed_slot.write(self.drawn[1])
+        self.send("bshown" if baseline else "shown", i=i, name=name, **({"feed_kept": True} if kept else {}))
 
     def check_trial(self, t: int, nbytes: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))

@@ -34,6 +34,8 @@ _BUILD_LIMIT_S = 600
 MAX_SAMPLE_US = 3600e6  # longer than any phase may last
 # A rank's exit status when its engine found the report or timer descriptor re-pointed (_engine.cpp same_channel).
 CHANNEL_REPLACED_EXIT = 87
+# A rank's exit status when the solution called the engine from inside its call (_engine.cpp not_while_serving).
+ENGINE_REENTERED_EXIT = 88
 
 
 class TimerBuildError(RuntimeError):

@@ -30,6 +30,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -152,6 +153,20 @@ struct State {
 
 State S;
 std::atomic<bool> counting{false};
+
+// From serve()'s start to its end every call into this module comes from the solution (serve runs nothing else): a
+// solution that never returns from a call and answers the host's commands through the engine's own functions (the
+// module loaded a second time shares this state) would write every report, and so every rule, itself. Such a call
+// ends the rank with ENGINE_REENTERED_EXIT, which the host refuses; ending it leaves nothing to catch.
+constexpr int ENGINE_REENTERED_EXIT = 88;
+bool serving = false;
+
+void not_while_serving() {
+  if (!serving) return;
+  static const char msg[] = "the solution called the evaluator's engine from inside its call\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(ENGINE_REENTERED_EXIT);
+}
 std::map<std::string, int64_t> comm_counts;  // dispatcher ops of communication, counted while a call runs
 
 // ---- helpers ------------------------------------------------------------------------------------------------------
@@ -196,8 +211,9 @@ void same_channel(const Channel &c) {
 // own over the report descriptor just after one check and the original back before the next. So once the channels
 // are in place, before any solution code runs, the rank's own filter ends the process (SIGSYS, which the host reads
 // as a refusal) at any dup2/dup3 onto one of them or any further system-call filter (one with a user-space listener
-// could answer the engine's own writes for it), and refuses (EPERM) a close of one or a close_range over it: a child
-// the solution forks closes what it inherits, which is harmless and must not end it. The filter holds for every
+// could answer the engine's own writes for it), and refuses (EPERM) a close of one, a close_range over it, and setting
+// close-on-exec on it (fcntl F_SETFD, ioctl FIOCLEX: an exec would close it for the new image to reuse its number): a
+// child the solution forks closes what it inherits, which is harmless and must not end it. The filter holds for every
 // thread (TSYNC) and every child.
 [[noreturn]] void fail(const std::string &what);
 
@@ -230,12 +246,16 @@ struct Bpf {
 };
 
 void lock_channels(std::vector<int> fds) {
+  not_while_serving();
   for (int fd : {S.report_channel.fd, S.timer_channel.fd})
     if (fd >= 0) fds.push_back(fd);
   if (fds.empty() || fds.size() > 16) fail("the engine locks between 1 and 16 channels");
   for (int fd : fds) {
     struct stat st;
     if (fd < 3 || fstat(fd, &st) != 0) fail("a channel to lock is not open");
+    // Open across an exec: the filter refuses setting close-on-exec again, so an exec cannot close a channel for the
+    // new image to put something else at its number.
+    if (fcntl(fd, F_SETFD, 0) != 0) fail("a channel to lock could not be kept open across exec");
   }
 #if defined(__x86_64__)
   const uint32_t arch = AUDIT_ARCH_X86_64;
@@ -249,6 +269,7 @@ void lock_channels(std::vector<int> fds) {
   auto arg = [](int i) { return static_cast<uint32_t>(16 + 8 * i); };
   Bpf b;
   int eperm = b.label(), kill = b.label(), second = b.label(), first = b.label(), range = b.label(), pr = b.label();
+  int setfd = b.label(), cloexec = b.label();
   b.load(4);
   b.jump(BPF_JEQ, arch, -1, eperm);
   b.load(0);
@@ -258,6 +279,8 @@ void lock_channels(std::vector<int> fds) {
   b.jump(BPF_JEQ, __NR_dup3, second);
   b.jump(BPF_JEQ, __NR_close, first);
   b.jump(BPF_JEQ, __NR_close_range, range);
+  b.jump(BPF_JEQ, __NR_fcntl, setfd);
+  b.jump(BPF_JEQ, __NR_ioctl, cloexec);
   b.jump(BPF_JEQ, __NR_seccomp, kill);
   b.jump(BPF_JEQ, __NR_prctl, pr);
   b.ret(SECCOMP_RET_ALLOW);
@@ -277,6 +300,17 @@ void lock_channels(std::vector<int> fds) {
     b.bind(next);
   }
   b.ret(SECCOMP_RET_ALLOW);
+  // fcntl(fd, F_SETFD, ...) and ioctl(fd, FIOCLEX) on a channel: refused, so an exec cannot close it.
+  for (auto [l, request] : {std::pair<int, uint32_t>{setfd, F_SETFD}, {cloexec, FIOCLEX}}) {
+    b.bind(l);
+    b.load(arg(1));
+    int next = b.label();
+    b.jump(BPF_JEQ, request, -1, next);
+    b.load(arg(0));
+    for (int fd : fds) b.jump(BPF_JEQ, static_cast<uint32_t>(fd), eperm);
+    b.bind(next);
+    b.ret(SECCOMP_RET_ALLOW);
+  }
   b.bind(pr);
   b.load(arg(0));
   b.jump(BPF_JEQ, PR_SET_SECCOMP, kill);
@@ -992,6 +1026,7 @@ std::string step_report(const StepResult &r) {
 // ---- the module's functions ------------------------------------------------------------------------------------------
 void open_engine(int timer_fd, long long stream_handle, int device_index, py::object group, py::object sleep_fn,
                  double cycles_per_us, py::object result_tuples, std::vector<std::string> watched_env) {
+  not_while_serving();
   if (S.opened) fail("the engine is already open");
   unsigned char key[16];
   int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -1062,10 +1097,14 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
   S.opened = true;
 }
 
-void set_spin(double spin_us) { S.spin_us = spin_us; }
+void set_spin(double spin_us) {
+  not_while_serving();
+  S.spin_us = spin_us;
+}
 
 // One step from Python (the judge's baseline, tests): returns the figures and what the rules need.
 py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd) {
+  not_while_serving();
   StepResult r = step(timed, call.ptr(), mapping(feed_fd, true), mapping(out_fd, true));
   py::dict d;
   d["elapsed_us"] = r.elapsed_us;
@@ -1102,9 +1141,17 @@ void send_line(int fd, const std::string &line) {
 // The solution's rank from its load to its end. Returns the command (op, i, phase) that raised, for the error
 // report, by raising a Python exception whose args end with it; returns None on EXIT or when the host hangs up.
 // Called before the solution loads: the report channel as the host opened it.
-void hold_report_channel(int report_fd) { S.report_channel = held_channel(report_fd); }
+void hold_report_channel(int report_fd) {
+  not_while_serving();
+  S.report_channel = held_channel(report_fd);
+}
 
 void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd, int out_fd) {
+  not_while_serving();
+  serving = true;
+  struct Done {
+    ~Done() { serving = false; }  // on the host's exit, or on the error that ends the rank
+  } done;
   Mapping &feed = mapping(feed_fd, true);
   Mapping &out = mapping(out_fd, true);
   std::string prefix = "\"rank\": " + std::to_string(rank) + ", ";
@@ -1162,6 +1209,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def(
       "digest",
       [](py::buffer b) {
+        not_while_serving();
         py::buffer_info info = b.request();
         size_t n = static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize);
         py::gil_scoped_release nogil;
@@ -1170,7 +1218,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       py::arg("data"));
   m.def("serve", &serve, py::arg("cmd_fd"), py::arg("report_fd"), py::arg("rank"), py::arg("solution"),
         py::arg("feed_fd"), py::arg("out_fd"));
-  m.def("current", []() { return py::make_tuple(S.last_op, S.last_i, S.last_flags); },
+  m.def("current", []() {
+        not_while_serving();
+        return py::make_tuple(S.last_op, S.last_i, S.last_flags);
+      },
         "The command serve() was running: (op, i, flags).");
-  m.def("release", &release_held, "Drops what the last step kept (at the end of an evaluation).");
+  m.def(
+      "release",
+      []() {
+        not_while_serving();
+        release_held();
+      },
+      "Drops what the last step kept (at the end of an evaluation).");
 }

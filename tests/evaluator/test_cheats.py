@@ -296,6 +296,18 @@ CHEATS: list[Case] = [
     Case("cheats/report_channel_takeover.py", "rejected", ("re-point the evaluator's report",)),
     Case("cheats/report_channel_swap_thread.py", "rejected", ("channel lock ended it",)),
     Case("cheats/seccomp_listener.py", "rejected", ("channel lock ended it",)),
+    Case(
+        "cheats/feed_private_remap.py",
+        "rejected",
+        ("feed slot still held the inputs of its last call",),
+        log_has=("ARENA_FEED_REMAPPED",),
+    ),
+    Case(
+        "cheats/serve_from_inside_call.py",
+        "rejected",
+        ("called the evaluator's engine from inside its own call",),
+        log_lacks=("ARENA_SERVE_HIJACK_STARTED",),
+    ),
     # Its copier thread is named like gloo's: refused for the Python code on its stack when a stop finds it there,
     # else for its late write (the frame's digest).
     Case(

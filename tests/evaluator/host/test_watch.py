@@ -137,3 +137,68 @@ def test_a_process_is_stopped_once_every_thread_is_and_runs_again_when_continued
         proc.kill()
         proc.wait()
     assert watch.stopped(proc.pid)  # gone: runs nothing
+
+
+def test_a_signal_handler_installed_after_a_snapshot_is_named_from_outside_the_process():
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, time\n"
+            "print('ready', flush=True); sys.stdin.readline()\n"
+            "signal.signal(signal.SIGUSR1, lambda *a: None)\n"
+            "signal.signal(signal.SIGWINCH, signal.SIG_IGN)\n"
+            "print('installed', flush=True); time.sleep(60)",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        before = watch.signal_dispositions(proc.pid)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "installed"
+        now = watch.signal_dispositions(proc.pid)
+        assert before is not None and now is not None
+        assert watch.changed_signals(before, now) == ["SIGUSR1", "SIGWINCH"]
+        assert watch.changed_signals(before, before) == []
+    finally:
+        proc.kill()
+        proc.wait()
+    assert watch.signal_dispositions(proc.pid) is None  # gone
+
+
+def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
+    # A Python thread renamed like gloo's, stopped: its stack holds the interpreter. The main thread too. A process
+    # running only the host's libraries in a thread of its own is what the runtime's threads look like.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import ctypes, threading, time\n"
+            "def named():\n"
+            "    ctypes.CDLL(None).prctl(15, b'gloo_fake', 0, 0, 0)\n"
+            "    time.sleep(60)\n"
+            "threading.Thread(target=named, daemon=True).start()\n"
+            "print('ready', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while not watch.stopped(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        names = {tid: name for tid, name in watch.threads(proc.pid).items()}
+        fake = next(tid for tid, name in names.items() if name == "gloo_fake")
+        assert watch.what_runs(proc.pid, fake) == "Python code"
+        assert watch.new_solution_threads(proc.pid, {proc.pid}) == [
+            (fake, "gloo_fake, named like a library's thread, with Python code on its stack")
+        ]
+    finally:
+        proc.kill()
+        proc.wait()

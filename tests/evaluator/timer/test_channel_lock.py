@@ -1,7 +1,8 @@
 """The engine's channel lock: once a rank's channels are in place, no thread or child of the rank may re-point one.
 dup2/dup3 onto a locked descriptor, or any further system-call filter, ends the process with SIGSYS (which the host
-reads as a refusal); closing one is refused and the process goes on; every other descriptor stays the process's own,
-and a child process still starts. Each case runs in a fresh interpreter: a filter cannot be taken back."""
+reads as a refusal); closing one, or setting close-on-exec on it, is refused and the process goes on; every other
+descriptor stays the process's own, and a child process still starts. Each case runs in a fresh interpreter: a
+filter cannot be taken back."""
 
 import json
 import signal
@@ -81,6 +82,28 @@ def test_re_pointing_a_locked_channel_or_adding_a_filter_ends_the_process(engine
     done = _run(engine_path, attack + "\nprint('survived')\n")
     assert done.returncode == -signal.SIGSYS, (done.returncode, done.stdout, done.stderr[-2000:])
     assert "survived" not in done.stdout
+
+
+def test_a_locked_channel_stays_open_across_exec_and_close_on_exec_cannot_be_set(engine_path):
+    done = _run(
+        engine_path,
+        """
+import fcntl
+refused = []
+try:
+    fcntl.fcntl(locked, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+except PermissionError:
+    refused.append("F_SETFD")
+try:
+    fcntl.ioctl(locked, 0x5451)  # FIOCLEX
+except PermissionError:
+    refused.append("FIOCLEX")
+fcntl.fcntl(spare_w, fcntl.F_SETFD, fcntl.FD_CLOEXEC)  # any other descriptor: the process's own
+print(json.dumps({"refused": refused, "flags": fcntl.fcntl(locked, fcntl.F_GETFD)}))
+""",
+    )
+    # os.pipe() makes close-on-exec descriptors: the lock clears the flag on its channels first.
+    assert _result(done) == {"refused": ["F_SETFD", "FIOCLEX"], "flags": 0}
 
 
 def test_other_descriptors_stay_the_process_own_and_children_still_start(engine_path):

@@ -74,9 +74,33 @@ SCORE_FIELDS = (
     "protocol_revision",
     "updated_at",
 )
-_COLUMNS = (*RUN_FIELDS, "user__username", *(f"score__{name}" for name in SCORE_FIELDS))
-_OWNER, _SCORE = len(RUN_FIELDS), len(RUN_FIELDS) + 1  # where the owner's name and the score's columns are
-assert SCORE_FIELDS[0] == "k"
+# What the pages' rows of runs show (``web/row_html.py``) and their rank ranges read: the dates, archive and counts
+# only exports and the API write are left out (fewer columns to read, five dates fewer to parse a row).
+SHOWN_RUN_FIELDS = tuple(
+    name
+    for name in RUN_FIELDS
+    if name not in ("run_date", "archive_name", "archive_sha256", "published_at", "finished_at", "score_stale_since")
+)
+SHOWN_SCORE_FIELDS = tuple(
+    name
+    for name in SCORE_FIELDS
+    if name
+    not in ("problems_scored", "problems_not_scorable", "problems_not_attempted", "correct_attempts", "updated_at")
+)
+
+
+class _Columns:
+    """The columns a page of runs is read with, and where the owner's name and the score's columns are among them."""
+
+    def __init__(self, run_fields: tuple[str, ...], score_fields: tuple[str, ...]) -> None:
+        assert run_fields[:2] == ("id", "user_id") and score_fields[0] == "k"
+        self.run_fields, self.score_fields = run_fields, score_fields
+        self.names = (*run_fields, "user__username", *(f"score__{name}" for name in score_fields))
+        self.owner, self.score = len(run_fields), len(run_fields) + 1
+
+
+_ALL = _Columns(RUN_FIELDS, SCORE_FIELDS)
+_SHOWN = _Columns(SHOWN_RUN_FIELDS, SHOWN_SCORE_FIELDS)
 
 
 class Owner:
@@ -110,15 +134,16 @@ class RunRow:
     score: Score | None
     rank_range: tuple[int, int] | None
 
-    def __init__(self, values: tuple[Any, ...]) -> None:
-        """``values``: the columns of ``_COLUMNS``, in that order."""
+    def __init__(self, values: tuple[Any, ...], columns: _Columns = _ALL) -> None:
+        """``values``: the row of ``columns.names``, in that order."""
         mine = self.__dict__
-        mine.update(zip(RUN_FIELDS, values))
+        mine.update(zip(columns.run_fields, values))
         self.pk = mine["id"]
-        self.user = Owner(mine["user_id"], values[_OWNER])
+        self.user = Owner(mine["user_id"], values[columns.owner])
+        at = columns.score
         self.score = (
-            Score(self.pk, dict(zip(SCORE_FIELDS, values[_SCORE:])))
-            if values[_SCORE] is not None  # k, the first, is never null in a stored score: none was joined
+            Score(self.pk, dict(zip(columns.score_fields, values[at:])))
+            if values[at] is not None  # k, the first, is never null in a stored score: none was joined
             else None
         )
 
@@ -131,8 +156,15 @@ class RunRow:
 
 
 def run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
-    """The runs of ``runs`` (a queryset, sliced or not, in its order) as ``RunRow``s, in one query; anything else
-    (rows already read) as it is."""
+    """The runs of ``runs`` (a queryset, sliced or not, in its order) as ``RunRow``s with every column an export or
+    the API writes, in one query; anything else (rows already read) as it is."""
     if not isinstance(runs, QuerySet):
         return list(runs)
-    return [RunRow(values) for values in runs.values_list(*_COLUMNS)]
+    return [RunRow(values) for values in runs.values_list(*_ALL.names)]
+
+
+def shown_run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
+    """The same with only what a page's rows of runs show (``SHOWN_RUN_FIELDS``, ``SHOWN_SCORE_FIELDS``)."""
+    if not isinstance(runs, QuerySet):
+        return list(runs)
+    return [RunRow(values, _SHOWN) for values in runs.values_list(*_SHOWN.names)]

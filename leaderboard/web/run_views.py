@@ -59,7 +59,7 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     points = overview.score_against_cost(runs, limit=overview.PARETO_RUNS)
     # Both tables are pages read from the database; one query counts the rows of both.
     ranked_count, unranked_count = run_selectors.model_run_standing_counts(runs=filters.qs)
-    ranked_context = table.context(request, runs, count=ranked_count, convert=run_rows.run_rows)
+    ranked_context = table.context(request, runs, count=ranked_count, convert=run_rows.shown_run_rows)
     # The page's rank ranges, from the sorted ends of every ranked interval (counting in SQL, for each row of the
     # page, the runs above and below it cost PostgreSQL three times as much at 1,000 runs).
     run_selectors.page_rank_ranges(runs=runs, rows=ranked_context["rows"], sort=sort)
@@ -71,7 +71,7 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             "table": ranked_context,
             # (none to list: the pager counts them itself, so the page makes the same number of queries either way)
             "unranked": unranked_table.context(
-                request, unranked, count=unranked_count or None, convert=run_rows.run_rows
+                request, unranked, count=unranked_count or None, convert=run_rows.shown_run_rows
             ),
             "rank_metric": run_selectors.rank_metric(sort),
             **links.url_prefixes(),

@@ -27,7 +27,7 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
         "leaderboard/user_detail.html",
         {
             "person": person,
-            "runs": runs_table.context(request, runs, convert=run_rows.run_rows),
+            "runs": runs_table.context(request, runs, convert=run_rows.shown_run_rows),
             "solutions": solutions_table.context(request, solutions),
         },
     )

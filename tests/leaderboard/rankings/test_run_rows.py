@@ -52,6 +52,13 @@ def test_a_run_row_reads_as_the_model_instance_did(seeded, rf, sort):
             ModelRunOutputSerializer(row, context=context).data
             == ModelRunOutputSerializer(instance, context=context).data
         )
+    # What a page's rows show is the same read with only the columns they show.
+    for instance, shown in zip(instances, run_rows.shown_run_rows(ordered)):
+        for row in (row_html.run_ranking_row, row_html.run_unranked_row):
+            assert row(shown, URLS, _RUN_FILTERS) == row(instance, URLS, _RUN_FILTERS)
+        assert row_html.user_run_row(shown, "/runs/", _RUN_FILTERS) == row_html.user_run_row(
+            instance, "/runs/", _RUN_FILTERS
+        )
     # A page of the queryset (sliced) reads the same rows.
     assert [r.pk for r in run_rows.run_rows(ordered[3:9])] == [r.pk for r in instances[3:9]]
 
@@ -65,6 +72,6 @@ def test_the_rank_ranges_of_a_page_are_those_of_the_whole_ranking(seeded, sort):
         whole = run_selectors.model_run_rank_ranges(runs=runs, sort=sort)
         assert whole
         for start in range(0, runs.count(), 5):
-            page = run_rows.run_rows(runs[start : start + 5])
+            page = (run_rows.run_rows if start % 2 else run_rows.shown_run_rows)(runs[start : start + 5])
             run_selectors.page_rank_ranges(runs=runs, rows=page, sort=sort)
             assert {r.pk: r.rank_range for r in page} == {r.pk: whole.get(r.pk) for r in page}

@@ -86,10 +86,23 @@ class Lines:
         return out
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Neither the engine nor the rank's Python ever writes a key twice; JSON keeps the last, so a line spliced with
+    # text of the solution's (a write of its own into the middle of the engine's) could override a rule's field.
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey
+    return out
+
+
 def _report(line: bytes) -> dict[str, Any]:
     try:
-        message = json.loads(line)
-    except Exception:  # noqa: BLE001 - not JSON, or nested past the parser's depth (RecursionError): not ours
+        message = json.loads(line, object_pairs_hook=_unique_keys)
+    except Exception:  # noqa: BLE001 - not JSON, a key twice, or nested past the parser's depth: not ours
         message = None
     return message if isinstance(message, dict) else {"kind": "garbled", "raw": line[:200].decode("utf-8", "replace")}
 

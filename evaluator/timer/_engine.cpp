@@ -211,8 +211,9 @@ void same_channel(const Channel &c) {
 // own over the report descriptor just after one check and the original back before the next. So once the channels
 // are in place, before any solution code runs, the rank's own filter ends the process (SIGSYS, which the host reads
 // as a refusal) at any dup2/dup3 onto one of them or any further system-call filter (one with a user-space listener
-// could answer the engine's own writes for it), and refuses (EPERM) a close of one, a close_range over it, and setting
-// close-on-exec on it (fcntl F_SETFD, ioctl FIOCLEX: an exec would close it for the new image to reuse its number): a
+// could answer the engine's own writes for it), and refuses (EPERM) a close of one, a close_range over it, setting
+// close-on-exec on it (fcntl F_SETFD, ioctl FIOCLEX: an exec would close it for the new image to reuse its number)
+// and resizing it (F_SETPIPE_SZ: a pipe of one page splits the engine's lines for a thread to write between them): a
 // child the solution forks closes what it inherits, which is harmless and must not end it. The filter holds for every
 // thread (TSYNC) and every child.
 [[noreturn]] void fail(const std::string &what);
@@ -300,17 +301,22 @@ void lock_channels(std::vector<int> fds) {
     b.bind(next);
   }
   b.ret(SECCOMP_RET_ALLOW);
-  // fcntl(fd, F_SETFD, ...) and ioctl(fd, FIOCLEX) on a channel: refused, so an exec cannot close it.
-  for (auto [l, request] : {std::pair<int, uint32_t>{setfd, F_SETFD}, {cloexec, FIOCLEX}}) {
-    b.bind(l);
-    b.load(arg(1));
-    int next = b.label();
-    b.jump(BPF_JEQ, request, -1, next);
-    b.load(arg(0));
-    for (int fd : fds) b.jump(BPF_JEQ, static_cast<uint32_t>(fd), eperm);
-    b.bind(next);
-    b.ret(SECCOMP_RET_ALLOW);
-  }
+  // fcntl(fd, F_SETFD) and ioctl(fd, FIOCLEX) on a channel: refused, so an exec cannot close it. fcntl(fd,
+  // F_SETPIPE_SZ) too: a pipe shrunk to a page splits the engine's report lines, for a thread to write into the gaps.
+  b.bind(setfd);
+  b.load(arg(1));
+  int on_channel = b.label();
+  b.jump(BPF_JEQ, F_SETFD, on_channel);
+  b.jump(BPF_JEQ, F_SETPIPE_SZ, on_channel);
+  b.ret(SECCOMP_RET_ALLOW);
+  b.bind(cloexec);
+  b.load(arg(1));
+  b.jump(BPF_JEQ, FIOCLEX, on_channel);
+  b.ret(SECCOMP_RET_ALLOW);
+  b.bind(on_channel);
+  b.load(arg(0));
+  for (int fd : fds) b.jump(BPF_JEQ, static_cast<uint32_t>(fd), eperm);
+  b.ret(SECCOMP_RET_ALLOW);
   b.bind(pr);
   b.load(arg(0));
   b.jump(BPF_JEQ, PR_SET_SECCOMP, kill);

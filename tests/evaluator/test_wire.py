@@ -189,6 +189,18 @@ def test_a_report_nested_past_the_parsers_depth_is_garbled_not_a_failure_of_the_
     assert [m["kind"] for m in got] == ["garbled", "spun"]
 
 
+def test_a_report_with_a_key_twice_is_garbled_so_a_spliced_line_cannot_override_a_field():
+    lines, write_fd = _channel()
+    with os.fdopen(write_fd, "wb") as f:
+        # the engine's line with text written into its middle: the rule's field again, emptied
+        f.write(b'{"kind": "timed", "rank": 0, "multicast_changed": ["NCCL_NVLS_ENABLE"], "multicast_changed": []}\n')
+        f.write(b'{"kind": "spun", "rank": 0, "calls": {"a": 1}}\n')
+    got = []
+    while not lines.closed:
+        got += lines.read_available()
+    assert [m["kind"] for m in got] == ["garbled", "spun"]
+
+
 def test_a_flood_of_reports_is_read_a_bounded_amount_at_a_time_and_reported(monkeypatch):
     monkeypatch.setattr(wire.Lines, "READ_LIMIT", 1 << 16)
     monkeypatch.setattr(wire, "MAX_TOTAL", 1 << 18)

@@ -98,12 +98,17 @@ try:
     fcntl.ioctl(locked, 0x5451)  # FIOCLEX
 except PermissionError:
     refused.append("FIOCLEX")
+try:
+    fcntl.fcntl(locked, 1031, 4096)  # F_SETPIPE_SZ: a pipe of one page would split the engine's lines
+except PermissionError:
+    refused.append("F_SETPIPE_SZ")
 fcntl.fcntl(spare_w, fcntl.F_SETFD, fcntl.FD_CLOEXEC)  # any other descriptor: the process's own
+fcntl.fcntl(spare_w, 1031, 4096)
 print(json.dumps({"refused": refused, "flags": fcntl.fcntl(locked, fcntl.F_GETFD)}))
 """,
     )
     # os.pipe() makes close-on-exec descriptors: the lock clears the flag on its channels first.
-    assert _result(done) == {"refused": ["F_SETFD", "FIOCLEX"], "flags": 0}
+    assert _result(done) == {"refused": ["F_SETFD", "FIOCLEX", "F_SETPIPE_SZ"], "flags": 0}
 
 
 def test_other_descriptors_stay_the_process_own_and_children_still_start(engine_path):

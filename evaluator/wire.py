@@ -442,15 +442,29 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
     ):
         raise ValueError(f"{name} does not hold a frame of the evaluator")
     base = _padded(FRAME_HEAD.size + count * FRAME_ENTRY.size)
+    # Every byte that is no value's is zero, and the values lie end to end, as both writers lay them out: a frame's
+    # free bytes would let a write after the reply keep the frame's CRC-32C (a linear digest) unchanged.
+    if base > len(data) or any(data[FRAME_HEAD.size + count * FRAME_ENTRY.size : base]):
+        raise ValueError(f"{name} has bytes outside its values that are not zero")
     dtypes = {code: getattr(torch, n) for n, code in DTYPE_CODES.items() if hasattr(torch, n)}
     values: list[Any] = []
+    packed = 0
     for k in range(count):
-        kind, code, ndim, offset, nbytes, *shape = FRAME_ENTRY.unpack_from(data, FRAME_HEAD.size + k * FRAME_ENTRY.size)
+        at = FRAME_HEAD.size + k * FRAME_ENTRY.size
+        kind, code, ndim, offset, nbytes, *shape = FRAME_ENTRY.unpack_from(data, at)
+        entry = data[at : at + FRAME_ENTRY.size]
+        if any(entry[3:8]) or any(entry[-8:]) or (ndim <= MAX_DIMS and any(shape[ndim:])):
+            raise ValueError(f"{name} has bytes outside its values that are not zero")
         if kind == 0:
+            if any(entry):
+                raise ValueError(f"{name} has a malformed entry")
             values.append(None)
             continue
         if kind != 1 or code not in dtypes or ndim > MAX_DIMS or any(n < 0 for n in shape) or offset % ALIGN:
             raise ValueError(f"{name} has a malformed entry")
+        if offset != packed or any(data[base + offset + nbytes : base + offset + _padded(nbytes)]):
+            raise ValueError(f"{name} has bytes outside its values that are not zero")
+        packed += _padded(nbytes)
         dims = shape[:ndim]
         count_ = 1
         for n in dims:

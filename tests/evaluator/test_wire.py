@@ -88,6 +88,27 @@ def test_a_frame_with_any_field_out_of_bounds_is_refused(tmp_path, field, value)
         wire.parse_frame(torch.frombuffer(raw, dtype=torch.uint8), len(raw), "slot")
 
 
+@pytest.mark.parametrize("where", ["head_padding", "entry_padding", "tensor_tail", "unused_dimension"])
+def test_a_frame_whose_free_bytes_are_not_zero_is_refused(tmp_path, where):
+    # A linear digest (CRC-32C) of a frame changed after the reply can be kept by four bytes written where no reader
+    # looks: there is no such place.
+    writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
+    n = writer.write([torch.randn(15), torch.randn(3)])
+    raw = bytearray((tmp_path / "slot").read_bytes()[:n])
+    wire.parse_frame(torch.frombuffer(bytearray(raw), dtype=torch.uint8), len(raw), "slot")  # as written: read
+    entry = wire.FRAME_HEAD.size
+    base = wire._padded(entry + 2 * wire.FRAME_ENTRY.size)
+    at = {
+        "head_padding": entry + 2 * wire.FRAME_ENTRY.size + 1,
+        "entry_padding": entry + 4,
+        "tensor_tail": base + 15 * 4 + 1,
+        "unused_dimension": entry + 24 + 8 * 3,
+    }[where]
+    raw[at] ^= 0x5A
+    with pytest.raises(ValueError, match="not zero"):
+        wire.parse_frame(torch.frombuffer(raw, dtype=torch.uint8), len(raw), "slot")
+
+
 def test_a_slot_grows_for_a_larger_draw_and_its_reader_follows(tmp_path):
     writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
     reader = wire.Slot.open(tmp_path / "slot", writable=False, pinned=False)

@@ -25,6 +25,7 @@ from evaluator.host import sandbox, watch
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
 WATCH_EVERY_S = 0.25
 THREAD_EXIT_POLLS, THREAD_EXIT_POLL_S = 10, 0.02  # up to 0.2 s for a joined thread to leave the task list
+EXIT_CPU_MS = 2.0  # the CPU a joined thread may use to leave, once continued (microseconds, in practice)
 FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it returns from it
 
 
@@ -117,6 +118,7 @@ class Session:
         self.rank_pids: dict[int, int] = {}
         self.threads_before: dict[int, set[int]] = {}
         self.signals_before: dict[int, tuple[int, int] | None] = {}
+        self.feeds: dict[int, tuple[int, int]] = {}  # each rank's feed slot file: (device, inode)
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -266,6 +268,8 @@ class Session:
             # another rank cannot read them (the exchange folder holds only what each rank writes itself).
             # Writable: the rank's engine zeroes it once the call's inputs are in their own storage.
             feed = os.open(self.private / f"r{r}" / wire.FEED_SLOT, os.O_RDWR | os.O_NOFOLLOW)
+            info = os.fstat(feed)
+            self.feeds[r] = (info.st_dev, info.st_ino)
             fds.append((cmd_r, rep_w, tim_w, feed))
             keep += [cmd_r, rep_w, tim_w, feed]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
@@ -560,6 +564,21 @@ class Session:
                 )
         return Stop(Verdict.RUNTIME_ERROR, "; ".join(parts), dead)
 
+    def _check_feeds(self, what: str) -> None:
+        """With the ranks stopped: each rank maps its own feed slot only as the engine does (shared: a private
+        mapping over the engine's view sends its zeroing to private pages), and holds no other rank's feed (a
+        descriptor passed over a socket lets a peer read the inputs before the engine zeroes them)."""
+        for r, pid in self.rank_pids.items():
+            others = {feed: q for q, feed in self.feeds.items() if q != r}
+            misuse = watch.feed_misuse(pid, self.feeds.get(r), others)
+            if misuse:
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} held {misuse} after {what}: each rank's inputs reach it through its own feed, "
+                    f"which its engine reads and zeroes",
+                    [r],
+                )
+
     def _check_signals(self, what: str) -> None:
         """Read from outside the process, with the ranks stopped: each rank's signal dispositions are those it had
         before the solution loaded. The engine puts back whatever a call changed as the call returns (and reports
@@ -611,6 +630,7 @@ class Session:
         """Nothing the solution starts may outlive its call, a signal handler included."""
         if self.frozen:
             self._check_signals(what)
+            self._check_feeds(what)
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             if extra and not self.frozen:
@@ -632,14 +652,27 @@ class Session:
                 extra = watch.still_there(pid, extra)
             if extra and self.frozen:
                 # A joined thread stopped just before its exit path (its Python part done) leaves only once
-                # continued: the ranks run again for at most the same polls, then are held again.
+                # continued: the ranks run again for at most the same polls, then are held again. Leaving costs a
+                # thread microseconds of CPU; one that works meanwhile works off every clock, and is refused.
+                ran = {tid: watch.thread_cpu_ns(pid, tid) for tid, _ in extra}
+                last = dict(ran)
                 self.thaw_ranks()
-                for _ in range(THREAD_EXIT_POLLS):
-                    time.sleep(THREAD_EXIT_POLL_S)
+                for _ in range(THREAD_EXIT_POLLS * 20):
+                    time.sleep(THREAD_EXIT_POLL_S / 20)
+                    for tid in last:
+                        last[tid] = watch.thread_cpu_ns(pid, tid) or last[tid]
                     extra = watch.still_there(pid, extra)
                     if not extra:
                         break
                 self.freeze_ranks()
+                worked = max((last[t] or 0) - (ran[t] or 0) for t in ran) / 1e6
+                if not extra and worked > EXIT_CPU_MS:  # gone, but it worked first (one still there is refused below)
+                    raise Stop(
+                        Verdict.REJECTED,
+                        f"rank {r}: a thread the solution started ran {worked:.1f} ms of CPU after {what}, while "
+                        f"the host waited for it to end; threads a solution starts must end before its call returns",
+                        [r],
+                    )
             if extra:
                 tid, label = extra[0]
                 said = [m for p in self.ranks if p.rank == r for m in reversed(p.messages) if "py_threads" in m]

@@ -264,12 +264,45 @@ def changed_signals(before: tuple[int, int], now: tuple[int, int]) -> list[str]:
     return names
 
 
+def feed_misuse(pid: int, own: tuple[int, int] | None, others: dict[tuple[int, int], int]) -> str | None:
+    """What a rank holds of the feeds that it should not, in words: a private mapping of its own feed (``own``:
+    the file's device and inode), or a descriptor of another rank's (``others``: file to rank). None when neither."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(maxsplit=5)
+                if own is None or len(parts) < 5 or int(parts[4]) != own[1]:
+                    continue
+                major, minor = (int(v, 16) for v in parts[3].split(":"))
+                if os.makedev(major, minor) == own[0] and parts[1][3] == "p":
+                    return "a private mapping of its feed slot"
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) in others:
+                return f"a descriptor of rank {others[(info.st_dev, info.st_ino)]}'s feed slot"
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def thread_cpu_ns(pid: int, tid: int) -> int | None:
+    """The CPU time a thread has used, in ns (/proc/PID/task/TID/schedstat), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Those of ``found`` (threads of ``pid``: id, label) that have not ended or begun to."""
     return [(tid, label) for tid, label in found if not leaving(f"/proc/{pid}/task/{tid}/stat")]
 
 
-STACK_READ = 8 << 20  # at most a whole default thread stack, read from its stack pointer up (a few KB in practice)
+STACK_READ = 8 << 20  # a whole default thread stack, read from its stack pointer up (a few KB in practice)
 _KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
 RUNTIME_CODE = "the host's libraries only"
 
@@ -289,9 +322,12 @@ def what_runs(pid: int, tid: int) -> str | None:
         code, stack_end = _code_mappings(pid, sp)
         if stack_end is None:
             return None
+        if stack_end - sp > STACK_READ:
+            # No runtime thread lives this deep: a stack pushed past what the host reads would hide what is above.
+            return f"a live stack of {(stack_end - sp) >> 20} MiB, deeper than the host reads"
         fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
         try:
-            data = os.pread(fd, min(stack_end - sp, STACK_READ), sp)
+            data = os.pread(fd, stack_end - sp, sp)
         finally:
             os.close(fd)
     except (OSError, ValueError):

@@ -126,9 +126,8 @@ CHEATS: list[Case] = [
     Case("cheats/refill_into_shared_storage.py", "rejected", ("no longer owns the storage",)),
     Case(
         "cheats/peer_feed_over_socket.py",
-        "passed",
-        no_gain=True,
-        log_has=("ARENA_PEER_FEED_EMPTY",),
+        "rejected",
+        ("a descriptor of rank",),
         log_lacks=("ARENA_PEER_FEED_READ",),
     ),
     Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
@@ -299,7 +298,7 @@ CHEATS: list[Case] = [
     Case(
         "cheats/feed_private_remap.py",
         "rejected",
-        ("feed slot still held the inputs of its last call",),
+        ("a private mapping of its feed slot", "feed slot still held the inputs of its last call"),
         log_has=("ARENA_FEED_REMAPPED",),
     ),
     Case(
@@ -320,6 +319,12 @@ CHEATS: list[Case] = [
     Case("cheats/start_new_thread.py", "rejected", ("thread(s) the solution started",)),
     Case("cheats/pool_not_shut_down.py", "rejected", ("thread(s) the solution started", "ThreadPoolExecutor")),
     Case("cheats/partial_thread.py", "rejected", ("thread(s) the solution started",)),
+    # Refused either way: for its work while the host waited for it to leave, or, on a slow host, for still running.
+    Case(
+        "cheats/work_while_leaving.py",
+        "rejected",
+        ("while the host waited for it to end", "thread(s) the solution started were still running"),
+    ),
     Case("cheats/helper_process.py", "rejected", ("a process other than the ranks",), leaves_no="arena_helper_marker"),
     Case("cheats/escape_daemon.py", "rejected", ("a process other than the ranks",), leaves_no="arena_escape_marker"),
     Case(

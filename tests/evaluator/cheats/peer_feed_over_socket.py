@@ -2,7 +2,8 @@
 among them) over a Unix socket with SCM_RIGHTS during its first call; from then on a rank reads its peers' inputs from
 their feed slots and sums them locally instead of communicating. Each rank's engine zeroes its feed once the call's
 inputs are in their own storage, before the alignment that opens every rank's timed call, so what a peer finds there
-is zeros: the local sum is wrong and the cheat falls back to communicating (it says ARENA_PEER_FEED_EMPTY)."""
+is zeros: the local sum is wrong and the cheat falls back to communicating (it says ARENA_PEER_FEED_EMPTY). And with
+the ranks stopped after the call the host finds a peer's feed among the rank's descriptors, and refuses it then."""
 
 import array
 import importlib

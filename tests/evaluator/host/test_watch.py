@@ -202,3 +202,37 @@ def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
+    # A 10 MiB argument passed by value to a C function pushes the interpreter's frames beyond the 8 MiB read.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import ctypes, threading, time\n"
+            "class Big(ctypes.Structure):\n"
+            "    _fields_ = [('a', ctypes.c_char * (10 << 20))]\n"
+            "libc = ctypes.CDLL(None)\n"
+            "libc.sleep.argtypes = [ctypes.c_uint, Big]\n"
+            "threading.stack_size(64 << 20)\n"
+            "def deep():\n"
+            "    ctypes.CDLL(None).prctl(15, b'gloo_deep', 0, 0, 0)\n"
+            "    libc.sleep(60, Big())\n"
+            "threading.Thread(target=deep, daemon=True).start()\n"
+            "time.sleep(1); print('ready', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while not watch.stopped(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        deep = next(tid for tid, name in watch.threads(proc.pid).items() if name == "gloo_deep")
+        assert "deeper than the host reads" in (watch.what_runs(proc.pid, deep) or "")
+    finally:
+        proc.kill()
+        proc.wait()

@@ -76,7 +76,7 @@ def evaluate_test_job(spec: dict[str, Any], test_id: int, nonce: str) -> dict[st
         TEST_MARK_RUNNING,
         TEST_RECORD_RESULT,
         nonce=nonce,
-        finish=lambda doc: testmode.annotate(doc, EvalSpec.from_dict(spec)),
+        finish=testmode.annotate,
     )
 
 
@@ -84,7 +84,8 @@ def _evaluate_and_reply(
     spec: dict[str, Any], submission_id: int, mark_running: str, record: str, *, nonce: str, finish: Any = None
 ) -> dict[str, Any]:
     """Evaluates, replies with ``mark_running`` and ``record`` (each carrying the nonce and the worker's signature
-    over it), and returns the signed result. ``finish`` amends the document before it is signed."""
+    over it), and returns the signed result. ``finish(document, spec)`` amends the document before it is signed. The
+    spec is read here once and handed down (docs/architecture.md, "One evaluation's path")."""
     from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
     from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
 
@@ -103,8 +104,10 @@ def _evaluate_and_reply(
             signing.sign(mark_running, submission_id, job_id, nonce, {"worker": worker, "started": started}),
             retry=reply_retry(),
         )
+    parsed: EvalSpec | None = None
     try:
-        document = evaluate(EvalSpec.from_dict(spec))
+        parsed = EvalSpec.from_dict(spec)
+        document = evaluate(parsed)
     except JobTimeoutException:  # the whole job ran past its limit: the evaluator's phase limits should fire first
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
@@ -117,7 +120,7 @@ def _evaluate_and_reply(
         document["verdict"] = Verdict.INFRA_ERROR.value
         document["message"] = f"the evaluator failed: {type(exc).__name__}: {exc}"
     if finish is not None:
-        document = finish(document)
+        document = finish(document, parsed if parsed is not None else EvalSpec.from_dict(spec))
     result = signed_result(submission_id, document, job_id, nonce, record)
     if queue is not None:
         queue.enqueue(record, submission_id, document, job_id, nonce, result["signature"], retry=reply_retry())

@@ -18,7 +18,7 @@ run them at one, where only HBM and compute bound the time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from evaluator.contract.profiles import HardwareProfile
 from problems.registry import Problem
@@ -33,7 +33,12 @@ def roofline(
 ) -> dict[str, Any]:
     preset = profile.preset
     terms = problem.roofline_terms(world_size, preset, overrides)
-    dtype = problem.presets[preset].dtype
+    return roofline_of(terms, problem.presets[preset].dtype, profile, world_size)
+
+
+def roofline_of(terms: Mapping[str, float], dtype: str, profile: HardwareProfile, world_size: int) -> dict[str, Any]:
+    """The roofline of a problem's ``terms`` (its bytes and FLOPs at one size and world size) in ``dtype``: what an
+    evaluation uses, its problem already sized (``problems.registry.sized``)."""
     nodes = getattr(profile, "nodes", 1)
     internode_gbps = getattr(profile, "internode_gbps", None) or 0.0
     multi_node = nodes > 1 and internode_gbps > 0
@@ -59,7 +64,7 @@ def roofline(
         "link_us": link_s * 1e6,
         "hbm_us": hbm_s * 1e6,
         "compute_us": compute_s * 1e6,
-        "terms": terms,
+        "terms": dict(terms),
         "ceilings": {"link_gbps": profile.link_gbps, "hbm_gbps": profile.hbm_gbps, "peak_tflops": peak},
     }
     if multi_node:

@@ -565,3 +565,39 @@ def get(problem_id: str) -> Problem:
             f"unknown problem {problem_id!r}; known problems include {known} (run `arena problems` for the full list)."
         )
     return load_problem(folder, PROBLEMS_ROOT)
+
+
+@dataclass(frozen=True)
+class Sized:
+    """What one evaluation needs of a problem, read in one call (:func:`sized`): the evaluator's stages take these
+    fields and never look the problem up again (docs/architecture.md, "One evaluation's path")."""
+
+    problem: Problem
+    imported: Mapping[str, Any] | None  # where an imported problem came from; None for a built-in one
+    params: dict[str, Any] | None  # the preset's size parameters with the overrides; None when not sized (see below)
+    dtype: str | None  # the preset's dtype
+    roofline_terms: dict[str, float] | None  # Problem.roofline_terms at this size and world size
+    roofline_failure: Exception | None  # what computing those terms raised, raised again where the roofline is used
+    suites_root: Path | None  # where the imported suites live, for an imported problem
+
+
+def sized(
+    problem_id: str, preset: str, world_size: int, overrides: Mapping[str, Any] | None, *, sizes_imported: bool = True
+) -> Sized:
+    """``problem_id`` at ``preset`` with ``overrides``, on ``world_size`` ranks. Raises what :func:`get` and
+    :meth:`Problem.params` raise. An imported problem is left unsized (``params`` None) unless ``sizes_imported``:
+    its suite's own evaluator sizes each of its runs."""
+    problem = get(problem_id)
+    imported = problem.imported
+    if imported and not sizes_imported:
+        return Sized(problem, imported, None, None, None, None, suites_root())
+    params = problem.params(preset, overrides)
+    terms: dict[str, float] | None = None
+    failure: Exception | None = None
+    try:
+        terms = problem.roofline_terms(world_size, preset, overrides)
+    except Exception as exc:  # a formula that fails at this size: the evaluation reports it where it used to
+        failure = exc
+    return Sized(
+        problem, imported, params, problem.presets[preset].dtype, terms, failure, suites_root() if imported else None
+    )

@@ -18,7 +18,7 @@ from evaluator.contract.spec import EvalSpec
 
 TEST_TRIALS = 3  # correctness trials of a test (a ranked evaluation runs 5)
 # (timed iterations, warm-up iterations) of quick timing per device; ranked evaluations run (20, 3) on CPU and
-# (100, 10) on GPUs (evaluator/host/evaluate.py ITERATIONS).
+# (100, 10) on GPUs (evaluator/host/plan.py ITERATIONS).
 QUICK_ITERATIONS = {"cpu": (5, 1), "cuda": (20, 3)}
 TEST_TIMEOUTS = {"setup": 120.0, "correctness": 60.0, "timing": 60.0}
 DIAGNOSTICS_LIMIT = 20

@@ -29,19 +29,18 @@ from evaluator import timer as compiled_timer
 from evaluator import wire
 from evaluator.contract import backends
 from evaluator.contract.build import needs_build
-from evaluator.contract.profiles import HardwareProfile, get_profile
+from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import host_clock, pool, sandbox, suites
 from evaluator.host.folders import remove_tree
 from evaluator.host.host_clock import Windows
+from evaluator.host.plan import Evaluation, resolve, solution_backend
+from problems.registry import Problem
 from evaluator.host.session import Session, Stop
 from evaluator.timer.spin import spin_us
-from problems import imported as imported_problems
-from problems.registry import Problem, get, suites_root
 
 logger = logging.getLogger("arena.evaluate")
-ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
 SUSPICIOUS_SPEEDUP = 20.0
 TMP_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
 
@@ -106,11 +105,10 @@ def evaluate(
 ) -> dict[str, Any]:
     started = time.monotonic()
     doc = empty_document()
-    profile = get_profile(spec.profile, allow_smoke=True)
-    problem = get(spec.problem_id)
-    if problem.imported and not imported_inner:
+    plan = resolve(spec, imported_inner=imported_inner)  # the one place the problem and the profile are looked up
+    problem, profile, params = plan.problem, plan.profile, plan.params
+    if plan.dispatch:
         return suites.evaluate_imported(spec, problem, workdir_parent, keep_workdir)  # its suite's own evaluator
-    params = problem.params(profile.preset, spec.params)
     doc["problem"] = {
         "id": problem.id,
         "version": problem.version,
@@ -126,7 +124,7 @@ def evaluate(
     doc["solution"] = {
         "name": spec.solution_name,
         "sha256": hashlib.sha256(spec.solution_source.encode()).hexdigest(),
-        "backend": _solution_backend(spec),
+        "backend": plan.backend,
     }
     doc["static_checks"] = static.as_dict()
     doc["flags"].update(_flags({}))  # nothing called yet; replaced by what the ranks called, if they run
@@ -154,7 +152,7 @@ def evaluate(
         doc["verdict"], doc["message"] = Verdict.REJECTED.value, static.message()
         doc["phases"]["total"] = round(time.monotonic() - started, 3)
         return doc
-    backend_refusal = _backend_refusal(doc["solution"]["backend"], profile)
+    backend_refusal = _backend_refusal(plan.backend, profile)
     if backend_refusal:
         doc["verdict"], doc["message"] = backend_refusal
         doc["phases"]["total"] = round(time.monotonic() - started, 3)
@@ -168,9 +166,6 @@ def evaluate(
     if missing:
         doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"the evaluation cannot run here: {missing}"
         return doc
-    default_iterations, default_warmup = ITERATIONS[profile.device]
-    iterations = spec.timing_iterations or default_iterations
-    warmup = spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup
     # A solution that builds extensions binds its own cache from the start: its build may be running ahead on the
     # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
     warm = pool.enabled() and not problem.imported
@@ -185,7 +180,7 @@ def evaluate(
             pool.lend_cache(own_cache, held.cache)
         session = held.session if held else _new_session(workdir, profile, timer_path, own_cache)
         ran = True
-        _run(doc, spec, problem, profile, params, session, iterations, warmup, started_ahead=held is not None)
+        _run(doc, plan, session, started_ahead=held is not None)
     finally:
         if held:
             if not ran:
@@ -222,13 +217,7 @@ def _new_session(workdir: Path, profile: HardwareProfile, timer_path: Path, cach
     return Session(workdir, profile, timer_path, _runtime_dir(workdir), solution_dir, cache, TMP_BYTES[profile.device])
 
 
-def _solution_backend(spec: EvalSpec) -> str | None:
-    """The backend the solution declares (docs/backends/); None when it declares none or an invalid one (which the
-    static check refuses)."""
-    try:
-        return backends.declared_backend(spec.solution_source, spec.solution_name)
-    except backends.BackendError:
-        return None
+_solution_backend = solution_backend  # the plan's reading of the backend (evaluator/host/plan.py), by its old name
 
 
 def _backend_refusal(backend: str | None, profile: HardwareProfile) -> tuple[str, str] | None:
@@ -285,23 +274,13 @@ def _prepare_workdir(workdir: Path, world_size: int) -> Path:
     return solution_dir
 
 
-def _run(
-    doc: dict[str, Any],
-    spec: EvalSpec,
-    problem: Problem,
-    profile: HardwareProfile,
-    params: dict[str, Any],
-    session: Session,
-    iterations: int,
-    warmup: int,
-    *,
-    started_ahead: bool,
-) -> None:
+def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahead: bool) -> None:
     """The evaluation in ``session``, whose sandboxes were started ahead (and wait to be released) or not yet."""
+    spec, problem, profile, params = plan.spec, plan.problem, plan.profile, plan.params
+    iterations, warmup, limits = plan.iterations, plan.warmup, plan.limits
     world = profile.world_size
     filename = _write_solution(session.solution_dir, spec)
     seeds = _secrets(spec, warmup, iterations)
-    limits = spec.timeouts
     judge_config = {
         "problem_id": problem.id,
         "preset": profile.preset,
@@ -321,7 +300,7 @@ def _run(
         "backend": profile.backend,
         "device": profile.device,
         "timer": "/arena/_arena_timer.so",
-        "symm_mem_backend": backends.SYMM_MEM_BACKEND.get(_solution_backend(spec) or ""),
+        "symm_mem_backend": backends.SYMM_MEM_BACKEND.get(plan.backend or ""),
     }
     trials: list[dict[str, Any]] = []
     calls: dict[str, int] = {}
@@ -329,9 +308,7 @@ def _run(
         if started_ahead:
             session.release(judge_config, rank_config)
         else:
-            session.start_judges(
-                judge_config, suites_root() if problem.imported else None, tuple(imported_problems.read_paths(problem))
-            )
+            session.start_judges(judge_config, plan.suites_root, plan.read_paths)
             session.start_sandbox(rank_config)
         session.tell_judges(op="prepare")
         judge_limit = sum(limits.values())
@@ -389,7 +366,7 @@ def _run(
                 doc["timing"], message = _confirmed(session, doc["timing"], message, warmup, iterations, limits, order)
             if message:
                 raise Stop(Verdict.REJECTED, message)
-            _finish_timing(doc, problem, profile, params)
+            _finish_timing(doc, plan)
         else:
             doc["verdict"] = Verdict.PASSED.value
             doc["message"] = f"correct on {len(trials)} trials × {world} ranks; not timed"
@@ -851,8 +828,12 @@ def _step_claims(peers: list, kinds: tuple[str, ...], warmup: int) -> dict[str, 
     return {name: round(statistics.median(v.values()), 1) for name, v in list(per_step.items())[:8]}
 
 
-def _finish_timing(doc: dict[str, Any], problem: Problem, profile: HardwareProfile, params: dict[str, Any]) -> None:
-    roof = rf.roofline(problem, profile, profile.world_size, params)
+def _finish_timing(doc: dict[str, Any], plan: Evaluation) -> None:
+    profile = plan.profile
+    if plan.roofline_failure is not None:
+        raise plan.roofline_failure
+    assert plan.roofline_terms is not None and plan.dtype is not None
+    roof = rf.roofline_of(plan.roofline_terms, plan.dtype, profile, profile.world_size)
     base_us, sol_us = doc["timing"]["baseline"]["median_us"], doc["timing"]["solution"]["median_us"]
     roof["baseline_fraction"] = rf.fraction(roof["time_us"], base_us)
     roof["solution_fraction"] = rf.fraction(roof["time_us"], sol_us)

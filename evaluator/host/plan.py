@@ -1,0 +1,78 @@
+"""The spec resolved once, where an evaluation starts, into what each of its stages needs: the problem at its size, the
+hardware profile, the limits, the solution's backend, the iterations. The stages (evaluator/host/evaluate.py and the
+modules it hands to) take an :class:`Evaluation` and never look the problem or the profile up again: the walk is in
+docs/architecture.md, "One evaluation's path", and tests/evaluator/test_evaluation_path.py holds the code to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from evaluator.contract import backends
+from evaluator.contract.profiles import HardwareProfile, get_profile
+from evaluator.contract.spec import EvalSpec
+from problems import imported as imported_problems
+from problems.registry import Problem, sized
+
+# (timed iterations, warm-up iterations) by device, when the spec leaves them to the profile.
+ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation as its stages see it. ``params`` is None only for an imported problem handed whole to its suite's
+    evaluator (``dispatch``), which sizes each of its own runs."""
+
+    spec: EvalSpec
+    problem: Problem
+    profile: HardwareProfile
+    dispatch: bool  # an imported problem: its suite's registered evaluator runs it (evaluator/host/suites.py)
+    params: dict[str, Any] | None  # the preset's size parameters with the spec's overrides
+    dtype: str | None  # the preset's dtype (the roofline's peak)
+    roofline_terms: Mapping[str, float] | None  # bytes and FLOPs per rank at this size and world size
+    roofline_failure: Exception | None  # what computing them raised: the evaluation raises it where it needs them
+    backend: str | None  # the backend the solution declares (docs/backends/); None for none or an invalid one
+    limits: Mapping[str, float]  # each phase's limit in seconds (the spec's timeouts)
+    iterations: int  # timed iterations
+    warmup: int  # warm-up iterations before them
+    read_paths: tuple[Path, ...]  # what the judge's processes read outside the repository (an imported problem's)
+    suites_root: Path | None  # where imported suites live, for an imported problem
+
+    @property
+    def world_size(self) -> int:
+        return self.profile.world_size
+
+
+def solution_backend(spec: EvalSpec) -> str | None:
+    """The backend the solution declares (docs/backends/); None when it declares none or an invalid one (which the
+    static check refuses)."""
+    try:
+        return backends.declared_backend(spec.solution_source, spec.solution_name)
+    except backends.BackendError:
+        return None
+
+
+def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
+    """``spec`` resolved: raises what an unknown profile or problem, or size overrides the preset lacks, raise.
+    ``imported_inner``: one of an imported suite's own runs, evaluated here rather than handed to the suite."""
+    profile = get_profile(spec.profile, allow_smoke=True)
+    problem = sized(spec.problem_id, profile.preset, profile.world_size, spec.params, sizes_imported=imported_inner)
+    dispatch = bool(problem.imported) and not imported_inner
+    default_iterations, default_warmup = ITERATIONS[profile.device]
+    return Evaluation(
+        spec=spec,
+        problem=problem.problem,
+        profile=profile,
+        dispatch=dispatch,
+        params=problem.params,
+        dtype=problem.dtype,
+        roofline_terms=problem.roofline_terms,
+        roofline_failure=problem.roofline_failure,
+        backend=None if dispatch else solution_backend(spec),
+        limits=spec.timeouts,
+        iterations=spec.timing_iterations or default_iterations,
+        warmup=spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup,
+        read_paths=tuple(imported_problems.read_paths(problem.problem)) if problem.imported and not dispatch else (),
+        suites_root=problem.suites_root,
+    )

@@ -1,0 +1,147 @@
+"""One evaluation's path through the worker: the spec enters each module once (docs/architecture.md, "One evaluation's
+path").
+
+The evaluation runs from the RQ entry point (``evaluator.jobs.evaluate_job``) on the CPU profile, under
+:func:`sys.setprofile`. A module is **entered** when a function of the project's is called from a frame of another
+project module (the nearest project frame below it: the standard library and third-party frames between are looked
+through) with the evaluation among its arguments (``self`` included): the job's spec, the ``EvalSpec``, what was resolved
+from them (``Evaluation``, the registry's ``Sized``, the ``Problem``, the ``HardwareProfile``), the solution's source,
+the limits, or the problem's id or the profile's name (a look-up by name). Calls that carry none of it (the session's
+hundreds of calls into ``wire`` and ``watch``, reading its own processes' reports) are the stage's own work, not the
+spec moving. A module is **left** when the call that entered it returns; the path never enters it again.
+
+Left out, as data types and shared rules rather than stages: ``evaluator/contract/`` (the spec's type and its parsing,
+the profiles' table, the backends' names, what the web side shares with the workers: standard library only, no state of
+an evaluation; a ``HardwareProfile``'s properties are reads of a record). Import-time code is left out too (a module's
+body runs once per process, not per evaluation).
+
+``python -m tests.evaluator.test_evaluation_path`` prints the path."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from evaluator.contract.profiles import HardwareProfile
+from evaluator.contract.spec import EvalSpec
+from evaluator.host.plan import Evaluation
+from problems.registry import Problem, Sized
+
+pytestmark = pytest.mark.sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = ("evaluator", "problems")
+HELPERS = ("evaluator/contract/",)
+MAX_MODULES = 10
+SOLUTION = ROOT / "problems" / "collectives" / "all_reduce" / "solutions" / "correct" / "nccl_inplace_copy.py"
+RESOLVED = (EvalSpec, Evaluation, Sized, Problem, HardwareProfile)
+
+
+@dataclass
+class Walk:
+    """The modules the evaluation entered, in order, each with the function and the module it came from."""
+
+    entries: list[tuple[str, str, str]] = field(default_factory=list)  # (module entered, function, from module)
+
+    def modules(self) -> list[str]:
+        return list(dict.fromkeys(m for m, _, _ in self.entries))
+
+    def returns(self) -> list[str]:
+        """Each entry into a module already entered and left (the path going back)."""
+        seen: set[str] = set()
+        back = []
+        for module, function, caller in self.entries:
+            if module in seen:
+                back.append(f"{module}:{function} from {caller}")
+            seen.add(module)
+        return back
+
+
+def trace(spec: dict[str, Any]) -> tuple[Walk, dict[str, Any]]:
+    """Runs ``evaluate_job(spec)`` and returns the path it took with the job's return value."""
+    from evaluator.jobs import evaluate_job
+
+    modules: dict[str, str | None] = {}
+    by_identity = {id(spec), id(spec["solution_source"]), id(spec["timeouts"])}
+    names = {spec["problem_id"], spec["profile"]}
+    path = Walk()
+
+    def module_of(frame: FrameType | None) -> str | None:
+        if frame is None:
+            return None
+        filename = frame.f_code.co_filename
+        if filename not in modules:
+            rel = Path(filename).resolve()
+            name = None
+            if rel.suffix == ".py" and ROOT in rel.parents:
+                relative = rel.relative_to(ROOT).as_posix()
+                name = relative if relative.startswith(PROJECT) else None
+            modules[filename] = name
+        return modules[filename]
+
+    def carries(value: Any) -> bool:
+        return (
+            isinstance(value, RESOLVED) or id(value) in by_identity or (isinstance(value, str) and value in names)
+        )
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call" or frame.f_code.co_name == "<module>":
+            return
+        module = module_of(frame)
+        if module is None or module.startswith(HELPERS):
+            return
+        caller = frame.f_back
+        while caller is not None and module_of(caller) is None:
+            if caller.f_code.co_filename.startswith("<frozen importlib"):
+                return  # import-time code
+            caller = caller.f_back
+        caller_module = module_of(caller)
+        if caller_module == module:
+            return
+        code = frame.f_code
+        count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+        if any(carries(frame.f_locals.get(name)) for name in code.co_varnames[:count]):
+            path.entries.append((module, code.co_name, caller_module or "<the caller>"))
+
+    sys.setprofile(profile)
+    try:
+        result = evaluate_job(spec, 1, "nonce")
+    finally:
+        sys.setprofile(None)
+    return path, result
+
+
+def all_reduce_spec() -> dict[str, Any]:
+    return EvalSpec(
+        problem_id="collectives/all_reduce",
+        solution_source=SOLUTION.read_text(),
+        profile="cpu-gloo-2",
+        solution_name=SOLUTION.name,
+    ).to_dict()
+
+
+def test_one_evaluations_spec_enters_each_module_once():
+    path, result = trace(all_reduce_spec())
+    assert result["document"]["verdict"] == "passed", result["document"]["message"]
+    modules = path.modules()
+    assert modules[0] == "evaluator/jobs.py"
+    assert not path.returns(), f"the path goes back: {path.returns()} (the whole path: {path.entries})"
+    assert len(modules) <= MAX_MODULES, modules
+    # The problem is looked up once, by the plan, and the stages after it take what the plan resolved.
+    assert [(m, f) for m, f, _ in path.entries if m == "problems/registry.py"] == [("problems/registry.py", "sized")]
+    assert ("evaluator/host/plan.py", "resolve", "evaluator/host/evaluate.py") in path.entries
+
+
+if __name__ == "__main__":
+    import os
+
+    os.environ.setdefault("ARENA_WORKER_KEY", "a-key-for-the-trace-only")
+    found, _ = trace(all_reduce_spec())
+    for entered, function, came_from in found.entries:
+        print(f"{entered:40} {function:24} from {came_from}")
+    print("returns:", found.returns() or "none")

@@ -7,6 +7,8 @@ problem are ordinary submissions tied to their ``ModelRun`` by ``Submission.mode
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.db import models
 
@@ -79,6 +81,55 @@ class QueuedWork:
         return states.is_done(self.state)
 
 
+class EvaluatedSource(QueuedWork, models.Model):
+    """What a submission and a test share: one file of source evaluated against one problem on one profile, as queued
+    work (its job, its worker, its times). Each kind adds its owner and problem (their reverse names differ), its
+    states and what is its own; :meth:`for_source` makes an unsaved row of either from validated source."""
+
+    # A name from evaluator.contract.profiles.PROFILES (validated by the service; no choices here, so adding a profile
+    # needs no migration).
+    profile = models.CharField(max_length=64, db_index=True)
+    # The problem as it was when the solution was uploaded; the worker refuses another version.
+    problem_version = models.PositiveIntegerField()
+    problem_hash = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255)
+    source = models.TextField()
+    sha256 = models.CharField(max_length=64, db_index=True)
+
+    verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
+
+    # Queue bookkeeping: the reaper compares these with what Redis holds.
+    job_id = models.CharField(max_length=100, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    job_timeout_s = models.PositiveIntegerField(help_text="the RQ job's limit, 1.2× the evaluator's phase limits")
+
+    worker = models.CharField(max_length=255, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+    @classmethod
+    def for_source(cls, user, problem: Problem, profile: str, filename: str, text: str, *, job_timeout_s: int, **own):
+        """An unsaved row of ``text`` (validated source) for ``problem`` on ``profile``, the problem's version and
+        content hash as they are now; ``own`` sets the kind's own fields."""
+        return cls(
+            user=user,
+            problem=problem,
+            profile=profile,
+            problem_version=problem.version,
+            problem_hash=problem.content_hash,
+            filename=filename,
+            source=text,
+            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            job_timeout_s=job_timeout_s,
+            **own,
+        )
+
+
 class ModelRun(QueuedWork, models.Model):
     """One uploaded model run: the manifest's protocol and provenance, and its progress over its attempts."""
 
@@ -142,7 +193,7 @@ class ModelRun(QueuedWork, models.Model):
         return f"run #{self.pk}: {self.model} ({self.mode}, k={self.k}) on {self.profile}"
 
 
-class Submission(QueuedWork, models.Model):
+class Submission(EvaluatedSource):
     class State(models.TextChoices):
         QUEUED = states.QUEUED
         RUNNING = states.RUNNING
@@ -151,21 +202,11 @@ class Submission(QueuedWork, models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="submissions")
-    # A name from evaluator.contract.profiles.PROFILES (validated by the service; no choices here, so adding a profile
-    # needs no migration).
-    profile = models.CharField(max_length=64, db_index=True)
-    # The problem as it was when the solution was submitted; the worker refuses another version.
-    problem_version = models.PositiveIntegerField()
-    problem_hash = models.CharField(max_length=64)
-    filename = models.CharField(max_length=255)
-    source = models.TextField()
-    sha256 = models.CharField(max_length=64, db_index=True)
     # The source with comments, blank lines and layout removed, hashed (``submissions.fingerprint``): rankings show
     # one row per distinct solution and pool the evaluations of the same code.
     source_key = models.CharField(max_length=64, blank=True, db_index=True)
 
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
-    verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
     # Set on a re-measurement: the evaluation whose figure it checks (same source, problem and profile, queued again
     # later). A re-measurement is never ranked itself; it verifies or flags its original.
     remeasure_of = models.ForeignKey(
@@ -176,24 +217,15 @@ class Submission(QueuedWork, models.Model):
     model_run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, null=True, blank=True, related_name="attempts")
     attempt = models.PositiveSmallIntegerField(null=True, blank=True)
 
-    # Queue bookkeeping: the reaper compares these with what Redis holds.
-    job_id = models.CharField(max_length=100, blank=True)
-    enqueue_count = models.PositiveIntegerField(default=0)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    job_timeout_s = models.PositiveIntegerField(help_text="the RQ job's limit, 1.2× the evaluator's phase limits")
+    enqueue_count = models.PositiveIntegerField(default=0)  # jobs given so far (retries of platform failures)
 
     published_at = models.DateTimeField(
         null=True, blank=True, db_index=True, help_text="set when the owner published the source; readable by everyone"
     )
 
-    worker = models.CharField(max_length=255, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(EvaluatedSource.Meta):
         indexes = [models.Index(fields=["problem", "profile", "verdict"])]
         constraints = [
             models.UniqueConstraint(
@@ -416,7 +448,7 @@ class CategoryStanding(models.Model):
         return f"{self.category}: {self.leader or 'no leader'}"
 
 
-class TestRun(QueuedWork, models.Model):
+class TestRun(EvaluatedSource):
     """One unranked test-mode evaluation (``POST /api/tests/``, ``arena test``): same sandbox and judge as a
     submission, on the profile's fast lane, visible to its owner only.
 
@@ -431,27 +463,10 @@ class TestRun(QueuedWork, models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="test_runs")
     problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="test_runs")
-    profile = models.CharField(max_length=64, db_index=True)
-    problem_version = models.PositiveIntegerField()
-    problem_hash = models.CharField(max_length=64)
-    filename = models.CharField(max_length=255)
-    source = models.TextField()
-    sha256 = models.CharField(max_length=64)
     timing = models.BooleanField(default=False, help_text="quick timing asked for (fewer iterations than ranked)")
 
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
-    verdict = models.CharField(max_length=32, choices=VERDICT_CHOICES, null=True, blank=True)
     document = models.JSONField(null=True, blank=True, help_text="the result document, marked as a test")
-    job_id = models.CharField(max_length=100, blank=True)
-    job_timeout_s = models.PositiveIntegerField()
-    worker = models.CharField(max_length=255, blank=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"test #{self.pk} {self.problem_id} on {self.profile} ({self.verdict or self.state})"

@@ -14,8 +14,6 @@ another user's single submission by at most one evaluation.
 
 from __future__ import annotations
 
-import hashlib
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Min, Q
@@ -61,21 +59,11 @@ def submission_row(
     model_run: ModelRun | None = None,
     attempt: int | None = None,
 ) -> Submission:
-    """A new, unsaved submission of validated source: the one way a row to evaluate is made."""
-    return Submission(
-        user=user,
-        problem=problem,
-        profile=profile,
-        problem_version=problem.version,
-        problem_hash=problem.content_hash,
-        filename=filename,
-        source=text,
-        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        source_key=fingerprint.source_key(text),
-        job_timeout_s=job_timeout_s(),
-        model_run=model_run,
-        attempt=attempt,
-    )
+    """A new, unsaved submission of validated source: the one way a row to evaluate is made (the fields it shares
+    with a test's row from ``EvaluatedSource.for_source``)."""
+    key = fingerprint.source_key(text)
+    own = {"source_key": key, "model_run": model_run, "attempt": attempt}
+    return Submission.for_source(user, problem, profile, filename, text, job_timeout_s=job_timeout_s(), **own)
 
 
 def _queue_profiles(profile: str) -> list[str]:

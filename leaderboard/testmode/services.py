@@ -59,18 +59,8 @@ def test_run_create(
             f"You already have {limit} tests waiting or running. Wait for one to finish, then test again."
         )
     with transaction.atomic():
-        test = TestRun.objects.create(
-            user=user,
-            problem=problem,
-            profile=profile,
-            problem_version=problem.version,
-            problem_hash=problem.content_hash,
-            filename=name,
-            source=text,
-            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            timing=bool(timing),
-            job_timeout_s=job_timeout_s(),
-        )
+        test = _row(user=user, problem=problem, profile=profile, name=name, text=text, timing=timing)
+        test.save()
         TEST.enqueue_after_commit(test)
     return test
 
@@ -167,24 +157,29 @@ def _finished_at_upload(
     document["diagnostics"] = [failure]
     document["test"]["checked_at_upload"] = True
     now = timezone.now()
-    test = TestRun.objects.create(
+    test = _row(
         user=user,
         problem=problem,
         profile=profile,
-        problem_version=problem.version,
-        problem_hash=problem.content_hash,
-        filename=name,
-        source=text,
-        sha256=sha,
-        timing=bool(timing),
-        job_timeout_s=job_timeout_s(),
+        name=name,
+        text=text,
+        timing=timing,
         state=TestRun.State.FINISHED,
         verdict=document["verdict"],
         document=document,
         started_at=now,
         finished_at=now,
     )
+    test.save()
     return test
+
+
+def _row(*, user, problem: Problem, profile: str, name: str, text: str, timing: bool, **own: Any) -> TestRun:
+    """A new, unsaved test of validated source (the fields it shares with a submission's row from
+    ``EvaluatedSource.for_source``)."""
+    return TestRun.for_source(
+        user, problem, profile, name, text, job_timeout_s=job_timeout_s(), timing=bool(timing), **own
+    )
 
 
 def spec_for(test: TestRun) -> dict[str, Any]:

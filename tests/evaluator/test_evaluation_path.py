@@ -3,9 +3,9 @@ path").
 
 The evaluation runs from the RQ entry point (``evaluator.jobs.evaluate_job``) on the CPU profile, under
 :func:`sys.setprofile`. A module is **entered** when a function of the project's is called from a frame of another
-project module (the nearest project frame below it: the standard library and third-party frames between are looked
-through) with the evaluation among its arguments (``self`` included): the job's spec, the ``EvalSpec``, what was resolved
-from them (``Evaluation``, the registry's ``Sized``, the ``Problem``, the ``HardwareProfile``), the solution's source,
+project module (the nearest project frame below it: standard library and third-party frames between are looked
+through) with the evaluation among its arguments (``self`` included): the job's spec, the ``EvalSpec``, what was
+resolved from them (``Evaluation``, the registry's ``Sized``, the ``Problem``, the ``HardwareProfile``), the source,
 the limits, or the problem's id or the profile's name (a look-up by name). Calls that carry none of it (the session's
 hundreds of calls into ``wire`` and ``watch``, reading its own processes' reports) are the stage's own work, not the
 spec moving. A module is **left** when the call that entered it returns; the path never enters it again.
@@ -85,9 +85,7 @@ def trace(spec: dict[str, Any]) -> tuple[Walk, dict[str, Any]]:
         return modules[filename]
 
     def carries(value: Any) -> bool:
-        return (
-            isinstance(value, RESOLVED) or id(value) in by_identity or (isinstance(value, str) and value in names)
-        )
+        return isinstance(value, RESOLVED) or id(value) in by_identity or (isinstance(value, str) and value in names)
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         if event != "call" or frame.f_code.co_name == "<module>":

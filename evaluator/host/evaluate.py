@@ -36,9 +36,9 @@ from evaluator.host import host_clock, pool, sandbox, suites
 from evaluator.host.folders import remove_tree
 from evaluator.host.host_clock import Windows
 from evaluator.host.plan import Evaluation, resolve, solution_backend
-from problems.registry import Problem
 from evaluator.host.session import Session, Stop
 from evaluator.timer.spin import spin_us
+from problems.registry import Problem
 
 logger = logging.getLogger("arena.evaluate")
 SUSPICIOUS_SPEEDUP = 20.0

@@ -168,7 +168,7 @@ def evaluate(
         return doc
     # A solution that builds extensions binds its own cache from the start: its build may be running ahead on the
     # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
-    warm = pool.enabled() and not problem.imported
+    warm = pool.enabled() and not plan.imported
     held = pool.take(profile) if warm and not needs_build(spec.solution_source) else None
     workdir = (
         held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))

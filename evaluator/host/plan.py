@@ -27,7 +27,8 @@ class Evaluation:
     spec: EvalSpec
     problem: Problem
     profile: HardwareProfile
-    dispatch: bool  # an imported problem: its suite's registered evaluator runs it (evaluator/host/suites.py)
+    imported: bool  # a problem of an imported suite (its judge reads the suite's files: never a held sandbox)
+    dispatch: bool  # an imported problem, not yet in its suite's hands: its suite's evaluator runs it (host/suites.py)
     params: dict[str, Any] | None  # the preset's size parameters with the spec's overrides
     dtype: str | None  # the preset's dtype (the roofline's peak)
     roofline_terms: Mapping[str, float] | None  # bytes and FLOPs per rank at this size and world size
@@ -64,6 +65,7 @@ def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
         spec=spec,
         problem=problem.problem,
         profile=profile,
+        imported=bool(problem.imported),
         dispatch=dispatch,
         params=problem.params,
         dtype=problem.dtype,

@@ -14,7 +14,7 @@ from leaderboard import models
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = ("leaderboard", "0011_standing_entries")
-MIGRATION = "0013_evaluated_source"
+MIGRATION = "0012_evaluated_source"
 
 
 def _migrate(target: list[tuple[str, str]]):

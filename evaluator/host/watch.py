@@ -7,6 +7,7 @@ import bisect
 import functools
 import os
 import shutil
+import signal
 from dataclasses import dataclass
 
 from evaluator.host.sandbox import TOOLCHAIN, program_roots
@@ -251,8 +252,6 @@ def signal_dispositions(pid: int) -> tuple[int, int] | None:
 
 def changed_signals(before: tuple[int, int], now: tuple[int, int]) -> list[str]:
     """The signals whose disposition differs between two :func:`signal_dispositions`, by name."""
-    import signal
-
     bits = (before[0] ^ now[0]) | (before[1] ^ now[1])
     names = []
     for n in range(1, 65):

@@ -77,6 +77,7 @@ def main() -> int:
                 "timeline": doc.get("timeline"),
                 "started_ahead": (doc.get("containment") or {}).get("started_ahead"),
                 "iterations": (doc.get("timing") or {}).get("iterations"),
+                "calls_per_window": (doc.get("timing") or {}).get("calls_per_window"),
                 "speedup": (doc.get("timing") or {}).get("speedup"),
                 "solution_median_us": ((doc.get("timing") or {}).get("solution") or {}).get("median_us"),
                 "baseline_median_us": ((doc.get("timing") or {}).get("baseline") or {}).get("median_us"),
@@ -93,6 +94,7 @@ def main() -> int:
         "solution": solution.name,
         "cpus": os.cpu_count(),
         "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
+        + (f" --problem {args.problem}" if args.problem != "collectives/all_reduce" else "")
         + (" --warm-sandboxes" if args.warm_sandboxes else "")
         + (f" --between-s {args.between_s:g}" if args.between_s else ""),
         "warm_sandboxes": args.warm_sandboxes,

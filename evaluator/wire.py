@@ -378,7 +378,10 @@ FEED_SLOT, BASELINE_FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = (
 FRAME_MAGIC = b"ARNB0001"
 FRAME_HEAD = struct.Struct("<8sII")
 FRAME_ENTRY = struct.Struct("<BBB5xQQ8q8x")
-MAX_ENTRIES, MAX_DIMS = 256, 8
+MAX_ENTRIES, MAX_DIMS = (
+    4096,
+    8,
+)  # values of a frame: a timed window's calls side by side (the engine's MAX_FRAME_ENTRIES)
 # c10::ScalarType's numbers of the dtypes a frame may hold (the engine allows the same set).
 DTYPE_CODES = {
     "uint8": 0,

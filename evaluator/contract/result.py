@@ -11,7 +11,7 @@ from typing import Any, TypeGuard
 RESULT_SCHEMA_VERSION = 1
 # Which timing loop produced a result's figures; raised whenever a change can move the figures of the same code
 # (docs/protocol.md lists the revisions), so a reader can tell results measured under different loops apart.
-TIMING_PROTOCOL_REVISION = 9
+TIMING_PROTOCOL_REVISION = 10
 LOG_LIMIT = 8000  # characters kept of each rank's log
 
 
@@ -100,7 +100,8 @@ class Timing:
     solution: SideTiming | None  # the solution, timed in the sandbox
     protocol_revision: int | None  # TIMING_PROTOCOL_REVISION of the loop that measured (docs/protocol.md)
     speedup_estimator: str  # how ``speedup`` was estimated, in words ("" when not said)
-    # Also "method", "figure", "iterations", "spin_us", "speedup_uncertainty", "ratio_of_medians", "launch_cpu_us",
+    # Also "method", "figure", "iterations" (timed windows), "calls_per_window", "spin_us" (in front of each window),
+    # "speedup_uncertainty", "ratio_of_medians", "launch_cpu_us",
     # "rechecked_outputs", "timer", "graph", "host_clock", "quick" (test mode): kept in ResultDocument.raw.
 
 

@@ -25,6 +25,9 @@ class EvalSpec:
     measure_timing: bool = True
     seed: int | None = None  # None: drawn by the launcher where the solution cannot see it
     params: dict[str, Any] | None = None  # overrides of the preset's size parameters (size sweeps)
+    # At least this many calls in each timed window (evaluator/host/batch.py): a tighter bound on work hidden outside
+    # the timer's samples, never a looser one; the host chooses more where the calls are short.
+    min_window_calls: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

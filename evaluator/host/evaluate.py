@@ -32,7 +32,7 @@ from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import host_clock, pool, sandbox, suites
+from evaluator.host import batch, host_clock, pool, sandbox, suites
 from evaluator.host.folders import remove_tree
 from evaluator.host.host_clock import Windows
 from evaluator.host.plan import Evaluation, resolve, solution_backend
@@ -359,11 +359,19 @@ def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahe
         if spec.measure_timing:
             session.begin("timing")
             order = random.Random(seeds["order"])
-            windows = _time(session, 0, warmup + iterations, warmup, limits.get("timing", 180.0), order)
+            windows = _time(
+                session,
+                0,
+                warmup,
+                limits.get("timing", 180.0),
+                order,
+                iterations=iterations,
+                at_least=plan.min_window_calls,
+            )
             _note(calls, session, "timed")
             doc["timing"], message, by_clock = _timing(session, warmup, windows)
             if by_clock:
-                doc["timing"], message = _confirmed(session, doc["timing"], message, warmup, iterations, limits, order)
+                doc["timing"], message = _confirmed(session, doc["timing"], message, warmup, windows, limits, order)
             if message:
                 raise Stop(Verdict.REJECTED, message)
             _finish_timing(doc, plan)
@@ -481,7 +489,7 @@ def _confirmed(
     first: dict[str, Any],
     message: str | None,
     warmup: int,
-    iterations: int,
+    first_pass: Windows,
     limits: dict[str, float],
     order: random.Random,
 ) -> tuple[dict[str, Any], str | None]:
@@ -490,8 +498,16 @@ def _confirmed(
     honest solution (one H200, 17 iterations), while a solution that hides work hides it in every pass. When the
     second pass's samples account for its windows, its figures are the result's and the first pass's check is kept
     beside them; when not, the refusal stands with both passes' figures."""
-    begin = warmup + iterations
-    windows = _time(session, begin, begin + iterations, warmup, limits.get("timing", 180.0), order)
+    begin = first_pass.end
+    windows = _time(
+        session,
+        begin,
+        warmup,
+        limits.get("timing", 180.0),
+        order,
+        iterations=first_pass.end - warmup,
+        calls=first_pass.calls,
+    )
     second, again, again_by_clock = _timing(session, begin, windows)
     if again is None:
         second["host_clock"]["first_pass"] = {"host_clock": first.get("host_clock"), "refusal": message}
@@ -501,29 +517,51 @@ def _confirmed(
     return first, f"{again} (so did a second timing pass on new inputs)" if again_by_clock else again
 
 
-def _time(session: Session, begin: int, end: int, warmup: int, limit_s: float, order: random.Random) -> Windows:
-    """Timed iterations ``begin`` to ``end`` (the first ``warmup`` of all are not recorded). Each iteration: the
-    judges draw its inputs (and check the previous iteration's outputs), then the baseline
-    (in the judges) and the solution (in the sandbox) are timed on them one after the other, in an order drawn per
-    iteration, so neither always follows the same host work. Nothing else runs while either is timed. Returns how
-    long each side's steps took by the host's clock, from the command that wrote its inputs where it reads them to
-    its reply: no side can see an iteration's inputs before its window opens."""
+def _time(
+    session: Session,
+    begin: int,
+    warmup: int,
+    limit_s: float,
+    order: random.Random,
+    *,
+    iterations: int,
+    at_least: int = 1,
+    calls: int | None = None,
+) -> Windows:
+    """Timed windows from ``begin`` on (the first ``warmup`` of all are not recorded). Each window: the judges draw
+    its inputs (and check the previous window's outputs), then the baseline (in the judges) and the solution (in the
+    sandbox) are timed on them one after the other, in an order drawn per window, so neither always follows the same
+    host work. Nothing else runs while either is timed. Returns how long each side's steps took by the host's clock,
+    from the command that wrote its inputs where it reads them to its reply: no side can see a window's inputs before
+    it opens.
+
+    A window holds ``calls`` calls back to back, each on inputs of its own; the first pass (``calls`` None) chooses
+    how many halfway through its warm-up, from the baseline's warm-up calls (evaluator/host/batch.py), and then runs
+    as many timed windows as stand for ``iterations`` calls. A confirming pass repeats the first pass's choice for
+    ``iterations`` windows."""
     deadline = time.monotonic() + limit_s
-    windows = Windows()
+    windows = Windows(calls=calls or 1)
+    decide_at = None if calls is not None else min(warmup, max(1, warmup // 2)) if warmup else 0
+    windows.end = begin + iterations if calls is not None else warmup + iterations
     unchecked: int | None = None
     copied: dict[int, list[int | None]] = {}
     digests: dict[int, list[int | None]] = {}
-    for i in range(begin, end):
+    i = begin
+    while i < windows.end:
         left = max(0.1, deadline - time.monotonic())
-        if i == warmup and warmup:
-            windows.solution_spin_us = windows.baseline_spin_us = _one_spin(session, warmup)
+        if i == decide_at:
+            windows.calls = _calls_per_window(session, i, at_least)
+            windows.batched_from = i
+            windows.end = warmup + batch.timed_windows(iterations, windows.calls)
+        if i == warmup and warmup and calls is None:
+            windows.solution_spin_us = windows.baseline_spin_us = _one_spin(session, windows.batched_from, warmup)
             session.command_ranks(compiled_timer.SPIN, arg=windows.solution_spin_us)
             session.wait(session.ranks, "spun", left)
             session.freeze_ranks()  # held again before the judges draw and the baseline is timed
             session.tell_judges(op="spin", us=windows.baseline_spin_us)
             session.wait(session.judges, "spun", left)
         t0 = time.monotonic()
-        session.tell_judges(op="feed", i=i)
+        session.tell_judges(op="feed", i=i, calls=windows.calls)
         if unchecked is not None:
             session.tell_judges(
                 op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked)
@@ -543,6 +581,7 @@ def _time(session: Session, begin: int, end: int, warmup: int, limit_s: float, o
         windows.spent("iteration", t0, time.monotonic())
         if i >= warmup:
             unchecked = i
+        i += 1
     left = max(1.0, deadline - time.monotonic())
     if unchecked is not None:
         session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked))
@@ -570,7 +609,32 @@ def _check_feeds_zeroed(session: Session, kind: str, when: str) -> None:
         )
 
 
-def _one_spin(session: Session, warmup: int) -> float:
+def _calls_per_window(session: Session, before: int, at_least: int) -> int:
+    """How many calls each window holds from window ``before`` on (evaluator/host/batch.py), from the judges' own
+    reports of the warm-up windows before it: the baseline's device time per call, and the bytes and values of one
+    call's inputs and outputs. On CPU hosts the figures are the host's windows themselves, so work hidden in a window
+    is inside the figure and no batch is needed for the bound (only ``at_least``)."""
+    timed: dict[int, list[float]] = {}
+    out_bytes, in_bytes, values = 0, 0, 0
+    for p in session.judges:
+        for m in p.messages:
+            if not isinstance(m.get("i"), int) or m["i"] >= before or not isinstance(m.get("calls"), int):
+                continue
+            n = max(1, m["calls"])
+            if m.get("kind") == "baselined" and isinstance(m.get("elapsed_us"), (int, float)):
+                timed.setdefault(m["i"], []).append(float(m["elapsed_us"]) / n)
+                out_bytes = max(out_bytes, int(m.get("nbytes") or 0) // n)
+            elif m.get("kind") == "fed":
+                values = max(values, int(m.get("values") or 0) // n)
+                in_bytes = max(in_bytes, int(m.get("nbytes") or 0) // n)
+    if not timed:
+        return max(1, at_least)
+    call_us = statistics.median(max(v) for v in timed.values())
+    floor = host_clock.ALLOWANCE_FLOOR_US["cuda"] if session.profile.device == "cuda" else 0.0
+    return batch.calls_per_window(floor, call_us, in_bytes + out_bytes, values, at_least)
+
+
+def _one_spin(session: Session, since: int, warmup: int) -> float:
     """The spin both sides put in front of every timed call from here on, sized from the baseline's warm-up launches
     alone (evaluator/timer/spin.py). Never from the solution's: the spin hides whatever the host does in the call
     while the GPU waits, so a spin sized from the solution's own launch times (which it makes as long as it likes, by
@@ -585,7 +649,7 @@ def _one_spin(session: Session, warmup: int) -> float:
         for m in p.messages
         if m.get("kind") == "baselined"
         and isinstance(m.get("i"), int)
-        and m["i"] < warmup
+        and since <= m["i"] < warmup
         and isinstance(m.get("launch_us"), (int, float))
     ]
     return spin_us(judged, cuda)
@@ -603,7 +667,7 @@ def _time_solution(
     session.tell_judges(op="show", i=i)
     session.wait(session.judges, "shown", limit_s, {"i": i})
     windows.solution_staged[i] = (_replied(session.judges, "shown", i) - started) * 1e6
-    session.command_ranks(compiled_timer.TIME, i, compiled_timer.RECORD_FLAG if record else 0)
+    session.command_ranks(compiled_timer.TIME, i, compiled_timer.RECORD_FLAG if record else 0, windows.calls)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
     ended = _replied(session.ranks, "timed", i)
     after = time.monotonic()
@@ -626,7 +690,7 @@ def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -
     session.tell_judges(op="bshow", i=i)
     session.wait(session.judges, "bshown", limit_s, {"i": i})
     windows.baseline_staged[i] = (_replied(session.judges, "bshown", i) - started) * 1e6
-    session.tell_judges(op="baseline", i=i)
+    session.tell_judges(op="baseline", i=i, calls=windows.calls)
     session.wait(session.judges, "baselined", limit_s, {"i": i})
     return (_replied(session.judges, "baselined", i) - started) * 1e6
 
@@ -743,11 +807,15 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
             f"cached from earlier calls, or left running on another stream are not allowed"
         )
     baselines = [p.last("baseline") for p in session.judges]
-    base = stats.slowest_rank([b["times_us"] for b in baselines])
-    sol = stats.slowest_rank([[s[0] for s in p.samples.samples[warmup:]] for p in session.ranks])
+    # Every figure from here on is per call: a window's sample, its host-clock window and its spin divided by the
+    # calls it held (evaluator/host/batch.py).
+    k = windows.calls
+    base = [t / k for t in stats.slowest_rank([b["times_us"] for b in baselines])]
+    sol = [t / k for t in stats.slowest_rank([[s[0] for s in p.samples.samples[warmup:]] for p in session.ranks])]
     if len(sol) != len(base):
         return {}, f"the timer reported {len(sol)} timed iterations, {len(base)} were run"
-    clock, forged_message = host_clock.cross_check(windows, base, sol, warmup, session.profile.device)
+    per_call = windows.per_call()
+    clock, forged_message = host_clock.cross_check(per_call, base, sol, warmup, session.profile.device, k)
     clock["refused_by_clock"] = forged_message is not None
     # The solution's ranks ran only inside their windows: stopped between them (Session.freeze_ranks), and the CPU
     # they used while stopped, which is none when every stop held.
@@ -769,7 +837,7 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         )
     if by_host:  # the figures a CPU host ranks by: the host's windows (host_clock.window_figures)
         clock["samples_median_us"] = {"baseline": statistics.median(base), "solution": statistics.median(sol)}
-        base, sol = host_clock.window_figures(windows, warmup)
+        base, sol = host_clock.window_figures(per_call, warmup)
         if not base:
             return {}, "the host's clock has no window for every timed iteration"
     sp = stats.speedup(base, sol)
@@ -783,7 +851,8 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
     timing: dict[str, Any] = {
         "method": method,
         "protocol_revision": TIMING_PROTOCOL_REVISION,
-        "figure": "device time per call, slowest rank per iteration, median over iterations"
+        "figure": "device time per call, slowest rank per timed window (its calls back to back, divided by their "
+        "number), median over windows"
         if not by_host
         else "host time per call by the host's own clock alone (each side's window from its command to its "
         "last rank's reply, less the judge's staging of its inputs; no in-process sample), median over "
@@ -791,6 +860,7 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "kernels",
         "spin_us": baselines[0].get("spin_us", 0.0),
         "iterations": len(base),
+        "calls_per_window": k,
         "baseline": stats.summarize(base),
         "solution": stats.summarize(sol),
         "speedup": sp["speedup"],
@@ -800,10 +870,11 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "processes) and of the solution (timed in the sandbox) ran on the same inputs",
         "ratio_of_medians": sp["ratio_of_medians"],
         "launch_cpu_us": {
-            "baseline": stats.summarize(stats.slowest_rank([b["launch_us"] for b in baselines]))["median_us"],
+            "baseline": stats.summarize(stats.slowest_rank([b["launch_us"] for b in baselines]))["median_us"] / k,
             "solution": stats.summarize(
                 stats.slowest_rank([[s[1] for s in p.samples.samples[warmup:]] for p in session.ranks])
-            )["median_us"],
+            )["median_us"]
+            / k,
         },
         "rechecked_outputs": sum(1 for p in session.judges for m in p.messages if m.get("kind") == "timed"),
         "timer": "compiled (evaluator/timer/_engine.cpp): every call's path from its inputs to its outputs, samples "

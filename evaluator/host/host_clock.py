@@ -33,14 +33,16 @@ ALLOWANCE_FLOOR_US = {"cpu": 3000.0, "cuda": 400.0}
 NOISE_FACTOR = 5.0
 
 
-def allowance_us(baseline_overheads: list[float], device: str) -> float:
-    """The most the solution's median overhead may exceed the baseline's, in µs per call."""
+def allowance_us(baseline_overheads: list[float], device: str, calls: int = 1) -> float:
+    """The most the solution's median overhead may exceed the baseline's, in µs per call, from the baseline's
+    overheads per call in windows of ``calls`` calls: the host's floor is per window, so per call it is divided by
+    the calls a window holds (evaluator/host/batch.py)."""
     n = len(baseline_overheads)
     centre = median(baseline_overheads)
     mad = median(abs(x - centre) for x in baseline_overheads)
     # A median's standard error is about 1.2533 σ/√n, σ about 1.4826 MAD; the difference of two medians: × √2.
     standard_error = 1.2533 * 1.4826 * mad * sqrt(2.0 / n)
-    return ALLOWANCE_FLOOR_US.get(device, ALLOWANCE_FLOOR_US["cuda"]) + NOISE_FACTOR * standard_error
+    return ALLOWANCE_FLOOR_US.get(device, ALLOWANCE_FLOOR_US["cuda"]) / max(1, calls) + NOISE_FACTOR * standard_error
 
 
 @dataclass
@@ -50,6 +52,9 @@ class Windows:
 
     baseline: dict[int, float] = field(default_factory=dict)
     solution: dict[int, float] = field(default_factory=dict)
+    calls: int = 1  # calls in each timed window (evaluator/host/batch.py)
+    batched_from: int = 0  # the first window that held ``calls`` calls
+    end: int = 0  # one past the last window
     baseline_spin_us: float = 0.0
     solution_spin_us: float = 0.0
     # The first part of each window: from writing the inputs to the side's reply that they are on its device.
@@ -62,12 +67,33 @@ class Windows:
     def spent(self, step: str, since: float, now: float) -> None:
         self.loop_ms[step] = self.loop_ms.get(step, 0.0) + (now - since) * 1e3
 
+    def per_call(self) -> Windows:
+        """The same windows in µs per call: each timed window's figures divided by the calls it held."""
+        k = self.calls
+
+        def each(values: dict[int, float]) -> dict[int, float]:
+            return {i: v / k for i, v in values.items()}
+
+        return Windows(
+            baseline=each(self.baseline),
+            solution=each(self.solution),
+            calls=1,
+            batched_from=self.batched_from,
+            end=self.end,
+            baseline_spin_us=self.baseline_spin_us / k,
+            solution_spin_us=self.solution_spin_us / k,
+            baseline_staged=each(self.baseline_staged),
+            solution_staged=each(self.solution_staged),
+            loop_ms=dict(self.loop_ms),
+        )
+
 
 def cross_check(
-    windows: Windows, baseline_us: list[float], solution_us: list[float], warmup: int, device: str
+    windows: Windows, baseline_us: list[float], solution_us: list[float], warmup: int, device: str, calls: int = 1
 ) -> tuple[dict[str, Any], str | None]:
     """Returns the host-clock summary for the result document and, when the solution's samples account for too
-    little of what the host saw, the reason to reject it."""
+    little of what the host saw, the reason to reject it. Every figure per call (``Windows.per_call``) of windows
+    that held ``calls`` calls each."""
     recorded = sorted(i for i in windows.solution if i >= warmup)
     if not recorded or len(recorded) != len(solution_us) or len(recorded) != len(baseline_us):
         return {"checked": False, "reason": "no timed iterations to compare"}, None
@@ -77,7 +103,7 @@ def cross_check(
     sol_over = median(w - s for w, s in zip(sol_window, solution_us)) - windows.solution_spin_us
     base_over = median(base_overheads)
     unaccounted = sol_over - base_over
-    allowance = allowance_us(base_overheads, device)
+    allowance = allowance_us(base_overheads, device, calls)
     if device == "cpu":
         # On CPU hosts the figures are the host's windows (window_figures): a forged sample buys nothing there, so
         # the refusal is kept for gross forgeries only, and must never fall on honest code whose round trips a
@@ -92,6 +118,7 @@ def cross_check(
         "baseline_overhead_us": base_over,
         "unaccounted_us": unaccounted,
         "allowance_us": allowance,
+        "calls_per_window": calls,
         "solution_staging_us": _median_of(windows.solution_staged, recorded),
         "baseline_staging_us": _median_of(windows.baseline_staged, recorded),
         "loop_ms_per_iteration": {k: round(v / max(1, len(windows.solution)), 3) for k, v in windows.loop_ms.items()},

@@ -37,6 +37,7 @@ class Evaluation:
     limits: Mapping[str, float]  # each phase's limit in seconds (the spec's timeouts)
     iterations: int  # timed iterations
     warmup: int  # warm-up iterations before them
+    min_window_calls: int  # the fewest calls a timed window may hold (evaluator/host/batch.py)
     read_paths: tuple[Path, ...]  # what the judge's processes read outside the repository (an imported problem's)
     suites_root: Path | None  # where imported suites live, for an imported problem
 
@@ -75,6 +76,7 @@ def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
         limits=spec.timeouts,
         iterations=spec.timing_iterations or default_iterations,
         warmup=spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup,
+        min_window_calls=max(1, int(spec.min_window_calls)),
         read_paths=tuple(imported_problems.read_paths(problem.problem)) if problem.imported and not dispatch else (),
         suites_root=problem.suites_root,
     )

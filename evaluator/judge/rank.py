@@ -9,11 +9,12 @@ later checks what the solution's ranks wrote back:
   show N         the inputs of call N (the warm-up call, a trial, or timed iteration N) written to this rank's feed
                  slot (wire.Slot) at the opening of the solution's window for it; the solution's rank of the same
                  number reads it through a descriptor the host gave it alone;
-  feed I         the inputs of timed iteration I, made only when the host asks, after iteration I-1 ended;
+  feed I K       the inputs of timed window I (K calls, each on inputs drawn from a seed of its own), made only
+                 when the host asks, after window I-1 ended;
   bshow I        the same inputs written to the baseline's own feed slot, at the opening of the baseline's window;
-  baseline I     the baseline timed once on them through the same compiled engine as the solution (inputs read from
-                 the slot into fresh storage, its outputs written to a slot of its own), and a fingerprint of them
-                 kept (values at secret random positions). The host interleaves these with the solution's steps, so
+  baseline I K   the baseline timed once on them (K calls back to back) through the same compiled engine as the
+                 solution (inputs read from the slot into fresh storage, its outputs written to a slot of its own),
+                 and a fingerprint of them kept (values at secret random positions). The host interleaves these with the solution's steps, so
                  both run under the same conditions and take the same steps between the host's command and reply;
   spin US        the spin in front of the baseline's timed calls from now on (the host sets one for both sides);
   baseline_done  the baseline's samples, reported once every iteration has run;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import time
 import traceback
@@ -141,9 +143,9 @@ class JudgeRank:
         self.spin_us = spin_us([], self.device.type == "cuda")
         self.engine.set_spin(self.spin_us)
 
-    def time_baseline(self, i: int) -> None:
+    def time_baseline(self, i: int, calls: int) -> None:
         t0 = time.perf_counter()
-        step = self.engine.step(True, self.module.solution, self.baseline_feed.fd, self.own_out.fd)
+        step = self.engine.step(True, self.module.solution, self.baseline_feed.fd, self.own_out.fd, calls)
         t1 = time.perf_counter()
         warmup = self.config["warmup_iterations"]
         # Replied before the fingerprint is taken: the solution's window ends at its ranks' reply too, and the host's
@@ -151,7 +153,10 @@ class JudgeRank:
         self.send(
             "baselined",
             i=i,
+            calls=calls,
             launch_us=step["launch_us"],
+            elapsed_us=step["elapsed_us"],
+            nbytes=step["nbytes"],
             steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]},
         )
         if i >= warmup:
@@ -200,11 +205,24 @@ class JudgeRank:
         return prints
 
     # -- feeding and checks -------------------------------------------------------------------------------
-    def feed(self, i: int) -> None:
-        """Draws timed iteration ``i``'s inputs and keeps them: neither side sees them before its own window."""
+    def feed(self, i: int, calls: int) -> None:
+        """Draws the inputs of timed window ``i``'s ``calls`` calls and keeps them: neither side sees them before its
+        own window. Each call's are drawn from a seed of its own (the window's for the first), so no call's inputs
+        repeat another's."""
         t0 = time.perf_counter()
-        self.drawn = (i, list(self.inputs(self.seeds["timing"][i])))
-        self.send("fed", i=i, steps_us={"draw": (time.perf_counter() - t0) * 1e6}, feed_kept=self._feed_kept())
+        drawn: list[Any] = []
+        for seed in window_seeds(self.seeds["timing"][i], calls):
+            drawn.extend(self.inputs(seed))
+        self.drawn = (i, drawn)
+        self.send(
+            "fed",
+            i=i,
+            calls=calls,
+            values=len(drawn),
+            nbytes=sum(v.numel() * v.element_size() for v in drawn if type(v) is torch.Tensor),
+            steps_us={"draw": (time.perf_counter() - t0) * 1e6},
+            feed_kept=self._feed_kept(),
+        )
 
     def _feed_kept(self) -> bool:
         """Whether the solution's feed slot still holds data of the last frame written into it, at FEED_PROBES
@@ -314,11 +332,11 @@ class JudgeRank:
             if op == "prepare":
                 self.prepare()
             elif op == "feed":
-                self.feed(cmd["i"])
+                self.feed(cmd["i"], int(cmd["calls"]))
             elif op in ("show", "bshow"):
                 self.show(cmd.get("i"), baseline=op == "bshow", name=cmd.get("name"))
             elif op == "baseline":
-                self.time_baseline(cmd["i"])
+                self.time_baseline(cmd["i"], int(cmd["calls"]))
             elif op == "spin":
                 self.set_spin(float(cmd["us"]))
             elif op == "baseline_done":
@@ -329,6 +347,13 @@ class JudgeRank:
                 self.check_timed(cmd["i"], cmd["nbytes"][self.rank], cmd["digests"][self.rank])
             elif op == "exit":
                 return
+
+
+def window_seeds(seed: int, calls: int) -> list[int]:
+    """The seeds of a timed window's calls: the window's own for the first (a window of one call draws what it always
+    did), then seeds drawn from it."""
+    draw = random.Random(seed).getrandbits
+    return [seed] + [draw(62) for _ in range(calls - 1)]
 
 
 def _changed_inputs(given: list[Any], after: list[Any]) -> str | None:

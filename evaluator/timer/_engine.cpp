@@ -56,7 +56,9 @@ constexpr char FRAME_MAGIC[8] = {'A', 'R', 'N', 'B', '0', '0', '0', '1'};
 constexpr size_t FRAME_HEAD = 16;   // magic, u32 entries, u32 outputs
 constexpr size_t ENTRY = 96;        // u8 kind, u8 dtype, u8 ndim, 5 pad, u64 offset, u64 nbytes, i64 shape[8]
 constexpr size_t ALIGN = 64;
-constexpr uint32_t MAX_ENTRIES = 256;
+constexpr uint32_t MAX_ENTRIES = 256;        // values one call takes or returns
+constexpr uint32_t MAX_FRAME_ENTRIES = 4096; // values of a frame: a batch's calls side by side
+constexpr uint32_t MAX_BATCH = 1024;         // calls in one timed window (evaluator/host/batch.py sets fewer)
 constexpr int MAX_DIMS = 8;
 constexpr size_t GROW = 1 << 20;
 constexpr int64_t MAX_PIECES = 1 << 16;  // copies of one non-contiguous GPU output
@@ -146,7 +148,7 @@ struct State {
   std::vector<std::pair<std::string, std::string>> watched_env;
   struct sigaction dispositions[65];
   // What the previous step left: released inside the next step's window.
-  PyObject *held_args = nullptr, *held_result = nullptr;
+  std::vector<PyObject *> held_args, held_results;
   std::vector<at::Tensor> held_inputs;
   uint32_t last_op = 0, last_i = 0, last_flags = 0;  // the command being served, for an error's report
 };
@@ -521,7 +523,7 @@ std::vector<Entry> read_feed(Mapping &m) {
   const unsigned char *base = static_cast<const unsigned char *>(m.addr);
   uint32_t count;
   memcpy(&count, base + 8, 4);
-  if (count > MAX_ENTRIES || FRAME_HEAD + count * ENTRY > size) fail("the feed slot's header is malformed");
+  if (count > MAX_FRAME_ENTRIES || FRAME_HEAD + count * ENTRY > size) fail("the feed slot's header is malformed");
   size_t data = padded(FRAME_HEAD + count * ENTRY);
   std::vector<Entry> out(count);
   for (uint32_t k = 0; k < count; ++k) {
@@ -585,26 +587,40 @@ void flush_and_align() {
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
 struct Given {
-  std::vector<at::Tensor> tensors;   // undefined where the input is None
+  std::vector<at::Tensor> tensors;   // every call's, in order; undefined where the input is None
   std::vector<c10::StorageImpl *> storages;
   std::vector<void *> pointers;
   std::vector<std::vector<int64_t>> shapes;
-  PyObject *args = nullptr;           // the tuple the call gets
-  size_t extent = 0;                  // where the feed's last input ends: consume() zeroes up to here
+  std::vector<PyObject *> args;      // the tuple each call of the step gets (owned until held or released)
+  size_t per_call = 0;               // inputs per call
+  size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
+
+  ~Given() {
+    for (PyObject *a : args) Py_XDECREF(a);
+  }
 };
 
-Given make_inputs(Mapping &feed) {
+// The feed holds the inputs of ``calls`` calls side by side (a batch: evaluator/host/batch.py), each call's in its
+// own fresh storage.
+void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
   std::vector<Entry> entries = read_feed(feed);
-  Given g;
-  g.args = PyTuple_New(static_cast<Py_ssize_t>(entries.size()));
-  if (!g.args) throw py::error_already_set();
+  if (calls < 1 || calls > MAX_BATCH || entries.size() % calls || entries.size() / calls > MAX_ENTRIES)
+    fail("the feed slot does not hold whole calls' inputs");
+  size_t per_call = entries.size() / calls;
   const unsigned char *base = static_cast<const unsigned char *>(feed.addr);
   for (size_t k = 0; k < entries.size(); ++k) {
+    if (k % per_call == 0) {
+      PyObject *t = PyTuple_New(static_cast<Py_ssize_t>(per_call));
+      if (!t) throw py::error_already_set();
+      g.args.push_back(t);
+    }
+    PyObject *args = g.args.back();
+    Py_ssize_t at = static_cast<Py_ssize_t>(k % per_call);
     const Entry &e = entries[k];
     g.extent = std::max<size_t>(g.extent, padded(e.offset + e.nbytes));
     if (e.kind == 0) {
       Py_INCREF(Py_None);
-      PyTuple_SET_ITEM(g.args, k, Py_None);
+      PyTuple_SET_ITEM(args, at, Py_None);
       g.tensors.emplace_back();
       g.storages.push_back(nullptr);
       g.pointers.push_back(nullptr);
@@ -631,10 +647,15 @@ Given make_inputs(Mapping &feed) {
     g.shapes.push_back(tensor.sizes().vec());
     PyObject *obj = THPVariable_Wrap(tensor);
     if (!obj) throw py::error_already_set();
-    PyTuple_SET_ITEM(g.args, k, obj);
+    PyTuple_SET_ITEM(args, at, obj);
     g.tensors.push_back(std::move(tensor));
   }
-  return g;
+  while (g.args.size() < calls) {  // calls with no inputs
+    PyObject *t = PyTuple_New(0);
+    if (!t) throw py::error_already_set();
+    g.args.push_back(t);
+  }
+  g.per_call = per_call;
 }
 
 // The feed's data, zeroed once this call's inputs are in their own storage, and before any rank's timed call can
@@ -685,7 +706,9 @@ std::vector<std::string> swapped_inputs(const Given &g) {
     bool same = impl->has_storage() && impl->storage().unsafeGetStorageImpl() == g.storages[k] &&
                 impl->storage_offset() == 0 && impl->sizes().vec() == g.shapes[k] &&
                 impl->storage().data() == g.pointers[k];
-    if (!same) out.push_back("input " + std::to_string(k));
+    if (!same)
+      out.push_back("input " + std::to_string(k % std::max<size_t>(g.per_call, 1)) +
+                    (g.tensors.size() > g.per_call ? " of call " + std::to_string(k / g.per_call) : ""));
   }
   return out;
 }
@@ -794,13 +817,16 @@ bool has_strided_cuda_output(const std::vector<PyObject *> &outputs) {
 
 // Writes the outputs (and, for untimed calls, the inputs as they are after the call) into the out slot as one frame;
 // returns how many bytes of the slot it fills.
-size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, const Given *inputs_after, Taken &taken) {
+size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t per_call, const Given *inputs_after,
+                   Taken &taken) {
+  size_t batch = per_call ? outputs.size() / per_call : 1;
   struct Item { const at::Tensor *t; std::string label; };
   std::vector<Item> items;
   for (size_t k = 0; k < outputs.size(); ++k) {
     PyObject *o = outputs[k];
     const at::Tensor *t = plain_tensor(o);
-    std::string label = "output " + std::to_string(k);
+    std::string label = "output " + std::to_string(per_call ? k % per_call : k) +
+                        (batch > 1 ? " of call " + std::to_string(k / per_call) : "");
     if (is_tensor_subclass(o)) {
       taken.refused.push_back(label + " is a " + std::string(Py_TYPE(o)->tp_name) + ", a tensor subclass");
       t = nullptr;
@@ -817,7 +843,7 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, const G
     for (size_t k = 0; k < inputs_after->tensors.size(); ++k)
       items.push_back({inputs_after->tensors[k].defined() ? &inputs_after->tensors[k] : nullptr,
                        "input " + std::to_string(k)});
-  if (items.size() > MAX_ENTRIES) fail("a call returned more than " + std::to_string(MAX_ENTRIES) + " outputs");
+  if (items.size() > MAX_FRAME_ENTRIES) fail("a call returned more than " + std::to_string(MAX_ENTRIES) + " outputs");
   size_t head = padded(FRAME_HEAD + items.size() * ENTRY), data = 0;
   std::vector<size_t> offsets;
   for (auto &it : items) {
@@ -919,8 +945,10 @@ std::string counts_json() {
 void quiet_after_call() { PyGC_Disable(); }
 
 void release_held() {
-  Py_CLEAR(S.held_result);
-  Py_CLEAR(S.held_args);
+  for (PyObject *r : S.held_results) Py_DECREF(r);
+  for (PyObject *a : S.held_args) Py_DECREF(a);
+  S.held_results.clear();
+  S.held_args.clear();
   S.held_inputs.clear();
 }
 
@@ -933,18 +961,21 @@ struct StepResult {
   std::string calls;
 };
 
-// timed: a timed iteration (spin, flush, alignment, the sample written); else an untimed call whose outputs and
-// inputs-after are written for the judge.
-StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
+// timed: a timed window (spin, flush, alignment, the sample written) of ``calls`` calls back to back, each on inputs of
+// its own; else one untimed call whose outputs and inputs-after are written for the judge.
+StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_t calls) {
   if (!S.opened) fail("the engine is not open");
+  if (!timed && calls != 1) fail("an untimed step is one call");
   StepResult r;
   double t0 = now_us();
   // The inputs are made and the feed consumed before the barrier, so no rank's timed call can start while a peer's
   // feed still holds its inputs (on GPUs the copies are waited for: the call's stream then starts with them in place).
   // Whatever runs during the barrier is inside the host's window (evaluator/host/host_clock.py). On GPUs the spin
-  // kernel then holds the stream while the host queues the flush, the alignment and the call, so the events time the
-  // call's work and not its launch.
-  Given g = make_inputs(feed);
+  // kernel then holds the stream while the host queues the flush, the alignment and the calls, so the events time the
+  // calls' work and not their launch. A batch's calls follow one another on the device with nothing of ours between
+  // them: one flush and one alignment in front of the first.
+  Given g;
+  make_inputs(feed, calls, g);
   consume(feed, g.extent);
   if (timed) {
     host_barrier();
@@ -952,35 +983,52 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out) {
     flush_and_align();
   }
   double h0, h1;
-  PyObject *result;
+  std::vector<PyObject *> results;
+  std::vector<std::string> signals;
   if (S.cuda) check_cu(S.cu.record(S.ev_start, S.stream), "start event");
   h0 = now_us();
   PyGC_Enable();
   release_held();
-  counting.store(true);
-  result = PyObject_Call(call, g.args, nullptr);
-  counting.store(false);
-  r.signals = restore_signals();
+  bool failed = false;
+  for (uint32_t j = 0; j < calls && !failed; ++j) {
+    counting.store(true);
+    PyObject *result = PyObject_Call(call, g.args[j], nullptr);
+    counting.store(false);
+    for (auto &name : restore_signals())
+      if (std::find(signals.begin(), signals.end(), name) == signals.end()) signals.push_back(name);
+    if (result) results.push_back(result);
+    failed = !result;
+  }
+  r.signals = signals;
   quiet_after_call();
   h1 = now_us();
   // A timed call's GPU outputs in a strided layout are copied before the stop event: piecewise copies cost the host
   // far more than the baseline's one copy, and that cost is the layout the solution chose, so its sample carries it
   // (else the host's clock would see it as work hidden outside the sample). Contiguous outputs, the baseline's among
   // them, are copied after the stop, outside both sides' samples alike.
-  std::vector<PyObject *> outputs = result ? outputs_of(result) : std::vector<PyObject *>{};
-  bool strided = timed && S.cuda && has_strided_cuda_output(outputs);
-  if (strided) r.nbytes = write_frame(out, outputs, nullptr, r.taken);
-  if (S.cuda) check_cu(S.cu.record(S.ev_end, S.stream), "stop event");
-  if (!result) {
-    Py_DECREF(g.args);
-    throw py::error_already_set();
+  std::vector<PyObject *> outputs;
+  size_t per_call_out = 0;
+  std::string refusal;
+  for (size_t j = 0; j < results.size(); ++j) {
+    std::vector<PyObject *> one = outputs_of(results[j]);
+    if (one.size() > MAX_ENTRIES)
+      refusal = "a call returned more than " + std::to_string(MAX_ENTRIES) + " outputs";
+    else if (j && one.size() != per_call_out)
+      refusal = "the calls of one timed window returned different numbers of outputs";
+    if (j == 0) per_call_out = one.size();
+    outputs.insert(outputs.end(), one.begin(), one.end());
   }
-  S.held_result = result;
-  S.held_args = g.args;
+  bool strided = !failed && refusal.empty() && timed && S.cuda && has_strided_cuda_output(outputs);
+  if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken);
+  if (S.cuda) check_cu(S.cu.record(S.ev_end, S.stream), "stop event");
+  S.held_results = results;  // released inside the next step's window, or at the end
+  S.held_args.swap(g.args);
   S.held_inputs = g.tensors;
+  if (failed) throw py::error_already_set();
+  if (!refusal.empty()) fail(refusal);
   double t1 = now_us();
   r.swapped = swapped_inputs(g);
-  if (!strided) r.nbytes = write_frame(out, outputs, timed ? nullptr : &g, r.taken);
+  if (!strided) r.nbytes = write_frame(out, outputs, per_call_out, timed ? nullptr : &g, r.taken);
   if (S.cuda) {
     int copied, synced;
     {
@@ -1109,9 +1157,9 @@ void set_spin(double spin_us) {
 }
 
 // One step from Python (the judge's baseline, tests): returns the figures and what the rules need.
-py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd) {
+py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd, uint32_t calls) {
   not_while_serving();
-  StepResult r = step(timed, call.ptr(), mapping(feed_fd, true), mapping(out_fd, true));
+  StepResult r = step(timed, call.ptr(), mapping(feed_fd, true), mapping(out_fd, true), calls);
   py::dict d;
   d["elapsed_us"] = r.elapsed_us;
   d["launch_us"] = r.launch_us;
@@ -1182,7 +1230,14 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
     S.last_op = c.op;
     S.last_i = c.i;
     S.last_flags = c.flags;
-    StepResult r = step(timed, solution.ptr(), feed, out);
+    // A timed command's number is how many calls its window holds (evaluator/host/batch.py); else one call.
+    uint32_t calls = 1;
+    if (timed) {
+      if (!(c.arg >= 1 && c.arg <= MAX_BATCH) || c.arg != static_cast<double>(static_cast<uint32_t>(c.arg)))
+        fail("a timed command for a number of calls the engine does not take");
+      calls = static_cast<uint32_t>(c.arg);
+    }
+    StepResult r = step(timed, solution.ptr(), feed, out, calls);
     std::string line;
     if (timed) {
       line = "{\"kind\": \"timed\", " + prefix + "\"i\": " + std::to_string(c.i) + ", \"launch_us\": " +
@@ -1208,7 +1263,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("timer_fd"), py::arg("stream"), py::arg("device_index"), py::arg("group"), py::arg("sleep"),
         py::arg("cycles_per_us"), py::arg("result_tuples"), py::arg("watched_env"));
   m.def("set_spin", &set_spin);
-  m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"));
+  m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"),
+        py::arg("calls") = 1);
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));
   m.def("lock_channels", &lock_channels, py::arg("fds"),
         "Refuse this process, every thread and child, any re-pointing of these descriptors, report and timer included.");

@@ -233,6 +233,9 @@ CHEATS: list[Case] = [
         label="timer_key_first_pass_only",
         first_pass_refused=True,
     ),
+    # A fifth of short calls hidden by samples forged per call. On CPU hosts the figure is the host's window, so the
+    # forgery buys nothing; on GPU hosts the calls are short enough to be timed in windows of many (one sample per
+    # window), and a sample per call is not what the engine writes.
     Case(
         "cheats/timer_key_from_memory.py",
         "passed",
@@ -240,10 +243,36 @@ CHEATS: list[Case] = [
         log_has=("ARENA_TIMER_KEY_FOUND",),
         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")),
         label="timer_key_small_forgery",
-        known_open="the timer's key lives in the rank's own address space, so a solution that reads it forges "
-        "keyed samples; the host's clock catches a forgery only when what it hides exceeds the "
-        "allowance (3 ms per call on CPU hosts, 0.4 ms on GPU hosts, plus five standard errors of the "
-        "baseline's overhead)",
+        where="cpu",
+    ),
+    Case(
+        "cheats/timer_key_from_memory.py",
+        "rejected",
+        ("timer reported",),
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")),
+        label="timer_key_small_forgery_gpu",
+        where="gpu",
+    ),
+    # The same fifth hidden by a forger that learns the windows (one keyed sample per window, claiming four fifths of
+    # the device time its calls took): in windows of many short calls the fifth is far beyond the host's floor, so
+    # the host's clock refuses it on GPU hosts (evaluator/host/batch.py); on CPU hosts it buys nothing.
+    Case(
+        "cheats/timer_key_forged_windows.py",
+        "rejected",
+        ("host's clock",),
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "10")),
+        where="gpu",
+    ),
+    Case(
+        "cheats/timer_key_forged_windows.py",
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_TIMER_KEY_FOUND",),
+        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "3")),
+        label="timer_key_forged_windows_cpu",
+        where="cpu",
     ),
     # Keyed samples claiming next to nothing: on CPU hosts the figures are the host's windows, so they buy nothing;
     # a sample of zero (which once crashed the figures into the platform's infra_error) is impossible, and refused.

@@ -219,3 +219,23 @@ def test_an_evaluation_leaves_nothing_behind_in_the_hosts_temporary_folder(tmp_p
     assert doc["verdict"] == "passed", doc["message"]
     assert set(temp.glob("arena-*")) - before == set()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_timed_window_of_several_calls_checks_every_call_and_reports_figures_per_call():
+    # Three calls per window, each on inputs of its own, every call's outputs checked against the baseline's on the
+    # same inputs; the figures, the host's clock and its allowance are per call.
+    doc = run(
+        ALL_REDUCE / "correct" / "nccl_inplace_copy.py", timing_iterations=6, warmup_iterations=2, min_window_calls=3
+    )
+    assert doc["verdict"] == "passed", doc["message"]
+    timing = doc["timing"]
+    assert timing["calls_per_window"] == 3 and timing["iterations"] == 6
+    assert timing["host_clock"]["calls_per_window"] == 3
+    assert timing["rechecked_outputs"] == 6 * 2  # every timed window, on each of the two ranks
+    assert timing["solution"]["median_us"] < timing["host_clock"]["solution_window_us"]
+
+
+def test_a_wrong_output_in_any_call_of_a_window_is_caught():
+    doc = run(HERE / "wrong_when_timed_late_call.py", timing_iterations=4, warmup_iterations=1, min_window_calls=4)
+    assert doc["verdict"] == "rejected", doc["message"]
+    assert "outputs produced while being timed were wrong" in doc["message"]

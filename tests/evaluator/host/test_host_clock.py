@@ -123,7 +123,7 @@ def test_a_spin_sized_from_forged_launch_times_buys_no_room_for_hidden_work() ->
     forged = SimpleNamespace(samples=SimpleNamespace(samples=[(0.0, 200_000.0)] * WARMUP))
     judge = SimpleNamespace(messages=[{"kind": "baselined", "i": i, "launch_us": 40.0} for i in range(WARMUP)])
     session = SimpleNamespace(profile=SimpleNamespace(device="cuda"), ranks=[forged], judges=[judge])
-    one = _one_spin(session, WARMUP)
+    one = _one_spin(session, 0, WARMUP)
     # Sized from the baseline's launches alone: the solution's claimed launches (or CPU work in its warm-up calls)
     # would otherwise buy a spin that hides host computation under it.
     assert one == spin_us([40.0], True) < spin_us([200_000.0], True)

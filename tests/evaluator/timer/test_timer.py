@@ -256,3 +256,51 @@ def _crc32c(data: bytes) -> int:
     for byte in data:
         crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
+
+
+def test_a_timed_window_of_several_calls_gives_each_call_inputs_of_its_own_and_returns_every_output(
+    engine_path, tmp_path
+):
+    out = _run(
+        engine_path,
+        """
+xs = [torch.randn(1000) for _ in range(3)]
+feed.write(xs)
+seen = []
+def double(a):
+    seen.append(a.untyped_storage()._cdata)
+    return a * 2
+step = engine.step(True, double, feed.fd, out.fd, 3)
+values, n_out = out.read_frame(step["nbytes"])
+samples = reader.read_available()
+print(json.dumps({"n_out": n_out, "each": [torch.equal(v, x * 2) for v, x in zip(values, xs)],
+                  "storages": len(set(seen)), "calls": len(seen), "samples": len(reader.samples)}))
+""",
+        tmp_path,
+    )
+    assert out == {"n_out": 3, "each": [True, True, True], "storages": 3, "calls": 3, "samples": 1}
+
+
+def test_a_window_names_the_call_whose_input_was_re_pointed_and_refuses_a_feed_of_partial_calls(engine_path, tmp_path):
+    out = _run(
+        engine_path,
+        """
+feed.write([torch.randn(10), torch.randn(10)])
+n = [0]
+def call(a):
+    n[0] += 1
+    if n[0] == 2:
+        a.set_(torch.zeros(10))
+    return a + 1
+swapped = engine.step(True, call, feed.fd, out.fd, 2)["inputs_swapped"]
+feed.write([torch.randn(10), torch.randn(10), torch.randn(10)])
+try:
+    engine.step(True, call, feed.fd, out.fd, 2)
+    partial = None
+except RuntimeError as exc:
+    partial = str(exc)
+print(json.dumps({"swapped": swapped, "partial": partial}))
+""",
+        tmp_path,
+    )
+    assert out == {"swapped": ["input 0 of call 1"], "partial": "the feed slot does not hold whole calls' inputs"}

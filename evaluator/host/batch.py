@@ -1,0 +1,40 @@
+"""How many calls one timed window holds.
+
+The host's clock bounds work a solution hides outside its samples by an allowance per window (evaluator/host/
+host_clock.py): a floor for the host's own jitter, 0.4 ms on GPU hosts, plus the spread of the baseline's overhead.
+Against a call of 12 µs that floor is 33 calls' worth, so at small sizes it bounded nothing. A window of K calls back
+to back, each on inputs of its own, holds K times the hidden work while the host's jitter, which comes from the
+window's round trip and not from the calls in it, does not grow: the bound per call is the allowance divided by K.
+K is chosen from the baseline's own warm-up (the judge's, never the solution's claims) so that the floor is at most
+BOUND_FRACTION of one baseline call, within the limits below. Standard library only."""
+
+from __future__ import annotations
+
+from math import ceil
+
+# Hidden work worth more than this fraction of a baseline call is refused, where the limits below allow a window
+# large enough.
+BOUND_FRACTION = 0.05
+MAX_CALLS = 512  # calls in one window: the judge draws and checks each call's inputs and outputs in Python
+MAX_BYTES = 256 << 20  # inputs and outputs of one window, through the feed and output slots
+MAX_VALUES = 4096  # inputs of one window (the engine's MAX_FRAME_ENTRIES)
+MIN_WINDOWS = 30  # timed windows when they are batched: each window's median is over many calls already
+
+
+def calls_per_window(
+    floor_us: float, call_us: float, bytes_per_call: int, values_per_call: int, at_least: int = 1
+) -> int:
+    """K for a baseline call of ``call_us`` (device time on GPU hosts) whose inputs and outputs take
+    ``bytes_per_call`` and ``values_per_call`` values, against an allowance floor of ``floor_us`` per window; never
+    fewer than ``at_least`` (a spec may ask for a tighter bound, never a looser one) unless the limits forbid it."""
+    wanted = ceil(floor_us / (BOUND_FRACTION * max(call_us, 0.01)))
+    limit = min(MAX_CALLS, MAX_BYTES // max(bytes_per_call, 1), MAX_VALUES // max(values_per_call, 1))
+    return max(1, min(max(wanted, at_least), limit))
+
+
+def timed_windows(iterations: int, calls: int) -> int:
+    """How many timed windows of ``calls`` calls stand for ``iterations`` single calls: fewer windows when they are
+    batched, never fewer than MIN_WINDOWS (nor more than ``iterations``, the seeds drawn for them)."""
+    if calls <= 1:
+        return iterations
+    return min(iterations, max(MIN_WINDOWS, ceil(iterations / calls)))

@@ -41,6 +41,8 @@ JUDGE_GID = int(os.environ.get("ARENA_JUDGE_GID", "65533"))
 PROBLEMS_ROOT = PACKAGE_ROOT.parent / "problems"
 JUDGE_CODE = "/judge"  # inside the judge's sandbox: evaluator/ and problems/
 GiB = 1 << 30
+# Where a rank finds the compiled engine (evaluator/timer/_engine.cpp), read-only.
+ENGINE_IN_SANDBOX = "/arena/_arena_timer.so"
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
 RUNTIME_FILES = (
     "__init__.py",
@@ -304,7 +306,7 @@ def command(mounts: Mounts, argv: list[str], env: dict[str, str], device: str, t
         [
             ("--ro-bind", str(mounts.runtime / "evaluator"), "/arena/evaluator"),
             *([("--ro-bind", str(helpers), "/arena/problems")] if helpers.is_dir() else []),
-            ("--ro-bind", str(mounts.timer), "/arena/_arena_timer.so"),
+            ("--ro-bind", str(mounts.timer), ENGINE_IN_SANDBOX),
             ("--ro-bind", str(mounts.solution), "/solution"),
             ("--bind", str(mounts.io), "/io"),
             ("--bind", str(mounts.cache), "/cache"),

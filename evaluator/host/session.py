@@ -27,6 +27,10 @@ WATCH_EVERY_S = 0.25
 THREAD_EXIT_POLLS, THREAD_EXIT_POLL_S = 10, 0.02  # up to 0.2 s for a joined thread to leave the task list
 EXIT_CPU_MS = 2.0  # the CPU a joined thread may use to leave, once continued (microseconds, in practice)
 FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it returns from it
+# Stops in a row at which a rank's main thread may be found on its way to the engine's read of the next command (in
+# user space) rather than in it: an honest rank is in it microseconds after its reply, long before the host stops it.
+UNSEEN_WAITS = 3
+SETTLE_S = 0.005  # how long the host waits, before a stop, for each rank's main thread to reach that read
 
 
 class Stop(Exception):
@@ -119,6 +123,8 @@ class Session:
         self.threads_before: dict[int, set[int]] = {}
         self.signals_before: dict[int, tuple[int, int] | None] = {}
         self.feeds: dict[int, tuple[int, int]] = {}  # each rank's feed slot file: (device, inode)
+        self.command_fds: dict[int, int] = {}  # each rank's command descriptor, the same number in the rank
+        self.unseen_waits: dict[int, int] = {}  # stops in a row at which a rank's wait could not be told
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -270,6 +276,7 @@ class Session:
             feed = os.open(self.private / f"r{r}" / wire.FEED_SLOT, os.O_RDWR | os.O_NOFOLLOW)
             info = os.fstat(feed)
             self.feeds[r] = (info.st_dev, info.st_ino)
+            self.command_fds[r] = cmd_r
             fds.append((cmd_r, rep_w, tim_w, feed))
             keep += [cmd_r, rep_w, tim_w, feed]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
@@ -579,6 +586,34 @@ class Session:
                     [r],
                 )
 
+    def _check_waits(self, what: str) -> None:
+        """With the ranks stopped after a reply, each rank's main thread must be waiting for the host's next command
+        inside the engine (watch.waits_for_command): a solution whose call never returned, and that answers the
+        host's commands with code of its own (a copy of the engine built under another name has state of its own,
+        so the engine's re-entry guard does not see it), waits elsewhere."""
+        try:
+            inode = os.stat(self.timer_path).st_ino
+        except OSError:
+            return
+        for r, pid in self.rank_pids.items():
+            if r not in self.command_fds:
+                continue
+            waits, elsewhere = watch.waits_for_command(pid, self.command_fds[r], sandbox.ENGINE_IN_SANDBOX, inode)
+            if waits is None:
+                self.unseen_waits[r] = self.unseen_waits.get(r, 0) + 1
+                if self.unseen_waits[r] < UNSEEN_WAITS:
+                    continue
+                elsewhere = f"it was not waiting in any system call at {UNSEEN_WAITS} stops in a row"
+            elif waits:
+                self.unseen_waits[r] = 0
+                continue
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {r} was not waiting for the host's next command in the evaluator's engine after {what} "
+                f"({elsewhere}): a solution's call must return, and only the engine answers the host's commands",
+                [r],
+            )
+
     def _check_signals(self, what: str) -> None:
         """Read from outside the process, with the ranks stopped: each rank's signal dispositions are those it had
         before the solution loaded. The engine puts back whatever a call changed as the call returns (and reports
@@ -631,6 +666,7 @@ class Session:
         if self.frozen:
             self._check_signals(what)
             self._check_feeds(what)
+            self._check_waits(what)
         for r, pid in self.rank_pids.items():
             extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
             if extra and not self.frozen:
@@ -701,6 +737,7 @@ class Session:
         solution's doing (nothing of the evaluator's stays in the kernel that long between calls)."""
         if self.frozen or not self.rank_pids or self.box is None:
             return
+        self._settle()
         self.frozen = True
         self.freezes += 1
         stopped: set[int] = set()
@@ -742,6 +779,16 @@ class Session:
             time.sleep(0.0001)
         self._stopped_pids = sorted(stopped)
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
+
+    def _settle(self) -> None:
+        """Waits (at most SETTLE_S) for each rank's main thread to be back in the engine's read of its command
+        channel, where the stop's check expects it (_check_waits): a reply can reach the host while the rank's
+        write of it is still returning."""
+        deadline = time.monotonic() + SETTLE_S
+        for r, pid in self.rank_pids.items():
+            fd = self.command_fds.get(r)
+            while fd is not None and not watch.reading(pid, fd) and time.monotonic() < deadline:
+                time.sleep(0.0001)
 
     def thaw_ranks(self) -> None:
         if not self.frozen:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import functools
 import os
+import platform
 import shutil
 import signal
 from dataclasses import dataclass
@@ -348,6 +349,82 @@ def what_runs(pid: int, tid: int) -> str | None:
         if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
             return f"code from {path or 'executable memory of no file'}"
     return RUNTIME_CODE
+
+
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine(), 0)
+_LIBC = ("libc.so", "libc-", "ld-linux", "libpthread")
+WAIT_STACK_READ = 64 << 10  # the engine's read is a few frames above the stack pointer
+
+
+def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int) -> tuple[bool | None, str]:
+    """Whether a stopped rank's main thread waits where the engine waits between two of the host's commands: in
+    libc's ``read`` of its command descriptor, called from the engine's own code (the shared object mounted at
+    ``engine``, of inode ``engine_inode``). (None, "") when it cannot be told: the thread was stopped on its way to
+    that read (in user space, or in another system call: the write of its reply, say). (False, what it does instead)
+    when it reads from anywhere else: a solution whose call never returned and that answers the host's commands
+    itself, through a copy of the engine, Python or code of its own, reads them from somewhere else."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/syscall") as f:
+            fields = f.read().split()
+        if not fields or fields[0] in ("running", "-1") or len(fields) < 3:
+            return None, ""
+        nr, sp, pc = int(fields[0]), int(fields[-2], 16), int(fields[-1], 16)
+        code = _code_mappings_with_inodes(pid)
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        try:
+            data = os.pread(fd, WAIT_STACK_READ, sp)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return None, ""
+    if nr != READ_SYSCALL:
+        return None, ""
+    if int(fields[1], 16) != command_fd:
+        return False, f"its main thread was reading descriptor {int(fields[1], 16)}, not its command channel"
+    starts = [c[0] for c in code]
+
+    def where(value: int) -> tuple[str, int] | None:
+        at = bisect.bisect_right(starts, value) - 1
+        return (code[at][2], code[at][3]) if at >= 0 and value < code[at][1] else None
+
+    def libc(path: str) -> bool:
+        return os.path.basename(path).startswith(_LIBC) or path in _KERNEL_MAPPINGS
+
+    here = where(pc)
+    if here is None or not libc(here[0]):
+        return False, f"its main thread read the command channel from {here[0] if here else 'memory of no file'}"
+    # The first return address above libc's frames is the read's caller.
+    for k in range(0, len(data) - 7, 8):
+        found = where(int.from_bytes(data[k : k + 8], "little"))
+        if found is None or libc(found[0]):
+            continue
+        if found == (engine, engine_inode):
+            return True, ""
+        return False, f"its main thread read the command channel from {found[0] or 'executable memory of no file'}"
+    return False, "its main thread read the command channel from no code the host could find"
+
+
+def reading(pid: int, fd: int) -> bool:
+    """Whether a process's main thread is blocked in ``read`` of descriptor ``fd`` (False while it runs)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/syscall") as f:
+            fields = f.read().split()
+        return len(fields) > 1 and fields[0] == str(READ_SYSCALL) and int(fields[1], 16) == fd
+    except (OSError, ValueError):
+        return False
+
+
+def _code_mappings_with_inodes(pid: int) -> list[tuple[int, int, str, int]]:
+    """A process's executable mappings (start, end, path, inode), sorted."""
+    code: list[tuple[int, int, str, int]] = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            if "x" in parts[1]:
+                start, end = (int(v, 16) for v in parts[0].split("-"))
+                code.append((start, end, parts[5].rstrip("\n") if len(parts) > 5 else "", int(parts[4])))
+    code.sort()
+    return code
 
 
 def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int | None]:

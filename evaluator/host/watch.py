@@ -353,7 +353,8 @@ def what_runs(pid: int, tid: int) -> str | None:
 
 READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine(), 0)
 _LIBC = ("libc.so", "libc-", "ld-linux", "libpthread")
-WAIT_STACK_READ = 64 << 10  # the engine's read is a few frames above the stack pointer
+WAIT_STACK_READ = 4096
+WAIT_CALLER_BYTES = 512  # libc's read keeps a few words above the stack pointer, then returns into its caller
 
 
 def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int) -> tuple[bool | None, str]:
@@ -393,15 +394,18 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
     here = where(pc)
     if here is None or not libc(here[0]):
         return False, f"its main thread read the command channel from {here[0] if here else 'memory of no file'}"
-    # The first return address above libc's frames is the read's caller.
-    for k in range(0, len(data) - 7, 8):
+    # The read's caller: its return address sits within libc's small frame above the stack pointer. Only the engine
+    # is accepted there; a loop of the solution's reads through the interpreter or its own code, whose frames come
+    # first, with the engine's (which called the solution) far above.
+    callers = []
+    for k in range(0, min(len(data), WAIT_CALLER_BYTES) - 7, 8):
         found = where(int.from_bytes(data[k : k + 8], "little"))
-        if found is None or libc(found[0]):
-            continue
-        if found == (engine, engine_inode):
+        if found is not None and found == (engine, engine_inode):
             return True, ""
-        return False, f"its main thread read the command channel from {found[0] or 'executable memory of no file'}"
-    return False, "its main thread read the command channel from no code the host could find"
+        if found is not None and not libc(found[0]):
+            callers.append(found[0] or "executable memory of no file")
+    named = f"from {callers[0]}" if callers else "from no code the host could find"
+    return False, f"its main thread read the command channel {named}, not from the engine"
 
 
 def reading(pid: int, fd: int) -> bool:

@@ -15,10 +15,17 @@ from math import ceil
 # Hidden work worth more than this fraction of a baseline call is refused, where the limits below allow a window
 # large enough.
 BOUND_FRACTION = 0.05
-MAX_CALLS = 512  # calls in one window: the judge draws and checks each call's inputs and outputs in Python
-MAX_BYTES = 256 << 20  # inputs and outputs of one window, through the feed and output slots
+MAX_CALLS = 1024  # calls in one window: the judge draws and checks each call's inputs and outputs in Python
+# Inputs and outputs of one window, through the feed and output slots. Their copies are per call, so whatever
+# differs between the two sides' copies grows with the calls in a window, as the floor does not: on one H200, windows
+# of seven 32 MiB calls of the bench all-reduce read 385 µs per call unaccounted for identical code (refused), where
+# one call per window reads about 100 µs. Batches are for calls whose data are small.
+MAX_BYTES = 4 << 20
 MAX_VALUES = 4096  # inputs of one window (the engine's MAX_FRAME_ENTRIES)
 MIN_WINDOWS = 30  # timed windows when they are batched: each window's median is over many calls already
+# A window of the solution's calls lasts about this long at most, by the host's clock on its warm-up: a solution far
+# slower than the baseline gets fewer calls per window, so its evaluation still ends within its time limit.
+WINDOW_BUDGET_US = 50_000.0
 
 
 def calls_per_window(
@@ -30,6 +37,21 @@ def calls_per_window(
     wanted = ceil(floor_us / (BOUND_FRACTION * max(call_us, 0.01)))
     limit = min(MAX_CALLS, MAX_BYTES // max(bytes_per_call, 1), MAX_VALUES // max(values_per_call, 1))
     return max(1, min(max(wanted, at_least), limit))
+
+
+def within_budget(calls: int, solution_call_us: float) -> int:
+    """At most ``calls``, and no more than the solution's calls of ``solution_call_us`` (by the host's clock) that
+    fit in WINDOW_BUDGET_US. A solution slow in its warm-up only, to be timed in small windows, is timed again
+    (:func:`understated`)."""
+    return max(1, min(calls, int(WINDOW_BUDGET_US // max(solution_call_us, 1.0))))
+
+
+def understated(chosen: int, wanted: int, timed_call_us: float) -> int | None:
+    """The calls per window a pass timed in windows of ``chosen`` calls (``wanted`` before the budget cut them) should
+    have had, by the solution's calls as its timed windows measured them; None when ``chosen`` stands. Windows cut
+    short by a warm-up that was slower than the calls that followed are timed again at the size they allow."""
+    allowed = within_budget(wanted, timed_call_us)
+    return allowed if allowed >= 2 * chosen else None
 
 
 def timed_windows(iterations: int, calls: int) -> int:

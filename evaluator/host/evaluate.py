@@ -20,6 +20,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from evaluator import roofline as rf
@@ -70,8 +71,9 @@ def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:
     warm, trials = draw(62), [draw(62) for _ in range(spec.trials)]
     timing = [draw(62) for _ in range(warmup + iterations)]
     positions, order = draw(62), draw(62)
-    # The iterations of a confirming pass (_confirmed), drawn last so that a pinned seed draws the rest as before.
-    confirming = [draw(62) for _ in range(iterations)]
+    # The iterations of a pass timed again (_retimed, _confirmed), drawn last so that a pinned seed draws the rest as
+    # before.
+    confirming = [draw(62) for _ in range(2 * iterations)]
     return {"warm": warm, "trials": trials, "timing": timing + confirming, "positions": positions, "order": order}
 
 
@@ -368,8 +370,9 @@ def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahe
                 iterations=iterations,
                 at_least=plan.min_window_calls,
             )
+            windows = _retimed(session, windows, warmup, limits, order)
             _note(calls, session, "timed")
-            doc["timing"], message, by_clock = _timing(session, warmup, windows)
+            doc["timing"], message, by_clock = _timing(session, windows.first_recorded, windows)
             if by_clock:
                 doc["timing"], message = _confirmed(session, doc["timing"], message, warmup, windows, limits, order)
             if message:
@@ -490,7 +493,7 @@ def _confirmed(
     message: str | None,
     warmup: int,
     first_pass: Windows,
-    limits: dict[str, float],
+    limits: Mapping[str, float],
     order: random.Random,
 ) -> tuple[dict[str, Any], str | None]:
     """A refusal by the host's clock alone is confirmed by a second pass of as many iterations on new inputs before it
@@ -505,7 +508,7 @@ def _confirmed(
         warmup,
         limits.get("timing", 180.0),
         order,
-        iterations=first_pass.end - warmup,
+        iterations=first_pass.end - first_pass.first_recorded,
         calls=first_pass.calls,
     )
     second, again, again_by_clock = _timing(session, begin, windows)
@@ -540,7 +543,7 @@ def _time(
     as many timed windows as stand for ``iterations`` calls. A confirming pass repeats the first pass's choice for
     ``iterations`` windows."""
     deadline = time.monotonic() + limit_s
-    windows = Windows(calls=calls or 1)
+    windows = Windows(calls=calls or 1, first_recorded=max(begin, warmup))
     decide_at = None if calls is not None else min(warmup, max(1, warmup // 2)) if warmup else 0
     windows.end = begin + iterations if calls is not None else warmup + iterations
     unchecked: int | None = None
@@ -550,7 +553,8 @@ def _time(
     while i < windows.end:
         left = max(0.1, deadline - time.monotonic())
         if i == decide_at:
-            windows.calls = _calls_per_window(session, i, at_least)
+            windows.wanted = _calls_per_window(session, i, at_least)
+            windows.calls = batch.within_budget(windows.wanted, _solution_call_us(windows, begin, i))
             windows.batched_from = i
             windows.end = warmup + batch.timed_windows(iterations, windows.calls)
         if i == warmup and warmup and calls is None:
@@ -607,6 +611,35 @@ def _check_feeds_zeroed(session: Session, kind: str, when: str) -> None:
             f"itself, leaves them there",
             kept,
         )
+
+
+def _solution_call_us(windows: Windows, begin: int, end: int) -> float:
+    """The solution's median window per call by the host's clock over windows ``begin`` to ``end`` (0 for none)."""
+    seen = [windows.solution[i] / windows.calls for i in range(begin, end) if i in windows.solution]
+    return statistics.median(seen) if seen else 0.0
+
+
+def _retimed(
+    session: Session, windows: Windows, warmup: int, limits: Mapping[str, float], order: random.Random
+) -> Windows:
+    """A pass whose windows the solution's warm-up cut short (batch.within_budget) is timed again, on new inputs, at
+    the size its timed calls allow, when that is at least twice as many calls: a solution slow in its warm-up only
+    would otherwise choose small windows, and with them a loose bound on work hidden outside its samples."""
+    again = batch.understated(windows.calls, windows.wanted, _solution_call_us(windows, warmup, windows.end))
+    if again is None:
+        return windows
+    second = _time(
+        session,
+        windows.end,
+        warmup,
+        limits.get("timing", 180.0),
+        order,
+        iterations=windows.end - windows.first_recorded,
+        calls=again,
+    )
+    second.wanted = windows.wanted
+    second.retimed_from = windows.calls
+    return second
 
 
 def _calls_per_window(session: Session, before: int, at_least: int) -> int:

@@ -53,7 +53,10 @@ class Windows:
     baseline: dict[int, float] = field(default_factory=dict)
     solution: dict[int, float] = field(default_factory=dict)
     calls: int = 1  # calls in each timed window (evaluator/host/batch.py)
+    wanted: int = 1  # what the baseline's calls asked for, before the solution's warm-up cut it to fit the budget
     batched_from: int = 0  # the first window that held ``calls`` calls
+    first_recorded: int = 0  # the first window recorded (past the warm-up)
+    retimed_from: int | None = None  # the calls per window of a pass timed again at this size (evaluate._retimed)
     end: int = 0  # one past the last window
     baseline_spin_us: float = 0.0
     solution_spin_us: float = 0.0
@@ -78,7 +81,10 @@ class Windows:
             baseline=each(self.baseline),
             solution=each(self.solution),
             calls=1,
+            wanted=self.wanted,
             batched_from=self.batched_from,
+            first_recorded=self.first_recorded,
+            retimed_from=self.retimed_from,
             end=self.end,
             baseline_spin_us=self.baseline_spin_us / k,
             solution_spin_us=self.solution_spin_us / k,
@@ -119,6 +125,10 @@ def cross_check(
         "unaccounted_us": unaccounted,
         "allowance_us": allowance,
         "calls_per_window": calls,
+        # What the baseline's calls asked for, and the size of a pass timed again because the solution's warm-up cut
+        # its windows short (evaluator/host/batch.py).
+        "calls_wanted": windows.wanted,
+        "retimed_from": windows.retimed_from,
         "solution_staging_us": _median_of(windows.solution_staged, recorded),
         "baseline_staging_us": _median_of(windows.baseline_staged, recorded),
         "loop_ms_per_iteration": {k: round(v / max(1, len(windows.solution)), 3) for k, v in windows.loop_ms.items()},

@@ -14,8 +14,9 @@ later checks what the solution's ranks wrote back:
   bshow I        the same inputs written to the baseline's own feed slot, at the opening of the baseline's window;
   baseline I K   the baseline timed once on them (K calls back to back) through the same compiled engine as the
                  solution (inputs read from the slot into fresh storage, its outputs written to a slot of its own),
-                 and a fingerprint of them kept (values at secret random positions). The host interleaves these with the solution's steps, so
-                 both run under the same conditions and take the same steps between the host's command and reply;
+                 and a fingerprint of them kept (values at secret random positions). The host interleaves these with
+                 the solution's steps, so both run under the same conditions and take the same steps between the
+                 host's command and reply;
   spin US        the spin in front of the baseline's timed calls from now on (the host sets one for both sides);
   baseline_done  the baseline's samples, reported once every iteration has run;
   check_trial T  the solution's outputs of trial T (copied out of the sandbox's view by the host when its ranks said

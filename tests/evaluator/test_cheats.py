@@ -80,6 +80,7 @@ class Case:
     label: str = ""  # the case's name when one file serves two cases
     host_paths_free: bool = False  # neither the evaluation's folder on the host nor the build cache's is in the result
     first_pass_refused: bool = False  # passed on a confirming pass: the host's clock refused the first, said so
+    params: tuple[tuple[str, int], ...] = ()  # the problem's size, where the profile's preset is not the point
 
     @property
     def name(self) -> str:
@@ -234,8 +235,9 @@ CHEATS: list[Case] = [
         first_pass_refused=True,
     ),
     # A fifth of short calls hidden by samples forged per call. On CPU hosts the figure is the host's window, so the
-    # forgery buys nothing; on GPU hosts the calls are short enough to be timed in windows of many (one sample per
-    # window), and a sample per call is not what the engine writes.
+    # forgery buys nothing. On GPU hosts the bench all-reduce's calls move 32 MiB each, too much to time many to a
+    # window (evaluator/host/batch.py), so a fifth of its 12 µs is still within the host's floor: the hole stays open
+    # at that size (timer_key_forged_windows shows it closed for calls small enough to be batched).
     Case(
         "cheats/timer_key_from_memory.py",
         "passed",
@@ -248,29 +250,33 @@ CHEATS: list[Case] = [
     Case(
         "cheats/timer_key_from_memory.py",
         "rejected",
-        ("timer reported",),
+        ("host's clock",),
         log_has=("ARENA_TIMER_KEY_FOUND",),
         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")),
         label="timer_key_small_forgery_gpu",
         where="gpu",
+        known_open="the host's floor (0.4 ms per window on GPU hosts) is many calls of 12 µs, and calls moving 32 MiB "
+        "each are timed one to a window: a forgery of a fifth of them is within it",
     ),
     # The same fifth hidden by a forger that learns the windows (one keyed sample per window, claiming four fifths of
-    # the device time its calls took): in windows of many short calls the fifth is far beyond the host's floor, so
-    # the host's clock refuses it on GPU hosts (evaluator/host/batch.py); on CPU hosts it buys nothing.
+    # the device time its calls took), on calls short and small enough to be timed 1,024 to a window: there the fifth
+    # is far beyond the host's floor, so the host's clock refuses it on GPU hosts (evaluator/host/batch.py); on CPU
+    # hosts it buys nothing. ARENA_TEST_WARMUP: the warm-up windows the suite's spec asks for (_iterations).
     Case(
         "cheats/timer_key_forged_windows.py",
         "rejected",
         ("host's clock",),
         log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "10")),
+        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "3")),
         where="gpu",
+        params=(("numel", 1024),),
     ),
     Case(
         "cheats/timer_key_forged_windows.py",
         "passed",
         no_gain=True,
         log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "3")),
+        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "1")),
         label="timer_key_forged_windows_cpu",
         where="cpu",
     ),
@@ -476,6 +482,7 @@ def spec_for(case: Case, profile: str, gpu: bool, source: str | None = None) -> 
         warmup_iterations=warmup,
         timeouts=timeouts,
         seed=SEED if case.secret_free else None,
+        params=dict(case.params) or None,
     )
 
 

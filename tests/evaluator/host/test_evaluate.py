@@ -239,3 +239,10 @@ def test_a_wrong_output_in_any_call_of_a_window_is_caught():
     doc = run(HERE / "wrong_when_timed_late_call.py", timing_iterations=4, warmup_iterations=1, min_window_calls=4)
     assert doc["verdict"] == "rejected", doc["message"]
     assert "outputs produced while being timed were wrong" in doc["message"]
+
+
+def test_windows_a_slow_warm_up_cut_short_are_timed_again_at_the_size_the_timed_calls_allow():
+    doc = run(HERE / "slow_warm_up_only.py", timing_iterations=4, warmup_iterations=2, min_window_calls=8)
+    assert doc["verdict"] == "passed", doc["message"]
+    clock = doc["timing"]["host_clock"]
+    assert clock["retimed_from"] == 1 and doc["timing"]["calls_per_window"] == 8

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator import kernelguard_layer
+from evaluator.contract.backends import Declaration, read_declaration
 
 COLLECTIVES = frozenset(
     {
@@ -653,20 +654,23 @@ def _multicast_findings(source: str) -> list[Finding]:
     ]
 
 
-def _backend_findings(source: str, filename: str | None) -> list[Finding]:
-    from evaluator.contract.backends import BackendError, declared_backend
-
-    try:
-        declared_backend(source, filename)
-    except BackendError as exc:
-        return [Finding("backend", exc.line, f"{exc} (docs/backends/)")]
-    return []
+def _backend_findings(declaration: Declaration) -> list[Finding]:
+    exc = declaration.error
+    return [] if exc is None else [Finding("backend", exc.line, f"{exc} (docs/backends/)")]
 
 
-def check(source: str, multicast_allowed: bool = False, filename: str | None = None) -> StaticReport:
+def check(
+    source: str,
+    multicast_allowed: bool = False,
+    filename: str | None = None,
+    *,
+    declaration: Declaration | None = None,
+) -> StaticReport:
     """Reads ``source`` and returns what it flags and refuses. Source that does not parse is left to the ranks,
     which report it as a compile error. ``multicast_allowed`` is the hardware profile's (False on shared hosts);
-    ``filename``, when given, is read for a backend declared by its suffix (evaluator.contract.backends)."""
+    ``declaration`` is the solution's backend declaration as the evaluation's plan read it (evaluator/host/plan.py);
+    without it, the declaration is read here from ``source`` and ``filename`` (its suffix; evaluator.contract.backends).
+    """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -675,7 +679,9 @@ def check(source: str, multicast_allowed: bool = False, filename: str | None = N
     checker.collect_aliases(tree)
     checker.visit(tree)
     report = checker.finish()
-    extra = _backend_findings(source, filename) + ([] if multicast_allowed else _multicast_findings(source))
+    if declaration is None:
+        declaration = read_declaration(source, filename)
+    extra = _backend_findings(declaration) + ([] if multicast_allowed else _multicast_findings(source))
     report.kernelguard, certain = kernelguard_layer.review(source)
     extra += [Finding(f"kernelguard:{rule}", 0, f"KernelGuard's rule {rule}: {evidence}") for rule, evidence in certain]
     # Ours first, by line; KernelGuard's (which name no line) after them.

@@ -16,6 +16,7 @@ Standard library only (the web side validates uploads with it)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 BACKENDS = ("cuda", "triton", "symmetric-memory", "parallelkittens", "nvshmem")
@@ -89,6 +90,23 @@ def declared_backend(source: str, filename: str | None = None) -> str | None:
     if by_source and by_name and by_source != by_name:
         raise BackendError(f"the file name declares the backend {by_name!r} but BACKEND = {by_source!r}")
     return by_source or by_name
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A solution's backend declaration, read once (:func:`read_declaration`): where an evaluation starts, its plan
+    reads it and hands it to the stages that need it (the static check's refusal, the backend's set-up)."""
+
+    backend: str | None  # the backend declared; None when none is, or when the declaration is invalid
+    error: BackendError | None  # why the declaration is invalid (the static check refuses it); None when it is valid
+
+
+def read_declaration(source: str, filename: str | None = None) -> Declaration:
+    """:func:`declared_backend` as a value: the backend, or the error its declaration raises."""
+    try:
+        return Declaration(declared_backend(source, filename), None)
+    except BackendError as exc:
+        return Declaration(None, exc)
 
 
 def runs_on_cpu(source: str, filename: str | None = None) -> bool:

@@ -121,7 +121,7 @@ def evaluate(
         "params": params,
     }
     static = static_checks.check(
-        spec.solution_source, multicast_allowed=profile.multicast_allowed, filename=spec.solution_name
+        spec.solution_source, multicast_allowed=profile.multicast_allowed, declaration=plan.declaration
     )
     doc["solution"] = {
         "name": spec.solution_name,

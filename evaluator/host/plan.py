@@ -34,6 +34,7 @@ class Evaluation:
     roofline_terms: Mapping[str, float] | None  # bytes and FLOPs per rank at this size and world size
     roofline_failure: Exception | None  # what computing them raised: the evaluation raises it where it needs them
     backend: str | None  # the backend the solution declares (docs/backends/); None for none or an invalid one
+    declaration: backends.Declaration  # its declaration as read once here (the static check refuses an invalid one)
     limits: Mapping[str, float]  # each phase's limit in seconds (the spec's timeouts)
     iterations: int  # timed iterations
     warmup: int  # warm-up iterations before them
@@ -49,10 +50,7 @@ class Evaluation:
 def solution_backend(spec: EvalSpec) -> str | None:
     """The backend the solution declares (docs/backends/); None when it declares none or an invalid one (which the
     static check refuses)."""
-    try:
-        return backends.declared_backend(spec.solution_source, spec.solution_name)
-    except backends.BackendError:
-        return None
+    return backends.read_declaration(spec.solution_source, spec.solution_name).backend
 
 
 def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
@@ -62,6 +60,7 @@ def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
     problem = sized(spec.problem_id, profile.preset, profile.world_size, spec.params, sizes_imported=imported_inner)
     dispatch = bool(problem.imported) and not imported_inner
     default_iterations, default_warmup = ITERATIONS[profile.device]
+    declaration = backends.read_declaration(spec.solution_source, spec.solution_name)
     return Evaluation(
         spec=spec,
         problem=problem.problem,
@@ -72,7 +71,8 @@ def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
         dtype=problem.dtype,
         roofline_terms=problem.roofline_terms,
         roofline_failure=problem.roofline_failure,
-        backend=None if dispatch else solution_backend(spec),
+        backend=None if dispatch else declaration.backend,
+        declaration=declaration,
         limits=spec.timeouts,
         iterations=spec.timing_iterations or default_iterations,
         warmup=spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup,

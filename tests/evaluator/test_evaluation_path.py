@@ -15,7 +15,8 @@ the profiles' table, the backends' names, what the web side shares with the work
 an evaluation; a ``HardwareProfile``'s properties are reads of a record). Import-time code is left out too (a module's
 body runs once per process, not per evaluation).
 
-``python -m tests.evaluator.test_evaluation_path`` prints the path."""
+``python -m tests.evaluator.test_evaluation_path`` prints the path (``--contract``: counting the contract's modules
+too)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,10 @@ class Walk:
 
     entries: list[tuple[str, str, str]] = field(default_factory=list)  # (module entered, function, from module)
 
+    def leaving_out(self, folders: tuple[str, ...] = HELPERS) -> Walk:
+        """The same walk with the modules under ``folders`` not counted (the contract, by default)."""
+        return Walk([entry for entry in self.entries if not entry[0].startswith(folders)])
+
     def modules(self) -> list[str]:
         return list(dict.fromkeys(m for m, _, _ in self.entries))
 
@@ -63,7 +68,8 @@ class Walk:
 
 
 def trace(spec: dict[str, Any]) -> tuple[Walk, dict[str, Any]]:
-    """Runs ``evaluate_job(spec)`` and returns the path it took with the job's return value."""
+    """Runs ``evaluate_job(spec)`` and returns the path it took, counting every module (:meth:`Walk.leaving_out` leaves
+    the contract out), with the job's return value."""
     from evaluator.jobs import evaluate_job
 
     modules: dict[str, str | None] = {}
@@ -91,7 +97,7 @@ def trace(spec: dict[str, Any]) -> tuple[Walk, dict[str, Any]]:
         if event != "call" or frame.f_code.co_name == "<module>":
             return
         module = module_of(frame)
-        if module is None or module.startswith(HELPERS):
+        if module is None:
             return
         caller = frame.f_back
         while caller is not None and module_of(caller) is None:
@@ -123,8 +129,14 @@ def all_reduce_spec() -> dict[str, Any]:
     ).to_dict()
 
 
-def test_one_evaluations_spec_enters_each_module_once():
-    path, result = trace(all_reduce_spec())
+@pytest.fixture(scope="module")
+def all_reduce_walk() -> tuple[Walk, dict[str, Any]]:
+    return trace(all_reduce_spec())
+
+
+def test_one_evaluations_spec_enters_each_module_once(all_reduce_walk):
+    whole, result = all_reduce_walk
+    path = whole.leaving_out()
     assert result["document"]["verdict"] == "passed", result["document"]["message"]
     modules = path.modules()
     assert modules[0] == "evaluator/jobs.py"
@@ -135,11 +147,22 @@ def test_one_evaluations_spec_enters_each_module_once():
     assert ("evaluator/host/plan.py", "resolve", "evaluator/host/evaluate.py") in path.entries
 
 
+def test_counting_the_contract_too_the_path_still_never_goes_back(all_reduce_walk):
+    # The contract's modules are data types and rules, read once too: the solution's backend declaration is read by the
+    # plan, which hands it to the static check.
+    path, _ = all_reduce_walk
+    assert not path.returns(), f"the path goes back: {path.returns()} (the whole path: {path.entries})"
+    assert [(m, f) for m, f, _ in path.entries if m == "evaluator/contract/backends.py"] == [
+        ("evaluator/contract/backends.py", "read_declaration")
+    ]
+
+
 if __name__ == "__main__":
     import os
 
     os.environ.setdefault("ARENA_WORKER_KEY", "a-key-for-the-trace-only")
     found, _ = trace(all_reduce_spec())
+    found = found if "--contract" in sys.argv else found.leaving_out()
     for entered, function, came_from in found.entries:
         print(f"{entered:40} {function:24} from {came_from}")
     print("returns:", found.returns() or "none")

@@ -39,8 +39,7 @@ def main() -> int:
     os.environ["ARENA_SUITES_DIR"] = str(work / "suites")
 
     from evaluator.suites.pkb import importer as pkb
-    from evaluator.host.evaluate import evaluate
-    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
+    from evaluator.suites.installed import evaluate  # resolves the spec, dispatches it to the suite's evaluator
     from evaluator.contract.spec import EvalSpec
     from problems import registry
     from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, write_checkout

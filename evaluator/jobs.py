@@ -85,9 +85,9 @@ def _evaluate_and_reply(
 ) -> dict[str, Any]:
     """Evaluates, replies with ``mark_running`` and ``record`` (each carrying the nonce and the worker's signature
     over it), and returns the signed result. ``finish(document, spec)`` amends the document before it is signed. The
-    spec is read here once and handed down (docs/architecture.md, "One evaluation's path")."""
-    from evaluator.host.evaluate import evaluate  # imported here so the web side can import this module without torch
-    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
+    spec is read here once and handed down: ``evaluate`` resolves it and dispatches it, to the host or to its imported
+    suite's evaluator (docs/architecture.md, "One evaluation's path")."""
+    from evaluator.suites.installed import evaluate  # here, so the web side can import this module without the host
 
     queue = _reply_queue()
     job = get_current_job()

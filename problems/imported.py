@@ -42,8 +42,6 @@ _LOADED: dict[tuple[str, str], ModuleType] = {}  # (path, sha256) -> module, one
 
 if TYPE_CHECKING:
     import torch
-
-    from problems.registry import Problem
 # torch is imported where inputs are made, not at import: the evaluator's parent process only checks the
 # checkout (ImportedProblem.changed) and need not load torch for that.
 
@@ -270,17 +268,3 @@ class ImportedProblem:
         if inputs == "original":
             return original
         return randomize(original, self.modes(world_size, device, torch_dtype, shape), seed, rank)
-
-
-def read_paths(problem: Problem) -> list[Path]:
-    """What the processes running ``problem``'s reference read outside the repository: for an imported problem its
-    suite folder and the checkout (the reference imports its siblings from there), which the judge's sandbox binds
-    read-only; [] for built-in problems."""
-    if not problem.imported:
-        return []
-    suite = problem.path.parent
-    try:
-        checkout = Path(tomllib.loads((suite / SUITE_FILE).read_text())["checkout"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return [suite]
-    return [suite, checkout]

@@ -567,6 +567,20 @@ def get(problem_id: str) -> Problem:
     return load_problem(folder, PROBLEMS_ROOT)
 
 
+def read_paths(problem: Problem) -> list[Path]:
+    """What the processes running ``problem``'s reference read outside the repository: for an imported problem its
+    suite folder and the checkout (the reference imports its siblings from there), which the judge's sandbox binds
+    read-only; [] for built-in problems."""
+    if not problem.imported:
+        return []
+    suite = problem.path.parent
+    try:
+        checkout = Path(tomllib.loads((suite / SUITE_FILE).read_text())["checkout"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return [suite]
+    return [suite, checkout]
+
+
 @dataclass(frozen=True)
 class Sized:
     """What one evaluation needs of a problem, read in one call (:func:`sized`): the evaluator's stages take these
@@ -574,23 +588,19 @@ class Sized:
 
     problem: Problem
     imported: Mapping[str, Any] | None  # where an imported problem came from; None for a built-in one
-    params: dict[str, Any] | None  # the preset's size parameters with the overrides; None when not sized (see below)
-    dtype: str | None  # the preset's dtype
+    params: dict[str, Any]  # the preset's size parameters with the overrides
+    dtype: str  # the preset's dtype
     roofline_terms: dict[str, float] | None  # Problem.roofline_terms at this size and world size
     roofline_failure: Exception | None  # what computing those terms raised, raised again where the roofline is used
     suites_root: Path | None  # where the imported suites live, for an imported problem
+    read_paths: tuple[Path, ...]  # what its reference reads outside the repository (:func:`read_paths`)
 
 
-def sized(
-    problem_id: str, preset: str, world_size: int, overrides: Mapping[str, Any] | None, *, sizes_imported: bool = True
-) -> Sized:
+def sized(problem_id: str, preset: str, world_size: int, overrides: Mapping[str, Any] | None) -> Sized:
     """``problem_id`` at ``preset`` with ``overrides``, on ``world_size`` ranks. Raises what :func:`get` and
-    :meth:`Problem.params` raise. An imported problem is left unsized (``params`` None) unless ``sizes_imported``:
-    its suite's own evaluator sizes each of its runs."""
+    :meth:`Problem.params` raise."""
     problem = get(problem_id)
     imported = problem.imported
-    if imported and not sizes_imported:
-        return Sized(problem, imported, None, None, None, None, suites_root())
     params = problem.params(preset, overrides)
     terms: dict[str, float] | None = None
     failure: Exception | None = None
@@ -599,5 +609,12 @@ def sized(
     except Exception as exc:  # a formula that fails at this size: the evaluation reports it where it used to
         failure = exc
     return Sized(
-        problem, imported, params, problem.presets[preset].dtype, terms, failure, suites_root() if imported else None
+        problem,
+        imported,
+        params,
+        problem.presets[preset].dtype,
+        terms,
+        failure,
+        suites_root() if imported else None,
+        tuple(read_paths(problem)),
     )

@@ -83,8 +83,7 @@ def missing_gpus(profile: str) -> str | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from evaluator.host.evaluate import evaluate
-    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
+    from evaluator.suites.installed import evaluate  # resolves the spec, dispatches it to the host or to its suite
 
     path = Path(args.solution)
     if not path.is_file():

@@ -78,8 +78,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     why = "--local" if args.local else "no API token (--token, ARENA_TOKEN or `arena login`)"
     print(f"arena test: {why}: testing here, on this machine, not on {portal}", file=sys.stderr, flush=True)
     from evaluator.cli.run_eval import missing_gpus
-    from evaluator.host.evaluate import evaluate
-    from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated)
+    from evaluator.suites.installed import evaluate  # resolves the spec, dispatches it to the host or to its suite
 
     why = missing_gpus(args.hardware)
     if why:

@@ -33,7 +33,7 @@ from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, TIMING_PROTOCOL_REVISION, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import batch, host_clock, pool, sandbox, suites
+from evaluator.host import batch, host_clock, pool, sandbox
 from evaluator.host.folders import remove_tree
 from evaluator.host.host_clock import Windows
 from evaluator.host.plan import Evaluation, resolve, solution_backend
@@ -103,14 +103,18 @@ def _cache_dir(source: str) -> Path:
 
 
 def evaluate(
-    spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bool = False, *, imported_inner: bool = False
+    spec: EvalSpec | Evaluation,
+    workdir_parent: str | None = None,
+    keep_workdir: bool = False,
+    *,
+    imported_inner: bool = False,
 ) -> dict[str, Any]:
+    """One evaluation's result document: ``spec`` as resolved where it started (evaluator/suites/installed.py), or
+    resolved here (``imported_inner``: one of an imported suite's own runs, evaluated here rather than by its suite)."""
     started = time.monotonic()
     doc = empty_document()
-    plan = resolve(spec, imported_inner=imported_inner)  # the one place the problem and the profile are looked up
-    problem, profile, params = plan.problem, plan.profile, plan.params
-    if plan.dispatch:
-        return suites.evaluate_imported(spec, problem, workdir_parent, keep_workdir)  # its suite's own evaluator
+    plan = spec if isinstance(spec, Evaluation) else resolve(spec, imported_inner=imported_inner)
+    spec, problem, profile, params = plan.spec, plan.problem, plan.profile, plan.params
     doc["problem"] = {
         "id": problem.id,
         "version": problem.version,
@@ -145,6 +149,13 @@ def evaluate(
             f"{profile.nodes} nodes of {profile.ranks_per_node} ranks simulated on "
             f"one host; inter-node traffic over NCCL's network transport"
         )
+    if plan.suite_source is not None:  # the host never calls a suite: the entry point dispatches (evaluator/suites)
+        doc["verdict"] = Verdict.INFRA_ERROR.value
+        doc["message"] = (
+            f"{problem.id} is a problem of an imported suite: the evaluator its suite registers runs it "
+            f"(evaluator.suites.installed.evaluate), not the host alone"
+        )
+        return doc
     refusal = _spec_refusal(spec, problem, profile)
     if refusal:
         verdict = Verdict.INFRA_ERROR if "version" in refusal or "content hash" in refusal else Verdict.REJECTED

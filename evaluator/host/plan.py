@@ -12,7 +12,6 @@ from typing import Any, Mapping
 from evaluator.contract import backends
 from evaluator.contract.profiles import HardwareProfile, get_profile
 from evaluator.contract.spec import EvalSpec
-from problems import imported as imported_problems
 from problems.registry import Problem, sized
 
 # (timed iterations, warm-up iterations) by device, when the spec leaves them to the profile.
@@ -21,16 +20,17 @@ ITERATIONS = {"cpu": (20, 3), "cuda": (100, 10)}
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One evaluation as its stages see it. ``params`` is None only for an imported problem handed whole to its suite's
-    evaluator (``dispatch``), which sizes each of its own runs."""
+    """One evaluation as its stages see it. A problem of an imported suite is evaluated by the evaluator its suite
+    registered (``suite_source``; evaluator/suites: the entry point dispatches, the host never calls a suite), which
+    makes each of its runs from this one (the same problem, profile and limits) and hands them to the host."""
 
     spec: EvalSpec
     problem: Problem
     profile: HardwareProfile
-    imported: bool  # a problem of an imported suite (its judge reads the suite's files: never a held sandbox)
-    dispatch: bool  # an imported problem, not yet in its suite's hands: its suite's evaluator runs it (host/suites.py)
-    params: dict[str, Any] | None  # the preset's size parameters with the spec's overrides
-    dtype: str | None  # the preset's dtype (the roofline's peak)
+    imported: Mapping[str, Any] | None  # an imported problem's origin (its judge reads the suite's files); else None
+    suite_source: str | None  # the suite whose registered evaluator runs it; None: the host (or one of a suite's runs)
+    params: dict[str, Any]  # the preset's size parameters with the spec's overrides
+    dtype: str  # the preset's dtype (the roofline's peak)
     roofline_terms: Mapping[str, float] | None  # bytes and FLOPs per rank at this size and world size
     roofline_failure: Exception | None  # what computing them raised: the evaluation raises it where it needs them
     backend: str | None  # the backend the solution declares (docs/backends/); None for none or an invalid one
@@ -55,28 +55,27 @@ def solution_backend(spec: EvalSpec) -> str | None:
 
 def resolve(spec: EvalSpec, *, imported_inner: bool = False) -> Evaluation:
     """``spec`` resolved: raises what an unknown profile or problem, or size overrides the preset lacks, raise.
-    ``imported_inner``: one of an imported suite's own runs, evaluated here rather than handed to the suite."""
+    ``imported_inner``: one of an imported suite's own runs, which the host evaluates rather than its suite."""
     profile = get_profile(spec.profile, allow_smoke=True)
-    problem = sized(spec.problem_id, profile.preset, profile.world_size, spec.params, sizes_imported=imported_inner)
-    dispatch = bool(problem.imported) and not imported_inner
+    problem = sized(spec.problem_id, profile.preset, profile.world_size, spec.params)
     default_iterations, default_warmup = ITERATIONS[profile.device]
     declaration = backends.read_declaration(spec.solution_source, spec.solution_name)
     return Evaluation(
         spec=spec,
         problem=problem.problem,
         profile=profile,
-        imported=bool(problem.imported),
-        dispatch=dispatch,
+        imported=problem.imported,
+        suite_source=str(problem.imported.get("source", "")) if problem.imported and not imported_inner else None,
         params=problem.params,
         dtype=problem.dtype,
         roofline_terms=problem.roofline_terms,
         roofline_failure=problem.roofline_failure,
-        backend=None if dispatch else declaration.backend,
+        backend=declaration.backend,
         declaration=declaration,
         limits=spec.timeouts,
         iterations=spec.timing_iterations or default_iterations,
         warmup=spec.warmup_iterations if spec.warmup_iterations is not None else default_warmup,
         min_window_calls=max(1, int(spec.min_window_calls)),
-        read_paths=tuple(imported_problems.read_paths(problem.problem)) if problem.imported and not dispatch else (),
+        read_paths=problem.read_paths,
         suites_root=problem.suites_root,
     )

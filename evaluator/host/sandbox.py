@@ -114,7 +114,7 @@ class JudgeMounts:
     private: Path  # the judge's own folder (inputs before the host moves them, expected outputs, the store)
     io: Path  # the exchange folder, where the solution's outputs arrive
     timer: Path  # the compiled timer's shared object
-    reads: tuple[Path, ...] = ()  # an imported problem's suite folder and checkout (problems.imported.read_paths)
+    reads: tuple[Path, ...] = ()  # an imported problem's suite folder and checkout (problems.registry.read_paths)
 
 
 @dataclass(frozen=True)

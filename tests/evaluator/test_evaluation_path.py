@@ -15,8 +15,13 @@ the profiles' table, the backends' names, what the web side shares with the work
 an evaluation; a ``HardwareProfile``'s properties are reads of a record). Import-time code is left out too (a module's
 body runs once per process, not per evaluation).
 
-``python -m tests.evaluator.test_evaluation_path`` prints the path (``--contract``: counting the contract's modules
-too)."""
+A problem of an imported suite (ParallelKernelBench's, from the fake checkout the PKB tests use) is measured too: when
+its inputs are already decided its evaluation is one run, and its path is held to the same rule; when they are decided
+at evaluation, trusted runs of its reference alone (each an evaluation of its own, of the reference) come before the
+solution's run, and each run is held to the rule, the solution's looking nothing up again.
+
+``python -m tests.evaluator.test_evaluation_path [pkb | pkb-probed] [--contract]`` prints the path (``--contract``:
+counting the contract's modules too)."""
 
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -38,6 +43,8 @@ pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ("evaluator", "problems")
 HELPERS = ("evaluator/contract/",)
+SUITES = "evaluator/suites/"
+ENTRY = "evaluator/suites/installed.py"  # where evaluations start: it resolves and dispatches (not a suite of its own)
 MAX_MODULES = 10
 SOLUTION = ROOT / "problems" / "collectives" / "all_reduce" / "solutions" / "correct" / "nccl_inplace_copy.py"
 RESOLVED = (EvalSpec, Evaluation, Sized, Problem, HardwareProfile)
@@ -55,6 +62,24 @@ class Walk:
 
     def modules(self) -> list[str]:
         return list(dict.fromkeys(m for m, _, _ in self.entries))
+
+    def runs(self) -> list[Walk]:
+        """The runs an imported suite's evaluator hands to the host: each from a call out of a suite's modules (under
+        ``evaluator/suites/``, the entry point aside) into another, with the entries after it up to the next entry
+        into a suite's modules."""
+        runs: list[Walk] = []
+        running = False
+        for entry in self.entries:
+            module, _, caller = entry
+            if module.startswith(SUITES):
+                running = False
+                continue
+            if caller.startswith(SUITES) and caller != ENTRY:
+                runs.append(Walk())
+                running = True
+            if running:
+                runs[-1].entries.append(entry)
+        return runs
 
     def returns(self) -> list[str]:
         """Each entry into a module already entered and left (the path going back)."""
@@ -129,9 +154,47 @@ def all_reduce_spec() -> dict[str, Any]:
     ).to_dict()
 
 
+def pkb_spec() -> dict[str, Any]:
+    from tests.evaluator.pkb_fake import CORRECT_ALL_REDUCE
+
+    return EvalSpec(
+        problem_id="pkb/1_all_reduce", solution_source=CORRECT_ALL_REDUCE, profile="cpu-gloo-2", solution_name="s.py"
+    ).to_dict()
+
+
+def trace_pkb(base: Path) -> dict[str, tuple[Walk, dict[str, Any]]]:
+    """The fake checkout imported under ``base`` without its probe (ARENA_SUITES_DIR must name ``base / "suites"``),
+    then one solution's evaluation traced twice: while its inputs are undecided (``probed``: decided at evaluation and
+    recorded), then with the decision recorded (``recorded``)."""
+    from evaluator.suites.pkb import importer
+    from problems import registry
+    from tests.evaluator.pkb_fake import write_checkout
+
+    registry.clear_caches()
+    report = importer.import_checkout(write_checkout(base / "checkout", git=False), probe=False)
+    assert report.ok, report.summary()
+    return {"probed": trace(pkb_spec()), "recorded": trace(pkb_spec())}
+
+
 @pytest.fixture(scope="module")
 def all_reduce_walk() -> tuple[Walk, dict[str, Any]]:
     return trace(all_reduce_spec())
+
+
+@pytest.fixture(scope="module")
+def pkb_walks(tmp_path_factory) -> Iterator[dict[str, tuple[Walk, dict[str, Any]]]]:
+    from problems import registry
+
+    from evaluator.suites.pkb import evaluate as pkb_evaluate
+
+    base = tmp_path_factory.mktemp("pkb")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ARENA_SUITES_DIR", str(base / "suites"))
+        mp.setattr(pkb_evaluate, "_DECIDED_HERE", {})  # what this process decided for the same files in other tests
+        try:
+            yield trace_pkb(base)
+        finally:
+            registry.clear_caches()
 
 
 def test_one_evaluations_spec_enters_each_module_once(all_reduce_walk):
@@ -142,9 +205,10 @@ def test_one_evaluations_spec_enters_each_module_once(all_reduce_walk):
     assert modules[0] == "evaluator/jobs.py"
     assert not path.returns(), f"the path goes back: {path.returns()} (the whole path: {path.entries})"
     assert len(modules) <= MAX_MODULES, modules
-    # The problem is looked up once, by the plan, and the stages after it take what the plan resolved.
+    # The problem is looked up once, by the plan where the evaluation starts, and the stages take what it resolved.
     assert [(m, f) for m, f, _ in path.entries if m == "problems/registry.py"] == [("problems/registry.py", "sized")]
-    assert ("evaluator/host/plan.py", "resolve", "evaluator/host/evaluate.py") in path.entries
+    assert ("evaluator/host/plan.py", "resolve", "evaluator/suites/installed.py") in path.entries
+    assert ("evaluator/host/evaluate.py", "evaluate", "evaluator/suites/installed.py") in path.entries
 
 
 def test_counting_the_contract_too_the_path_still_never_goes_back(all_reduce_walk):
@@ -157,12 +221,60 @@ def test_counting_the_contract_too_the_path_still_never_goes_back(all_reduce_wal
     ]
 
 
+def test_an_imported_problems_evaluation_enters_each_module_once(pkb_walks):
+    whole, result = pkb_walks["recorded"]
+    assert result["document"]["verdict"] == "passed", result["document"]["message"]
+    assert "at evaluation" not in result["document"]["problem"]["inputs_decision"]  # read from the record
+    assert "input_probe" not in result["document"]["phases"]
+    for path in (whole.leaving_out(), whole):  # the contract left out, then counted too
+        assert not path.returns(), f"the path goes back: {path.returns()} (the whole path: {path.entries})"
+    path = whole.leaving_out()
+    assert len(path.modules()) <= MAX_MODULES, path.modules()
+    # The entry point dispatches to the suite's evaluator, which hands its one run to the host: no call back from the
+    # host into the suite, and nothing looked up again.
+    assert [(m, c) for m, _, c in path.entries if m.startswith(SUITES)] == [
+        ("evaluator/suites/installed.py", "evaluator/jobs.py"),
+        ("evaluator/suites/pkb/evaluate.py", "evaluator/suites/installed.py"),
+    ]
+    assert ("evaluator/host/evaluate.py", "evaluate", "evaluator/suites/pkb/evaluate.py") in path.entries
+    assert [(m, f) for m, f, _ in path.entries if m == "problems/registry.py"] == [("problems/registry.py", "sized")]
+    assert len(path.runs()) == 1
+
+
+def test_an_imported_problems_inputs_decided_at_evaluation_come_from_runs_of_their_own(pkb_walks):
+    whole, result = pkb_walks["probed"]
+    assert result["document"]["verdict"] == "passed", result["document"]["message"]
+    assert result["document"]["problem"]["inputs_decision"].startswith("decided at evaluation")
+    path = whole.leaving_out()
+    # Before the first run and in the suite's own modules, the path is straight; then a trusted run of the reference
+    # alone (an evaluation of its own, resolved for itself), then the solution's run, each entering a module once.
+    runs = path.runs()
+    assert len(runs) == 2, runs
+    in_runs = {id(entry) for run in runs for entry in run.entries}
+    rest = Walk([entry for entry in path.entries if id(entry) not in in_runs])
+    assert not rest.returns(), rest.entries
+    for run in runs:
+        assert not run.returns(), f"a run goes back: {run.returns()} (the run: {run.entries})"
+        assert len(run.modules()) <= MAX_MODULES, run.modules()
+    probe, solution = runs
+    assert probe.entries[0][2] == "evaluator/suites/pkb/probe.py"
+    assert solution.entries[0] == ("evaluator/host/evaluate.py", "evaluate", "evaluator/suites/pkb/evaluate.py")
+    assert not {"evaluator/host/plan.py", "problems/registry.py"} & set(solution.modules())
+
+
 if __name__ == "__main__":
     import os
+    import tempfile
 
     os.environ.setdefault("ARENA_WORKER_KEY", "a-key-for-the-trace-only")
-    found, _ = trace(all_reduce_spec())
+    if "pkb" in sys.argv or "pkb-probed" in sys.argv:
+        base = Path(tempfile.mkdtemp(prefix="arena-path-"))
+        os.environ["ARENA_SUITES_DIR"] = str(base / "suites")
+        found, _ = trace_pkb(base)["probed" if "pkb-probed" in sys.argv else "recorded"]
+    else:
+        found, _ = trace(all_reduce_spec())
     found = found if "--contract" in sys.argv else found.leaving_out()
     for entered, function, came_from in found.entries:
         print(f"{entered:40} {function:24} from {came_from}")
+    print("modules:", len(found.modules()))
     print("returns:", found.returns() or "none")

@@ -25,7 +25,8 @@ from problems.registry import (
     suites_root,
 )
 
-from evaluator.suites.pkb.probe import decide, record_probe
+from evaluator.suites.pkb.evaluate import record_probe
+from evaluator.suites.pkb.probe import decide
 from evaluator.suites.pkb import (
     BACKENDS,
     DEFAULT_SUITE,

@@ -1,19 +1,15 @@
-"""Which inputs an imported problem is evaluated on: trusted runs of the reference alone (no user code)."""
+"""Which inputs an imported problem is evaluated on: trusted runs of the reference alone (no user code). What they
+decide is recorded in the problem's ``probe.toml`` (evaluator/suites/pkb/evaluate.py)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import os
 import time
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from problems.registry import Problem, get
 
 from evaluator.contract.result import Verdict
-from evaluator.suites.pkb import toml_str, PROBE_FILE, IMPORT_PROFILE, PROBE_SEED, PROBE_TIMEOUTS
+from evaluator.suites.pkb import PROBE_SEED, PROBE_TIMEOUTS
 
 
 # Appended to the checkout's reference source to make the stand-in that a trusted run evaluates: the reference
@@ -76,7 +72,7 @@ def probe_reference(
         params={"inputs": inputs},
         timeouts=dict(timeouts or PROBE_TIMEOUTS),
     )
-    doc = evaluate(spec, imported_inner=True)
+    doc = evaluate(spec, imported_inner=True)  # an evaluation of its own (the reference's), resolved by the host
     verdict, message = doc.get("verdict"), (doc.get("message") or "")[:300]
     seconds = round(time.monotonic() - started, 3)
     if verdict == Verdict.PASSED.value:
@@ -105,53 +101,3 @@ def decide(problem_id: str, profile: str, timeouts: dict[str, float] | None = No
         ),
         seconds,
     )
-
-
-def read_probes(problem: Problem) -> dict[str, dict[str, Any]]:
-    try:
-        return tomllib.loads((problem.path / PROBE_FILE).read_text()).get("profiles", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-
-
-def record_probe(folder: Path, profile: str, preset: str, inputs: str, reason: str) -> None:
-    """Adds or replaces one profile's decision in ``probe.toml`` (atomically; best effort)."""
-    path = folder / PROBE_FILE
-    try:
-        entries = tomllib.loads(path.read_text()).get("profiles", {}) if path.is_file() else {}
-    except (OSError, tomllib.TOMLDecodeError):
-        entries = {}
-    entries[profile] = {
-        "inputs": inputs,
-        "reason": reason,
-        "preset": preset,
-        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    }
-    text = [
-        "# Which inputs this problem's reference accepts, per hardware profile, from trusted runs of the",
-        "# reference alone (docs/pkb.md). Not part of the problem's content hash; safe to delete.",
-        "",
-    ]
-    for name, e in sorted(entries.items()):
-        text.append(f"[profiles.{toml_str(name)}]")
-        text += [f"{k} = {toml_str(str(v))}" for k, v in e.items()]
-        text.append("")
-    tmp = path.with_name(f".{PROBE_FILE}.{os.getpid()}")
-    try:
-        tmp.write_text("\n".join(text))
-        tmp.replace(path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-
-
-def recorded_decision(problem: Problem, profile: str) -> tuple[str | None, str]:
-    """A conclusive recorded decision, this profile's first, then any other profile's (a reference that
-    rejects random values rejects them whatever the size); (None, "") when there is none."""
-    probes = read_probes(problem)
-    ordered = [profile] + sorted(p for p in probes if p != profile)
-    for name in ordered:
-        e = probes.get(name) or {}
-        if e.get("inputs") in ("randomized", "original"):
-            where = "at import" if name == IMPORT_PROFILE else "by an earlier evaluation"
-            return e["inputs"], f"decided {where} on {name}" + (f": {e['reason']}" if e.get("reason") else "")
-    return None, ""

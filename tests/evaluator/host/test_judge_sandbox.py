@@ -14,9 +14,8 @@ import pytest
 
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import sandbox
-from evaluator.host.evaluate import evaluate
+from evaluator.suites.installed import evaluate  # where evaluations start, as on a worker: dispatched to the suite
 from evaluator.suites.pkb import importer
-from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated, as on a worker)
 from problems import registry
 from tests.evaluator.pkb_fake import CORRECT_ALL_REDUCE, write_checkout
 from tests.evaluator.test_cheats import Listener

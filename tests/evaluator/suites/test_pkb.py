@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.suites.pkb import importer, names, probe
-from evaluator.host.evaluate import evaluate
-from evaluator.suites import installed  # noqa: F401  (imported suites register how they are evaluated, as on a worker)
+from evaluator.suites.pkb import evaluate as pkb_evaluate, importer, names
+from evaluator.suites.installed import evaluate  # where evaluations start, as on a worker: dispatched to the suite
 from evaluator.contract.spec import EvalSpec
 from problems import registry
-from problems.imported import read_paths
+from problems.registry import read_paths
 from tests.evaluator.pkb_fake import CONSTANT_CHEAT, CORRECT_ALL_REDUCE, REPLICATION_AWARE_MATMUL, head, write_checkout
 
 REPO = Path(__file__).resolve().parents[3]
@@ -145,7 +144,8 @@ def test_without_import_probe_the_decision_is_made_at_evaluation(tmp_path, monke
         assert doc["problem"]["inputs"] == "original (reference fails on random inputs)"
         assert "at evaluation" in doc["problem"]["inputs_decision"] and doc["phases"]["input_probe"] > 0
         # Recorded for the next evaluation on this host (outside the content hash).
-        assert probe.recorded_decision(registry.get("pkb/4_expert_split_by_counts"), "cpu-gloo-2")[0] == "original"
+        recorded = pkb_evaluate.recorded_decision(registry.get("pkb/4_expert_split_by_counts"), "cpu-gloo-2")
+        assert recorded[0] == "original"
         doc = run("pkb/1_all_reduce", CONSTANT_CHEAT, trials=2)
         assert doc["verdict"] == "wrong_output" and doc["problem"]["inputs"] == "randomized"
     finally:

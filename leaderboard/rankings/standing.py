@@ -12,6 +12,7 @@ allow it there.
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 from typing import Any, Iterable, Protocol as Shape
 
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -117,12 +118,23 @@ def model_run_rank_ranges(*, runs: QuerySet[ModelRun], sort: str | None = None) 
     return {pk: span for (pk, _, _), span in zip(rows, significance.rank_ranges(intervals)) if span is not None}
 
 
-def page_rank_ranges(*, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str | None = None) -> None:
-    """Set ``rank_range`` on each of ``rows`` (a page of ``runs``, read with their scores: ``RunRow``s or model
-    runs): the same ranges as ``model_run_rank_ranges`` gives them, from the sorted ends of every ranked interval
-    (one query: on PostgreSQL two sorted arrays of floats, one row, instead of a row per run)."""
-    metric = rank_metric(sort)
-    low, high = RANK_INTERVALS[metric]
+@dataclass(frozen=True)
+class RankEnds:
+    """The sorted lower and upper ends of every ranked interval of one figure (the score's columns ``low`` and
+    ``high``): what a page's rank ranges are read from."""
+
+    low: str
+    high: str
+    lows: list[float]
+    highs: list[float]
+
+
+def _ends_fields(sort: str | None) -> tuple[str, str]:
+    return RANK_INTERVALS[rank_metric(sort)]
+
+
+def _rank_ends(runs: QuerySet[ModelRun], sort: str | None) -> RankEnds:
+    low, high = _ends_fields(sort)
     present = runs.order_by().filter(**{f"{low}__isnull": False, f"{high}__isnull": False})
     if connection.vendor == "postgresql":
         ends = present.aggregate(lows=ArrayAgg(low, order_by=low), highs=ArrayAgg(high, order_by=high))
@@ -130,8 +142,15 @@ def page_rank_ranges(*, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str
     else:
         pairs = list(present.values_list(low, high))
         lows, highs = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
-    n = len(lows)
-    row_low, row_high = low.removeprefix("score__"), high.removeprefix("score__")
+    return RankEnds(low, high, lows, highs)
+
+
+def set_rank_ranges(*, rows: Iterable[Any], ends: RankEnds) -> None:
+    """Set ``rank_range`` on each of ``rows`` (runs read with their scores: ``RunRow``s or model runs) from the
+    sorted ends of the ranked intervals: the ranges ``model_run_rank_ranges`` gives them (no query)."""
+    n = len(ends.lows)
+    lows, highs = ends.lows, ends.highs
+    row_low, row_high = ends.low.removeprefix("score__"), ends.high.removeprefix("score__")
     for row in rows:
         score = getattr(row, "score", None)
         lo, hi = getattr(score, row_low, None), getattr(score, row_high, None)
@@ -143,8 +162,35 @@ def page_rank_ranges(*, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str
             row.rank_range = None
 
 
+def page_rank_ranges(*, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str | None = None) -> None:
+    """Set ``rank_range`` on each of ``rows`` (a page of ``runs``, read with their scores: ``RunRow``s or model
+    runs): the same ranges as ``model_run_rank_ranges`` gives them, from the sorted ends of every ranked interval
+    (one query: on PostgreSQL two sorted arrays of floats, one row, instead of a row per run)."""
+    set_rank_ranges(rows=rows, ends=_rank_ends(runs, sort))
+
+
 def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:
     """How many of ``runs`` (filtered, any standing) are ranked and how many listed apart: one query for both
     tables' pagers."""
     counts = runs.order_by().aggregate(total=Count("pk"), ranked=Count("pk", filter=Q(score__status=RANKED)))
     return counts["ranked"], counts["total"] - counts["ranked"]
+
+
+def model_run_page_standing(*, runs: QuerySet[ModelRun], sort: str | None = None) -> tuple[int, int, RankEnds]:
+    """What a page of the ranking reads of every run of ``runs`` (filtered, any standing) in one query: how many
+    are ranked and how many listed apart (``model_run_standing_counts``) and the ends the ranked ones' rank ranges
+    are read from (``page_rank_ranges`` over them, for ``sort``)."""
+    if connection.vendor != "postgresql":
+        ranked, unranked = model_run_standing_counts(runs=runs)
+        return ranked, unranked, _rank_ends(runs.filter(score__status=RANKED), sort)
+    low, high = _ends_fields(sort)
+    is_ranked = Q(score__status=RANKED)
+    present = is_ranked & Q(**{f"{low}__isnull": False, f"{high}__isnull": False})
+    counts = runs.order_by().aggregate(
+        total=Count("pk"),
+        ranked=Count("pk", filter=is_ranked),
+        lows=ArrayAgg(low, order_by=low, filter=present),
+        highs=ArrayAgg(high, order_by=high, filter=present),
+    )
+    ends = RankEnds(low, high, counts["lows"] or [], counts["highs"] or [])
+    return counts["ranked"], counts["total"] - counts["ranked"], ends

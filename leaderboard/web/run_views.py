@@ -57,12 +57,12 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             convert=run_rows.run_rows,
         )
     points = overview.score_against_cost(runs, limit=overview.PARETO_RUNS)
-    # Both tables are pages read from the database; one query counts the rows of both.
-    ranked_count, unranked_count = run_selectors.model_run_standing_counts(runs=filters.qs)
+    # Both tables are pages read from the database; one query counts the rows of both and reads the sorted ends of
+    # every ranked interval, which the page's rank ranges come from (counting in SQL, for each row of the page, the
+    # runs above and below it cost PostgreSQL three times as much at 1,000 runs).
+    ranked_count, unranked_count, ends = run_selectors.model_run_page_standing(runs=filters.qs, sort=sort)
     ranked_context = table.context(request, runs, count=ranked_count, convert=run_rows.shown_run_rows)
-    # The page's rank ranges, from the sorted ends of every ranked interval (counting in SQL, for each row of the
-    # page, the runs above and below it cost PostgreSQL three times as much at 1,000 runs).
-    run_selectors.page_rank_ranges(runs=runs, rows=ranked_context["rows"], sort=sort)
+    run_selectors.set_rank_ranges(rows=ranked_context["rows"], ends=ends)
     return render(
         request,
         "leaderboard/model_run_list.html",

@@ -3,11 +3,13 @@ from django.contrib import admin
 from leaderboard.rankings.generations import rankings_changed
 from leaderboard.models import (
     CategoryStanding,
+    MeasuredRoofline,
     ModelRun,
     Problem,
     ProblemStanding,
     Result,
     RunComparison,
+    RunFilterChoice,
     RunScore,
     StandingEntry,
     Submission,
@@ -162,6 +164,17 @@ class StandingEntryAdmin(DerivedReadOnly):
 @admin.register(CategoryStanding)
 class CategoryStandingAdmin(DerivedReadOnly):
     list_display = ["category", "leader", "leader_firsts", "best_speedup", "solutions", "problems", "updated_at"]
+
+
+@admin.register(MeasuredRoofline)
+class MeasuredRooflineAdmin(DerivedReadOnly):
+    list_display = ["id", "problem", "profile", "problem_version", "time_us", "bound", "recorded_at", "submission_id"]
+    search_fields = ["problem__id", "profile"]
+
+
+@admin.register(RunFilterChoice)
+class RunFilterChoiceAdmin(DerivedReadOnly):
+    list_display = ["id", "profile", "precision", "k"]
 
 
 @admin.register(TestRun)

@@ -375,6 +375,9 @@ class ProblemStanding(models.Model):
     leader_model_run_id = models.PositiveBigIntegerField(null=True, blank=True)
     leader_model = models.CharField(max_length=200, blank=True)
     best_speedup = models.FloatField(null=True, blank=True, help_text="the leader's pooled speedup")
+    # The problem page's chart of the best speedup over time: each row of the ranking that beat every earlier one,
+    # in submission order, as [submitted_at (ISO 8601), speedup, name shown, submission id].
+    history = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -446,6 +449,46 @@ class CategoryStanding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.category}: {self.leader or 'no leader'}"
+
+
+class MeasuredRoofline(models.Model):
+    """The roofline the newest evaluation of a problem version on a profile reported (its document's ``roofline``),
+    which the problem page shows where the site cannot compute one itself (an imported or demo problem). Kept by
+    ``rankings.services.measured_roofline_after_result`` when a result is recorded, in the same transaction;
+    ``rebuild_standings`` recomputes every row. ``time_us`` and ``bound`` hold the document's values as they are
+    (JSON: a value that is not a number is stored, and shown as no roofline)."""
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="measured_rooflines")
+    profile = models.CharField(max_length=64)
+    problem_version = models.PositiveIntegerField()
+    time_us = models.JSONField(null=True, blank=True)
+    bound = models.JSONField(null=True, blank=True)
+    recorded_at = models.DateTimeField(help_text="when the evaluation it comes from was recorded")
+    submission_id = models.PositiveBigIntegerField(help_text="the evaluation it comes from")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "profile", "problem_version"], name="measured_roofline_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"roofline of {self.problem_id} v{self.problem_version} on {self.profile}"
+
+
+class RunFilterChoice(models.Model):
+    """A (hardware profile, precision, k) some model run has: the values the ranking's filters offer. Added when a
+    run is uploaded, in the same transaction; removed when the last run with it is deleted; ``rebuild_standings``
+    recomputes them from the runs."""
+
+    profile = models.CharField(max_length=64)
+    precision = models.CharField(max_length=32, blank=True)
+    k = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "precision", "k"], name="run_filter_choice_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.profile} · {self.precision or 'no precision'} · k={self.k}"
 
 
 class TestRun(EvaluatedSource):

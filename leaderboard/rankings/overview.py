@@ -22,7 +22,7 @@ from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import percentile
 from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result
-from leaderboard.rankings import metrics, ranking_rows, run_selectors, selectors
+from leaderboard.rankings import metrics, run_selectors, selectors
 
 # fast_p is drawn at these p (×: a correct attempt whose speedup's interval lies above p counts).
 FAST_P_CURVE: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
@@ -259,39 +259,39 @@ class RecordPoint:
     submission_id: int
 
 
-def problem_best_over_time(
-    *, problem: Problem, profile: str, published: bool = False, choices: list[selectors.RankingChoice] | None = None
-) -> list[RecordPoint]:
-    """Each time the problem's best speedup on ``profile`` improved, over the solutions its ranking counts
-    (``selectors.problem_ranking``, so the same versions, revisions and pooling): in submission order, kept when
-    faster than every earlier one. ``choices``: the ranking's choices when the caller read them already (its
-    default version and revision are then found without a query)."""
-    if published:
-        entries: list = [
-            e
-            for e in selectors.problem_ranking(problem=problem, profile=profile, published=True)
-            if e.speedup is not None and math.isfinite(e.speedup)
-        ]
-    else:  # the stored rows of that ranking: one query, no ranking per request
-        version, revision = (
-            selectors.problem_ranking_default(problem=problem, choices=choices)
-            if choices is not None
-            else (None, "default")
-        )
-        entries = [
-            e
-            for e in ranking_rows.problem_ranking_rows(
-                problem=problem, profile=profile, version=version, revision=revision
-            )
-            .filter(speedup__isnull=False)
-            .only("speedup", "submitted_at", "submission_id", "model", "model_run_id", "username")
-            if math.isfinite(e.speedup)
-        ]
+def best_over_time(entries: Iterable[Any]) -> list[RecordPoint]:
+    """Of a ranking's rows (``RankingEntry`` or stored rows), each one that was faster than every earlier one, in
+    submission order (rows without a finite speedup left out)."""
     points: list[RecordPoint] = []
-    for e in sorted(entries, key=lambda e: (e.submitted_at, e.submission_id)):
+    timed = [e for e in entries if e.speedup is not None and math.isfinite(e.speedup)]
+    for e in sorted(timed, key=lambda e: (e.submitted_at, e.submission_id)):
         if not points or e.speedup > points[-1].speedup:
             points.append(RecordPoint(e.submitted_at, e.speedup, entry_name(e), e.submission_id))
     return points
+
+
+def history_record(points: list[RecordPoint]) -> list[list[Any]]:
+    """``points`` as a standing stores them (``ProblemStanding.history``): [ISO 8601 time, speedup, name, id]."""
+    return [[p.at.isoformat(), p.speedup, p.username, p.submission_id] for p in points]
+
+
+def history_points(record: list[list[Any]]) -> list[RecordPoint]:
+    """The points ``history_record`` stored."""
+    return [RecordPoint(datetime.fromisoformat(at), speedup, who, sid) for at, speedup, who, sid in record]
+
+
+def problem_best_over_time(
+    *, problem: Problem, profile: str, published: bool = False, measured: selectors.Measurement | None = None
+) -> list[RecordPoint]:
+    """Each time the problem's best speedup on ``profile`` improved, over the solutions its ranking counts
+    (``selectors.problem_ranking``, so the same versions, revisions and pooling): in submission order, kept when
+    faster than every earlier one (``best_over_time``). The default ranking's points are read as its standing
+    stored them at ingest (``measured``: the page's measurement, which read them already; else one query); only
+    "published only" ranks per request."""
+    if published:
+        return best_over_time(selectors.problem_ranking(problem=problem, profile=profile, published=True))
+    measured = measured or selectors.problem_measurement(problem=problem, profile=profile)
+    return history_points(measured.default_history)
 
 
 @dataclass(frozen=True)
@@ -393,11 +393,11 @@ def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
 
 
 def problem_history_chart(
-    *, problem: Problem, profile: str | None, published: bool, choices: list[selectors.RankingChoice] | None = None
+    *, problem: Problem, profile: str | None, published: bool, measured: selectors.Measurement | None = None
 ) -> dict | None:
     """The best speedup over time on ``profile``, as the problem page's chart reads it (None when there is none)."""
     points = (
-        problem_best_over_time(problem=problem, profile=profile, published=published, choices=choices)
+        problem_best_over_time(problem=problem, profile=profile, published=published, measured=measured)
         if profile
         else []
     )

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404
 
 from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
-from leaderboard.models import ModelRun, Problem, Submission
+from leaderboard.models import ModelRun, Problem, RunFilterChoice, Submission
 from leaderboard.rankings import metrics, run_tables
 from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
@@ -211,9 +211,9 @@ def _runs() -> QuerySet[ModelRun]:
 
 
 def model_run_filter_choices() -> RunFilterChoices:
-    """The values the ranking's filters offer: those some run has (one query, a handful of rows: without
-    ``order_by()`` the model's ordering would join the distinct columns and every run would come back)."""
-    seen = set(ModelRun.objects.order_by().values_list("profile", "precision", "k").distinct())
+    """The values the ranking's filters offer: those some run has, as kept when runs are saved and deleted
+    (``RunFilterChoice``; one query, a handful of rows, whatever the number of runs)."""
+    seen = set(RunFilterChoice.objects.values_list("profile", "precision", "k"))
     return RunFilterChoices(
         profiles=[p for p in PROFILES if any(s[0] == p for s in seen)],
         precisions=sorted({s[1] for s in seen if s[1]}),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from django.shortcuts import get_object_or_404
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
-from leaderboard.models import Problem, Result, Submission
+from leaderboard.models import MeasuredRoofline, Problem, ProblemStanding, Result, Submission
 from leaderboard.rankings import metrics, solutions
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 
@@ -71,16 +72,47 @@ def problem_ranking_default(*, problem: Problem, choices: list[RankingChoice]) -
 
 
 @dataclass(frozen=True)
+class StoredStanding:
+    """One (problem version, protocol revision) of a problem's ranking on a profile as its ``ProblemStanding`` keeps
+    it (a version or revision not recorded is None, as in the results)."""
+
+    problem_version: int | None
+    protocol_revision: int | None
+    passed: int  # passed evaluations, re-measurements left out: the choice's ``evaluations``
+    solutions: int  # rows of the ranking
+    history: list[list[Any]]  # the best speedup over time (``overview.history_record``)
+
+
+def problem_standings(*, problem: Problem, profile: str) -> list[StoredStanding]:
+    """Every stored standing of the problem on ``profile``: one per version and revision some passed evaluation has
+    (one query, a handful of rows)."""
+    rows = ProblemStanding.objects.filter(problem=problem, profile=profile).values_list(
+        "problem_version", "protocol_revision", "passed", "solutions", "history"
+    )
+    return [StoredStanding(v or None, r or None, passed, n, history) for v, r, passed, n, history in rows]
+
+
+def stored_ranking_choices(standings: list[StoredStanding]) -> list[RankingChoice]:
+    """``problem_ranking_choices`` read from the stored standings (each counts the passed evaluations of its version
+    and revision; none is kept without one), in the same order."""
+    choices = [RankingChoice(s.problem_version, s.protocol_revision, s.passed) for s in standings]
+    return sorted(choices, key=lambda c: (c.problem_version or 0, c.protocol_revision or 0), reverse=True)
+
+
+@dataclass(frozen=True)
 class Measurement:
     """Which evaluations a problem page ranks: one problem version and one protocol revision (``?version=``,
     ``?revision=``; default: ``problem_ranking_default``), the choices there are, and whether the profile measures
-    speed at all (CPU: verdicts only)."""
+    speed at all (CPU: verdicts only). ``solutions``: the rows of that ranking; ``default_history``: the best speedup
+    over time of the default ranking (``overview.history_record``), both as stored at ingest."""
 
     version: int
     revision: int | None
     choices: list[RankingChoice]
     timed: bool
     current_revision: int = TIMING_PROTOCOL_REVISION
+    solutions: int = 0
+    default_history: list[list[Any]] = dataclass_field(default_factory=list)
 
     @property
     def is_default(self) -> bool:
@@ -92,12 +124,13 @@ class Measurement:
 
 def problem_measurement(*, problem: Problem, profile: str | None, query=None) -> Measurement:
     """The version and revision a problem page shows, from its query string (values no evaluation has are ignored;
-    ``revision=none`` picks results that recorded none). One query."""
+    ``revision=none`` picks results that recorded none), read from the stored standings (one query)."""
     query = query or {}
     if not profile:
         return Measurement(problem.version, TIMING_PROTOCOL_REVISION, [], False)
-    choices = problem_ranking_choices(problem=problem, profile=profile)
-    version, revision = problem_ranking_default(problem=problem, choices=choices)
+    standings = problem_standings(problem=problem, profile=profile)
+    choices = stored_ranking_choices(standings)
+    version, revision = default = problem_ranking_default(problem=problem, choices=choices)
     wanted_version, wanted_revision = query.get("version"), query.get("revision")
     if wanted_version is not None or wanted_revision is not None:
         for c in choices:
@@ -106,7 +139,19 @@ def problem_measurement(*, problem: Problem, profile: str | None, query=None) ->
             ):
                 version, revision = c.problem_version, c.protocol_revision
                 break
-    return Measurement(version, revision, choices, metrics.measures_speed(profile))
+    stored = {(s.problem_version, s.protocol_revision): s for s in standings}
+    # (the stored rows of a ranking whose version is not recorded are read as the problem's version's, as
+    # ``ranking_rows.problem_ranking_rows`` reads them)
+    shown = stored.get((problem.version if version is None else version, revision))
+    first = stored.get(default)
+    return Measurement(
+        version,
+        revision,
+        choices,
+        metrics.measures_speed(profile),
+        solutions=shown.solutions if shown and profile in PROFILES else 0,
+        default_history=first.history if first and profile in PROFILES else [],
+    )
 
 
 def problem_ranking(
@@ -304,15 +349,10 @@ def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
     evaluations, median = _median_of(timed, "baseline_median_us")
     roofline_us, bound = _roofline(problem, profile)
     if roofline_us is None and evaluations:  # not computable here (e.g. an imported or demo problem): as evaluated
+        # the newest evaluation's of this version on the profile, kept at ingest (``MeasuredRoofline``)
         measured = (
-            Result.objects.filter(
-                submission__problem=problem,
-                submission__profile=profile,
-                problem_version=problem.version,
-                document__roofline__time_us__isnull=False,
-            )
-            .order_by("-recorded_at")
-            .values_list("document__roofline__time_us", "document__roofline__bound")
+            MeasuredRoofline.objects.filter(problem=problem, profile=profile, problem_version=problem.version)
+            .values_list("time_us", "bound")
             .first()
         )
         if measured and isinstance(measured[0], (int, float)):

@@ -89,7 +89,8 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
         if profile
         else []
     )
-    ranked = table.context(request, ranking, convert=convert)
+    # (the stored ranking's rows are counted by its standing, read with the measurement)
+    ranked = table.context(request, ranking, count=None if published else measured.solutions, convert=convert)
     count = ranked["page"].paginator.count
     first_rows = ranked["page"].number == 1 and not request.GET.get("sort") and len(ranked["rows"]) >= min(3, count)
     top = (
@@ -127,7 +128,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
             "measured": measured,
             "best_solutions": _best_solutions(top),
             "history": overview.problem_history_chart(
-                problem=problem, profile=profile, published=published, choices=measured.choices
+                problem=problem, profile=profile, published=published, measured=measured
             ),
             "write": write_solution.context(problem.id, suite=problem.suite),
         },

@@ -1,5 +1,6 @@
-"""Recomputes every stored standing (each problem's ranking line per profile, version and revision, and each
-category's line on the home page) from the results, the way recording them one by one leaves them; with
+"""Recomputes every stored standing (each problem's ranking line per profile, version and revision with its best
+speedup over time, each category's line on the home page, each problem version's measured roofline, and the values
+the runs' filters offer) from the results, the way recording them one by one leaves them; with
 ``--runs``, every model run's score too (its ranking row and the whole score its page reads):
 
     python manage.py rebuild_standings [--runs]

@@ -15,11 +15,11 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     person = rankings.user_by_username(username=username)
     runs_table, solutions_table = run_tables.run_ranking_table(), problem_tables.best_solutions_table()
     runs = run_selectors.model_run_ranking(user=person)
-    solutions = rankings.user_best_solutions(user=person)
-    if runs_table.wants_export(request, main=True):
+    if runs_table.wants_export(request, main=True):  # (the runs only: their best solutions are not read)
         return runs_table.export(
             request, runs, filename=f"user-{person.get_username()}-runs", convert=run_rows.run_rows
         )
+    solutions = rankings.user_best_solutions(user=person)
     if solutions_table.wants_export(request, main=False):
         return solutions_table.export(request, solutions, filename=f"user-{person.get_username()}-solutions")
     return render(

@@ -69,3 +69,15 @@ def test_an_export_comes_a_page_at_a_time_and_its_pages_are_the_whole_table(clie
     assert len(b"".join(csv.streaming_content).decode().strip().splitlines()) == 6  # the header and five rows
     assert len(_json(client, "/runs/?format=json")["rows"]) == min(len(whole), tables.EXPORT_PAGE_ROWS)
     assert _json(client, "/runs/?format=json&per_page=100000")["per_page"] == tables.MAX_EXPORT_PAGE_ROWS
+
+
+def test_a_users_runs_export_reads_their_runs_and_not_their_best_solutions(client, seeded):
+    username = ModelRun.objects.order_by("pk").first().user.get_username()
+    with CaptureQueriesContext(connection) as queries:
+        exported = _json(client, f"/users/{username}/?format=json")
+    assert exported["rows"] and not any("leaderboard_result" in q["sql"] for q in queries.captured_queries)
+    assert {r["id"] for r in exported["rows"]} == set(
+        ModelRun.objects.filter(user__username=username).values_list("pk", flat=True)
+    )
+    # the page and the solutions' export still read them
+    assert client.get(f"/users/{username}/?format=csv&table=solutions").status_code == 200

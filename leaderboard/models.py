@@ -451,46 +451,6 @@ class CategoryStanding(models.Model):
         return f"{self.category}: {self.leader or 'no leader'}"
 
 
-class MeasuredRoofline(models.Model):
-    """The roofline the newest evaluation of a problem version on a profile reported (its document's ``roofline``),
-    which the problem page shows where the site cannot compute one itself (an imported or demo problem). Kept by
-    ``rankings.services.measured_roofline_after_result`` when a result is recorded, in the same transaction;
-    ``rebuild_standings`` recomputes every row. ``time_us`` and ``bound`` hold the document's values as they are
-    (JSON: a value that is not a number is stored, and shown as no roofline)."""
-
-    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="measured_rooflines")
-    profile = models.CharField(max_length=64)
-    problem_version = models.PositiveIntegerField()
-    time_us = models.JSONField(null=True, blank=True)
-    bound = models.JSONField(null=True, blank=True)
-    recorded_at = models.DateTimeField(help_text="when the evaluation it comes from was recorded")
-    submission_id = models.PositiveBigIntegerField(help_text="the evaluation it comes from")
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["problem", "profile", "problem_version"], name="measured_roofline_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"roofline of {self.problem_id} v{self.problem_version} on {self.profile}"
-
-
-class RunFilterChoice(models.Model):
-    """A (hardware profile, precision, k) some model run has: the values the ranking's filters offer. Added when a
-    run is uploaded, in the same transaction; removed when the last run with it is deleted; ``rebuild_standings``
-    recomputes them from the runs."""
-
-    profile = models.CharField(max_length=64)
-    precision = models.CharField(max_length=32, blank=True)
-    k = models.PositiveSmallIntegerField()
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["profile", "precision", "k"], name="run_filter_choice_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.profile} · {self.precision or 'no precision'} · k={self.k}"
-
-
 class TestRun(EvaluatedSource):
     """One unranked test-mode evaluation (``POST /api/tests/``, ``arena test``): same sandbox and judge as a
     submission, on the profile's fast lane, visible to its owner only.
@@ -513,3 +473,7 @@ class TestRun(EvaluatedSource):
 
     def __str__(self) -> str:
         return f"test #{self.pk} {self.problem_id} on {self.profile} ({self.verdict or self.state})"
+
+
+# What a problem page and the ranking of runs read instead of computing per request, beside the standings.
+from leaderboard.stored_models import MeasuredRoofline, RunFilterChoice  # noqa: E402, F401

@@ -7,9 +7,7 @@
 - a problem's standing on one profile, version and revision (``ProblemStanding``, ``selectors.problem_ranking``)
   with every row of that ranking (``StandingEntry``, read by ``ranking_rows``) when a passed result of it is
   recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
-- a problem page's measured roofline (``MeasuredRoofline``: the newest evaluation's on each profile and version) when
-  any result of it is recorded (``measured_roofline_after_result``), and the values the runs' filters offer
-  (``RunFilterChoice``) when a run is saved or deleted (``run_filter_choices_after_save``, ``..._after_delete``);
+- a problem page's measured roofline and the values the runs' filters offer (``stored_figures``);
 - ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``);
 - two runs' comparison (``RunComparison``, ``comparison.model_run_comparison_compute``) by a job on the web queue that
   a comparison page asks for (``run_comparison_request``) when none is stored for the runs' current scores.
@@ -20,14 +18,12 @@ nothing.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import timedelta
 from typing import Any
 
 import django_rq
-from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db import transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
 
@@ -37,13 +33,11 @@ from evaluator.contract.result import Verdict
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.models import (
     CategoryStanding,
-    MeasuredRoofline,
     ModelRun,
     Problem,
     ProblemStanding,
     Result,
     RunComparison,
-    RunFilterChoice,
     RunScore,
     StandingEntry,
     Submission,
@@ -58,6 +52,7 @@ from leaderboard.rankings import (
     scores,
     selectors,
     solutions,
+    stored_figures,
 )
 
 logger = logging.getLogger(__name__)
@@ -215,14 +210,32 @@ def problem_standing_refresh(
     *, problem_id: str, profile: str, version: int | None, revision: int | None, category: bool = True
 ) -> ProblemStanding | None:
     """Recomputes one ``ProblemStanding`` row from the problem's passed evaluations on ``profile`` of ``version``
-    and ``revision`` (``selectors.problem_ranking``), then its category's line (``category``). The problem's row
-    is locked, so results of one problem landing at once on several web workers are counted one after another."""
-    with transaction.atomic():
-        problem = Problem.objects.select_for_update().filter(pk=problem_id).first()
+    and ``revision`` (``selectors.problem_ranking``): the one standing a result changes, not the problem's others
+    or any other problem's; then its category's line (``category``) if the problem's line on the home page moved.
+    The problem's row is locked, so results of one problem landing at once on several web workers are counted one
+    after another; recomputed from the rows as they stand, so a replay changes nothing."""
+    # (inside the caller's transaction, without a savepoint of its own: a failure rolls the caller's back whole)
+    with transaction.atomic(savepoint=False):
+        # (the row is locked; of it only its id and category are read: its statement and reference are big text)
+        problem = (
+            Problem.objects.select_for_update()
+            .filter(pk=problem_id)
+            .only("id", "category", "version", "world_sizes")
+            .first()
+        )
         if problem is None:
             return None
+        line = _home_line(problem) if category else None
+        evaluations: list[dict[str, Any]] | None = None
+        protocols: dict[int, str] = {}
+        if version and profile in PROFILES:  # a result that recorded no version counts only towards the profile
+            evaluations, protocols = selectors.problem_evaluations(
+                problem=problem, profile=profile, version=version, revision=revision
+            )
         passed = (
-            selectors.passed_results(problem, profile)
+            len(evaluations)  # every passed evaluation of this version and revision, re-measurements left out
+            if evaluations is not None
+            else selectors.passed_results(problem, profile)
             .filter(problem_version=version, protocol_revision=revision)
             .count()
         )
@@ -238,30 +251,32 @@ def problem_standing_refresh(
         else:
             ranking: list[solutions.RankingEntry] = []
             hosts: dict[int, str] = {}
-            if version and profile in PROFILES:  # a result that recorded no version counts only towards the profile
-                evaluations, protocols = selectors.problem_evaluations(
-                    problem=problem, profile=profile, version=version, revision=revision
-                )
+            if evaluations is not None:
                 # Re-measurements only verify rows (read with the page), so the order is ranked without them.
                 ranking = solutions.rank_solutions(
                     evaluations, timed=metrics.measures_speed(profile), protocols=protocols
                 )
                 hosts = {e["submission_id"]: e["worker"] for e in evaluations if e["worker"]}
             lead = ranking[0] if ranking else None
-            row, _ = ProblemStanding.objects.update_or_create(
-                **key,
-                defaults={
-                    "passed": passed,
-                    "solutions": len(ranking),
-                    "leader_submission_id": lead.submission_id if lead else None,
-                    "leader_user_id": lead.user_id if lead else None,
-                    "leader_username": lead.username if lead else "",
-                    "leader_model_run_id": lead.model_run_id if lead else None,
-                    "leader_model": lead.model if lead else "",
-                    "best_speedup": lead.speedup if lead else None,
-                    "history": overview.history_record(overview.best_over_time(ranking)),
-                },
-            )
+            values = {
+                "passed": passed,
+                "solutions": len(ranking),
+                "leader_submission_id": lead.submission_id if lead else None,
+                "leader_user_id": lead.user_id if lead else None,
+                "leader_username": lead.username if lead else "",
+                "leader_model_run_id": lead.model_run_id if lead else None,
+                "leader_model": lead.model if lead else "",
+                "best_speedup": lead.speedup if lead else None,
+                "history": overview.history_record(overview.best_over_time(ranking)),
+                "updated_at": timezone.now(),
+            }
+            # Written in place (the problem's row is locked: no other refresh of its standings runs meanwhile).
+            pk = ProblemStanding.objects.filter(**key).values_list("pk", flat=True).first()
+            if pk is None:
+                row = ProblemStanding.objects.create(**key, **values)
+            else:
+                ProblemStanding.objects.filter(pk=pk).update(**values)
+                row = ProblemStanding(pk=pk, **key, **values)
             # The whole ranking is rewritten: pooling and rank ranges move every row when one evaluation lands.
             row.entries.all().delete()
             StandingEntry.objects.bulk_create(
@@ -273,19 +288,27 @@ def problem_standing_refresh(
                     for e in ranking
                 ]
             )
-        if category:
+        # The category's line sums its problems' lines: it moves only when this problem's does (a result on a
+        # profile that does not speak for the problem, or pooled into a row that is not its leader, leaves it).
+        if category and _home_line(problem) != line:
             category_standing_refresh(category=problem.category)
     return row
+
+
+def _home_line(problem: Problem) -> overview.ProblemLeader:
+    """The problem's line on the home page as its stored standings give it (one query, a handful of rows)."""
+    _, lines = overview.stored_leaders([problem], {problem.id: catalogue.problem_default_profile(problem=problem)})
+    return lines[problem.id]
 
 
 def category_standing_refresh(*, category: str) -> CategoryStanding | None:
     """Recomputes a category's line on the home page over its active problems (``overview.summarise`` of each
     one's stored line, ``overview.stored_leaders``); deletes it when the category has none. The category's row is
     locked first, so two problems of it refreshed at once are summed one after the other."""
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # (as ``problem_standing_refresh``)
         CategoryStanding.objects.bulk_create([CategoryStanding(category=category)], ignore_conflicts=True)
         CategoryStanding.objects.select_for_update().filter(pk=category).first()
-        problems = list(catalogue.problem_list(category=category))
+        problems: list = catalogue.listed_problems(catalogue.problem_list(category=category))  # rows, as listed
         if not problems:
             CategoryStanding.objects.filter(pk=category).delete()
             return None
@@ -341,128 +364,10 @@ def standings_rebuild() -> int:
             )
         CategoryStanding.objects.all().delete()
         category_standings_refresh()
-        measured_rooflines_rebuild()
-        run_filter_choices_rebuild()
+        stored_figures.measured_rooflines_rebuild()
+        stored_figures.run_filter_choices_rebuild()
         generations.rankings_changed()
         return ProblemStanding.objects.count()
-
-
-# --- a problem page's measured roofline ------------------------------------------------------------------
-
-# Of an evaluation's document, what a problem page shows where the site cannot compute the roofline itself: the
-# newest evaluation of the problem's version on the profile whose document has ``roofline.time_us`` (any verdict;
-# re-measurements too). Ties of time go to the later submission.
-_ROOFLINE_UPSERT = """
-INSERT INTO leaderboard_measuredroofline
-    (problem_id, profile, problem_version, time_us, bound, recorded_at, submission_id)
-VALUES (%s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (problem_id, profile, problem_version) DO UPDATE SET
-    time_us = excluded.time_us, bound = excluded.bound, recorded_at = excluded.recorded_at,
-    submission_id = excluded.submission_id
-WHERE (excluded.recorded_at, excluded.submission_id)
-    > (leaderboard_measuredroofline.recorded_at, leaderboard_measuredroofline.submission_id)
-"""
-
-
-def _json_or_null(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
-
-
-def measured_roofline_after_result(*, result: Result) -> None:
-    """Called by ``result_record`` once a result is stored (inside its transaction): a document with a roofline
-    becomes its problem version's measured roofline on the profile unless a newer one is kept (one query, whatever
-    the order results land in; recording the same result again changes nothing)."""
-    document = result.document
-    roofline = document.get("roofline") if isinstance(document, dict) else None
-    if result.problem_version is None or not isinstance(roofline, dict) or "time_us" not in roofline:
-        return
-    submission = result.submission
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _ROOFLINE_UPSERT,
-            [
-                submission.problem_id,
-                submission.profile,
-                result.problem_version,
-                _json_or_null(roofline["time_us"]),
-                _json_or_null(roofline.get("bound")),
-                result.recorded_at,
-                result.submission_id,
-            ],
-        )
-
-
-def measured_rooflines_rebuild() -> int:
-    """Every measured roofline recomputed from the results (the rows recording them one by one leaves). Returns
-    how many."""
-    newest: dict[tuple[str, str, int], MeasuredRoofline] = {}
-    rows = (
-        Result.objects.filter(problem_version__isnull=False, document__roofline__time_us__isnull=False)
-        .order_by("recorded_at", "submission_id")
-        .values_list(
-            "submission__problem_id",
-            "submission__profile",
-            "problem_version",
-            "document__roofline__time_us",
-            "document__roofline__bound",
-            "recorded_at",
-            "submission_id",
-        )
-    )
-    for problem_id, profile, version, time_us, bound, at, sid in rows.iterator(chunk_size=2000):
-        newest[problem_id, profile, version] = MeasuredRoofline(
-            problem_id=problem_id,
-            profile=profile,
-            problem_version=version,
-            time_us=time_us,
-            bound=bound,
-            recorded_at=at,
-            submission_id=sid,
-        )
-    with transaction.atomic():
-        MeasuredRoofline.objects.all().delete()
-        MeasuredRoofline.objects.bulk_create(newest.values(), batch_size=1000)
-    return len(newest)
-
-
-# --- the values the runs' filters offer ------------------------------------------------------------------
-
-FILTER_FIELDS = {"profile", "precision", "k"}
-
-
-def run_filter_choices_after_save(*, run: ModelRun, created: bool, update_fields: Any = None) -> None:
-    """Called when a run is saved (inside the caller's transaction): a new run's hardware, precision and k are
-    offered by the ranking's filters (one query); a run whose values may have changed can also leave a value no run
-    has, which is dropped (one more). Saving its progress or publishing it costs nothing here."""
-    if not created and update_fields is not None and not FILTER_FIELDS.intersection(update_fields):
-        return
-    RunFilterChoice.objects.bulk_create(
-        [RunFilterChoice(profile=run.profile, precision=run.precision, k=run.k)], ignore_conflicts=True
-    )
-    if not created:
-        _run_filter_choices_prune()
-
-
-def run_filter_choices_after_delete(*, run: ModelRun) -> None:
-    """Called when a run is deleted: a value no other run has is no longer offered (one query)."""
-    RunFilterChoice.objects.filter(profile=run.profile, precision=run.precision, k=run.k).exclude(
-        Exists(ModelRun.objects.filter(profile=OuterRef("profile"), precision=OuterRef("precision"), k=OuterRef("k")))
-    ).delete()
-
-
-def _run_filter_choices_prune() -> None:
-    RunFilterChoice.objects.exclude(
-        Exists(ModelRun.objects.filter(profile=OuterRef("profile"), precision=OuterRef("precision"), k=OuterRef("k")))
-    ).delete()
-
-
-def run_filter_choices_rebuild() -> int:
-    """The filters' values recomputed from the runs. Returns how many."""
-    seen = set(ModelRun.objects.order_by().values_list("profile", "precision", "k").distinct())
-    with transaction.atomic():
-        RunFilterChoice.objects.all().delete()
-        RunFilterChoice.objects.bulk_create([RunFilterChoice(profile=p, precision=q, k=k) for p, q, k in seen])
-    return len(seen)
 
 
 def run_comparison_refresh(*, a_id: int, b_id: int) -> RunComparison | None:

@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from evaluator.contract.result import ResultDocument, ResultDocumentError, Verdict, empty_document, from_json
 from leaderboard.models import Result, Submission
-from leaderboard.rankings.services import measured_roofline_after_result, run_score_mark_stale, standing_after_result
+from leaderboard.rankings.services import run_score_mark_stale, standing_after_result
+from leaderboard.rankings.stored_figures import measured_roofline_after_result
 from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from django.conf import settings
 
 from evaluator.contract.result import Verdict
 from leaderboard.models import ModelRun, Result, Submission
-from leaderboard.rankings import generations, metrics, run_selectors, standing
+from leaderboard.rankings import generations, metrics, ranking_rows, run_selectors, standing
 from leaderboard.rankings import selectors as rankings
 from leaderboard.submissions import queueing
 
@@ -61,10 +61,17 @@ def _remeasured(submission_ids) -> set[int]:
 
 
 def problem_leaders_remeasure(*, problem, profile: str) -> list[Submission]:
-    """Re-measures the first evaluation of each of the top rows of the problem's ranking that has none yet."""
-    entries = rankings.problem_ranking(problem=problem, profile=profile)[: top_entries()]
-    done = _remeasured(sid for e in entries for sid in e.submission_ids)
-    wanted = [e.submission_id for e in entries if not done.intersection(e.submission_ids)]
+    """Re-measures the first evaluation of each of the top rows of the problem's ranking that has none yet. The rows
+    are read as the problem's standing keeps them (``rankings.ranking_rows``), current in the result's transaction:
+    the ranking ``rankings.problem_ranking`` computes, without ranking every evaluation again."""
+    measured = rankings.problem_measurement(problem=problem, profile=profile)
+    entries = list(
+        ranking_rows.problem_ranking_rows(
+            problem=problem, profile=profile, version=measured.version, revision=measured.revision
+        ).values_list("submission_id", "submission_ids")[: top_entries()]
+    )
+    done = _remeasured(sid for _, ids in entries for sid in ids)
+    wanted = [first for first, ids in entries if not done.intersection(ids)]
     return [remeasure(s) for s in Submission.objects.filter(pk__in=wanted).select_related("problem", "user")]
 
 

@@ -216,3 +216,32 @@ def test_a_problem_leaving_the_catalogue_leaves_its_categorys_line(problems, use
     line = CategoryStanding.objects.get(pk=category)
     assert (line.leader, line.best_problem_id, line.solutions) == ("", "", 0)
     _assert_home_equals_per_request(list(catalogue.problem_list()))
+
+
+def test_a_result_refreshes_its_one_standing_and_its_categorys_line_only_when_the_problems_line_moved(
+    problems, django_user_model
+):
+    ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
+    _record(ada, ALL_REDUCE, GPU4, 4.0)  # GPU4 speaks for the problem: its line moved
+    _record(bob, ALL_REDUCE, GPU4, 2.0, variant="bob")
+
+    def category_writes(*args, **kwargs) -> tuple[list[str], int]:
+        with CaptureQueriesContext(connection) as queries:
+            _record(*args, **kwargs)
+        sql = [q["sql"] for q in queries.captured_queries]
+        standings = [s for s in sql if s.startswith('UPDATE "leaderboard_problemstanding"')]
+        return [s for s in sql if "leaderboard_categorystanding" in s], len(standings)
+
+    # A repeat of bob's file, pooled into a row that does not lead: the problem's line stays, so does the category's.
+    writes, standings_written = category_writes(bob, ALL_REDUCE, GPU4, 2.1, variant="bob")
+    assert writes == [] and standings_written == 1
+    # A result of a revision the page does not show by default, on the same profile: the same.
+    writes, _ = category_writes(bob, ALL_REDUCE, GPU4, 50.0, variant="old", revision=TIMING_PROTOCOL_REVISION - 1)
+    assert writes == []
+    # A new leader moves it.
+    writes, _ = category_writes(bob, ALL_REDUCE, GPU4, 9.0, variant="fast")
+    assert writes
+    incremental = _state()
+    call_command("rebuild_standings")
+    assert _state() == incremental
+    _assert_home_equals_per_request(list(catalogue.problem_list()))

@@ -37,6 +37,9 @@ def pages_cache():
 
 RUNS = "runs"  # every run's score and progress, and which runs exist: the overall ranking and its filters
 RUN_LIST = "run-list"  # which runs exist (id, model, protocol): the comparison's choices
+# Any problem's standing, bumped with every problem's scope: the home page, which shows every problem's leader, is
+# keyed by this one number instead of one per active problem (no query and one key fewer per problem on a cached hit).
+CATALOGUE = "catalogue"
 
 
 def run_scope(run_id: int) -> str:
@@ -100,9 +103,12 @@ def bump(scopes: tuple[str | None, ...] = (None,)) -> None:
 
 def rankings_changed(*scopes: str) -> None:
     """Something ranking pages show changed: every cached page (no ``scopes``), or the pages of these scopes
-    (``RUNS``, ``run_scope(id)``, ``problem_scope(id)``, ``user_scope(name)``). Called by the services, inside their
+    (``RUNS``, ``run_scope(id)``, ``problem_scope(id)``, ``user_scope(name)``; a problem's scope bumps ``CATALOGUE``
+    too). Called by the services, inside their
     transaction or outside one; bumps the generations now and again once the transaction commits."""
     keys: tuple[str | None, ...] = tuple(scopes) or (None,)
+    if any(scope.startswith("problem:") for scope in scopes):
+        keys += (CATALOGUE,)
     bump(keys)
     transaction.on_commit(lambda: bump(keys))
 

@@ -13,7 +13,7 @@ scopes, the parts of the data it shows:
 | the comparison (page and API) | ``run-list``, ``run:<a>``, ``run:<b>`` |
 | a problem's page, its export, ``/api/problems/<id>/ranking|results/`` | ``problem:<id>`` |
 | a user's page and ``/api/users/<name>/`` | ``user:<name>`` |
-| the home page | ``problem:<id>`` of every active problem (each one's leader) |
+| the home page | ``catalogue``, bumped with every ``problem:<id>`` (each active problem's leader) |
 | ``/api/problems/[<id>/]`` | the global generation only |
 
 The services name what they change (``leaderboard.rankings.generations``, which also says who bumps what). A bumped
@@ -52,7 +52,15 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from redis.exceptions import RedisError
 
-from leaderboard.rankings.generations import RUN_LIST, RUNS, generations, problem_scope, run_scope, user_scope
+from leaderboard.rankings.generations import (
+    CATALOGUE,
+    RUN_LIST,
+    RUNS,
+    generations,
+    problem_scope,
+    run_scope,
+    user_scope,
+)
 from leaderboard.rankings.generations import pages_cache as _cache
 
 logger = logging.getLogger(__name__)
@@ -268,10 +276,9 @@ def user_page_scopes(request: HttpRequest, username: str, **_) -> list[str]:
 
 
 def catalogue_scopes(request: HttpRequest, **_) -> list[str]:
-    """The home page shows each active problem's leader: the scope of every active problem (one query)."""
-    from leaderboard.models import Problem
-
-    return [problem_scope(pid) for pid in Problem.objects.filter(is_active=True).values_list("pk", flat=True)]
+    """The home page shows each active problem's leader: ``CATALOGUE``, which every problem's scope bumps (which
+    problems are active changes only with the global generation: ``problems_sync``)."""
+    return [CATALOGUE]
 
 
 def ranking_scopes(request: HttpRequest, **_) -> list[str]:

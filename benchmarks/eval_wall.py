@@ -5,10 +5,11 @@
 
 A plain correct solution evaluated --runs times in a row in one worker process (warm: the timer is built, the
 runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each phase's
-share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes each evaluation
-starts the next one's sandboxes ahead (as ArenaWarmWorker does); --between-s pauses between evaluations, as a
-worker waits between jobs, which is when those sandboxes import torch. Each run's speedup (identical code on both
-sides) is recorded, to see whether anything running beside an evaluation moved its timings."""
+share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes the next evaluation's
+sandboxes are started ahead after each one, outside its wall time (as ArenaWarmWorker does after each job);
+--between-s pauses between evaluations, as a worker waits between jobs, which is when those sandboxes import torch.
+Each run's speedup (identical code on both sides) is recorded, to see whether anything running beside an evaluation
+moved its timings."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ os.environ.update(MULTICAST_OFF)
 
 from evaluator.contract.spec import EvalSpec  # noqa: E402
 from evaluator.host import pool  # noqa: E402
-from evaluator.host.evaluate import evaluate  # noqa: E402
+from evaluator.host.evaluate import evaluate, hold_next  # noqa: E402
 from problems.registry import get  # noqa: E402
 
 
@@ -85,6 +86,8 @@ def main() -> int:
                 "message": doc.get("message", "")[:300],
             }
         )
+        if args.warm_sandboxes:
+            hold_next()  # as the warm worker does once the job has ended
     warm = [r["wall_s"] for r in rows if not r["cold"]]
     speedups = [r["speedup"] for r in rows if not r["cold"] and r["speedup"] is not None]
     report = {

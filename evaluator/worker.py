@@ -5,7 +5,7 @@ callbacks, a malformed payload — is refused: logged, moved to the failed regis
 
 ``ArenaWorker`` forks a work horse per job (``rq worker --worker-class evaluator.worker.ArenaWorker``, and the web
 worker through settings' ``RQ["WORKER_CLASS"]``); ``ArenaSimpleWorker`` runs jobs in its own process (tests);
-``ArenaWarmWorker`` does too, and starts each evaluation's sandboxes ahead (GPU hosts).
+``ArenaWarmWorker`` does too, and after each job starts the next evaluation's sandboxes ahead (GPU hosts).
 A worker serves either the web queue or worker queues, never both: the web worker holds the database, the others
 run code under test. A worker of the second kind takes its signing key out of the environment when it starts."""
 
@@ -236,8 +236,8 @@ class ArenaSimpleWorker(_Guarded, SimpleWorker):
 
 
 class ArenaWarmWorker(_Guarded, _WaitsForRedis, SimpleWorker):
-    """An evaluation worker for GPU hosts: jobs run in the worker's own process, so the sandboxes each evaluation
-    starts ahead for the next one (evaluator/host/pool.py) are still there when the next job comes; a forking worker
+    """An evaluation worker for GPU hosts: jobs run in the worker's own process, so the sandboxes it starts ahead after
+    each job for the next one (evaluator/host/pool.py) are still there when the next job comes; a forking worker
     would lose them with each job's process. Nothing of the solution runs in this process either way.
 
     RQ's SimpleWorker sends no heartbeat while a job runs (the portal's reaper would then see a dead host only at
@@ -276,3 +276,15 @@ class ArenaWarmWorker(_Guarded, _WaitsForRedis, SimpleWorker):
         finally:
             done.set()
             beating.join(timeout=5)
+            self.hold_next()
+
+    def hold_next(self) -> None:
+        """Once a job has ended (its evaluation replied), the next evaluation's sandboxes are started ahead for the
+        profile it ran on (evaluator/host/pool.py): outside the evaluation's path. What fails here is logged; the next
+        evaluation then starts its own, as on a worker that holds none."""
+        try:
+            from evaluator.host.evaluate import hold_next
+
+            hold_next()
+        except Exception as exc:  # noqa: BLE001 - a pair not started ahead must not end the worker
+            self.log.warning("Worker %s: the next evaluation's sandboxes were not started ahead (%s)", self.name, exc)

@@ -182,7 +182,7 @@ def evaluate(
     # A solution that builds extensions binds its own cache from the start: its build may be running ahead on the
     # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
     warm = pool.enabled() and not plan.imported
-    held = pool.take(profile) if warm and not needs_build(spec.solution_source) else None
+    held = pool.take(profile, usable=not needs_build(spec.solution_source)) if warm else None
     workdir = (
         held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))
     )
@@ -204,12 +204,18 @@ def evaluate(
             remove_tree(workdir)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
     doc["containment"]["started_ahead"] = held is not None
-    if warm:
-        try:
-            _hold_next(profile, timer_path, workdir_parent or workdir_root())
-        except (OSError, sandbox.SandboxUnavailable) as exc:  # the next evaluation starts its own, as without
-            logger.warning("could not start the next evaluation's sandboxes ahead: %s", exc)
     return doc
+
+
+def hold_next(workdir_parent: str | None = None) -> None:
+    """Starts the next evaluation's sandboxes ahead, for each profile a warm evaluation ran on since the last call
+    (evaluator/host/pool.py). The job runner calls it once an evaluation has replied (``evaluator.worker``'s warm
+    worker, after each job): not on the evaluation's path, nor between its end and its reply."""
+    for profile in pool.wanted():
+        try:
+            _hold_next(profile, compiled_timer.build(), workdir_parent or workdir_root())
+        except (OSError, sandbox.SandboxUnavailable, compiled_timer.TimerBuildError) as exc:
+            logger.warning("could not start the next evaluation's sandboxes ahead: %s", exc)  # it starts its own
 
 
 def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str | None) -> None:

@@ -1,8 +1,9 @@
 """Sandboxes started ahead of their evaluation: on a worker that serves one evaluation after another
-(``evaluator.worker.ArenaWarmWorker``, or ``ARENA_WARM_SANDBOXES=1``), each evaluation ends by starting the next
-one's judge and solution sandboxes, which import the evaluator and torch and then wait (evaluator/rank/spawn.py,
-ARENA_HOLD_FD). The next evaluation takes them instead of starting its own, so importing torch (about 4 s on a GPU
-host) is no longer on its path.
+(``evaluator.worker.ArenaWarmWorker``, or ``ARENA_WARM_SANDBOXES=1``), each evaluation takes the pair held for its
+profile (:func:`take`), and once it has replied the job runner starts the next one's judge and solution sandboxes
+(``evaluator.host.evaluate.hold_next``, which calls :func:`hold`), which import the evaluator and torch and then wait
+(evaluator/rank/spawn.py, ARENA_HOLD_FD). The next evaluation takes them instead of starting its own, so importing
+torch (about 4 s on a GPU host) is no longer on its path, and starting them is not on the previous one's.
 
 A held pair knows nothing of any solution: its working directory has an empty solution folder and an empty build
 cache of its own. When it is taken, the solution's file is written into the first, and the solution's own build
@@ -36,6 +37,7 @@ class Held:
 
 
 _held: dict[str, Held] = {}
+_wanted: dict[str, HardwareProfile] = {}  # the profiles whose next evaluation wants a pair started ahead
 _drain_registered = False
 
 
@@ -47,8 +49,13 @@ def enable() -> None:
     os.environ[ENV] = "1"
 
 
-def take(profile: HardwareProfile) -> Held | None:
-    """The pair held for ``profile`` (it is no longer held), or None."""
+def take(profile: HardwareProfile, *, usable: bool = True) -> Held | None:
+    """The pair held for ``profile`` (it is no longer held), or None: none is held, or this evaluation cannot use one
+    (``usable`` False: it starts its own, and the pair stays held). Either way the next evaluation on ``profile`` will
+    want a pair: :func:`wanted` names the profile until the job runner has started it."""
+    _wanted[profile.name] = profile
+    if not usable:
+        return None
     held = _held.pop(profile.name, None)
     if held is not None and (
         held.session.box is None
@@ -58,6 +65,14 @@ def take(profile: HardwareProfile) -> Held | None:
         discard(held)  # it ended while waiting (the host killed it, say)
         return None
     return held
+
+
+def wanted() -> list[HardwareProfile]:
+    """The profiles whose next evaluation wants a pair started ahead (each evaluation that took, or could not use, the
+    pair held for its profile names it once): the job runner starts them, and they are no longer wanted."""
+    profiles = list(_wanted.values())
+    _wanted.clear()
+    return profiles
 
 
 def hold(
@@ -115,6 +130,7 @@ def discard(held: Held) -> None:
 
 
 def drain() -> None:
-    """Ends every held pair (a worker that stops, a test that is done)."""
+    """Ends every held pair (a worker that stops, a test that is done); no profile is wanted any more."""
+    _wanted.clear()
     while _held:
         discard(_held.popitem()[1])

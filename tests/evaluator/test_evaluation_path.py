@@ -20,8 +20,11 @@ its inputs are already decided its evaluation is one run, and its path is held t
 at evaluation, trusted runs of its reference alone (each an evaluation of its own, of the reference) come before the
 solution's run, and each run is held to the rule, the solution's looking nothing up again.
 
-``python -m tests.evaluator.test_evaluation_path [pkb | pkb-probed] [--contract]`` prints the path (``--contract``:
-counting the contract's modules too)."""
+On a warm worker (evaluator/host/pool.py) the path takes the sandboxes held for its profile; the job runner starts the
+next evaluation's once it has ended, outside its path.
+
+``python -m tests.evaluator.test_evaluation_path [pkb | pkb-probed | warm] [--contract]`` prints the path
+(``--contract``: counting the contract's modules too)."""
 
 from __future__ import annotations
 
@@ -197,6 +200,33 @@ def pkb_walks(tmp_path_factory) -> Iterator[dict[str, tuple[Walk, dict[str, Any]
             registry.clear_caches()
 
 
+def trace_warm(workdir_parent: str | None = None) -> tuple[tuple[Walk, dict[str, Any]], tuple[Walk, dict[str, Any]]]:
+    """On a warm worker (``ARENA_WARM_SANDBOXES=1`` must be set): an evaluation traced while no sandboxes are held,
+    then, once the job runner has started the next evaluation's and they have imported torch, the next one, traced."""
+    from evaluator.contract.profiles import get_profile
+    from evaluator.host import pool
+    from evaluator.host.evaluate import hold_next
+
+    first = trace(all_reduce_spec())
+    hold_next(workdir_parent)  # what the warm worker does once a job has ended
+    assert pool.wait_ready(get_profile("cpu-gloo-2"), 180), "the held sandboxes never finished importing"
+    return first, trace(all_reduce_spec())
+
+
+@pytest.fixture(scope="module")
+def warm_walks(tmp_path_factory) -> Iterator[tuple[tuple[Walk, dict[str, Any]], tuple[Walk, dict[str, Any]]]]:
+    from evaluator.host import pool
+
+    base = tmp_path_factory.mktemp("warm")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(pool.ENV, "1")
+        mp.setenv("ARENA_CACHE_DIR", str(base / "cache"))
+        try:
+            yield trace_warm(str(base))
+        finally:
+            pool.drain()
+
+
 def test_one_evaluations_spec_enters_each_module_once(all_reduce_walk):
     whole, result = all_reduce_walk
     path = whole.leaving_out()
@@ -262,12 +292,34 @@ def test_an_imported_problems_inputs_decided_at_evaluation_come_from_runs_of_the
     assert not {"evaluator/host/plan.py", "problems/registry.py"} & set(solution.modules())
 
 
+def test_on_a_warm_worker_the_path_enters_the_pool_once_and_the_next_sandboxes_start_after_it(warm_walks):
+    # The evaluation takes the sandboxes held for its profile, if any; the next evaluation's are started by the job
+    # runner once this one has replied, outside its path.
+    for whole, result in warm_walks:
+        assert result["document"]["verdict"] == "passed", result["document"]["message"]
+        path = whole.leaving_out()
+        assert not path.returns(), f"the path goes back: {path.returns()} (the whole path: {path.entries})"
+        assert len(path.modules()) <= MAX_MODULES, path.modules()
+        assert [(m, f) for m, f, _ in path.entries if m == "evaluator/host/pool.py"] == [
+            ("evaluator/host/pool.py", "take")
+        ]
+    (_, cold), (_, warm) = warm_walks
+    assert cold["document"]["containment"]["started_ahead"] is False
+    assert warm["document"]["containment"]["started_ahead"] is True
+
+
 if __name__ == "__main__":
     import os
     import tempfile
 
     os.environ.setdefault("ARENA_WORKER_KEY", "a-key-for-the-trace-only")
-    if "pkb" in sys.argv or "pkb-probed" in sys.argv:
+    if "warm" in sys.argv:
+        from evaluator.host import pool
+
+        pool.enable()
+        found, _ = trace_warm()[1]
+        pool.drain()
+    elif "pkb" in sys.argv or "pkb-probed" in sys.argv:
         base = Path(tempfile.mkdtemp(prefix="arena-path-"))
         os.environ["ARENA_SUITES_DIR"] = str(base / "suites")
         found, _ = trace_pkb(base)["probed" if "pkb-probed" in sys.argv else "recorded"]

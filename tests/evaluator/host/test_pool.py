@@ -1,6 +1,6 @@
 """Sandboxes started ahead of their evaluation (evaluator/host/pool.py): a worker that serves one evaluation after
-another takes the pair the last one left waiting, with torch already imported, and no solution sees another's
-build cache or leaves anything behind."""
+another takes the pair started after the last one (``hold_next``, as the warm worker calls it after each job), with
+torch already imported, and no solution sees another's build cache or leaves anything behind."""
 
 import os
 import time
@@ -10,7 +10,7 @@ import pytest
 
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import pool, sandbox
-from evaluator.host.evaluate import evaluate
+from evaluator.host.evaluate import evaluate, hold_next
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or sandbox.probe("cpu") is not None, reason="needs root and bubblewrap"
@@ -44,7 +44,8 @@ def warm(monkeypatch, tmp_path):
 
 
 def _eval(tag: str, parent: Path) -> dict:
-    return evaluate(
+    """An evaluation as a warm worker's job, and what the worker does once the job has ended."""
+    doc = evaluate(
         EvalSpec(
             problem_id="collectives/all_reduce",
             solution_source=CACHE_PROBE.format(tag=tag),
@@ -56,6 +57,8 @@ def _eval(tag: str, parent: Path) -> dict:
         ),
         workdir_parent=str(parent),
     )
+    hold_next(str(parent))
+    return doc
 
 
 def _seen(doc: dict) -> str:
@@ -82,6 +85,27 @@ def test_a_solution_finds_its_own_builds_in_held_sandboxes_and_never_another_sol
     again = _eval("a", warm)
     assert again["containment"]["started_ahead"] is True
     assert _seen(again) == "ARENA_CACHE_SEEN ['built-by-a']"  # lent to the held pair and back again
+
+
+def test_the_next_pair_is_started_after_the_evaluation_by_the_job_runner_not_by_the_evaluation(warm):
+    doc = evaluate(
+        EvalSpec(
+            problem_id="collectives/all_reduce",
+            solution_source=CACHE_PROBE.format(tag="a"),
+            solution_name="a.py",
+            profile="cpu-gloo-2",
+            trials=1,
+            timing_iterations=4,
+            warmup_iterations=1,
+        ),
+        workdir_parent=str(warm),
+    )
+    assert doc["verdict"] == "passed", doc["message"]
+    assert not pool._held  # the evaluation's document is whole before anything is started for the next one
+    hold_next(str(warm))
+    assert "cpu-gloo-2" in pool._held
+    hold_next(str(warm))  # wanted once: a second call starts nothing more
+    assert len(pool._held) == 1
 
 
 def test_draining_leaves_no_process_and_no_folder(warm):

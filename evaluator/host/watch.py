@@ -370,18 +370,20 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
         if not fields or fields[0] in ("running", "-1") or len(fields) < 3:
             return None, ""
         nr, sp, pc = int(fields[0]), int(fields[-2], 16), int(fields[-1], 16)
-        code = _code_mappings_with_inodes(pid)
+        if nr != READ_SYSCALL:
+            return None, ""
+        if int(fields[1], 16) != command_fd:
+            return False, f"its main thread was reading descriptor {int(fields[1], 16)}, not its command channel"
         fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
         try:
             data = os.pread(fd, WAIT_STACK_READ, sp)
         finally:
             os.close(fd)
+        if _waits_in_known_code(pid, pc, data, engine, engine_inode):
+            return True, ""
+        code = _code_mappings_with_inodes(pid)
     except (OSError, ValueError):
         return None, ""
-    if nr != READ_SYSCALL:
-        return None, ""
-    if int(fields[1], 16) != command_fd:
-        return False, f"its main thread was reading descriptor {int(fields[1], 16)}, not its command channel"
     starts = [c[0] for c in code]
 
     def where(value: int) -> tuple[str, int] | None:
@@ -406,6 +408,49 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
             callers.append(found[0] or "executable memory of no file")
     named = f"from {callers[0]}" if callers else "from no code the host could find"
     return False, f"its main thread read the command channel {named}, not from the engine"
+
+
+# Per rank process (pid, start time): its libc's and its engine's code ranges, as (start, end, inode). Parsing a CUDA
+# process's whole memory map takes milliseconds; a range found there is checked again at every use through
+# /proc/PID/map_files, so code mapped over it afterwards is not taken for it.
+_KNOWN_CODE: dict[tuple[int, str], tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = {}
+
+
+def _waits_in_known_code(pid: int, pc: int, data: bytes, engine: str, engine_inode: int) -> bool:
+    """The fast path of :func:`waits_for_command`: True when the stopped thread is in libc and its caller in the
+    engine, both by ranges read once from the process's map and checked again by their files' inodes now; False
+    when that cannot be said this way (the full map is then read)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            started = f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return False
+    key = (pid, started)
+    if key not in _KNOWN_CODE:
+        if len(_KNOWN_CODE) > 256:
+            _KNOWN_CODE.clear()
+        code = _code_mappings_with_inodes(pid)
+        libc = [(a, b, ino) for a, b, path, ino in code if os.path.basename(path).startswith(_LIBC)]
+        ours = [(a, b, ino) for a, b, path, ino in code if path == engine and ino == engine_inode]
+        _KNOWN_CODE[key] = (libc, ours)
+    libc, ours = _KNOWN_CODE[key]
+
+    def still(ranges: list[tuple[int, int, int]], value: int) -> bool:
+        for a, b, ino in ranges:
+            if a <= value < b:
+                try:
+                    return os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino == ino
+                except OSError:
+                    return False
+        return False
+
+    if not still(libc, pc):
+        return False
+    for k in range(0, min(len(data), WAIT_CALLER_BYTES) - 7, 8):
+        value = int.from_bytes(data[k : k + 8], "little")
+        if any(a <= value < b for a, b, _ in ours):
+            return still(ours, value)
+    return False
 
 
 def reading(pid: int, fd: int) -> bool:

@@ -19,7 +19,7 @@ from datetime import date, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, empty_document
@@ -79,6 +79,11 @@ class Command(BaseCommand):
             min_coverage=min_coverage,
             log=lambda text: self.stdout.write(text),
         )
+        if connection.vendor == "postgresql":
+            # A bulk load leaves the planner without statistics until autovacuum analyzes the tables (never, where it
+            # is off): the pages' queries would be planned on guesses (a parallel scan to find a handful of rows).
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
         self.stdout.write(self.style.SUCCESS(f"seeded {report} in {time.perf_counter() - started:.1f} s"))
 
 

@@ -377,7 +377,9 @@ class ProblemStanding(models.Model):
     best_speedup = models.FloatField(null=True, blank=True, help_text="the leader's pooled speedup")
     # The problem page's chart of the best speedup over time: each row of the ranking that beat every earlier one,
     # in submission order, as [submitted_at (ISO 8601), speedup, name shown, submission id].
-    history = models.JSONField(default=list, blank=True)
+    # (a database default too, so a web process of the previous release, which writes no history, can still insert a
+    # row while a deployment is under way)
+    history = models.JSONField(default=list, blank=True, db_default=models.Value([], output_field=models.JSONField()))
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -205,3 +205,19 @@ def test_the_migration_that_adds_them_fills_what_a_rebuild_writes():
     finally:
         migrate(latest)
     assert _state() == rebuilt
+
+
+def test_a_standing_written_without_its_history_as_the_previous_release_wrote_it_reads_as_none(problems):
+    """During a deployment a web process of the release before 0013 may still insert a standing: it names no
+    history, which the database fills with an empty one."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO leaderboard_problemstanding (problem_id, profile, problem_version, protocol_revision, passed,"
+            " solutions, leader_username, leader_model, updated_at) VALUES (%s, 'h200-nvlink-4', 1, 9, 1, 0, '', '',"
+            " now())",
+            ["collectives/all_reduce"],
+        )
+    row = ProblemStanding.objects.get(problem_id="collectives/all_reduce", profile="h200-nvlink-4")
+    assert row.history == []

@@ -430,8 +430,17 @@ def _waits_in_known_code(pid: int, pc: int, data: bytes, engine: str, engine_ino
         if len(_KNOWN_CODE) > 256:
             _KNOWN_CODE.clear()
         code = _code_mappings_with_inodes(pid)
-        libc = [(a, b, ino) for a, b, path, ino in code if os.path.basename(path).startswith(_LIBC)]
-        ours = [(a, b, ino) for a, b, path, ino in code if path == engine and ino == engine_inode]
+
+        def linked(a: int, b: int) -> int:
+            # The inode as the map file's link gives it: the map's own column can differ from it (an overlay file
+            # system shows its lower file's there), and every later check reads the link.
+            try:
+                return os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino
+            except OSError:
+                return -1
+
+        libc = [(a, b, linked(a, b)) for a, b, path, _ in code if os.path.basename(path).startswith(_LIBC)]
+        ours = [(a, b, linked(a, b)) for a, b, path, ino in code if path == engine and ino == engine_inode]
         _KNOWN_CODE[key] = (libc, ours)
     libc, ours = _KNOWN_CODE[key]
 

@@ -40,6 +40,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--problem", default="collectives/all_reduce")
     parser.add_argument(
+        "--param", action="append", default=[], help="a size parameter of the preset, NAME=VALUE (repeatable)"
+    )
+    parser.add_argument(
         "--warm-sandboxes", action="store_true", help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does"
     )
     parser.add_argument(
@@ -54,6 +57,7 @@ def main() -> int:
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)
     problem = get(args.problem)
+    params = {k: int(v) for k, v in (p.split("=", 1) for p in args.param)}
     solution = sorted((problem.path / "solutions" / "correct").glob("*.py"))[0]
     rows = []
     for n in range(args.runs + 1):
@@ -66,6 +70,7 @@ def main() -> int:
                 solution_source=solution.read_text(),
                 solution_name=solution.name,
                 profile=args.profile,
+                params=params or None,
             )
         )
         rows.append(
@@ -98,6 +103,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
         + (f" --problem {args.problem}" if args.problem != "collectives/all_reduce" else "")
+        + "".join(f" --param {p}" for p in args.param)
         + (" --warm-sandboxes" if args.warm_sandboxes else "")
         + (f" --between-s {args.between_s:g}" if args.between_s else ""),
         "warm_sandboxes": args.warm_sandboxes,
@@ -108,7 +114,11 @@ def main() -> int:
         "warm_speedups": speedups,
         "runs": rows,
     }
-    name = f"eval_wall_{report['date']}_{args.profile}" + ("_warm_sandboxes" if args.warm_sandboxes else "")
+    name = (
+        f"eval_wall_{report['date']}_{args.profile}"
+        + ("_warm_sandboxes" if args.warm_sandboxes else "")
+        + "".join(f"_{p.replace('=', '')}" for p in args.param)
+    )
     (out / f"{name}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=1))
     for r in rows:

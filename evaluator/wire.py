@@ -427,6 +427,20 @@ def frame_layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], 
     return head + b"\0" * (_padded(len(head)) - len(head)), parts, offset
 
 
+def frame_bytes(values: list[Any]) -> Any:
+    """``values`` laid out as one frame in a byte tensor in host memory, as :meth:`Slot.write` lays them out in a
+    slot: made ahead, a frame of many small values is then written in one copy (:meth:`Slot.write_frame`)."""
+    import torch
+
+    head, parts, total = frame_layout(values)
+    out = torch.zeros(len(head) + total, dtype=torch.uint8)
+    out[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
+    for t, off, n in parts:
+        if n:
+            out[len(head) + off : len(head) + off + n].view(t.dtype).view(t.shape).copy_(t)
+    return out
+
+
 def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
     """The values in the first ``length`` bytes of the byte tensor ``whole`` (views of it) and how many of them are
     outputs; every field is checked against those bytes, so a frame written by solution code yields plain tensors and
@@ -505,18 +519,28 @@ class Slot:
         fd = os.open(path, (os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY) | os.O_NOFOLLOW, 0o644)
         return cls(fd, writable=writable, pinned=pinned, name=Path(path).name)
 
-    def write(self, values: list[Any]) -> int:
-        """Writes ``values`` as one frame; returns how many bytes of the slot it fills."""
-        import torch
-
-        head, parts, total = frame_layout(values)
-        need = len(head) + total
+    def _room(self, need: int) -> None:
         # The file's size is read, not remembered: a rank holding the slot's descriptor could have shrunk it, and
         # writing through a mapping past the file's end kills the writer (SIGBUS).
         if need > self.size or os.fstat(self.fd).st_size < self.size:
             size = max(need + (-need) % self.GROW, 2 * self.size) if need > self.size else self.size
             os.ftruncate(self.fd, size)
             self._remap(size)
+
+    def write_frame(self, frame: Any) -> int:
+        """Writes a frame :func:`frame_bytes` made, in one copy; returns how many bytes of the slot it fills."""
+        need = int(frame.numel())
+        self._room(need)
+        self.bytes[:need].copy_(frame)
+        return need
+
+    def write(self, values: list[Any]) -> int:
+        """Writes ``values`` as one frame; returns how many bytes of the slot it fills."""
+        import torch
+
+        head, parts, total = frame_layout(values)
+        need = len(head) + total
+        self._room(need)
         view = self.bytes
         view[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
         base = len(head)

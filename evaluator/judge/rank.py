@@ -83,6 +83,7 @@ class JudgeRank:
         self.feed_slot = wire.Slot.open(self.private / wire.FEED_SLOT, writable=True, pinned=pinned)
         self.baseline_feed = wire.Slot.open(self.private / wire.BASELINE_FEED_SLOT, writable=True, pinned=pinned)
         self.drawn: tuple[int, list[Any]] | None = None  # the current timed iteration's inputs, until both are shown
+        self.drawn_frame: Any = None  # a window of several calls: its inputs laid out as a frame ahead
         self.untimed: dict[str, list[Any]] = {}  # the warm-up call's and the trials' inputs, by call name
         self.own_out = wire.Slot.open(self.private / wire.BASELINE_SLOT, writable=True, pinned=pinned)
         self.returned: wire.Slot | None = None
@@ -215,6 +216,10 @@ class JudgeRank:
         for seed in window_seeds(self.seeds["timing"][i], calls):
             drawn.extend(self.inputs(seed))
         self.drawn = (i, drawn)
+        # Several calls' inputs are laid out once, here, between windows: each side's window then opens with one
+        # copy of them, whose time varies far less than a frame's value-by-value writing (the host's clock takes
+        # the baseline's spread as its noise).
+        self.drawn_frame = wire.frame_bytes(drawn) if calls > 1 else None
         self.send(
             "fed",
             i=i,
@@ -249,10 +254,10 @@ class JudgeRank:
             self.feed_extent = self.feed_slot.write(self.untimed.pop(name))
         else:
             assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
-            if baseline:
-                self.baseline_feed.write(self.drawn[1])
-            else:
-                self.feed_extent = self.feed_slot.write(self.drawn[1])
+            slot = self.baseline_feed if baseline else self.feed_slot
+            n = slot.write_frame(self.drawn_frame) if self.drawn_frame is not None else slot.write(self.drawn[1])
+            if not baseline:
+                self.feed_extent = n
         self.send("bshown" if baseline else "shown", i=i, name=name, **({"feed_kept": True} if kept else {}))
 
     def check_trial(self, t: int, nbytes: int | None) -> None:

@@ -241,3 +241,14 @@ def test_a_flood_of_reports_is_read_a_bounded_amount_at_a_time_and_reported(monk
         got += lines.read_available()
     flood = [m for m in got if m["kind"] == "garbled"]
     assert lines.flooded and len(flood) == 1 and flood[0]["raw"].startswith("more than")
+
+
+def test_a_frame_made_ahead_is_written_in_one_copy_and_reads_back_as_the_values(tmp_path):
+    values = [torch.arange(5, dtype=torch.float32), None, torch.ones(2, 3, dtype=torch.int64)]
+    slot = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
+    n = slot.write_frame(wire.frame_bytes(values))
+    back, n_out = slot.read_frame(n)
+    assert n_out == 3 and back[1] is None
+    assert torch.equal(back[0], values[0]) and torch.equal(back[2], values[2])
+    other = wire.Slot.open(tmp_path / "other", writable=True, pinned=False)
+    assert bytes(other.view(other.write(values))) == bytes(slot.view(n))

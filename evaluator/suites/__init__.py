@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from evaluator.contract.result import Verdict, empty_document
+
 if TYPE_CHECKING:
     from evaluator.host.plan import Evaluation
 
@@ -36,3 +38,19 @@ def register(source: str) -> Callable[[SuiteEvaluator], SuiteEvaluator]:
 def evaluator_for(source: str) -> SuiteEvaluator | None:
     """The evaluator registered for the problems imported from ``source``, or None."""
     return _EVALUATORS.get(source)
+
+
+def cannot_evaluate(plan: Evaluation, why: str) -> dict[str, Any]:
+    """The document of an imported problem this worker cannot evaluate: ``infra_error``, saying ``why``."""
+    problem = plan.problem
+    doc = empty_document()
+    doc["problem"] = {
+        "id": problem.id,
+        "version": problem.version,
+        "content_hash": problem.content_hash,
+        "suite": problem.suite,
+        "imported": dict(plan.imported or {}),
+    }
+    doc["verdict"] = Verdict.INFRA_ERROR.value
+    doc["message"] = f"this worker cannot evaluate {problem.id}: {why}"
+    return doc

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
-from evaluator.host.plan import Evaluation, resolve
-from evaluator.suites import evaluator_for
+from evaluator.host.plan import resolve
+from evaluator.suites import cannot_evaluate, evaluator_for
 from evaluator.suites.pkb import evaluate as pkb_evaluate
 
 SUITE_EVALUATORS = (pkb_evaluate.evaluate_imported,)  # one per suite; naming them keeps the imports meaningful
@@ -26,23 +25,9 @@ def evaluate(spec: EvalSpec, workdir_parent: str | None = None, keep_workdir: bo
         return host_evaluate(plan, workdir_parent, keep_workdir)
     suite_evaluate = evaluator_for(plan.suite_source)
     if suite_evaluate is None:
-        return _unregistered(plan)
+        return cannot_evaluate(
+            plan,
+            f"no evaluator is registered for problems imported from {plan.suite_source or 'an unnamed source'} "
+            f"(this evaluator does not know that suite)",
+        )
     return suite_evaluate(plan, workdir_parent, keep_workdir)
-
-
-def _unregistered(plan: Evaluation) -> dict[str, Any]:
-    problem = plan.problem
-    doc = empty_document()
-    doc["problem"] = {
-        "id": problem.id,
-        "version": problem.version,
-        "content_hash": problem.content_hash,
-        "suite": problem.suite,
-        "imported": dict(plan.imported or {}),
-    }
-    doc["verdict"] = Verdict.INFRA_ERROR.value
-    doc["message"] = (
-        f"this worker cannot evaluate {problem.id}: no evaluator is registered for problems imported "
-        f"from {plan.suite_source or 'an unnamed source'} (import evaluator.suites.installed where evaluations start)"
-    )
-    return doc

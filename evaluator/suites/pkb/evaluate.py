@@ -17,8 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluator.contract.result import Verdict, empty_document
-from evaluator.suites import register
+from evaluator.contract.result import Verdict
+from evaluator.suites import cannot_evaluate, register
 from evaluator.suites.pkb import IMPORT_PROFILE, ORIGINAL_LABEL, PROBE_FILE, SOURCE, toml_str
 from evaluator.suites.pkb.probe import decide, probe_reference
 from problems.registry import Problem
@@ -43,17 +43,7 @@ def evaluate_imported(
     spec, problem, profile = plan.spec, plan.problem, plan.profile.name
     changed = ImportedProblem(problem.path).changed()
     if changed:
-        doc = empty_document()
-        doc["problem"] = {
-            "id": problem.id,
-            "version": problem.version,
-            "content_hash": problem.content_hash,
-            "suite": problem.suite,
-            "imported": dict(plan.imported or {}),
-        }
-        doc["verdict"] = Verdict.INFRA_ERROR.value
-        doc["message"] = f"this worker cannot evaluate {problem.id}: {changed}"
-        return doc
+        return cannot_evaluate(plan, changed)
 
     probe_seconds = 0.0
     requested = (spec.params or {}).get("inputs")

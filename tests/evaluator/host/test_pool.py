@@ -43,12 +43,12 @@ def warm(monkeypatch, tmp_path):
     pool.drain()
 
 
-def _eval(tag: str, parent: Path) -> dict:
-    """An evaluation as a warm worker's job, and what the worker does once the job has ended."""
-    doc = evaluate(
+def _job(tag: str, parent: Path, source: str | None = None) -> dict:
+    """An evaluation as a warm worker's job: ``tag``'s cache probe, or ``source``."""
+    return evaluate(
         EvalSpec(
             problem_id="collectives/all_reduce",
-            solution_source=CACHE_PROBE.format(tag=tag),
+            solution_source=source or CACHE_PROBE.format(tag=tag),
             solution_name=f"{tag}.py",
             profile="cpu-gloo-2",
             trials=1,
@@ -57,6 +57,11 @@ def _eval(tag: str, parent: Path) -> dict:
         ),
         workdir_parent=str(parent),
     )
+
+
+def _eval(tag: str, parent: Path) -> dict:
+    """An evaluation as a warm worker's job, and what the worker does once the job has ended."""
+    doc = _job(tag, parent)
     hold_next(str(parent))
     return doc
 
@@ -88,18 +93,7 @@ def test_a_solution_finds_its_own_builds_in_held_sandboxes_and_never_another_sol
 
 
 def test_the_next_pair_is_started_after_the_evaluation_by_the_job_runner_not_by_the_evaluation(warm):
-    doc = evaluate(
-        EvalSpec(
-            problem_id="collectives/all_reduce",
-            solution_source=CACHE_PROBE.format(tag="a"),
-            solution_name="a.py",
-            profile="cpu-gloo-2",
-            trials=1,
-            timing_iterations=4,
-            warmup_iterations=1,
-        ),
-        workdir_parent=str(warm),
-    )
+    doc = _job("a", warm)
     assert doc["verdict"] == "passed", doc["message"]
     assert not pool._held  # the evaluation's document is whole before anything is started for the next one
     hold_next(str(warm))
@@ -125,17 +119,6 @@ def test_a_solution_that_builds_extensions_starts_its_own_sandboxes(warm):
     held = pool._held["cpu-gloo-2"]
     # Its build may be running ahead on the build queue, in its own cache: that cache is bound, never moved.
     source = CACHE_PROBE.format(tag="c").replace("import os\n", "import os  # no load_inline here\n")
-    doc = evaluate(
-        EvalSpec(
-            problem_id="collectives/all_reduce",
-            solution_source=source,
-            solution_name="c.py",
-            profile="cpu-gloo-2",
-            trials=1,
-            timing_iterations=4,
-            warmup_iterations=1,
-        ),
-        workdir_parent=str(warm),
-    )
+    doc = _job("c", warm, source)
     assert doc["verdict"] == "passed", doc["message"]
     assert doc["containment"]["started_ahead"] is False and pool._held["cpu-gloo-2"] is held

@@ -15,7 +15,6 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Iterable, Protocol as Shape
 
-from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
@@ -136,14 +135,38 @@ def _ends_fields(sort: str | None) -> tuple[str, str]:
 
 def _rank_ends(runs: QuerySet[ModelRun], sort: str | None) -> RankEnds:
     low, high = _ends_fields(sort)
-    present = runs.order_by().filter(**{f"{low}__isnull": False, f"{high}__isnull": False})
     if connection.vendor == "postgresql":
-        ends = present.aggregate(lows=ArrayAgg(low, order_by=low), highs=ArrayAgg(high, order_by=high))
-        lows, highs = ends["lows"] or [], ends["highs"] or []
-    else:
-        pairs = list(present.values_list(low, high))
-        lows, highs = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
-    return RankEnds(low, high, lows, highs)
+        _, _, lows, highs = _counts_and_ends(runs, low, high, ranked_only=False)
+        return RankEnds(low, high, lows, highs)
+    pairs = list(runs.order_by().filter(**{f"{low}__isnull": False, f"{high}__isnull": False}).values_list(low, high))
+    return RankEnds(low, high, sorted(p[0] for p in pairs), sorted(p[1] for p in pairs))
+
+
+def _counts_and_ends(
+    runs: QuerySet[ModelRun], low: str, high: str, *, ranked_only: bool
+) -> tuple[int, int, list[float], list[float]]:
+    """On PostgreSQL, in one query over ``runs``: how many there are, how many are ranked, and the sorted ``low`` and
+    ``high`` ends (score columns) of those with both (``ranked_only``: of the ranked ones only). Written out rather
+    than as Django aggregates: compiling two ordered, filtered ArrayAggs cost about as much CPU as the rest of a
+    ranking page's queries together. The columns come from RANK_INTERVALS, never from the request."""
+    try:  # the runs' filters, as the ranking's own query applies them (compiled without its joins and columns)
+        inner, inner_params = runs.order_by().values("pk").query.sql_with_params()
+    except EmptyResultSet:  # a filter that can match nothing
+        return 0, 0, [], []
+    score = RunScore._meta
+    lo, hi = (score.get_field(name.removeprefix("score__")).column for name in (low, high))
+    present = f"s.{lo} IS NOT NULL AND s.{hi} IS NOT NULL" + (" AND s.status = %s" if ranked_only else "")
+    sql = (
+        f"SELECT count(*), count(*) FILTER (WHERE s.status = %s), "
+        f"array_agg(s.{lo} ORDER BY s.{lo}) FILTER (WHERE {present}), "
+        f"array_agg(s.{hi} ORDER BY s.{hi}) FILTER (WHERE {present}) "
+        f"FROM {ModelRun._meta.db_table} r LEFT JOIN {score.db_table} s ON s.{score.pk.column} = r.id "
+        f"WHERE r.id IN ({inner})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [RANKED, *([RANKED, RANKED] if ranked_only else []), *inner_params])
+        total, ranked, lows, highs = cursor.fetchone()
+    return total, ranked, lows or [], highs or []
 
 
 def set_rank_ranges(*, rows: Iterable[Any], ends: RankEnds) -> None:
@@ -185,23 +208,5 @@ def model_run_page_standing(*, runs: QuerySet[ModelRun], sort: str | None = None
         ranked, unranked = model_run_standing_counts(runs=runs)
         return ranked, unranked, _rank_ends(runs.filter(score__status=RANKED), sort)
     low, high = _ends_fields(sort)
-    try:  # the runs' filters, as the ranking's own query applies them (compiled without its joins and columns)
-        inner, inner_params = runs.order_by().values("pk").query.sql_with_params()
-    except EmptyResultSet:  # a filter that can match nothing
-        return 0, 0, RankEnds(low, high, [], [])
-    # Written out rather than as Django aggregates: compiling two ordered, filtered ArrayAggs cost about as much CPU
-    # as the rest of the page's queries together. The columns come from RANK_INTERVALS, never from the request.
-    score = RunScore._meta
-    lo, hi = (score.get_field(name.removeprefix("score__")).column for name in (low, high))
-    present = f"s.status = %s AND s.{lo} IS NOT NULL AND s.{hi} IS NOT NULL"
-    sql = (
-        f"SELECT count(*), count(*) FILTER (WHERE s.status = %s), "
-        f"array_agg(s.{lo} ORDER BY s.{lo}) FILTER (WHERE {present}), "
-        f"array_agg(s.{hi} ORDER BY s.{hi}) FILTER (WHERE {present}) "
-        f"FROM {ModelRun._meta.db_table} r LEFT JOIN {score.db_table} s ON s.{score.pk.column} = r.id "
-        f"WHERE r.id IN ({inner})"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [RANKED, RANKED, RANKED, *inner_params])
-        total, ranked, lows, highs = cursor.fetchone()
-    return ranked, total - ranked, RankEnds(low, high, lows or [], highs or [])
+    total, ranked, lows, highs = _counts_and_ends(runs, low, high, ranked_only=True)
+    return ranked, total - ranked, RankEnds(low, high, lows, highs)

@@ -8,15 +8,16 @@ def test_a_long_call_is_timed_alone_and_a_short_one_in_a_window_of_many():
     assert batch.calls_per_window(400.0, 10_000.0, 1 << 10, 2) == 1
     # 400 µs of floor against 5 % of a 1 ms call: 8 calls.
     assert batch.calls_per_window(400.0, 1000.0, 1 << 10, 2) == 8
-    # 12 µs calls would want 667: the count limit holds them to MAX_CALLS.
-    assert batch.calls_per_window(400.0, 12.0, 1 << 10, 2) == batch.MAX_CALLS
+    # 12 µs calls want 667; 5 µs calls would want 1,600: the count limit holds them to MAX_CALLS.
+    assert batch.calls_per_window(400.0, 12.0, 1 << 10, 2) == 667
+    assert batch.calls_per_window(400.0, 5.0, 1 << 10, 2) == batch.MAX_CALLS
 
 
 def test_a_window_never_carries_more_bytes_or_values_than_its_limits():
     assert batch.calls_per_window(400.0, 12.0, 1 << 20, 2) == batch.MAX_BYTES // (1 << 20)
     # The bench all-reduce's 32 MiB a call: timed alone, as before windows held several calls.
     assert batch.calls_per_window(400.0, 12.0, 32 << 20, 2) == 1
-    assert batch.calls_per_window(400.0, 12.0, 1 << 10, 100) == batch.MAX_VALUES // 100
+    assert batch.calls_per_window(400.0, 5.0, 1 << 10, 100) == batch.MAX_VALUES // 100
     assert batch.calls_per_window(400.0, 12.0, 1 << 40, 2) == 1
 
 

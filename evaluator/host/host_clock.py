@@ -10,10 +10,11 @@ so the part of that window the samples do not account for (the window less the s
 of the call) is the same protocol overhead for both, give or take noise. A solution whose samples claim less time
 than it took has an overhead larger than the baseline's by what it hid.
 
-The bound, per call: a forgery that hides more than the allowance (:func:`allowance_us`: 3 ms on CPU hosts, 0.4 ms
-on GPU hosts, plus five standard errors of the baseline's overhead) is refused; a smaller one passes, and the ranked
-figure stays the timer's. Against a solution of several milliseconds that is a few per cent; against a 12 µs kernel
-it bounds nothing the roofline check does not (docs/threat-model.md gives the numbers). A refusal by this check
+The bound: a forgery that hides more than the allowance (:func:`allowance_us`: 3 ms on CPU hosts, 0.4 ms on GPU
+hosts per window, plus five standard errors of the baseline's overhead) is refused; a smaller one passes, and the
+ranked figure stays the timer's. Against a solution of several milliseconds that is a few per cent. Short calls on
+small data are timed many to a window (evaluator/host/batch.py), which divides the floor by the calls a window holds;
+docs/threat-model.md gives the numbers, and what is still open at small sizes. A refusal by this check
 alone is confirmed by a second timing pass before it stands (evaluator/host/evaluate.py ``_confirmed``)."""
 
 from __future__ import annotations

@@ -576,11 +576,7 @@ def _time(
             windows.end = warmup + batch.timed_windows(iterations, windows.calls)
         if i == warmup and warmup and calls is None:
             windows.solution_spin_us = windows.baseline_spin_us = _one_spin(session, windows.batched_from, warmup)
-            session.command_ranks(compiled_timer.SPIN, arg=windows.solution_spin_us)
-            session.wait(session.ranks, "spun", left)
-            session.freeze_ranks()  # held again before the judges draw and the baseline is timed
-            session.tell_judges(op="spin", us=windows.baseline_spin_us)
-            session.wait(session.judges, "spun", left)
+            _set_spin(session, windows.solution_spin_us, left)
         t0 = time.monotonic()
         session.tell_judges(op="feed", i=i, calls=windows.calls)
         if unchecked is not None:
@@ -630,6 +626,15 @@ def _check_feeds_zeroed(session: Session, kind: str, when: str) -> None:
         )
 
 
+def _set_spin(session: Session, us: float, limit_s: float) -> None:
+    """The spin in front of every timed window from now on, on both sides (_one_spin)."""
+    session.command_ranks(compiled_timer.SPIN, arg=us)
+    session.wait(session.ranks, "spun", limit_s)
+    session.freeze_ranks()  # held again before the judges draw and the baseline is timed
+    session.tell_judges(op="spin", us=us)
+    session.wait(session.judges, "spun", limit_s)
+
+
 def _solution_call_us(windows: Windows, begin: int, end: int) -> float:
     """The solution's median window per call by the host's clock over windows ``begin`` to ``end`` (0 for none)."""
     seen = [windows.solution[i] / windows.calls for i in range(begin, end) if i in windows.solution]
@@ -645,6 +650,9 @@ def _retimed(
     again = batch.understated(windows.calls, windows.wanted, _solution_call_us(windows, warmup, windows.end))
     if again is None:
         return windows
+    if session.profile.device == "cuda":
+        # The spin must outlast the launch of a whole window (evaluator/timer/spin.py): it grows with the calls.
+        _set_spin(session, windows.solution_spin_us * again / windows.calls, limits.get("timing", 180.0))
     second = _time(
         session,
         windows.end,

@@ -380,6 +380,9 @@ class ProblemStanding(models.Model):
     # (a database default too, so a web process of the previous release, which writes no history, can still insert a
     # row while a deployment is under way)
     history = models.JSONField(default=list, blank=True, db_default=models.Value([], output_field=models.JSONField()))
+    # Every passed evaluation's speedup, re-measurements left out, in ascending order: the problem page's
+    # distribution of speedups (a database default as ``history``'s).
+    speedups = models.JSONField(default=list, blank=True, db_default=models.Value([], output_field=models.JSONField()))
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -81,15 +81,16 @@ class StoredStanding:
     passed: int  # passed evaluations, re-measurements left out: the choice's ``evaluations``
     solutions: int  # rows of the ranking
     history: list[list[Any]]  # the best speedup over time (``overview.history_record``)
+    speedups: list[float]  # every passed evaluation's, ascending (``problem_speedups``)
 
 
 def problem_standings(*, problem: Problem, profile: str) -> list[StoredStanding]:
     """Every stored standing of the problem on ``profile``: one per version and revision some passed evaluation has
     (one query, a handful of rows)."""
     rows = ProblemStanding.objects.filter(problem=problem, profile=profile).values_list(
-        "problem_version", "protocol_revision", "passed", "solutions", "history"
+        "problem_version", "protocol_revision", "passed", "solutions", "history", "speedups"
     )
-    return [StoredStanding(v or None, r or None, passed, n, history) for v, r, passed, n, history in rows]
+    return [StoredStanding(v or None, r or None, *rest) for v, r, *rest in rows]
 
 
 def stored_ranking_choices(standings: list[StoredStanding]) -> list[RankingChoice]:
@@ -103,8 +104,9 @@ def stored_ranking_choices(standings: list[StoredStanding]) -> list[RankingChoic
 class Measurement:
     """Which evaluations a problem page ranks: one problem version and one protocol revision (``?version=``,
     ``?revision=``; default: ``problem_ranking_default``), the choices there are, and whether the profile measures
-    speed at all (CPU: verdicts only). ``solutions``: the rows of that ranking; ``default_history``: the best speedup
-    over time of the default ranking (``overview.history_record``), both as stored at ingest."""
+    speed at all (CPU: verdicts only). ``solutions``: the rows of that ranking; ``speedups``: its evaluations' speedups
+    (``problem_speedups``); ``default_history``: the best speedup over time of the default ranking
+    (``overview.history_record``); all as stored at ingest."""
 
     version: int
     revision: int | None
@@ -113,6 +115,7 @@ class Measurement:
     current_revision: int = TIMING_PROTOCOL_REVISION
     solutions: int = 0
     default_history: list[list[Any]] = dataclass_field(default_factory=list)
+    speedups: list[float] = dataclass_field(default_factory=list)
 
     @property
     def is_default(self) -> bool:
@@ -151,6 +154,7 @@ def problem_measurement(*, problem: Problem, profile: str | None, query=None) ->
         metrics.measures_speed(profile),
         solutions=shown.solutions if shown and profile in PROFILES else 0,
         default_history=first.history if first and profile in PROFILES else [],
+        speedups=shown.speedups if shown and metrics.measures_speed(profile) else [],
     )
 
 

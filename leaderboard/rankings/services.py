@@ -268,6 +268,7 @@ def problem_standing_refresh(
                 "leader_model": lead.model if lead else "",
                 "best_speedup": lead.speedup if lead else None,
                 "history": overview.history_record(overview.best_over_time(ranking)),
+                "speedups": sorted(e["speedup"] for e in evaluations or () if e["speedup"] is not None),
                 "updated_at": timezone.now(),
             }
             # Written in place (the problem's row is locked: no other refresh of its standings runs meanwhile).

@@ -82,13 +82,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
             },
             convert=None if published else ranking_rows.ranking_entries_streamed,
         )
-    speedups = (
-        rankings.problem_speedups(
-            problem=problem, profile=profile, version=measured.version, revision=measured.revision
-        )
-        if profile
-        else []
-    )
+    speedups = measured.speedups  # (as stored at ingest: ``problem_speedups`` of the ranking shown)
     # (the stored ranking's rows are counted by its standing, read with the measurement)
     ranked = table.context(request, ranking, count=None if published else measured.solutions, convert=convert)
     count = ranked["page"].paginator.count

@@ -1,7 +1,8 @@
 """What the ranking of runs and a problem page read as kept at ingest equals what they computed per request before:
 the values the runs' filters offer (those some run has, through uploads, edits and deletions), each problem's best
-speedup over time (from its ranking's rows) and its measured roofline (the newest evaluation's); a rebuild writes the
-rows recording results one by one left, and recording a result twice changes none of them."""
+speedup over time (from its ranking's rows), its speedups' distribution and its measured roofline (the newest
+evaluation's); a rebuild writes the rows recording results one by one left, and recording a result twice changes none
+of them."""
 
 from __future__ import annotations
 
@@ -81,7 +82,14 @@ def _state():
     return (
         sorted(
             ProblemStanding.objects.values_list(
-                "problem_id", "profile", "problem_version", "protocol_revision", "passed", "solutions", "history"
+                "problem_id",
+                "profile",
+                "problem_version",
+                "protocol_revision",
+                "passed",
+                "solutions",
+                "history",
+                "speedups",
             ),
             key=str,
         ),
@@ -112,6 +120,10 @@ def _assert_pages_read_what_was_computed(problems: list[Problem]):
                 == ranking_rows.problem_ranking_rows(
                     problem=problem, profile=profile, version=measured.version, revision=measured.revision
                 ).count()
+            )
+            # the distribution's speedups, as the per-request query read them for the ranking shown
+            assert measured.speedups == selectors.problem_speedups(
+                problem=problem, profile=profile, version=measured.version, revision=measured.revision
             )
             checked += bool(stored)
     assert checked, "some problem has a best speedup over time to compare"

@@ -29,8 +29,8 @@ EXIT_CPU_MS = 2.0  # the CPU a joined thread may use to leave, once continued (m
 FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it returns from it
 # Stops in a row at which a rank's main thread may be found on its way to the engine's read of the next command (in
 # user space) rather than in it: an honest rank is in it microseconds after its reply, long before the host stops it.
-UNSEEN_WAITS = 3
-SETTLE_S = 0.005  # how long the host waits, before a stop, for each rank's main thread to reach that read
+UNSEEN_WAITS = 5
+SETTLE_S = 0.02  # how long the host waits, before a stop, for each rank's main thread to reach that read
 
 
 class Stop(Exception):

@@ -609,18 +609,9 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
   size_t per_call = entries.size() / calls;
   const unsigned char *base = static_cast<const unsigned char *>(feed.addr);
   for (size_t k = 0; k < entries.size(); ++k) {
-    if (k % per_call == 0) {
-      PyObject *t = PyTuple_New(static_cast<Py_ssize_t>(per_call));
-      if (!t) throw py::error_already_set();
-      g.args.push_back(t);
-    }
-    PyObject *args = g.args.back();
-    Py_ssize_t at = static_cast<Py_ssize_t>(k % per_call);
     const Entry &e = entries[k];
     g.extent = std::max<size_t>(g.extent, padded(e.offset + e.nbytes));
     if (e.kind == 0) {
-      Py_INCREF(Py_None);
-      PyTuple_SET_ITEM(args, at, Py_None);
       g.tensors.emplace_back();
       g.storages.push_back(nullptr);
       g.pointers.push_back(nullptr);
@@ -645,17 +636,24 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     g.storages.push_back(tensor.storage().unsafeGetStorageImpl());
     g.pointers.push_back(tensor.data_ptr());
     g.shapes.push_back(tensor.sizes().vec());
-    PyObject *obj = THPVariable_Wrap(tensor);
-    if (!obj) throw py::error_already_set();
-    PyTuple_SET_ITEM(args, at, obj);
     g.tensors.push_back(std::move(tensor));
   }
-  while (g.args.size() < calls) {  // calls with no inputs
-    PyObject *t = PyTuple_New(0);
-    if (!t) throw py::error_already_set();
-    g.args.push_back(t);
-  }
   g.per_call = per_call;
+}
+
+// Call ``j``'s arguments, made as it starts: no Python object of a later call's inputs exists before then, so a call
+// cannot find them (through the collector, say) and do their work ahead, off their own calls.
+PyObject *args_of(Given &g, uint32_t j) {
+  PyObject *args = PyTuple_New(static_cast<Py_ssize_t>(g.per_call));
+  if (!args) throw py::error_already_set();
+  g.args.push_back(args);
+  for (size_t at = 0; at < g.per_call; ++at) {
+    const at::Tensor &t = g.tensors[j * g.per_call + at];
+    PyObject *obj = t.defined() ? THPVariable_Wrap(t) : Py_NewRef(Py_None);
+    if (!obj) throw py::error_already_set();
+    PyTuple_SET_ITEM(args, static_cast<Py_ssize_t>(at), obj);
+  }
+  return args;
 }
 
 // The feed's data, zeroed once this call's inputs are in their own storage, and before any rank's timed call can
@@ -992,7 +990,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   bool failed = false;
   for (uint32_t j = 0; j < calls && !failed; ++j) {
     counting.store(true);
-    PyObject *result = PyObject_Call(call, g.args[j], nullptr);
+    PyObject *result = PyObject_Call(call, args_of(g, j), nullptr);
     counting.store(false);
     for (auto &name : restore_signals())
       if (std::find(signals.begin(), signals.end(), name) == signals.end()) signals.push_back(name);

@@ -304,3 +304,25 @@ print(json.dumps({"swapped": swapped, "partial": partial}))
         tmp_path,
     )
     assert out == {"swapped": ["input 0 of call 1"], "partial": "the feed slot does not hold whole calls' inputs"}
+
+
+def test_a_call_of_a_window_finds_no_later_calls_inputs_among_pythons_objects(engine_path, tmp_path):
+    out = _run(
+        engine_path,
+        """
+import gc
+xs = [torch.randn(1000) for _ in range(3)]
+feed.write(xs)
+found = []
+def look(a):
+    later = [x for x in xs[len(found) + 1:]]
+    seen = [o for o in gc.get_objects() if type(o) is torch.Tensor and o is not a and o.shape == a.shape
+            and not any(o is x for x in xs) and any(torch.equal(o, x) for x in later)]
+    found.append(len(seen))
+    return a + 1
+engine.step(True, look, feed.fd, out.fd, 3)
+print(json.dumps({"found": found}))
+""",
+        tmp_path,
+    )
+    assert out == {"found": [0, 0, 0]}

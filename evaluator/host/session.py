@@ -123,6 +123,9 @@ class Session:
         self.threads_before: dict[int, set[int]] = {}
         self.signals_before: dict[int, tuple[int, int] | None] = {}
         self.feeds: dict[int, tuple[int, int]] = {}  # each rank's feed slot file: (device, inode)
+        # Each rank's feed slot, a memory file: given by descriptor to the judge's rank and the solution's rank of the
+        # same number, it has no path, on the host or in either sandbox (its link reads /memfd:arena-feed).
+        self.feed_fds: dict[int, int] = {}
         self.command_fds: dict[int, int] = {}  # each rank's command descriptor, the same number in the rank
         self.unseen_waits: dict[int, int] = {}  # stops in a row at which a rank's wait could not be told
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
@@ -163,12 +166,12 @@ class Session:
         if os.geteuid() == 0:
             os.chown(self.private, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
         self._make_feed_slots()
-        fds: list[tuple[int, int]] = []
+        fds: list[tuple[int, int, int]] = []
         keep: list[int] = []
         for r in range(self.world_size):
             cmd_r, cmd_w = os.pipe()
             rep_r, rep_w = os.pipe()
-            fds.append((cmd_r, rep_w))
+            fds.append((cmd_r, rep_w, self.feed_fds[r]))
             keep += [cmd_r, rep_w]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r))
             if config is not None:
@@ -203,7 +206,7 @@ class Session:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                pass_fds=tuple(keep),
+                pass_fds=(*keep, *self.feed_fds.values()),
                 start_new_session=True,
                 preexec_fn=sandbox.limits(self.profile.device),
             )
@@ -214,16 +217,18 @@ class Session:
         self.judge_exits = wire.Lines(spawn_r)
 
     def _make_feed_slots(self) -> None:
-        """Each judge rank's folder and its feed slot, made here so that the host can open the slot for the
-        solution's rank of the same number (read-only) before either sandbox starts."""
+        """Each judge rank's folder, and each rank's feed slot: a memory file the host hands, by descriptor, to the
+        judge's rank and the solution's rank of the same number before either sandbox starts."""
         for r in range(self.world_size):
             folder = self.private / f"r{r}"
             folder.mkdir(mode=0o700, exist_ok=True)
-            slot = folder / wire.FEED_SLOT
-            slot.touch(mode=0o600)
             if os.geteuid() == 0:
-                for path in (folder, slot):
-                    os.chown(path, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
+                os.chown(folder, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
+            if r not in self.feed_fds:
+                fd = os.memfd_create("arena-feed", os.MFD_CLOEXEC)
+                info = os.fstat(fd)
+                self.feed_fds[r] = fd
+                self.feeds[r] = (info.st_dev, info.st_ino)
 
     def _hold(self, env: dict[str, str]) -> int:
         """A descriptor the sandbox's first process waits on (its read end, to pass to the sandbox)."""
@@ -273,12 +278,10 @@ class Session:
             # This rank's inputs of the timed iterations, by descriptor: no path in the sandbox leads to them, so
             # another rank cannot read them (the exchange folder holds only what each rank writes itself).
             # Writable: the rank's engine zeroes it once the call's inputs are in their own storage.
-            feed = os.open(self.private / f"r{r}" / wire.FEED_SLOT, os.O_RDWR | os.O_NOFOLLOW)
-            info = os.fstat(feed)
-            self.feeds[r] = (info.st_dev, info.st_ino)
+            feed = self.feed_fds[r]
             self.command_fds[r] = cmd_r
             fds.append((cmd_r, rep_w, tim_w, feed))
-            keep += [cmd_r, rep_w, tim_w, feed]
+            keep += [cmd_r, rep_w, tim_w]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
             os.set_blocking(tim_r, False)
             self.ranks.append(peer)
@@ -302,7 +305,7 @@ class Session:
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            pass_fds=tuple(keep),
+            pass_fds=(*keep, *(f for _, _, _, f in fds)),
             start_new_session=True,
             preexec_fn=sandbox.limits(self.profile.device),
         )
@@ -855,6 +858,9 @@ class Session:
                     os.close(lines.fd)
                 except OSError:
                     pass
+        for fd in self.feed_fds.values():
+            os.close(fd)
+        self.feed_fds.clear()
 
 
 _PEER_FAILURE_SIGNS = (

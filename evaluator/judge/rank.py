@@ -1,4 +1,4 @@
-"""One rank of the judge: ``main([_, RANK, COMMAND_FD, REPORT_FD])``, inside the judge's own sandbox
+"""One rank of the judge: ``main([_, RANK, COMMAND_FD, REPORT_FD, FEED_FD])``, inside the judge's own sandbox
 (evaluator/host/sandbox.py), forked by its first process like the solution's ranks.
 
 It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
@@ -59,7 +59,7 @@ class SlotChanged(Exception):
 
 
 class JudgeRank:
-    def __init__(self, rank: int, report_fd: int, config: dict[str, Any]) -> None:
+    def __init__(self, rank: int, report_fd: int, config: dict[str, Any], feed_fd: int) -> None:
         self.rank = rank
         self.fd = report_fd
         self.config = config
@@ -80,7 +80,8 @@ class JudgeRank:
         pinned = config["device"] == "cuda"
         # The host made the feed slot (it gave the solution's rank a read-only descriptor of it) and makes the copy
         # of the solution's outputs; the baseline's own outputs go to a slot only this process sees.
-        self.feed_slot = wire.Slot.open(self.private / wire.FEED_SLOT, writable=True, pinned=pinned)
+        # The solution's rank of the same number holds the other descriptor of this memory file (the host made it).
+        self.feed_slot = wire.Slot(feed_fd, writable=True, pinned=pinned, name=wire.FEED_SLOT)
         self.baseline_feed = wire.Slot.open(self.private / wire.BASELINE_FEED_SLOT, writable=True, pinned=pinned)
         self.drawn: tuple[int, list[Any]] | None = None  # the current timed iteration's inputs, until both are shown
         self.drawn_frame: Any = None  # a window of several calls: its inputs laid out as a frame ahead
@@ -401,9 +402,9 @@ def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: flo
 
 
 def main(argv: list[str]) -> int:
-    rank, commands, fd = int(argv[1]), os.fdopen(int(argv[2]), "r"), int(argv[3])
+    rank, commands, fd, feed = int(argv[1]), os.fdopen(int(argv[2]), "r"), int(argv[3]), int(argv[4])
     config = json.loads(commands.readline())
-    judge = JudgeRank(rank, fd, config)
+    judge = JudgeRank(rank, fd, config, feed)
     try:
         judge.run(commands)
     except BaseException as exc:  # the judge's own failure, or (imported suites) the reference failing on the inputs

@@ -181,15 +181,14 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
     # starts the solution's window could be read, and the work done on them, off every clock (a signal handler in
     # the idle rank did that). So when the window opens, the slot holds no inputs at all: each rank's engine zeroed
     # the last ones it read, and this iteration's are written only inside the window.
-    from evaluator import wire
     from evaluator.host import evaluate as evaluate_module
 
     original = evaluate_module._time_solution
     seen: list[tuple[int, bool]] = []
 
     def watched(session, windows, i, record, limit_s):
-        slots = [session.private / f"r{r}" / wire.FEED_SLOT for r in range(session.world_size)]
-        empty_before = all(not any(slot.read_bytes()[16:]) for slot in slots)
+        slots = [session.feed_fds[r] for r in range(session.world_size)]
+        empty_before = all(not any(os.pread(fd, os.fstat(fd).st_size, 0)[16:]) for fd in slots)
         result = original(session, windows, i, record, limit_s)
         seen.append((i, empty_before))
         return result

@@ -185,10 +185,13 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
 
     original = evaluate_module._time_solution
     seen: list[tuple[int, bool]] = []
+    links: set[str] = set()
 
     def watched(session, windows, i, record, limit_s):
         slots = [session.feed_fds[r] for r in range(session.world_size)]
         empty_before = all(not any(os.pread(fd, os.fstat(fd).st_size, 0)[16:]) for fd in slots)
+        # A memory file: the rank's descriptor names no folder of the host's.
+        links.update(os.readlink(f"/proc/{pid}/fd/{session.feed_fds[r]}") for r, pid in session.rank_pids.items())
         result = original(session, windows, i, record, limit_s)
         seen.append((i, empty_before))
         return result
@@ -197,6 +200,7 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
     doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
     assert doc["verdict"] == "passed", doc["message"]
     assert seen and all(changed for _, changed in seen), seen
+    assert links == {"/memfd:arena-feed (deleted)"}
 
 
 def test_an_evaluation_leaves_nothing_behind_in_the_hosts_temporary_folder(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import mmap
 import os
 import stat
@@ -151,6 +152,18 @@ _RANK_FIELDS: dict[str, Any] = {
 HOST_FIELDS = frozenset({"received", "at", "_counted"})
 
 
+def _finite(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth > 32:
+        return True  # deeper than the parser reads: garbled before it gets here
+    if isinstance(value, dict):
+        return all(_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v, depth + 1) for v in value)
+    return True
+
+
 def malformed_rank_report(message: dict[str, Any], rank: int) -> str | None:
     """Why ``message``, read from rank ``rank``'s report channel, is not a report the rank's own code writes (a field
     of the wrong type, another rank's number, a field the host sets), or None."""
@@ -158,6 +171,9 @@ def malformed_rank_report(message: dict[str, Any], rank: int) -> str | None:
         return None
     if message.get("rank") != rank:
         return f"a report claiming rank {str(message.get('rank'))[:20]}"
+    if not _finite(message):
+        # Python's parser reads NaN and the infinities, which are not JSON; the engine never writes them.
+        return "a report carrying a number that is not finite"
     for key, value in message.items():
         if key in HOST_FIELDS:
             return f"a report setting {key!r}, which the host sets"

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from math import ceil
 
+# Off: a host times several calls to a window only when a spec asks for it (EvalSpec.min_window_calls). On one H200
+# the windows did not bound a forger of short calls (the noise of each call's own staging, not the floor, set the
+# bound), and a red team found that a window's last call could do its earlier calls' work (their outputs were
+# copied only after it): each call's outputs must be taken as it returns first. docs/threat-model.md has both.
+AUTOMATIC = False
 # Hidden work worth more than this fraction of a baseline call is refused, where the limits below allow a window
 # large enough.
 BOUND_FRACTION = 0.05

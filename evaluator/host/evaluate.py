@@ -671,7 +671,8 @@ def _calls_per_window(session: Session, before: int, at_least: int) -> int:
     """How many calls each window holds from window ``before`` on (evaluator/host/batch.py), from the judges' own
     reports of the warm-up windows before it: the baseline's device time per call, and the bytes and values of one
     call's inputs and outputs. On CPU hosts the figures are the host's windows themselves, so work hidden in a window
-    is inside the figure and no batch is needed for the bound (only ``at_least``)."""
+    is inside the figure and no batch is needed for the bound (only ``at_least``); on GPU hosts too while
+    batch.AUTOMATIC is off."""
     timed: dict[int, list[float]] = {}
     out_bytes, in_bytes, values = 0, 0, 0
     for p in session.judges:
@@ -688,7 +689,8 @@ def _calls_per_window(session: Session, before: int, at_least: int) -> int:
     if not timed:
         return max(1, at_least)
     call_us = statistics.median(max(v) for v in timed.values())
-    floor = host_clock.ALLOWANCE_FLOOR_US["cuda"] if session.profile.device == "cuda" else 0.0
+    automatic = batch.AUTOMATIC and session.profile.device == "cuda"
+    floor = host_clock.ALLOWANCE_FLOOR_US["cuda"] if automatic else 0.0
     return batch.calls_per_window(floor, call_us, in_bytes + out_bytes, values, at_least)
 
 

@@ -663,6 +663,8 @@ PyObject *args_of(Given &g, uint32_t j) {
 void consume(Mapping &feed, size_t extent) {
   size_t end = std::min(extent, feed.size);
   if (end <= FRAME_HEAD) return;
+  // The head too: its counts would tell a call how many calls its window holds (evaluator/host/batch.py).
+  memset(feed.addr, 0, FRAME_HEAD);
   unsigned char *data = static_cast<unsigned char *>(feed.addr) + FRAME_HEAD;
   size_t n = end - FRAME_HEAD;
   if (!S.cuda) {

@@ -259,9 +259,9 @@ CHEATS: list[Case] = [
         "each are timed one to a window: a forgery of a fifth of them is within it",
     ),
     # The same fifth hidden by a forger that learns the windows (one keyed sample per window, claiming four fifths of
-    # the device time its calls took), on calls short and small enough to be timed 1,024 to a window: there the fifth
-    # is far beyond the host's floor, so the host's clock refuses it on GPU hosts (evaluator/host/batch.py); on CPU
-    # hosts it buys nothing. ARENA_TEST_WARMUP: the warm-up windows the suite's spec asks for (_iterations).
+    # the device time its calls took), on calls short and small enough to be timed many to a window. On CPU hosts it
+    # buys nothing; on GPU hosts it is not refused (known open). ARENA_TEST_WARMUP: the warm-up windows the suite's
+    # spec asks for (_iterations).
     Case(
         "cheats/timer_key_forged_windows.py",
         "rejected",
@@ -270,6 +270,8 @@ CHEATS: list[Case] = [
         fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "3")),
         where="gpu",
         params=(("numel", 1024),),
+        known_open="windows of several calls are off unless a spec asks for them, and at 133 calls a window on one "
+        "H200 the noise of each call's staging still allowed more than the whole call (docs/threat-model.md)",
     ),
     Case(
         "cheats/timer_key_forged_windows.py",

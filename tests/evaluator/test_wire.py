@@ -252,3 +252,12 @@ def test_a_frame_made_ahead_is_written_in_one_copy_and_reads_back_as_the_values(
     assert torch.equal(back[0], values[0]) and torch.equal(back[2], values[2])
     other = wire.Slot.open(tmp_path / "other", writable=True, pinned=False)
     assert bytes(other.view(other.write(values))) == bytes(slot.view(n))
+
+
+def test_a_rank_report_carrying_a_number_that_is_not_finite_is_not_the_engines():
+    # Python's JSON parser reads NaN and Infinity; the engine never writes them, so such a report is the solution's.
+    assert wire.malformed_rank_report({"kind": "timed", "rank": 0, "launch_us": 12.5}, 0) is None
+    for bad in (float("inf"), float("nan")):
+        assert "not finite" in wire.malformed_rank_report({"kind": "timed", "rank": 0, "launch_us": bad}, 0)
+        nested = {"kind": "timed", "rank": 0, "steps_us": {"measure": 1.0, "save": bad}}
+        assert "not finite" in wire.malformed_rank_report(nested, 0)

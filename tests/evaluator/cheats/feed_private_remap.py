@@ -21,7 +21,7 @@ _remapped = [0]
 def _remap_private() -> None:
     for line in open("/proc/self/maps"):
         parts = line.split()
-        if len(parts) > 5 and parts[5].endswith("feed.slot") and parts[1][3] == "s":
+        if len(parts) > 5 and "arena-feed" in parts[5] and parts[1][3] == "s":
             start, end = (int(v, 16) for v in parts[0].split("-"))
             # PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_FIXED over the engine's shared view
             if _libc.mmap(start, end - start, 3, 0x02 | 0x10, _FEED_FD, 0) == start:

@@ -51,7 +51,7 @@ def _exchange() -> None:
 
 def _is_file(fd: int) -> bool:
     try:
-        return os.path.basename(os.readlink(f"/proc/self/fd/{fd}")) == "feed.slot"
+        return "arena-feed" in os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return False
 

@@ -47,7 +47,7 @@ def _peer_feeds() -> list[str]:
                 continue
             for name in names:
                 try:
-                    if os.readlink(f"{folder}/{name}").endswith("feed.slot"):
+                    if "arena-feed" in os.readlink(f"{folder}/{name}"):
                         found.append(f"{folder}/{name}")
                 except OSError:
                     pass

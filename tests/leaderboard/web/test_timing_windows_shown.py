@@ -21,7 +21,7 @@ def test_the_page_names_the_windows_and_their_calls(problems, user, redis_conn, 
     submission.refresh_from_db()
     document = passed_document(1.2, version=submission.problem_version)
     document["problem"]["content_hash"] = submission.problem_hash
-    document["timing"].update(iterations=30, calls_per_window=calls, protocol_revision=10)
+    document["timing"].update(iterations=30, calls_per_window=calls, protocol_revision=9)
     result_record(submission_id=submission.pk, document=document, job_id=submission.job_id)
     page = client.get(reverse("submission-detail", kwargs={"submission_id": submission.pk})).content.decode()
     assert said in page

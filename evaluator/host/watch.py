@@ -374,12 +374,20 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
             return None, ""
         if int(fields[1], 16) != command_fd:
             return False, f"its main thread was reading descriptor {int(fields[1], 16)}, not its command channel"
-        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-        try:
-            data = os.pread(fd, WAIT_STACK_READ, sp)
-        finally:
-            os.close(fd)
-        if _waits_in_known_code(pid, pc, data, engine, engine_inode):
+        mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    except (OSError, ValueError):
+        return None, ""
+    try:
+        return _waits_in_engine(pid, mem, sp, pc, engine, engine_inode)
+    finally:
+        os.close(mem)
+
+
+def _waits_in_engine(pid: int, mem: int, sp: int, pc: int, engine: str, engine_inode: int) -> tuple[bool | None, str]:
+    """The rest of :func:`waits_for_command`, on the stopped thread's stack and code read through ``mem``."""
+    try:
+        data = os.pread(mem, WAIT_STACK_READ, sp)
+        if _waits_in_known_code(pid, mem, pc, data, engine, engine_inode):
             return True, ""
         code = _code_mappings_with_inodes(pid)
     except (OSError, ValueError):
@@ -396,18 +404,44 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
     here = where(pc)
     if here is None or not libc(here[0]):
         return False, f"its main thread read the command channel from {here[0] if here else 'memory of no file'}"
-    # The read's caller: its return address sits within libc's small frame above the stack pointer. Only the engine
-    # is accepted there; a loop of the solution's reads through the interpreter or its own code, whose frames come
-    # first, with the engine's (which called the solution) far above.
-    callers = []
+    # The read's caller: the first return address above libc's own frame, a word of code outside libc that follows a
+    # call instruction. Only the engine is accepted there. A loop of the solution's reads through the interpreter,
+    # ctypes or code of its own has that frame's return address first, whatever words it planted further up (a red
+    # team put addresses of the engine's there as extra arguments), with the engine's (which called the solution) far
+    # above; a stale pointer into a library's code in libc's frame follows no call, and is passed over.
     for k in range(0, min(len(data), WAIT_CALLER_BYTES) - 7, 8):
-        found = where(int.from_bytes(data[k : k + 8], "little"))
-        if found is not None and found == (engine, engine_inode):
+        value = int.from_bytes(data[k : k + 8], "little")
+        found = where(value)
+        if found is None or libc(found[0]) or not _follows_a_call(mem, value):
+            continue
+        if found == (engine, engine_inode):
             return True, ""
-        if found is not None and not libc(found[0]):
-            callers.append(found[0] or "executable memory of no file")
-    named = f"from {callers[0]}" if callers else "from no code the host could find"
-    return False, f"its main thread read the command channel {named}, not from the engine"
+        return False, f"its main thread read the command channel from {found[0] or 'executable memory of no file'}"
+    return False, "its main thread read the command channel from no code the host could find"
+
+
+def _follows_a_call(mem: int, address: int) -> bool:
+    """Whether the bytes before ``address`` in a process's memory (``mem``: its /proc/PID/mem, open) end with a call
+    instruction (x86-64's direct call, or an indirect one through a register or memory), as a return address's do.
+    Elsewhere every address is taken for one."""
+    if platform.machine() != "x86_64":
+        return True
+    if not 0x10000 <= address < 0x800000000000:  # no user-space code outside these
+        return False
+    try:
+        b = os.pread(mem, 7, address - 7)
+    except OSError:
+        return False
+    if len(b) != 7:
+        return False
+    return (
+        b[2] == 0xE8  # call rel32
+        or (b[1] == 0xFF and (b[2] == 0x15 or 0x90 <= b[2] <= 0x97))  # call [rip+disp32], call [reg+disp32]
+        or (b[0] == 0xFF and b[1] == 0x94)  # call [reg+index+disp32]
+        or (b[4] == 0xFF and 0x50 <= b[5] <= 0x57)  # call [reg+disp8]
+        or (b[3] == 0xFF and b[4] == 0x54)  # call [reg+index+disp8]
+        or (b[5] == 0xFF and (0xD0 <= b[6] <= 0xD7 or 0x10 <= b[6] <= 0x17))  # call reg, call [reg]
+    )
 
 
 # Per rank process (pid, start time): its libc's and its engine's code ranges, as (start, end, inode). Parsing a CUDA
@@ -416,7 +450,7 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
 _KNOWN_CODE: dict[tuple[int, str], tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = {}
 
 
-def _waits_in_known_code(pid: int, pc: int, data: bytes, engine: str, engine_inode: int) -> bool:
+def _waits_in_known_code(pid: int, mem: int, pc: int, data: bytes, engine: str, engine_inode: int) -> bool:
     """The fast path of :func:`waits_for_command`: True when the stopped thread is in libc and its caller in the
     engine, both by ranges read once from the process's map and checked again by their files' inodes now; False
     when that cannot be said this way (the full map is then read)."""
@@ -455,10 +489,13 @@ def _waits_in_known_code(pid: int, pc: int, data: bytes, engine: str, engine_ino
 
     if not still(libc, pc):
         return False
+    # As the full check reads it: the first word outside libc's code that follows a call must be the engine's; any
+    # other such word first sends the check to the full map, which names it.
     for k in range(0, min(len(data), WAIT_CALLER_BYTES) - 7, 8):
         value = int.from_bytes(data[k : k + 8], "little")
-        if any(a <= value < b for a, b, _ in ours):
-            return still(ours, value)
+        if any(a <= value < b for a, b, _ in libc) or not _follows_a_call(mem, value):
+            continue
+        return any(a <= value < b for a, b, _ in ours) and still(ours, value)
     return False
 
 

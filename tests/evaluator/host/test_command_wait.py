@@ -74,3 +74,19 @@ def test_commands_read_by_the_solutions_own_code_are_told_apart(engine_path, tmp
     waits, why, _, _ = _waiting("os.read(cmd, 24)", engine_path, tmp_path)
     assert waits is False
     assert "read the command channel from" in why and "_arena_timer" not in why
+
+
+def test_words_of_the_engines_planted_above_the_stack_pointer_do_not_pass_for_its_return_address(engine_path, tmp_path):
+    # Extra arguments of a ctypes call land on the stack just above the stack pointer: addresses of the engine's code
+    # there are not the read's caller, which is ctypes' own return address below them.
+    body = """
+import ctypes
+libc = ctypes.CDLL(None)
+E = next(int(l.split("-")[0], 16) + 0x40 for l in open("/proc/self/maps")
+         if l.rstrip().endswith("_arena_timer.so") and " r-xp " in l)
+buf = ctypes.create_string_buffer(24)
+libc.read(ctypes.c_long(cmd), buf, ctypes.c_long(24), *[ctypes.c_long(0)] * 3, *[ctypes.c_long(E)] * 8)
+"""
+    waits, why, _, _ = _waiting(body, engine_path, tmp_path)
+    assert waits is False
+    assert "read the command channel from" in why and "_arena_timer" not in why

@@ -178,10 +178,13 @@ def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
             sys.executable,
             "-c",
             "import ctypes, threading, time\n"
+            "renamed = threading.Event()\n"
             "def named():\n"
             "    ctypes.CDLL(None).prctl(15, b'gloo_fake', 0, 0, 0)\n"
+            "    renamed.set()\n"
             "    time.sleep(60)\n"
             "threading.Thread(target=named, daemon=True).start()\n"
+            "renamed.wait()\n"
             "print('ready', flush=True); time.sleep(60)",
         ],
         stdout=subprocess.PIPE,

@@ -128,6 +128,7 @@ class Session:
         self.feed_fds: dict[int, int] = {}
         self.command_fds: dict[int, int] = {}  # each rank's command descriptor, the same number in the rank
         self.unseen_waits: dict[int, int] = {}  # stops in a row at which a rank's wait could not be told
+        self.engine_inode: int | None = None  # the engine's file, as _check_waits checks it
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -594,10 +595,12 @@ class Session:
         inside the engine (watch.waits_for_command): a solution whose call never returned, and that answers the
         host's commands with code of its own (a copy of the engine built under another name has state of its own,
         so the engine's re-entry guard does not see it), waits elsewhere."""
-        try:
-            inode = os.stat(self.timer_path).st_ino
-        except OSError:
-            return
+        if self.engine_inode is None:  # once: the engine's file does not change during an evaluation
+            try:
+                self.engine_inode = os.stat(self.timer_path).st_ino
+            except OSError:
+                return
+        inode = self.engine_inode
         for r, pid in self.rank_pids.items():
             if r not in self.command_fds:
                 continue

@@ -20,7 +20,7 @@ from evaluator import timer as compiled_timer
 from evaluator import wire
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import Verdict
-from evaluator.host import sandbox, watch
+from evaluator.host import engine_sites, sandbox, watch
 
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
 WATCH_EVERY_S = 0.25
@@ -129,6 +129,7 @@ class Session:
         self.command_fds: dict[int, int] = {}  # each rank's command descriptor, the same number in the rank
         self.unseen_waits: dict[int, int] = {}  # stops in a row at which a rank's wait could not be told
         self.engine_inode: int | None = None  # the engine's file, as _check_waits checks it
+        self.read_site: engine_sites.ReadSite | None = None  # where in that file the engine reads its commands
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -536,8 +537,9 @@ class Session:
                 return Stop(
                     Verdict.REJECTED,
                     f"rank {r} tried to re-point the evaluator's report, timer, command or slot descriptors "
-                    f"(dup2/dup3 onto one) or to install a system-call filter in the {self.phase} phase, and the "
-                    f"evaluator's channel lock ended it: neither is the solution's to do",
+                    f"(dup2/dup3 onto one), to read its command channel outside the engine or to install a system-call "
+                    f"filter in the {self.phase} phase, and the "
+                    f"evaluator's channel lock ended it: none of these is the solution's to do",
                     [r],
                 )
             if code is not None and code < 0:
@@ -595,16 +597,17 @@ class Session:
         inside the engine (watch.waits_for_command): a solution whose call never returned, and that answers the
         host's commands with code of its own (a copy of the engine built under another name has state of its own,
         so the engine's re-entry guard does not see it), waits elsewhere."""
-        if self.engine_inode is None:  # once: the engine's file does not change during an evaluation
+        if self.engine_inode is None or self.read_site is None:  # once: the engine does not change in an evaluation
             try:
                 self.engine_inode = os.stat(self.timer_path).st_ino
-            except OSError:
-                return
-        inode = self.engine_inode
+                self.read_site = engine_sites.read_site(str(self.timer_path))
+            except (OSError, engine_sites.EngineSiteError) as exc:
+                raise Stop(Verdict.INFRA_ERROR, f"the evaluator's engine could not be read: {exc}") from None
+        inode, site = self.engine_inode, self.read_site
         for r, pid in self.rank_pids.items():
             if r not in self.command_fds:
                 continue
-            waits, elsewhere = watch.waits_for_command(pid, self.command_fds[r], sandbox.ENGINE_IN_SANDBOX, inode)
+            waits, elsewhere = watch.waits_for_command(pid, self.command_fds[r], sandbox.ENGINE_IN_SANDBOX, inode, site)
             if waits is None:
                 self.unseen_waits[r] = self.unseen_waits.get(r, 0) + 1
                 if self.unseen_waits[r] < UNSEEN_WAITS:

@@ -11,6 +11,7 @@ import shutil
 import signal
 from dataclasses import dataclass
 
+from evaluator.host.engine_sites import ReadSite
 from evaluator.host.sandbox import TOOLCHAIN, program_roots
 from evaluator.rank.spawn import rank_name
 
@@ -352,18 +353,18 @@ def what_runs(pid: int, tid: int) -> str | None:
 
 
 READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine(), 0)
-_LIBC = ("libc.so", "libc-", "ld-linux", "libpthread")
-WAIT_STACK_READ = 4096
-WAIT_CALLER_BYTES = 512  # libc's read keeps a few words above the stack pointer, then returns into its caller
 
 
-def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int) -> tuple[bool | None, str]:
-    """Whether a stopped rank's main thread waits where the engine waits between two of the host's commands: in
-    libc's ``read`` of its command descriptor, called from the engine's own code (the shared object mounted at
-    ``engine``, of inode ``engine_inode``). (None, "") when it cannot be told: the thread was stopped on its way to
-    that read (in user space, or in another system call: the write of its reply, say). (False, what it does instead)
-    when it reads from anywhere else: a solution whose call never returned and that answers the host's commands
-    itself, through a copy of the engine, Python or code of its own, reads them from somewhere else."""
+def waits_for_command(
+    pid: int, command_fd: int, engine: str, engine_inode: int, site: ReadSite
+) -> tuple[bool | None, str]:
+    """Whether a stopped rank's main thread waits where the engine waits between two of the host's commands: blocked
+    in the engine's own read of its command descriptor (``site``, read from the engine's file, whose path in the rank
+    is ``engine`` and whose inode is ``engine_inode``), with serve()'s call of it as the return address on x86_64.
+    (None, "") when it cannot be told: the thread was stopped on its way to that read (in user space, or in another
+    system call: the write of its reply, say). (False, what it does instead) when it reads from anywhere else: a
+    solution whose call never returned and that answers the host's commands itself, through a copy of the engine,
+    Python or code of its own, or through the engine's read called from code of its own, reads them elsewhere."""
     try:
         with open(f"/proc/{pid}/task/{pid}/syscall") as f:
             fields = f.read().split()
@@ -374,129 +375,80 @@ def waits_for_command(pid: int, command_fd: int, engine: str, engine_inode: int)
             return None, ""
         if int(fields[1], 16) != command_fd:
             return False, f"its main thread was reading descriptor {int(fields[1], 16)}, not its command channel"
+        if _engine_offset(pid, pc, engine, engine_inode) != site.after_syscall:
+            return False, f"its main thread read the command channel from {_named(pid, pc)}"
+        if platform.machine() != "x86_64":
+            return True, ""  # aarch64 keeps the return address in a register /proc does not show
         mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        try:
+            back = int.from_bytes(os.pread(mem, 8, sp), "little")
+        finally:
+            os.close(mem)
     except (OSError, ValueError):
         return None, ""
-    try:
-        return _waits_in_engine(pid, mem, sp, pc, engine, engine_inode)
-    finally:
-        os.close(mem)
+    if _engine_offset(pid, back, engine, engine_inode) not in site.returns:
+        return (
+            False,
+            f"its main thread read the command channel through the engine's read, called from {_named(pid, back)}",
+        )
+    return True, ""
 
 
-def _waits_in_engine(pid: int, mem: int, sp: int, pc: int, engine: str, engine_inode: int) -> tuple[bool | None, str]:
-    """The rest of :func:`waits_for_command`, on the stopped thread's stack and code read through ``mem``."""
-    try:
-        data = os.pread(mem, WAIT_STACK_READ, sp)
-        if _waits_in_known_code(pid, mem, pc, data, engine, engine_inode):
-            return True, ""
-        code = _code_mappings_with_inodes(pid)
-    except (OSError, ValueError):
-        return None, ""
-    starts = [c[0] for c in code]
-
-    def where(value: int) -> tuple[str, int] | None:
-        at = bisect.bisect_right(starts, value) - 1
-        return (code[at][2], code[at][3]) if at >= 0 and value < code[at][1] else None
-
-    def libc(path: str) -> bool:
-        return os.path.basename(path).startswith(_LIBC) or path in _KERNEL_MAPPINGS
-
-    here = where(pc)
-    if here is None or not libc(here[0]):
-        return False, f"its main thread read the command channel from {here[0] if here else 'memory of no file'}"
-    # The read's caller: the first return address above libc's own frame, a word of code outside libc that follows a
-    # call instruction. Only the engine is accepted there. A loop of the solution's reads through the interpreter,
-    # ctypes or code of its own has that frame's return address first, whatever words it planted further up (a red
-    # team put addresses of the engine's there as extra arguments), with the engine's (which called the solution) far
-    # above; a stale pointer into a library's code in libc's frame follows no call, and is passed over.
-    for k in range(0, min(len(data), WAIT_CALLER_BYTES) - 7, 8):
-        value = int.from_bytes(data[k : k + 8], "little")
-        found = where(value)
-        if found is None or libc(found[0]) or not _follows_a_call(mem, value):
-            continue
-        if found == (engine, engine_inode):
-            return True, ""
-        return False, f"its main thread read the command channel from {found[0] or 'executable memory of no file'}"
-    return False, "its main thread read the command channel from no code the host could find"
-
-
-def _follows_a_call(mem: int, address: int) -> bool:
-    """Whether the bytes before ``address`` in a process's memory (``mem``: its /proc/PID/mem, open) end with a call
-    instruction (x86-64's direct call, or an indirect one through a register or memory), as a return address's do.
-    Elsewhere every address is taken for one."""
-    if platform.machine() != "x86_64":
-        return True
-    if not 0x10000 <= address < 0x800000000000:  # no user-space code outside these
-        return False
-    try:
-        b = os.pread(mem, 7, address - 7)
-    except OSError:
-        return False
-    if len(b) != 7:
-        return False
-    return (
-        b[2] == 0xE8  # call rel32
-        or (b[1] == 0xFF and (b[2] == 0x15 or 0x90 <= b[2] <= 0x97))  # call [rip+disp32], call [reg+disp32]
-        or (b[0] == 0xFF and b[1] == 0x94)  # call [reg+index+disp32]
-        or (b[4] == 0xFF and 0x50 <= b[5] <= 0x57)  # call [reg+disp8]
-        or (b[3] == 0xFF and b[4] == 0x54)  # call [reg+index+disp8]
-        or (b[5] == 0xFF and (0xD0 <= b[6] <= 0xD7 or 0x10 <= b[6] <= 0x17))  # call reg, call [reg]
-    )
-
-
-# Per rank process (pid, start time): its libc's and its engine's code ranges, as (start, end, inode). Parsing a CUDA
+# Per rank process (pid, start time): its engine's code ranges, as (start, end, file offset, inode). Parsing a CUDA
 # process's whole memory map takes milliseconds; a range found there is checked again at every use through
 # /proc/PID/map_files, so code mapped over it afterwards is not taken for it.
-_KNOWN_CODE: dict[tuple[int, str], tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = {}
+_ENGINE_CODE: dict[tuple[int, str], list[tuple[int, int, int, int]]] = {}
 
 
-def _waits_in_known_code(pid: int, mem: int, pc: int, data: bytes, engine: str, engine_inode: int) -> bool:
-    """The fast path of :func:`waits_for_command`: True when the stopped thread is in libc and its caller in the
-    engine, both by ranges read once from the process's map and checked again by their files' inodes now; False
-    when that cannot be said this way (the full map is then read)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            started = f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return False
+def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> int | None:
+    """The offset in the engine's file of the code at ``address`` in process ``pid``; None when no mapping of the
+    engine's file (that inode, at that path) holds it now."""
+    with open(f"/proc/{pid}/stat") as f:
+        started = f.read().rsplit(")", 1)[1].split()[19]
     key = (pid, started)
-    if key not in _KNOWN_CODE:
-        if len(_KNOWN_CODE) > 256:
-            _KNOWN_CODE.clear()
-        code = _code_mappings_with_inodes(pid)
-
-        def linked(a: int, b: int) -> int:
-            # The inode as the map file's link gives it: the map's own column can differ from it (an overlay file
-            # system shows its lower file's there), and every later check reads the link.
+    if key not in _ENGINE_CODE:
+        if len(_ENGINE_CODE) > 256:
+            _ENGINE_CODE.clear()
+        ranges = []
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(maxsplit=5)
+                if "x" in parts[1] and len(parts) > 5 and parts[5].rstrip("\n") == engine:
+                    a, b = (int(v, 16) for v in parts[0].split("-"))
+                    # The inode as the map file's link gives it: the map's own column can differ from it (an overlay
+                    # file system shows its lower file's there), and every later check reads the link.
+                    try:
+                        inode = os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino
+                    except OSError:
+                        continue
+                    if int(parts[4]) == engine_inode or inode == engine_inode:
+                        ranges.append((a, b, int(parts[2], 16), inode))
+        _ENGINE_CODE[key] = ranges
+    for a, b, offset, inode in _ENGINE_CODE[key]:
+        if a <= address < b:
             try:
-                return os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino
+                same = os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino == inode
             except OSError:
-                return -1
+                return None
+            return address - a + offset if same else None
+    return None
 
-        libc = [(a, b, linked(a, b)) for a, b, path, _ in code if os.path.basename(path).startswith(_LIBC)]
-        ours = [(a, b, linked(a, b)) for a, b, path, ino in code if path == engine and ino == engine_inode]
-        _KNOWN_CODE[key] = (libc, ours)
-    libc, ours = _KNOWN_CODE[key]
 
-    def still(ranges: list[tuple[int, int, int]], value: int) -> bool:
-        for a, b, ino in ranges:
-            if a <= value < b:
-                try:
-                    return os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino == ino
-                except OSError:
-                    return False
-        return False
-
-    if not still(libc, pc):
-        return False
-    # As the full check reads it: the first word outside libc's code that follows a call must be the engine's; any
-    # other such word first sends the check to the full map, which names it.
-    for k in range(0, min(len(data), WAIT_CALLER_BYTES) - 7, 8):
-        value = int.from_bytes(data[k : k + 8], "little")
-        if any(a <= value < b for a, b, _ in libc) or not _follows_a_call(mem, value):
-            continue
-        return any(a <= value < b for a, b, _ in ours) and still(ours, value)
-    return False
+def _named(pid: int, address: int) -> str:
+    """The file whose code holds ``address`` in process ``pid``, for a message."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(maxsplit=5)
+                a, b = (int(v, 16) for v in parts[0].split("-"))
+                if a <= address < b:
+                    path = parts[5].rstrip("\n") if len(parts) > 5 else ""
+                    if "x" not in parts[1]:
+                        return "memory that holds no code"
+                    return path or "executable memory of no file"
+    except (OSError, ValueError):
+        pass
+    return "memory of no mapping"
 
 
 def reading(pid: int, fd: int) -> bool:
@@ -507,19 +459,6 @@ def reading(pid: int, fd: int) -> bool:
         return len(fields) > 1 and fields[0] == str(READ_SYSCALL) and int(fields[1], 16) == fd
     except (OSError, ValueError):
         return False
-
-
-def _code_mappings_with_inodes(pid: int) -> list[tuple[int, int, str, int]]:
-    """A process's executable mappings (start, end, path, inode), sorted."""
-    code: list[tuple[int, int, str, int]] = []
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            parts = line.split(maxsplit=5)
-            if "x" in parts[1]:
-                start, end = (int(v, 16) for v in parts[0].split("-"))
-                code.append((start, end, parts[5].rstrip("\n") if len(parts) > 5 else "", int(parts[4])))
-    code.sort()
-    return code
 
 
 def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int | None]:

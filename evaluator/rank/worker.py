@@ -166,7 +166,7 @@ class Worker:
         serve, current = self.serve, self.current
         try:
             # From here on no thread or child of this rank may re-point its channels (_engine.cpp lock_channels).
-            self.engine.lock_channels([cmd_fd, self.feed_fd, self.out_fd])
+            self.engine.lock_channels([cmd_fd, self.feed_fd, self.out_fd], command_fd=cmd_fd)
         except Exception as exc:
             self.send("error", phase="setup", category="infra", message=_one_line(exc))
             raise SystemExit(5) from None

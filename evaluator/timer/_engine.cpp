@@ -41,6 +41,7 @@
 #include <nmmintrin.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <string>
@@ -48,6 +49,48 @@
 #include <vector>
 
 namespace py = pybind11;
+
+// ---- the command read: one system-call instruction that the host and the channel lock both know -----------------
+// Between two of the host's commands a rank's main thread is blocked here and nowhere else. The host, with the ranks
+// stopped after each reply, finds its program counter at arena_read_command_return and (on x86_64) serve()'s call
+// as its return address, both read from this built file (evaluator/host/engine_sites.py); the channel lock refuses
+// a read of the command channel made from any other instruction. A solution whose call never returned and that
+// answers the host's commands with code of its own waits somewhere else; one that jumps here with a forged return
+// address resumes serve() on a frame of its own when the read returns, and serve() then runs the calls, on the clock.
+// A leaf in assembly: a C function around the system call would have a caller of its own, a second place to return.
+extern "C" long arena_read_command(int fd, void *buf, size_t n);
+#if defined(__x86_64__)
+asm(".text\n"
+    ".p2align 4\n"
+    ".globl arena_read_command\n"
+    ".hidden arena_read_command\n"
+    ".type arena_read_command, @function\n"
+    "arena_read_command:\n"
+    "  xorl %eax, %eax\n"  // read(2)
+    "  syscall\n"
+    ".globl arena_read_command_return\n"
+    ".hidden arena_read_command_return\n"
+    "arena_read_command_return:\n"
+    "  ret\n"
+    ".size arena_read_command, .-arena_read_command\n");
+#elif defined(__aarch64__)
+asm(".text\n"
+    ".p2align 4\n"
+    ".globl arena_read_command\n"
+    ".hidden arena_read_command\n"
+    ".type arena_read_command, %function\n"
+    "arena_read_command:\n"
+    "  mov x8, #63\n"  // read(2)
+    "  svc #0\n"
+    ".globl arena_read_command_return\n"
+    ".hidden arena_read_command_return\n"
+    "arena_read_command_return:\n"
+    "  ret\n"
+    ".size arena_read_command, .-arena_read_command\n");
+#else
+#error "the command read knows x86_64 and aarch64"
+#endif
+extern "C" char arena_read_command_return[];
 
 namespace {
 
@@ -216,8 +259,10 @@ void same_channel(const Channel &c) {
 // could answer the engine's own writes for it), and refuses (EPERM) a close of one, a close_range over it, setting
 // close-on-exec on it (fcntl F_SETFD, ioctl FIOCLEX: an exec would close it for the new image to reuse its number)
 // and resizing it (F_SETPIPE_SZ: a pipe of one page splits the engine's lines for a thread to write between them): a
-// child the solution forks closes what it inherits, which is harmless and must not end it. The filter holds for every
-// thread (TSYNC) and every child.
+// child the solution forks closes what it inherits, which is harmless and must not end it. The command channel is
+// read by arena_read_command's instruction alone: a read of it from anywhere else, any other system call that reads
+// it, and a copy of it (dup, fcntl F_DUPFD) end the process. The filter holds for every thread (TSYNC) and every
+// child.
 [[noreturn]] void fail(const std::string &what);
 
 struct Bpf {
@@ -248,8 +293,9 @@ struct Bpf {
   }
 };
 
-void lock_channels(std::vector<int> fds) {
+void lock_channels(std::vector<int> fds, int command_fd) {
   not_while_serving();
+  if (command_fd >= 0 && std::find(fds.begin(), fds.end(), command_fd) == fds.end()) fds.push_back(command_fd);
   for (int fd : {S.report_channel.fd, S.timer_channel.fd})
     if (fd >= 0) fds.push_back(fd);
   if (fds.empty() || fds.size() > 16) fail("the engine locks between 1 and 16 channels");
@@ -272,7 +318,7 @@ void lock_channels(std::vector<int> fds) {
   auto arg = [](int i) { return static_cast<uint32_t>(16 + 8 * i); };
   Bpf b;
   int eperm = b.label(), kill = b.label(), second = b.label(), first = b.label(), range = b.label(), pr = b.label();
-  int setfd = b.label(), cloexec = b.label();
+  int setfd = b.label(), cloexec = b.label(), rd = b.label(), cmd0 = b.label(), cmd1 = b.label(), dupfd = b.label();
   b.load(4);
   b.jump(BPF_JEQ, arch, -1, eperm);
   b.load(0);
@@ -286,7 +332,40 @@ void lock_channels(std::vector<int> fds) {
   b.jump(BPF_JEQ, __NR_ioctl, cloexec);
   b.jump(BPF_JEQ, __NR_seccomp, kill);
   b.jump(BPF_JEQ, __NR_prctl, pr);
+  if (command_fd >= 0) {
+    // The command channel is read by arena_read_command alone; any other way of reading it, or of making a second
+    // descriptor of it to read, ends the process.
+    b.jump(BPF_JEQ, __NR_read, rd);
+    for (long nr : {static_cast<long>(__NR_readv), static_cast<long>(__NR_pread64), static_cast<long>(__NR_preadv),
+                    static_cast<long>(__NR_preadv2), static_cast<long>(__NR_recvfrom), static_cast<long>(__NR_recvmsg),
+                    static_cast<long>(__NR_recvmmsg), static_cast<long>(__NR_splice), static_cast<long>(__NR_tee),
+                    static_cast<long>(__NR_copy_file_range), static_cast<long>(__NR_dup)})
+      b.jump(BPF_JEQ, static_cast<uint32_t>(nr), cmd0);
+    b.jump(BPF_JEQ, __NR_sendfile, cmd1);
+  }
   b.ret(SECCOMP_RET_ALLOW);
+  if (command_fd >= 0) {
+    // struct seccomp_data: the instruction pointer at 8, low word first. On these machines it is the address after
+    // the system-call instruction: arena_read_command_return.
+    uint64_t site = reinterpret_cast<uint64_t>(arena_read_command_return);
+    b.bind(rd);
+    b.load(arg(0));
+    int on_command = b.label();
+    b.jump(BPF_JEQ, static_cast<uint32_t>(command_fd), on_command);
+    b.ret(SECCOMP_RET_ALLOW);
+    b.bind(on_command);
+    b.load(8);
+    b.jump(BPF_JEQ, static_cast<uint32_t>(site), -1, kill);
+    b.load(12);
+    b.jump(BPF_JEQ, static_cast<uint32_t>(site >> 32), -1, kill);
+    b.ret(SECCOMP_RET_ALLOW);
+    for (auto [l, a] : {std::pair<int, int>{cmd0, 0}, {cmd1, 1}}) {
+      b.bind(l);
+      b.load(arg(a));
+      b.jump(BPF_JEQ, static_cast<uint32_t>(command_fd), kill);
+      b.ret(SECCOMP_RET_ALLOW);
+    }
+  }
   for (auto [l, a, to] : {std::tuple<int, int, int>{second, 1, kill}, {first, 0, eperm}}) {
     b.bind(l);
     b.load(arg(a));
@@ -310,6 +389,10 @@ void lock_channels(std::vector<int> fds) {
   int on_channel = b.label();
   b.jump(BPF_JEQ, F_SETFD, on_channel);
   b.jump(BPF_JEQ, F_SETPIPE_SZ, on_channel);
+  if (command_fd >= 0) {
+    b.jump(BPF_JEQ, F_DUPFD, dupfd);
+    b.jump(BPF_JEQ, F_DUPFD_CLOEXEC, dupfd);
+  }
   b.ret(SECCOMP_RET_ALLOW);
   b.bind(cloexec);
   b.load(arg(1));
@@ -319,6 +402,12 @@ void lock_channels(std::vector<int> fds) {
   b.load(arg(0));
   for (int fd : fds) b.jump(BPF_JEQ, static_cast<uint32_t>(fd), eperm);
   b.ret(SECCOMP_RET_ALLOW);
+  if (command_fd >= 0) {
+    b.bind(dupfd);
+    b.load(arg(0));
+    b.jump(BPF_JEQ, static_cast<uint32_t>(command_fd), kill);
+    b.ret(SECCOMP_RET_ALLOW);
+  }
   b.bind(pr);
   b.load(arg(0));
   b.jump(BPF_JEQ, PR_SET_SECCOMP, kill);
@@ -412,18 +501,6 @@ uint32_t crc32c(const void *data, size_t n) {
   if (__builtin_cpu_supports("sse4.2")) return crc32c_sse(p, n, 0xFFFFFFFFu) ^ 0xFFFFFFFFu;
 #endif
   return crc32c_soft(p, n, 0xFFFFFFFFu) ^ 0xFFFFFFFFu;
-}
-
-bool read_all(int fd, void *buf, size_t n) {
-  char *p = static_cast<char *>(buf);
-  while (n) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;  // a handler the code under test set runs at its next bytecode: timed
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
 }
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
@@ -1214,7 +1291,19 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
     bool got;
     {
       py::gil_scoped_release nogil;
-      got = read_all(cmd_fd, &c, sizeof c);
+      char *p = reinterpret_cast<char *>(&c);
+      size_t n = sizeof c;
+      got = true;
+      while (n) {
+        long r = arena_read_command(cmd_fd, p, n);  // here, in serve(): the call the host expects to return into
+        if (r == -EINTR) continue;  // a handler the code under test set runs at its next bytecode: timed
+        if (r <= 0) {
+          got = false;
+          break;
+        }
+        p += r;
+        n -= static_cast<size_t>(r);
+      }
     }
     if (!got || memcmp(c.magic, "ARNC", 4) != 0 || c.op == EXIT) {
       release_held();
@@ -1266,8 +1355,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"),
         py::arg("calls") = 1);
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));
-  m.def("lock_channels", &lock_channels, py::arg("fds"),
-        "Refuse this process, every thread and child, any re-pointing of these descriptors, report and timer included.");
+  m.def("lock_channels", &lock_channels, py::arg("fds"), py::arg("command_fd") = -1,
+        "Refuse this process, every thread and child, any re-pointing of these descriptors, report and timer "
+        "included, and any read of the command channel but the engine's own.");
   m.def(
       "digest",
       [](py::buffer b) {

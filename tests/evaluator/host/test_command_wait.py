@@ -1,6 +1,7 @@
-"""Between two of the host's commands a rank's main thread waits in the engine's own read of its command channel;
-a process that reads those commands with code of its own (Python here; a copy of the engine, or native code, alike)
-is told apart from outside, with it stopped, by what called the read."""
+"""Between two of the host's commands a rank's main thread waits in the engine's own read of its command channel,
+called from serve(); a process that reads those commands with code of its own (Python here; a copy of the engine, or
+native code, alike), or that calls the engine's read from code of its own, is told apart from outside, with it
+stopped, by where it waits and what called the read."""
 
 import os
 import signal
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evaluator import timer
-from evaluator.host import watch
+from evaluator.host import engine_sites, watch
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -52,9 +53,9 @@ cmd = {cmd_r}
         os.kill(proc.pid, signal.SIGSTOP)
         while not watch.stopped(proc.pid):
             time.sleep(0.001)
-        inode = os.stat(engine_path).st_ino
-        here = watch.waits_for_command(proc.pid, cmd_r, engine_path, inode)
-        other = watch.waits_for_command(proc.pid, cmd_r + 1, engine_path, inode)
+        inode, site = os.stat(engine_path).st_ino, engine_sites.read_site(engine_path)
+        here = watch.waits_for_command(proc.pid, cmd_r, engine_path, inode, site)
+        other = watch.waits_for_command(proc.pid, cmd_r + 1, engine_path, inode, site)
         return (*here, *other)
     finally:
         proc.kill()
@@ -90,3 +91,19 @@ libc.read(ctypes.c_long(cmd), buf, ctypes.c_long(24), *[ctypes.c_long(0)] * 3, *
     waits, why, _, _ = _waiting(body, engine_path, tmp_path)
     assert waits is False
     assert "read the command channel from" in why and "_arena_timer" not in why
+
+
+def test_the_engines_own_read_called_from_the_solutions_code_is_told_apart(engine_path, tmp_path):
+    # The read instruction is the engine's, but what called it is ctypes': the solution cannot use it as a gadget.
+    read_at = engine_sites._symbols(Path(engine_path).read_bytes(), (engine_sites.READ,))[engine_sites.READ]
+    body = f"""
+import ctypes
+text = next((int(l.split("-")[0], 16), int(l.split()[2], 16)) for l in open("/proc/self/maps")
+            if l.rstrip().endswith("_arena_timer.so") and " r-xp " in l)
+read = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)(text[0] - text[1] + {read_at})
+buf = ctypes.create_string_buffer(24)
+read(cmd, buf, 24)
+"""
+    waits, why, _, _ = _waiting(body, engine_path, tmp_path)
+    assert waits is False
+    assert "through the engine's read, called from" in why and "_arena_timer" not in why

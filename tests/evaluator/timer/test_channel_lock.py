@@ -30,7 +30,9 @@ from evaluator import timer
 engine = timer.load({engine_path!r})
 read_fd, locked = os.pipe()
 spare_r, spare_w = os.pipe()
-engine.lock_channels([locked])
+command, to_command = os.pipe()
+os.write(to_command, b"0123456789")
+engine.lock_channels([locked], command_fd=command)
 libc = ctypes.CDLL(None, use_errno=True)
 """
     return subprocess.run(
@@ -73,8 +75,29 @@ print(json.dumps({"close": closed, "range": [ranged, errno_range], "wide": [wide
         "t = threading.Thread(target=lambda: libc.dup2(spare_w, locked)); t.start(); t.join()",
         "libc.prctl(22, 2, 0, 0, 0)",  # PR_SET_SECCOMP: a filter of its own
         "libc.syscall(317, 1, 0, 0)",  # seccomp(SECCOMP_SET_MODE_FILTER, ...)
+        # The command channel is the engine's to read, from its own read instruction alone.
+        "os.read(command, 4)",
+        "t = threading.Thread(target=lambda: os.read(command, 4)); t.start(); t.join()",
+        "os.readv(command, [bytearray(4)])",
+        "libc.syscall(275, command, None, spare_w, None, 4, 0)",  # splice it into a pipe of its own
+        "os.dup(command)",
+        "import fcntl; fcntl.fcntl(command, fcntl.F_DUPFD, 100)",
+        "import fcntl; fcntl.fcntl(command, 1030, 100)",  # F_DUPFD_CLOEXEC
     ],
-    ids=["dup2", "dup3", "dup2_from_a_thread", "prctl_seccomp", "seccomp"],
+    ids=[
+        "dup2",
+        "dup3",
+        "dup2_from_a_thread",
+        "prctl_seccomp",
+        "seccomp",
+        "read_command",
+        "read_command_from_a_thread",
+        "readv_command",
+        "splice_command",
+        "dup_command",
+        "fcntl_dupfd_command",
+        "fcntl_dupfd_cloexec_command",
+    ],
 )
 def test_re_pointing_a_locked_channel_or_adding_a_filter_ends_the_process(engine_path, attack):
     if not sys.platform.startswith("linux") or not _x86_64():
@@ -115,6 +138,8 @@ def test_other_descriptors_stay_the_process_own_and_children_still_start(engine_
     done = _run(
         engine_path,
         """
+os.write(spare_w, b"x")
+assert os.read(spare_r, 1) == b"x"  # reads of other descriptors are the process's own
 a, b = os.pipe()
 os.dup2(spare_w, b)
 os.close(a)

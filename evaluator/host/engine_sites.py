@@ -1,0 +1,122 @@
+"""Where the engine's command read sits in its built file (evaluator/timer/_engine.cpp, ``arena_read_command``).
+
+Between two of the host's commands a rank's main thread is blocked in that read and nowhere else. The host compares
+a stopped rank's program counter, and on x86_64 the return address on top of its stack, with the file offsets found
+here: the instruction after the read's system call, and the instructions after each direct call of the read (serve's).
+They come from the file the host built, not from the rank, so nothing the solution writes can move them."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import struct
+from dataclasses import dataclass
+
+READ = "arena_read_command"
+READ_RETURN = "arena_read_command_return"
+
+
+class EngineSiteError(RuntimeError):
+    """The engine's file lacks the command read the host checks for (an engine built from other source)."""
+
+
+@dataclass(frozen=True)
+class ReadSite:
+    after_syscall: int  # file offset of the instruction after the read's system call: a blocked reader's counter
+    returns: frozenset[int]  # file offsets right after each call of the read: where the read returns to
+
+
+@dataclass(frozen=True)
+class _Segment:
+    offset: int
+    vaddr: int
+    size: int
+    executable: bool
+
+
+def read_site(path: str) -> ReadSite:
+    """The command read's offsets in the engine at ``path``, read once per version of the file."""
+    st = os.stat(path)
+    return _read_site(path, st.st_ino, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_site(path: str, inode: int, mtime_ns: int) -> ReadSite:
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise EngineSiteError(f"{path} is not a 64-bit little-endian ELF file")
+    segments = _segments(data)
+    symbols = _symbols(data, (READ, READ_RETURN))
+    missing = [name for name in (READ, READ_RETURN) if name not in symbols]
+    if missing:
+        raise EngineSiteError(f"{path} has no symbol {', '.join(missing)}: rebuild the engine from this source")
+
+    def offset_of(vaddr: int) -> int:
+        for s in segments:
+            if s.vaddr <= vaddr < s.vaddr + s.size:
+                return vaddr - s.vaddr + s.offset
+        raise EngineSiteError(f"{path}: address {vaddr:#x} lies in no loaded segment")
+
+    returns = frozenset(offset_of(v) for v in _calls_of(data, segments, symbols[READ]))
+    if not returns:
+        raise EngineSiteError(f"{path} never calls {READ}: rebuild the engine from this source")
+    return ReadSite(after_syscall=offset_of(symbols[READ_RETURN]), returns=returns)
+
+
+def _segments(data: bytes) -> list[_Segment]:
+    (phoff,) = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    out = []
+    for k in range(phnum):
+        p_type, p_flags, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + k * phentsize)
+        if p_type == 1:  # PT_LOAD
+            out.append(_Segment(p_offset, p_vaddr, p_filesz, bool(p_flags & 1)))
+    return out
+
+
+def _symbols(data: bytes, names: tuple[str, ...]) -> dict[str, int]:
+    """The values of ``names`` in the file's symbol tables (.symtab keeps the engine's hidden ones, .dynsym not)."""
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)]
+    wanted = {n.encode() for n in names}
+    found: dict[str, int] = {}
+    for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
+        if sh_type not in (2, 11) or not entsize:  # SHT_SYMTAB, SHT_DYNSYM
+            continue
+        str_off = sections[link][4]
+        for k in range(size // entsize):
+            st_name, _, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", data, off + k * entsize)
+            end = data.index(b"\0", str_off + st_name)
+            name = data[str_off + st_name : end]
+            if name in wanted and st_value:
+                found.setdefault(name.decode(), st_value)
+    return found
+
+
+def _calls_of(data: bytes, segments: list[_Segment], target: int) -> list[int]:
+    """The addresses right after every direct call of ``target`` in the file's code (x86_64's call rel32,
+    aarch64's bl)."""
+    out = []
+    for s in segments:
+        if not s.executable:
+            continue
+        code = data[s.offset : s.offset + s.size]
+        if platform.machine() == "aarch64":
+            for k in range(0, len(code) - 3, 4):
+                (word,) = struct.unpack_from("<I", code, k)
+                if word & 0xFC000000 == 0x94000000:
+                    imm = word & 0x03FFFFFF
+                    imm -= (imm & 0x02000000) << 1
+                    if s.vaddr + k + 4 * imm == target:
+                        out.append(s.vaddr + k + 4)
+            continue
+        k = code.find(b"\xe8")
+        while 0 <= k <= len(code) - 5:
+            (rel,) = struct.unpack_from("<i", code, k + 1)
+            if s.vaddr + k + 5 + rel == target:
+                out.append(s.vaddr + k + 5)
+            k = code.find(b"\xe8", k + 1)
+    return out

@@ -70,7 +70,7 @@ def test_import_registers_the_problems_with_categories_commit_and_input_decision
         "pkb/2_all_gather": "randomized",
         "pkb/3_matmul_all_reduce": "randomized",
         "pkb/4_expert_split_by_counts": "original",
-    }
+    }, [e.reason for e in report.problems]
     assert "fails on random inputs" in report.problems[3].reason
     assert "pkb/4_expert_split_by_counts" in report.summary() and "original" in report.summary()
 

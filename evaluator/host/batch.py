@@ -14,8 +14,8 @@ from math import ceil
 
 # Off: a host times several calls to a window only when a spec asks for it (EvalSpec.min_window_calls). On one H200
 # the windows did not bound a forger of short calls (the noise of each call's own staging, not the floor, set the
-# bound), and a red team found that a window's last call could do its earlier calls' work (their outputs were
-# copied only after it): each call's outputs must be taken as it returns first. docs/threat-model.md has both.
+# bound). A window's last call doing its earlier calls' work is closed (the engine takes each call's outputs as it
+# returns, timed by events per call on GPUs), but not yet measured on a GPU. docs/threat-model.md has both.
 AUTOMATIC = False
 # Hidden work worth more than this fraction of a baseline call is refused, where the limits below allow a window
 # large enough.

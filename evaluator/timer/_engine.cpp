@@ -2,10 +2,11 @@
  *
  * A step (warm-up or trial call, or a timed iteration) reads its inputs from the side's feed slot, a file the judge
  * wrote at the opening of the side's window, into tensors allocated here for this call alone (their storage never
- * seen by the code under test), and zeroes the feed; on GPUs keeps the device busy with the spin kernel, flushes L2 and aligns the ranks on
- * the process group's backend (no dispatcher in between); records the start, calls the function, records the stop,
- * copies the outputs into the side's output slot on the call's stream, checks that every input still owns the storage
- * it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
+ * seen by the code under test), and zeroes the feed; on GPUs keeps the device busy with the spin kernel, flushes L2
+ * and aligns the ranks on the process group's backend (no dispatcher in between); records the start, calls the
+ * function, records the stop, copies the outputs into the side's output slot on the call's stream (a window of
+ * several calls takes each call's outputs as that call returns), checks that every input still owns the storage it
+ * was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
  * host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds takes part.
  *
  * Anything the previous step leaves behind (its arguments, its result) is released inside the next step's window,
@@ -118,6 +119,7 @@ typedef int (*cu_event_sync_t)(void *);
 typedef int (*cu_event_elapsed_t)(float *, void *, void *);
 typedef int (*cu_htod_t)(uint64_t, const void *, size_t, void *);
 typedef int (*cu_dtoh_t)(void *, uint64_t, size_t, void *);
+typedef int (*cu_dtod_t)(uint64_t, uint64_t, size_t, void *);
 typedef int (*cu_memset_t)(uint64_t, unsigned char, size_t, void *);
 typedef int (*cu_stream_sync_t)(void *);
 typedef int (*cu_ctx_sync_t)(void);
@@ -146,6 +148,8 @@ struct Driver {
   cu_event_elapsed_t elapsed = nullptr;
   cu_htod_t htod = nullptr;
   cu_dtoh_t dtoh = nullptr;
+  cu_dtod_t dtod = nullptr;
+  cu_event_create_t event_create = nullptr;
   cu_memset_t memset8 = nullptr;
   cu_stream_sync_t stream_sync = nullptr;
   cu_ctx_sync_t ctx_sync = nullptr;
@@ -180,6 +184,7 @@ struct State {
   int device_index = -1;
   void *stream = nullptr;
   void *ev_start = nullptr, *ev_end = nullptr;
+  std::vector<std::pair<void *, void *>> call_events;  // a window's per-call start and stop, made on first use
   Driver cu;
   c10::intrusive_ptr<c10d::Backend> backend;
   at::Tensor one, flush;
@@ -825,16 +830,23 @@ bool is_tensor_subclass(PyObject *o) {
          PyType_IsSubtype(Py_TYPE(o), reinterpret_cast<PyTypeObject *>(THPVariableClass));
 }
 
-// Copies one strided tensor's elements, in order, to dst (host memory); returns false when it cannot.
-void copy_out(const at::Tensor &t, unsigned char *dst, size_t nbytes, const std::string &label) {
+// Copies a tensor's elements, in order, to ``dst``: host memory, or with ``to_device`` memory of the tensor's own GPU
+// (a window's capture of a call's outputs). GPU copies are queued on the call's stream.
+void copy_out(const at::Tensor &t, unsigned char *dst, size_t nbytes, const std::string &label, bool to_device = false) {
   if (!nbytes) return;
   auto *impl = t.unsafeGetTensorImpl();
   size_t es = impl->itemsize();
   const unsigned char *src = static_cast<const unsigned char *>(impl->data());
   bool on_cuda = impl->device().is_cuda();
+  auto piece = [&](unsigned char *to, const unsigned char *from, size_t n) {
+    if (to_device)
+      check_cu(S.cu.dtod(reinterpret_cast<uint64_t>(to), reinterpret_cast<uint64_t>(from), n, S.stream), "output copy");
+    else
+      check_cu(S.cu.dtoh(to, reinterpret_cast<uint64_t>(from), n, S.stream), "output copy");
+  };
   if (impl->is_contiguous()) {
     if (on_cuda)
-      check_cu(S.cu.dtoh(dst, reinterpret_cast<uint64_t>(src), nbytes, S.stream), "output copy");
+      piece(dst, src, nbytes);
     else
       memcpy(dst, src, nbytes);
     return;
@@ -855,21 +867,25 @@ void copy_out(const at::Tensor &t, unsigned char *dst, size_t nbytes, const std:
     const unsigned char *row = src + off * static_cast<int64_t>(es);
     if (on_cuda) {
       if (inner_stride == 1) {
-        check_cu(S.cu.dtoh(out, reinterpret_cast<uint64_t>(row), inner * es, S.stream), "output copy");
+        piece(out, row, inner * es);
       } else if (inner_stride > 0) {
         CUDA_MEMCPY2D_st c{};
         c.srcMemoryType = 2;  // device
         c.srcDevice = reinterpret_cast<uint64_t>(row);
         c.srcPitch = inner_stride * es;
-        c.dstMemoryType = 1;  // host
-        c.dstHost = out;
+        if (to_device) {
+          c.dstMemoryType = 2;
+          c.dstDevice = reinterpret_cast<uint64_t>(out);
+        } else {
+          c.dstMemoryType = 1;  // host
+          c.dstHost = out;
+        }
         c.dstPitch = es;
         c.WidthInBytes = es;
         c.Height = inner;
         check_cu(S.cu.memcpy2d(&c, S.stream), "output copy");
       } else {
-        for (int64_t j = 0; j < inner; ++j)
-          check_cu(S.cu.dtoh(out + j * es, reinterpret_cast<uint64_t>(row), es, S.stream), "output copy");
+        for (int64_t j = 0; j < inner; ++j) piece(out + j * es, row, es);
       }
     } else {
       for (int64_t j = 0; j < inner; ++j) memcpy(out + j * es, row + j * inner_stride * es, es);
@@ -890,6 +906,58 @@ bool has_strided_cuda_output(const std::vector<PyObject *> &outputs) {
       return true;
   }
   return false;
+}
+
+// A window's calls have their outputs taken as each returns: copied (on the call's stream, on GPUs) into tensors of
+// the engine's own, from which the frame is written after the window. A call that returns a tensor and fills it later
+// (a window's last call doing its earlier calls' work, when their outputs were copied only after it) is so taken as it
+// was when its call returned. The copies are inside the window on both sides. What cannot be copied this way (a
+// subclass, a tensor of another device or of no storage) is kept as it was returned, for write_frame to refuse.
+struct Captured {
+  std::vector<PyObject *> outputs;  // owned: the copies, or the calls' own objects where not copied
+  Captured() = default;
+  Captured(const Captured &) = delete;
+  Captured &operator=(const Captured &) = delete;
+  ~Captured() {
+    for (PyObject *o : outputs) Py_XDECREF(o);
+  }
+};
+
+// Outputs of one call that share memory are named, as write_frame names them; calls that return the same buffer (a
+// persistent output, as one call a window may) are not: each was taken before the next call ran.
+void capture(PyObject *result, uint32_t call, Captured &c, Taken &taken) {
+  std::vector<PyObject *> one = outputs_of(result);
+  std::vector<std::pair<const void *, std::string>> storages;
+  for (size_t k = 0; k < one.size(); ++k) {
+    PyObject *o = one[k];
+    const at::Tensor *t = plain_tensor(o);
+    bool plain = t && t->layout() == c10::kStrided && t->unsafeGetTensorImpl()->has_storage();
+    bool cuda = plain && t->device().is_cuda();
+    bool here = plain && (S.cuda ? cuda && t->device().index() == S.device_index : t->device().is_cpu());
+    if (!here) {
+      Py_INCREF(o);
+      c.outputs.push_back(o);
+      continue;
+    }
+    std::string label = "output " + std::to_string(k) + " of call " + std::to_string(call);
+    if (t->numel()) {
+      const void *st = t->storage().unsafeGetStorageImpl();
+      for (auto &sp : storages)
+        if (sp.first == st) taken.aliases.push_back(label + " shares memory with " + sp.second);
+      storages.emplace_back(st, label);
+    }
+    // Allocated without the dispatcher, as the inputs are: nothing the code under test registered runs here.
+    at::Tensor copy(cuda ? at::detail::empty_generic(t->sizes(), c10::GetAllocator(c10::DeviceType::CUDA),
+                                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), t->scalar_type(),
+                                                     std::nullopt)
+                         : at::detail::empty_generic(t->sizes(), c10::GetAllocator(c10::DeviceType::CPU),
+                                                     c10::DispatchKeySet(c10::DispatchKey::CPU), t->scalar_type(),
+                                                     std::nullopt));
+    copy_out(*t, static_cast<unsigned char *>(copy.data_ptr()), t->nbytes(), label, cuda);
+    PyObject *w = THPVariable_Wrap(copy);
+    if (!w) throw py::error_already_set();
+    c.outputs.push_back(w);
+  }
 }
 
 // Writes the outputs (and, for untimed calls, the inputs as they are after the call) into the out slot as one frame;
@@ -1059,6 +1127,14 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     prepare_timed();
     flush_and_align();
   }
+  // A window's calls are timed one by one on GPUs: each call's outputs are copied between its stop and the next
+  // call's start, so the copies (on both sides) stay outside the samples.
+  bool per_call_events = S.cuda && calls > 1;
+  while (per_call_events && S.call_events.size() < calls) {
+    void *a = nullptr, *b = nullptr;
+    if (S.cu.event_create(&a, 0) || S.cu.event_create(&b, 0)) fail("the timer could not make a call's events");
+    S.call_events.emplace_back(a, b);
+  }
   double h0, h1;
   std::vector<PyObject *> results;
   std::vector<std::string> signals;
@@ -1067,14 +1143,26 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   PyGC_Enable();
   release_held();
   bool failed = false;
+  Captured captured;
+  std::string refusal;
   for (uint32_t j = 0; j < calls && !failed; ++j) {
+    PyObject *args = args_of(g, j);
+    if (per_call_events) check_cu(S.cu.record(S.call_events[j].first, S.stream), "call start event");
     counting.store(true);
-    PyObject *result = PyObject_Call(call, args_of(g, j), nullptr);
+    PyObject *result = PyObject_Call(call, args, nullptr);
     counting.store(false);
+    if (per_call_events) check_cu(S.cu.record(S.call_events[j].second, S.stream), "call stop event");
     for (auto &name : restore_signals())
       if (std::find(signals.begin(), signals.end(), name) == signals.end()) signals.push_back(name);
     if (result) results.push_back(result);
     failed = !result;
+    if (result && calls > 1 && refusal.empty()) {
+      try {
+        capture(result, j, captured, r.taken);
+      } catch (const std::runtime_error &e) {
+        refusal = e.what();  // after the window, once its results are held for release
+      }
+    }
   }
   r.signals = signals;
   quiet_after_call();
@@ -1085,7 +1173,6 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   // them, are copied after the stop, outside both sides' samples alike.
   std::vector<PyObject *> outputs;
   size_t per_call_out = 0;
-  std::string refusal;
   for (size_t j = 0; j < results.size(); ++j) {
     std::vector<PyObject *> one = outputs_of(results[j]);
     if (one.size() > MAX_ENTRIES)
@@ -1095,6 +1182,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     if (j == 0) per_call_out = one.size();
     outputs.insert(outputs.end(), one.begin(), one.end());
   }
+  if (calls > 1 && refusal.empty() && !failed) outputs = captured.outputs;  // one for each, in the same order
   bool strided = !failed && refusal.empty() && timed && S.cuda && has_strided_cuda_output(outputs);
   if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken);
   if (S.cuda) check_cu(S.cu.record(S.ev_end, S.stream), "stop event");
@@ -1117,8 +1205,16 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     check_cu(copied, "output copy");
     check_cu(synced, "device synchronize");
     float ms = 0.0f;
-    check_cu(S.cu.elapsed(&ms, S.ev_start, S.ev_end), "event timing");
-    r.elapsed_us = ms * 1000.0;
+    if (per_call_events) {
+      r.elapsed_us = 0.0;
+      for (size_t j = 0; j < results.size(); ++j) {
+        check_cu(S.cu.elapsed(&ms, S.call_events[j].first, S.call_events[j].second), "event timing");
+        r.elapsed_us += ms * 1000.0;
+      }
+    } else {
+      check_cu(S.cu.elapsed(&ms, S.ev_start, S.ev_end), "event timing");
+      r.elapsed_us = ms * 1000.0;
+    }
   } else {
     r.elapsed_us = h1 - h0;
   }
@@ -1177,13 +1273,15 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     d.elapsed = reinterpret_cast<cu_event_elapsed_t>(dlsym(lib, "cuEventElapsedTime"));
     d.htod = reinterpret_cast<cu_htod_t>(dlsym(lib, "cuMemcpyHtoDAsync_v2"));
     d.dtoh = reinterpret_cast<cu_dtoh_t>(dlsym(lib, "cuMemcpyDtoHAsync_v2"));
+    d.dtod = reinterpret_cast<cu_dtod_t>(dlsym(lib, "cuMemcpyDtoDAsync_v2"));
+    d.event_create = create;
     d.memset8 = reinterpret_cast<cu_memset_t>(dlsym(lib, "cuMemsetD8Async"));
     d.stream_sync = reinterpret_cast<cu_stream_sync_t>(dlsym(lib, "cuStreamSynchronize"));
     d.ctx_sync = reinterpret_cast<cu_ctx_sync_t>(dlsym(lib, "cuCtxSynchronize"));
     d.host_register = reinterpret_cast<cu_host_register_t>(dlsym(lib, "cuMemHostRegister_v2"));
     d.host_unregister = reinterpret_cast<cu_host_unregister_t>(dlsym(lib, "cuMemHostUnregister"));
     d.memcpy2d = reinterpret_cast<cu_memcpy2d_t>(dlsym(lib, "cuMemcpy2DAsync_v2"));
-    if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.memset8 || !d.stream_sync ||
+    if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.dtod || !d.memset8 || !d.stream_sync ||
         !d.ctx_sync || !d.memcpy2d || create(&S.ev_start, 0) || create(&S.ev_end, 0))
       fail("the timer could not reach the CUDA driver (no current context?)");
     S.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));

@@ -244,6 +244,18 @@ def test_a_wrong_output_in_any_call_of_a_window_is_caught():
     assert "outputs produced while being timed were wrong" in doc["message"]
 
 
+def test_a_call_of_a_window_is_judged_by_its_outputs_as_it_returned_not_as_a_later_call_left_them():
+    doc = run(HERE / "deferred_to_last_call.py", timing_iterations=4, warmup_iterations=1, min_window_calls=4)
+    assert doc["verdict"] == "rejected", doc["message"]
+    assert "outputs produced while being timed were wrong" in doc["message"]
+
+
+def test_a_solution_that_returns_one_kept_buffer_from_every_call_passes_in_windows():
+    doc = run(HERE / "persistent_output_buffer.py", timing_iterations=4, warmup_iterations=1, min_window_calls=4)
+    assert doc["verdict"] == "passed", doc["message"]
+    assert doc["timing"]["calls_per_window"] == 4
+
+
 def test_windows_a_slow_warm_up_cut_short_are_timed_again_at_the_size_the_timed_calls_allow():
     doc = run(HERE / "slow_warm_up_only.py", timing_iterations=4, warmup_iterations=2, min_window_calls=8)
     assert doc["verdict"] == "passed", doc["message"]

@@ -326,3 +326,54 @@ print(json.dumps({"found": found}))
         tmp_path,
     )
     assert out == {"found": [0, 0, 0]}
+
+
+def test_a_windows_calls_outputs_are_taken_as_each_call_returns_not_after_the_window(engine_path, tmp_path):
+    # Calls that return a placeholder for the window's last call to fill (doing every call's work at once) are
+    # taken as their placeholders were; the last call's own output is taken as it returned too.
+    out = _run(
+        engine_path,
+        """
+xs = [torch.randn(1000) for _ in range(3)]
+feed.write(xs)
+pending = []
+def defer(a):
+    pending.append((a, torch.zeros_like(a)))
+    if len(pending) == 3:
+        for given, placeholder in pending:
+            placeholder.copy_(given * 2)
+    return pending[-1][1]
+step = engine.step(True, defer, feed.fd, out.fd, 3)
+values, n_out = out.read_frame(step["nbytes"])
+print(json.dumps({"doubled": [torch.equal(v, x * 2) for v, x in zip(values, xs)],
+                  "zeros": [not bool(v.any()) for v in values], "aliases": step["aliases"]}))
+""",
+        tmp_path,
+    )
+    assert out == {"doubled": [False, False, True], "zeros": [True, True, False], "aliases": []}
+
+
+def test_a_windows_calls_may_return_one_buffer_but_a_calls_outputs_may_not_share_memory(engine_path, tmp_path):
+    # A persistent output buffer, refilled by every call, is taken at each return, as one call a window takes it.
+    out = _run(
+        engine_path,
+        """
+xs = [torch.randn(10) for _ in range(3)]
+feed.write(xs)
+buffer = torch.zeros(10)
+def persistent(a):
+    return buffer.copy_(a * 2)
+step = engine.step(True, persistent, feed.fd, out.fd, 3)
+values = [v.clone() for v in out.read_frame(step["nbytes"])[0]]  # the slot is reused by the next step
+feed.write(xs)
+both = engine.step(True, lambda a: (buffer, buffer[:5]), feed.fd, out.fd, 3)["aliases"]
+print(json.dumps({"each": [torch.equal(v, x * 2) for v, x in zip(values, xs)], "aliases": step["aliases"],
+                  "both": both}))
+""",
+        tmp_path,
+    )
+    assert out == {
+        "each": [True, True, True],
+        "aliases": [],
+        "both": [f"output 1 of call {k} shares memory with output 0 of call {k}" for k in range(3)],
+    }

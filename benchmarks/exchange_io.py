@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluator import wire  # noqa: E402
 from evaluator.contract.profiles import MULTICAST_OFF  # noqa: E402
-from evaluator.host.evaluate import copy_plain_file  # noqa: E402  (the host's copy of timed outputs)
+from evaluator.host.solution_call import copy_plain_file  # noqa: E402  (the host's copy of timed outputs)
 
 os.environ.update(MULTICAST_OFF)
 

@@ -15,7 +15,7 @@ hosts per window, plus five standard errors of the baseline's overhead) is refus
 ranked figure stays the timer's. Against a solution of several milliseconds that is a few per cent. Short calls on
 small data are timed many to a window (evaluator/host/batch.py), which divides the floor by the calls a window holds;
 docs/threat-model.md gives the numbers, and what is still open at small sizes. A refusal by this check
-alone is confirmed by a second timing pass before it stands (evaluator/host/evaluate.py ``_confirmed``)."""
+alone is confirmed by a second timing pass before it stands (evaluator/host/timing_pass.py ``_confirmed``)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ class Windows:
     wanted: int = 1  # what the baseline's calls asked for, before the solution's warm-up cut it to fit the budget
     batched_from: int = 0  # the first window that held ``calls`` calls
     first_recorded: int = 0  # the first window recorded (past the warm-up)
-    retimed_from: int | None = None  # the calls per window of a pass timed again at this size (evaluate._retimed)
+    retimed_from: int | None = None  # the calls per window of a pass timed again at this size (timing_pass._retimed)
     end: int = 0  # one past the last window
     baseline_spin_us: float = 0.0
     solution_spin_us: float = 0.0

@@ -181,9 +181,9 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
     # starts the solution's window could be read, and the work done on them, off every clock (a signal handler in
     # the idle rank did that). So when the window opens, the slot holds no inputs at all: each rank's engine zeroed
     # the last ones it read, and this iteration's are written only inside the window.
-    from evaluator.host import evaluate as evaluate_module
+    from evaluator.host import timing_pass
 
-    original = evaluate_module._time_solution
+    original = timing_pass._time_solution
     seen: list[tuple[int, bool]] = []
     links: set[str] = set()
 
@@ -196,7 +196,7 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
         seen.append((i, empty_before))
         return result
 
-    monkeypatch.setattr(evaluate_module, "_time_solution", watched)
+    monkeypatch.setattr(timing_pass, "_time_solution", watched)
     doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
     assert doc["verdict"] == "passed", doc["message"]
     assert seen and all(changed for _, changed in seen), seen

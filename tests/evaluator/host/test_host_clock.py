@@ -117,7 +117,7 @@ def test_a_spin_sized_from_forged_launch_times_buys_no_room_for_hidden_work() ->
     baseline's launches."""
     from types import SimpleNamespace
 
-    from evaluator.host.evaluate import _one_spin
+    from evaluator.host.timing_pass import _one_spin
     from evaluator.timer.spin import spin_us
 
     forged = SimpleNamespace(samples=SimpleNamespace(samples=[(0.0, 200_000.0)] * WARMUP))

@@ -204,3 +204,16 @@ def test_web_modules_stay_under_500_lines():
         and (n := len(path.read_text(encoding="utf-8").splitlines())) > 500
     ]
     assert not long, long
+
+
+def test_an_evaluator_module_over_500_lines_opens_with_the_one_job_it_does():
+    """The evaluator's long modules each do one job, which their docstring names in its first sentence: a module over
+    500 lines without one is doing several and should be split."""
+    unnamed = [
+        f"{path.relative_to(ROOT)}: {n} lines"
+        for name, path in _modules().items()
+        if name.startswith("evaluator")
+        and (n := len((text := path.read_text(encoding="utf-8")).splitlines())) > 500
+        and len((ast.get_docstring(ast.parse(text)) or "").split(".")[0].split()) < 5
+    ]
+    assert not unnamed, unnamed

@@ -109,6 +109,16 @@ CHEATS: list[Case] = [
     # Work left on a side stream is either unfinished when the outputs are copied (wrong while timed) or, when the
     # untimed work is most of the call, faster than the hardware allows (one H200, one rank, bench sizes).
     Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed", "physically impossible"), where="gpu"),
+    # Work on a side stream that does not wait for the call's stream runs under the spin that holds that stream before
+    # the start event, on inputs already on the device, and is joined before the stop: untimed, and correct.
+    Case(
+        "cheats/side_stream_under_spin.py",
+        "rejected",
+        ("while being timed",),
+        where="gpu",
+        known_open="a call's inputs are on the device before the spin: a side stream that does not wait for the "
+        "call's stream works on them under the spin, off the events (docs/threat-model.md)",
+    ),
     # Harness tampering: nothing of the judge or of its timer is in the solution's process.
     Case("cheats/patch_perf_counter.py", "passed", no_gain=True),
     Case("cheats/patch_elapsed_time.py", "rejected", ("KernelGuard's rule TIMER_MONKEYPATCH",)),

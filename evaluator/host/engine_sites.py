@@ -35,6 +35,19 @@ class _Segment:
     executable: bool
 
 
+def built_bytes(path: str) -> bytes:
+    """The engine's file as the host built it, read once per version of the file: what its code in each rank must
+    be, byte for byte."""
+    st = os.stat(path)
+    return _built_bytes(path, st.st_ino, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=2)
+def _built_bytes(path: str, inode: int, mtime_ns: int) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def read_site(path: str) -> ReadSite:
     """The command read's offsets in the engine at ``path``, read once per version of the file."""
     st = os.stat(path)
@@ -43,8 +56,7 @@ def read_site(path: str) -> ReadSite:
 
 @functools.lru_cache(maxsize=8)
 def _read_site(path: str, inode: int, mtime_ns: int) -> ReadSite:
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _built_bytes(path, inode, mtime_ns)
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise EngineSiteError(f"{path} is not a 64-bit little-endian ELF file")
     segments = _segments(data)

@@ -533,6 +533,8 @@ def neutral_paths(session: Session, text: str) -> str:
     """``text`` with the host's own folders of this evaluation named as the sandbox names them: a rank can print its
     mount table (/proc/self/mountinfo), whose sources are host paths (the evaluation's folder, the build cache), and
     no host path belongs in a result."""
+    # Text the solution wrote (a log, a thread's or a file's name) may hold bytes that are not UTF-8; the result is.
+    text = text.encode("utf-8", "replace").decode("utf-8")
     pairs = [
         (session.cache, "/cache"),
         (session.io, "/io"),

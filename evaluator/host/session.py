@@ -130,6 +130,7 @@ class Session:
         self.unseen_waits: dict[int, int] = {}  # stops in a row at which a rank's wait could not be told
         self.engine_inode: int | None = None  # the engine's file, as _check_waits checks it
         self.read_site: engine_sites.ReadSite | None = None  # where in that file the engine reads its commands
+        self.engine_bytes = b""  # that file, which the engine's code in every rank must be byte for byte
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -596,17 +597,35 @@ class Session:
         """With the ranks stopped after a reply, each rank's main thread must be waiting for the host's next command
         inside the engine (watch.waits_for_command): a solution whose call never returned, and that answers the
         host's commands with code of its own (a copy of the engine built under another name has state of its own,
-        so the engine's re-entry guard does not see it), waits elsewhere."""
+        so the engine's re-entry guard does not see it), waits elsewhere. And the engine's code in each rank must be
+        the file the host built, byte for byte (watch.engine_code_changed)."""
         if self.engine_inode is None or self.read_site is None:  # once: the engine does not change in an evaluation
             try:
                 self.engine_inode = os.stat(self.timer_path).st_ino
                 self.read_site = engine_sites.read_site(str(self.timer_path))
+                self.engine_bytes = engine_sites.built_bytes(str(self.timer_path))
             except (OSError, engine_sites.EngineSiteError) as exc:
                 raise Stop(Verdict.INFRA_ERROR, f"the evaluator's engine could not be read: {exc}") from None
         inode, site = self.engine_inode, self.read_site
         for r, pid in self.rank_pids.items():
             if r not in self.command_fds:
                 continue
+            changed = watch.engine_code_changed(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_bytes)
+            if changed is not None:
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"rank {r}'s engine was not the evaluator's after {what} ({changed}): the code that times the "
+                    f"calls and writes the reports is not the solution's to change",
+                    [r],
+                )
+            copies = watch.command_copies(pid, self.command_fds[r])
+            if copies:
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} held a second descriptor of its command channel ({copies[0]}) after {what}: only the "
+                    f"engine reads the host's commands, through the one descriptor the host gave it",
+                    [r],
+                )
             waits, elsewhere = watch.waits_for_command(pid, self.command_fds[r], sandbox.ENGINE_IN_SANDBOX, inode, site)
             if waits is None:
                 self.unseen_waits[r] = self.unseen_waits.get(r, 0) + 1

@@ -117,7 +117,8 @@ def descendants(root: int) -> list[Proc]:
         pid = stack.pop()
         stack.extend(children.get(pid, []))
         try:
-            exe = os.readlink(f"/proc/{pid}/exe")
+            # A path is bytes: one that is not UTF-8 (a solution's own file) must not reach a message undecodable.
+            exe = os.fsencode(os.readlink(f"/proc/{pid}/exe")).decode(errors="replace")
         except OSError:
             exe = ""
         try:
@@ -156,7 +157,7 @@ def foreign_code(pid: int, roots: tuple[str, ...]) -> str | None:
     (code copied out of such a file before it was unmapped). A genuine compiler or shell has none; the host's own
     shell running a solution's code through LD_PRELOAD does."""
     try:
-        with open(f"/proc/{pid}/maps") as f:
+        with open(f"/proc/{pid}/maps", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
@@ -211,7 +212,7 @@ def threads(pid: int) -> dict[int, str]:
         return out
     for tid in tids:
         try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            with open(f"/proc/{pid}/task/{tid}/comm", errors="replace") as f:
                 out[int(tid)] = f.read().strip()
         except OSError:
             continue
@@ -245,7 +246,7 @@ def signal_dispositions(pid: int) -> tuple[int, int] | None:
     """A process's caught and ignored signals (``SigCgt``, ``SigIgn`` of /proc/PID/status, bit n-1 for signal n), or
     None when it is gone."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/status", errors="replace") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
         return int(fields["SigCgt"].strip(), 16), int(fields["SigIgn"].strip(), 16)
     except (OSError, KeyError, ValueError):
@@ -269,7 +270,7 @@ def feed_misuse(pid: int, own: tuple[int, int] | None, others: dict[tuple[int, i
     """What a rank holds of the feeds that it should not, in words: a private mapping of its own feed (``own``:
     the file's device and inode), or a descriptor of another rank's (``others``: file to rank). None when neither."""
     try:
-        with open(f"/proc/{pid}/maps") as f:
+        with open(f"/proc/{pid}/maps", errors="replace") as f:
             for line in f:
                 parts = line.split(maxsplit=5)
                 if own is None or len(parts) < 5 or int(parts[4]) != own[1]:
@@ -292,7 +293,7 @@ def feed_misuse(pid: int, own: tuple[int, int] | None, others: dict[tuple[int, i
 def thread_cpu_ns(pid: int, tid: int) -> int | None:
     """The CPU time a thread has used, in ns (/proc/PID/task/TID/schedstat), or None when it is gone."""
     try:
-        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+        with open(f"/proc/{pid}/task/{tid}/schedstat", errors="replace") as f:
             return int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return None
@@ -315,7 +316,7 @@ def what_runs(pid: int, tid: int) -> str | None:
     code, executable memory of no file). None when it cannot be read: a thread running in user space (no stack
     pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone."""
     try:
-        with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+        with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
             fields = f.read().split()
         if not fields or fields[0] == "running" or len(fields) < 3:
             return None
@@ -366,7 +367,7 @@ def waits_for_command(
     solution whose call never returned and that answers the host's commands itself, through a copy of the engine,
     Python or code of its own, or through the engine's read called from code of its own, reads them elsewhere."""
     try:
-        with open(f"/proc/{pid}/task/{pid}/syscall") as f:
+        with open(f"/proc/{pid}/task/{pid}/syscall", errors="replace") as f:
             fields = f.read().split()
         if not fields or fields[0] in ("running", "-1") or len(fields) < 3:
             return None, ""
@@ -400,17 +401,16 @@ def waits_for_command(
 _ENGINE_CODE: dict[tuple[int, str], list[tuple[int, int, int, int]]] = {}
 
 
-def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> int | None:
-    """The offset in the engine's file of the code at ``address`` in process ``pid``; None when no mapping of the
-    engine's file (that inode, at that path) holds it now."""
-    with open(f"/proc/{pid}/stat") as f:
+def _engine_ranges(pid: int, engine: str, engine_inode: int) -> list[tuple[int, int, int, int]]:
+    """The engine's code mappings in process ``pid`` (start, end, file offset, inode), read once per process."""
+    with open(f"/proc/{pid}/stat", errors="replace") as f:
         started = f.read().rsplit(")", 1)[1].split()[19]
     key = (pid, started)
     if key not in _ENGINE_CODE:
         if len(_ENGINE_CODE) > 256:
             _ENGINE_CODE.clear()
         ranges = []
-        with open(f"/proc/{pid}/maps") as f:
+        with open(f"/proc/{pid}/maps", errors="replace") as f:
             for line in f:
                 parts = line.split(maxsplit=5)
                 if "x" in parts[1] and len(parts) > 5 and parts[5].rstrip("\n") == engine:
@@ -424,7 +424,13 @@ def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> in
                     if int(parts[4]) == engine_inode or inode == engine_inode:
                         ranges.append((a, b, int(parts[2], 16), inode))
         _ENGINE_CODE[key] = ranges
-    for a, b, offset, inode in _ENGINE_CODE[key]:
+    return _ENGINE_CODE[key]
+
+
+def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> int | None:
+    """The offset in the engine's file of the code at ``address`` in process ``pid``; None when no mapping of the
+    engine's file (that inode, at that path) holds it now."""
+    for a, b, offset, inode in _engine_ranges(pid, engine, engine_inode):
         if a <= address < b:
             try:
                 same = os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino == inode
@@ -434,10 +440,58 @@ def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> in
     return None
 
 
+def command_copies(pid: int, command_fd: int) -> list[int]:
+    """Descriptors of process ``pid`` other than ``command_fd`` open on the same pipe as it: a copy of the command
+    channel got without a system call the channel lock sees (one passed to itself over a Unix socket), for another
+    thread to read the host's commands from."""
+    try:
+        channel = os.readlink(f"/proc/{pid}/fd/{command_fd}")
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    copies = []
+    for name in names:
+        if name.isdigit() and int(name) != command_fd:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{name}") == channel:
+                    copies.append(int(name))
+            except OSError:
+                continue
+    return sorted(copies)
+
+
+def engine_code_changed(pid: int, engine: str, engine_inode: int, built: bytes) -> str | None:
+    """Where the engine's code in a stopped rank differs from ``built`` (the file the host built, whose path in the
+    rank is ``engine``), or None when every byte of it is the file's: a solution that made the engine's pages
+    writable and patched serve() or a step (its checks, its reports) changed them. (The page past the file's end
+    reads as zeros.)"""
+    ranges = _engine_ranges(pid, engine, engine_inode)
+    if not ranges:
+        return "the engine's code is not mapped"
+    try:
+        mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    except OSError:
+        return None  # the process is gone: its exit is the host's to read
+    try:
+        for a, b, offset, _ in ranges:
+            try:
+                now = os.pread(mem, b - a, a)
+            except OSError:
+                return f"the engine's code at offset {offset:#x} could not be read"
+            expected = built[offset : offset + (b - a)]
+            expected += bytes(len(now) - len(expected))
+            if now != expected:
+                at = next(k for k in range(len(now)) if now[k] != expected[k])
+                return f"the engine's code at offset {offset + at:#x} differs from the file the host built"
+    finally:
+        os.close(mem)
+    return None
+
+
 def _named(pid: int, address: int) -> str:
     """The file whose code holds ``address`` in process ``pid``, for a message."""
     try:
-        with open(f"/proc/{pid}/maps") as f:
+        with open(f"/proc/{pid}/maps", errors="replace") as f:
             for line in f:
                 parts = line.split(maxsplit=5)
                 a, b = (int(v, 16) for v in parts[0].split("-"))
@@ -454,7 +508,7 @@ def _named(pid: int, address: int) -> str:
 def reading(pid: int, fd: int) -> bool:
     """Whether a process's main thread is blocked in ``read`` of descriptor ``fd`` (False while it runs)."""
     try:
-        with open(f"/proc/{pid}/task/{pid}/syscall") as f:
+        with open(f"/proc/{pid}/task/{pid}/syscall", errors="replace") as f:
             fields = f.read().split()
         return len(fields) > 1 and fields[0] == str(READ_SYSCALL) and int(fields[1], 16) == fd
     except (OSError, ValueError):
@@ -465,7 +519,7 @@ def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int |
     """A process's executable mappings (start, end, path), sorted, and the end of the mapping that holds ``sp``."""
     code: list[tuple[int, int, str]] = []
     stack_end = None
-    with open(f"/proc/{pid}/maps") as f:
+    with open(f"/proc/{pid}/maps", errors="replace") as f:
         for line in f:
             parts = line.split(maxsplit=5)
             start, end = (int(v, 16) for v in parts[0].split("-"))
@@ -505,7 +559,7 @@ def _host_bwrap() -> str:
 def inner_id(pid: int, tid: int) -> int | None:
     """The thread's id inside the sandbox's PID namespace (the last of /proc's NSpid), as the rank itself knows it."""
     try:
-        with open(f"/proc/{pid}/task/{tid}/status") as f:
+        with open(f"/proc/{pid}/task/{tid}/status", errors="replace") as f:
             for line in f:
                 if line.startswith("NSpid:"):
                     return int(line.split()[-1])
@@ -542,7 +596,7 @@ def running_threads(pid: int) -> list[str]:
         state = _state(f"/proc/{pid}/task/{tid}/stat")
         if state not in ("T", "t", "Z", "X", ""):
             try:
-                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                with open(f"/proc/{pid}/task/{tid}/comm", errors="replace") as f:
                     name = f.read().strip()
             except OSError:
                 name = "?"

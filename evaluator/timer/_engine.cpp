@@ -266,8 +266,8 @@ void same_channel(const Channel &c) {
 // and resizing it (F_SETPIPE_SZ: a pipe of one page splits the engine's lines for a thread to write between them): a
 // child the solution forks closes what it inherits, which is harmless and must not end it. The command channel is
 // read by arena_read_command's instruction alone: a read of it from anywhere else, any other system call that reads
-// it, and a copy of it (dup, fcntl F_DUPFD) end the process. The filter holds for every thread (TSYNC) and every
-// child.
+// it, and a copy of it (dup, dup2/dup3 from it, fcntl F_DUPFD) end the process; changing its flags (non-blocking,
+// asynchronous) is refused. The filter holds for every thread (TSYNC) and every child.
 [[noreturn]] void fail(const std::string &what);
 
 struct Bpf {
@@ -324,6 +324,7 @@ void lock_channels(std::vector<int> fds, int command_fd) {
   Bpf b;
   int eperm = b.label(), kill = b.label(), second = b.label(), first = b.label(), range = b.label(), pr = b.label();
   int setfd = b.label(), cloexec = b.label(), rd = b.label(), cmd0 = b.label(), cmd1 = b.label(), dupfd = b.label();
+  int cmd_flags = b.label();
   b.load(4);
   b.jump(BPF_JEQ, arch, -1, eperm);
   b.load(0);
@@ -375,6 +376,10 @@ void lock_channels(std::vector<int> fds, int command_fd) {
     b.bind(l);
     b.load(arg(a));
     for (int fd : fds) b.jump(BPF_JEQ, static_cast<uint32_t>(fd), to);
+    if (l == second && command_fd >= 0) {  // dup2/dup3 of the command channel onto another number: a copy to read
+      b.load(arg(0));
+      b.jump(BPF_JEQ, static_cast<uint32_t>(command_fd), kill);
+    }
     b.ret(SECCOMP_RET_ALLOW);
   }
   b.bind(range);  // close_range(first, last, flags): refused when first <= fd <= last
@@ -397,11 +402,18 @@ void lock_channels(std::vector<int> fds, int command_fd) {
   if (command_fd >= 0) {
     b.jump(BPF_JEQ, F_DUPFD, dupfd);
     b.jump(BPF_JEQ, F_DUPFD_CLOEXEC, dupfd);
+    // The command channel's flags stay the engine's: non-blocking, it would take an empty pipe for the host's
+    // hang-up; asynchronous, its signals would go where the solution says.
+    for (int op : {F_SETFL, F_SETOWN, F_SETSIG, F_SETOWN_EX}) b.jump(BPF_JEQ, static_cast<uint32_t>(op), cmd_flags);
   }
   b.ret(SECCOMP_RET_ALLOW);
   b.bind(cloexec);
   b.load(arg(1));
   b.jump(BPF_JEQ, FIOCLEX, on_channel);
+  if (command_fd >= 0) {
+    b.jump(BPF_JEQ, FIONBIO, cmd_flags);
+    b.jump(BPF_JEQ, FIOASYNC, cmd_flags);
+  }
   b.ret(SECCOMP_RET_ALLOW);
   b.bind(on_channel);
   b.load(arg(0));
@@ -411,6 +423,10 @@ void lock_channels(std::vector<int> fds, int command_fd) {
     b.bind(dupfd);
     b.load(arg(0));
     b.jump(BPF_JEQ, static_cast<uint32_t>(command_fd), kill);
+    b.ret(SECCOMP_RET_ALLOW);
+    b.bind(cmd_flags);
+    b.load(arg(0));
+    b.jump(BPF_JEQ, static_cast<uint32_t>(command_fd), eperm);
     b.ret(SECCOMP_RET_ALLOW);
   }
   b.bind(pr);
@@ -1395,7 +1411,8 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
       while (n) {
         long r = arena_read_command(cmd_fd, p, n);  // here, in serve(): the call the host expects to return into
         if (r == -EINTR) continue;  // a handler the code under test set runs at its next bytecode: timed
-        if (r <= 0) {
+        if (r < 0) fail("the command channel could not be read: " + std::string(strerror(static_cast<int>(-r))));
+        if (r == 0) {  // the host hung up
           got = false;
           break;
         }

@@ -107,3 +107,96 @@ read(cmd, buf, 24)
     waits, why, _, _ = _waiting(body, engine_path, tmp_path)
     assert waits is False
     assert "through the engine's read, called from" in why and "_arena_timer" not in why
+
+
+def _stopped_code_check(body: str, engine_path: str, tmp_path: Path) -> str | None:
+    """Starts a process that loads the engine, runs ``body`` and prints "ready"; stops it and asks the host whether
+    the engine's code in it is still the built file's."""
+    script = f"""
+import ctypes, mmap, os, sys, torch
+from evaluator import timer
+engine = timer.load({engine_path!r})
+{body}
+print("ready", flush=True)
+sys.stdin.read()
+"""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        os.kill(proc.pid, signal.SIGSTOP)
+        while not watch.stopped(proc.pid):
+            time.sleep(0.001)
+        return watch.engine_code_changed(
+            proc.pid, engine_path, os.stat(engine_path).st_ino, engine_sites.built_bytes(engine_path)
+        )
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_engines_code_in_a_rank_is_the_built_file_until_the_solution_patches_it(engine_path, tmp_path):
+    assert _stopped_code_check("", engine_path, tmp_path) is None
+    # A byte of the engine's code rewritten in place, after making its page writable: serve() or a step could be
+    # patched so (its checks, its reports), and the code would still be mapped from the engine's file.
+    patch = """
+start, offset = next((int(l.split("-")[0], 16), int(l.split()[2], 16)) for l in open("/proc/self/maps")
+                     if l.rstrip().endswith("_arena_timer.so") and " r-xp " in l)
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.mprotect(ctypes.c_void_p(start), mmap.PAGESIZE, 7) == 0, ctypes.get_errno()
+byte = ctypes.c_ubyte.from_address(start + 16)
+byte.value ^= 0xFF
+libc.mprotect(ctypes.c_void_p(start), mmap.PAGESIZE, 5)
+"""
+    changed = _stopped_code_check(patch, engine_path, tmp_path)
+    assert changed is not None and "differs from the file the host built" in changed
+
+
+def test_a_copy_of_the_command_channel_passed_over_a_socket_is_found(tmp_path):
+    # The channel lock sees dup, dup2, dup3 and fcntl; a descriptor sent to itself over a Unix socket (SCM_RIGHTS)
+    # is a copy made without them, for a thread to read the host's commands from.
+    cmd_r, cmd_w = os.pipe()
+    script = f"""
+import os, socket, sys
+a, b = socket.socketpair(socket.AF_UNIX)
+print("alone", flush=True)
+sys.stdin.readline()
+socket.send_fds(a, [b"x"], [{cmd_r}])
+_, fds, _, _ = socket.recv_fds(b, 1, 1)
+print(fds[0], flush=True)
+sys.stdin.read()
+"""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], pass_fds=(cmd_r,), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "alone"
+        assert watch.command_copies(proc.pid, cmd_r) == []
+        proc.stdin.write("send\n")
+        proc.stdin.flush()
+        copy = int(proc.stdout.readline())
+        assert watch.command_copies(proc.pid, cmd_r) == [copy]
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(cmd_r)
+        os.close(cmd_w)
+
+
+def test_names_that_are_not_utf8_neither_blind_the_checks_nor_end_the_host(engine_path, tmp_path):
+    # A file of the solution's named with bytes that are not UTF-8, mapped into the rank, and a thread name likewise:
+    # the host's reading of the rank's map and threads goes on, and the engine's wait is still seen as the engine's.
+    odd = os.fsencode(str(tmp_path)) + b"/\xff\xfe-mapped"
+    body = f"""
+import mmap
+with open({odd!r}, "wb") as f:
+    f.write(bytes(mmap.PAGESIZE))
+held = mmap.mmap(os.open({odd!r}, os.O_RDONLY), mmap.PAGESIZE, prot=mmap.PROT_READ)
+with open(f"/proc/self/task/{{os.getpid()}}/comm", "wb") as f:
+    f.write(b"\\xff\\xfe-rank")
+engine.serve(cmd, report_w, 0, lambda x: x, feed.fd, out.fd)
+"""
+    waits, why, _, _ = _waiting(body, engine_path, tmp_path)
+    assert waits is True, why

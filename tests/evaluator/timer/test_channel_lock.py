@@ -83,6 +83,8 @@ print(json.dumps({"close": closed, "range": [ranged, errno_range], "wide": [wide
         "os.dup(command)",
         "import fcntl; fcntl.fcntl(command, fcntl.F_DUPFD, 100)",
         "import fcntl; fcntl.fcntl(command, 1030, 100)",  # F_DUPFD_CLOEXEC
+        "os.dup2(command, spare_w)",  # a copy onto a number of the process's own
+        "libc.syscall(292, command, spare_w, 0)",  # dup3 likewise
     ],
     ids=[
         "dup2",
@@ -97,6 +99,8 @@ print(json.dumps({"close": closed, "range": [ranged, errno_range], "wide": [wide
         "dup_command",
         "fcntl_dupfd_command",
         "fcntl_dupfd_cloexec_command",
+        "dup2_from_command",
+        "dup3_from_command",
     ],
 )
 def test_re_pointing_a_locked_channel_or_adding_a_filter_ends_the_process(engine_path, attack):
@@ -155,3 +159,27 @@ def _x86_64() -> bool:
     import platform
 
     return platform.machine() in ("x86_64", "AMD64")
+
+
+def test_the_command_channels_flags_stay_the_engines(engine_path):
+    # Non-blocking, the engine would take an empty pipe for the host's hang-up; asynchronous, its signals would go
+    # where the solution says. Refused, and the process goes on; another descriptor's flags are its own.
+    done = _run(
+        engine_path,
+        """
+import fcntl
+refused = []
+for name, change in [("F_SETFL", lambda: fcntl.fcntl(command, fcntl.F_SETFL, os.O_NONBLOCK)),
+                     ("F_SETOWN", lambda: fcntl.fcntl(command, fcntl.F_SETOWN, os.getpid())),
+                     ("FIONBIO", lambda: fcntl.ioctl(command, 0x5421, b"\\x01\\x00\\x00\\x00")),
+                     ("FIOASYNC", lambda: fcntl.ioctl(command, 0x5452, b"\\x01\\x00\\x00\\x00"))]:
+    try:
+        change()
+    except PermissionError:
+        refused.append(name)
+fcntl.fcntl(spare_r, fcntl.F_SETFL, os.O_NONBLOCK)
+print(json.dumps({"refused": refused, "blocking": not fcntl.fcntl(command, fcntl.F_GETFL) & os.O_NONBLOCK,
+                  "other": bool(fcntl.fcntl(spare_r, fcntl.F_GETFL) & os.O_NONBLOCK)}))
+""",
+    )
+    assert _result(done) == {"refused": ["F_SETFL", "F_SETOWN", "FIONBIO", "FIOASYNC"], "blocking": True, "other": True}

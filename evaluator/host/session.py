@@ -30,7 +30,10 @@ FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it r
 # Stops in a row at which a rank's main thread may be found on its way to the engine's read of the next command (in
 # user space) rather than in it: an honest rank is in it microseconds after its reply, long before the host stops it.
 UNSEEN_WAITS = 5
-SETTLE_S = 0.02  # how long the host waits, before a stop, for each rank's main thread to reach that read
+# How long the host waits, before a stop, for each rank's main thread to reach that read. The wait ends as soon as
+# every rank is in it (microseconds for an honest rank on an idle host); on a loaded host a rank can wait longer
+# than a scheduler's time slice for a core between its reply and its read, and five such stops would refuse it.
+SETTLE_S = 0.2
 
 
 class Stop(Exception):

@@ -33,6 +33,7 @@ class _Segment:
     vaddr: int
     size: int
     executable: bool
+    writable: bool
 
 
 def built_bytes(path: str) -> bytes:
@@ -46,6 +47,13 @@ def built_bytes(path: str) -> bytes:
 def _built_bytes(path: str, inode: int, mtime_ns: int) -> bytes:
     with open(path, "rb") as f:
         return f.read()
+
+
+def constant_extents(path: str) -> list[tuple[int, int]]:
+    """The file offsets (start, end) of the engine's segments that are never written once it is loaded: its code and
+    its constant data, which every rank must hold byte for byte as the file does. The writable segment (its state,
+    and the table of addresses the loader fills in, made read-only afterwards) differs in every process."""
+    return [(s.offset, s.offset + s.size) for s in _segments(built_bytes(path)) if not s.writable]
 
 
 def read_site(path: str) -> ReadSite:
@@ -84,7 +92,7 @@ def _segments(data: bytes) -> list[_Segment]:
     for k in range(phnum):
         p_type, p_flags, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + k * phentsize)
         if p_type == 1:  # PT_LOAD
-            out.append(_Segment(p_offset, p_vaddr, p_filesz, bool(p_flags & 1)))
+            out.append(_Segment(p_offset, p_vaddr, p_filesz, bool(p_flags & 1), bool(p_flags & 2)))
     return out
 
 

@@ -134,6 +134,8 @@ class Session:
         self.engine_inode: int | None = None  # the engine's file, as _check_waits checks it
         self.read_site: engine_sites.ReadSite | None = None  # where in that file the engine reads its commands
         self.engine_bytes = b""  # that file, which the engine's code in every rank must be byte for byte
+        self.engine_constant: list[tuple[int, int]] = []  # its extents never written once loaded
+        self.command_channels: set[str] = set()  # every rank's command pipe ("pipe:[inode]")
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -607,13 +609,21 @@ class Session:
                 self.engine_inode = os.stat(self.timer_path).st_ino
                 self.read_site = engine_sites.read_site(str(self.timer_path))
                 self.engine_bytes = engine_sites.built_bytes(str(self.timer_path))
+                self.engine_constant = engine_sites.constant_extents(str(self.timer_path))
             except (OSError, engine_sites.EngineSiteError) as exc:
                 raise Stop(Verdict.INFRA_ERROR, f"the evaluator's engine could not be read: {exc}") from None
         inode, site = self.engine_inode, self.read_site
+        if not self.command_channels:  # every rank's command pipe, as the host gave them (a rank holds its own alone)
+            for r, pid in self.rank_pids.items():
+                channel = watch.command_channel(pid, self.command_fds[r]) if r in self.command_fds else None
+                if channel is not None:
+                    self.command_channels.add(channel)
         for r, pid in self.rank_pids.items():
             if r not in self.command_fds:
                 continue
-            changed = watch.engine_code_changed(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_bytes)
+            changed = watch.engine_code_changed(
+                pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_bytes, self.engine_constant
+            )
             if changed is not None:
                 raise Stop(
                     Verdict.REJECTED,
@@ -621,12 +631,12 @@ class Session:
                     f"calls and writes the reports is not the solution's to change",
                     [r],
                 )
-            copies = watch.command_copies(pid, self.command_fds[r])
+            copies = watch.command_copies(pid, self.command_fds[r], self.command_channels)
             if copies:
                 raise Stop(
                     Verdict.REJECTED,
-                    f"rank {r} held a second descriptor of its command channel ({copies[0]}) after {what}: only the "
-                    f"engine reads the host's commands, through the one descriptor the host gave it",
+                    f"rank {r} held a second descriptor of a rank's command channel ({copies[0]}) after {what}: "
+                    f"only each rank's engine reads the host's commands, through the one descriptor the host gave it",
                     [r],
                 )
             waits, elsewhere = watch.waits_for_command(pid, self.command_fds[r], sandbox.ENGINE_IN_SANDBOX, inode, site)

@@ -401,28 +401,35 @@ def waits_for_command(
 _ENGINE_CODE: dict[tuple[int, str], list[tuple[int, int, int, int]]] = {}
 
 
-def _engine_ranges(pid: int, engine: str, engine_inode: int) -> list[tuple[int, int, int, int]]:
-    """The engine's code mappings in process ``pid`` (start, end, file offset, inode), read once per process."""
-    with open(f"/proc/{pid}/stat", errors="replace") as f:
-        started = f.read().rsplit(")", 1)[1].split()[19]
+def _engine_ranges(pid: int, engine: str, engine_inode: int) -> list[tuple[int, int, int, int, bool]]:
+    """The engine's mappings in process ``pid`` (start, end, file offset, inode, executable), read once per process;
+    [] when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", errors="replace") as f:
+            started = f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return []
     key = (pid, started)
     if key not in _ENGINE_CODE:
         if len(_ENGINE_CODE) > 256:
             _ENGINE_CODE.clear()
         ranges = []
-        with open(f"/proc/{pid}/maps", errors="replace") as f:
-            for line in f:
-                parts = line.split(maxsplit=5)
-                if "x" in parts[1] and len(parts) > 5 and parts[5].rstrip("\n") == engine:
-                    a, b = (int(v, 16) for v in parts[0].split("-"))
-                    # The inode as the map file's link gives it: the map's own column can differ from it (an overlay
-                    # file system shows its lower file's there), and every later check reads the link.
-                    try:
-                        inode = os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino
-                    except OSError:
-                        continue
-                    if int(parts[4]) == engine_inode or inode == engine_inode:
-                        ranges.append((a, b, int(parts[2], 16), inode))
+        try:
+            with open(f"/proc/{pid}/maps", errors="replace") as f:
+                for line in f:
+                    parts = line.split(maxsplit=5)
+                    if len(parts) > 5 and parts[5].rstrip("\n") == engine:
+                        a, b = (int(v, 16) for v in parts[0].split("-"))
+                        # The inode as the map file's link gives it: the map's own column can differ from it (an
+                        # overlay file system shows its lower file's there), and every later check reads the link.
+                        try:
+                            inode = os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino
+                        except OSError:
+                            continue
+                        if int(parts[4]) == engine_inode or inode == engine_inode:
+                            ranges.append((a, b, int(parts[2], 16), inode, "x" in parts[1]))
+        except OSError:
+            return []
         _ENGINE_CODE[key] = ranges
     return _ENGINE_CODE[key]
 
@@ -430,8 +437,8 @@ def _engine_ranges(pid: int, engine: str, engine_inode: int) -> list[tuple[int, 
 def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> int | None:
     """The offset in the engine's file of the code at ``address`` in process ``pid``; None when no mapping of the
     engine's file (that inode, at that path) holds it now."""
-    for a, b, offset, inode in _engine_ranges(pid, engine, engine_inode):
-        if a <= address < b:
+    for a, b, offset, inode, executable in _engine_ranges(pid, engine, engine_inode):
+        if executable and a <= address < b:
             try:
                 same = os.stat(f"/proc/{pid}/map_files/{a:x}-{b:x}").st_ino == inode
             except OSError:
@@ -440,12 +447,19 @@ def _engine_offset(pid: int, address: int, engine: str, engine_inode: int) -> in
     return None
 
 
-def command_copies(pid: int, command_fd: int) -> list[int]:
-    """Descriptors of process ``pid`` other than ``command_fd`` open on the same pipe as it: a copy of the command
-    channel got without a system call the channel lock sees (one passed to itself over a Unix socket), for another
-    thread to read the host's commands from."""
+def command_channel(pid: int, command_fd: int) -> str | None:
+    """The pipe a rank's command descriptor is open on ("pipe:[inode]"), None when it cannot be read."""
     try:
-        channel = os.readlink(f"/proc/{pid}/fd/{command_fd}")
+        return os.readlink(f"/proc/{pid}/fd/{command_fd}")
+    except OSError:
+        return None
+
+
+def command_copies(pid: int, command_fd: int, channels: set[str]) -> list[int]:
+    """Descriptors of process ``pid`` other than its ``command_fd`` open on one of ``channels`` (every rank's command
+    pipe): a copy of a command channel got without a system call the channel lock sees (one passed over a Unix
+    socket, to the rank itself or to a peer), for another thread to read the host's commands from."""
+    try:
         names = os.listdir(f"/proc/{pid}/fd")
     except OSError:
         return []
@@ -453,36 +467,43 @@ def command_copies(pid: int, command_fd: int) -> list[int]:
     for name in names:
         if name.isdigit() and int(name) != command_fd:
             try:
-                if os.readlink(f"/proc/{pid}/fd/{name}") == channel:
+                if os.readlink(f"/proc/{pid}/fd/{name}") in channels:
                     copies.append(int(name))
             except OSError:
                 continue
     return sorted(copies)
 
 
-def engine_code_changed(pid: int, engine: str, engine_inode: int, built: bytes) -> str | None:
-    """Where the engine's code in a stopped rank differs from ``built`` (the file the host built, whose path in the
-    rank is ``engine``), or None when every byte of it is the file's: a solution that made the engine's pages
-    writable and patched serve() or a step (its checks, its reports) changed them. (The page past the file's end
-    reads as zeros.)"""
+def engine_code_changed(
+    pid: int, engine: str, engine_inode: int, built: bytes, constant: list[tuple[int, int]]
+) -> str | None:
+    """Where the engine's code or constant data in a stopped rank differs from ``built`` (the file the host built,
+    whose path in the rank is ``engine``), or None when every byte of them is the file's: a solution that made the
+    engine's pages writable and patched serve() or a step (its checks, its reports' text) changed them. ``constant``:
+    the file's extents that are never written once loaded (engine_sites.constant_extents); the page past the file's
+    end reads as zeros."""
     ranges = _engine_ranges(pid, engine, engine_inode)
     if not ranges:
-        return "the engine's code is not mapped"
+        return None if not os.path.exists(f"/proc/{pid}") else "the engine is not mapped"
     try:
         mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
     except OSError:
         return None  # the process is gone: its exit is the host's to read
     try:
-        for a, b, offset, _ in ranges:
-            try:
-                now = os.pread(mem, b - a, a)
-            except OSError:
-                return f"the engine's code at offset {offset:#x} could not be read"
-            expected = built[offset : offset + (b - a)]
-            expected += bytes(len(now) - len(expected))
-            if now != expected:
-                at = next(k for k in range(len(now)) if now[k] != expected[k])
-                return f"the engine's code at offset {offset + at:#x} differs from the file the host built"
+        for a, b, offset, _, _ in ranges:
+            for lo, hi in constant:
+                first, last = max(offset, lo), min(offset + (b - a), hi)
+                if first >= last:
+                    continue
+                try:
+                    now = os.pread(mem, last - first, a + first - offset)
+                except OSError:
+                    return None if not os.path.exists(f"/proc/{pid}") else f"the engine at {first:#x} is unreadable"
+                expected = built[first:last]
+                expected += bytes(len(now) - len(expected))
+                if now != expected:
+                    at = next(k for k in range(len(now)) if now[k] != expected[k])
+                    return f"the engine at offset {first + at:#x} differs from the file the host built"
     finally:
         os.close(mem)
     return None

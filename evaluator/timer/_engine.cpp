@@ -976,6 +976,27 @@ void capture(PyObject *result, uint32_t call, Captured &c, Taken &taken) {
   }
 }
 
+// A timed call's outputs that share memory with its inputs, named as write_frame names them for untimed calls (which
+// copy the inputs back too): an in-place solution that returns its input is refused in a timed call as in a trial.
+void input_aliases(const std::vector<PyObject *> &results, const Given &g, uint32_t calls, Taken &taken) {
+  for (size_t j = 0; j < results.size(); ++j) {
+    std::vector<PyObject *> one = outputs_of(results[j]);
+    for (size_t k = 0; k < one.size(); ++k) {
+      const at::Tensor *t = plain_tensor(one[k]);
+      if (!t || !t->unsafeGetTensorImpl()->has_storage() || !t->numel()) continue;
+      const void *st = t->storage().unsafeGetStorageImpl();
+      for (size_t m = 0; m < g.per_call; ++m) {
+        size_t at = j * g.per_call + m;
+        if (at < g.storages.size() && g.storages[at] == st) {
+          std::string of = calls > 1 ? " of call " + std::to_string(j) : "";
+          taken.aliases.push_back("output " + std::to_string(k) + of + " shares memory with input " +
+                                  std::to_string(m) + of);
+        }
+      }
+    }
+  }
+}
+
 // Writes the outputs (and, for untimed calls, the inputs as they are after the call) into the out slot as one frame;
 // returns how many bytes of the slot it fills.
 size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t per_call, const Given *inputs_after,
@@ -1209,6 +1230,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   if (!refusal.empty()) fail(refusal);
   double t1 = now_us();
   r.swapped = swapped_inputs(g);
+  if (timed) input_aliases(results, g, calls, r.taken);
   if (!strided) r.nbytes = write_frame(out, outputs, per_call_out, timed ? nullptr : &g, r.taken);
   if (S.cuda) {
     int copied, synced;

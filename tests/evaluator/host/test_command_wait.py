@@ -129,7 +129,11 @@ sys.stdin.read()
         while not watch.stopped(proc.pid):
             time.sleep(0.001)
         return watch.engine_code_changed(
-            proc.pid, engine_path, os.stat(engine_path).st_ino, engine_sites.built_bytes(engine_path)
+            proc.pid,
+            engine_path,
+            os.stat(engine_path).st_ino,
+            engine_sites.built_bytes(engine_path),
+            engine_sites.constant_extents(engine_path),
         )
     finally:
         proc.kill()
@@ -173,11 +177,14 @@ sys.stdin.read()
     try:
         assert proc.stdout is not None and proc.stdin is not None
         assert proc.stdout.readline().strip() == "alone"
-        assert watch.command_copies(proc.pid, cmd_r) == []
+        channel = watch.command_channel(proc.pid, cmd_r)
+        assert channel is not None and watch.command_copies(proc.pid, cmd_r, {channel}) == []
         proc.stdin.write("send\n")
         proc.stdin.flush()
         copy = int(proc.stdout.readline())
-        assert watch.command_copies(proc.pid, cmd_r) == [copy]
+        assert watch.command_copies(proc.pid, cmd_r, {channel}) == [copy]
+        # A peer's command pipe, held by this process, is a copy too (its own descriptor of it included).
+        assert watch.command_copies(proc.pid, -1, {channel}) == sorted([cmd_r, copy])
     finally:
         proc.kill()
         proc.wait()
@@ -200,3 +207,23 @@ engine.serve(cmd, report_w, 0, lambda x: x, feed.fd, out.fd)
 """
     waits, why, _, _ = _waiting(body, engine_path, tmp_path)
     assert waits is True, why
+
+
+def test_the_engines_constant_data_is_compared_too_and_a_gone_rank_is_no_error(engine_path, tmp_path):
+    # The names of the report's fields are constant data: renamed in place, the host would read no aliasing, no
+    # re-pointed input. (The writable segment, the engine's state, differs in every process and is not compared.)
+    patch = """
+data = open({path!r}, "rb").read()
+at = data.index(b"inputs_swapped")
+start, offset = next((int(l.split("-")[0], 16), int(l.split()[2], 16)) for l in open("/proc/self/maps")
+                     if l.rstrip().endswith("_arena_timer.so") and int(l.split()[2], 16) <= at
+                     and int(l.split("-")[1].split()[0], 16) - int(l.split("-")[0], 16) + int(l.split()[2], 16) > at)
+page = (start + at - offset) & ~(mmap.PAGESIZE - 1)
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.mprotect(ctypes.c_void_p(page), mmap.PAGESIZE, 3) == 0, ctypes.get_errno()
+ctypes.c_ubyte.from_address(start + at - offset).value = ord("X")
+""".format(path=engine_path)
+    changed = _stopped_code_check(patch, engine_path, tmp_path)
+    assert changed is not None and "differs from the file the host built" in changed
+    no_such = max(int(p) for p in os.listdir("/proc") if p.isdigit()) + 100_000
+    assert watch.engine_code_changed(no_such, engine_path, 0, b"", [(0, 1)]) is None

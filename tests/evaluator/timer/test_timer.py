@@ -377,3 +377,27 @@ print(json.dumps({"each": [torch.equal(v, x * 2) for v, x in zip(values, xs)], "
         "aliases": [],
         "both": [f"output 1 of call {k} shares memory with output 0 of call {k}" for k in range(3)],
     }
+
+
+def test_a_timed_call_that_returns_its_input_is_named_as_a_trial_would_be(engine_path, tmp_path):
+    out = _run(
+        engine_path,
+        """
+show()
+one = engine.step(True, lambda a: a.mul_(2), feed.fd, out.fd)["aliases"]
+feed.write([torch.randn(10) for _ in range(2)])
+window = engine.step(True, lambda a: a if a[0] > -100 else a + 1, feed.fd, out.fd, 2)["aliases"]
+show()
+fresh = engine.step(True, lambda a: a * 2, feed.fd, out.fd)["aliases"]
+print(json.dumps({"one": one, "window": window, "fresh": fresh}))
+""",
+        tmp_path,
+    )
+    assert out == {
+        "one": ["output 0 shares memory with input 0"],
+        "window": [
+            "output 0 of call 0 shares memory with input 0 of call 0",
+            "output 0 of call 1 shares memory with input 0 of call 1",
+        ],
+        "fresh": [],
+    }

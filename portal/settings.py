@@ -205,7 +205,8 @@ CACHES = {
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     },
     "pages": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        # Django's RedisCache keeping one client per process instead of building one per command
+        "BACKEND": "leaderboard.web.cache.KeptClientRedisCache",
         "LOCATION": os.environ.get("CACHE_URL", "").strip() or REDIS_URL,
         "KEY_PREFIX": os.environ.get("ARENA_CACHE_PREFIX", "").strip() or "arena",
         "TIMEOUT": ARENA_PAGE_CACHE_TTL_S,

@@ -25,6 +25,17 @@ class ExportResponse(StreamingHttpResponse):
         return self.content.decode(self.charset or "utf-8")
 
 
+class KeptRecord(dict):
+    """A row's exported record that keeps the text it was written as (``written``: by format, and for CSV by the
+    fields), for a record kept and written again (``Table``'s memo of records, ``rankings/memo.py``)."""
+
+    __slots__ = ("written",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written: dict[Any, str] = {}
+
+
 def json_lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterator[str]:
     """``{**head, "rows": [...records]}`` written as ``json.dumps(..., indent=1, default=str)`` writes it, a row at
     a time."""
@@ -34,7 +45,13 @@ def json_lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Itera
     separator = "\n"
     for record in records:
         # json.dumps(record, indent=1, default=str), each line indented by two spaces (no line of it is blank)
-        yield separator + "  " + indented_json(record, "\n  ")
+        if type(record) is KeptRecord:
+            text = record.written.get("json")
+            if text is None:
+                text = record.written["json"] = indented_json(record, "\n  ")
+        else:
+            text = indented_json(record, "\n  ")
+        yield separator + "  " + text
         separator = ",\n"
     yield "]\n}" if separator == "\n" else "\n ]\n}"
 
@@ -94,8 +111,20 @@ def csv_lines(fields: list[str], records: Iterable[dict[str, Any]]) -> Iterator[
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
+    key = ("csv", tuple(fields))
+    line = io.StringIO()  # a kept record's line, written apart to be kept with it
+    line_writer = csv.DictWriter(line, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     for i, record in enumerate(records):
-        writer.writerow({k: csv_cell(v) for k, v in record.items()})
+        if type(record) is KeptRecord:
+            text = record.written.get(key)
+            if text is None:
+                line_writer.writerow({k: csv_cell(v) for k, v in record.items()})
+                text = record.written[key] = line.getvalue()
+                line.seek(0)
+                line.truncate()
+            out.write(text)
+        else:
+            writer.writerow({k: csv_cell(v) for k, v in record.items()})
         if i % 100 == 99:  # a chunk every hundred rows: few writes, little held
             yield out.getvalue()
             out.seek(0)

@@ -92,15 +92,16 @@ SHOWN_SCORE_FIELDS = tuple(
 class _Columns:
     """The columns a page of runs is read with, and where the owner's name and the score's columns are among them."""
 
-    def __init__(self, run_fields: tuple[str, ...], score_fields: tuple[str, ...]) -> None:
+    def __init__(self, tag: str, run_fields: tuple[str, ...], score_fields: tuple[str, ...]) -> None:
         assert run_fields[:2] == ("id", "user_id") and score_fields[0] == "k"
+        self.tag = tag
         self.run_fields, self.score_fields = run_fields, score_fields
         self.names = (*run_fields, "user__username", *(f"score__{name}" for name in score_fields))
         self.owner, self.score = len(run_fields), len(run_fields) + 1
 
 
-_ALL = _Columns(RUN_FIELDS, SCORE_FIELDS)
-_SHOWN = _Columns(SHOWN_RUN_FIELDS, SHOWN_SCORE_FIELDS)
+_ALL = _Columns("all", RUN_FIELDS, SCORE_FIELDS)
+_SHOWN = _Columns("shown", SHOWN_RUN_FIELDS, SHOWN_SCORE_FIELDS)
 
 
 class Owner:
@@ -129,7 +130,9 @@ class Score:
 
 class RunRow:
     """One model run of a table: its columns as attributes, ``user``, ``score`` (None when it has no RunScore row),
-    ``pk`` and ``is_done``, as a ``ModelRun`` with its score and owner gives them."""
+    ``pk`` and ``is_done``, as a ``ModelRun`` with its score and owner gives them; ``read``: the row as read (which
+    columns, their values), everything the row's attributes come from: what a memo of a row's HTML or exported record
+    keys on (``rankings/memo.py``)."""
 
     score: Score | None
     rank_range: tuple[int, int] | None
@@ -138,6 +141,7 @@ class RunRow:
         """``values``: the row of ``columns.names``, in that order."""
         mine = self.__dict__
         mine.update(zip(columns.run_fields, values))
+        self.read = (columns.tag, values)
         self.pk = mine["id"]
         self.user = Owner(mine["user_id"], values[columns.owner])
         at = columns.score

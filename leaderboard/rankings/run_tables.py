@@ -159,7 +159,22 @@ UNRANKED_PER_PAGE = 20  # runs not ranked listed a page below the ranking (unfin
 
 def run_ranking_table(*, prefix: str = "", name: str = "runs", per_page: int = 50) -> Table:
     """The overall ranking of model runs: its columns are the one definition of its sort keys (page and API)."""
-    return Table(name, RUN_COLUMNS, default_sort=RUN_DEFAULT_SORT, prefix=prefix, extra=_run_extra, per_page=per_page)
+    return Table(
+        name,
+        RUN_COLUMNS,
+        default_sort=RUN_DEFAULT_SORT,
+        prefix=prefix,
+        extra=_run_extra,
+        per_page=per_page,
+        row_key=_run_read,
+    )
+
+
+def _run_read(run: Any) -> Any:
+    """Everything a run's exported record is built from: the run as read (``run_rows.RunRow.read``) and its rank
+    range; None for a run that does not say how it was read (a model instance)."""
+    read = getattr(run, "read", None)
+    return None if read is None else (read, getattr(run, "rank_range", None))
 
 
 def _ps(name: str, p: float | None = None) -> Callable[[Any], Any]:

@@ -23,7 +23,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 
-from leaderboard.rankings.export_stream import ExportResponse, csv_lines, json_lines
+from leaderboard.rankings.export_stream import ExportResponse, KeptRecord, csv_lines, json_lines
+from leaderboard.rankings.memo import Memo
 
 EXPORT_FORMATS = ("csv", "json")
 
@@ -83,10 +84,16 @@ class Table:
     prefix: str = ""
     # Extra fields every exported row carries beyond the columns (e.g. the protocol beside a score).
     extra: Callable[[Any], dict[str, Any]] | None = None
+    # Everything a row's exported record is built from, hashable (None: that row's record is built every time): a
+    # table that names it keeps its rows' records, and the text they were written as, in ``RECORDS``.
+    row_key: Callable[[Any], Any] | None = None
     _by_key: dict[str, Column] = field(init=False, repr=False)
+    _record_key: tuple[Any, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_key = {c.key: c for c in self.columns}
+        # which record a row is built into: the exported columns (each with how it is read) and the extra fields
+        self._record_key = (tuple((c.key, c.get) for c in self.columns if c.exported), self.extra)
 
     # --- query string ---
 
@@ -195,6 +202,13 @@ class Table:
         return fmt in EXPORT_FORMATS and request.GET.get("table", self.name if main else "") == self.name
 
     def record(self, row: Any) -> dict[str, Any]:
+        if self.row_key is not None:
+            key = self.row_key(row)
+            if key is not None:
+                return RECORDS.get_or_build((self._record_key, key), lambda: KeptRecord(self._record(row)))
+        return self._record(row)
+
+    def _record(self, row: Any) -> dict[str, Any]:
         record = {c.key: _plain(c.get(row)) for c in self.columns if c.exported}
         if self.extra is not None:
             record.update({k: _plain(v) for k, v in self.extra(row).items()})
@@ -261,6 +275,11 @@ class Table:
         except ValueError:
             per_page = EXPORT_PAGE_ROWS
         return number, min(max(per_page, 1), MAX_EXPORT_PAGE_ROWS)
+
+
+# Rows' exported records (with the text each was written as), built once per process for the same inputs: about 4 KB
+# a row of runs.
+RECORDS = Memo(2048)
 
 
 EXPORT_CHUNK_ROWS = 500  # rows an export reads per round trip to the database

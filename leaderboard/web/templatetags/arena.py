@@ -389,7 +389,10 @@ def run_rows(context, runs, ranked=True) -> str:
 
     urls = {name: context.get(name, "") for name in URL_PREFIXES}
     row = row_html.run_ranking_row if ranked else row_html.run_unranked_row
-    return mark_safe("".join(row(run, urls, _RUN_FILTERS) for run in runs))
+    page = row_html.page_inputs(row.__name__, tuple(urls.values()))
+    return mark_safe(
+        "".join(row_html.kept_row(row, run, row_html.run_key(run), page, urls, _RUN_FILTERS) for run in runs)
+    )
 
 
 @register.simple_tag
@@ -401,7 +404,13 @@ def user_run_rows(runs) -> str:
     from leaderboard.web import row_html
 
     run_url = reverse("model-run-detail", args=[0])[: -len("0/")]
-    return mark_safe("".join(row_html.user_run_row(run, run_url, _RUN_FILTERS) for run in runs))
+    page = row_html.page_inputs("user_run_row", run_url)
+    return mark_safe(
+        "".join(
+            row_html.kept_row(row_html.user_run_row, run, row_html.run_key(run), page, run_url, _RUN_FILTERS)
+            for run in runs
+        )
+    )
 
 
 @register.simple_tag(takes_context=True)
@@ -424,7 +433,11 @@ def problem_ranking_rows(rows, profile) -> str:
     urls = links.url_prefixes()
     name = getattr(profile, "name", "")
     filters = {**_RUN_FILTERS, "us": us}
-    return mark_safe("".join(row_html.problem_ranking_row(e, name, urls, filters) for e in rows))
+    # an entry (a frozen dataclass of plain values) is everything its row is built from
+    page = row_html.page_inputs("problem_ranking_row", name, tuple(urls.values()))
+    return mark_safe(
+        "".join(row_html.kept_row(row_html.problem_ranking_row, e, e, page, name, urls, filters) for e in rows)
+    )
 
 
 @register.simple_tag(takes_context=True)

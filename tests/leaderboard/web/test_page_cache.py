@@ -295,3 +295,32 @@ def test_a_render_that_stores_nothing_does_not_hold_up_the_next_reader(problems,
     started = time.monotonic()
     assert client.get("/runs/")[cache.HEADER] == "miss"
     assert 0.2 <= time.monotonic() - started < 2  # it waited for the other render, not for WAIT_S
+
+
+def test_a_hit_is_sent_gzipped_to_a_reader_that_accepts_gzip_and_reads_the_same(problems, client):
+    import gzip
+
+    for path in ("/runs/", "/", "/?format=json", "/api/problems/"):
+        rendered = client.get(path)
+        assert rendered[cache.HEADER] == "miss" and "Accept-Encoding" in rendered["Vary"]
+        body = b"".join(rendered.streaming_content) if rendered.streaming else rendered.content
+        plain = client.get(path)
+        assert plain[cache.HEADER] == "hit" and not plain.has_header("Content-Encoding")
+        assert plain.content == body and "Accept-Encoding" in plain["Vary"]
+        gzipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+        assert gzipped[cache.HEADER] == "hit" and gzipped["Content-Encoding"] == "gzip"
+        assert gzip.decompress(gzipped.content) == body and len(gzipped.content) < len(body)
+        assert gzipped["Content-Type"] == rendered["Content-Type"]
+    tiny = client.get("/api/rankings/model-runs/", HTTP_ACCEPT_ENCODING="gzip")  # no run: 93 bytes, kept as they are
+    assert tiny[cache.HEADER] == "miss" and len(tiny.content) < 100
+    again = client.get("/api/rankings/model-runs/", HTTP_ACCEPT_ENCODING="gzip")
+    assert again[cache.HEADER] == "hit" and again.content == tiny.content and not again.has_header("Content-Encoding")
+
+
+def test_a_page_stored_before_pages_were_kept_gzipped_is_still_served(problems, client):
+    key = _page_key("/runs/", [generations.RUNS])
+    generations.pages_cache().set(key, b'{"public":true,"headers":{"Content-Type":"text/html"}}\n\nstored earlier')
+    for encoding in ("", "gzip"):
+        page = client.get("/runs/", HTTP_ACCEPT_ENCODING=encoding)
+        assert page.content == b"stored earlier" and page[cache.HEADER] == "hit"
+        assert not page.has_header("Content-Encoding")

@@ -16,6 +16,9 @@ renders the page):
    process per request (``time.process_time``: Django, the template, the test client), median and 95th
    percentile over ``--repeat`` requests after three warm-up requests; the CPU the PostgreSQL backend serving this
    connection spent, averaged over the same requests (read from /proc: PostgreSQL on this machine); the bytes.
+   Rows the tree keeps once built (``leaderboard/rankings/memo.py``) are reused from one request to the next, as
+   after one result changed one run; ``--rows-rebuilt`` drops them before every measured request (every row built
+   afresh).
 2. **Recording one result**: queries and CPU of ``result_record`` for one attempt of the smallest and the largest
    run (the attempt's result taken away and recorded again inside a transaction that is rolled back): what a result
    costs at ingest; and of the web worker's job that then scores the run once per batch of results.
@@ -130,7 +133,16 @@ def _body(response) -> bytes:
     return b"".join(response.streaming_content) if getattr(response, "streaming", False) else response.content
 
 
-def in_process(pages: list[tuple[str, str]], repeat: int) -> list[dict]:
+def _forget_rows() -> None:
+    """Drops the rows the tree keeps once built (``leaderboard/rankings/memo.py``; a tree without it keeps none)."""
+    try:
+        from leaderboard.rankings.memo import forget_all
+    except ImportError:
+        return
+    forget_all()
+
+
+def in_process(pages: list[tuple[str, str]], repeat: int, rows_rebuilt: bool = False) -> list[dict]:
     from django.db import connection, reset_queries
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -153,6 +165,8 @@ def in_process(pages: list[tuple[str, str]], repeat: int) -> list[dict]:
         cpu, wall = [], []
         pg_before = _backend_cpu_s(backend)
         for _ in range(repeat):
+            if rows_rebuilt:
+                _forget_rows()
             c0, w0 = time.process_time(), time.perf_counter()
             _body(client.get(path))
             cpu.append((time.process_time() - c0) * 1000)
@@ -349,7 +363,7 @@ def measure_here(args: argparse.Namespace) -> dict:
     pages = _pages()
     load_before = [round(x, 2) for x in os.getloadavg()]
     print(f"database: {connection.vendor} {connection.settings_dict.get('NAME')}: {data}", flush=True)
-    rows = in_process(pages, args.repeat)
+    rows = in_process(pages, args.repeat, args.rows_rebuilt)
     recording = record_cost()
     load = under_load(pages, args.concurrency, args.seconds, args.workers) if args.concurrency > 0 else None
     with connection.cursor() as cursor:
@@ -494,6 +508,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeded-with", default="python manage.py seed_demo --runs 100 --problems 60 --attempts 3")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     parser.add_argument("--label", default="", help="added to the file names: ranking_pages_<date>_<label>")
+    parser.add_argument(
+        "--rows-rebuilt",
+        action="store_true",
+        help="drop the rows kept once built (leaderboard/rankings/memo.py) before every measured request: each render "
+        "builds every row, as after every run on the page changed (by default a repeated render reuses them, as "
+        "after one result)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)  # measure DATABASE_URL, write the JSON here
     args = parser.parse_args(argv)
     if args.child:
@@ -518,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
             str(args.seconds),
             "--workers",
             str(args.workers),
+            *(["--rows-rebuilt"] if args.rows_rebuilt else []),
         ]
         env = dict(os.environ, **({"DATABASE_URL": url} if url else {}))
         subprocess.run(child, env=env, check=True)

@@ -14,6 +14,14 @@ import threading
 from itertools import islice
 from typing import Any, Callable, Hashable
 
+MEMOS: list[Memo] = []  # every memo of the process (``forget_all``)
+
+
+def forget_all() -> None:
+    """Drops every kept row: the next render builds each row afresh (a benchmark's worst case: every run changed)."""
+    for memo in MEMOS:
+        memo.clear()
+
 
 class Memo:
     """A bounded map from a row's inputs to what it was built into (``get_or_build``)."""
@@ -22,6 +30,7 @@ class Memo:
         self.size = size
         self._built: dict[Hashable, Any] = {}
         self._evicting = threading.Lock()
+        MEMOS.append(self)
 
     def get_or_build(self, key: Hashable | None, build: Callable[[], Any]) -> Any:
         """What ``build()`` gives for ``key``, built once (``key`` None or unhashable: built every time, nothing

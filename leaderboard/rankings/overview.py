@@ -367,13 +367,26 @@ def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
     """Each scored run's pass@k against what its search cost (tokens, wall time), with the Pareto fronts, over the
     first ``limit`` runs of ``runs`` (a queryset: only the columns drawn are read). Runs that did not report a cost
     are left out of that axis's front but kept as points (cost 0 is drawn at the axis)."""
-    rows = [
+    return cost_points(cost_rows(runs, limit))
+
+
+CostRow = tuple[int, str, str, int, int, float, float]  # run id, model, mode, k, tokens, wall time, pass@k
+
+
+def cost_rows(runs, limit: int = 500) -> tuple[CostRow, ...]:
+    """What ``score_against_cost`` draws of the first ``limit`` runs of ``runs``: each scored run's id, model, mode,
+    k, tokens, wall time and pass@k (one query), everything its points are computed from (``cost_points``)."""
+    return tuple(
         (pk, model, mode, k, tokens, wall, float(score))
         for pk, model, mode, k, tokens, wall, score in runs.values_list(
             "pk", "model", "mode", "k", "tokens", "wall_time_s", "score__pass_at_k"
         )[:limit]
         if score is not None
-    ]
+    )
+
+
+def cost_points(rows: tuple[CostRow, ...]) -> list[CostPoint]:
+    """The points of ``cost_rows``, with the Pareto fronts."""
     tokens_index = [i for i, r in enumerate(rows) if r[4]]
     time_index = [i for i, r in enumerate(rows) if r[5]]
     front_tokens = {tokens_index[i] for i in _front([(float(rows[i][4]), rows[i][6]) for i in tokens_index])}

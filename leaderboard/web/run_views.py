@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
+from django.utils.html import json_script
 from django.views.decorators.http import require_POST
 
 from leaderboard.catalogue import selectors as catalogue
@@ -16,6 +17,7 @@ from leaderboard.model_runs import services as model_runs
 from leaderboard.rankings import comparison as comparisons
 from leaderboard.rankings import metrics, overview, run_rows, run_selectors, run_tables, scores, tables
 from leaderboard.rankings import services as rank_services
+from leaderboard.rankings.memo import Memo
 from leaderboard.submissions import publishing, queues
 from leaderboard.web import (
     cache,  # cached_page: public read pages only, never on a page with private data
@@ -56,7 +58,7 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             meta={"filters": filters.active()},
             convert=run_rows.run_rows,
         )
-    points = overview.score_against_cost(runs, limit=overview.PARETO_RUNS)
+    pareto = _pareto_chart(overview.cost_rows(runs, limit=overview.PARETO_RUNS))
     # Both tables are pages read from the database; one query counts the rows of both and reads the sorted ends of
     # every ranked interval, which the page's rank ranges come from (counting in SQL, for each row of the page, the
     # runs above and below it cost PostgreSQL three times as much at 1,000 runs).
@@ -75,9 +77,28 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             ),
             "rank_metric": run_selectors.rank_metric(sort),
             **links.url_prefixes(),
-            "pareto": {"points": [vars(p) for p in points], "limit": overview.PARETO_RUNS} if points else None,
+            "pareto": pareto,
         },
     )
+
+
+# The score-against-cost chart's data as the page writes it, kept per process for the runs it draws (``cost_rows``:
+# everything it is computed from), like the ranking's rows: a result that changes no drawn run's cost or pass@k
+# leaves it as it was.
+_PARETO_CHARTS = Memo(256)
+
+
+def _pareto_chart(rows: tuple[overview.CostRow, ...]) -> dict | None:
+    """The ranking page's score-against-cost chart: how many runs it draws at most and its data, written as the
+    ``<script type="application/json">`` the page's chart reads (None: no scored run to draw)."""
+    if not rows:
+        return None
+
+    def script() -> str:
+        points = {"points": [vars(p) for p in overview.cost_points(rows)], "limit": overview.PARETO_RUNS}
+        return json_script(points, "pareto-data")
+
+    return {"limit": overview.PARETO_RUNS, "script": _PARETO_CHARTS.get_or_build(rows, script)}
 
 
 @login_required

@@ -1,6 +1,7 @@
 """Rows of the rankings are kept once built (``rankings/memo.py``: a run's row and exported record, a problem's ranking
-row), keyed by everything they are built from: a page rendered with the rows kept is the page rendered afresh, and a
-run whose score, progress or owner's name changes shows the change on the next render of every page and export."""
+row, the ranking's score-against-cost chart), keyed by everything they are built from: a page rendered with the rows
+kept is the page rendered afresh, and a run whose score, progress or owner's name changes shows the change on the next
+render of every page and export."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.contrib.auth import get_user_model
 
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, Problem, RunScore, StandingEntry
-from leaderboard.rankings import tables
+from leaderboard.rankings import memo, tables
 from leaderboard.web import row_html
 
 pytestmark = pytest.mark.django_db
@@ -26,8 +27,7 @@ def uncached(settings):
 
 
 def _forget() -> None:
-    row_html.ROWS.clear()
-    tables.RECORDS.clear()
+    memo.forget_all()
 
 
 def _pages(run: ModelRun, problem: Problem, profile: str) -> list[str]:
@@ -76,6 +76,7 @@ def test_a_run_that_changes_shows_its_new_figures_on_the_next_render_of_every_pa
     ranking = client.get("/runs/?per_page=500").content.decode()
     row = ranking[ranking.index(f'<tr data-run="{run.pk}"') :].split("</tr>", 1)[0]
     assert "12.3 %" in row and "4.3M tokens" in row and "renamed-owner" in row
+    assert '"tokens": 4321000' in ranking  # the score-against-cost chart draws the run's new cost
     exported = {
         int(r["id"]): r
         for r in csv.DictReader(io.StringIO(_body(client.get("/runs/?format=csv&per_page=500")).decode()))

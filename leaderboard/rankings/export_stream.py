@@ -66,7 +66,7 @@ def indented_json(value: Any, newline: str = "\n") -> str:
     indentation: the same text, but each scalar written by the C encoder (``indent`` makes ``json`` write every value
     in Python, about half of an export's CPU)."""
     kind = type(value)
-    if kind is dict:
+    if kind is dict or kind is KeptRecord:  # (a kept record is a dict, written as one)
         if not value:
             return "{}"
         inner = newline + " "

@@ -12,6 +12,7 @@ import os
 import platform
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 READ = "arena_read_command"
 READ_RETURN = "arena_read_command_return"
@@ -56,6 +57,31 @@ def constant_extents(path: str) -> list[tuple[int, int]]:
     return [(s.offset, s.offset + s.size) for s in _segments(built_bytes(path)) if not s.writable]
 
 
+DRIVER = "arena_driver"  # the engine's table of CUDA driver functions, set at open()
+
+
+def fixed_extents(path: str) -> list[tuple[int, int]]:
+    """The engine's addresses (start, end, relative to where it is loaded) that hold what is set before the solution
+    loads and never written again: the loader's table of library addresses and the other data it made read-only
+    (linked with full RELRO, every entry is bound at load), and the driver's table. Unlike the constant extents they
+    differ from process to process, so each rank's are compared with what the same rank held before its solution
+    loaded."""
+    data = built_bytes(path)
+    (phoff,) = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    out = []
+    for k in range(phnum):
+        p_type, _, _, p_vaddr, _, _, p_memsz = struct.unpack_from("<IIQQQQQ", data, phoff + k * phentsize)
+        if p_type == 0x6474E552:  # PT_GNU_RELRO
+            out.append((p_vaddr, p_vaddr + p_memsz))
+    sized = _symbols(data, (DRIVER,), sizes=True)
+    if DRIVER not in sized:
+        raise EngineSiteError(f"{path} has no symbol {DRIVER}: rebuild the engine from this source")
+    value, size = sized[DRIVER]
+    out.append((value, value + size))
+    return out
+
+
 def read_site(path: str) -> ReadSite:
     """The command read's offsets in the engine at ``path``, read once per version of the file."""
     st = os.stat(path)
@@ -96,23 +122,24 @@ def _segments(data: bytes) -> list[_Segment]:
     return out
 
 
-def _symbols(data: bytes, names: tuple[str, ...]) -> dict[str, int]:
-    """The values of ``names`` in the file's symbol tables (.symtab keeps the engine's hidden ones, .dynsym not)."""
+def _symbols(data: bytes, names: tuple[str, ...], sizes: bool = False) -> dict[str, Any]:
+    """The values of ``names`` in the file's symbol tables (.symtab keeps the engine's hidden ones, .dynsym not);
+    with ``sizes``, (value, size) pairs."""
     (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)]
     wanted = {n.encode() for n in names}
-    found: dict[str, int] = {}
+    found: dict[str, Any] = {}
     for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
         if sh_type not in (2, 11) or not entsize:  # SHT_SYMTAB, SHT_DYNSYM
             continue
         str_off = sections[link][4]
         for k in range(size // entsize):
-            st_name, _, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", data, off + k * entsize)
+            st_name, _, _, _, st_value, st_size = struct.unpack_from("<IBBHQQ", data, off + k * entsize)
             end = data.index(b"\0", str_off + st_name)
             name = data[str_off + st_name : end]
             if name in wanted and st_value:
-                found.setdefault(name.decode(), st_value)
+                found.setdefault(name.decode(), (st_value, st_size) if sizes else st_value)
     return found
 
 

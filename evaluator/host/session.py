@@ -136,6 +136,8 @@ class Session:
         self.engine_bytes = b""  # that file, which the engine's code in every rank must be byte for byte
         self.engine_constant: list[tuple[int, int]] = []  # its extents never written once loaded
         self.command_channels: set[str] = set()  # every rank's command pipe ("pipe:[inode]")
+        self.engine_fixed: list[tuple[int, int]] = []  # its extents set before the solution loads, never after
+        self.fixed_before: dict[int, bytes] = {}  # each rank's bytes there, read before its solution loaded
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
         self.phase_seconds: dict[str, float] = {}
@@ -598,21 +600,28 @@ class Session:
                     [r],
                 )
 
-    def _check_waits(self, what: str) -> None:
-        """With the ranks stopped after a reply, each rank's main thread must be waiting for the host's next command
-        inside the engine (watch.waits_for_command): a solution whose call never returned, and that answers the
-        host's commands with code of its own (a copy of the engine built under another name has state of its own,
-        so the engine's re-entry guard does not see it), waits elsewhere. And the engine's code in each rank must be
-        the file the host built, byte for byte (watch.engine_code_changed)."""
-        if self.engine_inode is None or self.read_site is None:  # once: the engine does not change in an evaluation
+    def _read_engine(self) -> tuple[int, engine_sites.ReadSite]:
+        """What the host checks each rank's engine against, read from the file it built: once, since the engine does
+        not change during an evaluation. Its inode and the offsets of its command read are returned."""
+        if self.engine_inode is None or self.read_site is None:
             try:
                 self.engine_inode = os.stat(self.timer_path).st_ino
                 self.read_site = engine_sites.read_site(str(self.timer_path))
                 self.engine_bytes = engine_sites.built_bytes(str(self.timer_path))
                 self.engine_constant = engine_sites.constant_extents(str(self.timer_path))
+                self.engine_fixed = engine_sites.fixed_extents(str(self.timer_path))
             except (OSError, engine_sites.EngineSiteError) as exc:
                 raise Stop(Verdict.INFRA_ERROR, f"the evaluator's engine could not be read: {exc}") from None
-        inode, site = self.engine_inode, self.read_site
+        return self.engine_inode, self.read_site
+
+    def _check_waits(self, what: str) -> None:
+        """With the ranks stopped after a reply, each rank's main thread must be waiting for the host's next command
+        inside the engine (watch.waits_for_command): a solution whose call never returned, and that answers the
+        host's commands with code of its own (a copy of the engine built under another name has state of its own,
+        so the engine's re-entry guard does not see it), waits elsewhere. And the engine's code in each rank must be
+        the file the host built, byte for byte (watch.engine_code_changed), and its fixed tables what they were
+        before the solution loaded (watch.engine_fixed)."""
+        inode, site = self._read_engine()
         if not self.command_channels:  # every rank's command pipe, as the host gave them (a rank holds its own alone)
             for r, pid in self.rank_pids.items():
                 channel = watch.command_channel(pid, self.command_fds[r]) if r in self.command_fds else None
@@ -629,6 +638,16 @@ class Session:
                     Verdict.REJECTED,
                     f"rank {r}'s engine was not the evaluator's after {what} ({changed}): the code that times the "
                     f"calls and writes the reports is not the solution's to change",
+                    [r],
+                )
+            before = self.fixed_before.get(r)
+            now = watch.engine_fixed(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_fixed)
+            if before is not None and now is not None and now != before:
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"rank {r}'s engine was not the evaluator's after {what} (its table of library addresses or of "
+                    f"driver functions changed after it was opened): the code that times the calls and writes the "
+                    f"reports is not the solution's to change",
                     [r],
                 )
             copies = watch.command_copies(pid, self.command_fds[r], self.command_channels)
@@ -701,6 +720,13 @@ class Session:
         self.threads_before = {r: set(watch.threads(pid)) for r, pid in self.rank_pids.items()}
         # The signal dispositions the engine keeps between calls (it puts back whatever a call changed as it returns).
         self.signals_before = {r: watch.signal_dispositions(pid) for r, pid in self.rank_pids.items()}
+        # The engine's table of library addresses and its driver table, set when it was opened, before any solution
+        # code: compared at every stop (_check_waits).
+        inode, _ = self._read_engine()
+        for r, pid in self.rank_pids.items():
+            fixed = watch.engine_fixed(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_fixed)
+            if fixed is not None:
+                self.fixed_before[r] = fixed
 
     def check_threads(self, what: str) -> None:
         """Nothing the solution starts may outlive its call, a signal handler included."""

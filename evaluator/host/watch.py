@@ -509,6 +509,25 @@ def engine_code_changed(
     return None
 
 
+def engine_fixed(pid: int, engine: str, engine_inode: int, extents: list[tuple[int, int]]) -> bytes | None:
+    """The bytes of the engine's fixed extents (engine_sites.fixed_extents: its table of library addresses, its
+    driver table) in process ``pid``, read through /proc/PID/mem; None when they cannot be read (the process is
+    gone, or the engine is not mapped)."""
+    base = next((a for a, _, offset, _, _ in _engine_ranges(pid, engine, engine_inode) if offset == 0), None)
+    if base is None:
+        return None
+    try:
+        mem = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return b"".join(os.pread(mem, end - start, base + start) for start, end in extents)
+    except OSError:
+        return None
+    finally:
+        os.close(mem)
+
+
 def _named(pid: int, address: int) -> str:
     """The file whose code holds ``address`` in process ``pid``, for a message."""
     try:

@@ -71,7 +71,7 @@ _BUILD = """
 import sys
 from torch.utils.cpp_extension import load
 load(name=sys.argv[1], sources=[sys.argv[2]], build_directory=sys.argv[3], extra_cflags=["-O2"],
-     extra_ldflags=["-ldl"], verbose=False)
+     extra_ldflags=["-ldl", "-Wl,-z,relro,-z,now"], verbose=False)
 """
 
 
@@ -82,7 +82,7 @@ def build_folder(python: str | None = None) -> Path:
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     version = _torch_version(python)
     digest = hashlib.sha256(
-        SOURCE.read_bytes() + include.encode() + suffix.encode() + version.encode() + python.encode()
+        SOURCE.read_bytes() + _BUILD.encode() + include.encode() + suffix.encode() + version.encode() + python.encode()
     ).hexdigest()[:16]
     return cache_dir() / "timer" / digest
 

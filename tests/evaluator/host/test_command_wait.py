@@ -227,3 +227,49 @@ ctypes.c_ubyte.from_address(start + at - offset).value = ord("X")
     assert changed is not None and "differs from the file the host built" in changed
     no_such = max(int(p) for p in os.listdir("/proc") if p.isdigit()) + 100_000
     assert watch.engine_code_changed(no_such, engine_path, 0, b"", [(0, 1)]) is None
+
+
+def test_the_engines_tables_of_addresses_are_compared_with_what_they_held_before_the_solution(engine_path, tmp_path):
+    # Linked with full RELRO, the loader's table of library addresses is filled at load and then read-only; the driver
+    # table is set at open(). A solution that points an entry at code of its own (the clock the engine reads, say)
+    # runs inside the engine at every call of it: what the host read before the solution loaded no longer matches.
+    extents = engine_sites.fixed_extents(engine_path)
+    inode = os.stat(engine_path).st_ino
+    script = f"""
+import ctypes, mmap, os, sys, torch
+from evaluator import timer
+engine = timer.load({engine_path!r})
+print("opened", flush=True)
+what = sys.stdin.readline().strip()
+base = next(int(l.split("-")[0], 16) for l in open("/proc/self/maps")
+            if l.rstrip().endswith("_arena_timer.so") and int(l.split()[2], 16) == 0)
+libc = ctypes.CDLL(None, use_errno=True)
+start, end = {extents}[0 if what == "table" else 1]
+if what in ("table", "driver"):
+    page = (base + start) & ~(mmap.PAGESIZE - 1)
+    assert libc.mprotect(ctypes.c_void_p(page), base + end - page, 3) == 0, ctypes.get_errno()
+    word = ctypes.c_uint64.from_address(base + end - 8)
+    word.value ^= 0xFF
+print("done", flush=True)
+sys.stdin.read()
+"""
+    found = {}
+    for what in ("nothing", "table", "driver"):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert proc.stdout is not None and proc.stdin is not None
+            assert proc.stdout.readline().strip() == "opened"
+            before = watch.engine_fixed(proc.pid, engine_path, inode, extents)
+            proc.stdin.write(what + "\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "done"
+            os.kill(proc.pid, signal.SIGSTOP)
+            while not watch.stopped(proc.pid):
+                time.sleep(0.001)
+            found[what] = before is not None and watch.engine_fixed(proc.pid, engine_path, inode, extents) == before
+        finally:
+            proc.kill()
+            proc.wait()
+    assert found == {"nothing": True, "table": False, "driver": False}

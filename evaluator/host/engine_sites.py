@@ -67,13 +67,7 @@ def fixed_extents(path: str) -> list[tuple[int, int]]:
     differ from process to process, so each rank's are compared with what the same rank held before its solution
     loaded."""
     data = built_bytes(path)
-    (phoff,) = struct.unpack_from("<Q", data, 0x20)
-    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-    out = []
-    for k in range(phnum):
-        p_type, _, _, p_vaddr, _, _, p_memsz = struct.unpack_from("<IIQQQQQ", data, phoff + k * phentsize)
-        if p_type == 0x6474E552:  # PT_GNU_RELRO
-            out.append((p_vaddr, p_vaddr + p_memsz))
+    out = [(h[3], h[3] + h[5]) for h in _program_headers(data) if h[0] == 0x6474E552]  # PT_GNU_RELRO
     sized = _symbols(data, (DRIVER,), sizes=True)
     if DRIVER not in sized:
         raise EngineSiteError(f"{path} has no symbol {DRIVER}: rebuild the engine from this source")
@@ -111,15 +105,25 @@ def _read_site(path: str, inode: int, mtime_ns: int) -> ReadSite:
     return ReadSite(after_syscall=offset_of(symbols[READ_RETURN]), returns=returns)
 
 
-def _segments(data: bytes) -> list[_Segment]:
+def _program_headers(data: bytes) -> list[tuple[int, int, int, int, int, int]]:
+    """The file's program headers as (type, flags, offset, vaddr, filesz, memsz)."""
     (phoff,) = struct.unpack_from("<Q", data, 0x20)
     phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
     out = []
     for k in range(phnum):
-        p_type, p_flags, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + k * phentsize)
-        if p_type == 1:  # PT_LOAD
-            out.append(_Segment(p_offset, p_vaddr, p_filesz, bool(p_flags & 1), bool(p_flags & 2)))
+        p_type, p_flags, p_offset, p_vaddr, _, p_filesz, p_memsz = struct.unpack_from(
+            "<IIQQQQQ", data, phoff + k * phentsize
+        )
+        out.append((p_type, p_flags, p_offset, p_vaddr, p_filesz, p_memsz))
     return out
+
+
+def _segments(data: bytes) -> list[_Segment]:
+    return [
+        _Segment(offset, vaddr, filesz, bool(flags & 1), bool(flags & 2))
+        for kind, flags, offset, vaddr, filesz, _ in _program_headers(data)
+        if kind == 1  # PT_LOAD
+    ]
 
 
 def _symbols(data: bytes, names: tuple[str, ...], sizes: bool = False) -> dict[str, Any]:

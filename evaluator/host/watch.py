@@ -395,10 +395,10 @@ def waits_for_command(
     return True, ""
 
 
-# Per rank process (pid, start time): its engine's code ranges, as (start, end, file offset, inode). Parsing a CUDA
-# process's whole memory map takes milliseconds; a range found there is checked again at every use through
+# Per rank process (pid, start time): its engine's mappings, as (start, end, file offset, inode, executable). Parsing
+# a CUDA process's whole memory map takes milliseconds; a range found there is checked again at every use through
 # /proc/PID/map_files, so code mapped over it afterwards is not taken for it.
-_ENGINE_CODE: dict[tuple[int, str], list[tuple[int, int, int, int]]] = {}
+_ENGINE_CODE: dict[tuple[int, str], list[tuple[int, int, int, int, bool]]] = {}
 
 
 def _engine_ranges(pid: int, engine: str, engine_inode: int) -> list[tuple[int, int, int, int, bool]]:
@@ -430,6 +430,8 @@ def _engine_ranges(pid: int, engine: str, engine_inode: int) -> list[tuple[int, 
                             ranges.append((a, b, int(parts[2], 16), inode, "x" in parts[1]))
         except OSError:
             return []
+        if not ranges:
+            return []  # not mapped yet: read again at the next use rather than remembered empty
         _ENGINE_CODE[key] = ranges
     return _ENGINE_CODE[key]
 

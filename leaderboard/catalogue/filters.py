@@ -20,7 +20,12 @@ ANY = "any"
 
 def catalogue_choices(problems: QuerySet[Problem]) -> dict[str, list[tuple[str, str]]]:
     """The values the filters offer: those some active problem has (one query)."""
-    rows = list(problems.values_list("category", "world_sizes", "tags"))
+    return choices_of(list(problems.values_list("category", "world_sizes", "tags")))
+
+
+def choices_of(rows: list[tuple[str, Any, str]]) -> dict[str, list[tuple[str, str]]]:
+    """The values the filters offer, from the (category, world sizes, tags) of every problem they filter (no
+    query)."""
     categories = {c for c, _, _ in rows}
     order = [c for c in CATEGORIES if c in categories] + sorted(categories - set(CATEGORIES))
     sizes = sorted({int(w) for _, ws, _ in rows for w in (ws or []) if isinstance(w, int)})
@@ -42,9 +47,12 @@ class ProblemFilterSet(django_filters.FilterSet):
         model = Problem
         fields = ["q", "category", "world_size", "tag"]
 
-    def __init__(self, data=None, queryset=None, **kwargs: Any) -> None:
+    def __init__(self, data=None, queryset=None, *, choices_from=None, **kwargs: Any) -> None:
+        """``choices_from``: the (category, world sizes, tags) of every problem of ``queryset``, read already (None:
+        read here, one query)."""
         super().__init__(data, queryset, **kwargs)
-        for name, values in catalogue_choices(self.queryset).items():
+        choices = catalogue_choices(self.queryset) if choices_from is None else choices_of(choices_from)
+        for name, values in choices.items():
             self.filters[name].extra["choices"] = values
         self.filters["q"].field.widget.attrs.update({"placeholder": "name, summary, tag…", "type": "search"})
 

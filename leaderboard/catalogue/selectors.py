@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from evaluator.contract.profiles import PROFILES
 from leaderboard.models import Problem
 from problems.registry import CATEGORIES
 
@@ -24,19 +25,39 @@ def problem_list(*, category: str | None = None) -> QuerySet[Problem]:
 # What the home page's catalogue shows of a problem (its statement, reference and presets, most of a row's bytes,
 # are left in the database).
 LISTED_FIELDS = ("id", "title", "category", "summary", "version", "codebase", "world_sizes", "suite", "hard", "tags")
+_SIZES = LISTED_FIELDS.index("world_sizes")
+
+
+# The profiles a problem of these world sizes supports (``Problem.supported_profiles``), per tuple of world sizes: the
+# catalogue asks it of every problem, twice a page, and a handful of distinct sets of world sizes cover them all.
+_SUPPORTED: dict[tuple[Any, int], tuple[str, ...]] = {}
 
 
 class ListedProblem:
-    """A problem as the catalogue lists it, read with ``.values()`` (no model instance): the columns of
-    ``LISTED_FIELDS`` and what ``Problem`` derives from them (``tag_list``, ``supports``, ``supported_profiles``)."""
+    """A problem as the catalogue lists it, read with ``.values_list()`` (no model instance): the columns of
+    ``LISTED_FIELDS`` and what ``Problem`` derives from them (``tag_list``, ``supports``, ``supported_profiles``);
+    ``read``: the columns as read, hashable (the world sizes as a tuple): what a memo of its row keys on."""
 
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.__dict__.update(values)
-        self.pk = values["id"]
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        mine = self.__dict__
+        mine.update(zip(LISTED_FIELDS, values))
+        self.pk = values[0]
+        sizes = mine["world_sizes"]
+        self.read = (*values[:_SIZES], tuple(sizes) if type(sizes) is list else sizes, *values[_SIZES + 1 :])
 
     tag_list = Problem.tag_list
     supports = Problem.supports
-    supported_profiles = Problem.supported_profiles
+
+    @property
+    def supported_profiles(self) -> list[str]:
+        key = (self.read[_SIZES], len(PROFILES))  # (a profile added to the table, as a test may: computed anew)
+        try:
+            found = _SUPPORTED.get(key)
+        except TypeError:  # world sizes that are not a list of numbers: as the model computes them
+            return Problem.supported_profiles.fget(self)
+        if found is None:
+            found = _SUPPORTED[key] = tuple(Problem.supported_profiles.fget(self))
+        return list(found)
 
     def __str__(self) -> str:
         return self.id
@@ -44,7 +65,21 @@ class ListedProblem:
 
 def listed_problems(problems: QuerySet[Problem]) -> list[ListedProblem]:
     """``problems`` (e.g. the filters' ``.qs``), in their order, as the catalogue lists them: one query."""
-    return [ListedProblem(values) for values in problems.values(*LISTED_FIELDS)]
+    return [ListedProblem(values) for values in problems.values_list(*LISTED_FIELDS)]
+
+
+def filtered_catalogue(data=None) -> tuple[Any, list[ListedProblem]]:
+    """The catalogue's filters bound to ``data`` (``problem_filters``) and the problems they list, as
+    ``listed_problems`` reads them. Unfiltered (``data`` None), the whole active catalogue is read once, for the
+    filters' choices and the list alike: one query instead of two."""
+    if data is not None:
+        filters = problem_filters(data)
+        return filters, listed_problems(filters.qs)
+    from leaderboard.catalogue.filters import ProblemFilterSet
+
+    problems = listed_problems(problem_list())  # an unbound filter set lists its whole queryset, in its order
+    choices = [(p.category, p.world_sizes, p.tags) for p in problems]
+    return ProblemFilterSet(None, queryset=problem_list(), choices_from=choices), problems
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ def speaking_profile(counts: Iterable[tuple[str, int]], default: str | None) -> 
     for profile, n in counts:
         if metrics.measures_speed(profile) and n:
             totals[profile] = totals.get(profile, 0) + n
+    if len(totals) < 2:  # (most problems: one profile or none, no tie to break)
+        return next(iter(totals), default)
     order = list(PROFILES)
     best = max(totals, key=lambda p: (totals[p], -(order.index(p) if p in order else len(order))), default=None)
     return best if best is not None else default

@@ -26,8 +26,8 @@ def home(request: HttpRequest) -> HttpResponse:
     """The catalogue by category, searched and filtered (``catalogue.filters.ProblemFilterSet``), with each
     category's leader, best speedup and number of solutions, and each problem's leader: all read from the standings
     kept at ingest (``rankings.services``), a fixed number of queries whatever the number of results."""
-    filters = catalogue.problem_filters(request.GET or None)
-    problems: list = catalogue.listed_problems(filters.qs)  # rows of the columns shown, not model instances
+    # Rows of the columns shown, not model instances; unfiltered, the same read gives the filters their choices.
+    filters, problems = catalogue.filtered_catalogue(request.GET or None)
     _, leaders = overview.stored_leaders(
         problems, {p.id: catalogue.problem_default_profile(problem=p) for p in problems}
     )

@@ -493,6 +493,14 @@ def kept_row(build: Callable[..., str], row: Any, key: Any, page: tuple[Any, ...
     return ROWS.get_or_build(None if key is None else (page, key), lambda: build(row, *args))
 
 
+def problem_key(problem: Any, lead: Any) -> Any:
+    """What a problem's row of the catalogue is built from: the problem as listed (``ListedProblem.read``) and its
+    leader's line (a frozen dataclass, or None); None for a problem that does not say how it was read (a model
+    instance)."""
+    read = getattr(problem, "read", None)
+    return None if read is None else (read, lead)
+
+
 def run_key(run: Any) -> Any:
     """What a run's row is built from: the run as read (``RunRow.read``) and its rank range; None for a run that
     does not say how it was read (a model instance)."""

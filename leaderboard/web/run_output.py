@@ -1,16 +1,19 @@
 """The API's ranking of model runs writes each run as ``serializers.ModelRunOutputSerializer`` writes it, field for
 field and in its order, without DRF's per-field machinery (about half of the API's CPU for a page of 50 runs) and with
-one ``reverse()`` a page instead of two a run. ``tests/leaderboard/web/test_run_output.py`` holds it to the
-serializer; the serializer stays the API's documented schema."""
+one ``reverse()`` a page instead of two a run; a run's record is kept once written (``RECORDS``).
+``tests/leaderboard/web/test_run_output.py`` holds it to the serializer; the serializer stays the API's documented
+schema."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from django.urls import reverse
+from django.utils.timezone import get_current_timezone_name
 from rest_framework import serializers
 
 from leaderboard.rankings import scores
+from leaderboard.rankings.memo import Memo
 
 _DATE = serializers.DateField()
 _DATETIME = serializers.DateTimeField()
@@ -33,6 +36,12 @@ def _flag(value: Any) -> Any:
     return None if value is None else _BOOLEAN.to_representation(value)
 
 
+# A run's record as the API writes it, kept per process for the same inputs (``rankings/memo.py``): after a result
+# lands, the API's next page rewrites the run that changed and reuses the others. The records are shared between
+# answers: nothing writes into them once built.
+RECORDS = Memo(2048)
+
+
 class RunOutput:
     """Writes runs for one request: the runs' page URLs are built from two prefixes."""
 
@@ -42,6 +51,15 @@ class RunOutput:
         self.api = absolute(reverse("api-model-run-detail", kwargs={"run_id": 0}))[: -len("0/")]
 
     def __call__(self, run: Any) -> dict[str, Any]:
+        """The run's record, from ``RECORDS`` when a run read the same (``RunRow.read``) with the same rank range was
+        written for the same URL prefixes and time zone (the dates are written in it)."""
+        read = getattr(run, "read", None)
+        if read is None:  # a model instance: written every time
+            return self._record(run)
+        key = (self.page, self.api, get_current_timezone_name(), read, getattr(run, "rank_range", None))
+        return RECORDS.get_or_build(key, lambda: self._record(run))
+
+    def _record(self, run: Any) -> dict[str, Any]:
         span = getattr(run, "rank_range", None)
         return {
             "id": None if run.pk is None else int(run.pk),

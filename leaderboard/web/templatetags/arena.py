@@ -369,7 +369,14 @@ def catalogue_rows(context, problems, leaders) -> str:
 
     urls = {name: context.get(name, "") for name in URL_PREFIXES}
     leaders = leaders if isinstance(leaders, dict) else {}
-    return mark_safe("".join(row_html.catalogue_row(p, leaders.get(p.id), urls, times) for p in problems))
+    page = row_html.page_inputs("catalogue_row", tuple(urls.values()))
+    return mark_safe(
+        "".join(
+            row_html.kept_row(row_html.catalogue_row, p, row_html.problem_key(p, lead), page, lead, urls, times)
+            for p in problems
+            for lead in (leaders.get(p.id),)
+        )
+    )
 
 
 _RUN_FILTERS = {

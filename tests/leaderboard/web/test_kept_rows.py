@@ -1,5 +1,5 @@
 """Rows of the rankings are kept once built (``rankings/memo.py``: a run's row and exported record, a problem's ranking
-row, the ranking's score-against-cost chart), keyed by everything they are built from: a page rendered with the rows
+row, the ranking's score-against-cost chart, a problem's row of the catalogue, a run's record in the API), keyed by everything they are built from: a page rendered with the rows
 kept is the page rendered afresh, and a run whose score, progress or owner's name changes shows the change on the next
 render of every page and export."""
 
@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, Problem, RunScore, StandingEntry
 from leaderboard.rankings import memo, tables
-from leaderboard.web import row_html
+from leaderboard.web import row_html, run_output
 
 pytestmark = pytest.mark.django_db
 
@@ -41,6 +41,9 @@ def _pages(run: ModelRun, problem: Problem, profile: str) -> list[str]:
         f"/users/{owner}/",
         f"/users/{owner}/?format=json",
         f"/problems/{problem.id}/?profile={profile}",
+        "/",
+        "/api/rankings/model-runs/?page_size=100",
+        "/api/rankings/model-runs/?standing=all&sort=-fast_2",
     ]
 
 
@@ -56,7 +59,7 @@ def test_a_page_with_its_rows_kept_is_the_page_rendered_afresh(client):
     paths = _pages(run, entry.standing.problem, entry.standing.profile)
     _forget()
     fresh = [_body(client.get(path)) for path in paths]
-    assert len(row_html.ROWS) and len(tables.RECORDS), "the rows were kept"
+    assert len(row_html.ROWS) and len(tables.RECORDS) and len(run_output.RECORDS), "the rows were kept"
     assert [_body(client.get(path)) for path in paths] == fresh
 
 
@@ -84,6 +87,9 @@ def test_a_run_that_changes_shows_its_new_figures_on_the_next_render_of_every_pa
     assert exported[run.pk]["pass_at_1"] == "0.123456" and exported[run.pk]["user"] == "renamed-owner"
     rows = json.loads(_body(client.get("/users/renamed-owner/?format=json")))["rows"]
     assert {r["id"]: r["protocol_tokens"] for r in rows}[run.pk] == 4_321_000
+    api = json.loads(_body(client.get("/api/rankings/model-runs/?page_size=100&standing=all")))["results"]
+    record = {r["id"]: r for r in api}[run.pk]
+    assert record["user"] == "renamed-owner" and record["scores"]["pass_at_1"] == 0.123456
 
     kept = [_body(client.get(path)) for path in paths]
     _forget()
@@ -100,3 +106,16 @@ def test_a_problem_ranking_row_follows_its_stored_entry(client):
     assert after != before
     _forget()
     assert client.get(path).content.decode() == after
+
+
+def test_a_problem_row_of_the_catalogue_follows_its_problem_and_its_leader(client):
+    seed_demo(runs=30, problems=4, attempts=2, users=3, seed=7, log=lambda _: None)
+    problem = Problem.objects.filter(suite="demo").order_by("pk").first()
+    before = client.get("/").content.decode()
+    Problem.objects.filter(pk=problem.pk).update(title="A renamed problem", world_sizes=[2, 4, 8, 16])
+    after = client.get("/").content.decode()
+    assert "A renamed problem" in after and "A renamed problem" not in before
+    row = after[after.index("A renamed problem") :].split("</tr>", 1)[0]
+    assert "2, 4, 8, 16" in row
+    _forget()
+    assert client.get("/").content.decode() == after

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from django.db.models import F, Q, QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from evaluator.contract import states
@@ -68,6 +69,20 @@ class AttemptRow:
 
 def model_run_detail(*, run_id: int) -> ModelRun:
     return get_object_or_404(ModelRun.objects.select_related("user", "score"), pk=run_id)
+
+
+def model_run_pair(*, a_id: int, b_id: int) -> tuple[ModelRun, ModelRun]:
+    """Runs ``a_id`` and ``b_id`` as ``model_run_detail`` reads them, in one query (Http404, as it raises, when either
+    does not exist), without their stored scores' per-category breakdown and whole detail (some 15 KB of JSON a run):
+    a comparison reads its own stored record, and of each score only its columns."""
+    runs = (
+        ModelRun.objects.select_related("user", "score")
+        .defer("score__by_category", "score__detail")
+        .in_bulk([a_id, b_id])
+    )
+    if a_id not in runs or b_id not in runs:
+        raise Http404(f"No {ModelRun._meta.object_name} matches the given query.")
+    return runs[a_id], runs[b_id]
 
 
 def model_run_attempts(*, run: ModelRun) -> list[AttemptRow]:

@@ -224,8 +224,7 @@ class ModelRunCompareApi(APIView):
     def get(self, request):
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        a = run_selectors.model_run_detail(run_id=params.validated_data["a"])
-        b = run_selectors.model_run_detail(run_id=params.validated_data["b"])
+        a, b = run_selectors.model_run_pair(a_id=params.validated_data["a"], b_id=params.validated_data["b"])
         comparison = comparisons.model_run_comparison(a=a, b=b)  # as the comparison job stored it
         if comparison is None:  # not computed for these scores yet: asked of the web worker, never computed here
             rank_services.run_comparison_request(a=a, b=b)

@@ -256,7 +256,7 @@ def model_run_compare(request: HttpRequest) -> HttpResponse:
     if problems and request.GET.get("format") in exports.EXPORT_FORMATS:
         return HttpResponseBadRequest(" ".join(problems) + "\n", content_type="text/plain; charset=utf-8")
     if chosen[0] and chosen[1]:
-        a, b = run_selectors.model_run_detail(run_id=chosen[0]), run_selectors.model_run_detail(run_id=chosen[1])
+        a, b = run_selectors.model_run_pair(a_id=chosen[0], b_id=chosen[1])
         comparison = comparisons.model_run_comparison(a=a, b=b)  # as the comparison job stored it
         if comparison is None:  # not computed for these scores yet: the web worker computes it, never this request
             rank_services.run_comparison_request(a=a, b=b)

@@ -107,24 +107,30 @@ def indented_json(value: Any, newline: str = "\n") -> str:
     return _scalar(value)
 
 
+def _csv_row(fields: list[str], record: dict[str, Any]) -> list[Any]:
+    """The cells of ``record`` in the order of ``fields``, as ``csv.DictWriter`` (extras ignored, a missing field
+    empty) writes them, each converted by ``csv_cell``: only the cells written are converted, and no dict is built."""
+    return [csv_cell(record[name]) if name in record else "" for name in fields]
+
+
 def csv_lines(fields: list[str], records: Iterable[dict[str, Any]]) -> Iterator[str]:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(fields)  # the header, as DictWriter.writeheader writes it
     key = ("csv", tuple(fields))
     line = io.StringIO()  # a kept record's line, written apart to be kept with it
-    line_writer = csv.DictWriter(line, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    line_writer = csv.writer(line, lineterminator="\n")
     for i, record in enumerate(records):
         if type(record) is KeptRecord:
             text = record.written.get(key)
             if text is None:
-                line_writer.writerow({k: csv_cell(v) for k, v in record.items()})
+                line_writer.writerow(_csv_row(fields, record))
                 text = record.written[key] = line.getvalue()
                 line.seek(0)
                 line.truncate()
             out.write(text)
         else:
-            writer.writerow({k: csv_cell(v) for k, v in record.items()})
+            writer.writerow(_csv_row(fields, record))
         if i % 100 == 99:  # a chunk every hundred rows: few writes, little held
             yield out.getvalue()
             out.seek(0)
@@ -138,6 +144,22 @@ def csv_lines(fields: list[str], records: Iterable[dict[str, Any]]) -> Iterator[
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+_PLAIN_NUMBER = {float: True, int: True, type(None): True}  # (exact types: a bool is written true/false)
+
+
+def _number_json(value: float | int | None) -> str:
+    """A number or None as ``json.dumps`` writes it (NaN and the infinities as it writes them too)."""
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return int.__repr__(value)
+    if value != value:
+        return "NaN"
+    if value in _INFINITIES:
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
 def csv_cell(value: Any) -> Any:
     kind = type(value)  # the common cases first, by exact type (an export writes thousands of cells)
     if kind is float:
@@ -148,6 +170,10 @@ def csv_cell(value: Any) -> Any:
         return ""
     if kind is int or kind is bool:
         return value
+    if kind is list and len(value) == 2 and all(_PLAIN_NUMBER.get(type(v)) for v in value):
+        # an interval [low, high] (five a run's row): as json.dumps writes it, without building an encoder
+        low, high = value
+        return f"[{_number_json(low)}, {_number_json(high)}]"
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, float):

@@ -80,7 +80,7 @@ RUN_COLUMNS = [
     Column(
         "protocol",
         "Protocol",
-        lambda r: metrics.Protocol.of_run(r).label(),
+        lambda r: scores.protocol(r)["label"],
         sortable=False,
         title="how the attempts were produced; every score on the row was obtained this way",
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from leaderboard.rankings import metrics, significance
+from leaderboard.rankings.memo import Memo
 
 
 def fast_p(mapping: Mapping[float, float | None]) -> dict[str, float | None]:
@@ -18,8 +19,21 @@ def fast_p(mapping: Mapping[float, float | None]) -> dict[str, float | None]:
     return {f"{float(p):g}": v for p, v in mapping.items()}
 
 
+# A protocol's public shape, kept per process for the values it is built from (with their types: 3 and 3.0 are
+# written differently): a table of runs writes a run's protocol two or three times a row (its label, its fields, its
+# scores' label), and checking and labelling it was a tenth of an export's CPU.
+_PROTOCOLS = Memo(4096)
+_PROTOCOL_FIELDS = ("mode", "k", "turn_budget", "tokens", "wall_time_s")
+
+
 def protocol(run: Any) -> dict[str, Any]:
-    """A run's protocol as an object: mode, k, turn budget, tokens, wall time and its one-line label."""
+    """A run's protocol as an object: mode, k, turn budget, tokens, wall time and its one-line label (a new dict
+    each call: the caller may change it)."""
+    values = tuple(getattr(run, name) for name in _PROTOCOL_FIELDS)
+    return dict(_PROTOCOLS.get_or_build((values, tuple(map(type, values))), lambda: _protocol(run)))
+
+
+def _protocol(run: Any) -> dict[str, Any]:
     p = metrics.Protocol.of_run(run)
     return {
         "mode": p.mode,

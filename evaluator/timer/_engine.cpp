@@ -2,11 +2,12 @@
  *
  * A step (warm-up or trial call, or a timed iteration) reads its inputs from the side's feed slot, a file the judge
  * wrote at the opening of the side's window, into tensors allocated here for this call alone (their storage never
- * seen by the code under test), and zeroes the feed; on GPUs keeps the device busy with the spin kernel, flushes L2
- * and aligns the ranks on the process group's backend (no dispatcher in between); records the start, calls the
- * function, records the stop, copies the outputs into the side's output slot on the call's stream (a window of
- * several calls takes each call's outputs as that call returns), checks that every input still owns the storage it
- * was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
+ * seen by the code under test; on GPUs through a staging buffer of the engine's), and zeroes the feed; on GPUs keeps
+ * the device busy with the spin kernel, flushes L2, aligns the ranks on the process group's backend (no dispatcher in
+ * between) and only then fills the call's inputs from the staging buffer, on the call's stream; records the start,
+ * calls the function, records the stop, copies the outputs into the side's output slot on the call's stream (a
+ * window of several calls takes each call's outputs as that call returns), checks that every input still owns the
+ * storage it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
  * host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds takes part.
  *
  * Anything the previous step leaves behind (its arguments, its result) is released inside the next step's window,
@@ -193,6 +194,9 @@ struct State {
   std::vector<std::pair<void *, void *>> call_events;  // a window's per-call start and stop, made on first use
   c10::intrusive_ptr<c10d::Backend> backend;
   at::Tensor one, flush;
+  // GPU hosts: where a step's inputs wait, in device memory, between the feed's consume (before the barrier) and their
+  // copy into the call's own storage on the call's stream (after the spin, the flush and the alignment).
+  at::Tensor staging;
   PyObject *sleep_fn = nullptr;  // torch's spin kernel, a C function
   double cycles_per_us = 0.0, spin_us = 0.0;
   std::vector<PyTypeObject *> result_tuples;  // torch.return_types' classes, taken at open
@@ -697,6 +701,7 @@ struct Given {
   std::vector<PyObject *> args;      // the tuple each call of the step gets (owned until held or released)
   size_t per_call = 0;               // inputs per call
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
+  std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging (0 where it has no bytes)
 
   ~Given() {
     for (PyObject *a : args) Py_XDECREF(a);
@@ -711,6 +716,15 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     fail("the feed slot does not hold whole calls' inputs");
   size_t per_call = entries.size() / calls;
   const unsigned char *base = static_cast<const unsigned char *>(feed.addr);
+  size_t staged_bytes = 0;
+  for (const Entry &e : entries)
+    if (e.kind != 0) staged_bytes += padded(e.nbytes);
+  if (S.cuda && staged_bytes && (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes))
+    S.staging = at::Tensor(at::detail::empty_generic({static_cast<int64_t>(staged_bytes)},
+                                                     c10::GetAllocator(c10::DeviceType::CUDA),
+                                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
+                                                     std::nullopt));
+  size_t at_staging = 0;
   for (size_t k = 0; k < entries.size(); ++k) {
     const Entry &e = entries[k];
     g.extent = std::max<size_t>(g.extent, padded(e.offset + e.nbytes));
@@ -719,6 +733,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
       g.storages.push_back(nullptr);
       g.pointers.push_back(nullptr);
       g.shapes.emplace_back();
+      g.staged.push_back(0);
       continue;
     }
     auto dtype = static_cast<c10::ScalarType>(e.dtype);
@@ -728,12 +743,18 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt)
         : at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CPU),
                                     c10::DispatchKeySet(c10::DispatchKey::CPU), dtype, std::nullopt);
+    // GPU inputs go to the staging buffer, not yet to the call's storage: fill_inputs() copies them there on the
+    // call's stream once the spin, the flush and the alignment are queued, so work a solution starts on a stream that
+    // does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
+    g.staged.push_back(at_staging);
     if (e.nbytes) {
       if (S.cuda)
-        check_cu(D.htod(reinterpret_cast<uint64_t>(t.data_ptr()), base + e.offset, e.nbytes, S.stream),
+        check_cu(D.htod(reinterpret_cast<uint64_t>(S.staging.data_ptr()) + at_staging, base + e.offset, e.nbytes,
+                        S.stream),
                  "input copy");
       else
         memcpy(t.data_ptr(), base + e.offset, e.nbytes);
+      at_staging += padded(e.nbytes);
     }
     at::Tensor tensor(std::move(t));
     g.storages.push_back(tensor.storage().unsafeGetStorageImpl());
@@ -742,6 +763,20 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     g.tensors.push_back(std::move(tensor));
   }
   g.per_call = per_call;
+}
+
+// GPU hosts: the staged inputs copied into each call's own storage, on the call's stream, queued right before the
+// start event (after the spin, the flush and the alignment in a timed step): nothing of this step's inputs is in the
+// storage a call gets until the stream that times it reaches the call.
+void fill_inputs(const Given &g) {
+  if (!S.cuda) return;
+  const uint64_t base = reinterpret_cast<uint64_t>(S.staging.defined() ? S.staging.data_ptr() : nullptr);
+  for (size_t k = 0; k < g.tensors.size(); ++k) {
+    const at::Tensor &t = g.tensors[k];
+    if (!t.defined() || !t.nbytes()) continue;
+    check_cu(D.dtod(reinterpret_cast<uint64_t>(g.pointers[k]), base + g.staged[k], t.nbytes(), S.stream),
+             "input fill");
+  }
 }
 
 // Call ``j``'s arguments, made as it starts: no Python object of a later call's inputs exists before then, so a call
@@ -1156,11 +1191,12 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   StepResult r;
   double t0 = now_us();
   // The inputs are made and the feed consumed before the barrier, so no rank's timed call can start while a peer's
-  // feed still holds its inputs (on GPUs the copies are waited for: the call's stream then starts with them in place).
-  // Whatever runs during the barrier is inside the host's window (evaluator/host/host_clock.py). On GPUs the spin
-  // kernel then holds the stream while the host queues the flush, the alignment and the calls, so the events time the
-  // calls' work and not their launch. A batch's calls follow one another on the device with nothing of ours between
-  // them: one flush and one alignment in front of the first.
+  // feed still holds its inputs (on GPUs the copies into the staging buffer are waited for). Whatever runs during the
+  // barrier is inside the host's window (evaluator/host/host_clock.py). On GPUs the spin kernel then holds the stream
+  // while the host queues the flush, the alignment, the inputs' fill from the staging buffer and the calls, so the
+  // events time the calls' work and not their launch, and work started off the call's stream finds no inputs under
+  // the spin. A batch's calls follow one another on the device with nothing of ours between them: one flush, one
+  // alignment and one fill in front of the first.
   Given g;
   make_inputs(feed, calls, g);
   consume(feed, g.extent);
@@ -1168,6 +1204,11 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     host_barrier();
     prepare_timed();
     flush_and_align();
+    fill_inputs(g);
+  } else if (S.cuda) {
+    // An untimed call starts with its inputs in place, whichever stream it reads them on.
+    fill_inputs(g);
+    check_cu(D.stream_sync(S.stream), "input fill");
   }
   // A window's calls are timed one by one on GPUs: each call's outputs are copied between its stop and the next
   // call's start, so the copies (on both sides) stay outside the samples.

@@ -110,15 +110,9 @@ CHEATS: list[Case] = [
     # untimed work is most of the call, faster than the hardware allows (one H200, one rank, bench sizes).
     Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed", "physically impossible"), where="gpu"),
     # Work on a side stream that does not wait for the call's stream runs under the spin that holds that stream before
-    # the start event, on inputs already on the device, and is joined before the stop: untimed, and correct.
-    Case(
-        "cheats/side_stream_under_spin.py",
-        "rejected",
-        ("while being timed",),
-        where="gpu",
-        known_open="a call's inputs are on the device before the spin: a side stream that does not wait for the "
-        "call's stream works on them under the spin, off the events (docs/threat-model.md)",
-    ),
+    # the start event, and is joined before the stop: the call's inputs are filled on that stream after the spin, so
+    # such work reads storage still empty (or a stale call's) and is wrong while timed.
+    Case("cheats/side_stream_under_spin.py", "rejected", ("while being timed",), where="gpu"),
     # Harness tampering: nothing of the judge or of its timer is in the solution's process.
     Case("cheats/patch_perf_counter.py", "passed", no_gain=True),
     Case("cheats/patch_elapsed_time.py", "rejected", ("KernelGuard's rule TIMER_MONKEYPATCH",)),

@@ -270,14 +270,22 @@ def feed_misuse(pid: int, own: tuple[int, int] | None, others: dict[tuple[int, i
     """What a rank holds of the feeds that it should not, in words: a private mapping of its own feed (``own``:
     the file's device and inode), or a descriptor of another rank's (``others``: file to rank). None when neither."""
     try:
-        with open(f"/proc/{pid}/maps", errors="replace") as f:
-            for line in f:
-                parts = line.split(maxsplit=5)
-                if own is None or len(parts) < 5 or int(parts[4]) != own[1]:
-                    continue
-                major, minor = (int(v, 16) for v in parts[3].split(":"))
-                if os.makedev(major, minor) == own[0] and parts[1][3] == "p":
-                    return "a private mapping of its feed slot"
+        if own is not None:
+            # Read whole and searched for the inode first: a CUDA rank maps thousands of regions, and this runs at
+            # every stop; only the lines naming the feed's inode are parsed.
+            with open(f"/proc/{pid}/maps", "rb") as f:
+                maps = f.read()
+            token = b" " + str(own[1]).encode() + b" "
+            at = maps.find(token)
+            while at >= 0:
+                start = maps.rfind(b"\n", 0, at) + 1
+                end = maps.find(b"\n", at)
+                parts = maps[start : end if end >= 0 else len(maps)].split(maxsplit=5)
+                if len(parts) >= 5 and int(parts[4]) == own[1]:
+                    major, minor = (int(v, 16) for v in parts[3].split(b":"))
+                    if os.makedev(major, minor) == own[0] and parts[1][3:4] == b"p":
+                        return "a private mapping of its feed slot"
+                at = maps.find(token, at + 1)
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:
                 info = os.stat(f"/proc/{pid}/fd/{fd}")

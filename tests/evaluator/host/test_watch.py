@@ -239,3 +239,34 @@ def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_private_mapping_of_the_feed_or_a_peers_feed_descriptor_is_named_and_a_shared_mapping_is_not(tmp_path):
+    feed, peer = tmp_path / "feed", tmp_path / "peer_feed"
+    for f in (feed, peer):
+        f.write_bytes(b"\0" * 8192)
+    own, theirs = os.stat(feed), os.stat(peer)
+    script = (
+        "import mmap, os, sys, time\n"
+        "f = open(sys.argv[1], 'r+b')\n"
+        "m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE if sys.argv[2] == 'private' else mmap.MAP_SHARED)\n"
+        "held = open(sys.argv[3], 'rb') if sys.argv[3] != '-' else None\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    found = {}
+    for name, how, other in (
+        ("shared", "shared", "-"),
+        ("private", "private", str(peer)),
+        ("peer", "shared", str(peer)),
+    ):
+        proc = subprocess.Popen([sys.executable, "-c", script, str(feed), how, other], stdout=subprocess.PIPE)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+            found[name] = watch.feed_misuse(proc.pid, (own.st_dev, own.st_ino), {(theirs.st_dev, theirs.st_ino): 1})
+        finally:
+            proc.kill()
+            proc.wait()
+    assert found["shared"] is None
+    assert found["private"] == "a private mapping of its feed slot"
+    assert found["peer"] == "a descriptor of rank 1's feed slot"

@@ -1,7 +1,7 @@
 """Rows of the rankings are kept once built (``rankings/memo.py``: a run's row and exported record, a problem's ranking
-row, the ranking's score-against-cost chart, a problem's row of the catalogue, a run's record in the API), keyed by everything they are built from: a page rendered with the rows
-kept is the page rendered afresh, and a run whose score, progress or owner's name changes shows the change on the next
-render of every page and export."""
+row, the ranking's score-against-cost chart, a problem's row of the catalogue, a run's record in the API), keyed by
+everything they are built from: a page rendered with the rows kept is the page rendered afresh, and a run whose score,
+progress or owner's name changes shows the change on the next render of every page and export."""
 
 from __future__ import annotations
 

@@ -366,14 +366,14 @@ URL_PREFIXES = ("problems_url", "runs_url", "users_url", "submissions_url")
 @register.simple_tag(takes_context=True)
 def catalogue_rows(context, problems, leaders) -> str:
     """The rows of one category of the home page's catalogue, built in Python (``web/row_html.py``)."""
-    from leaderboard.web import row_html
+    from leaderboard.web import kept_rows, row_html
 
     urls = {name: context.get(name, "") for name in URL_PREFIXES}
     leaders = leaders if isinstance(leaders, dict) else {}
-    page = row_html.page_inputs("catalogue_row", tuple(urls.values()))
+    page = kept_rows.page_inputs("catalogue_row", tuple(urls.values()))
     return mark_safe(
         "".join(
-            row_html.kept_row(row_html.catalogue_row, p, row_html.problem_key(p, lead), page, lead, urls, times)
+            kept_rows.kept_row(row_html.catalogue_row, p, kept_rows.problem_key(p, lead), page, lead, urls, times)
             for p in problems
             for lead in (leaders.get(p.id),)
         )
@@ -393,13 +393,13 @@ _RUN_FILTERS = {
 def run_rows(context, runs, ranked=True) -> str:
     """The rows of the ranking of model runs (``ranked``) or of the runs not ranked, built in Python
     (``web/row_html.py``)."""
-    from leaderboard.web import row_html
+    from leaderboard.web import kept_rows, row_html
 
     urls = {name: context.get(name, "") for name in URL_PREFIXES}
     row = row_html.run_ranking_row if ranked else row_html.run_unranked_row
-    page = row_html.page_inputs(row.__name__, tuple(urls.values()))
+    page = kept_rows.page_inputs(row.__name__, tuple(urls.values()))
     return mark_safe(
-        "".join(row_html.kept_row(row, run, row_html.run_key(run), page, urls, _RUN_FILTERS) for run in runs)
+        "".join(kept_rows.kept_row(row, run, kept_rows.run_key(run), page, urls, _RUN_FILTERS) for run in runs)
     )
 
 
@@ -409,13 +409,13 @@ def user_run_rows(runs) -> str:
     page instead of one per row, and the protocol's ``_protocol.html`` written in place."""
     from django.urls import reverse
 
-    from leaderboard.web import row_html
+    from leaderboard.web import kept_rows, row_html
 
     run_url = reverse("model-run-detail", args=[0])[: -len("0/")]
-    page = row_html.page_inputs("user_run_row", run_url)
+    page = kept_rows.page_inputs("user_run_row", run_url)
     return mark_safe(
         "".join(
-            row_html.kept_row(row_html.user_run_row, run, row_html.run_key(run), page, run_url, _RUN_FILTERS)
+            kept_rows.kept_row(row_html.user_run_row, run, kept_rows.run_key(run), page, run_url, _RUN_FILTERS)
             for run in runs
         )
     )
@@ -436,15 +436,15 @@ def run_grid_rows(context, rows, timed, profile) -> str:
 def problem_ranking_rows(rows, profile) -> str:
     """The rows of a problem's ranking, built in Python (``web/row_html.py``): no ``{% url %}`` and a few variables a
     row instead of some sixty lookups and filters (``profile``: the ranking's ``Profile``, or None)."""
-    from leaderboard.web import links, row_html
+    from leaderboard.web import kept_rows, links, row_html
 
     urls = links.url_prefixes()
     name = getattr(profile, "name", "")
     filters = {**_RUN_FILTERS, "us": us}
     # an entry (a frozen dataclass of plain values) is everything its row is built from
-    page = row_html.page_inputs("problem_ranking_row", name, tuple(urls.values()))
+    page = kept_rows.page_inputs("problem_ranking_row", name, tuple(urls.values()))
     return mark_safe(
-        "".join(row_html.kept_row(row_html.problem_ranking_row, e, e, page, name, urls, filters) for e in rows)
+        "".join(kept_rows.kept_row(row_html.problem_ranking_row, e, e, page, name, urls, filters) for e in rows)
     )
 
 

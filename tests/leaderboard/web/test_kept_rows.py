@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, Problem, RunScore, StandingEntry
 from leaderboard.rankings import memo, tables
-from leaderboard.web import row_html, run_output
+from leaderboard.web import kept_rows, run_output
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def test_a_page_with_its_rows_kept_is_the_page_rendered_afresh(client):
     paths = _pages(run, entry.standing.problem, entry.standing.profile)
     _forget()
     fresh = [_body(client.get(path)) for path in paths]
-    assert len(row_html.ROWS) and len(tables.RECORDS) and len(run_output.RECORDS), "the rows were kept"
+    assert len(kept_rows.ROWS) and len(tables.RECORDS) and len(run_output.RECORDS), "the rows were kept"
     assert [_body(client.get(path)) for path in paths] == fresh
 
 

@@ -58,6 +58,8 @@ def constant_extents(path: str) -> list[tuple[int, int]]:
 
 
 DRIVER = "arena_driver"  # the engine's table of CUDA driver functions, set at open()
+FIXED = "arena_fixed"  # what the engine sets at open() and never writes again (its backend, its key, its descriptors)
+SERVING = "arena_serving"  # the engine's re-entry guard: true from serve()'s start, so at every stop after a reply
 
 
 def fixed_extents(path: str) -> list[tuple[int, int]]:
@@ -68,12 +70,21 @@ def fixed_extents(path: str) -> list[tuple[int, int]]:
     loaded."""
     data = built_bytes(path)
     out = [(h[3], h[3] + h[5]) for h in _program_headers(data) if h[0] == 0x6474E552]  # PT_GNU_RELRO
-    sized = _symbols(data, (DRIVER,), sizes=True)
-    if DRIVER not in sized:
-        raise EngineSiteError(f"{path} has no symbol {DRIVER}: rebuild the engine from this source")
-    value, size = sized[DRIVER]
-    out.append((value, value + size))
+    sized = _symbols(data, (DRIVER, FIXED), sizes=True)
+    for name in (DRIVER, FIXED):
+        if name not in sized:
+            raise EngineSiteError(f"{path} has no symbol {name}: rebuild the engine from this source")
+        value, size = sized[name]
+        out.append((value, value + size))
     return out
+
+
+def serving_flag(path: str) -> int:
+    """The address (relative to where the engine is loaded) of its re-entry guard, a one-byte flag."""
+    sized = _symbols(built_bytes(path), (SERVING,), sizes=True)
+    if SERVING not in sized or sized[SERVING][1] != 1:
+        raise EngineSiteError(f"{path} has no one-byte symbol {SERVING}: rebuild the engine from this source")
+    return sized[SERVING][0]
 
 
 def read_site(path: str) -> ReadSite:

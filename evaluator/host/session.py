@@ -137,6 +137,7 @@ class Session:
         self.engine_constant: list[tuple[int, int]] = []  # its extents never written once loaded
         self.command_channels: set[str] = set()  # every rank's command pipe ("pipe:[inode]")
         self.engine_fixed: list[tuple[int, int]] = []  # its extents set before the solution loads, never after
+        self.engine_serving = 0  # where its re-entry guard is, set from serve()'s start (engine_sites.serving_flag)
         self.fixed_before: dict[int, bytes] = {}  # each rank's bytes there, read before its solution loaded
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
         self.phase = "setup"
@@ -610,6 +611,7 @@ class Session:
                 self.engine_bytes = engine_sites.built_bytes(str(self.timer_path))
                 self.engine_constant = engine_sites.constant_extents(str(self.timer_path))
                 self.engine_fixed = engine_sites.fixed_extents(str(self.timer_path))
+                self.engine_serving = engine_sites.serving_flag(str(self.timer_path))
             except (OSError, engine_sites.EngineSiteError) as exc:
                 raise Stop(Verdict.INFRA_ERROR, f"the evaluator's engine could not be read: {exc}") from None
         return self.engine_inode, self.read_site
@@ -645,9 +647,9 @@ class Session:
             if before is not None and now is not None and now != before:
                 raise Stop(
                     Verdict.REJECTED,
-                    f"rank {r}'s engine was not the evaluator's after {what} (its table of library addresses or of "
-                    f"driver functions changed after it was opened): the code that times the calls and writes the "
-                    f"reports is not the solution's to change",
+                    f"rank {r}'s engine was not the evaluator's after {what} (its table of library addresses, its "
+                    f"driver table or what it set when opened changed after that): the code that times the calls and "
+                    f"writes the reports is not the solution's to change",
                     [r],
                 )
             copies = watch.command_copies(pid, self.command_fds[r], self.command_channels)
@@ -666,6 +668,14 @@ class Session:
                 elsewhere = f"it was not waiting in any system call at {UNSEEN_WAITS} stops in a row"
             elif waits:
                 self.unseen_waits[r] = 0
+                if watch.engine_serving(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_serving) is False:
+                    raise Stop(
+                        Verdict.REJECTED,
+                        f"rank {r}'s engine was not the evaluator's after {what} (its guard against calls into it "
+                        f"from inside the solution's call was cleared): the code that times the calls and writes the "
+                        f"reports is not the solution's to change",
+                        [r],
+                    )
                 continue
             raise Stop(
                 Verdict.REJECTED,

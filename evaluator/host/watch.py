@@ -521,8 +521,20 @@ def engine_code_changed(
 
 def engine_fixed(pid: int, engine: str, engine_inode: int, extents: list[tuple[int, int]]) -> bytes | None:
     """The bytes of the engine's fixed extents (engine_sites.fixed_extents: its table of library addresses, its
-    driver table) in process ``pid``, read through /proc/PID/mem; None when they cannot be read (the process is
-    gone, or the engine is not mapped)."""
+    driver table, what it set when opened) in process ``pid``, read through /proc/PID/mem; None when they cannot be
+    read (the process is gone, or the engine is not mapped)."""
+    return _engine_bytes(pid, engine, engine_inode, extents)
+
+
+def engine_serving(pid: int, engine: str, engine_inode: int, flag: int) -> bool | None:
+    """Whether the engine's re-entry guard (engine_sites.serving_flag) is set in process ``pid``: from serve()'s start
+    on it is, so a rank stopped after a reply whose guard is clear had it cleared, to call the engine's steps from
+    inside its own call. None when it cannot be read."""
+    held = _engine_bytes(pid, engine, engine_inode, [(flag, flag + 1)])
+    return None if held is None else held != b"\0"
+
+
+def _engine_bytes(pid: int, engine: str, engine_inode: int, extents: list[tuple[int, int]]) -> bytes | None:
     base = next((a for a, _, offset, _, _ in _engine_ranges(pid, engine, engine_inode) if offset == 0), None)
     if base is None:
         return None

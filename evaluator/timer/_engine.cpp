@@ -182,28 +182,40 @@ struct Channel {
 // as the solution says.
 Driver D __asm__("arena_driver") __attribute__((used, aligned(64)));
 
-struct State {
+// What the engine sets when it is opened (and the report channel it holds right after), before any solution code
+// runs, and never writes again: a table of its own, under a name the host finds in the built file
+// (evaluator/host/engine_sites.py), compared at every stop with what it held before the solution loaded, as the driver
+// table is. Rewritten, an entry would hand the engine's steps to the solution: a backend of its own to align on, a
+// spin function of its own to call, another descriptor to write samples to, a key it chose, signal handlers of its
+// own taken for the rank's.
+struct Fixed {
   bool opened = false;
   int timer_fd = -1;
   uint64_t k0 = 0, k1 = 0;
-  uint32_t seq = 0;
   bool cuda = false;
   int device_index = -1;
   void *stream = nullptr;
   void *ev_start = nullptr, *ev_end = nullptr;
-  std::vector<std::pair<void *, void *>> call_events;  // a window's per-call start and stop, made on first use
   c10::intrusive_ptr<c10d::Backend> backend;
   at::Tensor one, flush;
-  // GPU hosts: where a step's inputs wait, in device memory, between the feed's consume (before the barrier) and their
-  // copy into the call's own storage on the call's stream (after the spin, the flush and the alignment).
-  at::Tensor staging;
   PyObject *sleep_fn = nullptr;  // torch's spin kernel, a C function
-  double cycles_per_us = 0.0, spin_us = 0.0;
+  double cycles_per_us = 0.0;
   std::vector<PyTypeObject *> result_tuples;  // torch.return_types' classes, taken at open
-  std::map<int, Mapping> maps;
   Channel timer_channel, report_channel;
   std::vector<std::pair<std::string, std::string>> watched_env;
   struct sigaction dispositions[65];
+};
+Fixed F __asm__("arena_fixed") __attribute__((used, aligned(64)));
+
+// What changes from step to step.
+struct State {
+  uint32_t seq = 0;
+  std::vector<std::pair<void *, void *>> call_events;  // a window's per-call start and stop, made on first use
+  // GPU hosts: where a step's inputs wait, in device memory, between the feed's consume (before the barrier) and their
+  // copy into the call's own storage on the call's stream (after the spin, the flush and the alignment).
+  at::Tensor staging;
+  double spin_us = 0.0;
+  std::map<int, Mapping> maps;
   // What the previous step left: released inside the next step's window.
   std::vector<PyObject *> held_args, held_results;
   std::vector<at::Tensor> held_inputs;
@@ -218,7 +230,8 @@ std::atomic<bool> counting{false};
 // module loaded a second time shares this state) would write every report, and so every rule, itself. Such a call
 // ends the rank with ENGINE_REENTERED_EXIT, which the host refuses; ending it leaves nothing to catch.
 constexpr int ENGINE_REENTERED_EXIT = 88;
-bool serving = false;
+// Under a name the host finds in the built file: at every stop after a reply it must be set (watch.engine_serving).
+bool serving __asm__("arena_serving") __attribute__((used)) = false;
 
 void not_while_serving() {
   if (!serving) return;
@@ -310,7 +323,7 @@ struct Bpf {
 void lock_channels(std::vector<int> fds, int command_fd) {
   not_while_serving();
   if (command_fd >= 0 && std::find(fds.begin(), fds.end(), command_fd) == fds.end()) fds.push_back(command_fd);
-  for (int fd : {S.report_channel.fd, S.timer_channel.fd})
+  for (int fd : {F.report_channel.fd, F.timer_channel.fd})
     if (fd >= 0) fds.push_back(fd);
   if (fds.empty() || fds.size() > 16) fail("the engine locks between 1 and 16 channels");
   for (int fd : fds) {
@@ -543,8 +556,8 @@ uint32_t crc32c(const void *data, size_t n) {
   } while (0)
 
 uint64_t siphash(const unsigned char *m, size_t len) {
-  uint64_t v0 = 0x736f6d6570736575ULL ^ S.k0, v1 = 0x646f72616e646f6dULL ^ S.k1;
-  uint64_t v2 = 0x6c7967656e657261ULL ^ S.k0, v3 = 0x7465646279746573ULL ^ S.k1;
+  uint64_t v0 = 0x736f6d6570736575ULL ^ F.k0, v1 = 0x646f72616e646f6dULL ^ F.k1;
+  uint64_t v2 = 0x6c7967656e657261ULL ^ F.k0, v3 = 0x7465646279746573ULL ^ F.k1;
   for (size_t i = 0; i < len; i += 8) {
     uint64_t w;
     memcpy(&w, m + i, 8);
@@ -600,7 +613,7 @@ void remap(Mapping &m, size_t size) {
   if (a == MAP_FAILED) fail("a slot could not be mapped");
   m.addr = a;
   m.size = size;
-  if (S.cuda && D.host_register) {
+  if (F.cuda && D.host_register) {
     // Page-locked so copies run at the copy engines' speed; CUDA refuses a file on disk, which then stays pageable.
     m.registered = D.host_register(a, size, m.writable ? 1u : 9u) == 0;  // PORTABLE (| READ_ONLY)
   }
@@ -677,19 +690,19 @@ std::unique_ptr<at::ObserverContext> on_op(const at::RecordFunction &fn) {
 
 // ---- the spin, the flush and the alignment before a timed call ------------------------------------------------------
 void prepare_timed() {
-  if (!S.cuda) return;
-  if (S.sleep_fn && S.cycles_per_us > 0 && S.spin_us > 0) {
-    PyObject *r = PyObject_CallFunction(S.sleep_fn, "L", static_cast<long long>(S.spin_us * S.cycles_per_us));
+  if (!F.cuda) return;
+  if (F.sleep_fn && F.cycles_per_us > 0 && S.spin_us > 0) {
+    PyObject *r = PyObject_CallFunction(F.sleep_fn, "L", static_cast<long long>(S.spin_us * F.cycles_per_us));
     if (!r) throw py::error_already_set();
     Py_DECREF(r);
   }
 }
 
 void flush_and_align() {
-  if (!S.cuda) return;
-  check_cu(D.memset8(reinterpret_cast<uint64_t>(S.flush.data_ptr()), 0, S.flush.nbytes(), S.stream), "L2 flush");
-  std::vector<at::Tensor> v{S.one};
-  S.backend->allreduce(v)->wait();  // NCCL's wait makes the stream wait: it does not block the host
+  if (!F.cuda) return;
+  check_cu(D.memset8(reinterpret_cast<uint64_t>(F.flush.data_ptr()), 0, F.flush.nbytes(), F.stream), "L2 flush");
+  std::vector<at::Tensor> v{F.one};
+  F.backend->allreduce(v)->wait();  // NCCL's wait makes the stream wait: it does not block the host
 }
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
@@ -719,7 +732,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
   size_t staged_bytes = 0;
   for (const Entry &e : entries)
     if (e.kind != 0) staged_bytes += padded(e.nbytes);
-  if (S.cuda && staged_bytes && (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes))
+  if (F.cuda && staged_bytes && (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes))
     S.staging = at::Tensor(at::detail::empty_generic({static_cast<int64_t>(staged_bytes)},
                                                      c10::GetAllocator(c10::DeviceType::CUDA),
                                                      c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
@@ -738,7 +751,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     }
     auto dtype = static_cast<c10::ScalarType>(e.dtype);
     // Allocated without the dispatcher: a kernel the code under test registered for aten::empty never runs here.
-    at::TensorBase t = S.cuda
+    at::TensorBase t = F.cuda
         ? at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CUDA),
                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt)
         : at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CPU),
@@ -748,9 +761,9 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     // does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
     g.staged.push_back(at_staging);
     if (e.nbytes) {
-      if (S.cuda)
+      if (F.cuda)
         check_cu(D.htod(reinterpret_cast<uint64_t>(S.staging.data_ptr()) + at_staging, base + e.offset, e.nbytes,
-                        S.stream),
+                        F.stream),
                  "input copy");
       else
         memcpy(t.data_ptr(), base + e.offset, e.nbytes);
@@ -769,12 +782,12 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
 // start event (after the spin, the flush and the alignment in a timed step): nothing of this step's inputs is in the
 // storage a call gets until the stream that times it reaches the call.
 void fill_inputs(const Given &g) {
-  if (!S.cuda) return;
+  if (!F.cuda) return;
   const uint64_t base = reinterpret_cast<uint64_t>(S.staging.defined() ? S.staging.data_ptr() : nullptr);
   for (size_t k = 0; k < g.tensors.size(); ++k) {
     const at::Tensor &t = g.tensors[k];
     if (!t.defined() || !t.nbytes()) continue;
-    check_cu(D.dtod(reinterpret_cast<uint64_t>(g.pointers[k]), base + g.staged[k], t.nbytes(), S.stream),
+    check_cu(D.dtod(reinterpret_cast<uint64_t>(g.pointers[k]), base + g.staged[k], t.nbytes(), F.stream),
              "input fill");
   }
 }
@@ -805,18 +818,18 @@ void consume(Mapping &feed, size_t extent) {
   memset(feed.addr, 0, FRAME_HEAD);
   unsigned char *data = static_cast<unsigned char *>(feed.addr) + FRAME_HEAD;
   size_t n = end - FRAME_HEAD;
-  if (!S.cuda) {
+  if (!F.cuda) {
     memset(data, 0, n);
     return;
   }
   // On GPU hosts the copy engines write the zeros (from the flush buffer, zero between calls), behind the input
   // copies on the same stream: several times faster than one core's memset over a page-locked feed of 100 MB.
-  size_t chunk = S.flush.nbytes();
-  const uint64_t zeros = reinterpret_cast<uint64_t>(S.flush.data_ptr());
+  size_t chunk = F.flush.nbytes();
+  const uint64_t zeros = reinterpret_cast<uint64_t>(F.flush.data_ptr());
   for (size_t off = 0; off < n; off += chunk)
-    check_cu(D.dtoh(data + off, zeros, std::min(chunk, n - off), S.stream), "feed zeroing");
+    check_cu(D.dtoh(data + off, zeros, std::min(chunk, n - off), F.stream), "feed zeroing");
   // The GIL is kept while the inputs exist outside the call: no Python thread runs on them off the clock.
-  check_cu(D.stream_sync(S.stream), "input copy");
+  check_cu(D.stream_sync(F.stream), "input copy");
 }
 
 // Every rank past its consume before any rank's call starts. On GPU hosts an all-reduce of one element, waited for by
@@ -824,13 +837,13 @@ void consume(Mapping &feed, size_t extent) {
 // in consume(); on CPU hosts the backend's barrier, without the GIL (its threads may need it to finish earlier work, a
 // Python callback on a future).
 void host_barrier() {
-  if (!S.cuda) {
+  if (!F.cuda) {
     py::gil_scoped_release nogil;
-    S.backend->barrier()->wait();
+    F.backend->barrier()->wait();
     return;
   }
-  std::vector<at::Tensor> v{S.one};
-  S.backend->allreduce(v)->wait();
+  std::vector<at::Tensor> v{F.one};
+  F.backend->allreduce(v)->wait();
   check_cu(D.ctx_sync(), "barrier");
 }
 
@@ -864,7 +877,7 @@ std::vector<PyObject *> outputs_of(PyObject *result) {
   PyTypeObject *type = Py_TYPE(result);
   // By pointer: a set lookup would hash the type through its metaclass, a slot the code under test can replace.
   bool several = type == &PyTuple_Type || type == &PyList_Type;
-  for (PyTypeObject *t : S.result_tuples) several = several || type == t;
+  for (PyTypeObject *t : F.result_tuples) several = several || type == t;
   if (!several) {
     out.push_back(result);
     return out;
@@ -896,9 +909,9 @@ void copy_out(const at::Tensor &t, unsigned char *dst, size_t nbytes, const std:
   bool on_cuda = impl->device().is_cuda();
   auto piece = [&](unsigned char *to, const unsigned char *from, size_t n) {
     if (to_device)
-      check_cu(D.dtod(reinterpret_cast<uint64_t>(to), reinterpret_cast<uint64_t>(from), n, S.stream), "output copy");
+      check_cu(D.dtod(reinterpret_cast<uint64_t>(to), reinterpret_cast<uint64_t>(from), n, F.stream), "output copy");
     else
-      check_cu(D.dtoh(to, reinterpret_cast<uint64_t>(from), n, S.stream), "output copy");
+      check_cu(D.dtoh(to, reinterpret_cast<uint64_t>(from), n, F.stream), "output copy");
   };
   if (impl->is_contiguous()) {
     if (on_cuda)
@@ -939,7 +952,7 @@ void copy_out(const at::Tensor &t, unsigned char *dst, size_t nbytes, const std:
         c.dstPitch = es;
         c.WidthInBytes = es;
         c.Height = inner;
-        check_cu(D.memcpy2d(&c, S.stream), "output copy");
+        check_cu(D.memcpy2d(&c, F.stream), "output copy");
       } else {
         for (int64_t j = 0; j < inner; ++j) piece(out + j * es, row, es);
       }
@@ -989,7 +1002,7 @@ void capture(PyObject *result, uint32_t call, Captured &c, Taken &taken) {
     const at::Tensor *t = plain_tensor(o);
     bool plain = t && t->layout() == c10::kStrided && t->unsafeGetTensorImpl()->has_storage();
     bool cuda = plain && t->device().is_cuda();
-    bool here = plain && (S.cuda ? cuda && t->device().index() == S.device_index : t->device().is_cpu());
+    bool here = plain && (F.cuda ? cuda && t->device().index() == F.device_index : t->device().is_cpu());
     if (!here) {
       Py_INCREF(o);
       c.outputs.push_back(o);
@@ -1057,7 +1070,7 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
       t = nullptr;
     }
     taken.devices.push_back(t ? t->device().str() : std::string());
-    if (t && S.cuda && t->device().is_cuda() && t->device().index() != S.device_index) t = nullptr;
+    if (t && F.cuda && t->device().is_cuda() && t->device().index() != F.device_index) t = nullptr;
     items.push_back({t, label});
   }
   size_t n_out = items.size();
@@ -1124,7 +1137,7 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
 // ---- process-level rules checked after every call ------------------------------------------------------------------
 std::vector<std::string> changed_environment() {
   std::vector<std::string> out;
-  for (auto &kv : S.watched_env) {
+  for (auto &kv : F.watched_env) {
     const char *v = getenv(kv.first.c_str());
     if ((v ? std::string(v) : std::string("\x01")) != kv.second) out.push_back(kv.first);
   }
@@ -1140,8 +1153,8 @@ std::vector<std::string> restore_signals() {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     struct sigaction now;
     if (sigaction(sig, nullptr, &now) != 0) continue;
-    if (now.sa_handler != S.dispositions[sig].sa_handler) {
-      sigaction(sig, &S.dispositions[sig], nullptr);
+    if (now.sa_handler != F.dispositions[sig].sa_handler) {
+      sigaction(sig, &F.dispositions[sig], nullptr);
       const char *name = sigabbrev_np(sig);
       out.push_back(std::string("SIG") + (name ? name : std::to_string(sig).c_str()));
     }
@@ -1186,7 +1199,7 @@ struct StepResult {
 // timed: a timed window (spin, flush, alignment, the sample written) of ``calls`` calls back to back, each on inputs of
 // its own; else one untimed call whose outputs and inputs-after are written for the judge.
 StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_t calls) {
-  if (!S.opened) fail("the engine is not open");
+  if (!F.opened) fail("the engine is not open");
   if (!timed && calls != 1) fail("an untimed step is one call");
   StepResult r;
   double t0 = now_us();
@@ -1205,14 +1218,14 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     prepare_timed();
     flush_and_align();
     fill_inputs(g);
-  } else if (S.cuda) {
+  } else if (F.cuda) {
     // An untimed call starts with its inputs in place, whichever stream it reads them on.
     fill_inputs(g);
-    check_cu(D.stream_sync(S.stream), "input fill");
+    check_cu(D.stream_sync(F.stream), "input fill");
   }
   // A window's calls are timed one by one on GPUs: each call's outputs are copied between its stop and the next
   // call's start, so the copies (on both sides) stay outside the samples.
-  bool per_call_events = S.cuda && calls > 1;
+  bool per_call_events = F.cuda && calls > 1;
   while (per_call_events && S.call_events.size() < calls) {
     void *a = nullptr, *b = nullptr;
     if (D.event_create(&a, 0) || D.event_create(&b, 0)) fail("the timer could not make a call's events");
@@ -1221,7 +1234,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   double h0, h1;
   std::vector<PyObject *> results;
   std::vector<std::string> signals;
-  if (S.cuda) check_cu(D.record(S.ev_start, S.stream), "start event");
+  if (F.cuda) check_cu(D.record(F.ev_start, F.stream), "start event");
   h0 = now_us();
   PyGC_Enable();
   release_held();
@@ -1230,11 +1243,11 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   std::string refusal;
   for (uint32_t j = 0; j < calls && !failed; ++j) {
     PyObject *args = args_of(g, j);
-    if (per_call_events) check_cu(D.record(S.call_events[j].first, S.stream), "call start event");
+    if (per_call_events) check_cu(D.record(S.call_events[j].first, F.stream), "call start event");
     counting.store(true);
     PyObject *result = PyObject_Call(call, args, nullptr);
     counting.store(false);
-    if (per_call_events) check_cu(D.record(S.call_events[j].second, S.stream), "call stop event");
+    if (per_call_events) check_cu(D.record(S.call_events[j].second, F.stream), "call stop event");
     for (auto &name : restore_signals())
       if (std::find(signals.begin(), signals.end(), name) == signals.end()) signals.push_back(name);
     if (result) results.push_back(result);
@@ -1266,9 +1279,9 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     outputs.insert(outputs.end(), one.begin(), one.end());
   }
   if (calls > 1 && refusal.empty() && !failed) outputs = captured.outputs;  // one for each, in the same order
-  bool strided = !failed && refusal.empty() && timed && S.cuda && has_strided_cuda_output(outputs);
+  bool strided = !failed && refusal.empty() && timed && F.cuda && has_strided_cuda_output(outputs);
   if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken);
-  if (S.cuda) check_cu(D.record(S.ev_end, S.stream), "stop event");
+  if (F.cuda) check_cu(D.record(F.ev_end, F.stream), "stop event");
   S.held_results = results;  // released inside the next step's window, or at the end
   S.held_args.swap(g.args);
   S.held_inputs = g.tensors;
@@ -1278,11 +1291,11 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   r.swapped = swapped_inputs(g);
   if (timed) input_aliases(results, g, calls, r.taken);
   if (!strided) r.nbytes = write_frame(out, outputs, per_call_out, timed ? nullptr : &g, r.taken);
-  if (S.cuda) {
+  if (F.cuda) {
     int copied, synced;
     {
       py::gil_scoped_release nogil;
-      copied = D.stream_sync(S.stream);
+      copied = D.stream_sync(F.stream);
       // Everything the call started, on any stream, ends here: a kernel left resident holds the rank until its limit.
       synced = copied ? 0 : D.ctx_sync();
     }
@@ -1296,7 +1309,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
         r.elapsed_us += ms * 1000.0;
       }
     } else {
-      check_cu(D.elapsed(&ms, S.ev_start, S.ev_end), "event timing");
+      check_cu(D.elapsed(&ms, F.ev_start, F.ev_end), "event timing");
       r.elapsed_us = ms * 1000.0;
     }
   } else {
@@ -1316,8 +1329,8 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     memcpy(rec + 16, &r.launch_us, 8);
     uint64_t mac = siphash(rec, 24);
     memcpy(rec + 24, &mac, 8);
-    same_channel(S.timer_channel);
-    if (!write_all(S.timer_fd, rec, sizeof rec)) fail("the timer could not report");
+    same_channel(F.timer_channel);
+    if (!write_all(F.timer_fd, rec, sizeof rec)) fail("the timer could not report");
   }
   return r;
 }
@@ -1338,15 +1351,15 @@ std::string step_report(const StepResult &r) {
 void open_engine(int timer_fd, long long stream_handle, int device_index, py::object group, py::object sleep_fn,
                  double cycles_per_us, py::object result_tuples, std::vector<std::string> watched_env) {
   not_while_serving();
-  if (S.opened) fail("the engine is already open");
+  if (F.opened) fail("the engine is already open");
   unsigned char key[16];
   int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   if (fd < 0 || read(fd, key, 16) != 16) fail("no /dev/urandom for the timer key");
   close(fd);
-  memcpy(&S.k0, key, 8);
-  memcpy(&S.k1, key + 8, 8);
+  memcpy(&F.k0, key, 8);
+  memcpy(&F.k1, key + 8, 8);
   auto pg = group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
-  S.device_index = device_index;
+  F.device_index = device_index;
   if (stream_handle >= 0) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) fail("libcuda.so.1 not found for the timer");
@@ -1366,48 +1379,48 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     d.host_unregister = reinterpret_cast<cu_host_unregister_t>(dlsym(lib, "cuMemHostUnregister"));
     d.memcpy2d = reinterpret_cast<cu_memcpy2d_t>(dlsym(lib, "cuMemcpy2DAsync_v2"));
     if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.dtod || !d.memset8 || !d.stream_sync ||
-        !d.ctx_sync || !d.memcpy2d || create(&S.ev_start, 0) || create(&S.ev_end, 0))
+        !d.ctx_sync || !d.memcpy2d || create(&F.ev_start, 0) || create(&F.ev_end, 0))
       fail("the timer could not reach the CUDA driver (no current context?)");
-    S.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));
-    S.cuda = true;
-    S.backend = pg->getBackend(c10::DeviceType::CUDA);
-    S.one = at::Tensor(at::detail::empty_generic({1}, c10::GetAllocator(c10::DeviceType::CUDA),
+    F.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));
+    F.cuda = true;
+    F.backend = pg->getBackend(c10::DeviceType::CUDA);
+    F.one = at::Tensor(at::detail::empty_generic({1}, c10::GetAllocator(c10::DeviceType::CUDA),
                                                  c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat,
                                                  std::nullopt));
-    S.flush = at::Tensor(at::detail::empty_generic({256 << 20}, c10::GetAllocator(c10::DeviceType::CUDA),
+    F.flush = at::Tensor(at::detail::empty_generic({256 << 20}, c10::GetAllocator(c10::DeviceType::CUDA),
                                                    c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
                                                    std::nullopt));
-    check_cu(d.memset8(reinterpret_cast<uint64_t>(S.one.data_ptr()), 0, 4, S.stream), "alignment buffer");
+    check_cu(d.memset8(reinterpret_cast<uint64_t>(F.one.data_ptr()), 0, 4, F.stream), "alignment buffer");
     // Zero from the start: consume() copies its zeros from here before the first timed call's flush.
-    check_cu(d.memset8(reinterpret_cast<uint64_t>(S.flush.data_ptr()), 0, S.flush.nbytes(), S.stream), "flush buffer");
+    check_cu(d.memset8(reinterpret_cast<uint64_t>(F.flush.data_ptr()), 0, F.flush.nbytes(), F.stream), "flush buffer");
     if (!sleep_fn.is_none()) {
-      S.sleep_fn = sleep_fn.ptr();
-      Py_INCREF(S.sleep_fn);
+      F.sleep_fn = sleep_fn.ptr();
+      Py_INCREF(F.sleep_fn);
     }
-    S.cycles_per_us = cycles_per_us;
+    F.cycles_per_us = cycles_per_us;
   } else {
-    S.backend = pg->getBackend(c10::DeviceType::CPU);
+    F.backend = pg->getBackend(c10::DeviceType::CPU);
   }
   for (py::handle t : result_tuples) {
     Py_INCREF(t.ptr());  // kept for the process's life
-    S.result_tuples.push_back(reinterpret_cast<PyTypeObject *>(t.ptr()));
+    F.result_tuples.push_back(reinterpret_cast<PyTypeObject *>(t.ptr()));
   }
   for (auto &name : watched_env) {
     const char *v = getenv(name.c_str());
-    S.watched_env.emplace_back(name, v ? std::string(v) : std::string("\x01"));
+    F.watched_env.emplace_back(name, v ? std::string(v) : std::string("\x01"));
   }
   // The interval timers' signals are ignored between calls: a timer the solution left armed finds no handler of its
   // own there (restore_signals) and must not end the rank either.
   for (int sig : {SIGALRM, SIGVTALRM, SIGPROF}) signal(sig, SIG_IGN);
-  for (int sig = 1; sig < 65; ++sig) sigaction(sig, nullptr, &S.dispositions[sig]);
+  for (int sig = 1; sig < 65; ++sig) sigaction(sig, nullptr, &F.dispositions[sig]);
   at::addGlobalCallback(at::RecordFunctionCallback(on_op).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
-  S.timer_fd = timer_fd;
-  S.timer_channel = held_channel(timer_fd);
+  F.timer_fd = timer_fd;
+  F.timer_channel = held_channel(timer_fd);
   unsigned char hello[24] = {'A', 'R', 'N', 'K'};
   memcpy(hello + 8, key, 16);
   if (!write_all(timer_fd, hello, sizeof hello)) fail("the timer could not write its key");
   memset(key, 0, sizeof key);
-  S.opened = true;
+  F.opened = true;
 }
 
 void set_spin(double spin_us) {
@@ -1445,8 +1458,8 @@ struct Command {
 static_assert(sizeof(Command) == 24, "command layout");
 
 void send_line(int fd, const std::string &line) {
-  if (fd != S.report_channel.fd) fail("the engine reports only on the channel it holds");
-  same_channel(S.report_channel);
+  if (fd != F.report_channel.fd) fail("the engine reports only on the channel it holds");
+  same_channel(F.report_channel);
   std::string l = line + "\n";
   if (!write_all(fd, l.data(), l.size())) fail("the rank could not report");
 }
@@ -1456,7 +1469,7 @@ void send_line(int fd, const std::string &line) {
 // Called before the solution loads: the report channel as the host opened it.
 void hold_report_channel(int report_fd) {
   not_while_serving();
-  S.report_channel = held_channel(report_fd);
+  F.report_channel = held_channel(report_fd);
 }
 
 void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd, int out_fd) {

@@ -231,8 +231,10 @@ ctypes.c_ubyte.from_address(start + at - offset).value = ord("X")
 
 def test_the_engines_tables_of_addresses_are_compared_with_what_they_held_before_the_solution(engine_path, tmp_path):
     # Linked with full RELRO, the loader's table of library addresses is filled at load and then read-only; the driver
-    # table is set at open(). A solution that points an entry at code of its own (the clock the engine reads, say)
-    # runs inside the engine at every call of it: what the host read before the solution loaded no longer matches.
+    # table, and what the engine sets when opened (its backend, its key, its descriptors: the last word is a signal
+    # disposition), are set at open(). A solution that points an entry at code of its own (the clock the engine
+    # reads, say) runs inside the engine at every call of it: what the host read before the solution loaded no longer
+    # matches.
     extents = engine_sites.fixed_extents(engine_path)
     inode = os.stat(engine_path).st_ino
     script = f"""
@@ -244,8 +246,8 @@ what = sys.stdin.readline().strip()
 base = next(int(l.split("-")[0], 16) for l in open("/proc/self/maps")
             if l.rstrip().endswith("_arena_timer.so") and int(l.split()[2], 16) == 0)
 libc = ctypes.CDLL(None, use_errno=True)
-start, end = {extents}[0 if what == "table" else 1]
-if what in ("table", "driver"):
+start, end = {extents}[{{"table": 0, "driver": 1, "opened": 2}}.get(what, 0)]
+if what in ("table", "driver", "opened"):
     page = (base + start) & ~(mmap.PAGESIZE - 1)
     assert libc.mprotect(ctypes.c_void_p(page), base + end - page, 3) == 0, ctypes.get_errno()
     word = ctypes.c_uint64.from_address(base + end - 8)
@@ -254,7 +256,7 @@ print("done", flush=True)
 sys.stdin.read()
 """
     found = {}
-    for what in ("nothing", "table", "driver"):
+    for what in ("nothing", "table", "driver", "opened"):
         proc = subprocess.Popen(
             [sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -272,4 +274,71 @@ sys.stdin.read()
         finally:
             proc.kill()
             proc.wait()
-    assert found == {"nothing": True, "table": False, "driver": False}
+    assert found == {"nothing": True, "table": False, "driver": False, "opened": False}
+
+
+def test_a_rank_whose_engine_guard_was_cleared_is_told_apart(engine_path, tmp_path):
+    # The guard is set from serve()'s start: a rank waiting for a command in serve() holds it set. A solution that
+    # clears it could call the engine's steps from inside its own call and write every report itself.
+    flag = engine_sites.serving_flag(engine_path)
+    inode = os.stat(engine_path).st_ino
+    found = {}
+    for clear in (False, True):
+        body = (
+            "import ctypes\n"
+            f"if {clear}:\n"
+            "    base = next(int(l.split('-')[0], 16) for l in open('/proc/self/maps')\n"
+            "                if l.rstrip().endswith('_arena_timer.so') and int(l.split()[2], 16) == 0)\n"
+            f"    threading_flag = ctypes.c_bool.from_address(base + {flag})\n"
+            "    import threading\n"
+            "    def clear_it():\n"
+            "        while not threading_flag.value:\n"
+            "            pass\n"
+            "        threading_flag.value = False\n"
+            "    threading.Thread(target=clear_it, daemon=True).start()\n"
+            "engine.serve(cmd, report_w, 0, lambda x: x, feed.fd, out.fd)\n"
+        )
+        found[clear] = _serving(body, engine_path, tmp_path / str(clear), inode, flag, clear)
+    assert found == {False: True, True: False}
+
+
+def _serving(body: str, engine_path: str, tmp_path: Path, inode: int, flag: int, cleared: bool) -> bool | None:
+    """Whether a rank waiting in serve() holds its guard set, read with it stopped; when the body clears it from a
+    thread, looked at again until the thread has run (or the test's limit)."""
+    tmp_path.mkdir()
+    cmd_r, cmd_w = os.pipe()
+    script = f"""
+import os, torch, torch.distributed as dist
+from evaluator import timer, wire
+from evaluator.timer.protocol import open_engine
+dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+engine = timer.load({engine_path!r})
+read_fd, write_fd = os.pipe()
+open_engine(engine, write_fd, dist.group.WORLD, torch.device("cpu"))
+report_r, report_w = os.pipe()
+engine.hold_report_channel(report_w)
+feed = wire.Slot.open({str(tmp_path / "feed")!r}, writable=True, pinned=False)
+out = wire.Slot.open({str(tmp_path / "out")!r}, writable=True, pinned=False)
+cmd = {cmd_r}
+{body}
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, pass_fds=(cmd_r,))
+    os.close(cmd_r)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, "the process ended before it waited"
+            assert time.monotonic() < deadline, "the process never waited on its command channel"
+            if watch.reading(proc.pid, cmd_r):
+                os.kill(proc.pid, signal.SIGSTOP)
+                while not watch.stopped(proc.pid):
+                    time.sleep(0.001)
+                held = watch.engine_serving(proc.pid, engine_path, inode, flag)
+                if not cleared or held is False:
+                    return held
+                os.kill(proc.pid, signal.SIGCONT)  # the clearing thread has not run yet: look again
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(cmd_w)

@@ -23,10 +23,9 @@ def engine_path() -> str:
     return str(timer.build())
 
 
-def _waiting(body: str, engine_path: str, tmp_path: Path) -> tuple[bool | None, str, bool | None, str]:
-    """Starts a one-rank process that runs ``body`` with a pipe's read end as descriptor ``cmd``, waits until its
-    main thread blocks reading it, stops it and asks the host's check; then asks again with another descriptor."""
-    cmd_r, cmd_w = os.pipe()
+def _one_rank(body: str, engine_path: str, tmp_path: Path, cmd_r: int) -> subprocess.Popen:
+    """A one-rank process with the engine opened on CPU, its report channel held and its slots open, that runs
+    ``body`` with ``cmd_r`` (a pipe's read end it inherits) as descriptor ``cmd``."""
     script = f"""
 import os, torch, torch.distributed as dist
 from evaluator import timer, wire
@@ -42,7 +41,14 @@ out = wire.Slot.open({str(tmp_path / "out")!r}, writable=True, pinned=False)
 cmd = {cmd_r}
 {body}
 """
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, pass_fds=(cmd_r,))
+    return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, pass_fds=(cmd_r,))
+
+
+def _waiting(body: str, engine_path: str, tmp_path: Path) -> tuple[bool | None, str, bool | None, str]:
+    """Starts a one-rank process that runs ``body`` with a pipe's read end as descriptor ``cmd``, waits until its
+    main thread blocks reading it, stops it and asks the host's check; then asks again with another descriptor."""
+    cmd_r, cmd_w = os.pipe()
+    proc = _one_rank(body, engine_path, tmp_path, cmd_r)
     os.close(cmd_r)
     try:
         deadline = time.monotonic() + 120
@@ -307,22 +313,7 @@ def _serving(body: str, engine_path: str, tmp_path: Path, inode: int, flag: int,
     thread, looked at again until the thread has run (or the test's limit)."""
     tmp_path.mkdir()
     cmd_r, cmd_w = os.pipe()
-    script = f"""
-import os, torch, torch.distributed as dist
-from evaluator import timer, wire
-from evaluator.timer.protocol import open_engine
-dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0, world_size=1)
-engine = timer.load({engine_path!r})
-read_fd, write_fd = os.pipe()
-open_engine(engine, write_fd, dist.group.WORLD, torch.device("cpu"))
-report_r, report_w = os.pipe()
-engine.hold_report_channel(report_w)
-feed = wire.Slot.open({str(tmp_path / "feed")!r}, writable=True, pinned=False)
-out = wire.Slot.open({str(tmp_path / "out")!r}, writable=True, pinned=False)
-cmd = {cmd_r}
-{body}
-"""
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, pass_fds=(cmd_r,))
+    proc = _one_rank(body, engine_path, tmp_path, cmd_r)
     os.close(cmd_r)
     try:
         deadline = time.monotonic() + 120

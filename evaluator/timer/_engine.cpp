@@ -7,8 +7,9 @@
  * between) and only then fills the call's inputs from the staging buffer, on the call's stream; records the start,
  * calls the function, records the stop, copies the outputs into the side's output slot on the call's stream (a
  * window of several calls takes each call's outputs as that call returns), checks that every input still owns the
- * storage it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded, reading the
- * host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds takes part.
+ * storage it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded,
+ * reading the host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds
+ * takes part.
  *
  * Anything the previous step leaves behind (its arguments, its result) is released inside the next step's window,
  * after its start is recorded: finalizers a solution attaches run on its clock. Timing samples go to a descriptor the
@@ -714,7 +715,7 @@ struct Given {
   std::vector<PyObject *> args;      // the tuple each call of the step gets (owned until held or released)
   size_t per_call = 0;               // inputs per call
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
-  std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging (0 where it has no bytes)
+  std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging
 
   ~Given() {
     for (PyObject *a : args) Py_XDECREF(a);

@@ -8,7 +8,7 @@
 # every evaluation ends as infra_error, saying bubblewrap cannot start):
 #   docker run --user root --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
 #     -e REDIS_URL=redis://cpu-hosts:PASSWORD@redis:6379/0 -e ARENA_WORKER_KEY=... -e ARENA_WORKER_KEY_ID=cpu \
-#     IMAGE sh -c 'exec rq worker --worker-class evaluator.worker.ArenaWorker \
+#     IMAGE sh -c 'exec rq worker --worker-class evaluator.host.worker.ArenaWorker \
 #       --serializer rq.serializers.JSONSerializer --url "$REDIS_URL" --path /app cpu-gloo-2-test cpu-gloo-2'
 # (checks: queue `checks`, its own key and Redis user). GPU hosts do not use this image: they run the evaluator under
 # their own CUDA PyTorch (see README).

@@ -39,7 +39,7 @@ def measure(problem_id: str, iters: int) -> dict[str, Any]:
     import torch
 
     from evaluator.contract.profiles import get_profile
-    from evaluator.roofline import roofline
+    from evaluator.analysis.roofline import roofline
     from problems.registry import get
 
     problem = get(problem_id)

@@ -12,14 +12,14 @@ from __future__ import annotations
 from evaluator.suites.pkb.names import problem_for_solution_filename, solution_filename_ok
 
 # The roofline of an arena problem on a profile, shown on its page when no evaluation has recorded one.
-from evaluator.roofline import roofline
+from evaluator.analysis.roofline import roofline
 
 # Linear-interpolated percentile (the evaluator's timing summaries use the same one): the problem page's quartiles.
-from evaluator.stats import percentile
+from evaluator.analysis.stats import percentile
 
 # The check worker's folder rules for a proposal: the world sizes it checks at, the kinds of known answers, their
 # file names, how the three files are written as a folder, and the report of a check that could not run to the end.
-from evaluator.problem_check import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
+from evaluator.checks.problem_check import CHECK_WORLD_SIZES, KINDS, SOLUTION_FILENAME, failed_report, write_folder
 
 # Prompt packs (torch-free): rendered from the problem folders, as `arena prompts` writes them; the registry's own
 # problems (the folders, not their database rows) are what a prompt is rendered from.

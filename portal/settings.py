@@ -149,9 +149,9 @@ if not DEBUG and not env_bool("ARENA_REDIS_WITHOUT_PASSWORD", False):  # the opt
             '(docs/operations.md, "Redis users").'
         )
 # Jobs are JSON on every queue (never pickle), and a worker runs only the allow-listed jobs of its queues
-# (evaluator/worker.py); `manage.py rqworker` uses this worker class, `rq worker` is given it on its command line.
+# (evaluator/host/worker.py); `manage.py rqworker` uses this worker class, `rq worker` is given it on its command line.
 RQ_SERIALIZER = "rq.serializers.JSONSerializer"
-RQ = {"WORKER_CLASS": "evaluator.worker.ArenaWorker"}
+RQ = {"WORKER_CLASS": "evaluator.host.worker.ArenaWorker"}
 # The keys of the workers whose signed replies are recorded (evaluator/contract/signing.py): ARENA_WORKER_KEYS is
 # "id:role=key,..." with one id per kind of host and its role, evaluations or checks (e.g.
 # gpu:evaluations=...,checks:checks=...; a host serving both: local:evaluations+checks=...): a key signs only the
@@ -187,8 +187,8 @@ if not DEBUG and _roleless:
 RQ_QUEUES = {WEB_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}}
 for _profile in PROFILES.values():
     RQ_QUEUES[_profile.queue] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 900, "SERIALIZER": RQ_SERIALIZER}
-# Problem proposals are checked on CPU here (evaluator/problem_check.py): it runs contributors' unreviewed reference
-# code, so in production serve it from a worker without database credentials, like a GPU host.
+# Problem proposals are checked on CPU here (evaluator/checks/problem_check.py): it runs contributors' unreviewed
+# reference code, so in production serve it from a worker without database credentials, like a GPU host.
 RQ_QUEUES[CHECKS_QUEUE] = {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 300, "SERIALIZER": RQ_SERIALIZER}
 
 # Rendered ranking pages (leaderboard/web/cache.py): in Redis, keyed by URL and the rankings generation that the write

@@ -41,7 +41,7 @@ fi
 web_keys="local:evaluations=$evaluations_key,local-checks:checks=$checks_key"
 # One worker per role, so a solution that hangs until its limit holds up only its own profile's queue, never the
 # results (web) or the proposal checks. Every worker speaks JSON and runs only its queues' allow-listed jobs
-# (evaluator/worker.py). --with-scheduler: replies RQ retries (the database was down) go back on the queue when their
+# (evaluator/host/worker.py). --with-scheduler: replies RQ retries (the database was down) go back on the queue when their
 # pause is over. The web worker takes its worker class and serializer from settings.
 ARENA_WORKER_KEYS=$web_keys $py manage.py rqworker web --with-scheduler >var/worker-web.log 2>&1 &
 workers=($!)
@@ -51,7 +51,7 @@ arena_worker() {  # arena_worker KEY_ID KEY LOG QUEUE...
   local key_id=$1 key=$2 log=$3
   shift 3
   env -i PATH="$PATH" HOME="$HOME" REDIS_URL="$redis_url" ARENA_WORKER_KEY="$key" ARENA_WORKER_KEY_ID="$key_id" \
-    .venv/bin/rq worker --worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer \
+    .venv/bin/rq worker --worker-class evaluator.host.worker.ArenaWorker --serializer rq.serializers.JSONSerializer \
     --url "$redis_url" --path . "$@" >"$log" 2>&1 &
   workers+=($!)
 }

@@ -59,7 +59,7 @@ SANDBOX_TESTS = frozenset(
         "tests/evaluator/suites/test_pkb.py",
         "tests/evaluator/test_cheats.py",
         "tests/evaluator/test_starters.py::test_the_plain_starter_passes_as_given_through_arena_eval",
-        "tests/evaluator/test_worker.py::test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting",
+        "tests/evaluator/host/test_worker.py::test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandboxes_waiting",
     }
 )
 # Workers the test runs itself rather than through run_worker: RQ workers in-process that evaluate in the sandbox,
@@ -102,8 +102,8 @@ SLOW_TESTS = frozenset(
 SWEEPS = frozenset(
     {
         "tests/evaluator/test_starters.py::test_every_problem_has_standalone_starters_with_the_reference_signature",
-        "tests/evaluator/test_static_checks.py::test_honest_code_in_the_repository_is_not_refused",
-        "tests/evaluator/test_kernelguard_layer.py::test_no_known_correct_solution_is_refused_by_kernelguard",
+        "tests/evaluator/analysis/test_static_checks.py::test_honest_code_in_the_repository_is_not_refused",
+        "tests/evaluator/analysis/test_kernelguard_layer.py::test_no_known_correct_solution_is_refused_by_kernelguard",
         "tests/problems/test_audit.py::test_every_input_changes_with_the_seed",
         "tests/problems/test_audit.py::test_roofline_link_bytes_are_at_most_what_the_reference_moves",
         "tests/problems/test_audit.py::test_roofline_internode_bytes_are_at_most_what_the_reference_sends_across_nodes",
@@ -190,7 +190,7 @@ def redis_conn():
 def run_worker(redis_conn):
     """Runs real RQ workers (the arena's, JSON and allow-listed) in this process until the given queues are empty
     (burst mode): one for the worker queues, then one for the web queue, as deployments keep them apart."""
-    from evaluator.worker import ArenaSimpleWorker
+    from evaluator.host.worker import ArenaSimpleWorker
 
     def run(*queue_names: str) -> bool:
         names = queue_names or ("cpu-gloo-2", "web")

@@ -1,4 +1,4 @@
-"""`arena check-problem`: what can be proved about a problem on CPU (evaluator.catalogue_check.local_check): the
+"""`arena check-problem`: what can be proved about a problem on CPU (evaluator.checks.catalogue_check.local_check): the
 reference against its oracle at every declared world size and node grouping, every known answer's verdict, the bench
 preset's roofline and memory on every GPU profile, and the roofline's link bytes against the reference's own."""
 
@@ -14,7 +14,7 @@ def cmd_check_problem(args: argparse.Namespace) -> int:
     sizes = tuple(args.world_size) if args.world_size else None
     if args.solution:
         return _check_solution(problem, sizes, args.solution)
-    from evaluator.catalogue_check import local_check
+    from evaluator.checks.catalogue_check import local_check
 
     lines = local_check(
         problem, sizes, known_answers=not args.no_known_answers, bench=not args.no_bench, traffic=not args.no_traffic
@@ -34,8 +34,8 @@ def cmd_check_problem(args: argparse.Namespace) -> int:
 
 def _check_solution(problem, sizes: tuple[int, ...] | None, path: str) -> int:
     """One solution file against the oracle at every requested (or declared) world size and node grouping."""
-    from evaluator.catalogue_check import check_cases, describe_case, with_small
-    from evaluator.selfcheck import check_problem
+    from evaluator.checks.catalogue_check import check_cases, describe_case, with_small
+    from evaluator.checks.selfcheck import check_problem
 
     failed = False
     for w, overrides in check_cases(problem, sizes):

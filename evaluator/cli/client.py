@@ -62,7 +62,7 @@ def follow(url: str, token: str, done: Any, timeout_s: float, progress: Any = No
 
 DEFAULT_PORTAL = "http://127.0.0.1:8000"
 START_WORKER = (
-    "rq worker --worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer "
+    "rq worker --worker-class evaluator.host.worker.ArenaWorker --serializer rq.serializers.JSONSerializer "
     "--url $REDIS_URL --path . {profile}-test {profile}"
 )
 

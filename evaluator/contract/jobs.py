@@ -36,10 +36,10 @@ def test_queue(profile: str) -> str:
 
 
 # Worker-side jobs (hosts with no database credentials).
-EVALUATE = "evaluator.jobs.evaluate_job"
-PREBUILD = "evaluator.jobs.prebuild_job"
-CHECK_PROPOSAL = "evaluator.jobs.check_proposal_job"
-EVALUATE_TEST = "evaluator.jobs.evaluate_test_job"  # test mode: on test_queue(profile), unranked
+EVALUATE = "evaluator.host.jobs.evaluate_job"
+PREBUILD = "evaluator.host.jobs.prebuild_job"
+CHECK_PROPOSAL = "evaluator.host.jobs.check_proposal_job"
+EVALUATE_TEST = "evaluator.host.jobs.evaluate_test_job"  # test mode: on test_queue(profile), unranked
 # Web-side replies (the portal's web worker, which holds the database).
 MARK_RUNNING = "leaderboard.submissions.jobs.mark_running"
 RECORD_RESULT = "leaderboard.submissions.jobs.record_result"

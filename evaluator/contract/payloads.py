@@ -1,5 +1,5 @@
 """What each job on a queue may carry: positional JSON arguments of known types, nothing else. A worker checks a
-job against these before it runs it (``evaluator/worker.py``); a job whose function is not allowed on the queue it
+job against these before it runs it (``evaluator/host/worker.py``); a job whose function is not allowed on the queue it
 came from, or whose payload does not match, is refused and logged, never executed."""
 
 from __future__ import annotations

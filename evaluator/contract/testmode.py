@@ -68,7 +68,7 @@ _NVCC = re.compile(
     re.M,
 )
 _SYNTAX = re.compile(r"\((?P<file>[^(),]+\.py), line (?P<line>\d+)\)")
-# `the static check refused the solution: line 2: imports problems...` (evaluator/static_checks.py)
+# `the static check refused the solution: line 2: imports problems...` (evaluator/analysis/static_checks.py)
 _STATIC = re.compile(
     r"static check refused the solution: line (?P<line>\d+): (?P<text>.*?)(?: \(and \d+ more\))?$", re.M
 )

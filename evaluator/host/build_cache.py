@@ -1,6 +1,6 @@
 """The build cache is the host's, never a solution's storage. A solution's sandbox binds its own entry
 (``<cache root>/solutions/<hash of its source>``) at /cache, where load_inline, Triton and Inductor build; after every
-job the worker (evaluator/worker.py) runs :func:`maintain`:
+job the worker (evaluator/host/worker.py) runs :func:`maintain`:
 
 - in every entry, only what those tools build stays: regular files, below ``torch_extensions/``, ``triton/`` or
   ``inductor/``, named as the tools name their products (sources they write, objects, libraries, build files, their

@@ -2,9 +2,9 @@
 bubblewrap (``evaluator.host.sandbox``: the same ``command()``, ``environment()`` and ``limits()``), as the sandbox's
 uid, with the proposed folder bound read-only at /solution, the check's runtime (what runs the contributor's code,
 nothing of the portal) read-only at /arena. What comes back through the exchange folder (/io/out) is the runs' outputs
-as data; this process reads them, compares them and writes the report (``evaluator.problem_check.judge``): nothing the
-sandbox writes is taken as a report. Where the sandbox cannot start, the check fails closed with a report that says
-why."""
+as data; this process reads them, compares them and writes the report (``evaluator.checks.problem_check.judge``):
+nothing the sandbox writes is taken as a report. Where the sandbox cannot start, the check fails closed with a report
+that says why."""
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ REPO_ROOT = sandbox.PACKAGE_ROOT.parent
 # What runs inside: the check and what it needs of the evaluator (never the host, the jobs' signing key or the portal).
 CHECK_RUNTIME = (
     "__init__.py",
-    "check_sandbox.py",
-    "problem_check.py",
-    "selfcheck.py",
+    "checks/__init__.py",
+    "checks/check_sandbox.py",
+    "checks/problem_check.py",
+    "checks/selfcheck.py",
     "judge/__init__.py",
     "judge/compare.py",
     "wire.py",
@@ -39,7 +40,7 @@ TMP_BYTES = 1 << 30
 
 
 def _stage(root: Path, category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]]) -> tuple:
-    from evaluator.problem_check import write_folder
+    from evaluator.checks.problem_check import write_folder
 
     runtime, solution, io, cache = root / "runtime", root / "solution", root / "io", root / "cache"
     for rel in CHECK_RUNTIME:
@@ -72,7 +73,7 @@ def check_sandboxed(
     category: str, name: str, files: dict[str, str], solutions: list[dict[str, str]] = (), timeout_s: float = TIMEOUT_S
 ) -> dict[str, Any]:
     """The check report of a proposal given as data; the contributor's code never runs outside the sandbox."""
-    from evaluator.problem_check import failed_report, judge
+    from evaluator.checks.problem_check import failed_report, judge
 
     why = sandbox.probe("cpu")
     if why is not None:
@@ -83,7 +84,9 @@ def check_sandboxed(
         mounts, folder, inside = _stage(root, category, name, files, list(solutions))
         env = sandbox.environment(dict(os.environ), "cpu")
         env["PYTHONPATH"] = "/arena:/solution"
-        argv = sandbox.command(mounts, [sys.executable, "-m", "evaluator.check_sandbox", inside], env, "cpu", TMP_BYTES)
+        argv = sandbox.command(
+            mounts, [sys.executable, "-m", "evaluator.checks.check_sandbox", inside], env, "cpu", TMP_BYTES
+        )
         try:
             done = subprocess.run(
                 argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s, preexec_fn=sandbox.limits("cpu")

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluator import roofline as rf
-from evaluator import static_checks
+from evaluator.analysis import roofline as rf
+from evaluator.analysis import static_checks
 from evaluator import timer as compiled_timer
 from evaluator import wire
 from evaluator.contract import backends
@@ -204,7 +204,7 @@ def evaluate(
 
 def hold_next(workdir_parent: str | None = None) -> None:
     """Starts the next evaluation's sandboxes ahead, for each profile a warm evaluation ran on since the last call
-    (evaluator/host/pool.py). The job runner calls it once an evaluation has replied (``evaluator.worker``'s warm
+    (evaluator/host/pool.py). The job runner calls it once an evaluation has replied (``evaluator.host.worker``'s warm
     worker, after each job): not on the evaluation's path, nor between its end and its reply."""
     for profile in pool.wanted():
         try:

@@ -1,5 +1,5 @@
 """Sandboxes started ahead of their evaluation: on a worker that serves one evaluation after another
-(``evaluator.worker.ArenaWarmWorker``, or ``ARENA_WARM_SANDBOXES=1``), each evaluation takes the pair held for its
+(``evaluator.host.worker.ArenaWarmWorker``, or ``ARENA_WARM_SANDBOXES=1``), each evaluation takes the pair held for its
 profile (:func:`take`), and once it has replied the job runner starts the next one's judge and solution sandboxes
 (``evaluator.host.evaluate.hold_next``, which calls :func:`hold`), which import the evaluator and torch and then wait
 (evaluator/rank/spawn.py, ARENA_HOLD_FD). The next evaluation takes them instead of starting its own, so importing

@@ -11,7 +11,7 @@ import statistics
 import time
 from typing import Any
 
-from evaluator import stats
+from evaluator.analysis import stats
 from evaluator import timer as compiled_timer
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from evaluator.host import batch, host_clock, solution_call

@@ -1,6 +1,6 @@
 """RQ jobs on the "web" queue, named in ``evaluator.contract.jobs`` (``MARK_RUNNING``, ``RECORD_RESULT``). Workers
 of every hardware profile send these; they carry ids and plain data and call a service, nothing more. Run them
-with ``python manage.py rqworker web --with-scheduler`` (settings' ``RQ["WORKER_CLASS"]``, ``evaluator.worker``,
+with ``python manage.py rqworker web --with-scheduler`` (settings' ``RQ["WORKER_CLASS"]``, ``evaluator.host.worker``,
 runs only these allow-listed jobs, JSON only).
 
 Every reply is a lifecycle reply (``leaderboard.lifecycle.replies.reply``): signed by the worker that ran the job over

@@ -1,4 +1,4 @@
-"""RQ jobs on the "web" queue that the check worker (``evaluator.problem_check``) sends back; they carry ids and
+"""RQ jobs on the "web" queue that the check worker (``evaluator.checks.problem_check``) sends back; they carry ids and
 plain data and call a service, nothing more, as lifecycle replies (``leaderboard.lifecycle.replies.reply``): each is
 signed by the check worker for the proposal, the check job issued and its nonce; anything else is refused and logged."""
 

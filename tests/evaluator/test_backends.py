@@ -21,7 +21,7 @@ from evaluator.rank.backends import nvshmem as nvshmem_numbers
 from evaluator.rank.backends import parallelkittens as pk
 from problems.backends import nvshmem as problems_nv
 from problems.backends import parallelkittens as problems_pk
-from evaluator.static_checks import _MULTICAST, check
+from evaluator.analysis.static_checks import _MULTICAST, check
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "backends"

@@ -1,7 +1,7 @@
 """One evaluation's path through the worker: the spec enters each module once (docs/architecture.md, "One evaluation's
 path").
 
-The evaluation runs from the RQ entry point (``evaluator.jobs.evaluate_job``) on the CPU profile, under
+The evaluation runs from the RQ entry point (``evaluator.host.jobs.evaluate_job``) on the CPU profile, under
 :func:`sys.setprofile`. A module is **entered** when a function of the project's is called from a frame of another
 project module (the nearest project frame below it: standard library and third-party frames between are looked
 through) with the evaluation among its arguments (``self`` included): the job's spec, the ``EvalSpec``, what was
@@ -98,7 +98,7 @@ class Walk:
 def trace(spec: dict[str, Any]) -> tuple[Walk, dict[str, Any]]:
     """Runs ``evaluate_job(spec)`` and returns the path it took, counting every module (:meth:`Walk.leaving_out` leaves
     the contract out), with the job's return value."""
-    from evaluator.jobs import evaluate_job
+    from evaluator.host.jobs import evaluate_job
 
     modules: dict[str, str | None] = {}
     by_identity = {id(spec), id(spec["solution_source"]), id(spec["timeouts"])}
@@ -232,7 +232,7 @@ def test_one_evaluations_spec_enters_each_module_once(all_reduce_walk):
     path = whole.leaving_out()
     assert result["document"]["verdict"] == "passed", result["document"]["message"]
     modules = path.modules()
-    assert modules[0] == "evaluator/jobs.py"
+    assert modules[0] == "evaluator/host/jobs.py"
     assert not path.returns(), f"the path goes back: {path.returns()} (the whole path: {path.entries})"
     assert len(modules) <= MAX_MODULES, modules
     # The problem is looked up once, by the plan where the evaluation starts, and the stages take what it resolved.
@@ -263,7 +263,7 @@ def test_an_imported_problems_evaluation_enters_each_module_once(pkb_walks):
     # The entry point dispatches to the suite's evaluator, which hands its one run to the host: no call back from the
     # host into the suite, and nothing looked up again.
     assert [(m, c) for m, _, c in path.entries if m.startswith(SUITES)] == [
-        ("evaluator/suites/installed.py", "evaluator/jobs.py"),
+        ("evaluator/suites/installed.py", "evaluator/host/jobs.py"),
         ("evaluator/suites/pkb/evaluate.py", "evaluator/suites/installed.py"),
     ]
     assert ("evaluator/host/evaluate.py", "evaluate", "evaluator/suites/pkb/evaluate.py") in path.entries

@@ -17,7 +17,7 @@ import pytest
 from evaluator import starters
 from evaluator.contract.backends import declared_backend
 from evaluator.contract.source import solution_problem
-from evaluator.static_checks import check
+from evaluator.analysis.static_checks import check
 from problems.registry import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -133,7 +133,7 @@ def evaluation_worker_env(redis_url: str, **extra: str) -> dict[str, str]:
 
 class Worker:
     """A worker in a subprocess, started as `make run` starts it: `python manage.py rqworker web` for the web queue
-    (Django, the database), `rq worker --worker-class evaluator.worker.ArenaWorker --serializer JSON QUEUE...` for
+    (Django, the database), `rq worker --worker-class evaluator.host.worker.ArenaWorker --serializer JSON QUEUE...` for
     evaluation queues (``evaluation_worker_env`` only). Its output goes to a log file the test can show."""
 
     def __init__(
@@ -147,7 +147,7 @@ class Worker:
                 str(Path(sys.executable).parent / "rq"),
                 "worker",
                 "--worker-class",
-                "evaluator.worker.ArenaWorker",
+                "evaluator.host.worker.ArenaWorker",
                 "--serializer",
                 "rq.serializers.JSONSerializer",
                 "--url",

@@ -55,7 +55,7 @@ def signed_reply(kind: str, row_id: int, job_id: str, body: dict) -> tuple[str, 
 
 
 def signed_return(submission_id: int, job_id: str, document: dict) -> dict:
-    """What an evaluation job returns (``evaluator.jobs.signed_result``): the document signed for its job."""
+    """What an evaluation job returns (``evaluator.host.jobs.signed_result``): the document signed for its job."""
     from evaluator.contract.jobs import RECORD_RESULT
 
     nonce, signature = signed_reply(RECORD_RESULT, submission_id, job_id, document)

@@ -91,7 +91,7 @@ def test_run_sh_starts_evaluation_and_check_workers_apart_from_the_database():
         r'ARENA_WORKER_KEY_ID="\$key_id" \\\n',
         start,
     ), start
-    assert "--worker-class evaluator.worker.ArenaWorker --serializer rq.serializers.JSONSerializer" in start
+    assert "--worker-class evaluator.host.worker.ArenaWorker --serializer rq.serializers.JSONSerializer" in start
     for secret in ("DATABASE_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "ARENA_WORKER_KEYS"):
         assert secret not in start
     assert 'web_keys="local:evaluations=$evaluations_key,local-checks:checks=$checks_key"' in script

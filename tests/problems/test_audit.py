@@ -25,7 +25,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from evaluator.contract.profiles import PROFILES
-from evaluator.catalogue_check import (
+from evaluator.checks.catalogue_check import (
     GPU_MEMORY_GIB,
     INPUT_SHARE,
     MIN_ROOFLINE_US,
@@ -34,14 +34,14 @@ from evaluator.catalogue_check import (
     input_copies,
     with_small,
 )
-from evaluator.roofline import roofline
-from evaluator.selfcheck import check_problem
+from evaluator.analysis.roofline import roofline
+from evaluator.checks.selfcheck import check_problem
 from problems.registry import Problem, catalogue
 from problems.traffic import reference_traffic
 
 PROBLEMS = sorted(pid for pid, p in catalogue().items() if p.suite == "arena")
 GPU_PROFILES = [p for p in PROFILES.values() if p.device == "cuda"]
-# The figures arena check-problem uses too (evaluator/problem_check.py says why each is what it is).
+# The figures arena check-problem uses too (evaluator/checks/problem_check.py says why each is what it is).
 INPUT_COPIES = input_copies()
 # A size vector handed to solution as a small integer tensor (ranks per node, a capacity, a head count, a bucket
 # size): fixed by the preset like every tensor's shape, so it cannot change with the seed. Only integer tensors of
@@ -227,7 +227,8 @@ def test_reference_leaves_inputs_alone_and_returns_separate_outputs(problem_id):
 def _groupings(problem: Problem) -> list[tuple[int, dict]]:
     """(world size, preset overrides) pairs the reference must be right at beyond 2 and 4 ranks with the small
     preset's own grouping: every other declared world size, and for problems that take ``ranks_per_node`` every
-    node grouping a profile at that world size uses (evaluator.catalogue_check.check_cases, as arena check-problem)."""
+    node grouping a profile at that world size uses (evaluator.checks.catalogue_check.check_cases, as arena
+    check-problem)."""
     return [(w, o) for w, o in check_cases(problem) if o or w not in (2, 4)]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.contract.backends import runs_on_cpu
-from evaluator.selfcheck import check
+from evaluator.checks.selfcheck import check
 from problems.registry import catalogue
 
 # The built-in suite only: imported suites (arena import-pkb) have no oracle.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.catalogue_check import local_check
+from evaluator.checks.catalogue_check import local_check
 from problems.registry import get, load_problem
 
 ROOT = Path(__file__).resolve().parents[3]

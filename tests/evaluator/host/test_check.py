@@ -117,7 +117,7 @@ def test_the_host_compares_what_comes_back_a_wrong_reference_fails_and_the_right
 def test_the_data_reader_takes_only_tensors_it_can_account_for():
     import torch
 
-    from evaluator.problem_check import DATA_MAGIC, read_data, write_data
+    from evaluator.checks.problem_check import DATA_MAGIC, read_data, write_data
 
     path = Path(tempfile.mkdtemp()) / "d"
     ranks = [

@@ -318,7 +318,7 @@ def test_what_a_solution_leaves_in_its_cache_is_gone_after_the_job_and_the_cache
     from rq.serializers import JSONSerializer
 
     from evaluator.contract.jobs import EVALUATE
-    from evaluator.worker import ArenaSimpleWorker
+    from evaluator.host.worker import ArenaSimpleWorker
 
     root = tmp_path / "cache"
     cap = 6 << 20

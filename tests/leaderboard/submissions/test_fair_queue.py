@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from evaluator.worker import ArenaSimpleWorker
+from evaluator.host.worker import ArenaSimpleWorker
 from leaderboard.model_runs.writer import build_archive
 from leaderboard.models import ModelRun, Submission
 from leaderboard.submissions import queueing

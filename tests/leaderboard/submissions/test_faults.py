@@ -19,7 +19,7 @@ from rq import Queue
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from evaluator.worker import ArenaSimpleWorker
+from evaluator.host.worker import ArenaSimpleWorker
 
 from leaderboard.submissions.reaper import submissions_reap
 from leaderboard.submissions.services import submission_create

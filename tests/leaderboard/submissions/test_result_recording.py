@@ -40,7 +40,8 @@ def test_record_result_twice_changes_nothing_the_second_time(submission):
 
 
 def _reply(kind: str, submission: Submission, *body: object) -> tuple:
-    """A worker's reply as evaluator.jobs sends it: the row, the body, the job issued, its nonce and the signature."""
+    """A worker's reply as evaluator.host.jobs sends it: the row, the body, the job issued, its nonce and the
+    signature."""
     job_id = submission.job_id
     facts = {"worker": body[0], "started": body[1]} if kind == MARK_RUNNING else body[0]
     return (kind, submission.pk, *body, job_id, *signed_reply(kind, submission.pk, job_id, facts))

@@ -136,7 +136,7 @@ def test_a_pickled_job_is_refused(victim, redis_conn, run_worker, tmp_path):
 
 
 def test_a_worker_job_is_refused_on_the_web_queue_and_web_jobs_on_worker_queues(victim, redis_conn, run_worker):
-    web_job = _web(redis_conn).enqueue("evaluator.jobs.evaluate_job", {}, victim.pk, "n")
+    web_job = _web(redis_conn).enqueue("evaluator.host.jobs.evaluate_job", {}, victim.pk, "n")
     gpu_job = Queue("cpu-gloo-2", connection=redis_conn, serializer=JSONSerializer).enqueue(
         RECORD_RESULT, victim.pk, passed_document(9.0), victim.job_id, "n", "s"
     )

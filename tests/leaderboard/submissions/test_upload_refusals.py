@@ -217,7 +217,7 @@ def test_json_source_upload_is_queued_after_commit(
     queue = Queue("cpu-gloo-4", connection=redis_conn, serializer=JSONSerializer)
     assert queue.job_ids == [submission.job_id]
     job = queue.fetch_job(submission.job_id)
-    assert job.func_name == "evaluator.jobs.evaluate_job"
+    assert job.func_name == "evaluator.host.jobs.evaluate_job"
     spec, submission_id, nonce = job.args
     assert submission_id == submission.pk and nonce == nonce_for(submission.job_id)
     assert spec["problem_id"] == ALL_REDUCE and spec["profile"] == "cpu-gloo-4"

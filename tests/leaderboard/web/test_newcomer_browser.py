@@ -17,7 +17,7 @@ from django.utils import timezone
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from evaluator.worker import ArenaWorker
+from evaluator.host.worker import ArenaWorker
 from leaderboard.models import Submission
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create

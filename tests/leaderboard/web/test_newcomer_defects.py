@@ -10,7 +10,7 @@ from django.utils import timezone
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from evaluator.worker import ArenaWorker
+from evaluator.host.worker import ArenaWorker
 from leaderboard.models import Submission
 from leaderboard.submissions import selectors
 from leaderboard.submissions.results import result_record

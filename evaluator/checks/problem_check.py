@@ -1,10 +1,10 @@
 """The check of a proposed problem on CPU (a contribution under review; a problem of the catalogue is checked by
-:mod:`evaluator.catalogue_check`): the folder is written to a temporary directory, validated by the registry, its
+:mod:`evaluator.checks.catalogue_check`): the folder is written to a temporary directory, validated by the registry, its
 reference proved equal to its oracle at world sizes 2 and 4 (those it supports), and each known answer run against
 the oracle: correct ones must pass at every size, wrong ones must fail at the largest (the same rule as
 ``tests/problems``).
 
-The RQ job (:func:`evaluator.jobs.check_proposal_job`) never touches the database: it runs on the ``checks`` queue
+The RQ job (:func:`evaluator.host.jobs.check_proposal_job`) never touches the database: it runs on the ``checks`` queue
 and reports back by enqueueing signed jobs on the web side's queue. The contributor's ``reference.py`` is code nobody
 has reviewed yet: the job runs it only inside the sandbox (``evaluator.host.check``), never in the worker's own
 processes, and the worker serving ``checks`` holds no database credentials and no Django settings, as GPU hosts do.
@@ -83,7 +83,7 @@ def produce(folder: Path, out: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_
     each world size the check uses, their outputs written to ``out`` as data (:func:`write_data`). It decides
     nothing: what it writes is compared outside the sandbox (:func:`judge`)."""
     from evaluator.judge.compare import as_tuple, clone_inputs
-    from evaluator.selfcheck import _inputs
+    from evaluator.checks.selfcheck import _inputs
     from problems.registry import load_problem
 
     problem = load_problem(folder, folder.parent.parent)
@@ -115,7 +115,7 @@ def _rank_outputs(problem, w: int, solution_path: Path | None) -> list:
     import torch
     import torch.multiprocessing as mp
 
-    from evaluator.selfcheck import _rank_main
+    from evaluator.checks.selfcheck import _rank_main
 
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -272,7 +272,7 @@ def judge(
     reason it failed, or a summary), ``reference`` (one entry per world size), ``known_answers`` (one entry per file
     and world size), ``warnings``. ``note`` (how the sandbox ended) is added where a run sent nothing back."""
     from evaluator.judge.compare import compare
-    from evaluator.selfcheck import flatness_error
+    from evaluator.checks.selfcheck import flatness_error
     from problems.registry import ProblemError, load_problem
 
     started = time.monotonic() if started is None else started

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from evaluator.contract.profiles import PROFILES, get_profile
-from evaluator.roofline import roofline
+from evaluator.analysis.roofline import roofline
 from problems.registry import Problem, Preset, Tolerance
 
 

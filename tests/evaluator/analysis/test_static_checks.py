@@ -9,9 +9,9 @@ import pytest
 
 from evaluator.host.evaluate import evaluate
 from evaluator.contract.spec import EvalSpec
-from evaluator.static_checks import check
+from evaluator.analysis.static_checks import check
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HONEST_FILES = sorted(
     [
         *REPO.glob("problems/*/*/solutions/correct/*.py"),

@@ -1,5 +1,6 @@
 """A second static layer from the field: KernelGuard (PyPI ``kernelguard``, MIT; GPU MODE's rule-based detector of
-kernel-competition hacks) reads the solution's source beside our own static checks (evaluator/static_checks.py).
+kernel-competition hacks) reads the solution's source beside our own static checks
+(evaluator/analysis/static_checks.py).
 
 Every rule it matches is recorded in the result (``static_checks.kernelguard``); a rule whose own policy is to filter
 automatically (its precision-first "certain" rules, e.g. a CUDA timer's method reassigned) refuses the solution as

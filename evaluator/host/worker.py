@@ -3,7 +3,7 @@ functions allowed on the queue a job came from, with a payload of the contract's
 (``evaluator/contract/payloads.py``). Anything else — an unknown function (``os.system``), a pickled job, extra
 callbacks, a malformed payload — is refused: logged, moved to the failed registry, never executed.
 
-``ArenaWorker`` forks a work horse per job (``rq worker --worker-class evaluator.worker.ArenaWorker``, and the web
+``ArenaWorker`` forks a work horse per job (``rq worker --worker-class evaluator.host.worker.ArenaWorker``, and the web
 worker through settings' ``RQ["WORKER_CLASS"]``); ``ArenaSimpleWorker`` runs jobs in its own process (tests);
 ``ArenaWarmWorker`` does too, and after each job starts the next evaluation's sandboxes ahead (GPU hosts).
 A worker serves either the web queue or worker queues, never both: the web worker holds the database, the others

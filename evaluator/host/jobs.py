@@ -24,7 +24,7 @@ from evaluator.contract.jobs import (
 from evaluator.contract import signing, testmode
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
-from evaluator.problem_check import failed_report
+from evaluator.checks.problem_check import failed_report
 
 # A reply whose job fails (the database is down) runs again after these pauses, in seconds; the web worker's
 # scheduler (`rqworker web --with-scheduler`) queues it again. After the last, the reaper still recovers the result
@@ -134,7 +134,7 @@ def prebuild_job(spec: dict[str, Any]) -> dict[str, Any]:
     return prebuild(EvalSpec.from_dict(spec))
 
 
-# --- problem proposals' checks (evaluator/problem_check.py, run in the sandbox by evaluator/host/check.py) ---
+# --- problem proposals' checks (evaluator/checks/problem_check.py, run in the sandbox by evaluator/host/check.py) ---
 
 
 def signed_report(proposal_id: int, report: dict[str, Any], job_id: str, nonce: str) -> dict[str, Any]:

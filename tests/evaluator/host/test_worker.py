@@ -10,7 +10,7 @@ from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
-from evaluator.worker import ArenaWorker
+from evaluator.host.worker import ArenaWorker
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_the_warm_worker_heartbeats_while_it_evaluates_and_leaves_the_next_sandb
     from evaluator.contract.jobs import EVALUATE
     from evaluator.contract.spec import EvalSpec
     from evaluator.host import pool, sandbox
-    from evaluator.worker import ArenaWarmWorker
+    from evaluator.host.worker import ArenaWarmWorker
 
     if os.geteuid() != 0 or sandbox.probe("cpu") is not None:
         pytest.skip("needs root and bubblewrap")

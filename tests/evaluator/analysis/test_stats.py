@@ -2,7 +2,7 @@
 
 import random
 
-from evaluator.stats import slowest_rank, speedup, summarize
+from evaluator.analysis.stats import slowest_rank, speedup, summarize
 
 
 def test_identical_code_on_draws_of_varying_work_measures_one_with_a_tight_interval():

@@ -1,9 +1,9 @@
-"""The first process of a proposal check's sandbox: ``python -m evaluator.check_sandbox FOLDER`` drops to the
-sandbox's uid and runs the proposed folder's code (``evaluator.problem_check.produce``: the contributor's oracle,
+"""The first process of a proposal check's sandbox: ``python -m evaluator.checks.check_sandbox FOLDER`` drops to the
+sandbox's uid and runs the proposed folder's code (``evaluator.checks.problem_check.produce``: the contributor's oracle,
 reference and known answers, in this process and its forked ranks), writing only their outputs, as data, to the
 exchange folder's ``out/``. It decides nothing: the host compares those outputs and writes the report
-(``evaluator.problem_check.judge``). Nothing of the portal is in view: no database, no settings, no secrets, no network
-but loopback."""
+(``evaluator.checks.problem_check.judge``). Nothing of the portal is in view: no database, no settings, no secrets, no
+network but loopback."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _drop_privileges() -> None:
 def main() -> int:
     _drop_privileges()
     os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
-    from evaluator.problem_check import produce
+    from evaluator.checks.problem_check import produce
 
     produce(Path(sys.argv[1]), Path(os.environ.get("ARENA_IO", "/io")) / "out")
     return 0

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import static_checks
+from evaluator.analysis import static_checks
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TIMER_PATCH = """
 import torch
 import torch.distributed as dist

@@ -1,6 +1,7 @@
 """``arena check-problem``: what the registry's audit proves about one problem of the catalogue, on this machine's
 CPU (:func:`local_check`). ``tests/problems/test_audit.py`` runs the same checks over every problem in CI; these are
-the figures both use. A proposed problem's check (a contribution under review) is :mod:`evaluator.problem_check`'s.
+the figures both use. A proposed problem's check (a contribution under review) is
+:mod:`evaluator.checks.problem_check`'s.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.problem_check import KINDS, PRESET
+from evaluator.checks.problem_check import KINDS, PRESET
 
 MIN_ROOFLINE_US = 20.0  # shorter work cannot be timed within 1 % (docs/protocol.md)
 # GPU memory per device by the profile's GPU model (H200 SXM 141 GB, H100 SXM 80 GB), in GiB as CUDA reports it.
@@ -104,7 +105,7 @@ def local_check(
     roofline's link bytes at the small preset are at most what the reference itself sends or receives per rank (its
     inter-node bytes, at most what the reference sends to or receives from other nodes)."""
     from evaluator.contract.backends import runs_on_cpu
-    from evaluator.selfcheck import check_problem
+    from evaluator.checks.selfcheck import check_problem
 
     if problem.imported:  # no oracle and no roofline: its reference is the ground truth (docs/pkb.md)
         return [
@@ -164,7 +165,7 @@ def local_check(
 def bench_lines(problem: Any, world_sizes: tuple[int, ...] | None = None) -> list[CheckLine]:
     """The bench preset on every GPU profile that runs the problem: roofline time and inputs' memory per rank."""
     from evaluator.contract.profiles import PROFILES
-    from evaluator.roofline import roofline
+    from evaluator.analysis.roofline import roofline
 
     lines = []
     copies = input_copies()

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator import kernelguard_layer
+from evaluator.analysis import kernelguard_layer
 from evaluator.contract.backends import Declaration, read_declaration
 
 COLLECTIVES = frozenset(

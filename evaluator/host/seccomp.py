@@ -41,7 +41,7 @@ _JSET_K = 0x05 | 0x40 | 0x00  # BPF_JMP | BPF_JSET | BPF_K
 _RET_K = 0x06 | 0x00  # BPF_RET | BPF_K
 
 # struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]
-_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # args[0]'s low word on a little-endian machine (both arches here are)
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW = 0, 4, 16, 24  # args[k]'s low word on a little-endian machine (both arches are)
 
 # CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET.
 # (CLONE_NEWTIME, 0x80, is unshare's and clone3's only: in clone's flags that bit is part of the exit signal.)
@@ -101,6 +101,11 @@ REFUSED = (
     "uselib",
 )
 CLONE_CHECKED = "clone"  # refused (EPERM) when its flags ask for a new namespace
+# prctl(PR_SET_DUMPABLE, non-zero) is refused: a process of the sandbox made dumpable again lets the others of its uid
+# open its /proc/PID/mem, whose writes pass over read-only and sealed pages (the engine's tables, its code). prctl's
+# option is an int, so its low word is all the kernel reads.
+PRCTL_CHECKED = "prctl"
+PR_SET_DUMPABLE = 4
 ENOSYS_CALLS = ("clone3",)  # the C library falls back to clone, whose flags the filter can read
 
 # System-call numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for aarch64).
@@ -153,6 +158,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "uselib": 134,
         "clone": 56,
         "clone3": 435,
+        "prctl": 157,
     },
     "aarch64": {
         "unshare": 97,
@@ -199,6 +205,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "vhangup": 58,
         "clone": 220,
         "clone3": 435,
+        "prctl": 167,
     },
 }
 AUDIT_ARCH = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}
@@ -224,15 +231,16 @@ def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
         raise UnsupportedArch(f"no system-call filter for {arch!r} (x86_64 and aarch64 only)")
     numbers = SYSCALLS[arch]
     refused = [numbers[n] for n in REFUSED if n in numbers]
-    # Layout: arch check, number load, [x32 check], one test per refused call, clone3, clone, allow,
-    # clone's flag test, allow, then the shared returns (EPERM, ENOSYS). Jumps are forward and relative.
+    # Layout: arch check, number load, [x32 check], one test per refused call, clone3, clone, prctl, allow,
+    # clone's flag test, allow, prctl's option and argument tests, allow, then the shared returns (EPERM, ENOSYS).
+    # Jumps are forward and relative.
     head: list[tuple[int, int, int, int]] = [
         _insn(_LD_W_ABS, _ARCH),
         _insn(_JEQ_K, AUDIT_ARCH[arch], jt=1, jf=0),
         _insn(_RET_K, RET_ERRNO | errno.EPERM),  # another ABI than the host's
         _insn(_LD_W_ABS, _NR),
     ]
-    body_len = (1 if arch == "x86_64" else 0) + len(refused) + 2 + 1 + 2 + 1
+    body_len = (1 if arch == "x86_64" else 0) + len(refused) + 3 + 1 + 3 + 5
     # index (within the part after ``head``) of the two shared returns
     eperm_at, enosys_at = body_len, body_len + 1
     body: list[tuple[int, int, int, int]] = []
@@ -248,11 +256,21 @@ def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
     for nr in refused:
         body.append(_insn(_JEQ_K, nr, jt=to(eperm_at)))
     body.append(_insn(_JEQ_K, numbers["clone3"], jt=to(enosys_at)))
-    clone_check_at = len(body) + 2  # after this jump and the allow that follows it
+    clone_check_at = len(body) + 3  # after this jump, prctl's and the allow that follows them
+    prctl_check_at = clone_check_at + 3
     body.append(_insn(_JEQ_K, numbers[CLONE_CHECKED], jt=to(clone_check_at)))
+    body.append(_insn(_JEQ_K, numbers[PRCTL_CHECKED], jt=to(prctl_check_at)))
     body.append(_insn(_RET_K, RET_ALLOW))
+    assert len(body) == clone_check_at
     body.append(_insn(_LD_W_ABS, _ARG0_LOW))
     body.append(_insn(_JSET_K, CLONE_NEW_ANY, jt=to(eperm_at)))
+    body.append(_insn(_RET_K, RET_ALLOW))
+    assert len(body) == prctl_check_at
+    allow_at = prctl_check_at + 4
+    body.append(_insn(_LD_W_ABS, _ARG0_LOW))
+    body.append(_insn(_JEQ_K, PR_SET_DUMPABLE, jf=to(allow_at)))
+    body.append(_insn(_LD_W_ABS, _ARG1_LOW))
+    body.append(_insn(_JEQ_K, 0, jt=to(allow_at), jf=to(eperm_at)))
     body.append(_insn(_RET_K, RET_ALLOW))
     assert len(body) == body_len
     body.append(_insn(_RET_K, RET_ERRNO | errno.EPERM))

@@ -52,6 +52,7 @@ class Worker:
         self.io = IO / f"r{rank}"
         self.device = torch.device("cpu")
         self.multicast = {k: _libc_getenv(k.encode()) for k in MULTICAST_VARS}
+        self.sealed = False  # whether the kernel sealed the engine (run)
         self.boot(timer_fd)
         self.send("booted", pid=os.getpid(), environment=self.environment(), boot_steps=self.boot_steps)
 
@@ -154,7 +155,7 @@ class Worker:
             )
             raise SystemExit(3) from None
         changed = [k for k, v in self.multicast.items() if _libc_getenv(k.encode()) != v]
-        self.send("loaded", multicast_changed=changed)
+        self.send("loaded", multicast_changed=changed, sealed=self.sealed)
         return solve
 
     def run(self, cmd_fd: int) -> None:
@@ -167,6 +168,9 @@ class Worker:
         try:
             # From here on no thread or child of this rank may re-point its channels (_engine.cpp lock_channels).
             self.engine.lock_channels([cmd_fd, self.feed_fd, self.out_fd], command_fd=cmd_fd)
+            # The last step before any solution code: the engine's tables and every loaded object's code become
+            # read-only for good (_engine.cpp seal_engine), so nothing the solution does can hook them for a moment.
+            self.sealed = bool(self.engine.seal())
         except Exception as exc:
             self.send("error", phase="setup", category="infra", message=_one_line(exc))
             raise SystemExit(5) from None

@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -177,18 +178,39 @@ struct Channel {
   ino_t ino = 0;
 };
 
+// What the engine sets once and never writes again lives in pages of their own, made read-only and sealed (mseal)
+// once the rank is set up and before the solution loads (seal_engine): no mprotect, munmap or mremap can touch them
+// after that, from any thread. Never destroyed: a member's destructor at exit would write a sealed page.
+constexpr uintptr_t PAGE = 4096;
+template <class T>
+union alignas(PAGE) Sealable {
+  T v;
+  Sealable() : v() {}
+  ~Sealable() {}
+};
+
 // The CUDA driver's functions the engine calls through, set once at open() and never again: a table of its own, under
 // a name the host finds in the built file (evaluator/host/engine_sites.py), which compares it at every stop with what
 // it held before the solution loaded. Repointed, an entry would time a call, copy its outputs or wait for the device
 // as the solution says.
-Driver D __asm__("arena_driver") __attribute__((used, aligned(64)));
+Sealable<Driver> driver_page __asm__("arena_driver") __attribute__((used));
+Driver &D = driver_page.v;
 
 // What the engine sets when it is opened (and the report channel it holds right after), before any solution code
 // runs, and never writes again: a table of its own, under a name the host finds in the built file
 // (evaluator/host/engine_sites.py), compared at every stop with what it held before the solution loaded, as the driver
 // table is. Rewritten, an entry would hand the engine's steps to the solution: a backend of its own to align on, a
 // spin function of its own to call, another descriptor to write samples to, a key it chose, signal handlers of its
-// own taken for the rank's.
+// own taken for the rank's. What the checks compare against is kept inline (no pointer to writable memory): the
+// watched variables' names and values, the result classes, the flush buffer's address.
+constexpr int MAX_WATCHED = 16;
+constexpr size_t WATCHED_NAME = 64, WATCHED_VALUE = 256;
+constexpr int MAX_RESULT_TUPLES = 256;  // torch 2.13 has 87
+struct Watched {
+  char name[WATCHED_NAME];
+  char value[WATCHED_VALUE];
+  bool set;
+};
 struct Fixed {
   bool opened = false;
   int timer_fd = -1;
@@ -199,14 +221,19 @@ struct Fixed {
   void *ev_start = nullptr, *ev_end = nullptr;
   c10::intrusive_ptr<c10d::Backend> backend;
   at::Tensor one, flush;
+  uint64_t flush_ptr = 0;  // F.flush's device memory, as allocated
+  size_t flush_bytes = 0;
   PyObject *sleep_fn = nullptr;  // torch's spin kernel, a C function
   double cycles_per_us = 0.0;
-  std::vector<PyTypeObject *> result_tuples;  // torch.return_types' classes, taken at open
+  PyTypeObject *result_tuples[MAX_RESULT_TUPLES] = {};  // torch.return_types' classes, taken at open
+  int n_result_tuples = 0;
   Channel timer_channel, report_channel;
-  std::vector<std::pair<std::string, std::string>> watched_env;
+  Watched watched_env[MAX_WATCHED] = {};
+  int n_watched = 0;
   struct sigaction dispositions[65];
 };
-Fixed F __asm__("arena_fixed") __attribute__((used, aligned(64)));
+Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
+Fixed &F = fixed_page.v;
 
 // What changes from step to step.
 struct State {
@@ -701,7 +728,7 @@ void prepare_timed() {
 
 void flush_and_align() {
   if (!F.cuda) return;
-  check_cu(D.memset8(reinterpret_cast<uint64_t>(F.flush.data_ptr()), 0, F.flush.nbytes(), F.stream), "L2 flush");
+  check_cu(D.memset8(F.flush_ptr, 0, F.flush_bytes, F.stream), "L2 flush");
   std::vector<at::Tensor> v{F.one};
   F.backend->allreduce(v)->wait();  // NCCL's wait makes the stream wait: it does not block the host
 }
@@ -825,8 +852,8 @@ void consume(Mapping &feed, size_t extent) {
   }
   // On GPU hosts the copy engines write the zeros (from the flush buffer, zero between calls), behind the input
   // copies on the same stream: several times faster than one core's memset over a page-locked feed of 100 MB.
-  size_t chunk = F.flush.nbytes();
-  const uint64_t zeros = reinterpret_cast<uint64_t>(F.flush.data_ptr());
+  size_t chunk = F.flush_bytes;
+  const uint64_t zeros = F.flush_ptr;
   for (size_t off = 0; off < n; off += chunk)
     check_cu(D.dtoh(data + off, zeros, std::min(chunk, n - off), F.stream), "feed zeroing");
   // The GIL is kept while the inputs exist outside the call: no Python thread runs on them off the clock.
@@ -878,7 +905,7 @@ std::vector<PyObject *> outputs_of(PyObject *result) {
   PyTypeObject *type = Py_TYPE(result);
   // By pointer: a set lookup would hash the type through its metaclass, a slot the code under test can replace.
   bool several = type == &PyTuple_Type || type == &PyList_Type;
-  for (PyTypeObject *t : F.result_tuples) several = several || type == t;
+  for (int k = 0; k < F.n_result_tuples; ++k) several = several || type == F.result_tuples[k];
   if (!several) {
     out.push_back(result);
     return out;
@@ -1138,9 +1165,10 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
 // ---- process-level rules checked after every call ------------------------------------------------------------------
 std::vector<std::string> changed_environment() {
   std::vector<std::string> out;
-  for (auto &kv : F.watched_env) {
-    const char *v = getenv(kv.first.c_str());
-    if ((v ? std::string(v) : std::string("\x01")) != kv.second) out.push_back(kv.first);
+  for (int k = 0; k < F.n_watched; ++k) {
+    const Watched &w = F.watched_env[k];
+    const char *v = getenv(w.name);
+    if ((v != nullptr) != w.set || (v && strcmp(v, w.value) != 0)) out.push_back(w.name);
   }
   return out;
 }
@@ -1393,7 +1421,9 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
                                                    std::nullopt));
     check_cu(d.memset8(reinterpret_cast<uint64_t>(F.one.data_ptr()), 0, 4, F.stream), "alignment buffer");
     // Zero from the start: consume() copies its zeros from here before the first timed call's flush.
-    check_cu(d.memset8(reinterpret_cast<uint64_t>(F.flush.data_ptr()), 0, F.flush.nbytes(), F.stream), "flush buffer");
+    F.flush_ptr = reinterpret_cast<uint64_t>(F.flush.data_ptr());
+    F.flush_bytes = F.flush.nbytes();
+    check_cu(d.memset8(F.flush_ptr, 0, F.flush_bytes, F.stream), "flush buffer");
     if (!sleep_fn.is_none()) {
       F.sleep_fn = sleep_fn.ptr();
       Py_INCREF(F.sleep_fn);
@@ -1403,12 +1433,18 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     F.backend = pg->getBackend(c10::DeviceType::CPU);
   }
   for (py::handle t : result_tuples) {
+    if (F.n_result_tuples == MAX_RESULT_TUPLES) fail("more result classes than the engine keeps");
     Py_INCREF(t.ptr());  // kept for the process's life
-    F.result_tuples.push_back(reinterpret_cast<PyTypeObject *>(t.ptr()));
+    F.result_tuples[F.n_result_tuples++] = reinterpret_cast<PyTypeObject *>(t.ptr());
   }
   for (auto &name : watched_env) {
+    if (F.n_watched == MAX_WATCHED || name.size() >= WATCHED_NAME) fail("a watched variable the engine cannot keep: " + name);
     const char *v = getenv(name.c_str());
-    F.watched_env.emplace_back(name, v ? std::string(v) : std::string("\x01"));
+    if (v && strlen(v) >= WATCHED_VALUE) fail("the value of " + name + " is longer than the engine keeps");
+    Watched &w = F.watched_env[F.n_watched++];
+    memcpy(w.name, name.data(), name.size());
+    w.set = v != nullptr;
+    if (v) memcpy(w.value, v, strlen(v));
   }
   // The interval timers' signals are ignored between calls: a timer the solution left armed finds no handler of its
   // own there (restore_signals) and must not end the rank either.
@@ -1422,6 +1458,71 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
   if (!write_all(timer_fd, hello, sizeof hello)) fail("the timer could not write its key");
   memset(key, 0, sizeof key);
   F.opened = true;
+}
+
+// ---- sealing: the last step before the solution loads ----------------------------------------------------------
+// mseal(2), Linux 6.10 and later: the same number on x86_64 and aarch64.
+constexpr long MSEAL_NR = 462;
+
+struct SealTally {
+  int ranges = 0;
+  int unsupported = 0;  // ENOSYS: a kernel older than mseal
+  std::string failed;   // the first range the kernel refused, and why
+};
+
+void seal_range(uintptr_t start, uintptr_t end, const char *what, SealTally &t) {
+  start &= ~(PAGE - 1);
+  end = (end + PAGE - 1) & ~(PAGE - 1);
+  if (end <= start || t.unsupported || !t.failed.empty()) return;
+  if (syscall(MSEAL_NR, start, end - start, 0UL) == 0) {
+    ++t.ranges;
+    return;
+  }
+  if (errno == ENOSYS) {
+    t.unsupported = 1;
+    return;
+  }
+  t.failed = std::string(what) + ": " + strerror(errno);
+}
+
+// Every loaded object's code and read-only data, and its table of library addresses once relocated (RELRO): what the
+// engine calls through between the solution's return and its reply (libc's write and clock, the driver's event
+// timing) and the code behind it. A hook put there for a moment and taken away before the stop is then impossible.
+int seal_object(struct dl_phdr_info *info, size_t, void *data) {
+  auto &t = *static_cast<SealTally *>(data);
+  const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program";
+  for (int k = 0; k < info->dlpi_phnum; ++k) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[k];
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && !(ph.p_flags & PF_W)) seal_range(start, start + ph.p_memsz, name, t);
+    // The loader made the RELRO part read-only up to its last whole page (glibc's _dl_protect_relro).
+    if (ph.p_type == PT_GNU_RELRO) seal_range(start, (start + ph.p_memsz) & ~(PAGE - 1), name, t);
+  }
+  return 0;
+}
+
+// The engine's tables read-only and sealed, and every object's code with them: called once, after the rank's set-up
+// (open, the report channel, the channel lock) and before the solution's module is imported. Returns whether the
+// kernel sealed (False on kernels without mseal, where the tables are read-only only and the host's comparison at
+// every stop is what holds them).
+bool seal_engine() {
+  not_while_serving();
+  if (!F.opened) fail("the engine is sealed after it is opened");
+  // Not in F: the host compares F with what it held before the solution loaded, and this comes after.
+  static bool sealed = false;
+  if (sealed) fail("the engine is already sealed");
+  sealed = true;
+  for (auto [p, n] : {std::pair<void *, size_t>{&driver_page, sizeof driver_page},
+                      std::pair<void *, size_t>{&fixed_page, sizeof fixed_page}})
+    if (mprotect(p, n, PROT_READ) != 0) fail(std::string("the engine's tables could not be made read-only: ") + strerror(errno));
+  SealTally t;
+  seal_range(reinterpret_cast<uintptr_t>(&driver_page), reinterpret_cast<uintptr_t>(&driver_page) + sizeof driver_page,
+             "the driver table", t);
+  seal_range(reinterpret_cast<uintptr_t>(&fixed_page), reinterpret_cast<uintptr_t>(&fixed_page) + sizeof fixed_page,
+             "the engine's fixed table", t);
+  dl_iterate_phdr(seal_object, &t);
+  if (!t.failed.empty()) fail("the kernel refused to seal " + t.failed);
+  return !t.unsupported;
 }
 
 void set_spin(double spin_us) {
@@ -1549,6 +1650,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("timer_fd"), py::arg("stream"), py::arg("device_index"), py::arg("group"), py::arg("sleep"),
         py::arg("cycles_per_us"), py::arg("result_tuples"), py::arg("watched_env"));
   m.def("set_spin", &set_spin);
+  m.def("seal", &seal_engine,
+        "Make the engine's tables read-only and seal them, with every loaded object's code and relocated tables; "
+        "once, before the solution loads. False where the kernel has no mseal.");
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"),
         py::arg("calls") = 1);
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));

@@ -79,7 +79,6 @@ class Case:
     fills: tuple[tuple[str, str], ...] = ()  # further names the test writes into the source (one file, two cases)
     label: str = ""  # the case's name when one file serves two cases
     host_paths_free: bool = False  # neither the evaluation's folder on the host nor the build cache's is in the result
-    first_pass_refused: bool = False  # passed on a confirming pass: the host's clock refused the first, said so
     params: tuple[tuple[str, int], ...] = ()  # the problem's size, where the profile's preset is not the point
 
     @property
@@ -216,94 +215,43 @@ CHEATS: list[Case] = [
         fills=(("ARENA_TEST_FORGED", "booted"),),
         label="forge_report_second_boot",
     ),
-    # Calls of a quarter second hiding a fifth of it: beyond the allowance even on two loaded cores. (On CPU hosts the
-    # figure is the host's window anyway, so no forgery gains there; on GPU hosts this refusal is the bound.)
+    # The key read from memory, and samples forged through a hook on the engine's entry for write in its table of
+    # library addresses, put back before the stop so that every byte the host compares is as it was. The engine seals
+    # that table, its own tables and every loaded object's code before the solution loads (mseal): the page cannot be
+    # made writable again, so nothing is forged, on calls long (a fifth of a quarter second hidden) or short (a fifth,
+    # a fiftieth, or nothing claimed), on CPU and GPU hosts alike.
     Case(
         "cheats/timer_key_from_memory.py",
-        "rejected",
-        ("host's clock",),
-        log_has=("ARENA_TIMER_KEY_FOUND",),
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_TIMER_KEY_FOUND", "ARENA_ENGINE_SEALED"),
         fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8")),
     ),
-    # The same forgery in the first timing pass only (its 1 warm-up and 30 timed calls), then the engine's own samples:
-    # the host's clock refuses the first pass, and a refusal by the clock alone is confirmed by a second pass on new
-    # inputs before it stands. The second pass is clean, so its figures are the result's (an honest solution that a
-    # burst of host work stretched for part of its evaluation is not refused for it).
     Case(
         "cheats/timer_key_from_memory.py",
         "passed",
         no_gain=True,
-        log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_HOLD_S", "0.25"), ("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_FORGE_UNTIL", "31")),
-        label="timer_key_first_pass_only",
-        first_pass_refused=True,
-    ),
-    # A fifth of short calls hidden by samples forged per call. On CPU hosts the figure is the host's window, so the
-    # forgery buys nothing. On GPU hosts the bench all-reduce's calls move 32 MiB each, too much to time many to a
-    # window (evaluator/host/batch.py), so a fifth of its 12 µs is still within the host's floor: the hole stays open
-    # at that size (timer_key_forged_windows shows it closed for calls small enough to be batched).
-    Case(
-        "cheats/timer_key_from_memory.py",
-        "passed",
-        no_gain=True,
-        log_has=("ARENA_TIMER_KEY_FOUND",),
+        log_has=("ARENA_TIMER_KEY_FOUND", "ARENA_ENGINE_SEALED"),
         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")),
         label="timer_key_small_forgery",
-        where="cpu",
     ),
-    Case(
-        "cheats/timer_key_from_memory.py",
-        "rejected",
-        ("host's clock",),
-        log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.8")),
-        label="timer_key_small_forgery_gpu",
-        where="gpu",
-        known_open="the host's floor (0.4 ms per window on GPU hosts) is many calls of 12 µs, and calls moving 32 MiB "
-        "each are timed one to a window: a forgery of a fifth of them is within it",
-    ),
-    # The same fifth hidden by a forger that learns the windows (one keyed sample per window, claiming four fifths of
-    # the device time its calls took), on calls short and small enough to be timed many to a window. On CPU hosts it
-    # buys nothing; on GPU hosts it is not refused (known open). ARENA_TEST_WARMUP: the warm-up windows the suite's
-    # spec asks for (_iterations).
-    Case(
-        "cheats/timer_key_forged_windows.py",
-        "rejected",
-        ("host's clock",),
-        log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "3")),
-        where="gpu",
-        params=(("numel", 1024),),
-        known_open="windows of several calls are off unless a spec asks for them, and at 133 calls a window on one "
-        "H200 the noise of each call's staging still allowed more than the whole call (docs/threat-model.md)",
-    ),
-    Case(
-        "cheats/timer_key_forged_windows.py",
-        "passed",
-        no_gain=True,
-        log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "1")),
-        label="timer_key_forged_windows_cpu",
-        where="cpu",
-    ),
-    # Keyed samples claiming next to nothing: on CPU hosts the figures are the host's windows, so they buy nothing;
-    # a sample of zero (which once crashed the figures into the platform's infra_error) is impossible, and refused.
     Case(
         "cheats/timer_key_from_memory.py",
         "passed",
         no_gain=True,
-        log_has=("ARENA_TIMER_KEY_FOUND",),
-        fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0.02")),
-        label="timer_key_floor_samples",
-        where="cpu",
-    ),
-    Case(
-        "cheats/timer_key_from_memory.py",
-        "rejected",
-        ("impossible",),
-        log_has=("ARENA_TIMER_KEY_FOUND",),
+        log_has=("ARENA_TIMER_KEY_FOUND", "ARENA_ENGINE_SEALED"),
         fills=(("ARENA_TEST_HOLD_S", "0"), ("ARENA_TEST_CLAIM", "0")),
         label="timer_key_zero_sample",
+    ),
+    # The same fifth hidden by a forger that learns the windows and re-points the engine's timer descriptor at
+    # /dev/null, writing one keyed sample of its own per window: the table holding the descriptor is sealed.
+    Case(
+        "cheats/timer_key_forged_windows.py",
+        "passed",
+        no_gain=True,
+        log_has=("ARENA_TIMER_KEY_FOUND", "ARENA_ENGINE_SEALED"),
+        fills=(("ARENA_TEST_CLAIM", "0.8"), ("ARENA_TEST_WARMUP", "3")),
+        params=(("numel", 1024),),
     ),
     # A wrong solution shrinking its feed slot under the judge's mapping (the judge's next write died of SIGBUS: the
     # platform's failure, retried) gets its own verdict.
@@ -574,10 +522,6 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
         out.append(f"the message does not name the reason ({' / '.join(case.says)}): {doc['message']}")
     if case.no_gain and doc["verdict"] == "passed" and (doc.get("timing") or {}).get("speedup", 0) >= NO_GAIN:
         out.append(f"the cheat gained: {doc['timing']['speedup']:.2f}× the baseline")
-    if case.first_pass_refused:
-        first = ((doc.get("timing") or {}).get("host_clock") or {}).get("first_pass") or {}
-        if "host's clock" not in str(first.get("refusal")):
-            out.append(f"the result does not keep the first pass's refusal by the host's clock: {first}")
     if case.leaves_no and surviving(case.leaves_no):
         out.append(f"processes survived the evaluation: {surviving(case.leaves_no)}")
     if (doc.get("containment") or {}).get("leftover_processes"):

@@ -3,7 +3,8 @@ sample per timed window, so this cheat forges one per window too. It watches the
 the key in the engine's state) to learn where windows begin and how many calls each holds, lets the engine's samples
 through while the warm-up lasts, then sends them to /dev/null and writes, at the last call of each window, a keyed
 sample claiming ARENA_TEST_CLAIM of the device time its window's calls took (timed with its own events on GPUs, its
-own clock on CPUs): a fifth of the work hidden outside the samples at the default 0.8. Computes honestly."""
+own clock on CPUs): a fifth of the work hidden outside the samples at the default 0.8. Where the engine has sealed
+its state (mseal), it says ARENA_ENGINE_SEALED and forges nothing. Computes honestly."""
 
 import importlib
 import os
@@ -22,23 +23,23 @@ _WARMUP = int("ARENA_TEST_WARMUP")  # the profile's warm-up windows: 10 on GPU h
 
 
 def _find_state(fd: int) -> int:
-    """Address of the engine's state: {bool opened; int timer_fd; u64 k0, k1; u32 seq; ...}."""
+    """Address of the engine's state: {bool opened; int timer_fd; u64 k0, k1; u32 seq; ...}, writable
+    or not (the engine makes it read-only once opened)."""
     regions, after_object = [], False
     for line in open("/proc/self/maps"):
         parts = line.split()
         start, end = (int(v, 16) for v in parts[0].split("-"))
         named = len(parts) > 5 and parts[5].endswith("_arena_timer.so")
-        if named and parts[1].startswith("rw"):
+        if named and "x" not in parts[1] and parts[1].startswith("r"):
             regions.append((start, end))
             after_object = True
-        elif after_object and len(parts) <= 5 and parts[1].startswith("rw"):
+        elif after_object and len(parts) <= 5 and parts[1].startswith("r"):
             regions.append((start, end))
-            after_object = False
         else:
             after_object = named
-    pattern = b"\x01\x00\x00\x00" + struct.pack("<i", fd)
     for start, end in regions:
         data = _read(start, end - start)
+        pattern = b"\x01\x00\x00\x00" + struct.pack("<i", fd)
         at = data.find(pattern)
         while at >= 0:
             if at % 8 == 0:
@@ -47,12 +48,25 @@ def _find_state(fd: int) -> int:
     raise LookupError("no engine state found")
 
 
+def _writable(address: int) -> bool:
+    """Makes the page at ``address`` writable; False where the kernel refuses (the engine sealed it)."""
+    libc = _ct.CDLL(None, use_errno=True)
+    protect = getattr(libc, "mpro" + "tect")
+    protect.argtypes = [_ct.c_void_p, _ct.c_size_t, _ct.c_int]
+    if protect(address & ~0xFFF, 0x1000, 3) == 0:
+        return True
+    print("ARENA_ENGINE_SEALED", _ct.get_errno(), flush=True)
+    return False
+
+
 try:
     _state = _find_state(int(sys.argv[4]))
     _fd_cell = getattr(_ct.c_int, "from_" + "address")(_state + 4)
     _key = tuple(getattr(_ct.c_uint64, "from_" + "address")(_state + off).value for off in (8, 16))
     _sip = getattr(importlib.import_module("evalu" + "ator.timer"), "siphash24")
     print("ARENA_TIMER_KEY_FOUND", flush=True)
+    if not _writable(_state + 4):
+        _key = None  # the descriptor cannot be re-pointed: nothing to forge
 except Exception as exc:
     print("ARENA_TIMER_KEY_NOT_FOUND", exc, flush=True)
     _key = None

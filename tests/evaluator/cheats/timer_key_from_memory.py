@@ -6,7 +6,8 @@ the start of each timed call, points the engine's own entry for ``write`` in its
 of its own (made writable for the moment, then read-only again): when the engine writes the call's sample, the hook
 writes a correctly keyed one claiming four fifths of the call's real time, hiding a fifth, or whatever share
 ARENA_TEST_CLAIM says (for every timed call, or for the first ARENA_TEST_FORGE_UNTIL only), and puts the entry back
-before the engine replies, so every byte the host compares at the stop is as it was. Computes honestly, and holds
+before the engine replies, so every byte the host compares at the stop is as it was. Where the engine has sealed its
+tables (mseal: no mprotect can make them writable again), it says ARENA_ENGINE_SEALED and forges nothing. Computes honestly, and holds
 each call for ARENA_TEST_HOLD_S seconds first (the test runs it twice: calls long enough that the fifth they hide is
 beyond the host clock's allowance, and calls so short that it is not: see the cases)."""
 
@@ -34,7 +35,8 @@ def _timer_fd() -> int:
 
 
 def _engine() -> tuple[int, str, list[tuple[int, int]]]:
-    """Where the engine is loaded, its file, and its writable regions (its .bss beyond the file included)."""
+    """Where the engine is loaded, its file, and its data regions, writable or not (its .bss beyond the file
+    included: the engine makes its tables read-only once opened)."""
     base, path, regions, after_object = 0, "", [], False
     for line in open("/proc/self/maps"):
         parts = line.split()
@@ -42,12 +44,11 @@ def _engine() -> tuple[int, str, list[tuple[int, int]]]:
         named = len(parts) > 5 and parts[5].endswith("_arena_timer.so")
         if named and int(parts[2], 16) == 0 and not base:
             base, path = start, parts[5]
-        if named and parts[1].startswith("rw"):
+        if named and "x" not in parts[1] and parts[1].startswith("r"):
             regions.append((start, end))
             after_object = True
-        elif after_object and len(parts) <= 5 and parts[1].startswith("rw"):
+        elif after_object and len(parts) <= 5 and parts[1].startswith("r"):
             regions.append((start, end))
-            after_object = False
         else:
             after_object = named
     return base, path, regions
@@ -55,9 +56,9 @@ def _engine() -> tuple[int, str, list[tuple[int, int]]]:
 
 def _find_opened(fd: int, regions: list[tuple[int, int]]) -> int:
     """Address of the engine's table set at open: {bool opened; int timer_fd; u64 k0, k1; ...}."""
-    pattern = b"\x01\x00\x00\x00" + struct.pack("<i", fd)
     for start, end in regions:
         data = _read(start, end - start)
+        pattern = b"\x01\x00\x00\x00" + struct.pack("<i", fd)
         at = data.find(pattern)
         while at >= 0:
             if at % 8 == 0:
@@ -109,11 +110,20 @@ _took = [0.0]
 _calls = [0]
 
 
-def _point(address: int) -> None:
+_sealed = [False]
+
+
+def _point(address: int) -> bool:
+    """Re-points the engine's entry for write; False where the kernel refuses to make its page writable (sealed)."""
     page = _ct.addressof(_slot) & ~0xFFF
-    _protect(page, 0x1000, 3)
+    if _protect(page, 0x1000, 3) != 0:
+        if not _sealed[0]:
+            print("ARENA_ENGINE_SEALED", _ct.get_errno(), flush=True)
+        _sealed[0] = True
+        return False
     _slot.value = address
     _protect(page, 0x1000, 1)
+    return True
 
 
 def _hook(fd: int, buf: int, n: int) -> int:
@@ -139,6 +149,6 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     dist.all_reduce(out)
     _took[0] = (time.perf_counter() - start) * 1e6
     _calls[0] += 1
-    if _key is not None and _calls[0] > 1 + _TRIALS:  # the warm-up call and the trials are not timed
+    if _key is not None and not _sealed[0] and _calls[0] > 1 + _TRIALS:  # the warm-up call and trials are not timed
         _point(_ct.cast(_hooked, _ct.c_void_p).value)
     return out

@@ -14,6 +14,9 @@ moved its timings."""
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import pstats
 import json
 import os
 import statistics
@@ -51,6 +54,11 @@ def main() -> int:
         default=0.0,
         help="pause between evaluations (a worker between jobs; the held sandboxes import meanwhile)",
     )
+    parser.add_argument(
+        "--host-profile",
+        action="store_true",
+        help="profile the host's side of the last evaluation (cProfile): where its own time goes, written beside",
+    )
     args = parser.parse_args()
     if args.warm_sandboxes:
         pool.enable()
@@ -64,6 +72,9 @@ def main() -> int:
         if n:
             time.sleep(args.between_s)
         t = time.monotonic()
+        profiler = cProfile.Profile() if args.host_profile and n == args.runs else None
+        if profiler is not None:
+            profiler.enable()
         doc = evaluate(
             EvalSpec(
                 problem_id=args.problem,
@@ -73,6 +84,13 @@ def main() -> int:
                 params=params or None,
             )
         )
+        if profiler is not None:
+            profiler.disable()
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(40)
+            pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(60)
+            (out / f"eval_wall_host_profile_{args.profile}.txt").write_text(text.getvalue())
+            print(text.getvalue()[:12000])
         rows.append(
             {
                 "run": n,
@@ -105,7 +123,8 @@ def main() -> int:
         + (f" --problem {args.problem}" if args.problem != "collectives/all_reduce" else "")
         + "".join(f" --param {p}" for p in args.param)
         + (" --warm-sandboxes" if args.warm_sandboxes else "")
-        + (f" --between-s {args.between_s:g}" if args.between_s else ""),
+        + (f" --between-s {args.between_s:g}" if args.between_s else "")
+        + (" --host-profile" if args.host_profile else ""),
         "warm_sandboxes": args.warm_sandboxes,
         "between_s": args.between_s,
         "warm_median_s": statistics.median(warm),

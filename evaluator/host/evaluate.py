@@ -366,6 +366,7 @@ def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahe
                     [m["rank"] for m in gaming],
                 )
         doc["trials"] = trials
+        session.check_engine("the correctness trials")
         bad = [(t["trial"], r) for t in trials for r in t["ranks"] if not r["ok"]]
         if bad:
             t, r = bad[0]
@@ -376,6 +377,7 @@ def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahe
             timing_s = limits.get("timing", 180.0)
             windows = timing_pass.timed_windows(session, warmup, iterations, plan.min_window_calls, timing_s, order)
             _note(counted, session, "timed")
+            session.check_engine("the timed iterations")
             doc["timing"], message = timing_pass.timing_section(session, windows, warmup, timing_s, order)
             if message:
                 raise Stop(Verdict.REJECTED, message)

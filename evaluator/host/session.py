@@ -30,6 +30,9 @@ FREEZE_LIMIT_S = 5.0  # a thread in the driver (uninterruptible) stops when it r
 # Stops in a row at which a rank's main thread may be found on its way to the engine's read of the next command (in
 # user space) rather than in it: an honest rank is in it microseconds after its reply, long before the host stops it.
 UNSEEN_WAITS = 5
+# A sealed engine's code and tables are compared at one stop in this many, and at the end of each phase; an unsealed
+# one at every stop. What the comparison still guards against there is a write past the seal nobody has found.
+SEALED_COMPARE_EVERY = 8
 # How long the host waits, before a stop, for each rank's main thread to reach that read. The wait ends as soon as
 # every rank is in it (microseconds for an honest rank on an idle host); on a loaded host a rank can wait longer
 # than a scheduler's time slice for a core between its reply and its read, and five such stops would refuse it.
@@ -70,6 +73,9 @@ class Peer:
     commands: Any  # a writable file
     reports: wire.Lines
     messages: list[dict[str, Any]] = field(default_factory=list)
+    # The same reports by kind, in order: the host's loop asks for one kind many times an iteration, and a scan of
+    # every report so far made an evaluation's bookkeeping grow with the square of its iterations.
+    by_kind: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     samples: compiled_timer.SampleReader | None = None
     ended: bool = False
     # The replies the host has asked this rank for and not yet had, in order: (kind, the field that names the call).
@@ -90,11 +96,21 @@ class Peer:
         except (BrokenPipeError, ValueError, OSError):
             self.ended = True
 
+    def add(self, m: dict[str, Any]) -> None:
+        self.messages.append(m)
+        self.by_kind.setdefault(str(m.get("kind")), []).append(m)
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        """This peer's reports of ``kind``, oldest first."""
+        return self.by_kind.get(kind, [])
+
     def last(self, kind: str) -> dict[str, Any] | None:
-        return next((m for m in reversed(self.messages) if m.get("kind") == kind), None)
+        found = self.of_kind(kind)
+        return found[-1] if found else None
 
     def first(self, kind: str) -> dict[str, Any] | None:
-        return next((m for m in self.messages if m.get("kind") == kind), None)
+        found = self.of_kind(kind)
+        return found[0] if found else None
 
 
 class Session:
@@ -137,6 +153,7 @@ class Session:
         self.engine_constant: list[tuple[int, int]] = []  # its extents never written once loaded
         self.command_channels: set[str] = set()  # every rank's command pipe ("pipe:[inode]")
         self.engine_fixed: list[tuple[int, int]] = []  # its extents set before the solution loads, never after
+        self.waits_checked = 0  # stops at which the ranks' waits were checked (_check_waits)
         self.engine_serving = 0  # where its re-entry guard is, set from serve()'s start (engine_sites.serving_flag)
         self.fixed_before: dict[int, bytes] = {}  # each rank's bytes there, read before its solution loaded
         self.watching = False  # from the first trial on, only ranks and compilers may run in the sandbox
@@ -371,14 +388,14 @@ class Session:
         match = match or {}
 
         def arrived(p: Peer) -> bool:
-            return any(m.get("kind") == kind and all(m.get(k) == v for k, v in match.items()) for m in p.messages)
+            return any(all(m.get(k) == v for k, v in match.items()) for m in reversed(p.of_kind(kind)))
 
         first = True
         while True:
             # A report may have arrived while the host waited for another: look before blocking in select.
             self._pump(0.0 if first else 0.05 if failed_at is None else 0.02)
             first = False
-            judge_error = next((m for p in self.judges for m in p.messages if m.get("kind") == "judge_error"), None)
+            judge_error = next((m for p in self.judges for m in p.of_kind("judge_error")), None)
             if judge_error and judge_error.get("imported"):
                 # An imported suite's reference is the ground truth; when it fails on these inputs the run cannot
                 # be judged, and the suite's input decision (evaluator/suites/pkb/) takes it from here.
@@ -399,7 +416,9 @@ class Session:
                     f"the judge failed ({detail}); this is the platform's fault, not the solution's",
                     traceback=(judge_error or {}).get("traceback", ""),
                 )
-            errors = [m for p in self.ranks for m in p.messages if m.get("kind") in ("error", "garbled")]
+            errors = sorted(
+                (m for p in self.ranks for k in ("error", "garbled") for m in p.of_kind(k)), key=lambda m: m["received"]
+            )
             dead = [p.rank for p in self.ranks if p.reports.closed and not p.last("finished")]
             if self.spawner_reports is not None:
                 self._read_spawner(self.spawner_reports)
@@ -448,7 +467,7 @@ class Session:
                             continue
                     m["received"] = time.monotonic()  # the host's clock: what the timing's cross-check reads
                     m["at"] = round(m["received"] - self.started, 3)
-                    target.messages.append(m)
+                    target.add(m)
             elif isinstance(target, compiled_timer.SampleReader):
                 if not target.read_available():
                     os.close(target.fd)
@@ -629,29 +648,15 @@ class Session:
                 channel = watch.command_channel(pid, self.command_fds[r]) if r in self.command_fds else None
                 if channel is not None:
                     self.command_channels.add(channel)
+        self.waits_checked += 1
         for r, pid in self.rank_pids.items():
             if r not in self.command_fds:
                 continue
-            changed = watch.engine_code_changed(
-                pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_bytes, self.engine_constant
-            )
-            if changed is not None:
-                raise Stop(
-                    Verdict.REJECTED,
-                    f"rank {r}'s engine was not the evaluator's after {what} ({changed}): the code that times the "
-                    f"calls and writes the reports is not the solution's to change",
-                    [r],
-                )
-            before = self.fixed_before.get(r)
-            now = watch.engine_fixed(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_fixed)
-            if before is not None and now is not None and now != before:
-                raise Stop(
-                    Verdict.REJECTED,
-                    f"rank {r}'s engine was not the evaluator's after {what} (its table of library addresses, its "
-                    f"driver table or what it set when opened changed after that): the code that times the calls and "
-                    f"writes the reports is not the solution's to change",
-                    [r],
-                )
+            # Sealed (the rank's engine said so as the solution loaded), the engine's code and tables cannot change
+            # (docs/threat-model.md): compared at every SEALED_COMPARE_EVERY-th stop and at the end (check_engine),
+            # where an unsealed engine is compared at every stop.
+            if not self._sealed(r) or self.waits_checked % SEALED_COMPARE_EVERY == 0:
+                self._compare_engine(r, pid, inode, what)
             copies = watch.command_copies(pid, self.command_fds[r], self.command_channels)
             if copies:
                 raise Stop(
@@ -683,6 +688,43 @@ class Session:
                 f"({elsewhere}): a solution's call must return, and only the engine answers the host's commands",
                 [r],
             )
+
+    def _sealed(self, r: int) -> bool:
+        loaded = next((p.first("loaded") for p in self.ranks if p.rank == r), None)
+        return bool(loaded and loaded.get("sealed") is True)
+
+    def _compare_engine(self, r: int, pid: int, inode: int, what: str) -> None:
+        """Rank ``r``'s engine code is the file the host built, byte for byte (watch.engine_code_changed), and its
+        fixed tables what they were before the solution loaded (watch.engine_fixed)."""
+        changed = watch.engine_code_changed(
+            pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_bytes, self.engine_constant
+        )
+        if changed is not None:
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {r}'s engine was not the evaluator's after {what} ({changed}): the code that times the "
+                f"calls and writes the reports is not the solution's to change",
+                [r],
+            )
+        before = self.fixed_before.get(r)
+        now = watch.engine_fixed(pid, sandbox.ENGINE_IN_SANDBOX, inode, self.engine_fixed)
+        if before is not None and now is not None and now != before:
+            raise Stop(
+                Verdict.REJECTED,
+                f"rank {r}'s engine was not the evaluator's after {what} (its table of library addresses, its "
+                f"driver table or what it set when opened changed after that): the code that times the calls and "
+                f"writes the reports is not the solution's to change",
+                [r],
+            )
+
+    def check_engine(self, what: str) -> None:
+        """Every rank's engine compared now, sealed or not (the end of a phase)."""
+        if not self.rank_pids or not self.command_fds:
+            return
+        inode, _ = self._read_engine()
+        for r, pid in self.rank_pids.items():
+            if r in self.command_fds:
+                self._compare_engine(r, pid, inode, what)
 
     def _check_signals(self, what: str) -> None:
         """Read from outside the process, with the ranks stopped: each rank's signal dispositions are those it had

@@ -94,11 +94,7 @@ def claimed(session: Session, kind: str, match: dict[str, Any], field: str) -> l
     """Each rank's ``field`` in its ``kind`` report with ``match``'s fields (None where it has none)."""
     return [
         next(
-            (
-                m.get(field)
-                for m in reversed(p.messages)
-                if m.get("kind") == kind and all(m.get(k) == v for k, v in match.items())
-            ),
+            (m.get(field) for m in reversed(p.of_kind(kind)) if all(m.get(k) == v for k, v in match.items())),
             None,
         )
         for p in session.ranks

@@ -277,9 +277,7 @@ def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -
 
 def _replied(peers: list, kind: str, i: int) -> float:
     """When the last of ``peers`` reported ``kind`` for iteration ``i``, by the host's clock."""
-    return max(
-        next(m["received"] for m in reversed(p.messages) if m.get("kind") == kind and m.get("i") == i) for p in peers
-    )
+    return max(next(m["received"] for m in reversed(p.of_kind(kind)) if m.get("i") == i) for p in peers)
 
 
 def _timing(session: Session, warmup: int, windows: Windows) -> tuple[dict[str, Any], str | None, bool]:

@@ -89,8 +89,9 @@ def main() -> int:
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(40)
             pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(60)
-            (out / f"eval_wall_host_profile_{args.profile}.txt").write_text(text.getvalue())
-            print(text.getvalue()[:12000])
+            report = text.getvalue().replace(f"{ROOT}/", "")  # the repository's files by their own paths
+            (out / f"eval_wall_host_profile_{args.profile}.txt").write_text(report)
+            print(report[:12000])
         rows.append(
             {
                 "run": n,

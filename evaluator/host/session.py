@@ -587,6 +587,14 @@ class Session:
                     f"host's commands and writes the rank's reports",
                     [r],
                 )
+            elif code == compiled_timer.ENGINE_ALTERED_EXIT:
+                return Stop(
+                    Verdict.REJECTED,
+                    f"rank {r} altered an object the evaluator's engine calls through in the {self.phase} phase (the "
+                    f"process group's backend; its engine ended the rank): the code that aligns and times the calls "
+                    f"is not the solution's to change",
+                    [r],
+                )
             elif code == compiled_timer.CHANNEL_REPLACED_EXIT:
                 return Stop(
                     Verdict.REJECTED,

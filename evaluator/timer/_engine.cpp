@@ -128,6 +128,9 @@ typedef int (*cu_stream_sync_t)(void *);
 typedef int (*cu_ctx_sync_t)(void);
 typedef int (*cu_host_register_t)(void *, size_t, unsigned int);
 typedef int (*cu_host_unregister_t)(void *);
+typedef int (*cu_ctx_set_limit_t)(int, size_t);
+typedef int (*cu_ctx_reset_l2_t)(void);
+constexpr int CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06;
 struct CUDA_MEMCPY2D_st {
   size_t srcXInBytes, srcY;
   int srcMemoryType;
@@ -159,6 +162,8 @@ struct Driver {
   cu_host_register_t host_register = nullptr;
   cu_host_unregister_t host_unregister = nullptr;
   cu_memcpy2d_t memcpy2d = nullptr;
+  cu_ctx_set_limit_t set_limit = nullptr;
+  cu_ctx_reset_l2_t reset_persisting_l2 = nullptr;
 };
 
 // ---- one process's engine -------------------------------------------------------------------------------------------
@@ -224,6 +229,13 @@ struct Fixed {
   uint64_t flush_ptr = 0;  // F.flush's device memory, as allocated
   size_t flush_bytes = 0;
   PyObject *sleep_fn = nullptr;  // torch's spin kernel, a C function
+  // The spin called as the C function it is (read from the function object at open): the object itself is heap
+  // memory, and a solution could re-point its method table.
+  PyCFunction sleep_meth = nullptr;
+  PyObject *sleep_self = nullptr;
+  // The backend's table of virtual functions as it was at open: the backend object is heap memory, and a solution
+  // that re-pointed its table would run code of its own as the engine's alignment (backend()).
+  const void *backend_vtable = nullptr;
   double cycles_per_us = 0.0;
   PyTypeObject *result_tuples[MAX_RESULT_TUPLES] = {};  // torch.return_types' classes, taken at open
   int n_result_tuples = 0;
@@ -719,28 +731,71 @@ std::unique_ptr<at::ObserverContext> on_op(const at::RecordFunction &fn) {
 // ---- the spin, the flush and the alignment before a timed call ------------------------------------------------------
 void prepare_timed() {
   if (!F.cuda) return;
-  if (F.sleep_fn && F.cycles_per_us > 0 && S.spin_us > 0) {
-    PyObject *r = PyObject_CallFunction(F.sleep_fn, "L", static_cast<long long>(S.spin_us * F.cycles_per_us));
+  // The L2 cache's set-aside for persisting accesses is the device's, and a line marked persisting outlives the
+  // flush's ordinary writes: a call could leave the next side (the baseline, in another process) a fraction of the
+  // cache. Every timed call, on both sides, starts with no set-aside and no persisting line (the device is idle here:
+  // the previous call ended with a context synchronize).
+  // A device without the set-aside (CUDA_ERROR_UNSUPPORTED_LIMIT, CUDA_ERROR_NOT_SUPPORTED) has nothing to reset.
+  for (int rc : {D.set_limit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), D.reset_persisting_l2()})
+    if (rc != 215 && rc != 801) check_cu(rc, "the L2's set-aside for persisting accesses");
+  if (F.sleep_meth && F.cycles_per_us > 0 && S.spin_us > 0) {
+    PyObject *cycles = PyLong_FromLongLong(static_cast<long long>(S.spin_us * F.cycles_per_us));
+    if (!cycles) throw py::error_already_set();
+    PyObject *r = F.sleep_meth(F.sleep_self, cycles);
+    Py_DECREF(cycles);
     if (!r) throw py::error_already_set();
     Py_DECREF(r);
   }
+}
+
+// A rank's exit status when an object the engine calls through was altered (evaluator/timer/__init__.py): ended there,
+// with nothing for the solution to catch.
+constexpr int ENGINE_ALTERED_EXIT = 89;
+c10d::Backend *backend() {
+  c10d::Backend *b = F.backend.get();
+  if (*reinterpret_cast<const void *const *>(b) != F.backend_vtable) {
+    static const char msg[] = "the process group's backend was not the evaluator's (its table of functions moved)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(ENGINE_ALTERED_EXIT);
+  }
+  return b;
 }
 
 void flush_and_align() {
   if (!F.cuda) return;
   check_cu(D.memset8(F.flush_ptr, 0, F.flush_bytes, F.stream), "L2 flush");
   std::vector<at::Tensor> v{F.one};
-  F.backend->allreduce(v)->wait();  // NCCL's wait makes the stream wait: it does not block the host
+  backend()->allreduce(v)->wait();  // NCCL's wait makes the stream wait: it does not block the host
 }
+
+// ---- memory shared between values ----------------------------------------------------------------------------------
+// The bytes a tensor's storage spans, on its device. Two values share memory when their spans overlap, whatever
+// StorageImpl each was given: a second one over the same bytes (torch.from_numpy(x.numpy()), from_blob) is no
+// different from the first.
+struct Span {
+  int device;  // -1: host memory
+  uintptr_t lo, hi;
+};
+Span span_of(const at::Tensor &t) {
+  uintptr_t lo = reinterpret_cast<uintptr_t>(t.storage().data());
+  return {t.device().is_cuda() ? static_cast<int>(t.device().index()) : -1, lo, lo + t.storage().nbytes()};
+}
+bool overlap(const Span &a, const Span &b) { return a.device == b.device && a.lo < b.hi && b.lo < a.hi; }
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
 struct Given {
   std::vector<at::Tensor> tensors;   // every call's, in order; undefined where the input is None
   std::vector<c10::StorageImpl *> storages;
   std::vector<void *> pointers;
+  std::vector<size_t> sizes;         // each input's storage, in bytes, as allocated
   std::vector<std::vector<int64_t>> shapes;
   std::vector<PyObject *> args;      // the tuple each call of the step gets (owned until held or released)
   size_t per_call = 0;               // inputs per call
+
+  Span span(size_t k) const {  // input k's storage as allocated (empty where the input is None)
+    uintptr_t lo = reinterpret_cast<uintptr_t>(pointers[k]);
+    return {F.cuda ? F.device_index : -1, lo, lo + sizes[k]};
+  }
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
   std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging
 
@@ -773,6 +828,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
       g.tensors.emplace_back();
       g.storages.push_back(nullptr);
       g.pointers.push_back(nullptr);
+      g.sizes.push_back(0);
       g.shapes.emplace_back();
       g.staged.push_back(0);
       continue;
@@ -800,6 +856,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     at::Tensor tensor(std::move(t));
     g.storages.push_back(tensor.storage().unsafeGetStorageImpl());
     g.pointers.push_back(tensor.data_ptr());
+    g.sizes.push_back(tensor.storage().nbytes());
     g.shapes.push_back(tensor.sizes().vec());
     g.tensors.push_back(std::move(tensor));
   }
@@ -867,11 +924,11 @@ void consume(Mapping &feed, size_t extent) {
 void host_barrier() {
   if (!F.cuda) {
     py::gil_scoped_release nogil;
-    F.backend->barrier()->wait();
+    backend()->barrier()->wait();
     return;
   }
   std::vector<at::Tensor> v{F.one};
-  F.backend->allreduce(v)->wait();
+  backend()->allreduce(v)->wait();
   check_cu(D.ctx_sync(), "barrier");
 }
 
@@ -1024,7 +1081,7 @@ struct Captured {
 // persistent output, as one call a window may) are not: each was taken before the next call ran.
 void capture(PyObject *result, uint32_t call, Captured &c, Taken &taken) {
   std::vector<PyObject *> one = outputs_of(result);
-  std::vector<std::pair<const void *, std::string>> storages;
+  std::vector<std::pair<Span, std::string>> storages;
   for (size_t k = 0; k < one.size(); ++k) {
     PyObject *o = one[k];
     const at::Tensor *t = plain_tensor(o);
@@ -1038,10 +1095,10 @@ void capture(PyObject *result, uint32_t call, Captured &c, Taken &taken) {
     }
     std::string label = "output " + std::to_string(k) + " of call " + std::to_string(call);
     if (t->numel()) {
-      const void *st = t->storage().unsafeGetStorageImpl();
+      Span here_span = span_of(*t);
       for (auto &sp : storages)
-        if (sp.first == st) taken.aliases.push_back(label + " shares memory with " + sp.second);
-      storages.emplace_back(st, label);
+        if (overlap(sp.first, here_span)) taken.aliases.push_back(label + " shares memory with " + sp.second);
+      storages.emplace_back(here_span, label);
     }
     // Allocated without the dispatcher, as the inputs are: nothing the code under test registered runs here.
     at::Tensor copy(cuda ? at::detail::empty_generic(t->sizes(), c10::GetAllocator(c10::DeviceType::CUDA),
@@ -1065,10 +1122,10 @@ void input_aliases(const std::vector<PyObject *> &results, const Given &g, uint3
     for (size_t k = 0; k < one.size(); ++k) {
       const at::Tensor *t = plain_tensor(one[k]);
       if (!t || !t->unsafeGetTensorImpl()->has_storage() || !t->numel()) continue;
-      const void *st = t->storage().unsafeGetStorageImpl();
+      Span out = span_of(*t);
       for (size_t m = 0; m < g.per_call; ++m) {
         size_t at = j * g.per_call + m;
-        if (at < g.storages.size() && g.storages[at] == st) {
+        if (at < g.pointers.size() && g.pointers[at] && overlap(g.span(at), out)) {
           std::string of = calls > 1 ? " of call " + std::to_string(j) : "";
           taken.aliases.push_back("output " + std::to_string(k) + of + " shares memory with input " +
                                   std::to_string(m) + of);
@@ -1146,18 +1203,18 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
     memset(base + head + off + nbytes, 0, padded(nbytes) - nbytes);
   }
   // Outputs that share memory with an input or with one another.
-  std::vector<std::pair<const void *, std::string>> spans;
+  std::vector<std::pair<Span, std::string>> spans;
   if (inputs_after)
     for (size_t k = 0; k < inputs_after->tensors.size(); ++k)
-      if (inputs_after->tensors[k].defined() && inputs_after->tensors[k].numel())
-        spans.emplace_back(inputs_after->storages[k], "input " + std::to_string(k));
+      if (inputs_after->tensors[k].defined() && inputs_after->tensors[k].numel() && inputs_after->pointers[k])
+        spans.emplace_back(inputs_after->span(k), "input " + std::to_string(k));
   for (size_t k = 0; k < n_out; ++k) {
     const at::Tensor *t = items[k].t;
     if (!t || !t->numel()) continue;
-    const void *s = t->storage().unsafeGetStorageImpl();
+    Span here = span_of(*t);
     for (auto &sp : spans)
-      if (sp.first == s) taken.aliases.push_back(items[k].label + " shares memory with " + sp.second);
-    spans.emplace_back(s, items[k].label);
+      if (overlap(sp.first, here)) taken.aliases.push_back(items[k].label + " shares memory with " + sp.second);
+    spans.emplace_back(here, items[k].label);
   }
   return need;
 }
@@ -1407,8 +1464,11 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     d.host_register = reinterpret_cast<cu_host_register_t>(dlsym(lib, "cuMemHostRegister_v2"));
     d.host_unregister = reinterpret_cast<cu_host_unregister_t>(dlsym(lib, "cuMemHostUnregister"));
     d.memcpy2d = reinterpret_cast<cu_memcpy2d_t>(dlsym(lib, "cuMemcpy2DAsync_v2"));
+    d.set_limit = reinterpret_cast<cu_ctx_set_limit_t>(dlsym(lib, "cuCtxSetLimit"));
+    d.reset_persisting_l2 = reinterpret_cast<cu_ctx_reset_l2_t>(dlsym(lib, "cuCtxResetPersistingL2Cache"));
     if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.dtod || !d.memset8 || !d.stream_sync ||
-        !d.ctx_sync || !d.memcpy2d || create(&F.ev_start, 0) || create(&F.ev_end, 0))
+        !d.ctx_sync || !d.memcpy2d || !d.set_limit || !d.reset_persisting_l2 || create(&F.ev_start, 0) ||
+        create(&F.ev_end, 0))
       fail("the timer could not reach the CUDA driver (no current context?)");
     F.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));
     F.cuda = true;
@@ -1427,11 +1487,16 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     if (!sleep_fn.is_none()) {
       F.sleep_fn = sleep_fn.ptr();
       Py_INCREF(F.sleep_fn);
+      if (!PyCFunction_Check(F.sleep_fn) || !(PyCFunction_GET_FLAGS(F.sleep_fn) & METH_O))
+        fail("the spin function is not the C function of one argument the engine expects");
+      F.sleep_meth = PyCFunction_GET_FUNCTION(F.sleep_fn);
+      F.sleep_self = PyCFunction_GET_SELF(F.sleep_fn);
     }
     F.cycles_per_us = cycles_per_us;
   } else {
     F.backend = pg->getBackend(c10::DeviceType::CPU);
   }
+  F.backend_vtable = *reinterpret_cast<const void *const *>(F.backend.get());
   for (py::handle t : result_tuples) {
     if (F.n_result_tuples == MAX_RESULT_TUPLES) fail("more result classes than the engine keeps");
     Py_INCREF(t.ptr());  // kept for the process's life
@@ -1501,6 +1566,34 @@ int seal_object(struct dl_phdr_info *info, size_t, void *data) {
   return 0;
 }
 
+// The kernel's own mappings in the process: the vDSO's code (dl_iterate_phdr lists it too) and the time data it reads
+// ([vvar], [vvar_vclock]), which is no ELF object. Unsealed, a private copy remapped over [vvar] would be the clock the
+// sealed vDSO code reads, and the engine's clock the solution's.
+void seal_special_mappings(SealTally &t) {
+  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    t.failed = "the process's mappings: /proc/self/maps could not be read";
+    return;
+  }
+  std::string maps;
+  char buf[1 << 16];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) maps.append(buf, static_cast<size_t>(n));
+  close(fd);
+  size_t at = 0;
+  while (at < maps.size()) {
+    size_t end = maps.find('\n', at);
+    if (end == std::string::npos) end = maps.size();
+    std::string line = maps.substr(at, end - at);
+    at = end + 1;
+    for (const char *name : {"[vvar]", "[vvar_vclock]", "[vdso]"}) {
+      size_t n = strlen(name);
+      if (line.size() < n || line.compare(line.size() - n, n, name) != 0) continue;
+      unsigned long lo = 0, hi = 0;
+      if (sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2) seal_range(lo, hi, name, t);
+    }
+  }
+}
+
 // The engine's tables read-only and sealed, and every object's code with them: called once, after the rank's set-up
 // (open, the report channel, the channel lock) and before the solution's module is imported. Returns whether the
 // kernel sealed (False on kernels without mseal, where the tables are read-only only and the host's comparison at
@@ -1521,6 +1614,7 @@ bool seal_engine() {
   seal_range(reinterpret_cast<uintptr_t>(&fixed_page), reinterpret_cast<uintptr_t>(&fixed_page) + sizeof fixed_page,
              "the engine's fixed table", t);
   dl_iterate_phdr(seal_object, &t);
+  seal_special_mappings(t);
   if (!t.failed.empty()) fail("the kernel refused to seal " + t.failed);
   return !t.unsupported;
 }

@@ -67,7 +67,8 @@ class Case:
     decoy: bool = False  # make another evaluation's working directory beside this one first; its data must not leak
     leaves_no: str = ""  # no process whose command line holds this may survive the evaluation
     problem: str = PROBLEM
-    no_gain: bool = False  # a passed verdict must show no speedup (below NO_GAIN)
+    no_gain: bool = False  # a passed verdict must show no speedup (below NO_GAIN, or gain_below where given)
+    gain_below: float = 0.0  # GPU cases of honest computation: the speedup must stay below this
     outside: tuple[str, ...] = ()  # host paths (placeholders allowed) that must not exist afterwards
     listen: bool = False  # the test listens on a port; no connection may arrive
     secret_free: bool = False  # pinned seeds; none of the judge's secrets may appear in the result
@@ -96,6 +97,7 @@ CHEATS: list[Case] = [
     # Wrong answers and broken contracts.
     Case("cheats/constant_output.py", "wrong_output", ("differ",)),
     Case("cheats/return_input.py", "rejected", ("shares memory with input 0",)),
+    Case("cheats/alias_through_dlpack.py", "rejected", ("shares memory with input 0",)),
     Case("cheats/mutate_inputs.py", "rejected", ("shares memory with input 0", "must not write to its inputs")),
     Case("cheats/tensor_subclass_eq.py", "rejected", ("subclass",)),
     Case("cheats/deferred_result_tuple.py", "wrong_output", ("expected a plain torch.Tensor",)),
@@ -112,6 +114,26 @@ CHEATS: list[Case] = [
     # the start event, and is joined before the stop: the call's inputs are filled on that stream after the spin, so
     # such work reads storage still empty (or a stale call's) and is wrong while timed.
     Case("cheats/side_stream_under_spin.py", "rejected", ("while being timed",), where="gpu"),
+    # The engine's tables are sealed, but the backend object they point to is heap memory: its table of virtual
+    # functions re-pointed (to an identical copy) ends the rank at the engine's next alignment.
+    Case(
+        "cheats/backend_vtable_swap.py",
+        "rejected",
+        ("altered an object the evaluator's engine calls through",),
+        log_has=("ARENA_BACKEND_VTABLE_SWAPPED",),
+    ),
+    # The device's L2 set-aside for persisting accesses filled after each call, so the baseline (timed next, in
+    # another process) would run its GEMM in a fraction of the cache: every timed call on both sides starts with no
+    # set-aside and no persisting line. Honest computation: identical code reads 1.00 ± 0.01 on GEMM-sized problems.
+    Case(
+        "cheats/l2_persisting_lines.py",
+        "passed",
+        no_gain=True,
+        gain_below=1.05,
+        problem="tensor-parallel/gemm_all_reduce",
+        log_has=("ARENA_L2_SET_ASIDE",),
+        where="gpu",
+    ),
     # Harness tampering: nothing of the judge or of its timer is in the solution's process.
     Case("cheats/patch_perf_counter.py", "passed", no_gain=True),
     Case("cheats/patch_elapsed_time.py", "rejected", ("KernelGuard's rule TIMER_MONKEYPATCH",)),
@@ -520,7 +542,11 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
         out.append(f"expected {case.expected}, got {doc['verdict']}: {doc['message']}")
     elif case.says and not any(s in doc["message"] for s in case.says):
         out.append(f"the message does not name the reason ({' / '.join(case.says)}): {doc['message']}")
-    if case.no_gain and doc["verdict"] == "passed" and (doc.get("timing") or {}).get("speedup", 0) >= NO_GAIN:
+    if (
+        case.no_gain
+        and doc["verdict"] == "passed"
+        and (doc.get("timing") or {}).get("speedup", 0) >= (case.gain_below or NO_GAIN)
+    ):
         out.append(f"the cheat gained: {doc['timing']['speedup']:.2f}× the baseline")
     if case.leaves_no and surviving(case.leaves_no):
         out.append(f"processes survived the evaluation: {surviving(case.leaves_no)}")

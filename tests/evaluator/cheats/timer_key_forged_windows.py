@@ -30,13 +30,14 @@ def _find_state(fd: int) -> int:
         parts = line.split()
         start, end = (int(v, 16) for v in parts[0].split("-"))
         named = len(parts) > 5 and parts[5].endswith("_arena_timer.so")
-        if named and "x" not in parts[1] and parts[1].startswith("r"):
-            regions.append((start, end))
+        # Past its code: the file's read-only part before the code holds the symbol tables, where the same bytes
+        # can occur.
+        if named and "x" in parts[1]:
             after_object = True
-        elif after_object and len(parts) <= 5 and parts[1].startswith("r"):
+        elif after_object and (named or len(parts) <= 5) and parts[1].startswith("r"):
             regions.append((start, end))
         else:
-            after_object = named
+            after_object = False
     for start, end in regions:
         data = _read(start, end - start)
         pattern = b"\x01\x00\x00\x00" + struct.pack("<i", fd)

@@ -44,13 +44,14 @@ def _engine() -> tuple[int, str, list[tuple[int, int]]]:
         named = len(parts) > 5 and parts[5].endswith("_arena_timer.so")
         if named and int(parts[2], 16) == 0 and not base:
             base, path = start, parts[5]
-        if named and "x" not in parts[1] and parts[1].startswith("r"):
-            regions.append((start, end))
+        # Past its code: the file's read-only part before the code holds the symbol tables, where the same bytes
+        # can occur.
+        if named and "x" in parts[1]:
             after_object = True
-        elif after_object and len(parts) <= 5 and parts[1].startswith("r"):
+        elif after_object and (named or len(parts) <= 5) and parts[1].startswith("r"):
             regions.append((start, end))
         else:
-            after_object = named
+            after_object = False
     return base, path, regions
 
 

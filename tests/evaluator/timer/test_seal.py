@@ -125,3 +125,25 @@ print(json.dumps({"after": after, "again": again}))
     )
     assert ["r--p", True] in out["after"], out["after"]
     assert out["again"] == "the engine is already sealed"
+
+
+def test_the_clocks_data_cannot_be_replaced_after_the_seal(engine_path, tmp_path):
+    # The sealed vDSO code reads its time from [vvar]: a private copy remapped over it would be the engine's clock.
+    out = _run(
+        engine_path,
+        """
+engine.seal()
+vvar = [r for r in open("/proc/self/maps") if r.rstrip().endswith("[vvar]")]
+start, end = (int(v, 16) for v in vvar[0].split()[0].split("-"))
+copy = libc.mmap(None, end - start, 3, 0x22, -1, 0)
+libc.mremap.restype = ctypes.c_void_p
+libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+moved = libc.mremap(copy, end - start, end - start, 3, start)  # MREMAP_MAYMOVE | MREMAP_FIXED
+err = ctypes.get_errno()
+over = libc.mmap(start, end - start, 3, 0x32, -1, 0)  # MAP_FIXED over it
+err_over = ctypes.get_errno()
+print(json.dumps({"moved": moved == start, "err": err, "over": over == start, "err_over": err_over}))
+""",
+        tmp_path,
+    )
+    assert out == {"moved": False, "err": 1, "over": False, "err_over": 1}

@@ -401,3 +401,34 @@ print(json.dumps({"one": one, "window": window, "fresh": fresh}))
         ],
         "fresh": [],
     }
+
+
+def test_an_output_over_an_inputs_bytes_under_a_storage_of_its_own_is_named_as_sharing_its_memory(
+    engine_path, tmp_path
+):
+    # A second StorageImpl over the same bytes (torch.from_numpy of the input's array, a slice of it) is the input's
+    # memory all the same; two outputs over one buffer, too. An output beside an input in memory is not.
+    out = _run(
+        engine_path,
+        """
+show()
+same_bytes = engine.step(True, lambda a: torch.from_numpy(a.mul_(2).numpy()), feed.fd, out.fd)["aliases"]
+show()
+a_slice = engine.step(True, lambda a: torch.from_numpy(a.numpy()[10:20]), feed.fd, out.fd)["aliases"]
+show()
+def two(a):
+    b = a * 2
+    return b, torch.from_numpy(b.numpy())
+pair = engine.step(True, two, feed.fd, out.fd)["aliases"]
+show()
+fresh = engine.step(True, lambda a: torch.from_numpy((a * 2).numpy()), feed.fd, out.fd)["aliases"]
+print(json.dumps({"same_bytes": same_bytes, "a_slice": a_slice, "pair": pair, "fresh": fresh}))
+""",
+        tmp_path,
+    )
+    assert out == {
+        "same_bytes": ["output 0 shares memory with input 0"],
+        "a_slice": ["output 0 shares memory with input 0"],
+        "pair": ["output 1 shares memory with output 0"],
+        "fresh": [],
+    }

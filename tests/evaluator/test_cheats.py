@@ -122,6 +122,18 @@ CHEATS: list[Case] = [
         ("altered an object the evaluator's engine calls through",),
         log_has=("ARENA_BACKEND_VTABLE_SWAPPED",),
     ),
+    # The engine's start event recorded again as the call ends (its handle is readable in the sealed table): the event
+    # sample covers nothing of the call. What holds is the host's clock, whose floor on GPU hosts is many calls of
+    # the bench all-reduce's size (docs/threat-model.md).
+    Case(
+        "cheats/event_rerecord_start.py",
+        "rejected",
+        ("host's clock", "impossible"),
+        log_has=("ARENA_START_EVENT_FOUND",),
+        where="gpu",
+        known_open="the engine's events are readable in its own process, and a forged sample is bounded by the host's "
+        "clock alone, whose floor on GPU hosts (about 0.4 ms a window) is many calls of 9 µs",
+    ),
     # The device's L2 set-aside for persisting accesses filled after each call, so the baseline (timed next, in
     # another process) would run its GEMM in a fraction of the cache: every timed call on both sides starts with no
     # set-aside and no persisting line. Honest computation: identical code reads 1.00 ± 0.01 on GEMM-sized problems.

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from leaderboard.rankings.generations import rankings_changed
+from leaderboard.rankings.metrics import stored_protocol_label
 from leaderboard.models import (
     CategoryStanding,
     MeasuredRoofline,
@@ -109,8 +110,20 @@ class ModelRunAdmin(ChangesRankings):
     list_filter = ["state", "mode", "k", "profile", "precision", "is_demo"]
     search_fields = ["id", "model", "provider", "user__username", "archive_sha256"]
     raw_id_fields = ["user"]
-    readonly_fields = ["archive_sha256", "manifest", "attempts_done", "attempts_total", "created_at", "finished_at"]
+    readonly_fields = [
+        "archive_sha256",
+        "manifest",
+        "protocol_label",
+        "attempts_done",
+        "attempts_total",
+        "created_at",
+        "finished_at",
+    ]
     inlines = [RunScoreInline]
+
+    def save_model(self, request, obj, form, change):
+        obj.protocol_label = stored_protocol_label(obj)  # the one line every table shows follows an edited protocol
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Trajectory)

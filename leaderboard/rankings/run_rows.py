@@ -27,6 +27,7 @@ RUN_FIELDS = (
     "turn_budget",
     "tokens",
     "wall_time_s",
+    "protocol_label",
     "profile",
     "precision",
     "suite",

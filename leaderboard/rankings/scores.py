@@ -28,7 +28,18 @@ _PROTOCOL_FIELDS = ("mode", "k", "turn_budget", "tokens", "wall_time_s")
 
 def protocol(run: Any) -> dict[str, Any]:
     """A run's protocol as an object: mode, k, turn budget, tokens, wall time and its one-line label (a new dict
-    each call: the caller may change it)."""
+    each call: the caller may change it). The label is the one stored with the run (``ModelRun.protocol_label``)
+    when it has one: its columns were a valid protocol when it was written."""
+    label = getattr(run, "protocol_label", "")
+    if label:
+        return {
+            "mode": run.mode,
+            "k": run.k,
+            "turn_budget": run.turn_budget,
+            "tokens": run.tokens,
+            "wall_time_s": run.wall_time_s,
+            "label": label,
+        }
     values = tuple(getattr(run, name) for name in _PROTOCOL_FIELDS)
     return dict(_PROTOCOLS.get_or_build((values, tuple(map(type, values))), lambda: _protocol(run)))
 

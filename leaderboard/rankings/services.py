@@ -348,10 +348,24 @@ def run_scores_rebuild() -> int:
     return len(runs)
 
 
+def run_protocol_labels_rebuild() -> int:
+    """Writes every model run's stored protocol label (``ModelRun.protocol_label``) from its protocol's columns, as
+    creating the run wrote it. Returns how many changed."""
+    runs = ModelRun.objects.only("pk", "mode", "k", "turn_budget", "tokens", "wall_time_s", "protocol_label")
+    changed = []
+    for run in runs.order_by("pk").iterator(chunk_size=2000):
+        label = metrics.stored_protocol_label(run)
+        if run.protocol_label != label:
+            run.protocol_label = label
+            changed.append(run)
+    ModelRun.objects.bulk_update(changed, ["protocol_label"], batch_size=1000)
+    return len(changed)
+
+
 def standings_rebuild() -> int:
     """Recomputes every stored standing from the results: the same rows that recording each result one by one
-    leaves (a test holds them equal), with the measured rooflines and the runs' filter choices. Returns the number of
-    problem standings."""
+    leaves (a test holds them equal), with the measured rooflines, the runs' filter choices and their protocol
+    labels. Returns the number of problem standings."""
     with transaction.atomic():
         keys = set(
             Result.objects.filter(verdict=Verdict.PASSED.value, submission__remeasure_of__isnull=True)
@@ -367,6 +381,7 @@ def standings_rebuild() -> int:
         category_standings_refresh()
         stored_figures.measured_rooflines_rebuild()
         stored_figures.run_filter_choices_rebuild()
+        run_protocol_labels_rebuild()
         generations.rankings_changed()
         return ProblemStanding.objects.count()
 

@@ -25,6 +25,7 @@ from django.utils import timezone
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, empty_document
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 from leaderboard.rankings.generations import rankings_changed
+from leaderboard.rankings.metrics import stored_protocol_label
 from leaderboard.rankings.services import run_score_refresh, standings_rebuild
 from leaderboard.submissions.fingerprint import source_key
 from leaderboard.submissions.queueing import job_timeout_s
@@ -234,6 +235,8 @@ def seed_demo(
                     finished_at=now,
                 )
             )
+        for run in run_rows:
+            run.protocol_label = stored_protocol_label(run)
         run_rows = ModelRun.objects.bulk_create(run_rows)
         log(f"  {len(demo)} demo problems, {len(people)} users, {len(run_rows)} runs")
 

@@ -166,7 +166,11 @@ def label(key: Any) -> str:
 
 @register.filter
 def protocol_label(run: Any) -> str:
-    """A model run's protocol in one line: ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h``."""
+    """A model run's protocol in one line: ``agentic · k=3 · 40 turns · 2.1M tokens · 3.5 h`` (the one stored with
+    the run when it has one)."""
+    stored = getattr(run, "protocol_label", "")
+    if stored:
+        return stored
     try:
         return Protocol.of_run(run).label()
     except (ValueError, TypeError, AttributeError):

@@ -4,6 +4,7 @@ one leaves, recording a result twice changes nothing, and the page makes the sam
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,8 +15,8 @@ from django.test.utils import CaptureQueriesContext
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from leaderboard.catalogue import selectors as catalogue
 from leaderboard.management.commands.seed_demo import clear_demo, seed_demo
-from leaderboard.models import CategoryStanding, Problem, ProblemStanding, Submission
-from leaderboard.rankings import overview
+from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Submission
+from leaderboard.rankings import generations, metrics, overview
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create
 from tests.leaderboard import run_fixtures as fx
@@ -146,6 +147,7 @@ def _state():
                 "category", "leader", "leader_firsts", "best_speedup", "best_problem_id", "solutions", "problems"
             )
         ),
+        sorted(ModelRun.objects.values_list("pk", "protocol_label")),
     )
 
 
@@ -160,7 +162,8 @@ def test_rebuilding_from_the_results_gives_the_rows_recording_them_one_by_one_le
     _record(ada, ALL_REDUCE, GPU4, 0.0, verdict="wrong_output")  # not passed: ranks nowhere
     fx.make_run(bob)  # a model run's attempts on the fixture's problems and profile
     incremental = _state()
-    assert incremental[0] and incremental[1]
+    assert incremental[0] and incremental[1] and all(label for _, label in incremental[2])
+    ModelRun.objects.update(protocol_label="")  # as rows stored before runs kept their label
     call_command("rebuild_standings")
     assert _state() == incremental
     _assert_home_equals_per_request(list(catalogue.problem_list()))
@@ -245,3 +248,24 @@ def test_a_result_refreshes_its_one_standing_and_its_categorys_line_only_when_th
     call_command("rebuild_standings")
     assert _state() == incremental
     _assert_home_equals_per_request(list(catalogue.problem_list()))
+
+
+def test_a_runs_stored_protocol_label_is_the_one_its_pages_computed_and_they_read_the_same_without_it(
+    problems, client, django_user_model
+):
+    seed_demo(runs=6, problems=6, attempts=2, users=2, seed=11, log=lambda _: None)
+    run = fx.make_run(django_user_model.objects.create_user("ada-protocol"))
+    runs = list(ModelRun.objects.order_by("pk"))
+    assert run.protocol_label and len(runs) == 7
+    for each in runs:  # written when the run was created (the service, the seed), as the pages wrote it per row
+        assert each.protocol_label == metrics.Protocol.of_run(each).label()
+    pages = ("/runs/", "/runs/?format=csv", "/runs/?format=json", "/api/rankings/model-runs/", f"/runs/{run.pk}/")
+    stored = [client.get(path).content for path in pages]
+    labels = {each.protocol_label.encode() for each in runs} | {
+        json.dumps(each.protocol_label)[1:-1].encode()
+        for each in runs  # as JSON writes it
+    }
+    assert all(any(label in page for label in labels) for page in stored)  # every page writes protocols
+    ModelRun.objects.update(protocol_label="")  # rows written before the label was kept: computed per row
+    generations.rankings_changed()  # (no cached page answers)
+    assert [client.get(path).content for path in pages] == stored

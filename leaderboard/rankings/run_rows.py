@@ -89,6 +89,15 @@ SHOWN_SCORE_FIELDS = tuple(
     not in ("problems_scored", "problems_not_scorable", "problems_not_attempted", "correct_attempts", "updated_at")
 )
 
+# What a table of runs exports (``run_tables.RUN_COLUMNS`` and ``_run_extra``: the ranking's and a user's CSV and JSON):
+# the archive and the dates but the upload's are left out (the API's records, ``run_rows``, write them).
+EXPORTED_RUN_FIELDS = tuple(
+    name
+    for name in RUN_FIELDS
+    if name not in ("run_date", "archive_name", "archive_sha256", "published_at", "finished_at", "score_stale_since")
+)
+EXPORTED_SCORE_FIELDS = tuple(name for name in SCORE_FIELDS if name not in ("correct_attempts", "updated_at"))
+
 
 class _Columns:
     """The columns a page of runs is read with, and where the owner's name and the score's columns are among them."""
@@ -103,6 +112,7 @@ class _Columns:
 
 _ALL = _Columns("all", RUN_FIELDS, SCORE_FIELDS)
 _SHOWN = _Columns("shown", SHOWN_RUN_FIELDS, SHOWN_SCORE_FIELDS)
+_EXPORTED = _Columns("exported", EXPORTED_RUN_FIELDS, EXPORTED_SCORE_FIELDS)
 
 
 class Owner:
@@ -173,3 +183,11 @@ def shown_run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
     if not isinstance(runs, QuerySet):
         return list(runs)
     return [RunRow(values, _SHOWN) for values in runs.values_list(*_SHOWN.names)]
+
+
+def exported_run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
+    """The same with only what a table of runs exports (``EXPORTED_RUN_FIELDS``, ``EXPORTED_SCORE_FIELDS``): five
+    dates fewer to parse a row."""
+    if not isinstance(runs, QuerySet):
+        return list(runs)
+    return [RunRow(values, _EXPORTED) for values in runs.values_list(*_EXPORTED.names)]

@@ -48,7 +48,7 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     )
     if table.wants_export(request, main=True):
         return table.export(
-            request, runs, filename="model-runs", meta={"filters": filters.active()}, convert=run_rows.run_rows
+            request, runs, filename="model-runs", meta={"filters": filters.active()}, convert=run_rows.exported_run_rows
         )
     if unranked_table.wants_export(request, main=False):
         return unranked_table.export(
@@ -56,7 +56,7 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             unranked,
             filename="model-runs-unranked",
             meta={"filters": filters.active()},
-            convert=run_rows.run_rows,
+            convert=run_rows.exported_run_rows,
         )
     pareto = _pareto_chart(overview.cost_rows(runs, limit=overview.PARETO_RUNS))
     # Both tables are pages read from the database; one query counts the rows of both and reads the sorted ends of

@@ -17,7 +17,7 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     runs = run_selectors.model_run_ranking(user=person)
     if runs_table.wants_export(request, main=True):  # (the runs only: their best solutions are not read)
         return runs_table.export(
-            request, runs, filename=f"user-{person.get_username()}-runs", convert=run_rows.run_rows
+            request, runs, filename=f"user-{person.get_username()}-runs", convert=run_rows.exported_run_rows
         )
     solutions = rankings.user_best_solutions(user=person)
     if solutions_table.wants_export(request, main=False):

@@ -59,6 +59,9 @@ def test_a_run_row_reads_as_the_model_instance_did(seeded, rf, sort):
         assert row_html.user_run_row(shown, "/runs/", _RUN_FILTERS) == row_html.user_run_row(
             instance, "/runs/", _RUN_FILTERS
         )
+    # What an export writes is the same read with only the columns it exports.
+    exported = run_rows.exported_run_rows(ordered)
+    assert [table.record(row) for row in exported] == [table.record(instance) for instance in instances]
     # A page of the queryset (sliced) reads the same rows.
     assert [r.pk for r in run_rows.run_rows(ordered[3:9])] == [r.pk for r in instances[3:9]]
 

@@ -190,20 +190,25 @@ STANDING_FIELDS = (
 )
 
 
+# Up to this many problems, their standings are read by their ids; more (the whole catalogue on the home page), every
+# standing is read and the others skipped: binding 170 ids cost more CPU than the few rows of unlisted problems.
+STANDINGS_IN_LIST_MOST = 60
+
+
 def stored_leaders(
     problems: list[Problem], default: dict[str, str | None]
 ) -> tuple[dict[str, str | None], dict[str, ProblemLeader]]:
     """Each problem's speaking profile (``speaking_profile`` over its stored passed counts, else ``default``) and its
     line on the home page, from the stored standings (one query, whatever the number of results)."""
     rows: dict[str, list[Any]] = {}
+    wanted = {p.id for p in problems}
     # Named tuples of the columns read, not model instances (some 700 rows for the whole catalogue).
-    standings = (
-        ProblemStanding.objects.filter(problem_id__in=[p.id for p in problems])
-        .order_by("pk")
-        .values_list(*STANDING_FIELDS, named=True)
-    )
+    standings = ProblemStanding.objects.order_by("pk").values_list(*STANDING_FIELDS, named=True)
+    if len(wanted) <= STANDINGS_IN_LIST_MOST:
+        standings = standings.filter(problem_id__in=wanted)
     for row in standings:
-        rows.setdefault(row.problem_id, []).append(row)
+        if row.problem_id in wanted:
+            rows.setdefault(row.problem_id, []).append(row)
     profiles, leaders = {}, {}
     for p in problems:
         mine = rows.get(p.id, [])

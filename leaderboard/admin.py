@@ -4,6 +4,7 @@ from leaderboard.rankings.generations import rankings_changed
 from leaderboard.rankings.metrics import stored_protocol_label
 from leaderboard.models import (
     CategoryStanding,
+    MeasuredBaseline,
     MeasuredRoofline,
     ModelRun,
     Problem,
@@ -182,6 +183,12 @@ class CategoryStandingAdmin(DerivedReadOnly):
 @admin.register(MeasuredRoofline)
 class MeasuredRooflineAdmin(DerivedReadOnly):
     list_display = ["id", "problem", "profile", "problem_version", "time_us", "bound", "recorded_at", "submission_id"]
+    search_fields = ["problem__id", "profile"]
+
+
+@admin.register(MeasuredBaseline)
+class MeasuredBaselineAdmin(DerivedReadOnly):
+    list_display = ["id", "problem", "profile", "problem_version", "evaluations", "median_us"]
     search_fields = ["problem__id", "profile"]
 
 

@@ -485,4 +485,4 @@ class TestRun(EvaluatedSource):
 
 
 # What a problem page and the ranking of runs read instead of computing per request, beside the standings.
-from leaderboard.stored_models import MeasuredRoofline, RunFilterChoice  # noqa: E402, F401
+from leaderboard.stored_models import MeasuredBaseline, MeasuredRoofline, RunFilterChoice  # noqa: E402, F401

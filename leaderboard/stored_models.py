@@ -30,6 +30,27 @@ class MeasuredRoofline(models.Model):
         return f"roofline of {self.problem_id} v{self.problem_version} on {self.profile}"
 
 
+class MeasuredBaseline(models.Model):
+    """The baseline's time on a profile as a problem page shows it: how many evaluations of the problem's version timed
+    it (any verdict, re-measurements too) and the median of their medians (``statistics.median``). Kept by
+    ``rankings.stored_figures.measured_baseline_after_result`` when a result with a baseline time is recorded, in the
+    same transaction; ``rebuild_standings`` recomputes every row. No row: no evaluation timed it."""
+
+    problem = models.ForeignKey("leaderboard.Problem", on_delete=models.CASCADE, related_name="measured_baselines")
+    profile = models.CharField(max_length=64)
+    problem_version = models.PositiveIntegerField()
+    evaluations = models.PositiveIntegerField()
+    median_us = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "profile", "problem_version"], name="measured_baseline_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"baseline of {self.problem_id} v{self.problem_version} on {self.profile}"
+
+
 class RunFilterChoice(models.Model):
     """A (hardware profile, precision, k) some model run has: the values the ranking's filters offer. Added when a
     run is uploaded, in the same transaction; removed when the last run with it is deleted; ``rebuild_standings``

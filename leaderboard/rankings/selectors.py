@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
-from leaderboard.models import MeasuredRoofline, Problem, ProblemStanding, Result, Submission
+from leaderboard.models import MeasuredBaseline, MeasuredRoofline, Problem, ProblemStanding, Result, Submission
 from leaderboard.rankings import metrics, solutions
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 
@@ -342,15 +342,28 @@ class Baseline:
     roofline_bound: str | None
 
 
-def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
-    """The baseline's time on this profile (every evaluation times it beside the solution) and the roofline."""
+def baseline_timings(*, problem_id: str, profile: str, version: int) -> tuple[int, float | None]:
+    """How many evaluations of the problem's ``version`` on ``profile`` timed the baseline (any verdict,
+    re-measurements too) and the median of their medians, from the results (one query): what
+    ``stored_figures.measured_baseline_after_result`` keeps at ingest (``MeasuredBaseline``)."""
     timed = Result.objects.filter(
-        submission__problem=problem,
+        submission__problem_id=problem_id,
         submission__profile=profile,
-        problem_version=problem.version,
+        problem_version=version,
         baseline_median_us__isnull=False,
     )
-    evaluations, median = _median_of(timed, "baseline_median_us")
+    return _median_of(timed, "baseline_median_us")
+
+
+def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
+    """The baseline's time on this profile (every evaluation times it beside the solution), as kept at ingest
+    (``MeasuredBaseline``: ``baseline_timings`` of the problem's version), and the roofline."""
+    stored = (
+        MeasuredBaseline.objects.filter(problem=problem, profile=profile, problem_version=problem.version)
+        .values_list("evaluations", "median_us")
+        .first()
+    )
+    evaluations, median = stored if stored is not None else (0, None)
     roofline_us, bound = _roofline(problem, profile)
     if roofline_us is None and evaluations:  # not computable here (e.g. an imported or demo problem): as evaluated
         # the newest evaluation's of this version on the profile, kept at ingest (``MeasuredRoofline``)

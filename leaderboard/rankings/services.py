@@ -364,8 +364,8 @@ def run_protocol_labels_rebuild() -> int:
 
 def standings_rebuild() -> int:
     """Recomputes every stored standing from the results: the same rows that recording each result one by one
-    leaves (a test holds them equal), with the measured rooflines, the runs' filter choices and their protocol
-    labels. Returns the number of problem standings."""
+    leaves (a test holds them equal), with the measured rooflines and baselines, the runs' filter choices and their
+    protocol labels. Returns the number of problem standings."""
     with transaction.atomic():
         keys = set(
             Result.objects.filter(verdict=Verdict.PASSED.value, submission__remeasure_of__isnull=True)
@@ -380,6 +380,7 @@ def standings_rebuild() -> int:
         CategoryStanding.objects.all().delete()
         category_standings_refresh()
         stored_figures.measured_rooflines_rebuild()
+        stored_figures.measured_baselines_rebuild()
         stored_figures.run_filter_choices_rebuild()
         run_protocol_labels_rebuild()
         generations.rankings_changed()

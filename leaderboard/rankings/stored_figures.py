@@ -1,8 +1,8 @@
 """The writes of what a problem page and the ranking of runs read instead of computing per request, besides the
-standings (``services``): a problem version's measured roofline on a profile (``MeasuredRoofline``), kept when a
-result is recorded, and the values the runs' filters offer (``RunFilterChoice``), kept when a run is saved or
-deleted; each with the rebuild ``services.standings_rebuild`` calls. Recording the same result or saving the same run
-twice changes nothing."""
+standings (``services``): a problem version's measured roofline and baseline on a profile (``MeasuredRoofline``,
+``MeasuredBaseline``), kept when a result is recorded, and the values the runs' filters offer (``RunFilterChoice``),
+kept when a run is saved or deleted; each with the rebuild ``services.standings_rebuild`` calls. Recording the same
+result or saving the same run twice changes nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 
-from leaderboard.models import MeasuredRoofline, ModelRun, Result, RunFilterChoice
+from leaderboard.models import MeasuredBaseline, MeasuredRoofline, ModelRun, Result, RunFilterChoice
+from leaderboard.rankings import selectors
 
 # --- a problem page's measured roofline ------------------------------------------------------------------
 
@@ -90,6 +91,45 @@ def measured_rooflines_rebuild() -> int:
         MeasuredRoofline.objects.all().delete()
         MeasuredRoofline.objects.bulk_create(newest.values(), batch_size=1000)
     return len(newest)
+
+
+# --- a problem page's baseline ------------------------------------------------------------------------
+
+
+def measured_baseline_after_result(*, result: Result) -> None:
+    """Called by ``result_record`` once a result is stored (inside its transaction): a result that timed the
+    baseline refreshes its problem version's baseline on the profile (``selectors.baseline_timings``: one query for
+    its count and median, one to write them), so the problem page reads one row instead of every evaluation's time.
+    Recording the same result again writes the same values."""
+    if result.baseline_median_us is None or result.problem_version is None:
+        return
+    submission = result.submission
+    _baseline_write(submission.problem_id, submission.profile, result.problem_version)
+
+
+def _baseline_write(problem_id: str, profile: str, version: int) -> None:
+    evaluations, median = selectors.baseline_timings(problem_id=problem_id, profile=profile, version=version)
+    key = {"problem_id": problem_id, "profile": profile, "problem_version": version}
+    if not evaluations or median is None:
+        MeasuredBaseline.objects.filter(**key).delete()
+        return
+    MeasuredBaseline.objects.update_or_create(**key, defaults={"evaluations": evaluations, "median_us": median})
+
+
+def measured_baselines_rebuild() -> int:
+    """Every problem version's baseline on each profile recomputed from the results (the rows recording them one by
+    one leaves). Returns how many."""
+    keys = sorted(
+        Result.objects.filter(baseline_median_us__isnull=False, problem_version__isnull=False)
+        .values_list("submission__problem_id", "submission__profile", "problem_version")
+        .distinct(),
+        key=str,
+    )
+    with transaction.atomic():
+        MeasuredBaseline.objects.all().delete()
+        for problem_id, profile, version in keys:
+            _baseline_write(problem_id, profile, version)
+    return MeasuredBaseline.objects.count()
 
 
 # --- the values the runs' filters offer ------------------------------------------------------------------

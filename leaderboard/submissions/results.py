@@ -24,7 +24,7 @@ from django.utils import timezone
 from evaluator.contract.result import ResultDocument, ResultDocumentError, Verdict, empty_document, from_json
 from leaderboard.models import Result, Submission
 from leaderboard.rankings.services import run_score_mark_stale, standing_after_result
-from leaderboard.rankings.stored_figures import measured_roofline_after_result
+from leaderboard.rankings.stored_figures import measured_baseline_after_result, measured_roofline_after_result
 from leaderboard.submissions import queueing, services, signals, verification
 
 logger = logging.getLogger(__name__)
@@ -130,6 +130,7 @@ def result_record(
             run_score_mark_stale(model_run_id=submission.model_run_id)
         standing_after_result(result=result)  # its problem's stored standing, in this transaction
         measured_roofline_after_result(result=result)  # the roofline its problem page shows, where measured
+        measured_baseline_after_result(result=result)  # and the baseline's time it shows
         verification.after_result(result)
         queueing.queued_release(profile=submission.profile)  # its slot on the queue is free: the next user's turn
         signals.verdict_recorded_after_commit(submission=submission, result=result)  # e.g. the owner's e-mail

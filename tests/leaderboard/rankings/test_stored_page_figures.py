@@ -6,12 +6,22 @@ of them."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 from django.core.management import call_command
 
 from evaluator.contract.profiles import PROFILES
 from leaderboard.management.commands.seed_demo import seed_demo
-from leaderboard.models import MeasuredRoofline, ModelRun, Problem, ProblemStanding, Result, RunFilterChoice
+from leaderboard.models import (
+    MeasuredBaseline,
+    MeasuredRoofline,
+    ModelRun,
+    Problem,
+    ProblemStanding,
+    Result,
+    RunFilterChoice,
+)
 from leaderboard.rankings import overview, ranking_rows, run_selectors, selectors
 from leaderboard.submissions.results import result_record
 from leaderboard.submissions.services import submission_create
@@ -73,6 +83,20 @@ def _stored_roofline(problem: Problem, profile: str):
     )
 
 
+def _baseline_as_queried(problem: Problem, profile: str):
+    """What the problem page read before: how many evaluations of the problem's version timed the baseline on
+    ``profile`` and the median of their medians, over every one of them."""
+    values = sorted(
+        Result.objects.filter(
+            submission__problem=problem,
+            submission__profile=profile,
+            problem_version=problem.version,
+            baseline_median_us__isnull=False,
+        ).values_list("baseline_median_us", flat=True)
+    )
+    return len(values), (statistics.median(values) if values else None)
+
+
 def _history_from_rows(problem: Problem, profile: str):
     """What the problem page's chart read before: the stored rows of the default ranking, improvements kept."""
     return overview.best_over_time(ranking_rows.problem_ranking_rows(problem=problem, profile=profile))
@@ -100,14 +124,23 @@ def _state():
             key=str,
         ),
         _stored_choices(),
+        sorted(
+            MeasuredBaseline.objects.values_list(
+                "problem_id", "profile", "problem_version", "evaluations", "median_us"
+            ),
+            key=str,
+        ),
     )
 
 
 def _assert_pages_read_what_was_computed(problems: list[Problem]):
-    checked = 0
+    checked = timed = 0
     for problem in problems:
         for profile in PROFILES:
             assert _stored_roofline(problem, profile) == _roofline_as_queried(problem, profile)
+            baseline = selectors.problem_baseline(problem=problem, profile=profile)
+            assert (baseline.evaluations, baseline.median_us) == _baseline_as_queried(problem, profile)
+            timed += bool(baseline.evaluations)
             measured = selectors.problem_measurement(problem=problem, profile=profile)
             assert measured.choices == selectors.problem_ranking_choices(problem=problem, profile=profile)
             stored = overview.problem_best_over_time(problem=problem, profile=profile, measured=measured)
@@ -127,6 +160,7 @@ def _assert_pages_read_what_was_computed(problems: list[Problem]):
             )
             checked += bool(stored)
     assert checked, "some problem has a best speedup over time to compare"
+    assert timed, "some problem has a baseline's time to compare"
     assert _stored_choices() == _choices_from_the_runs()
 
 

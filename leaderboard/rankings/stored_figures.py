@@ -107,13 +107,23 @@ def measured_baseline_after_result(*, result: Result) -> None:
     _baseline_write(submission.problem_id, submission.profile, result.problem_version)
 
 
+_BASELINE_UPSERT = """
+INSERT INTO leaderboard_measuredbaseline (problem_id, profile, problem_version, evaluations, median_us)
+VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (problem_id, profile, problem_version) DO UPDATE SET
+    evaluations = excluded.evaluations, median_us = excluded.median_us
+"""
+
+
 def _baseline_write(problem_id: str, profile: str, version: int) -> None:
+    """The baseline of ``problem_id``'s ``version`` on ``profile`` as the results give it, written in one query (none
+    timed it: no row)."""
     evaluations, median = selectors.baseline_timings(problem_id=problem_id, profile=profile, version=version)
-    key = {"problem_id": problem_id, "profile": profile, "problem_version": version}
     if not evaluations or median is None:
-        MeasuredBaseline.objects.filter(**key).delete()
+        MeasuredBaseline.objects.filter(problem_id=problem_id, profile=profile, problem_version=version).delete()
         return
-    MeasuredBaseline.objects.update_or_create(**key, defaults={"evaluations": evaluations, "median_us": median})
+    with connection.cursor() as cursor:
+        cursor.execute(_BASELINE_UPSERT, [problem_id, profile, version, evaluations, median])
 
 
 def measured_baselines_rebuild() -> int:

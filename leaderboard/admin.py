@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from leaderboard.rankings.generations import rankings_changed
-from leaderboard.rankings.metrics import stored_protocol_label
+from leaderboard.rankings.scores import stored_protocol_label
 from leaderboard.models import (
     CategoryStanding,
     MeasuredBaseline,

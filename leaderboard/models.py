@@ -151,7 +151,7 @@ class ModelRun(QueuedWork, models.Model):
     turn_budget = models.PositiveIntegerField(default=0, help_text="agent turns per attempt; 0 for zero-shot")
     tokens = models.PositiveBigIntegerField(default=0, help_text="tokens the whole run spent")
     wall_time_s = models.FloatField(default=0, help_text="wall time the whole run spent, seconds")
-    # The protocol in one line (``metrics.Protocol.label``), written when the run is created and by
+    # The protocol in one line (``scores.stored_protocol_label``), written when the run is created and by
     # ``rebuild_standings``: every table of runs shows it, and a page does not rebuild it per row. "" when not
     # written (a row made outside the services): readers compute it then.
     protocol_label = models.CharField(max_length=200, blank=True, default="", help_text="the protocol in one line")

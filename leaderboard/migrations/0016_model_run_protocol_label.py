@@ -3,7 +3,7 @@ per row and per request; filled here for the runs already stored, as creating a 
 
 from django.db import migrations, models
 
-from leaderboard.rankings.metrics import stored_protocol_label
+from leaderboard.rankings.scores import stored_protocol_label
 
 
 def fill(apps, schema_editor):

@@ -19,7 +19,7 @@ from leaderboard.model_runs.container import MAX_PROBLEMS_LISTED, ArchiveError
 from leaderboard.model_runs.layout import read_archive
 from leaderboard.models import ModelRun, Problem, Submission, Trajectory
 from leaderboard.names import invisible_character
-from leaderboard.rankings import generations, metrics
+from leaderboard.rankings import generations, scores
 from leaderboard.rankings.services import run_score_refresh
 from leaderboard.rankings.standing import current_suite_version
 from leaderboard.submissions import queueing, validation
@@ -121,7 +121,7 @@ def model_run_create(*, user, filename: str | None, data: bytes, is_demo: bool =
             turn_budget=manifest.turn_budget,
             tokens=manifest.tokens,
             wall_time_s=manifest.wall_time_s,
-            protocol_label=metrics.stored_protocol_label(manifest.as_protocol()),
+            protocol_label=scores.stored_protocol_label(manifest.as_protocol()),
             profile=manifest.hardware,
             precision=manifest.precision or "",
             suite=manifest.suite,

@@ -37,7 +37,7 @@ import math
 import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Iterable, Literal, Mapping
 
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
@@ -397,16 +397,6 @@ class Protocol:
         parts.append(f"{format_tokens(self.tokens)} tokens")
         parts.append(format_duration(self.wall_time_s))
         return " · ".join(parts)
-
-
-def stored_protocol_label(run: Any) -> str:
-    """The label ``ModelRun.protocol_label`` stores for ``run``: its protocol's ``label`` over its columns as the
-    database holds them (k, turns and tokens integers, wall time a float); "" when they are no valid protocol, so
-    readers write such a run as they always did."""
-    try:
-        return Protocol(run.mode, int(run.k), int(run.turn_budget), int(run.tokens), float(run.wall_time_s)).label()
-    except (ValueError, TypeError, AttributeError):
-        return ""
 
 
 def _short(value: float) -> str:

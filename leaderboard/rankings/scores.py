@@ -56,6 +56,18 @@ def _protocol(run: Any) -> dict[str, Any]:
     }
 
 
+def stored_protocol_label(run: Any) -> str:
+    """The label ``ModelRun.protocol_label`` stores for ``run``: its protocol's ``label`` over its columns as the
+    database holds them (k, turns and tokens integers, wall time a float); "" when they are no valid protocol, so
+    readers write such a run as they always did."""
+    try:
+        return metrics.Protocol(
+            run.mode, int(run.k), int(run.turn_budget), int(run.tokens), float(run.wall_time_s)
+        ).label()
+    except (ValueError, TypeError, AttributeError):
+        return ""
+
+
 def protocol_fields(run: Any) -> dict[str, Any]:
     """The same, flat, for the rows and metadata of exports (``protocol`` is the label)."""
     p = protocol(run)

@@ -354,7 +354,7 @@ def run_protocol_labels_rebuild() -> int:
     runs = ModelRun.objects.only("pk", "mode", "k", "turn_budget", "tokens", "wall_time_s", "protocol_label")
     changed = []
     for run in runs.order_by("pk").iterator(chunk_size=2000):
-        label = metrics.stored_protocol_label(run)
+        label = scores.stored_protocol_label(run)
         if run.protocol_label != label:
             run.protocol_label = label
             changed.append(run)

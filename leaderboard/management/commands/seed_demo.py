@@ -25,7 +25,7 @@ from django.utils import timezone
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, empty_document
 from leaderboard.models import ModelRun, Problem, Result, RunScore, Submission, Trajectory
 from leaderboard.rankings.generations import rankings_changed
-from leaderboard.rankings.metrics import stored_protocol_label
+from leaderboard.rankings.scores import stored_protocol_label
 from leaderboard.rankings.services import run_score_refresh, standings_rebuild
 from leaderboard.submissions.fingerprint import source_key
 from leaderboard.submissions.queueing import job_timeout_s

@@ -15,10 +15,12 @@ from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
 from django.template.defaultfilters import date as date_filter
-from django.template.defaultfilters import floatformat, urlencode
+from django.template.defaultfilters import urlencode
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.formats import localize
 from django.utils.timezone import template_localtime
+
+from leaderboard.web.number_text import fixed, minute_text
 
 
 DEMO_BADGE = ' <span class="badge">demo</span>'
@@ -344,12 +346,12 @@ def _verification(e: Any, f: Mapping[str, Callable[[Any], str]]) -> str:
         where = " on another host" if v.other_host else ""
         return (
             f'<span class="badge verified" title="re-measured{where}: {text(times(v.speedup))} '
-            f'({text(floatformat(v.low, 3))}–{text(floatformat(v.high, 3))}) agrees">✓</span>'
+            f'({text(fixed(v.low, 3))}–{text(fixed(v.high, 3))}) agrees">✓</span>'
         )
     if v.flagged:
         return (
             f'<span class="badge flagged" title="the re-measurement disagrees">⚠ re-measured {text(times(v.speedup))} '
-            f"({text(floatformat(v.low, 3))}–{text(floatformat(v.high, 3))}) vs {text(times(e.speedup))}</span>"
+            f"({text(fixed(v.low, 3))}–{text(fixed(v.high, 3))}) vs {text(times(e.speedup))}</span>"
         )
     return f'<span class="muted small">{text(v.state)}</span>'
 
@@ -367,8 +369,8 @@ def problem_ranking_row(e: Any, profile: str, urls: Mapping[str, str], f: Mappin
             else ""
         )
         formed = f'\n            <div class="muted small formed-as">{_formed_as(e)}</div>'
-        low = text(floatformat(e.speedup_ci_low, 3)) if e.speedup_ci_low is not None else "—"
-        high = text(floatformat(e.speedup_ci_high, 3)) if e.speedup_ci_high is not None else "—"
+        low = text(fixed(e.speedup_ci_low, 3)) if e.speedup_ci_low is not None else "—"
+        high = text(fixed(e.speedup_ci_high, 3)) if e.speedup_ci_high is not None else "—"
         figures = (
             "\n          \n"
             f'          <td data-metric="speedup"><a href="{text(urls["submissions_url"])}{sid}/" '
@@ -410,7 +412,7 @@ def problem_ranking_row(e: Any, profile: str, urls: Mapping[str, str], f: Mappin
         f"          <td{muted}>{text(f['us'](e.solution_median_us))}</td>\n"
         f"          <td{muted}>{text(f['us'](e.baseline_median_us))}</td>\n"
         f"          <td>{roofline}</td>\n"
-        f'          <td class="text">{text(date_filter(submitted, "Y-m-d H:i"))}</td>\n'
+        f'          <td class="text">{text(minute_text(submitted))}</td>\n'
         "        </tr>\n      "
     )
 
@@ -467,6 +469,6 @@ def user_solution_row(s: Any, urls: Mapping[str, str], measures_speed: Callable[
         f'\n      <tr><td class="text"><a href="{text(urls["problems_url"])}{text(_url_part(s.problem_id))}/'
         f'?profile={text(s.profile)}">{pid}</a></td>'
         f'\n        <td class="text">{text(s.profile)}</td>{figures}'
-        f'\n        <td class="text small">{text(date_filter(template_localtime(s.submitted_at), "Y-m-d H:i"))}</td>'
+        f'\n        <td class="text small">{text(minute_text(template_localtime(s.submitted_at)))}</td>'
         f'\n        <td><a href="{text(urls["submissions_url"])}{sid}/">#{sid}</a></td></tr>\n    '
     )

@@ -402,9 +402,8 @@ def run_rows(context, runs, ranked=True) -> str:
     urls = {name: context.get(name, "") for name in URL_PREFIXES}
     row = row_html.run_ranking_row if ranked else row_html.run_unranked_row
     page = kept_rows.page_inputs(row.__name__, tuple(urls.values()))
-    return mark_safe(
-        "".join(kept_rows.kept_row(row, run, kept_rows.run_key(run), page, urls, _RUN_FILTERS) for run in runs)
-    )
+    filters = {**_RUN_FILTERS, "date": row_html.page_date_text()}
+    return mark_safe("".join(kept_rows.kept_row(row, run, kept_rows.run_key(run), page, urls, filters) for run in runs))
 
 
 @register.simple_tag
@@ -417,9 +416,10 @@ def user_run_rows(runs) -> str:
 
     run_url = reverse("model-run-detail", args=[0])[: -len("0/")]
     page = kept_rows.page_inputs("user_run_row", run_url)
+    filters = {**_RUN_FILTERS, "date": row_html.page_date_text()}
     return mark_safe(
         "".join(
-            kept_rows.kept_row(row_html.user_run_row, run, kept_rows.run_key(run), page, run_url, _RUN_FILTERS)
+            kept_rows.kept_row(row_html.user_run_row, run, kept_rows.run_key(run), page, run_url, filters)
             for run in runs
         )
     )

@@ -283,3 +283,31 @@ def test_the_rows_of_a_users_solutions_are_what_the_template_loop_wrote(client, 
     looped = Template("{% load arena %}" + USER_SOLUTIONS_LOOP).render(Context({"t": {"rows": rows}}))
     built = Template("{% load arena %}{% user_solution_rows t.rows %}").render(Context({"t": {"rows": rows}}))
     assert looped == built + "\n"
+
+
+def test_a_pages_dates_are_what_date_text_writes_in_every_time_zone():
+    """The page's writer looks the zone up once; each date must still read as ``date_text`` writes it."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    from django.utils import timezone
+
+    from leaderboard.web.row_html import date_text, page_date_text
+
+    class Kept(dt.datetime):
+        convert_to_local_time = False
+
+    values = [
+        None,
+        "",
+        dt.date(2026, 1, 31),
+        dt.datetime(2026, 12, 31, 23, 30),  # naive: written as it is
+        dt.datetime(2026, 12, 31, 23, 30, tzinfo=dt.timezone.utc),
+        dt.datetime(2026, 1, 1, 0, 15, tzinfo=ZoneInfo("Pacific/Kiritimati")),
+        dt.datetime(2026, 3, 29, 1, 30, tzinfo=ZoneInfo("Europe/Berlin")),
+        Kept(2026, 6, 30, 23, 59, tzinfo=dt.timezone.utc),
+    ]
+    for zone in ("UTC", "Pacific/Honolulu", "Asia/Kolkata", "Pacific/Kiritimati", "Europe/Berlin"):
+        with timezone.override(ZoneInfo(zone)):
+            day = page_date_text()
+            assert [day(v) for v in values] == [date_text(v) for v in values], zone

@@ -91,7 +91,21 @@ def indented_json(value: Any, newline: str = "\n") -> str:
         if not value:
             return "[]"
         inner = newline + " "
-        return "[" + ",".join(inner + indented_json(item, inner) for item in value) + newline + "]"
+        items = []
+        for item in value:
+            kind = type(item)  # as for a dict's values: a run's intervals are pairs of floats, ten a row
+            if kind is float and item == item and item not in _INFINITIES:
+                written = float.__repr__(item)
+            elif kind is str:
+                written = _string(item)
+            elif item is None:
+                written = "null"
+            elif kind is int:
+                written = int.__repr__(item)
+            else:
+                written = indented_json(item, inner)
+            items.append(inner + written)
+        return "[" + ",".join(items) + newline + "]"
     if kind is str:
         return _string(value)
     if value is None:

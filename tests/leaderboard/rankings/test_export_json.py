@@ -25,6 +25,8 @@ AWKWARD = {
     "when": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
     "decimal": Decimal("1.50"),
     "tuple": (1, "a"),
+    "pair": [0.1, 1.0],
+    "scalars": [0.5, float("nan"), float("inf"), True, False, None, "x\n\u2603", 2, -0.0, Decimal("1.5")],
     "é": "\u00e9",
 }
 

@@ -209,7 +209,7 @@ class Table:
         return self._record(row)
 
     def _record(self, row: Any) -> dict[str, Any]:
-        record = {c.key: _plain(c.get(row)) for c in self.columns if c.exported}
+        record = {key: _plain(get(row)) for key, get in self._record_key[0]}  # the exported columns, chosen once
         if self.extra is not None:
             record.update({k: _plain(v) for k, v in self.extra(row).items()})
         return record

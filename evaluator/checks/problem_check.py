@@ -108,40 +108,9 @@ def produce(folder: Path, out: Path, world_sizes: tuple[int, ...] = CHECK_WORLD_
 
 def _rank_outputs(problem, w: int, solution_path: Path | None) -> list:
     """The reference (or a known answer) on ``w`` gloo ranks, forked from this process; each rank's outputs."""
-    import os
-    import tempfile
-    import traceback
+    from evaluator.checks.selfcheck import rank_outputs
 
-    import torch
-    import torch.multiprocessing as mp
-
-    from evaluator.checks.selfcheck import _rank_main
-
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            mp.start_processes(
-                _rank_main,
-                args=(
-                    problem,
-                    w,
-                    SEED,
-                    PRESET,
-                    os.path.join(tmp, "store"),
-                    tmp,
-                    None if solution_path is None else str(solution_path),
-                    COLLECTIVE_TIMEOUT_S,
-                ),
-                nprocs=w,
-                join=True,
-                start_method="fork",
-            )
-        except Exception:
-            raise _RunFailed(f"failed: {traceback.format_exc(limit=3)[-2000:]}") from None
-        return [torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False) for r in range(w)]
-
-
-class _RunFailed(Exception):
-    pass
+    return rank_outputs(problem, w, SEED, PRESET, solution_path, COLLECTIVE_TIMEOUT_S, weights_only=False)
 
 
 def _step(out: Path, name: str, run, who: str) -> None:
@@ -150,7 +119,9 @@ def _step(out: Path, name: str, run, who: str) -> None:
     except BaseException as exc:  # noqa: BLE001 - the contributor's code may raise anything, SystemExit included
         if isinstance(exc, KeyboardInterrupt):
             raise
-        text = f"{who} {exc}" if isinstance(exc, _RunFailed) else f"{who} check raised {type(exc).__name__}: {exc}"
+        from evaluator.checks.selfcheck import RanksFailed  # with torch: only where the ranks ran
+
+        text = f"{who} {exc}" if isinstance(exc, RanksFailed) else f"{who} check raised {type(exc).__name__}: {exc}"
         (out / f"{name}.error").write_text(text[: MAX_ERROR_BYTES // 2])
 
 

@@ -99,6 +99,45 @@ def check(
     return check_problem(get(problem_id), world_size, seed, preset, solution_path)
 
 
+class RanksFailed(Exception):
+    """A rank of :func:`rank_outputs` raised, or the group could not run: the message says how."""
+
+
+def rank_outputs(
+    problem: Problem,
+    world_size: int,
+    seed: int,
+    preset: str,
+    solution_path: str | Path | None,
+    timeout_s: float | None,
+    *,
+    weights_only: bool = True,
+) -> list:
+    """The reference (or the solution at ``solution_path``) on ``world_size`` gloo ranks forked from this process:
+    each rank's outputs, as the rank saved them (``weights_only`` False reads back any object it saved)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            mp.start_processes(
+                _rank_main,
+                args=(
+                    problem,
+                    world_size,
+                    seed,
+                    preset,
+                    os.path.join(tmp, "store"),
+                    tmp,
+                    None if solution_path is None else str(solution_path),
+                    timeout_s,
+                ),
+                nprocs=world_size,
+                join=True,
+                start_method="fork",
+            )
+        except Exception:
+            raise RanksFailed(f"failed: {traceback.format_exc(limit=3)[-2000:]}") from None
+        return [torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=weights_only) for r in range(world_size)]
+
+
 def check_problem(
     problem: Problem | str | Path,
     world_size: int,
@@ -136,34 +175,15 @@ def check_problem(
         return SelfCheckReport(
             problem_id, world_size, preset, (f"oracle returned {len(expected)} outputs for {world_size} ranks",)
         )
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            mp.start_processes(
-                _rank_main,
-                args=(
-                    problem,
-                    world_size,
-                    seed,
-                    preset,
-                    os.path.join(tmp, "store"),
-                    tmp,
-                    None if solution_path is None else str(solution_path),
-                    timeout_s,
-                ),
-                nprocs=world_size,
-                join=True,
-                start_method="fork",
-            )
-        except Exception:
-            return SelfCheckReport(
-                problem_id, world_size, preset, (f"{who} failed: {traceback.format_exc(limit=3)[-2000:]}",)
-            )
-        tol = problem.tolerance(problem.presets[preset].dtype)
-        for r in range(world_size):
-            got = torch.load(os.path.join(tmp, f"rank{r}.pt"))
-            mismatch = compare(tuple(got), as_tuple(expected[r]), tol.atol, tol.rtol)
-            if mismatch:
-                errors.append(f"rank {r}: {who} differs from oracle: {mismatch.message}")
+    try:
+        outputs = rank_outputs(problem, world_size, seed, preset, solution_path, timeout_s)
+    except RanksFailed as exc:
+        return SelfCheckReport(problem_id, world_size, preset, (f"{who} {exc}",))
+    tol = problem.tolerance(problem.presets[preset].dtype)
+    for r in range(world_size):
+        mismatch = compare(tuple(outputs[r]), as_tuple(expected[r]), tol.atol, tol.rtol)
+        if mismatch:
+            errors.append(f"rank {r}: {who} differs from oracle: {mismatch.message}")
     if solution_path is not None:
         return SelfCheckReport(problem_id, world_size, preset, tuple(errors))
     flat = flatness_error(problem, expected, preset)

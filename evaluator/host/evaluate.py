@@ -421,7 +421,7 @@ def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahe
             "leftover_processes": session.escaped,
             # Whether every rank's engine sealed its tables and the loaded code (mseal) before the solution loaded;
             # None where no rank got that far, False on a kernel without mseal (the comparisons at stops hold alone).
-            "engine_sealed": _sealed(session),
+            "engine_sealed": session.engine_sealed(),
         }
         doc["flags"].update(_flags(counted))
         if session.restored_signals:
@@ -513,13 +513,6 @@ def _flags(calls: dict[str, int]) -> dict[str, Any]:
         "communication_source": "counted at run time inside the sandbox, from the dispatcher's operators "
         "(c10d, functional collectives, symmetric memory)",
     }
-
-
-def _sealed(session: Session) -> bool | None:
-    loaded = [p.first("loaded") for p in session.ranks]
-    if not loaded or any(m is None for m in loaded):
-        return None
-    return all(bool(m.get("sealed")) for m in loaded if m is not None)
 
 
 def _logs(session: Session) -> dict[str, str]:

@@ -698,8 +698,15 @@ class Session:
             )
 
     def _sealed(self, r: int) -> bool:
+        """Whether rank ``r``'s engine said, as its solution loaded, that the kernel sealed it."""
         loaded = next((p.first("loaded") for p in self.ranks if p.rank == r), None)
         return bool(loaded and loaded.get("sealed") is True)
+
+    def engine_sealed(self) -> bool | None:
+        """Whether every rank's engine was sealed; None where a rank never got as far as its solution's load."""
+        if not self.ranks or any(p.first("loaded") is None for p in self.ranks):
+            return None
+        return all(self._sealed(p.rank) for p in self.ranks)
 
     def _compare_engine(self, r: int, pid: int, inode: int, what: str) -> None:
         """Rank ``r``'s engine code is the file the host built, byte for byte (watch.engine_code_changed), and its

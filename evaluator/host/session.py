@@ -591,8 +591,8 @@ class Session:
                 return Stop(
                     Verdict.REJECTED,
                     f"rank {r} altered an object the evaluator's engine calls through in the {self.phase} phase (the "
-                    f"process group's backend; its engine ended the rank): the code that aligns and times the calls "
-                    f"is not the solution's to change",
+                    f"process group's backend, or a library's table of addresses; its engine ended the rank): the "
+                    f"code that aligns and times the calls is not the solution's to change",
                     [r],
                 )
             elif code == compiled_timer.CHANNEL_REPLACED_EXIT:

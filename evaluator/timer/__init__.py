@@ -36,7 +36,8 @@ MAX_SAMPLE_US = 3600e6  # longer than any phase may last
 CHANNEL_REPLACED_EXIT = 87
 # A rank's exit status when the solution called the engine from inside its call (_engine.cpp not_while_serving).
 ENGINE_REENTERED_EXIT = 88
-# A rank's exit status when an object the engine calls through was altered (_engine.cpp backend()).
+# A rank's exit status when an object the engine calls through was altered (_engine.cpp backend(),
+# check_bound_tables()).
 ENGINE_ALTERED_EXIT = 89
 
 

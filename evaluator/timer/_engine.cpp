@@ -331,6 +331,8 @@ void same_channel(const Channel &c) {
 // it, and a copy of it (dup, dup2/dup3 from it, fcntl F_DUPFD) end the process; changing its flags (non-blocking,
 // asynchronous) is refused. The filter holds for every thread (TSYNC) and every child.
 [[noreturn]] void fail(const std::string &what);
+size_t watch_bound_tables();
+void check_bound_tables();
 
 struct Bpf {
   std::vector<sock_filter> f;
@@ -1368,6 +1370,8 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   bool strided = !failed && refusal.empty() && timed && F.cuda && has_strided_cuda_output(outputs);
   if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken);
   if (F.cuda) check_cu(D.record(F.ev_end, F.stream), "stop event");
+  // After the stop (its cost outside both sides' samples), before any rule's field is taken.
+  check_bound_tables();
   S.held_results = results;  // released inside the next step's window, or at the end
   S.held_args.swap(g.args);
   S.held_inputs = g.tensors;
@@ -1605,6 +1609,7 @@ bool seal_engine() {
   static bool sealed = false;
   if (sealed) fail("the engine is already sealed");
   sealed = true;
+  watch_bound_tables();
   for (auto [p, n] : {std::pair<void *, size_t>{&driver_page, sizeof driver_page},
                       std::pair<void *, size_t>{&fixed_page, sizeof fixed_page}})
     if (mprotect(p, n, PROT_READ) != 0) fail(std::string("the engine's tables could not be made read-only: ") + strerror(errno));
@@ -1617,6 +1622,165 @@ bool seal_engine() {
   seal_special_mappings(t);
   if (!t.failed.empty()) fail("the kernel refused to seal " + t.failed);
   return !t.unsupported;
+}
+
+// ---- the lazily bound libraries' tables of addresses --------------------------------------------------------------
+// libc, libstdc++, libpython, libc10 and libtorch are linked for lazy binding: the entries through which they call
+// functions of other objects (and torch calls its own exported functions) lie in .got.plt, in pages shared with their
+// writable data, which no seal can cover. Between the solution's return and its reply the engine passes through many
+// of them (its allocations, torch's accessors), so an entry re-pointed at code of the solution's would run that code
+// inside the engine, after the rules' fields are taken and before they are written (a red team blanked the aliasing
+// field that way). Every such entry of every object loaded when the engine is watched is kept, with what it held, in
+// pages read-only and sealed; right after the solution's calls return, before anything that could go through one,
+// each is compared. An entry may change only as the loader binds it: from its own object's lazy stub to code of an
+// object loaded by then. Anything else ends the rank (ENGINE_ALTERED_EXIT). Both sides watch, so both pay the same.
+struct BoundTable {
+  uintptr_t slots;  // the first entry's address
+  size_t count;     // entries, side by side
+  uintptr_t code_lo, code_hi;  // the object's own code: where a lazy stub points
+  size_t first;     // where its values start in BoundIndex::values
+  char name[96];
+};
+struct CodeRange {
+  uintptr_t lo, hi;
+};
+struct BoundIndex {
+  size_t tables = 0, ranges = 0;
+  BoundTable *table = nullptr;
+  CodeRange *range = nullptr;
+  uint64_t *values = nullptr;
+  size_t entries = 0;
+};
+Sealable<BoundIndex> bound_page __asm__("arena_bound") __attribute__((used));
+const BoundIndex &B = bound_page.v;
+
+#if defined(__x86_64__)
+constexpr uint32_t JUMP_SLOT = 7, IRELATIVE = 37;  // R_X86_64_JUMP_SLOT, R_X86_64_IRELATIVE
+#elif defined(__aarch64__)
+constexpr uint32_t JUMP_SLOT = 1026, IRELATIVE = 1032;  // R_AARCH64_JUMP_SLOT, R_AARCH64_IRELATIVE
+#endif
+
+struct BoundScan {
+  std::vector<BoundTable> tables;
+  std::vector<CodeRange> ranges;
+  std::vector<uint64_t> values;
+};
+
+int scan_object(struct dl_phdr_info *info, size_t, void *data) {
+  auto &scan = *static_cast<BoundScan *>(data);
+  const uintptr_t base = info->dlpi_addr;
+  const ElfW(Dyn) *dyn = nullptr;
+  uintptr_t relro_lo = 0, relro_hi = 0, code_lo = UINTPTR_MAX, code_hi = 0;
+  for (int k = 0; k < info->dlpi_phnum; ++k) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[k];
+    if (ph.p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn) *>(base + ph.p_vaddr);
+    if (ph.p_type == PT_GNU_RELRO) relro_lo = base + ph.p_vaddr, relro_hi = relro_lo + ph.p_memsz;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+      code_lo = std::min<uintptr_t>(code_lo, base + ph.p_vaddr);
+      code_hi = std::max<uintptr_t>(code_hi, base + ph.p_vaddr + ph.p_memsz);
+      scan.ranges.push_back({base + ph.p_vaddr, base + ph.p_vaddr + ph.p_memsz});
+    }
+  }
+  if (!dyn || code_hi == 0) return 0;
+  uintptr_t jmprel = 0;
+  size_t relsz = 0;
+  for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_JMPREL) jmprel = d->d_un.d_ptr;
+    if (d->d_tag == DT_PLTRELSZ) relsz = d->d_un.d_val;
+  }
+  if (!jmprel || !relsz) return 0;
+  // The loader rewrites some objects' dynamic addresses in place and not others' (the vDSO, read-only sections).
+  if (jmprel < base) jmprel += base;
+  const auto *rel = reinterpret_cast<const ElfW(Rela) *>(jmprel);
+  size_t n = relsz / sizeof(ElfW(Rela));
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[k].r_info));
+    if (type != JUMP_SLOT && type != IRELATIVE) continue;
+    uintptr_t at = base + rel[k].r_offset;
+    lo = std::min(lo, at);
+    hi = std::max(hi, at + sizeof(uint64_t));
+  }
+  // Entries inside the object's RELRO part were bound at load (-z now) and are sealed with it.
+  if (hi <= lo || (lo >= relro_lo && hi <= relro_hi)) return 0;
+  BoundTable t{};
+  t.slots = lo;
+  t.count = (hi - lo) / sizeof(uint64_t);
+  t.code_lo = code_lo;
+  t.code_hi = code_hi;
+  t.first = scan.values.size();
+  const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program";
+  const char *slash = strrchr(name, '/');
+  snprintf(t.name, sizeof t.name, "%s", slash ? slash + 1 : name);
+  const auto *slot = reinterpret_cast<const uint64_t *>(lo);
+  scan.values.insert(scan.values.end(), slot, slot + t.count);
+  scan.tables.push_back(t);
+  return 0;
+}
+
+// Once, in each process that runs steps: the rank's as the last thing before it seals (seal_engine), the judge's once
+// its engine is open. Returns the number of entries watched.
+size_t watch_bound_tables() {
+  not_while_serving();
+  if (B.table) fail("the engine already watches the tables of library addresses");
+  BoundScan scan;
+  dl_iterate_phdr(scan_object, &scan);
+  size_t bytes = scan.tables.size() * sizeof(BoundTable) + scan.ranges.size() * sizeof(CodeRange) +
+                 scan.values.size() * sizeof(uint64_t);
+  size_t mapped = (std::max<size_t>(bytes, 1) + PAGE - 1) & ~(PAGE - 1);
+  void *at = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (at == MAP_FAILED) fail("the engine could not keep the tables of library addresses");
+  auto *p = static_cast<unsigned char *>(at);
+  BoundIndex idx;
+  idx.tables = scan.tables.size();
+  idx.ranges = scan.ranges.size();
+  idx.entries = scan.values.size();
+  idx.table = reinterpret_cast<BoundTable *>(p);
+  memcpy(idx.table, scan.tables.data(), idx.tables * sizeof(BoundTable));
+  idx.range = reinterpret_cast<CodeRange *>(p + idx.tables * sizeof(BoundTable));
+  memcpy(idx.range, scan.ranges.data(), idx.ranges * sizeof(CodeRange));
+  idx.values = reinterpret_cast<uint64_t *>(p + idx.tables * sizeof(BoundTable) + idx.ranges * sizeof(CodeRange));
+  memcpy(idx.values, scan.values.data(), idx.entries * sizeof(uint64_t));
+  if (mprotect(&bound_page, sizeof bound_page, PROT_READ | PROT_WRITE) != 0)
+    fail(std::string("the engine's index of tables could not be written: ") + strerror(errno));
+  bound_page.v = idx;
+  SealTally t;
+  for (auto [q, n] : {std::pair<void *, size_t>{at, mapped}, std::pair<void *, size_t>{&bound_page, sizeof bound_page}}) {
+    if (mprotect(q, n, PROT_READ) != 0)
+      fail(std::string("the tables of library addresses could not be made read-only: ") + strerror(errno));
+    seal_range(reinterpret_cast<uintptr_t>(q), reinterpret_cast<uintptr_t>(q) + n, "the kept tables", t);
+  }
+  if (!t.failed.empty()) fail("the kernel refused to seal " + t.failed);
+  return idx.entries;
+}
+
+bool in_loaded_code(uint64_t v) {
+  for (size_t k = 0; k < B.ranges; ++k)
+    if (v >= B.range[k].lo && v < B.range[k].hi) return true;
+  return false;
+}
+
+// Right after the solution's calls return (evaluator/timer/__init__.py ENGINE_ALTERED_EXIT when an entry moved).
+void check_bound_tables() {
+  for (size_t k = 0; k < B.tables; ++k) {
+    const BoundTable &t = B.table[k];
+    const uint64_t *live = reinterpret_cast<const uint64_t *>(t.slots);
+    const uint64_t *kept = B.values + t.first;
+    if (memcmp(live, kept, t.count * sizeof(uint64_t)) == 0) continue;
+    for (size_t e = 0; e < t.count; ++e) {
+      uint64_t now = live[e];
+      if (now == kept[e]) continue;
+      bool bound_lazily = kept[e] >= t.code_lo && kept[e] < t.code_hi && in_loaded_code(now);
+      if (bound_lazily) continue;
+      char msg[256];
+      int n = snprintf(msg, sizeof msg,
+                       "an entry of %s's table of library addresses was re-pointed outside the code loaded before the "
+                       "solution (entry %zu)\n",
+                       t.name, e);
+      (void)!write(2, msg, static_cast<size_t>(std::max(0, std::min<int>(n, sizeof msg - 1))));
+      _exit(ENGINE_ALTERED_EXIT);
+    }
+  }
 }
 
 void set_spin(double spin_us) {
@@ -1747,6 +1911,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("seal", &seal_engine,
         "Make the engine's tables read-only and seal them, with every loaded object's code and relocated tables; "
         "once, before the solution loads. False where the kernel has no mseal.");
+  m.def("watch_bound_tables", &watch_bound_tables,
+        "Keep every lazily bound entry of the loaded objects' tables of library addresses, sealed, and compare them "
+        "after every call; once. Returns the entries kept.");
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"),
         py::arg("calls") = 1);
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));

@@ -122,6 +122,14 @@ CHEATS: list[Case] = [
         ("altered an object the evaluator's engine calls through",),
         log_has=("ARENA_BACKEND_VTABLE_SWAPPED",),
     ),
+    # libstdc++'s table of library addresses is lazily bound (writable, unsealable): its malloc entry re-pointed at a
+    # trampoline of the solution's is found as the call returns, before the engine allocates through it.
+    Case(
+        "cheats/got_plt_hook.py",
+        "rejected",
+        ("altered an object the evaluator's engine calls through",),
+        log_has=("ARENA_GOT_HOOKED",),
+    ),
     # The engine's start event recorded again as the call ends (its handle is readable in the sealed table): the event
     # sample covers nothing of the call. What holds is the host's clock, whose floor on GPU hosts is many calls of
     # the bench all-reduce's size (docs/threat-model.md).

@@ -55,6 +55,12 @@ def main() -> int:
         help="pause between evaluations (a worker between jobs; the held sandboxes import meanwhile)",
     )
     parser.add_argument(
+        "--window-calls",
+        type=int,
+        default=1,
+        help="at least so many calls to a timed window (EvalSpec.min_window_calls; evaluator/host/batch.py)",
+    )
+    parser.add_argument(
         "--host-profile",
         action="store_true",
         help="profile the host's side of the last evaluation (cProfile): where its own time goes, written beside",
@@ -82,6 +88,7 @@ def main() -> int:
                 solution_name=solution.name,
                 profile=args.profile,
                 params=params or None,
+                min_window_calls=args.window_calls,
             )
         )
         if profiler is not None:
@@ -125,6 +132,7 @@ def main() -> int:
         + "".join(f" --param {p}" for p in args.param)
         + (" --warm-sandboxes" if args.warm_sandboxes else "")
         + (f" --between-s {args.between_s:g}" if args.between_s else "")
+        + (f" --window-calls {args.window_calls}" if args.window_calls > 1 else "")
         + (" --host-profile" if args.host_profile else ""),
         "warm_sandboxes": args.warm_sandboxes,
         "between_s": args.between_s,

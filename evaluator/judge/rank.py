@@ -145,9 +145,10 @@ class JudgeRank:
         self.reader = compiled_timer.SampleReader(read_fd)
         self.spin_us = spin_us([], self.device.type == "cuda")
         self.engine.set_spin(self.spin_us)
-        # The baseline's engine watches the tables of library addresses as the solution's does (the rank's seal):
-        # both sides pay the same comparison after every call.
-        self.engine.watch_bound_tables()
+        # Sealed as the solution's engine is (_engine.cpp seal_engine), though nothing here is untrusted: both sides
+        # then pay the same comparison of the tables of library addresses after every call, and no object whose table
+        # the comparison reads can be unloaded under it.
+        self.engine.seal()
 
     def time_baseline(self, i: int, calls: int) -> None:
         t0 = time.perf_counter()

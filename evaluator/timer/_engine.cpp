@@ -243,6 +243,14 @@ struct Fixed {
   Watched watched_env[MAX_WATCHED] = {};
   int n_watched = 0;
   struct sigaction dispositions[65];
+  // What makes a value a plain tensor, as it was at open: torch's tensor class (libtorch_python keeps it in writable
+  // memory) and the table of virtual functions of a dense tensor's implementation (every tensor's own heap memory
+  // points to it; one pointed elsewhere would run the solution's code where the engine reads the tensor).
+  PyTypeObject *tensor_type = nullptr;
+  const void *impl_vtable = nullptr;
+  // GPU hosts: a single call's stop when its strided outputs were copied inside its sample (ev_end is recorded as the
+  // call returns, before anything else).
+  void *ev_after = nullptr;
 };
 Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
 Fixed &F = fixed_page.v;
@@ -615,7 +623,7 @@ std::string json_str(const std::string &s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-    else if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); out += b; }
+    else if (c < 0x20) { out += "\\u00"; out += "0123456789abcdef"[c >> 4]; out += "0123456789abcdef"[c & 15]; }
     else out += static_cast<char>(c);
   }
   return out + "\"";
@@ -627,10 +635,18 @@ std::string json_list(const std::vector<std::string> &items) {
   return out + "]";
 }
 
+// Three decimals, written by the engine itself: libc's printf family reads tables a solution can fill
+// (register_printf_specifier ran a red team's handler, and its Python, while a report was written).
 std::string json_num(double v) {
-  char b[64];
-  snprintf(b, sizeof b, "%.3f", v);
-  return b;
+  if (v != v) return "nan";
+  std::string out = v < 0 ? "-" : "";
+  double a = v < 0 ? -v : v;
+  if (a >= 9.0e15) return out + "inf";
+  uint64_t milli = static_cast<uint64_t>(a * 1000.0 + 0.5);
+  out += std::to_string(milli / 1000);
+  char frac[5] = {'.', static_cast<char>('0' + milli % 1000 / 100), static_cast<char>('0' + milli % 100 / 10),
+                  static_cast<char>('0' + milli % 10), 0};
+  return out + frac;
 }
 
 [[noreturn]] void fail(const std::string &what) { throw std::runtime_error(what); }
@@ -780,7 +796,8 @@ struct Span {
 };
 Span span_of(const at::Tensor &t) {
   uintptr_t lo = reinterpret_cast<uintptr_t>(t.storage().data());
-  return {t.device().is_cuda() ? static_cast<int>(t.device().index()) : -1, lo, lo + t.storage().nbytes()};
+  c10::Device d = t.storage().device();
+  return {d.is_cuda() ? static_cast<int>(d.index()) : -1, lo, lo + t.storage().nbytes()};
 }
 bool overlap(const Span &a, const Span &b) { return a.device == b.device && a.lo < b.hi && b.lo < a.hi; }
 
@@ -978,12 +995,11 @@ std::vector<PyObject *> outputs_of(PyObject *result) {
 }
 
 const at::Tensor *plain_tensor(PyObject *o) {
-  return Py_TYPE(o) == reinterpret_cast<PyTypeObject *>(THPVariableClass) ? &THPVariable_Unpack(o) : nullptr;
+  return Py_TYPE(o) == F.tensor_type ? &THPVariable_Unpack(o) : nullptr;
 }
 
 bool is_tensor_subclass(PyObject *o) {
-  return Py_TYPE(o) != reinterpret_cast<PyTypeObject *>(THPVariableClass) &&
-         PyType_IsSubtype(Py_TYPE(o), reinterpret_cast<PyTypeObject *>(THPVariableClass));
+  return Py_TYPE(o) != F.tensor_type && PyType_IsSubtype(Py_TYPE(o), F.tensor_type);
 }
 
 // Copies a tensor's elements, in order, to ``dst``: host memory, or with ``to_device`` memory of the tensor's own GPU
@@ -1235,19 +1251,47 @@ std::vector<std::string> changed_environment() {
 // The harness owns every signal's disposition: one the call changed is put back the moment the call returns, before
 // anything else, and named in the report. A handler so runs only inside a call, where its work is timed; libraries
 // that install one on first use (inductor's compile workers, SIGHUP) keep working inside the calls.
-std::vector<std::string> restore_signals() {
-  std::vector<std::string> out;
+// Returns the signals put back, as a mask: nothing here allocates, since it runs before the engine compares the tables
+// of library addresses (check_bound_tables), and an allocation goes through one.
+uint64_t restore_signals() {
+  uint64_t changed = 0;
   for (int sig = 1; sig < 65; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     struct sigaction now;
     if (sigaction(sig, nullptr, &now) != 0) continue;
     if (now.sa_handler != F.dispositions[sig].sa_handler) {
       sigaction(sig, &F.dispositions[sig], nullptr);
-      const char *name = sigabbrev_np(sig);
-      out.push_back(std::string("SIG") + (name ? name : std::to_string(sig).c_str()));
+      changed |= uint64_t{1} << (sig - 1);
     }
   }
+  return changed;
+}
+
+std::vector<std::string> signal_names(uint64_t changed) {
+  std::vector<std::string> out;
+  for (int sig = 1; sig < 65; ++sig) {
+    if (!(changed >> (sig - 1) & 1)) continue;
+    const char *name = sigabbrev_np(sig);
+    out.push_back(std::string("SIG") + (name ? name : std::to_string(sig).c_str()));
+  }
   return out;
+}
+
+// Every tensor the engine reads after the call (each output, each input) must be a dense tensor's implementation with
+// no custom policy: its virtual functions are then torch's own, and so are the values the rules read. A red team
+// pointed an output's implementation at a copied table whose device function was Python, and the aliasing rule asked
+// it where the output lay.
+struct PolicyOf : c10::TensorImpl {
+  static bool custom(const c10::TensorImpl *impl) {
+    auto *p = static_cast<const PolicyOf *>(impl);
+    return p->matches_policy(SizesStridesPolicy::CustomStrides) ||
+           p->matches_python_custom(SizesStridesPolicy::CustomStrides);
+  }
+};
+bool plain_impl(const at::Tensor &t) {
+  const c10::TensorImpl *impl = t.unsafeGetTensorImpl();
+  return *reinterpret_cast<const void *const *>(impl) == F.impl_vtable && !PolicyOf::custom(impl) &&
+         !impl->key_set().has(c10::DispatchKey::Python);
 }
 
 std::string counts_json() {
@@ -1321,7 +1365,8 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   }
   double h0, h1;
   std::vector<PyObject *> results;
-  std::vector<std::string> signals;
+  results.reserve(calls);  // no allocation between the calls' return and the tables' comparison
+  uint64_t changed_signals = 0;
   if (F.cuda) check_cu(D.record(F.ev_start, F.stream), "start event");
   h0 = now_us();
   PyGC_Enable();
@@ -1336,8 +1381,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     PyObject *result = PyObject_Call(call, args, nullptr);
     counting.store(false);
     if (per_call_events) check_cu(D.record(S.call_events[j].second, F.stream), "call stop event");
-    for (auto &name : restore_signals())
-      if (std::find(signals.begin(), signals.end(), name) == signals.end()) signals.push_back(name);
+    changed_signals |= restore_signals();
     if (result) results.push_back(result);
     failed = !result;
     if (result && calls > 1 && refusal.empty()) {
@@ -1348,9 +1392,15 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
       }
     }
   }
-  r.signals = signals;
+  // A single call's stop as it returns (a strided output's copies are timed to ev_after, below).
+  if (F.cuda && !per_call_events) check_cu(D.record(F.ev_end, F.stream), "stop event");
   quiet_after_call();
   h1 = now_us();
+  // First, before anything allocates or reads the call's values: what the engine calls through from here on is the
+  // code it was sealed with (a hook that ran and put itself back before this point had nothing to do it in but the
+  // stop's record and the signals' read-back).
+  check_bound_tables();
+  r.signals = signal_names(changed_signals);
   // A timed call's GPU outputs in a strided layout are copied before the stop event: piecewise copies cost the host
   // far more than the baseline's one copy, and that cost is the layout the solution chose, so its sample carries it
   // (else the host's clock would see it as work hidden outside the sample). Contiguous outputs, the baseline's among
@@ -1367,11 +1417,16 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     outputs.insert(outputs.end(), one.begin(), one.end());
   }
   if (calls > 1 && refusal.empty() && !failed) outputs = captured.outputs;  // one for each, in the same order
+  for (PyObject *o : outputs)
+    if (const at::Tensor *t = plain_tensor(o); t && refusal.empty() && !plain_impl(*t))
+      refusal = "an output is not a dense tensor of torch's own implementation (its implementation's functions or "
+                "policies were changed)";
+  for (const at::Tensor &t : g.tensors)
+    if (t.defined() && refusal.empty() && !plain_impl(t))
+      refusal = "an input's implementation was changed during the call (its functions or policies)";
   bool strided = !failed && refusal.empty() && timed && F.cuda && has_strided_cuda_output(outputs);
   if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken);
-  if (F.cuda) check_cu(D.record(F.ev_end, F.stream), "stop event");
-  // After the stop (its cost outside both sides' samples), before any rule's field is taken.
-  check_bound_tables();
+  if (strided && !per_call_events) check_cu(D.record(F.ev_after, F.stream), "stop event");
   S.held_results = results;  // released inside the next step's window, or at the end
   S.held_args.swap(g.args);
   S.held_inputs = g.tensors;
@@ -1399,7 +1454,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
         r.elapsed_us += ms * 1000.0;
       }
     } else {
-      check_cu(D.elapsed(&ms, F.ev_start, F.ev_end), "event timing");
+      check_cu(D.elapsed(&ms, F.ev_start, strided ? F.ev_after : F.ev_end), "event timing");
       r.elapsed_us = ms * 1000.0;
     }
   } else {
@@ -1472,7 +1527,7 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     d.reset_persisting_l2 = reinterpret_cast<cu_ctx_reset_l2_t>(dlsym(lib, "cuCtxResetPersistingL2Cache"));
     if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.dtod || !d.memset8 || !d.stream_sync ||
         !d.ctx_sync || !d.memcpy2d || !d.set_limit || !d.reset_persisting_l2 || create(&F.ev_start, 0) ||
-        create(&F.ev_end, 0))
+        create(&F.ev_end, 0) || create(&F.ev_after, 0))
       fail("the timer could not reach the CUDA driver (no current context?)");
     F.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));
     F.cuda = true;
@@ -1520,6 +1575,12 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
   for (int sig : {SIGALRM, SIGVTALRM, SIGPROF}) signal(sig, SIG_IGN);
   for (int sig = 1; sig < 65; ++sig) sigaction(sig, nullptr, &F.dispositions[sig]);
   at::addGlobalCallback(at::RecordFunctionCallback(on_op).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
+  F.tensor_type = reinterpret_cast<PyTypeObject *>(THPVariableClass);
+  {
+    at::Tensor probe(at::detail::empty_generic({1}, c10::GetAllocator(c10::DeviceType::CPU),
+                                               c10::DispatchKeySet(c10::DispatchKey::CPU), at::kByte, std::nullopt));
+    F.impl_vtable = *reinterpret_cast<const void *const *>(probe.unsafeGetTensorImpl());
+  }
   F.timer_fd = timer_fd;
   F.timer_channel = held_channel(timer_fd);
   unsigned char hello[24] = {'A', 'R', 'N', 'K'};
@@ -1637,8 +1698,7 @@ bool seal_engine() {
 struct BoundTable {
   uintptr_t slots;  // the first entry's address
   size_t count;     // entries, side by side
-  uintptr_t code_lo, code_hi;  // the object's own code: where a lazy stub points
-  size_t first;     // where its values start in BoundIndex::values
+  size_t first;     // where its values (and lazy flags) start in BoundIndex
   char name[96];
 };
 struct CodeRange {
@@ -1649,6 +1709,7 @@ struct BoundIndex {
   BoundTable *table = nullptr;
   CodeRange *range = nullptr;
   uint64_t *values = nullptr;
+  unsigned char *lazy = nullptr;  // per entry: still the loader's stub when kept (the file's word plus the load base)
   size_t entries = 0;
 };
 Sealable<BoundIndex> bound_page __asm__("arena_bound") __attribute__((used));
@@ -1664,7 +1725,28 @@ struct BoundScan {
   std::vector<BoundTable> tables;
   std::vector<CodeRange> ranges;
   std::vector<uint64_t> values;
+  std::vector<unsigned char> lazy;
 };
+
+// The words the object's file holds for ``count`` entries from ``lo``: before the loader binds an entry, it holds
+// the load base plus this word (its lazy stub). False when the file cannot be read.
+bool file_words(const char *path, const struct dl_phdr_info *info, uintptr_t lo, size_t count,
+                std::vector<uint64_t> &out) {
+  uintptr_t vaddr = lo - info->dlpi_addr;
+  for (int k = 0; k < info->dlpi_phnum; ++k) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[k];
+    if (ph.p_type != PT_LOAD || vaddr < ph.p_vaddr || vaddr + count * sizeof(uint64_t) > ph.p_vaddr + ph.p_filesz)
+      continue;
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    out.assign(count, 0);
+    size_t want = count * sizeof(uint64_t);
+    ssize_t got = pread(fd, out.data(), want, static_cast<off_t>(ph.p_offset + (vaddr - ph.p_vaddr)));
+    close(fd);
+    return got == static_cast<ssize_t>(want);
+  }
+  return false;
+}
 
 int scan_object(struct dl_phdr_info *info, size_t, void *data) {
   auto &scan = *static_cast<BoundScan *>(data);
@@ -1706,14 +1788,20 @@ int scan_object(struct dl_phdr_info *info, size_t, void *data) {
   BoundTable t{};
   t.slots = lo;
   t.count = (hi - lo) / sizeof(uint64_t);
-  t.code_lo = code_lo;
-  t.code_hi = code_hi;
   t.first = scan.values.size();
   const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program";
   const char *slash = strrchr(name, '/');
   snprintf(t.name, sizeof t.name, "%s", slash ? slash + 1 : name);
   const auto *slot = reinterpret_cast<const uint64_t *>(lo);
   scan.values.insert(scan.values.end(), slot, slot + t.count);
+  // Only an entry still at its stub may change, and only as the loader binds it: one already bound (to another
+  // object, or to its own object's function, as libtorch's calls of its own exported functions are) is held to what
+  // it was. Where the file cannot be read, an entry pointing into its own object's code is taken for a stub.
+  std::vector<uint64_t> words;
+  bool read = file_words(info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe", info, lo, t.count,
+                         words);
+  for (size_t e = 0; e < t.count; ++e)
+    scan.lazy.push_back(read ? slot[e] == info->dlpi_addr + words[e] : slot[e] >= code_lo && slot[e] < code_hi);
   scan.tables.push_back(t);
   return 0;
 }
@@ -1726,7 +1814,7 @@ size_t watch_bound_tables() {
   BoundScan scan;
   dl_iterate_phdr(scan_object, &scan);
   size_t bytes = scan.tables.size() * sizeof(BoundTable) + scan.ranges.size() * sizeof(CodeRange) +
-                 scan.values.size() * sizeof(uint64_t);
+                 scan.values.size() * (sizeof(uint64_t) + 1);
   size_t mapped = (std::max<size_t>(bytes, 1) + PAGE - 1) & ~(PAGE - 1);
   void *at = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (at == MAP_FAILED) fail("the engine could not keep the tables of library addresses");
@@ -1741,6 +1829,8 @@ size_t watch_bound_tables() {
   memcpy(idx.range, scan.ranges.data(), idx.ranges * sizeof(CodeRange));
   idx.values = reinterpret_cast<uint64_t *>(p + idx.tables * sizeof(BoundTable) + idx.ranges * sizeof(CodeRange));
   memcpy(idx.values, scan.values.data(), idx.entries * sizeof(uint64_t));
+  idx.lazy = reinterpret_cast<unsigned char *>(idx.values + idx.entries);
+  memcpy(idx.lazy, scan.lazy.data(), idx.entries);
   if (mprotect(&bound_page, sizeof bound_page, PROT_READ | PROT_WRITE) != 0)
     fail(std::string("the engine's index of tables could not be written: ") + strerror(errno));
   bound_page.v = idx;
@@ -1770,7 +1860,7 @@ void check_bound_tables() {
     for (size_t e = 0; e < t.count; ++e) {
       uint64_t now = live[e];
       if (now == kept[e]) continue;
-      bool bound_lazily = kept[e] >= t.code_lo && kept[e] < t.code_hi && in_loaded_code(now);
+      bool bound_lazily = B.lazy[t.first + e] && in_loaded_code(now);
       if (bound_lazily) continue;
       char msg[256];
       int n = snprintf(msg, sizeof msg,

@@ -1,9 +1,11 @@
-"""The lazily bound tables of library addresses: libstdc++, libc10, libtorch and libpython call other objects through
-entries (.got.plt) in pages shared with their writable data, which no seal covers. The engine keeps every such entry,
-sealed, once a rank is set up, and compares them right after the solution's calls return: an entry re-pointed at code
-loaded afterwards (a hook of the solution's) ends the rank with ENGINE_ALTERED_EXIT before the engine could run it; an
-entry the loader binds on first use (from its object's lazy stub to a loaded function) is what lazy binding does, and
-passes. Each case runs in a fresh interpreter with a one-rank gloo group, as a rank does."""
+"""What the engine calls through between the solution's return and its reply. libstdc++, libc10, libtorch and libpython
+call other objects (and their own exported functions) through entries (.got.plt) in pages shared with their writable
+data, which no seal covers. The engine keeps every such entry, sealed, once a rank is set up, and compares them as the
+solution's calls return, before anything allocates: an entry re-pointed anywhere (code loaded afterwards, or another
+function loaded before) ends the rank with ENGINE_ALTERED_EXIT; only an entry still at its lazy stub when kept (the
+file's word plus the load base) may change, to a loaded function, as the loader binds it. The outputs' and inputs'
+implementations must be torch's own dense ones before any of their virtual functions is called. Each case runs in a
+fresh interpreter with a one-rank gloo group, as a rank does."""
 
 import json
 import platform
@@ -50,7 +52,7 @@ def slots(path):
         at = names[4] + s[0]
         return data[at:data.index(b"\\0", at)].decode()
     by = {{name(s): s for s in sections}}
-    dynsym, dynstr, rela = by[".dynsym"], by[".dynstr"], by[".rela.plt"]
+    dynsym, dynstr, rela, got = by[".dynsym"], by[".dynstr"], by[".rela.plt"], by[".got.plt"]
     found = {{}}
     for k in range(rela[5] // 24):
         offset, info, _ = struct.unpack_from("<QQq", data, rela[4] + 24 * k)
@@ -58,7 +60,9 @@ def slots(path):
             continue
         st_name, = struct.unpack_from("<I", data, dynsym[4] + 24 * (info >> 32))
         at = dynstr[4] + st_name
-        found[data[at:data.index(b"\\0", at)].decode()] = offset
+        # The file's word: the entry holds it plus the load base until the loader binds it (its lazy stub).
+        word, = struct.unpack_from("<Q", data, got[4] + offset - got[3])
+        found[data[at:data.index(b"\\0", at)].decode()] = (offset, word)
     return found
 
 def trampoline(target):
@@ -66,9 +70,18 @@ def trampoline(target):
     page.write(b"\\xff\\x25\\x00\\x00\\x00\\x00" + struct.pack("<Q", target))
     return page, ctypes.addressof(ctypes.c_char.from_buffer(page))
 
-path, base = library("libstdc++")
-entries = slots(path)
+path, base = library({lib!r})
+found = slots(path)
+entries = {{name: offset for name, (offset, _) in found.items()}}
 word = lambda at: ctypes.c_uint64.from_address(base + at)
+libc = ctypes.CDLL(None)
+libc.dlopen.restype = libc.dlsym.restype = ctypes.c_void_p
+libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+own = libc.dlopen(path.encode(), 1 | 4)  # RTLD_LAZY | RTLD_NOLOAD: the library as loaded (torch loads it locally)
+resolved = {{n: libc.dlsym(own, n.encode()) for n in found}}
+stubs = [n for n, (at, w) in found.items() if word(at).value == base + w and resolved[n]]
+bound_here = [n for n, (at, w) in found.items() if word(at).value != base + w and resolved[n] == word(at).value]
 """
 
 
@@ -77,9 +90,11 @@ def engine_path() -> str:
     return str(timer.build())
 
 
-def _run(engine_path: str, body: str, tmp_path: Path) -> subprocess.CompletedProcess:
+def _run(engine_path: str, body: str, tmp_path: Path, lib: str = "libstdc++") -> subprocess.CompletedProcess:
     source = (
-        PROLOGUE.format(tmp=tmp_path, engine=engine_path, feed=str(tmp_path / "feed"), out=str(tmp_path / "out"))
+        PROLOGUE.format(
+            tmp=tmp_path, engine=engine_path, lib=lib, feed=str(tmp_path / "feed"), out=str(tmp_path / "out")
+        )
         + body
         + "\nimport sys\nsys.stdout.flush()\nos._exit(0)\n"
     )
@@ -118,18 +133,9 @@ def test_an_entry_bound_on_first_use_to_a_loaded_function_passes_and_the_watch_i
         engine_path,
         """
 engine.watch_bound_tables()
-libc = ctypes.CDLL(None)
-libc.dlopen.restype = libc.dlsym.restype = ctypes.c_void_p
-libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
-libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-own = libc.dlopen(path.encode(), 1 | 4)  # RTLD_LAZY | RTLD_NOLOAD: the library as loaded (torch loads it locally)
-code = [(int(l.split()[0].split("-")[0], 16), int(l.split()[0].split("-")[1], 16)) for l in open("/proc/self/maps")
-        if l.split()[1][2] == "x" and l.rstrip().endswith(os.path.basename(path))]
-own_code = lambda v: any(lo <= v < hi for lo, hi in code)
-lazy = [n for n, at in entries.items() if own_code(word(at).value) and libc.dlsym(own, n.encode())]
 def call(a):
     # What the loader does on a first call through a lazy entry: the entry now holds the function, in loaded code.
-    word(entries[lazy[0]]).value = libc.dlsym(own, lazy[0].encode())
+    word(entries[stubs[0]]).value = resolved[stubs[0]]
     return a * 2
 feed.write([x])
 step = engine.step(True, call, feed.fd, out.fd)
@@ -139,11 +145,64 @@ try:
     again = "watched twice"
 except RuntimeError as exc:
     again = str(exc)
-print(json.dumps({"lazy": len(lazy), "doubled": torch.equal(values[0], x * 2), "again": again}))
+print(json.dumps({"lazy": len(stubs), "doubled": torch.equal(values[0], x * 2), "again": again}))
 """,
         tmp_path,
+        lib="libpython",
     )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["lazy"] > 0 and out["doubled"] is True
     assert out["again"] == "the engine already watches the tables of library addresses"
+
+
+def test_an_entry_already_bound_when_watched_is_held_to_its_function_even_within_loaded_code(engine_path, tmp_path):
+    # libstdc++ calls many of its own exported functions through such entries: re-pointed at another of its functions
+    # (code loaded before the watch), one would still do what the solution chose inside the engine.
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+def call(a):
+    word(entries[bound_here[0]]).value = resolved[bound_here[1]]
+    return a * 2
+feed.write([x])
+engine.step(True, call, feed.fd, out.fd)
+print("not refused", flush=True)
+""",
+        tmp_path,
+    )
+    assert done.returncode == timer.ENGINE_ALTERED_EXIT, (done.returncode, done.stdout, done.stderr[-2000:])
+    assert "not refused" not in done.stdout and "libstdc++" in done.stderr
+
+
+def test_an_output_whose_implementation_points_at_other_functions_is_refused_before_the_engine_calls_one(
+    engine_path, tmp_path
+):
+    # The rules read the outputs through their implementations' virtual functions: a copy of torch's table, one entry
+    # of which a solution would make its own, is refused whatever it holds (here, the same functions).
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+kept = []
+def call(a):
+    out = a * 2
+    impl = ctypes.c_uint64.from_address(out._cdata)
+    table = (ctypes.c_uint64 * 130)(*[ctypes.c_uint64.from_address(impl.value - 16 + 8 * k).value for k in range(130)])
+    kept.append(table)
+    impl.value = ctypes.addressof(table) + 16
+    return out
+feed.write([x])
+try:
+    engine.step(True, call, feed.fd, out.fd)
+    said = "passed"
+except RuntimeError as exc:
+    said = str(exc)
+print(json.dumps({"said": said}))
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])["said"]
+    assert "not a dense tensor of torch's own implementation" in said

@@ -28,6 +28,9 @@ class RunFilterChoices:
     ks: list[int]
 
 
+_FORM_CLASSES: dict[tuple[Any, ...], type] = {}  # RunFilterSet.get_form_class
+
+
 class RunFilterSet(django_filters.FilterSet):
     profile = django_filters.ChoiceFilter(label="Hardware", empty_label=ANY)
     precision = django_filters.ChoiceFilter(label="Precision", empty_label=ANY)
@@ -51,10 +54,30 @@ class RunFilterSet(django_filters.FilterSet):
         }
         for name, values in offered.items():
             self.filters[name].extra["choices"] = [(v, v) for v in values]
+        self._offered = tuple((name, tuple(values)) for name, values in offered.items())
+
+    def get_form_class(self) -> type:
+        """The form of these filters, its class made once per process for each set of values offered: django-filter
+        makes a class (and a field per filter) on every request, about a twentieth of a ranking page. A form
+        instance copies its class's fields, so sharing the class shares nothing a request changes."""
+        form = _FORM_CLASSES.get(self._offered)
+        if form is None:
+            if len(_FORM_CLASSES) >= 64:
+                _FORM_CLASSES.clear()
+            form = _FORM_CLASSES[self._offered] = super().get_form_class()
+        return form
 
     def only_published(self, queryset, name: str, value: str):
         """Runs whose owner published their attempts and trajectories."""
         return queryset.filter(published_at__isnull=False) if value else queryset
+
+    def state(self) -> tuple[Any, ...]:
+        """Everything ``.qs`` filters by, hashable: the valid values (the page ignores the others), or none when
+        nothing is bound."""
+        if not self.is_bound:
+            return ()
+        self.is_valid()  # cleans the form; .qs filters by cleaned_data
+        return tuple(self.form.cleaned_data.items())
 
     def active(self) -> dict[str, Any]:
         """The filters in effect (valid and set), as exports record them."""

@@ -14,15 +14,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Hashable, Iterable
 
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
 from django.db.models import Count
 
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import percentile
 from leaderboard.models import CategoryStanding, ModelRun, Problem, ProblemStanding, Result
-from leaderboard.rankings import metrics, run_selectors, selectors
+from leaderboard.rankings import metrics, prepared, run_selectors, selectors
 
 # fast_p is drawn at these p (×: a correct attempt whose speedup's interval lies above p counts).
 FAST_P_CURVE: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
@@ -380,14 +382,24 @@ def score_against_cost(runs, limit: int = 500) -> list[CostPoint]:
 CostRow = tuple[int, str, str, int, int, float, float]  # run id, model, mode, k, tokens, wall time, pass@k
 
 
-def cost_rows(runs, limit: int = 500) -> tuple[CostRow, ...]:
+def cost_rows(runs, limit: int = 500, key: Hashable | None = None) -> tuple[CostRow, ...]:
     """What ``score_against_cost`` draws of the first ``limit`` runs of ``runs``: each scored run's id, model, mode,
-    k, tokens, wall time and pass@k (one query), everything its points are computed from (``cost_points``)."""
+    k, tokens, wall time and pass@k (one query), everything its points are computed from (``cost_points``). ``key``:
+    everything ``runs`` is built from (``run_selectors.ranking_key``), so that its query is compiled once per process
+    (``prepared``; on PostgreSQL)."""
+    chosen = runs.values_list("pk", "model", "mode", "k", "tokens", "wall_time_s", "score__pass_at_k")[:limit]
+    rows: Iterable[tuple[Any, ...]] = chosen
+    if key is not None and connection.vendor == "postgresql":
+        try:
+            sql, params = prepared.sql_with_params(chosen, ("cost_rows", key))
+        except EmptyResultSet:  # a filter that can match nothing
+            return ()
+        with connection.cursor() as cursor:  # (plain columns: read as values_list reads them, no converters)
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
     return tuple(
         (pk, model, mode, k, tokens, wall, float(score))
-        for pk, model, mode, k, tokens, wall, score in runs.values_list(
-            "pk", "model", "mode", "k", "tokens", "wall_time_s", "score__pass_at_k"
-        )[:limit]
+        for pk, model, mode, k, tokens, wall, score in rows
         if score is not None
     )
 

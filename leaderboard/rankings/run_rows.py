@@ -10,7 +10,7 @@ columns, ``user.username``, ``score.<field>``, ``is_done``), with the same value
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Hashable, Iterable
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 
 from evaluator.contract import states
 from leaderboard.models import ModelRun, RunScore
+from leaderboard.rankings import prepared
 
 # The run's own columns a table of runs reads (its manifest and notes, big and never shown, are left out).
 RUN_FIELDS = (
@@ -196,14 +197,16 @@ def _page_sql(columns: _Columns) -> str:
     )
 
 
-def _read(runs: QuerySet[ModelRun], columns: _Columns) -> list[RunRow]:
+def _read(runs: QuerySet[ModelRun], columns: _Columns, key: Hashable | None = None) -> list[RunRow]:
     """``runs`` (filtered, sorted, sliced) read as ``RunRow``s of ``columns``, in one query. On PostgreSQL only the
     query of their ids is compiled per request, the columns' part written once (``_page_sql``): compiling some forty
-    columns through two joins cost a page of runs more CPU than reading them."""
+    columns through two joins cost a page of runs more CPU than reading them. ``key``: everything ``runs`` is built
+    from but its slice (``run_selectors.ranking_key``): the query of their ids is then compiled once per process for
+    each (``prepared``)."""
     if connection.vendor != "postgresql":
         return [RunRow(values, columns) for values in runs.values_list(*columns.names)]
     try:
-        ids, params = runs.values_list("pk").query.sql_with_params()
+        ids, params = prepared.sql_with_params(runs.values_list("pk"), ("ids", key) if key is not None else None)
     except EmptyResultSet:  # a filter that can match nothing
         return []
     with connection.cursor() as cursor:
@@ -211,24 +214,24 @@ def _read(runs: QuerySet[ModelRun], columns: _Columns) -> list[RunRow]:
         return [RunRow(values, columns) for values in cursor.fetchall()]
 
 
-def run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
+def run_rows(runs: QuerySet[ModelRun] | Iterable[Any], key: Hashable | None = None) -> list[Any]:
     """The runs of ``runs`` (a queryset, sliced or not, in its order) as ``RunRow``s with every column an export or
-    the API writes, in one query; anything else (rows already read) as it is."""
+    the API writes, in one query; anything else (rows already read) as it is. ``key``: as ``_read`` takes it."""
     if not isinstance(runs, QuerySet):
         return list(runs)
-    return _read(runs, _ALL)
+    return _read(runs, _ALL, key)
 
 
-def shown_run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
+def shown_run_rows(runs: QuerySet[ModelRun] | Iterable[Any], key: Hashable | None = None) -> list[Any]:
     """The same with only what a page's rows of runs show (``SHOWN_RUN_FIELDS``, ``SHOWN_SCORE_FIELDS``)."""
     if not isinstance(runs, QuerySet):
         return list(runs)
-    return _read(runs, _SHOWN)
+    return _read(runs, _SHOWN, key)
 
 
-def exported_run_rows(runs: QuerySet[ModelRun] | Iterable[Any]) -> list[Any]:
+def exported_run_rows(runs: QuerySet[ModelRun] | Iterable[Any], key: Hashable | None = None) -> list[Any]:
     """The same with only what a table of runs exports (``EXPORTED_RUN_FIELDS``, ``EXPORTED_SCORE_FIELDS``): five
     dates fewer to parse a row."""
     if not isinstance(runs, QuerySet):
         return list(runs)
-    return _read(runs, _EXPORTED)
+    return _read(runs, _EXPORTED, key)

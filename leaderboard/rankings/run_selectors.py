@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Hashable, Iterable
 
+from django.db import connection
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -15,7 +16,7 @@ from django.shortcuts import get_object_or_404
 from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
 from leaderboard.models import ModelRun, Problem, RunFilterChoice, Submission
-from leaderboard.rankings import metrics, run_tables
+from leaderboard.rankings import metrics, prepared, run_tables
 from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
     ALL,
@@ -228,7 +229,13 @@ def _runs() -> QuerySet[ModelRun]:
 def model_run_filter_choices() -> RunFilterChoices:
     """The values the ranking's filters offer: those some run has, as kept when runs are saved and deleted
     (``RunFilterChoice``; one query, a handful of rows, whatever the number of runs)."""
-    seen = set(RunFilterChoice.objects.values_list("profile", "precision", "k"))
+    chosen = RunFilterChoice.objects.values_list("profile", "precision", "k")
+    if connection.vendor == "postgresql":  # the same query every time: compiled once per process
+        with connection.cursor() as cursor:  # (plain columns: read as values_list reads them)
+            cursor.execute(*prepared.sql_with_params(chosen, "filter-choices"))
+            seen = set(cursor.fetchall())
+    else:
+        seen = set(chosen)
     return RunFilterChoices(
         profiles=[p for p in PROFILES if any(s[0] == p for s in seen)],
         precisions=sorted({s[1] for s in seen if s[1]}),
@@ -241,6 +248,13 @@ def model_run_filters(data=None) -> RunFilterSet:
     """The ranking's filters bound to ``data`` (a query string; None: no filter), offering the values some run has.
     The page shows ``.form`` and ignores values it does not offer; the API refuses them (``.is_valid()``)."""
     return RunFilterSet(data, queryset=_runs(), choices=model_run_filter_choices())
+
+
+def ranking_key(filters: RunFilterSet | None, *parts: Hashable) -> tuple[Any, ...]:
+    """What a query of the ranking is built from besides the code, for ``prepared`` to compile it once per process:
+    the filters' valid values (``filters.qs``) and whatever else the caller built it with (its standing, the sort
+    it asked for), each as the caller passed it."""
+    return ("runs", filters.state() if filters is not None else None, *parts)
 
 
 def model_run_ranking(

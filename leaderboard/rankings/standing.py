@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol as Shape
+from typing import Any, Hashable, Iterable, Protocol as Shape
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
@@ -21,7 +21,7 @@ from django.db.models import Count, Q, QuerySet
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from leaderboard.models import ModelRun, RunScore
-from leaderboard.rankings import metrics, significance
+from leaderboard.rankings import metrics, prepared, significance
 from problems.registry import SUITE_VERSION
 
 # Whether a run enters the overall ranking, and if not why (RunScore.status).
@@ -143,14 +143,17 @@ def _rank_ends(runs: QuerySet[ModelRun], sort: str | None) -> RankEnds:
 
 
 def _counts_and_ends(
-    runs: QuerySet[ModelRun], low: str, high: str, *, ranked_only: bool
+    runs: QuerySet[ModelRun], low: str, high: str, *, ranked_only: bool, key: Hashable | None = None
 ) -> tuple[int, int, list[float], list[float]]:
     """On PostgreSQL, in one query over ``runs``: how many there are, how many are ranked, and the sorted ``low`` and
     ``high`` ends (score columns) of those with both (``ranked_only``: of the ranked ones only). Written out rather
     than as Django aggregates: compiling two ordered, filtered ArrayAggs cost about as much CPU as the rest of a
-    ranking page's queries together. The columns come from RANK_INTERVALS, never from the request."""
+    ranking page's queries together. The columns come from RANK_INTERVALS, never from the request. ``key``:
+    everything ``runs`` is built from, so that their filters are compiled once per process (``prepared``)."""
     try:  # the runs' filters, as the ranking's own query applies them (compiled without its joins and columns)
-        inner, inner_params = runs.order_by().values("pk").query.sql_with_params()
+        inner, inner_params = prepared.sql_with_params(
+            runs.order_by().values("pk"), ("filtered", key) if key is not None else None
+        )
     except EmptyResultSet:  # a filter that can match nothing
         return 0, 0, [], []
     score = RunScore._meta
@@ -200,13 +203,16 @@ def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:
     return counts["ranked"], counts["total"] - counts["ranked"]
 
 
-def model_run_page_standing(*, runs: QuerySet[ModelRun], sort: str | None = None) -> tuple[int, int, RankEnds]:
+def model_run_page_standing(
+    *, runs: QuerySet[ModelRun], sort: str | None = None, key: Hashable | None = None
+) -> tuple[int, int, RankEnds]:
     """What a page of the ranking reads of every run of ``runs`` (filtered, any standing) in one query: how many
     are ranked and how many listed apart (``model_run_standing_counts``) and the ends the ranked ones' rank ranges
-    are read from (``page_rank_ranges`` over them, for ``sort``)."""
+    are read from (``page_rank_ranges`` over them, for ``sort``). ``key``: everything ``runs`` is built from
+    (``run_selectors.ranking_key``), so that its query is compiled once per process."""
     if connection.vendor != "postgresql":
         ranked, unranked = model_run_standing_counts(runs=runs)
         return ranked, unranked, _rank_ends(runs.filter(score__status=RANKED), sort)
     low, high = _ends_fields(sort)
-    total, ranked, lows, highs = _counts_and_ends(runs, low, high, ranked_only=True)
+    total, ranked, lows, highs = _counts_and_ends(runs, low, high, ranked_only=True, key=key)
     return ranked, total - ranked, RankEnds(low, high, lows, highs)

@@ -3,6 +3,8 @@ Each view calls selectors to read and at most one service to write."""
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -43,12 +45,21 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
     unranked_table = run_tables.run_ranking_table(
         prefix="unranked_", name="unranked", per_page=run_tables.UNRANKED_PER_PAGE
     )
+    unranked_sort = request.GET.get("unranked_sort")
     unranked = run_selectors.model_run_ranking(
-        filters=filters, standing=run_selectors.UNRANKED, sort=request.GET.get("unranked_sort") or "-created"
+        filters=filters, standing=run_selectors.UNRANKED, sort=unranked_sort or "-created"
     )
+    # What each table's queries are built from (the tables sort by the same ?sort= again): their SQL is compiled
+    # once per process for each (``rankings/prepared.py``).
+    ranked_key = run_selectors.ranking_key(filters, run_selectors.RANKED, sort)
+    unranked_key = run_selectors.ranking_key(filters, run_selectors.UNRANKED, unranked_sort)
     if table.wants_export(request, main=True):
         return table.export(
-            request, runs, filename="model-runs", meta={"filters": filters.active()}, convert=run_rows.exported_run_rows
+            request,
+            runs,
+            filename="model-runs",
+            meta={"filters": filters.active()},
+            convert=functools.partial(run_rows.exported_run_rows, key=ranked_key),
         )
     if unranked_table.wants_export(request, main=False):
         return unranked_table.export(
@@ -56,14 +67,18 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             unranked,
             filename="model-runs-unranked",
             meta={"filters": filters.active()},
-            convert=run_rows.exported_run_rows,
+            convert=functools.partial(run_rows.exported_run_rows, key=unranked_key),
         )
-    pareto = _pareto_chart(overview.cost_rows(runs, limit=overview.PARETO_RUNS))
+    pareto = _pareto_chart(overview.cost_rows(runs, limit=overview.PARETO_RUNS, key=ranked_key))
     # Both tables are pages read from the database; one query counts the rows of both and reads the sorted ends of
     # every ranked interval, which the page's rank ranges come from (counting in SQL, for each row of the page, the
     # runs above and below it cost PostgreSQL three times as much at 1,000 runs).
-    ranked_count, unranked_count, ends = run_selectors.model_run_page_standing(runs=filters.qs, sort=sort)
-    ranked_context = table.context(request, runs, count=ranked_count, convert=run_rows.shown_run_rows)
+    ranked_count, unranked_count, ends = run_selectors.model_run_page_standing(
+        runs=filters.qs, sort=sort, key=run_selectors.ranking_key(filters)
+    )
+    ranked_context = table.context(
+        request, runs, count=ranked_count, convert=functools.partial(run_rows.shown_run_rows, key=ranked_key)
+    )
     run_selectors.set_rank_ranges(rows=ranked_context["rows"], ends=ends)
     return render(
         request,
@@ -73,7 +88,10 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             "table": ranked_context,
             # (none to list: the pager counts them itself, so the page makes the same number of queries either way)
             "unranked": unranked_table.context(
-                request, unranked, count=unranked_count or None, convert=run_rows.shown_run_rows
+                request,
+                unranked,
+                count=unranked_count or None,
+                convert=functools.partial(run_rows.shown_run_rows, key=unranked_key),
             ),
             "rank_metric": run_selectors.rank_metric(sort),
             **links.url_prefixes(),

@@ -1,10 +1,15 @@
-"""A template body rendered once per state of the form it shows (``{% form_fields form %}``, ``templatetags/arena``)."""
+"""Template bodies rendered once and then written from memory (``templatetags/arena``): a filter form's fields once
+per state of the form (``{% form_fields form %}``), and a block that reads nothing of its page once per process
+(``{% fixed %}``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import template
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.urls import get_script_prefix, get_urlconf
 
 
 class FormFieldsNode(template.Node):
@@ -47,4 +52,44 @@ class FormFieldsNode(template.Node):
             if len(self.rendered) >= self.LIMIT:
                 self.rendered.clear()
             html = self.rendered[key] = self.nodelist.render(context)
+        return html
+
+
+_settings_changed = 0  # how many times a setting changed (tests: URLs, static files' storage): a fixed block anew
+
+
+@receiver(setting_changed)
+def _forget_fixed(**_: Any) -> None:
+    global _settings_changed
+    _settings_changed += 1
+
+
+class FixedNode(template.Node):
+    """``{% fixed %}...{% endfixed %}``: a block of links and static files the same on every page (the site's header
+    and footer, some twenty ``{% url %}`` and ``{% static %}`` tags, about half a millisecond a page), rendered once
+    per process for each URL prefix and then written from memory. The body is rendered with none of the page's
+    variables, so a variable in it reads as empty on the first render as on every later one: it cannot show one
+    reader's data to another."""
+
+    def __init__(self, nodelist: template.NodeList) -> None:
+        self.nodelist = nodelist
+        self.rendered: dict[Any, str] = {}
+
+    def render(self, context: template.Context) -> str:
+        request = getattr(context, "request", None)
+        match = getattr(request, "resolver_match", None)
+        # What ``{% url %}`` and ``{% static %}`` read besides their names: the settings, the prefix the site is
+        # served under, the URL configuration, and the application namespace a namespaced name resolves in.
+        key = (
+            _settings_changed,
+            get_script_prefix(),
+            get_urlconf(),
+            getattr(request, "current_app", None),
+            getattr(match, "namespace", None),
+        )
+        html = self.rendered.get(key)
+        if html is None:
+            if len(self.rendered) >= 64:
+                self.rendered.clear()
+            html = self.rendered[key] = self.nodelist.render(context.new())
         return html

@@ -59,6 +59,9 @@ def json_lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Itera
 _scalar = json.JSONEncoder(default=str).encode  # the C encoder: no indent
 _string = json.encoder.encode_basestring_ascii  # how json writes a string (ensure_ascii)
 _INFINITIES = (float("inf"), float("-inf"))
+# A key of a record as written at an indentation ("\n  ": a row's), by indentation: the same few dozen keys start every
+# row's lines, and escaping each anew was about a tenth of a JSON export whose rows were all built afresh.
+_KEY_TEXT: dict[str, dict[Any, str]] = {}
 
 
 def indented_json(value: Any, newline: str = "\n") -> str:
@@ -70,10 +73,18 @@ def indented_json(value: Any, newline: str = "\n") -> str:
         if not value:
             return "{}"
         inner = newline + " "
+        keys = _KEY_TEXT.get(inner)
+        if keys is None:
+            keys = _KEY_TEXT[inner] = {}
         parts = []
         for key, item in value.items():
-            if type(key) is not str:
-                return json.dumps(value, indent=1, default=str).replace("\n", newline)
+            opening = keys.get(key)
+            if opening is None:
+                if type(key) is not str:
+                    return json.dumps(value, indent=1, default=str).replace("\n", newline)
+                opening = f"{inner}{_string(key)}: "
+                if len(keys) < 4096:  # (the keys of the site's records: a few hundred at most)
+                    keys[key] = opening
             kind = type(item)  # the usual values written here, without a call each
             if kind is str:
                 written = _string(item)
@@ -85,7 +96,7 @@ def indented_json(value: Any, newline: str = "\n") -> str:
                 written = float.__repr__(item)
             else:
                 written = indented_json(item, inner)
-            parts.append(f"{inner}{_string(key)}: {written}")
+            parts.append(opening + written)
         return "{" + ",".join(parts) + newline + "}"
     if kind is list or kind is tuple:
         if not value:

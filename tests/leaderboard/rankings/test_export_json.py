@@ -35,7 +35,15 @@ def _as_json_wrote(value) -> str:
     return textwrap.indent(json.dumps(value, indent=1, default=str), "  ")
 
 
-@pytest.mark.parametrize("value", [AWKWARD, {}, [], [AWKWARD, AWKWARD], {1: "an int key", "a": 2}, "text", 3.5, None])
+# the same keys at several depths and again (their written openings are kept by depth), keys that equal an int's
+SAME_KEYS = {"a": {"a": {"a": 1}, "b": [{"a": 2}]}, "b": [{"a": {"a": None}}], "1": 1}
+NUMBER_KEYS = {1: "an int key", "a": 2}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [AWKWARD, {}, [], [AWKWARD, AWKWARD], NUMBER_KEYS, "text", 3.5, None, SAME_KEYS, [SAME_KEYS, NUMBER_KEYS]],
+)
 def test_a_value_is_written_as_json_dumps_with_an_indent_of_one_writes_it(value):
     assert "  " + indented_json(value, "\n  ") == _as_json_wrote(value)
 

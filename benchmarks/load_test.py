@@ -67,7 +67,9 @@ LOAD_USERS = 50
 BURST_PROBLEM = "collectives/all_reduce"
 BURST_PROFILE = "cpu-gloo-2"
 REQUEST_TIMEOUT_S = 30.0
-TARGET_P95_MS = 100.0
+# Issue #28's targets for the readers' p95: cached pages (the site as it runs), and every page rendered
+# (``--no-page-cache``, the real mix at a rate the server can render).
+TARGET_P95_MS = {"cached": 20.0, "uncached": 100.0}
 # The home page is where most readers land: it is in the mix, as are the other pages issue #28 measured.
 WEIGHTS = {"home": 20, "ranking": 20, "run": 20, "problem": 15, "compare": 8, "user": 7, "export": 5, "api": 5}
 
@@ -760,7 +762,7 @@ class CpuMeter:
 
 
 def start_gunicorn(
-    env: dict[str, str], workers: int, threads: int, worker_class: str = "sync"
+    env: dict[str, str], workers: int, threads: int, worker_class: str = "sync", access_log: bool = False
 ) -> tuple[subprocess.Popen, int]:
     """gunicorn on a free loopback port. ``sync`` (the default) runs it as the Dockerfile does: ``gunicorn
     portal.wsgi:application --workers N`` (sync workers, one request at a time each, no keep-alive); ``gthread``
@@ -780,6 +782,8 @@ def start_gunicorn(
         "--log-level",
         "warning",
     ]
+    if access_log:  # as the Dockerfile writes it (there to stdout): each line formatted and written
+        command += ["--access-logfile", os.devnull]
     if worker_class != "sync":
         command += ["-k", worker_class, "--threads", str(threads), "--keep-alive", "5", "--backlog", "2048"]
     server = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, **env), start_new_session=True)
@@ -877,7 +881,8 @@ def write_report(out: Path, report: dict) -> Path:
         f"{report['data']['submissions']} submissions in all ({report['data']['seeding']}).",
         "",
         f"Server: gunicorn {server['workers']} workers × {server['threads']} threads ({server['worker_class']}"
-        f"{', keep-alive 5 s' if server['worker_class'] != 'sync' else ', as the Dockerfile runs it'}), "
+        f"{', keep-alive 5 s' if server['worker_class'] != 'sync' else ', as the Dockerfile runs it'}"
+        f"{', an access log line a request' if server.get('access_log') else ', no access log'}), "
         f"a web RQ worker beside it (the comparison and run-scoring jobs pages ask for), "
         f"DEBUG off, HTTPS=0, ranking pages cached in Redis ({'on' if server['page_cache'] else 'OFF'}).",
         "",
@@ -885,7 +890,8 @@ def write_report(out: Path, report: dict) -> Path:
         "",
         "| target | result | met |",
         "|---|---|---|",
-        f"| ranking pages, {reads['readers']} concurrent readers: p95 < {TARGET_P95_MS:.0f} ms, no errors | "
+        f"| ranking pages{'' if server['page_cache'] else ' uncached'}, {reads['readers']} concurrent readers: "
+        f"p95 ≤ {targets['target_p95_ms']:.0f} ms, no errors | "
         f"p95 {reads['p95_ms']} ms, {reads['errors']} errors | {'yes' if targets['readers'] else 'NO'} |",
     ]
     if burst:
@@ -988,7 +994,17 @@ def main(argv: list[str] | None = None) -> int:
         help="sync: as the Dockerfile runs gunicorn; gthread: --threads threads with keep-alive",
     )
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread only)")
-    parser.add_argument("--no-page-cache", action="store_true", help="serve every page uncached (ARENA_PAGE_CACHE=0)")
+    parser.add_argument(
+        "--no-page-cache",
+        action="store_true",
+        help=f"serve every page uncached (ARENA_PAGE_CACHE=0; target p95 {TARGET_P95_MS['uncached']:.0f} ms, else "
+        f"{TARGET_P95_MS['cached']:.0f} ms)",
+    )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="gunicorn writes an access log line per request, as the Dockerfile runs it (here to /dev/null)",
+    )
     parser.add_argument(
         "--accept-encoding",
         default="gzip, deflate, br",
@@ -1020,7 +1036,7 @@ def main(argv: list[str] | None = None) -> int:
     compared = compare_pairs(pages)
     print(f"comparisons computed ahead (the web worker's job): {compared}", flush=True)
     web_worker = start_web_worker(env)
-    server, port = start_gunicorn(env, args.workers, args.threads, args.worker_class)
+    server, port = start_gunicorn(env, args.workers, args.threads, args.worker_class, args.access_log)
     meter = CpuMeter(server, args.database)
     report: dict = {}
     try:
@@ -1103,8 +1119,10 @@ def main(argv: list[str] | None = None) -> int:
         ),
         platform.processor() or platform.machine(),
     )
+    target_ms = TARGET_P95_MS["uncached" if args.no_page_cache else "cached"]
     targets = {
-        "readers": reads["errors"] == 0 and reads["p95_ms"] is not None and reads["p95_ms"] < TARGET_P95_MS,
+        "target_p95_ms": target_ms,
+        "readers": reads["errors"] == 0 and reads["p95_ms"] is not None and reads["p95_ms"] <= target_ms,
         "burst": burst["verification"]["none_lost_none_duplicated"] if burst else None,
     }
     notes = [
@@ -1113,9 +1131,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Readers send Accept-Encoding: {args.accept_encoding!r} (a cached page goes out gzipped to a reader that "
         "accepts gzip; runs before 2026-12-05 sent none).",
     ]
-    if reads["p95_ms"] is not None and reads["p95_ms"] >= TARGET_P95_MS:
+    if reads["p95_ms"] is not None and reads["p95_ms"] > target_ms:
         notes.append(
-            f"p95 {reads['p95_ms']} ms misses the {TARGET_P95_MS:.0f} ms target: gunicorn used "
+            f"p95 {reads['p95_ms']} ms misses the {target_ms:.0f} ms target: gunicorn used "
             f"{reads['cpu']['gunicorn_cpus']} CPUs and the machine was {reads['cpu']['machine_busy']:.0%} "
             f"busy; {reads['requests_per_s']} requests/s were served at a {reads['hit_ratio']:.1%} cache "
             f"hit ratio."
@@ -1141,6 +1159,7 @@ def main(argv: list[str] | None = None) -> int:
             "workers": args.workers,
             "threads": args.threads if args.worker_class != "sync" else 1,
             "worker_class": args.worker_class,
+            "access_log": args.access_log,
             "page_cache": not args.no_page_cache,
             "comparisons_computed_ahead": compared,
         },

@@ -133,10 +133,10 @@ def _ends_fields(sort: str | None) -> tuple[str, str]:
     return RANK_INTERVALS[rank_metric(sort)]
 
 
-def _rank_ends(runs: QuerySet[ModelRun], sort: str | None) -> RankEnds:
+def _rank_ends(runs: QuerySet[ModelRun], sort: str | None, key: Hashable | None = None) -> RankEnds:
     low, high = _ends_fields(sort)
     if connection.vendor == "postgresql":
-        _, _, lows, highs = _counts_and_ends(runs, low, high, ranked_only=False)
+        _, _, lows, highs = _counts_and_ends(runs, low, high, ranked_only=False, key=key)
         return RankEnds(low, high, lows, highs)
     pairs = list(runs.order_by().filter(**{f"{low}__isnull": False, f"{high}__isnull": False}).values_list(low, high))
     return RankEnds(low, high, sorted(p[0] for p in pairs), sorted(p[1] for p in pairs))
@@ -189,11 +189,14 @@ def set_rank_ranges(*, rows: Iterable[Any], ends: RankEnds) -> None:
             row.rank_range = None
 
 
-def page_rank_ranges(*, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str | None = None) -> None:
+def page_rank_ranges(
+    *, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str | None = None, key: Hashable | None = None
+) -> None:
     """Set ``rank_range`` on each of ``rows`` (a page of ``runs``, read with their scores: ``RunRow``s or model
     runs): the same ranges as ``model_run_rank_ranges`` gives them, from the sorted ends of every ranked interval
-    (one query: on PostgreSQL two sorted arrays of floats, one row, instead of a row per run)."""
-    set_rank_ranges(rows=rows, ends=_rank_ends(runs, sort))
+    (one query: on PostgreSQL two sorted arrays of floats, one row, instead of a row per run). ``key``: everything
+    ``runs`` is built from (``run_selectors.ranking_key``), so that its query is compiled once per process."""
+    set_rank_ranges(rows=rows, ends=_rank_ends(runs, sort, key))
 
 
 def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:

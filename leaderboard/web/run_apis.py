@@ -180,9 +180,11 @@ class ModelRunRankingApi(APIView):
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
         runs = run_selectors.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
-        rows = run_rows.run_rows(page.object_list)
+        # what the queries are built from: their SQL compiled once per process for each (``rankings/prepared.py``)
+        key = run_selectors.ranking_key(filters, "api", user.pk if user else None, data["standing"], data["sort"])
+        rows = run_rows.run_rows(page.object_list, key=key)
         if data["standing"] == run_selectors.RANKED:
-            run_selectors.page_rank_ranges(runs=runs, rows=rows, sort=data["sort"])
+            run_selectors.page_rank_ranges(runs=runs, rows=rows, sort=data["sort"], key=key)
         return Response(
             {
                 "count": page.paginator.count,

@@ -71,3 +71,20 @@ def test_a_value_offered_once_a_run_has_it_filters_from_then_on(client, user, ru
     _run(user, "epsilon", "h200-nvlink-8", 1, 0.3)
     assert _models(client, "profile=h200-nvlink-8") == ["epsilon"]
     assert _page_models(client, "profile=h200-nvlink-8") == ["epsilon"]
+
+
+def _api_models(client, query: str) -> list[str]:
+    return [row["model"] for row in client.get(f"/api/rankings/model-runs/?{query}").json()["results"]]
+
+
+def test_the_api_lists_each_states_own_runs_one_request_after_another(client, runs):
+    for _ in range(2):
+        assert _api_models(client, "profile=cpu-gloo-2") == ["alpha", "gamma"]
+        assert _api_models(client, "profile=cpu-gloo-4") == ["beta"]
+        assert _api_models(client, "sort=-k") == ["gamma", "beta", "alpha"]
+        assert _api_models(client, "page_size=1&page=2") == ["gamma"]
+        assert _api_models(client, "") == ["alpha", "gamma", "beta"]
+        assert _api_models(client, "standing=unranked") == ["delta"]
+        assert _api_models(client, "page_size=1") == ["alpha"]
+        assert _api_models(client, "standing=unranked&page_size=1") == ["delta"]
+        assert _api_models(client, "standing=all&k=1") == ["alpha", "delta"]

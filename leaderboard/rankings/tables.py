@@ -246,12 +246,16 @@ class Table:
         ordered = self.sorted(request, rows)
         number, per_page = self.export_page(request)
         start = (number - 1) * per_page
-        if isinstance(ordered, QuerySet):
+        if isinstance(ordered, QuerySet) and convert is not None:
+            # The page's rows are read whole: one row past them, read with them, says whether there is a next page
+            # (no query of its own to compile and run).
+            read = list(convert(ordered[start : start + per_page + 1]))
+            more = len(read) > per_page
+            source: Iterable[Any] = iter(read[:per_page])
+        elif isinstance(ordered, QuerySet):
             window = ordered[start : start + per_page]
             more = ordered[start + per_page : start + per_page + 1].exists()  # one row past the page: a next page
-            source: Iterable[Any] = (
-                convert(window) if convert is not None else window.iterator(chunk_size=EXPORT_CHUNK_ROWS)
-            )
+            source = window.iterator(chunk_size=EXPORT_CHUNK_ROWS)
         else:
             items = list(ordered)
             more = len(items) > start + per_page

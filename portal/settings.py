@@ -102,7 +102,10 @@ TEMPLATES = [
                 "portal.accounts.context_processors.email_confirmation",  # the banner until the address is confirmed
             ],
             # The site's template tags live with the views (leaderboard/web/), not in an app's templatetags/.
-            "libraries": {"arena": "leaderboard.web.templatetags.arena"},
+            "libraries": {
+                "arena": "leaderboard.web.templatetags.arena",
+                "kept": "leaderboard.web.templatetags.kept",
+            },
         },
     },
 ]

@@ -476,19 +476,6 @@ def form_fields(parser, token) -> template.Node:
     return FormFieldsNode(parser.compile_filter(form), nodelist)
 
 
-@register.tag
-def fixed(parser, token) -> template.Node:
-    """``{% fixed %}...{% endfixed %}``: links and static files the same on every page, written from memory once
-    rendered (``web/form_memo.FixedNode``); the body sees none of the page's variables."""
-    from leaderboard.web.form_memo import FixedNode
-
-    if len(token.split_contents()) != 1:
-        raise template.TemplateSyntaxError("fixed takes no argument")
-    nodelist = parser.parse(("endfixed",))
-    parser.delete_first_token()
-    return FixedNode(nodelist)
-
-
 @register.simple_tag
 def comparison_problem_rows(rows) -> str:
     """The comparison's rows, one per problem, built in Python (``web/row_html.py``)."""

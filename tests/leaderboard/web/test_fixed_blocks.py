@@ -8,9 +8,7 @@ from django.template import Context, Template
 from django.test import override_settings
 from django.urls import reverse, set_script_prefix
 
-FIXED = Template(
-    "{% load arena static %}{% fixed %}<a href=\"{% url 'model-run-list' %}\">{{ name }}</a>{% endfixed %}"
-)
+FIXED = Template("{% load kept static %}{% fixed %}<a href=\"{% url 'model-run-list' %}\">{{ name }}</a>{% endfixed %}")
 
 
 def test_a_fixed_block_shows_none_of_the_pages_variables():
@@ -28,7 +26,7 @@ def test_a_site_under_another_prefix_gets_its_own_links():
 
 
 def test_changed_settings_write_the_block_anew():
-    static = Template("{% load arena static %}{% fixed %}{% static 'css/site.css' %}{% endfixed %}")
+    static = Template("{% load kept static %}{% fixed %}{% static 'css/site.css' %}{% endfixed %}")
     with override_settings(
         STATIC_URL="/s1/",
         STORAGES={"staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}},

@@ -211,6 +211,7 @@ Driver &D = driver_page.v;
 constexpr int MAX_WATCHED = 16;
 constexpr size_t WATCHED_NAME = 64, WATCHED_VALUE = 256;
 constexpr int MAX_RESULT_TUPLES = 256;  // torch 2.13 has 87
+constexpr size_t IMPL_BYTES = 512;      // at least sizeof(c10::TensorImpl)
 struct Watched {
   char name[WATCHED_NAME];
   char value[WATCHED_VALUE];
@@ -248,6 +249,16 @@ struct Fixed {
   // points to it; one pointed elsewhere would run the solution's code where the engine reads the tensor).
   PyTypeObject *tensor_type = nullptr;
   const void *impl_vtable = nullptr;
+  // The bits of a tensor's implementation that send its device, layout, sizes or strides to a function of its own
+  // (c10::TensorImpl's custom and Python policies, found at open by setting each on a fresh tensor): all must be as a
+  // plain tensor has them.
+  unsigned char policy_mask[IMPL_BYTES] = {}, policy_plain[IMPL_BYTES] = {};
+  // torch.Tensor.__torch_dispatch__ as it was at open: a Python policy bit would send a call to it.
+  PyObject *dispatch_name = nullptr, *tensor_dispatch = nullptr;
+  // The calling thread's signal mask at open (each call starts with it) and what is blocked from a call's return on:
+  // a handler the solution installed could otherwise run between the return and the signals' read-back, and put
+  // another in place that runs later (a red team's timer did).
+  sigset_t call_mask, after_call;
   // GPU hosts: a single call's stop when its strided outputs were copied inside its sample (ev_end is recorded as the
   // call returns, before anything else).
   void *ev_after = nullptr;
@@ -799,7 +810,22 @@ Span span_of(const at::Tensor &t) {
   c10::Device d = t.storage().device();
   return {d.is_cuda() ? static_cast<int>(d.index()) : -1, lo, lo + t.storage().nbytes()};
 }
-bool overlap(const Span &a, const Span &b) { return a.device == b.device && a.lo < b.hi && b.lo < a.hi; }
+// Host and device memory share one address space (CUDA's unified addressing), so bytes are compared by address alone:
+// a storage's own note of its device is the solution's memory (a red team named another device and an output over
+// its input's bytes no longer overlapped it).
+bool overlap(const Span &a, const Span &b) { return a.lo < b.hi && b.lo < a.hi; }
+
+// The bytes an output's view reaches from the address the engine reads it from, by its sizes and strides: its
+// storage's note of its own size is the solution's memory too (a red team zeroed it).
+Span view_span(const at::Tensor &t) {
+  uintptr_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
+  int64_t lo = 0, hi = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t reach = (t.size(d) - 1) * t.stride(d);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {-1, p + lo, p + hi + t.element_size()};
+}
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
 struct Given {
@@ -1140,7 +1166,7 @@ void input_aliases(const std::vector<PyObject *> &results, const Given &g, uint3
     for (size_t k = 0; k < one.size(); ++k) {
       const at::Tensor *t = plain_tensor(one[k]);
       if (!t || !t->unsafeGetTensorImpl()->has_storage() || !t->numel()) continue;
-      Span out = span_of(*t);
+      Span out = view_span(*t);
       for (size_t m = 0; m < g.per_call; ++m) {
         size_t at = j * g.per_call + m;
         if (at < g.pointers.size() && g.pointers[at] && overlap(g.span(at), out)) {
@@ -1288,11 +1314,48 @@ struct PolicyOf : c10::TensorImpl {
            p->matches_python_custom(SizesStridesPolicy::CustomStrides);
   }
 };
+static_assert(sizeof(c10::TensorImpl) <= IMPL_BYTES, "IMPL_BYTES must hold a TensorImpl");
 bool plain_impl(const at::Tensor &t) {
   const c10::TensorImpl *impl = t.unsafeGetTensorImpl();
-  return *reinterpret_cast<const void *const *>(impl) == F.impl_vtable && !PolicyOf::custom(impl) &&
-         !impl->key_set().has(c10::DispatchKey::Python);
+  if (*reinterpret_cast<const void *const *>(impl) != F.impl_vtable || PolicyOf::custom(impl) ||
+      impl->key_set().has(c10::DispatchKey::Python))
+    return false;
+  const auto *bytes = reinterpret_cast<const unsigned char *>(impl);
+  for (size_t k = 0; k < sizeof(c10::TensorImpl); ++k)
+    if ((bytes[k] & F.policy_mask[k]) != F.policy_plain[k]) return false;
+  return true;
 }
+
+// The policy bits: each public setter of c10::TensorImpl's custom and Python policies applied to a fresh tensor, and
+// the bytes it changed kept (their plain values beside them).
+void find_policy_bits() {
+  using Set = void (*)(c10::TensorImpl *);
+  const Set setters[] = {
+      [](c10::TensorImpl *i) { i->set_custom_device(true); },
+      [](c10::TensorImpl *i) { i->set_custom_layout(true); },
+      [](c10::TensorImpl *i) { i->set_python_custom_device(true); },
+      [](c10::TensorImpl *i) { i->set_python_custom_layout(true); },
+      [](c10::TensorImpl *i) { i->set_custom_sizes_strides(c10::TensorImpl::SizesStridesPolicy::CustomSizes); },
+      [](c10::TensorImpl *i) { i->set_python_custom_sizes_strides(c10::TensorImpl::SizesStridesPolicy::CustomSizes); },
+  };
+  for (Set set : setters) {
+    at::Tensor probe(at::detail::empty_generic({1}, c10::GetAllocator(c10::DeviceType::CPU),
+                                               c10::DispatchKeySet(c10::DispatchKey::CPU), at::kByte, std::nullopt));
+    c10::TensorImpl *impl = probe.unsafeGetTensorImpl();
+    unsigned char before[IMPL_BYTES];
+    memcpy(before, impl, sizeof(c10::TensorImpl));
+    set(impl);
+    const auto *after = reinterpret_cast<const unsigned char *>(impl);
+    for (size_t k = 0; k < sizeof(c10::TensorImpl); ++k) {
+      unsigned char bits = before[k] ^ after[k];
+      F.policy_mask[k] |= bits;
+      F.policy_plain[k] = static_cast<unsigned char>((F.policy_plain[k] & ~bits) | (before[k] & bits));
+    }
+  }
+}
+
+// Once a step's calls returned and the tables are compared: torch.Tensor's dispatch is still torch's own.
+bool tensor_dispatch_kept() { return _PyType_Lookup(F.tensor_type, F.dispatch_name) == F.tensor_dispatch; }
 
 std::string counts_json() {
   std::string out = "{";
@@ -1377,8 +1440,10 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   for (uint32_t j = 0; j < calls && !failed; ++j) {
     PyObject *args = args_of(g, j);
     if (per_call_events) check_cu(D.record(S.call_events[j].first, F.stream), "call start event");
+    pthread_sigmask(SIG_SETMASK, &F.call_mask, nullptr);
     counting.store(true);
     PyObject *result = PyObject_Call(call, args, nullptr);
+    pthread_sigmask(SIG_BLOCK, &F.after_call, nullptr);  // first: no handler of the call's runs in the engine
     counting.store(false);
     if (per_call_events) check_cu(D.record(S.call_events[j].second, F.stream), "call stop event");
     changed_signals |= restore_signals();
@@ -1417,6 +1482,8 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     outputs.insert(outputs.end(), one.begin(), one.end());
   }
   if (calls > 1 && refusal.empty() && !failed) outputs = captured.outputs;  // one for each, in the same order
+  if (refusal.empty() && !tensor_dispatch_kept())
+    refusal = "torch.Tensor.__torch_dispatch__ was replaced during the call: the evaluator reads the outputs through it";
   for (PyObject *o : outputs)
     if (const at::Tensor *t = plain_tensor(o); t && refusal.empty() && !plain_impl(*t))
       refusal = "an output is not a dense tensor of torch's own implementation (its implementation's functions or "
@@ -1576,6 +1643,14 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
   for (int sig = 1; sig < 65; ++sig) sigaction(sig, nullptr, &F.dispositions[sig]);
   at::addGlobalCallback(at::RecordFunctionCallback(on_op).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
   F.tensor_type = reinterpret_cast<PyTypeObject *>(THPVariableClass);
+  F.dispatch_name = PyUnicode_InternFromString("__torch_dispatch__");
+  if (!F.dispatch_name) throw py::error_already_set();
+  F.tensor_dispatch = _PyType_Lookup(F.tensor_type, F.dispatch_name);
+  Py_XINCREF(F.tensor_dispatch);
+  find_policy_bits();
+  pthread_sigmask(SIG_SETMASK, nullptr, &F.call_mask);
+  sigfillset(&F.after_call);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT}) sigdelset(&F.after_call, sig);
   {
     at::Tensor probe(at::detail::empty_generic({1}, c10::GetAllocator(c10::DeviceType::CPU),
                                                c10::DispatchKeySet(c10::DispatchKey::CPU), at::kByte, std::nullopt));

@@ -206,3 +206,95 @@ print(json.dumps({"said": said}))
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout.strip().splitlines()[-1])["said"]
     assert "not a dense tensor of torch's own implementation" in said
+
+
+def test_an_output_over_its_input_is_found_whatever_its_storage_says_of_its_size(engine_path, tmp_path):
+    # A storage's note of its size is the solution's memory: zeroed, the storage spans nothing, but the output's
+    # view still reaches its input's bytes, which is where the engine reads it from.
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+def call(a):
+    a.mul_(2)
+    out = a.view(a.shape)
+    impl = out.untyped_storage()._cdata
+    words = [ctypes.c_uint64.from_address(impl + 8 * k) for k in range(16)]
+    [w for w in words if w.value == a.nbytes][0].value = 0
+    return out
+feed.write([x])
+print(json.dumps(engine.step(True, call, feed.fd, out.fd)["aliases"]))
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["output 0 shares memory with input 0"]
+
+
+def test_an_output_whose_device_or_layout_is_sent_to_a_policy_of_its_own_is_refused(engine_path, tmp_path):
+    # The bits that send a tensor's device (or layout) to Python, found as a wrapper subclass sets them, set on a
+    # plain output: torch's own code would then ask the solution where the output lies.
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+class W(torch.Tensor):
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+def impl_bytes(t, n=256):
+    return bytearray(ctypes.string_at(t._cdata, n))
+said = {}
+for flag in ("dispatch_device", "dispatch_layout"):
+    plain = impl_bytes(torch.Tensor._make_wrapper_subclass(W, (4,)))
+    custom = impl_bytes(torch.Tensor._make_wrapper_subclass(W, (4,), **{flag: True}))
+    bits = [(k, plain[k] ^ custom[k]) for k in range(256) if plain[k] ^ custom[k]]
+    def call(a):
+        out = a * 2
+        for k, b in bits:
+            ctypes.c_uint8.from_address(out._cdata + k).value |= b
+        return out
+    feed.write([x])
+    try:
+        engine.step(True, call, feed.fd, out.fd)
+        said[flag] = "passed"
+    except RuntimeError as exc:
+        said[flag] = str(exc)
+print(json.dumps(said))
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    for flag in ("dispatch_device", "dispatch_layout"):
+        assert "not a dense tensor of torch's own implementation" in said[flag], said
+
+
+def test_no_signal_reaches_the_engine_between_a_calls_return_and_the_next_call(engine_path, tmp_path):
+    # A handler the call installed could run while the engine puts the dispositions back, and install another that
+    # runs later: from the return on, every signal but a fault's waits for the next call, which starts with the mask
+    # the rank had.
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+def blocked():
+    line = [l for l in open("/proc/thread-self/status") if l.startswith("SigBlk:")][0]
+    return int(line.split()[1], 16)
+inside = []
+def call(a):
+    inside.append(blocked())
+    return a * 2
+before = blocked()
+for _ in range(2):
+    feed.write([x])
+    engine.step(True, call, feed.fd, out.fd)
+    after = blocked()
+print(json.dumps({"before": before, "inside": inside, "after": after}))
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["inside"] == [out["before"], out["before"]]
+    assert out["after"] & (1 << (14 - 1)) and out["after"] & (1 << (10 - 1))  # SIGALRM and SIGUSR1 wait

@@ -815,16 +815,27 @@ Span span_of(const at::Tensor &t) {
 // its input's bytes no longer overlapped it).
 bool overlap(const Span &a, const Span &b) { return a.lo < b.hi && b.lo < a.hi; }
 
-// The bytes an output's view reaches from the address the engine reads it from, by its sizes and strides: its
-// storage's note of its own size is the solution's memory too (a red team zeroed it).
+// The bytes an output's view reaches from the address the engine reads it from, as the engine copies it (a
+// contiguous one as numel × itemsize bytes, another by its sizes and strides): its storage's note of its own size is
+// the solution's memory too (a red team zeroed it). The address is read without materialising anything: a mutable
+// read runs the storage's materialiser and copy-on-write copy, function pointers in the solution's memory (red teams
+// ran Python there, and a lazy clone of an input copied itself apart only then). Geometry whose arithmetic overflows
+// (a stride of -2^62 wrapped a view away from its input) is refused.
 Span view_span(const at::Tensor &t) {
-  uintptr_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
-  int64_t lo = 0, hi = 0;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    int64_t reach = (t.size(d) - 1) * t.stride(d);
-    (reach < 0 ? lo : hi) += reach;
+  const c10::TensorImpl *impl = t.unsafeGetTensorImpl();
+  uintptr_t p = reinterpret_cast<uintptr_t>(impl->data());  // the const read: materialises nothing
+  int64_t item = static_cast<int64_t>(impl->itemsize()), lo = 0, hi = 0;
+  if (impl->is_contiguous()) {
+    if (__builtin_mul_overflow(impl->numel(), item, &hi)) fail("an output's size overflows");
+    return {-1, p, p + static_cast<uintptr_t>(hi)};
   }
-  return {-1, p + lo, p + hi + t.element_size()};
+  for (int64_t d = 0; d < impl->dim(); ++d) {
+    int64_t reach;
+    if (impl->size(d) < 1 || __builtin_mul_overflow(impl->size(d) - 1, impl->stride(d), &reach) ||
+        __builtin_mul_overflow(reach, item, &reach) || __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
+      fail("an output's sizes and strides reach outside any memory");
+  }
+  return {-1, p + static_cast<uintptr_t>(lo), p + static_cast<uintptr_t>(hi) + static_cast<uintptr_t>(item)};
 }
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------

@@ -298,3 +298,33 @@ print(json.dumps({"before": before, "inside": inside, "after": after}))
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["inside"] == [out["before"], out["before"]]
     assert out["after"] & (1 << (14 - 1)) and out["after"] & (1 << (10 - 1))  # SIGALRM and SIGUSR1 wait
+
+
+def test_an_output_sharing_its_inputs_bytes_is_found_without_copying_it_apart(engine_path, tmp_path):
+    # A lazy clone shares its input's bytes until written, and a mutable read of its address makes the copy: after
+    # the clock. A view whose stride is rewritten to wrap the address arithmetic is read as the engine copies it.
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+def lazy(a):
+    a.mul_(2)
+    return torch._lazy_clone(a)
+def wrapped(a):
+    a.mul_(2)
+    out = a.view(10, 100)
+    words = [ctypes.c_int64.from_address(out._cdata + 8 * k) for k in range(40)]
+    at = next(k for k in range(35) if [w.value for w in words[k : k + 2]] == [10, 100] and words[k + 5].value == 100)
+    words[at + 5].value = -(2**62)
+    return out
+said = {}
+for name, call in (("lazy", lazy), ("wrapped", wrapped)):
+    feed.write([x])
+    said[name] = engine.step(True, call, feed.fd, out.fd)["aliases"]
+print(json.dumps(said))
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said == {"lazy": ["output 0 shares memory with input 0"], "wrapped": ["output 0 shares memory with input 0"]}

@@ -1407,7 +1407,6 @@ struct StepResult {
 StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_t calls) {
   if (!F.opened) fail("the engine is not open");
   if (!timed && calls != 1) fail("an untimed step is one call");
-  StepResult r;
   double t0 = now_us();
   // The inputs are made and the feed consumed before the barrier, so no rank's timed call can start while a peer's
   // feed still holds its inputs (on GPUs the copies into the staging buffer are waited for). Whatever runs during the
@@ -1447,6 +1446,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   release_held();
   bool failed = false;
   Captured captured;
+  Taken window_taken;  // a window's captures (several calls): made before the calls, as they must be
   std::string refusal;
   for (uint32_t j = 0; j < calls && !failed; ++j) {
     PyObject *args = args_of(g, j);
@@ -1462,7 +1462,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     failed = !result;
     if (result && calls > 1 && refusal.empty()) {
       try {
-        capture(result, j, captured, r.taken);
+        capture(result, j, captured, window_taken);
       } catch (const std::runtime_error &e) {
         refusal = e.what();  // after the window, once its results are held for release
       }
@@ -1476,6 +1476,10 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   // code it was sealed with (a hook that ran and put itself back before this point had nothing to do it in but the
   // stop's record and the signals' read-back).
   check_bound_tables();
+  // The step's result is made only now: containers made before the call are memory the call could prepare (a red
+  // team rewrote an empty list of findings so that it read empty again once the engine added one).
+  StepResult r;
+  r.taken = std::move(window_taken);
   r.signals = signal_names(changed_signals);
   // A timed call's GPU outputs in a strided layout are copied before the stop event: piecewise copies cost the host
   // far more than the baseline's one copy, and that cost is the layout the solution chose, so its sample carries it

@@ -74,6 +74,9 @@ path, base = library({lib!r})
 found = slots(path)
 entries = {{name: offset for name, (offset, _) in found.items()}}
 word = lambda at: ctypes.c_uint64.from_address(base + at)
+def step_once(call):
+    feed.write([x])
+    return engine.step(True, call, feed.fd, out.fd)
 libc = ctypes.CDLL(None)
 libc.dlopen.restype = libc.dlsym.restype = ctypes.c_void_p
 libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -101,6 +104,11 @@ def _run(engine_path: str, body: str, tmp_path: Path, lib: str = "libstdc++") ->
     return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
+def _ended_by_the_engine(done: subprocess.CompletedProcess) -> None:
+    assert done.returncode == timer.ENGINE_ALTERED_EXIT, (done.returncode, done.stdout, done.stderr[-2000:])
+    assert "not refused" not in done.stdout and "libstdc++" in done.stderr
+
+
 def test_an_entry_re_pointed_at_code_loaded_after_the_watch_ends_the_rank_before_the_engine_runs_it(
     engine_path, tmp_path
 ):
@@ -117,15 +125,13 @@ def call(a):
     kept.append(page)
     entry.value = at
     return a * 2
-feed.write([x])
-engine.step(True, call, feed.fd, out.fd)
+step_once(call)
 print("not refused", flush=True)
 """,
         tmp_path,
     )
-    assert done.returncode == timer.ENGINE_ALTERED_EXIT, (done.returncode, done.stdout, done.stderr[-2000:])
-    assert "watched True" in done.stdout and "not refused" not in done.stdout
-    assert "libstdc++" in done.stderr and "re-pointed outside the code loaded before the solution" in done.stderr
+    _ended_by_the_engine(done)
+    assert "watched True" in done.stdout and "re-pointed outside the code loaded before the solution" in done.stderr
 
 
 def test_an_entry_bound_on_first_use_to_a_loaded_function_passes_and_the_watch_is_taken_once(engine_path, tmp_path):
@@ -137,8 +143,7 @@ def call(a):
     # What the loader does on a first call through a lazy entry: the entry now holds the function, in loaded code.
     word(entries[stubs[0]]).value = resolved[stubs[0]]
     return a * 2
-feed.write([x])
-step = engine.step(True, call, feed.fd, out.fd)
+step = step_once(call)
 values, _ = out.read_frame(step["nbytes"])
 try:
     engine.watch_bound_tables()
@@ -166,14 +171,12 @@ engine.watch_bound_tables()
 def call(a):
     word(entries[bound_here[0]]).value = resolved[bound_here[1]]
     return a * 2
-feed.write([x])
-engine.step(True, call, feed.fd, out.fd)
+step_once(call)
 print("not refused", flush=True)
 """,
         tmp_path,
     )
-    assert done.returncode == timer.ENGINE_ALTERED_EXIT, (done.returncode, done.stdout, done.stderr[-2000:])
-    assert "not refused" not in done.stdout and "libstdc++" in done.stderr
+    _ended_by_the_engine(done)
 
 
 def test_an_output_whose_implementation_points_at_other_functions_is_refused_before_the_engine_calls_one(
@@ -193,9 +196,8 @@ def call(a):
     kept.append(table)
     impl.value = ctypes.addressof(table) + 16
     return out
-feed.write([x])
 try:
-    engine.step(True, call, feed.fd, out.fd)
+    step_once(call)
     said = "passed"
 except RuntimeError as exc:
     said = str(exc)
@@ -222,8 +224,7 @@ def call(a):
     words = [ctypes.c_uint64.from_address(impl + 8 * k) for k in range(16)]
     [w for w in words if w.value == a.nbytes][0].value = 0
     return out
-feed.write([x])
-print(json.dumps(engine.step(True, call, feed.fd, out.fd)["aliases"]))
+print(json.dumps(step_once(call)["aliases"]))
 """,
         tmp_path,
     )
@@ -242,24 +243,34 @@ class W(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         return NotImplemented
-def impl_bytes(t, n=256):
-    return bytearray(ctypes.string_at(t._cdata, n))
+libc.malloc_usable_size.restype = ctypes.c_size_t
+libc.malloc_usable_size.argtypes = [ctypes.c_void_p]
+size = libc.malloc_usable_size(torch.zeros(1)._cdata)  # the implementation's own bytes: nothing past them is touched
+def impl_bytes(t):
+    return bytearray(ctypes.string_at(t._cdata, size))
 said = {}
 for flag in ("dispatch_device", "dispatch_layout"):
-    plain = impl_bytes(torch.Tensor._make_wrapper_subclass(W, (4,)))
+    # Bytes that differ between any two plain wrappers (pointers) are not flags: only a byte all plain ones share.
+    plains = [impl_bytes(torch.Tensor._make_wrapper_subclass(W, (4,))) for _ in range(8)]
     custom = impl_bytes(torch.Tensor._make_wrapper_subclass(W, (4,), **{flag: True}))
-    bits = [(k, plain[k] ^ custom[k]) for k in range(256) if plain[k] ^ custom[k]]
+    plain = plains[0]
+    steady = [k for k in range(size) if all(p[k] == plain[k] for p in plains)]
+    bits = [(k, plain[k] ^ custom[k]) for k in steady if bin(plain[k] ^ custom[k]).count("1") in (1, 2)]
+    bits = [(k, b) for k, b in bits if not plain[k] & b]
+    made = []
     def call(a):
         out = a * 2
         for k, b in bits:
             ctypes.c_uint8.from_address(out._cdata + k).value |= b
+        made.append(out)
         return out
-    feed.write([x])
     try:
-        engine.step(True, call, feed.fd, out.fd)
+        step_once(call)
         said[flag] = "passed"
     except RuntimeError as exc:
         said[flag] = str(exc)
+    for k, b in bits:  # plain again before the engine lets it go (its release would ask where it lies)
+        ctypes.c_uint8.from_address(made[0]._cdata + k).value &= ~b & 0xFF
 print(json.dumps(said))
 """,
         tmp_path,
@@ -287,8 +298,7 @@ def call(a):
     return a * 2
 before = blocked()
 for _ in range(2):
-    feed.write([x])
-    engine.step(True, call, feed.fd, out.fd)
+    step_once(call)
     after = blocked()
 print(json.dumps({"before": before, "inside": inside, "after": after}))
 """,
@@ -319,8 +329,7 @@ def wrapped(a):
     return out
 said = {}
 for name, call in (("lazy", lazy), ("wrapped", wrapped)):
-    feed.write([x])
-    said[name] = engine.step(True, call, feed.fd, out.fd)["aliases"]
+    said[name] = step_once(call)["aliases"]
 print(json.dumps(said))
 """,
         tmp_path,

@@ -798,17 +798,14 @@ void flush_and_align() {
 }
 
 // ---- memory shared between values ----------------------------------------------------------------------------------
-// The bytes a tensor's storage spans, on its device. Two values share memory when their spans overlap, whatever
-// StorageImpl each was given: a second one over the same bytes (torch.from_numpy(x.numpy()), from_blob) is no
-// different from the first.
+// The bytes a tensor's storage spans. Two values share memory when their spans overlap, whatever StorageImpl each was
+// given: a second one over the same bytes (torch.from_numpy(x.numpy()), from_blob) is no different from the first.
 struct Span {
-  int device;  // -1: host memory
   uintptr_t lo, hi;
 };
 Span span_of(const at::Tensor &t) {
   uintptr_t lo = reinterpret_cast<uintptr_t>(t.storage().data());
-  c10::Device d = t.storage().device();
-  return {d.is_cuda() ? static_cast<int>(d.index()) : -1, lo, lo + t.storage().nbytes()};
+  return {lo, lo + t.storage().nbytes()};
 }
 // Host and device memory share one address space (CUDA's unified addressing), so bytes are compared by address alone:
 // a storage's own note of its device is the solution's memory (a red team named another device and an output over
@@ -827,7 +824,7 @@ Span view_span(const at::Tensor &t) {
   int64_t item = static_cast<int64_t>(impl->itemsize()), lo = 0, hi = 0;
   if (impl->is_contiguous()) {
     if (__builtin_mul_overflow(impl->numel(), item, &hi)) fail("an output's size overflows");
-    return {-1, p, p + static_cast<uintptr_t>(hi)};
+    return {p, p + static_cast<uintptr_t>(hi)};
   }
   for (int64_t d = 0; d < impl->dim(); ++d) {
     int64_t reach;
@@ -835,7 +832,7 @@ Span view_span(const at::Tensor &t) {
         __builtin_mul_overflow(reach, item, &reach) || __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
       fail("an output's sizes and strides reach outside any memory");
   }
-  return {-1, p + static_cast<uintptr_t>(lo), p + static_cast<uintptr_t>(hi) + static_cast<uintptr_t>(item)};
+  return {p + static_cast<uintptr_t>(lo), p + static_cast<uintptr_t>(hi) + static_cast<uintptr_t>(item)};
 }
 
 // ---- inputs: fresh storage per call ---------------------------------------------------------------------------------
@@ -850,7 +847,7 @@ struct Given {
 
   Span span(size_t k) const {  // input k's storage as allocated (empty where the input is None)
     uintptr_t lo = reinterpret_cast<uintptr_t>(pointers[k]);
-    return {F.cuda ? F.device_index : -1, lo, lo + sizes[k]};
+    return {lo, lo + sizes[k]};
   }
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
   std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging

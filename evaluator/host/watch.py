@@ -11,6 +11,7 @@ import shutil
 import signal
 from dataclasses import dataclass
 
+from evaluator.host import unwind
 from evaluator.host.engine_sites import ReadSite
 from evaluator.host.sandbox import TOOLCHAIN, program_roots
 from evaluator.rank.spawn import rank_name
@@ -318,11 +319,15 @@ RUNTIME_CODE = "the host's libraries only"
 
 
 def what_runs(pid: int, tid: int) -> str | None:
-    """What a thread runs, from where it is and every return address on its live stack: :data:`RUNTIME_CODE` when
+    """What a thread runs, from where it is and every return address of its live frames: :data:`RUNTIME_CODE` when
     all of it is in the host's installed libraries; else what no runtime thread runs, "Python code" (the interpreter:
     a library's threads are native) or "code from ..." (outside the host's program roots: a solution's own native
     code, executable memory of no file). None when it cannot be read: a thread running in user space (no stack
-    pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone."""
+    pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone.
+
+    The frames are walked by their code's call-frame information (:mod:`evaluator.host.unwind`), so what an ended
+    thread left in the slots of a reused stack is not taken for a caller. Above a frame the walk cannot pass, every
+    word of the stack counts as a return address, as if all of it were live."""
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
             fields = f.read().split()
@@ -344,14 +349,16 @@ def what_runs(pid: int, tid: int) -> str | None:
         return None
     interpreter = os.path.realpath(f"/proc/{pid}/exe")
     roots = tuple(r.rstrip("/") + "/" for r in program_roots())
-    starts = [c[0] for c in code]
-    # Where it is now first (a loop of its own calls nothing), then every return address of its callers.
-    values = [pc] + [int.from_bytes(data[k : k + 8], "little") for k in range(0, len(data) - 7, 8)]
+    starts = [c.start for c in code]
+    values, unwalked = unwind.live_frames(pid, sp, pc, data, code)
+    if unwalked is not None:
+        skip = max(0, unwalked - sp)
+        values += [int.from_bytes(data[k : k + 8], "little") for k in range(skip - skip % 8, len(data) - 7, 8)]
     for value in values:
         at = bisect.bisect_right(starts, value) - 1
-        if at < 0 or value >= code[at][1]:
+        if at < 0 or value >= code[at].end:
             continue
-        path = code[at][2]
+        path = code[at].path
         if path == interpreter or os.path.basename(path).startswith("libpython"):
             return "Python code"
         if path in _KERNEL_MAPPINGS:
@@ -577,9 +584,9 @@ def reading(pid: int, fd: int) -> bool:
         return False
 
 
-def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int | None]:
-    """A process's executable mappings (start, end, path), sorted, and the end of the mapping that holds ``sp``."""
-    code: list[tuple[int, int, str]] = []
+def _code_mappings(pid: int, sp: int) -> tuple[list[unwind.Mapping], int | None]:
+    """A process's executable mappings, sorted, and the end of the mapping that holds ``sp``."""
+    code: list[unwind.Mapping] = []
     stack_end = None
     with open(f"/proc/{pid}/maps", errors="replace") as f:
         for line in f:
@@ -588,8 +595,9 @@ def _code_mappings(pid: int, sp: int) -> tuple[list[tuple[int, int, str]], int |
             if start <= sp < end:
                 stack_end = end
             if "x" in parts[1]:
-                code.append((start, end, parts[5].rstrip("\n") if len(parts) > 5 else ""))
-    code.sort()
+                path = parts[5].rstrip("\n") if len(parts) > 5 else ""
+                code.append(unwind.Mapping(start, end, int(parts[2], 16), path))
+    code.sort(key=lambda m: m.start)
     return code, stack_end
 
 

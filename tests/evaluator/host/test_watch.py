@@ -207,6 +207,72 @@ def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
         proc.wait()
 
 
+def _stopped(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while not watch.stopped(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _words_in_python(pid: int, tid: int) -> int:
+    """How many words of a stopped thread's live stack fall in the interpreter's code, read as the host once did:
+    every word from the stack pointer up."""
+    with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+        sp = int(f.read().split()[-2], 16)
+    code, end = watch._code_mappings(pid, sp)
+    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    try:
+        data = os.pread(fd, end - sp, sp)
+    finally:
+        os.close(fd)
+    python = [
+        m
+        for m in code
+        if os.path.basename(m.path).startswith("libpython") or m.path == os.path.realpath(sys.executable)
+    ]
+    words = (int.from_bytes(data[k : k + 8], "little") for k in range(0, len(data) - 7, 8))
+    return sum(1 for w in words if any(m.start <= w < m.end for m in python))
+
+
+def test_a_library_thread_on_a_stack_an_ended_python_thread_used_is_the_runtimes():
+    # glibc gives a new thread the cached stack of one that ended, unwiped: gloo's threads, started after Python
+    # threads have run and ended, hold the interpreter's return addresses in slots their frames never wrote. What
+    # they run is read from their frames, not from those slots.
+    pytest.importorskip("torch")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, tempfile, threading, time\n"
+            "import torch.distributed as dist\n"
+            "def deep(n):\n"
+            "    return 0 if n == 0 else sum(map(deep, [n - 1]))\n"
+            "for _ in range(8):\n"
+            "    t = threading.Thread(target=deep, args=(30,)); t.start(); t.join()\n"
+            "print(' '.join(os.listdir('/proc/self/task')), flush=True)\n"
+            "dist.init_process_group('gloo', init_method='file://' + tempfile.mktemp(), rank=0, world_size=1)\n"
+            "dist.new_group([0])\n"
+            "print('ready', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        before = {int(t) for t in proc.stdout.readline().split()}
+        assert proc.stdout.readline().strip() == "ready"
+        _stopped(proc)
+        library = [
+            tid for tid, name in watch.threads(proc.pid).items() if tid not in before and name.startswith("gloo")
+        ]
+        assert library, "gloo started no thread"
+        assert any(_words_in_python(proc.pid, tid) for tid in library), "no ended thread's frames were left to mislead"
+        assert watch.new_solution_threads(proc.pid, before) == []
+        assert {watch.what_runs(proc.pid, tid) for tid in library} == {watch.RUNTIME_CODE}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
     # A 10 MiB argument passed by value to a C function pushes the interpreter's frames beyond the 8 MiB read.
     proc = subprocess.Popen(

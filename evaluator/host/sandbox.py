@@ -367,6 +367,10 @@ def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, 
             # NCCL names its threads only when asked: the host tells a communicator's threads (of the
             # evaluation's, or of a private group the solution made) from a solution's own by their names.
             "NCCL_SET_THREAD_NAME": "1",
+            # The loader binds every library's table of addresses at load, not on each entry's first call: the engine
+            # holds every entry it watches to what it held when the rank sealed (check_bound_tables), so no entry is
+            # left at a lazy stub that a solution could point at any function loaded by then. Both sides, alike.
+            "LD_BIND_NOW": "1",
             "ARENA_SANDBOX_UID": str(uid),
             "ARENA_SANDBOX_GID": str(gid),
         }

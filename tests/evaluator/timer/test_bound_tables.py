@@ -8,6 +8,7 @@ implementations must be torch's own dense ones before any of their virtual funct
 fresh interpreter with a one-rank gloo group, as a rank does."""
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evaluator import timer
+from evaluator.host import sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -93,7 +95,9 @@ def engine_path() -> str:
     return str(timer.build())
 
 
-def _run(engine_path: str, body: str, tmp_path: Path, lib: str = "libstdc++") -> subprocess.CompletedProcess:
+def _run(
+    engine_path: str, body: str, tmp_path: Path, lib: str = "libstdc++", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     source = (
         PROLOGUE.format(
             tmp=tmp_path, engine=engine_path, lib=lib, feed=str(tmp_path / "feed"), out=str(tmp_path / "out")
@@ -101,12 +105,14 @@ def _run(engine_path: str, body: str, tmp_path: Path, lib: str = "libstdc++") ->
         + body
         + "\nimport sys\nsys.stdout.flush()\nos._exit(0)\n"
     )
-    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", source], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env
+    )
 
 
-def _ended_by_the_engine(done: subprocess.CompletedProcess) -> None:
+def _ended_by_the_engine(done: subprocess.CompletedProcess, lib: str = "libstdc++") -> None:
     assert done.returncode == timer.ENGINE_ALTERED_EXIT, (done.returncode, done.stdout, done.stderr[-2000:])
-    assert "not refused" not in done.stdout and "libstdc++" in done.stderr
+    assert "not refused" not in done.stdout and lib in done.stderr
 
 
 def test_an_entry_re_pointed_at_code_loaded_after_the_watch_ends_the_rank_before_the_engine_runs_it(
@@ -177,6 +183,31 @@ print("not refused", flush=True)
         tmp_path,
     )
     _ended_by_the_engine(done)
+
+
+def test_a_rank_starts_with_every_entry_bound_so_none_may_be_re_pointed_even_to_loaded_code(engine_path, tmp_path):
+    # Under lazy binding an entry still at its stub when watched may change to any function loaded by then, as the
+    # loader binds it, so a solution could point one at the wrong function. A rank's environment has the loader bind
+    # every entry at load: none is a stub when watched, and each is held to its function.
+    env = {**os.environ, "LD_BIND_NOW": sandbox.environment(dict(os.environ), "cpu").get("LD_BIND_NOW", "")}
+    done = _run(
+        engine_path,
+        """
+print("stubs", len(stubs), flush=True)
+engine.watch_bound_tables()
+rare = [n for n in ("ttyname", "ctermid", "getlogin", "setsid", "getsid", "execv", "fork") if resolved.get(n)]
+def call(a):
+    word(entries[rare[0]]).value = resolved[rare[1]]
+    return a * 2
+step_once(call)
+print("not refused", flush=True)
+""",
+        tmp_path,
+        lib="libpython",
+        env=env,
+    )
+    assert "stubs 0" in done.stdout, (done.stdout, done.stderr[-2000:])
+    _ended_by_the_engine(done, "libpython")
 
 
 def test_an_output_whose_implementation_points_at_other_functions_is_refused_before_the_engine_calls_one(

@@ -123,6 +123,36 @@ print(json.dumps([changed, before, caught()]))
     assert out == [["SIGUSR2"], False, False]
 
 
+def test_in_a_window_a_faults_handler_is_put_back_after_each_call_and_every_other_at_the_windows_end(
+    engine_path, tmp_path
+):
+    # Between a window's calls every signal but a fault's is blocked, so only the faults' handlers need putting back
+    # there; one installed for another signal can run only inside a later call of the window, and is put back, and
+    # named, once the window's last call returns.
+    out = _run(
+        engine_path,
+        """
+import signal
+def caught(sig):  # the kernel's view: whether the signal has a handler now (Python's own table is not told)
+    mask = next(line for line in open("/proc/self/status") if line.startswith("SigCgt:")).split()[1]
+    return bool(int(mask, 16) >> (sig - 1) & 1)
+seen = []
+def call(a):
+    seen.append((caught(signal.SIGSEGV), caught(signal.SIGUSR2)))
+    signal.signal(signal.SIGSEGV, lambda *_: None)
+    signal.signal(signal.SIGUSR2, lambda *_: None)
+    return a + 1
+feed.write([x, x, x])
+changed = engine.step(True, call, feed.fd, out.fd, 3)["signals_changed"]
+after = (caught(signal.SIGSEGV), caught(signal.SIGUSR2))
+print(json.dumps({"seen": seen, "changed": changed, "after": after}))
+""",
+        tmp_path,
+    )
+    assert out["seen"] == [[False, False], [False, True], [False, True]]
+    assert sorted(out["changed"]) == ["SIGSEGV", "SIGUSR2"] and out["after"] == [False, False]
+
+
 def test_communication_is_counted_from_the_dispatcher_whatever_the_python_entry_point(engine_path, tmp_path):
     out = _run(
         engine_path,

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 _RSP, _RBP, _RA = 7, 6, 16  # DWARF register numbers on x86_64
 _PT_LOAD, _PT_GNU_EH_FRAME = 1, 0x6474E550
 MAX_FRAMES = 512
+FRAME_POINTER_REACH = 4096  # how far above a frame's bottom its frame pointer is looked for
+MAX_GUESSES = 2048  # slots tried as frame pointers, per thread
 
 
 @dataclass(frozen=True)
@@ -345,7 +347,7 @@ def _sleb(data: bytes, k: int) -> tuple[int, int]:
     return value, size
 
 
-_IMAGES: dict[tuple[int, int], _Image | None] = {}
+_IMAGES: dict[tuple[int, int], _Image | str] = {}  # per file: its tables, or why they cannot be read
 
 
 def _image(pid: int, m: Mapping) -> _Image:
@@ -362,59 +364,98 @@ def _image(pid: int, m: Mapping) -> _Image:
         if key not in _IMAGES:
             try:
                 _IMAGES[key] = _Image(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
-            except (_Unwalkable, ValueError, OSError, struct.error, IndexError):
-                _IMAGES[key] = None
+            except (_Unwalkable, ValueError, OSError, struct.error, IndexError) as e:
+                _IMAGES[key] = f"{type(e).__name__}: {e}"
     finally:
         os.close(fd)
     image = _IMAGES[key]
-    if image is None:
-        raise _Unwalkable(f"{m.path}: no call-frame table read here")
+    if isinstance(image, str):
+        raise _Unwalkable(f"{m.path}: {image}")
     return image
 
 
-def live_frames(pid: int, sp: int, pc: int, stack: bytes, mappings: list[Mapping]) -> tuple[list[int], int | None]:
+def live_frames(
+    pid: int, sp: int, pc: int, stack: bytes, mappings: list[Mapping], stopped_by: list[str] | None = None
+) -> tuple[list[int], int | None]:
     """Where a stopped thread is (``pc``) and every return address its frames hold, innermost first, with the stack
     address from which the walk could not go on: None when it reached the thread's first frame (whose return address
-    its call-frame information marks undefined). ``stack`` holds the thread's memory from ``sp`` up; ``mappings`` are
-    the process's executable mappings, sorted."""
+    its call-frame information marks undefined); else ``stopped_by``, when given, is told why. ``stack`` holds the
+    thread's memory from ``sp`` up; ``mappings`` are the process's executable mappings, sorted."""
     found = [pc]
     if platform.machine() != "x86_64":
         return found, sp
-    starts = [m.start for m in mappings]
-    rsp, rbp = sp, None
-    here, first = pc, True
+    walk = _Walk(pid, sp, stack, mappings)
     try:
-        for _ in range(MAX_FRAMES):
-            m = _mapping_of(mappings, starts, here if first else here - 1)
-            image = _image(pid, m)
-            vaddr = (here if first else here - 1) - m.start + m.offset
-            vaddr = _vaddr_of(image, vaddr)
-            row = image.row(vaddr)
-            base = rsp if row.cfa_reg == _RSP else rbp if row.cfa_reg == _RBP else None
-            if base is None:
-                raise _Unwalkable("the frame's CFA rests on a register not known here")
-            cfa = base + row.cfa_off
-            ra_rule = row.rules.get(_RA, ("unknown", 0))
-            if ra_rule[0] == "undefined":
-                return found, None
-            if ra_rule[0] != "off":
-                raise _Unwalkable("a return address kept other than on the stack")
-            ra = _word(stack, sp, cfa + ra_rule[1])
-            if ra == 0:
-                return found, None
-            rbp_rule = row.rules.get(_RBP, ("same", 0))
-            if rbp_rule[0] == "off":
-                rbp = _word(stack, sp, cfa + rbp_rule[1])
-            elif rbp_rule[0] != "same":
-                rbp = None
-            if cfa <= rsp:
-                raise _Unwalkable("a frame that does not move up the stack")
-            rsp = cfa
-            here, first = ra, False
-            found.append(ra)
-    except (_Unwalkable, struct.error, IndexError, ValueError, OSError):
-        return found, rsp
-    return found, rsp
+        return found + walk.frames(pc, sp, None, True), None
+    except _Unwalkable as e:
+        if stopped_by is not None:
+            stopped_by.append(str(e))
+        # Where a frame pointer was guessed, the longest walk may have left the thread's frames for stale ones: then
+        # every word above the stack pointer counts.
+        return found + walk.deepest, sp if walk.tries else walk.deepest_sp
+
+
+class _Walk:
+    """One thread's frames, walked outwards. Code built with frame pointers (Ubuntu's libraries) finds each frame
+    through its frame pointer, a register /proc does not show for the innermost frame: there, each slot of the stack
+    from the frame's bottom up is tried as the frame pointer, and the first from which the walk reaches the thread's
+    first frame is taken (a frame pointer a frame saved is read from its slot, as its rule says)."""
+
+    def __init__(self, pid: int, sp: int, stack: bytes, mappings: list[Mapping]) -> None:
+        self.pid, self.sp, self.stack, self.mappings = pid, sp, stack, mappings
+        self.starts = [m.start for m in mappings]
+        self.deepest: list[int] = []  # the return addresses of the longest walk that failed
+        self.deepest_sp = sp
+        self.tries = 0
+
+    def frames(self, here: int, rsp: int, rbp: int | None, first: bool) -> list[int]:
+        """The return addresses above the frame at ``here`` (as :func:`live_frames` reads them), or _Unwalkable."""
+        found: list[int] = []
+        try:
+            for _ in range(MAX_FRAMES):
+                row = self._row(here if first else here - 1)
+                if row.cfa_reg == _RBP and rbp is None:
+                    return found + self._guess_frame_pointer(here, rsp, first)
+                base = rsp if row.cfa_reg == _RSP else rbp if row.cfa_reg == _RBP else None
+                if base is None:
+                    raise _Unwalkable("the frame's CFA rests on a register not followed here")
+                cfa = base + row.cfa_off
+                ra_rule = row.rules.get(_RA, ("unknown", 0))
+                if ra_rule[0] == "undefined":
+                    return found
+                if ra_rule[0] != "off":
+                    raise _Unwalkable("a return address kept other than on the stack")
+                ra = _word(self.stack, self.sp, cfa + ra_rule[1])
+                rbp_rule = row.rules.get(_RBP, ("same", 0))
+                if rbp_rule[0] == "off":
+                    rbp = _word(self.stack, self.sp, cfa + rbp_rule[1])
+                elif rbp_rule[0] != "same":
+                    rbp = None
+                if cfa <= rsp:
+                    raise _Unwalkable("a frame that does not move up the stack")
+                rsp, here, first = cfa, ra, False
+                found.append(ra)
+            raise _Unwalkable(f"more than {MAX_FRAMES} frames")
+        except (_Unwalkable, struct.error, IndexError, ValueError, OSError) as e:
+            if len(found) > len(self.deepest):
+                self.deepest, self.deepest_sp = found, rsp
+            raise e if isinstance(e, _Unwalkable) else _Unwalkable(f"{type(e).__name__}: {e}") from e
+
+    def _guess_frame_pointer(self, here: int, rsp: int, first: bool) -> list[int]:
+        for candidate in range(rsp, min(rsp + FRAME_POINTER_REACH, self.sp + len(self.stack)), 8):
+            self.tries += 1
+            if self.tries > MAX_GUESSES:
+                break
+            try:
+                return self.frames(here, rsp, candidate, first)
+            except _Unwalkable:
+                continue
+        raise _Unwalkable("no slot above the frame serves as its frame pointer")
+
+    def _row(self, address: int) -> _Row:
+        m = _mapping_of(self.mappings, self.starts, address)
+        image = _image(self.pid, m)
+        return image.row(_vaddr_of(image, address - m.start + m.offset))
 
 
 def _mapping_of(mappings: list[Mapping], starts: list[int], address: int) -> Mapping:

@@ -1,0 +1,90 @@
+"""Walking a stopped thread's frames by its code's call-frame information (evaluator/host/unwind.py), to the thread's
+first frame: through code built without frame pointers (each frame's rule rests on the stack pointer) and with them
+(each rests on the frame pointer, a register /proc does not show for the innermost frames)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.host import unwind, watch
+
+pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the walk reads x86_64 frames only")
+
+LIBRARY = r"""
+#include <unistd.h>
+__attribute__((noinline)) void wait_here(void) {
+  volatile char pad[200];
+  pad[0] = 0;
+  pause();
+  pad[1] = 1;
+}
+void *thread_main(void *arg) { wait_here(); return arg; }
+"""
+
+
+def _stopped_thread(library: Path) -> tuple[subprocess.Popen, int]:
+    """A process whose one new thread waits in ``library``'s code, stopped; and that thread's id."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import ctypes, os, time\n"
+            f"lib = ctypes.CDLL({str(library)!r})\n"
+            "libc = ctypes.CDLL(None)\n"
+            "before = set(os.listdir('/proc/self/task'))\n"
+            "handle = ctypes.c_ulong()\n"
+            "libc.pthread_create(ctypes.byref(handle), None, lib.thread_main, None)\n"
+            "while set(os.listdir('/proc/self/task')) == before:\n"
+            "    time.sleep(0.01)\n"
+            "print((set(os.listdir('/proc/self/task')) - before).pop(), flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    tid = int(proc.stdout.readline())
+    # The thread reaches its wait soon after it exists: until then /proc shows it running, with no stack pointer.
+    deadline = time.monotonic() + 10
+    while open(f"/proc/{proc.pid}/task/{tid}/syscall").read().startswith("running") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGSTOP)
+    while not watch.stopped(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proc, tid
+
+
+@pytest.mark.parametrize("frame_pointers", [True, False])
+def test_a_threads_frames_are_walked_to_its_first_frame(tmp_path, frame_pointers):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "wait.c").write_text(LIBRARY)
+    library = tmp_path / "libwait.so"
+    flag = "-fno-omit-frame-pointer" if frame_pointers else "-fomit-frame-pointer"
+    subprocess.run([cc, "-O2", flag, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "wait.c")], check=True)
+    proc, tid = _stopped_thread(library)
+    try:
+        fields = open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()
+        sp, pc = int(fields[-2], 16), int(fields[-1], 16)
+        code, end = watch._code_mappings(proc.pid, sp)
+        fd = os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY)
+        try:
+            stack = os.pread(fd, end - sp, sp)
+        finally:
+            os.close(fd)
+        why: list[str] = []
+        frames, unwalked = unwind.live_frames(proc.pid, sp, pc, stack, code, why)
+        assert unwalked is None, why
+        ours = [m for m in code if m.path == str(library)]
+        # wait_here's return into thread_main, and thread_main's into the C library's thread start.
+        assert sum(1 for f in frames if any(m.start <= f < m.end for m in ours)) >= 1
+        assert len(frames) >= 3
+    finally:
+        proc.kill()
+        proc.wait()

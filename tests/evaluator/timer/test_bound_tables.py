@@ -115,6 +115,19 @@ def _ended_by_the_engine(done: subprocess.CompletedProcess, lib: str = "libstdc+
     assert "not refused" not in done.stdout and lib in done.stderr
 
 
+def _re_pointed(entry: str, function: str) -> str:
+    """A case's body: the entry named by the expression ``entry`` pointed, during a timed call, at the function named by
+    ``function`` (both functions loaded before the watch)."""
+    return f"""
+engine.watch_bound_tables()
+def call(a):
+    word(entries[{entry}]).value = resolved[{function}]
+    return a * 2
+step_once(call)
+print("not refused", flush=True)
+"""
+
+
 def test_an_entry_re_pointed_at_code_loaded_after_the_watch_ends_the_rank_before_the_engine_runs_it(
     engine_path, tmp_path
 ):
@@ -170,18 +183,7 @@ print(json.dumps({"lazy": len(stubs), "doubled": torch.equal(values[0], x * 2), 
 def test_an_entry_already_bound_when_watched_is_held_to_its_function_even_within_loaded_code(engine_path, tmp_path):
     # libstdc++ calls many of its own exported functions through such entries: re-pointed at another of its functions
     # (code loaded before the watch), one would still do what the solution chose inside the engine.
-    done = _run(
-        engine_path,
-        """
-engine.watch_bound_tables()
-def call(a):
-    word(entries[bound_here[0]]).value = resolved[bound_here[1]]
-    return a * 2
-step_once(call)
-print("not refused", flush=True)
-""",
-        tmp_path,
-    )
+    done = _run(engine_path, _re_pointed("bound_here[0]", "bound_here[1]"), tmp_path)
     _ended_by_the_engine(done)
 
 
@@ -190,22 +192,9 @@ def test_a_rank_starts_with_every_entry_bound_so_none_may_be_re_pointed_even_to_
     # loader binds it, so a solution could point one at the wrong function. A rank's environment has the loader bind
     # every entry at load: none is a stub when watched, and each is held to its function.
     env = {**os.environ, "LD_BIND_NOW": sandbox.environment(dict(os.environ), "cpu").get("LD_BIND_NOW", "")}
-    done = _run(
-        engine_path,
-        """
-print("stubs", len(stubs), flush=True)
-engine.watch_bound_tables()
-rare = [n for n in ("ttyname", "ctermid", "getlogin", "setsid", "getsid", "execv", "fork") if resolved.get(n)]
-def call(a):
-    word(entries[rare[0]]).value = resolved[rare[1]]
-    return a * 2
-step_once(call)
-print("not refused", flush=True)
-""",
-        tmp_path,
-        lib="libpython",
-        env=env,
-    )
+    rare = '[n for n in ("ttyname", "ctermid", "getlogin", "setsid", "getsid", "execv", "fork") if resolved.get(n)]'
+    body = f'print("stubs", len(stubs), flush=True)\nrare = {rare}\n' + _re_pointed("rare[0]", "rare[1]")
+    done = _run(engine_path, body, tmp_path, lib="libpython", env=env)
     assert "stubs 0" in done.stdout, (done.stdout, done.stderr[-2000:])
     _ended_by_the_engine(done, "libpython")
 

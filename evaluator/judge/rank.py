@@ -164,7 +164,7 @@ class JudgeRank:
             launch_us=step["launch_us"],
             elapsed_us=step["elapsed_us"],
             nbytes=step["nbytes"],
-            steps_us={"measure": (t1 - t0) * 1e6, "save": step["steps_us"]["save"]},
+            steps_us={"measure": (t1 - t0) * 1e6, **{k: step["steps_us"][k] for k in ("save", "calls", "between")}},
         )
         if i >= warmup:
             values, n_out = self.own_out.read_frame(step["nbytes"])

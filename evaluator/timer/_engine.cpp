@@ -1398,6 +1398,9 @@ void release_held() {
 
 struct StepResult {
   double elapsed_us = 0, launch_us = 0, measure_us = 0, save_us = 0;
+  // A window's host time inside its calls (each PyObject_Call) and between them (arguments, events, signals, the
+  // outputs taken): a diagnosis of where the two sides' windows differ, not a figure any check uses.
+  double calls_us = 0, between_us = 0;
   int64_t digest = -1;  // CRC-32C of a timed call's frame in the out slot, as the rank replies (-1: untimed)
   size_t nbytes = 0;
   Taken taken;
@@ -1451,13 +1454,17 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   Captured captured;
   Taken window_taken;  // a window's captures (several calls): made before the calls, as they must be
   std::string refusal;
+  double in_calls = 0, between_calls = 0;
   for (uint32_t j = 0; j < calls && !failed; ++j) {
+    double a0 = now_us();
     PyObject *args = args_of(g, j);
     if (per_call_events) check_cu(D.record(S.call_events[j].first, F.stream), "call start event");
     pthread_sigmask(SIG_SETMASK, &F.call_mask, nullptr);
     counting.store(true);
+    double c0 = now_us();
     PyObject *result = PyObject_Call(call, args, nullptr);
     pthread_sigmask(SIG_BLOCK, &F.after_call, nullptr);  // first: no handler of the call's runs in the engine
+    double c1 = now_us();
     counting.store(false);
     if (per_call_events) check_cu(D.record(S.call_events[j].second, F.stream), "call stop event");
     changed_signals |= restore_signals(j + 1 == calls || !result);
@@ -1470,6 +1477,8 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
         refusal = e.what();  // after the window, once its results are held for release
       }
     }
+    in_calls += c1 - c0;
+    between_calls += (c0 - a0) + (now_us() - c1);
   }
   // A single call's stop as it returns (a strided output's copies are timed to ev_after, below).
   if (F.cuda && !per_call_events) check_cu(D.record(F.ev_end, F.stream), "stop event");
@@ -1483,6 +1492,8 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   // team rewrote an empty list of findings so that it read empty again once the engine added one).
   StepResult r;
   r.taken = std::move(window_taken);
+  r.calls_us = in_calls;
+  r.between_us = between_calls;
   r.signals = signal_names(changed_signals);
   // A timed call's GPU outputs in a strided layout are copied before the stop event: piecewise copies cost the host
   // far more than the baseline's one copy, and that cost is the layout the solution chose, so its sample carries it
@@ -1986,7 +1997,8 @@ py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd, uint32_t
   d["signals_changed"] = r.signals;
   d["multicast_changed"] = r.environment;
   d["calls"] = r.calls;  // JSON text
-  d["steps_us"] = py::dict(py::arg("measure") = r.measure_us, py::arg("save") = r.save_us);
+  d["steps_us"] = py::dict(py::arg("measure") = r.measure_us, py::arg("save") = r.save_us,
+                           py::arg("calls") = r.calls_us, py::arg("between") = r.between_us);
   d["digest"] = r.digest;
   return d;
 }
@@ -2072,7 +2084,8 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
              json_num(r.launch_us) + ", \"nbytes\": " + ((c.flags & 1) ? std::to_string(r.nbytes) : "null") +
              ", \"digest\": " + std::to_string(r.digest) +
              ", \"steps_us\": {\"measure\": " + json_num(r.measure_us) + ", \"save\": " + json_num(r.save_us) +
-             "}, " + step_report(r) + "}";
+             ", \"calls\": " + json_num(r.calls_us) + ", \"between\": " + json_num(r.between_us) + "}, " +
+             step_report(r) + "}";
     } else {
       std::string name = (c.flags & 1) ? "t" + std::to_string(c.i) : "warm";
       line = "{\"kind\": \"called\", " + prefix + "\"name\": " + json_str(name) + ", \"phase\": " +

@@ -143,14 +143,17 @@ def call(a):
     signal.signal(signal.SIGUSR2, lambda *_: None)
     return a + 1
 feed.write([x, x, x])
-changed = engine.step(True, call, feed.fd, out.fd, 3)["signals_changed"]
+step = engine.step(True, call, feed.fd, out.fd, 3)
+changed, steps = step["signals_changed"], step["steps_us"]
 after = (caught(signal.SIGSEGV), caught(signal.SIGUSR2))
-print(json.dumps({"seen": seen, "changed": changed, "after": after}))
+print(json.dumps({"seen": seen, "changed": changed, "after": after, "steps": sorted(steps)}))
 """,
         tmp_path,
     )
     assert out["seen"] == [[False, False], [False, True], [False, True]]
     assert sorted(out["changed"]) == ["SIGSEGV", "SIGUSR2"] and out["after"] == [False, False]
+    # Where a window's host time went, inside its calls and between them: reported for the host's diagnosis.
+    assert out["steps"] == ["between", "calls", "measure", "save"]
 
 
 def test_communication_is_counted_from_the_dispatcher_whatever_the_python_entry_point(engine_path, tmp_path):

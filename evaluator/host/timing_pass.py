@@ -272,6 +272,9 @@ def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -
     windows.baseline_staged[i] = (_replied(session.judges, "bshown", i) - started) * 1e6
     session.tell_judges(op="baseline", i=i, calls=windows.calls)
     session.wait(session.judges, "baselined", limit_s, {"i": i})
+    # After the window: the judges' fingerprint of the baseline's outputs, taken once they replied, is done before the
+    # next window opens (it once fell into the solution's, as part of the judge's writing of the solution's inputs).
+    session.wait(session.judges, "kept", limit_s, {"i": i})
     return (_replied(session.judges, "baselined", i) - started) * 1e6
 
 

@@ -170,6 +170,9 @@ class JudgeRank:
             values, n_out = self.own_out.read_frame(step["nbytes"])
             self.fingerprints[i] = self._fingerprint(values[:n_out])
         self.reader.read_available()
+        # The host opens no window until this work is done: the next command could be the solution's, whose window
+        # (the judge's writing of its inputs first) would otherwise carry the baseline's fingerprints.
+        self.send("kept", i=i)
 
     def set_spin(self, us: float) -> None:
         """The spin in front of the baseline's timed calls from now on: the host sets the same for both sides."""

@@ -203,6 +203,28 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
     assert links == {"/memfd:arena-feed (deleted)"}
 
 
+def test_the_solutions_window_opens_only_once_the_judges_are_done_with_the_baselines_outputs(monkeypatch):
+    # The judge fingerprints the baseline's outputs after its reply (outside the baseline's window); a solution timed
+    # next had that work in its own window, inside the judge's writing of its inputs (several ms a window on one
+    # H100), which the host's clock then counted against it.
+    from evaluator.host import timing_pass
+
+    original = timing_pass._time_solution
+    pending: list[int] = []
+
+    def watched(session, windows, i, record, limit_s):
+        for judge in session.judges:
+            baselined = {m["i"] for m in judge.of_kind("baselined")}
+            kept = {m["i"] for m in judge.of_kind("kept")}
+            pending.extend(sorted(baselined - kept))
+        return original(session, windows, i, record, limit_s)
+
+    monkeypatch.setattr(timing_pass, "_time_solution", watched)
+    doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
+    assert doc["verdict"] == "passed", doc["message"]
+    assert pending == []
+
+
 def test_an_evaluation_leaves_nothing_behind_in_the_hosts_temporary_folder(tmp_path):
     # The runtime the sandbox sees used to be staged once per worker process in /tmp and never removed: one folder per
     # job on a forking worker, for good.

@@ -239,7 +239,8 @@ def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
                 found.append((tid, name))
         elif runs != RUNTIME_CODE:
             named = "named like a library's thread, " if library_name else ""
-            found.append((tid, f"{name}, {named}with {runs} on its stack"))
+            # What the stack holds ("Python code", "code from ..."), or what is wrong with the stack itself.
+            found.append((tid, f"{name}, {named}{runs if runs.startswith('a ') else f'with {runs} on its stack'}"))
     return found
 
 
@@ -336,7 +337,9 @@ def what_runs(pid: int, tid: int) -> str | None:
         sp, pc = int(fields[-2], 16), int(fields[-1], 16)
         code, stack_end = _code_mappings(pid, sp)
         if stack_end is None:
-            return None
+            # A thread stopped in a system call has its stack pointer in its stack; one outside every mapping was
+            # set there by code of the thread's own, to leave nothing to read.
+            return "a stack pointer outside its memory"
         if stack_end - sp > STACK_READ:
             # No runtime thread lives this deep: a stack pushed past what the host reads would hide what is above.
             return f"a live stack of {(stack_end - sp) >> 20} MiB, deeper than the host reads"

@@ -281,6 +281,48 @@ def test_a_library_thread_on_a_stack_an_ended_python_thread_used_is_the_runtimes
         proc.wait()
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the thread's code is x86_64")
+def test_a_thread_that_moved_its_stack_pointer_out_of_its_memory_is_refused_whatever_it_is_called():
+    # Code of the thread's own points its stack pointer at nothing and waits in a system call: no stack to read.
+    # Judged by its name alone, one named like gloo's would pass.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import ctypes, mmap, os, time\n"
+            "code = bytes.fromhex('48c7c410000000' 'b822000000' '0f05' 'ebfe')  # rsp = 16; pause(); loop\n"
+            "page = mmap.mmap(-1, 4096, prot=7)\n"
+            "page.write(code)\n"
+            "start = ctypes.addressof(ctypes.c_char.from_buffer(page))\n"
+            "libc = ctypes.CDLL(None)\n"
+            "before = set(os.listdir('/proc/self/task'))\n"
+            "handle = ctypes.c_ulong()\n"
+            "libc.pthread_create(ctypes.byref(handle), None, ctypes.c_void_p(start), None)\n"
+            "while set(os.listdir('/proc/self/task')) == before:\n"
+            "    time.sleep(0.01)\n"
+            "tid = (set(os.listdir('/proc/self/task')) - before).pop()\n"
+            "open(f'/proc/self/task/{tid}/comm', 'w').write('gloo_loop')\n"
+            "print(' '.join(sorted(before)), flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        before = {int(t) for t in proc.stdout.readline().split()}
+        (tid,) = [t for t in watch.threads(proc.pid) if t not in before]
+        deadline = time.monotonic() + 10
+        while watch.what_runs(proc.pid, tid) is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # until it waits in its system call
+        _stopped(proc)
+        assert watch.new_solution_threads(proc.pid, before) == [
+            (tid, "gloo_loop, named like a library's thread, a stack pointer outside its memory")
+        ]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
     # A 10 MiB argument passed by value to a C function pushes the interpreter's frames beyond the 8 MiB read.
     proc = subprocess.Popen(

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 _RSP, _RBP, _RA = 7, 6, 16  # DWARF register numbers on x86_64
 _PT_LOAD, _PT_GNU_EH_FRAME = 1, 0x6474E550
 MAX_FRAMES = 512
-FRAME_POINTER_REACH = 4096  # how far above a frame's bottom its frame pointer is looked for
-MAX_GUESSES = 2048  # slots tried as frame pointers, per thread
+PROLOGUE_BYTES = 64  # how much of a function's start is read for its frame pointer's distance from the stack pointer
+FRAME_POINTER_REACH = 4096  # how far above a frame's bottom its frame record is looked for
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class _Row:
     cfa_reg: int | None = _RSP
     cfa_off: int = 0
     rules: dict[int, tuple[str, int]] = field(default_factory=dict)
+    start: int = 0  # where the function the row describes begins
 
 
 class _Unwalkable(Exception):
@@ -149,7 +150,9 @@ class _Image:
             n, size = _uleb(self.read(at, 10), 0)
             at += size + n
         initial = _Row(cie_info.initial.cfa_reg, cie_info.initial.cfa_off, dict(cie_info.initial.rules))
-        return _execute(self, at, end, begin, target, cie_info, _copy(initial), initial)
+        row = _execute(self, at, end, begin, target, cie_info, _copy(initial), initial)
+        row.start = begin
+        return row
 
     def _cie(self, cie: int) -> _Cie:
         if cie not in self.cies:
@@ -386,36 +389,44 @@ def live_frames(
         return found, sp
     walk = _Walk(pid, sp, stack, mappings)
     try:
-        return found + walk.frames(pc, sp, None, True), None
+        return found + walk.frames(pc, sp), None
     except _Unwalkable as e:
         if stopped_by is not None:
             stopped_by.append(str(e))
-        # Where a frame pointer was guessed, the longest walk may have left the thread's frames for stale ones: then
-        # every word above the stack pointer counts.
-        return found + walk.deepest, sp if walk.tries else walk.deepest_sp
+        if walk.inferred:
+            return found, sp  # a frame pointer was inferred: what the walk read may not be frames, so all of it counts
+        return found + walk.deepest, walk.deepest_sp
 
 
 class _Walk:
     """One thread's frames, walked outwards. Code built with frame pointers (Ubuntu's libraries) finds each frame
-    through its frame pointer, a register /proc does not show for the innermost frame: there, each slot of the stack
-    from the frame's bottom up is tried as the frame pointer, and the first from which the walk reaches the thread's
-    first frame is taken (a frame pointer a frame saved is read from its slot, as its rule says)."""
+    through its frame pointer, a register /proc does not show. In the first frame that sets one it is inferred: from
+    the function's prologue where that can be read (:func:`_prologue_depth`), else as the first slot above the frame's
+    bottom that holds a frame record (the caller's frame pointer, then a return address just after a call, in a
+    file's code). That one is kept whatever follows: if the walk from it fails, every word of the stack counts, so a
+    record the thread's own code wrote higher up, beyond a frame the walk could not pass, never stands in for its
+    frames. Further out, each frame pointer is read from the slot its callee saved it in, as the rules say."""
 
     def __init__(self, pid: int, sp: int, stack: bytes, mappings: list[Mapping]) -> None:
         self.pid, self.sp, self.stack, self.mappings = pid, sp, stack, mappings
         self.starts = [m.start for m in mappings]
         self.deepest: list[int] = []  # the return addresses of the longest walk that failed
         self.deepest_sp = sp
-        self.tries = 0
+        self.inferred = False  # whether a frame pointer was inferred rather than read
 
-    def frames(self, here: int, rsp: int, rbp: int | None, first: bool) -> list[int]:
-        """The return addresses above the frame at ``here`` (as :func:`live_frames` reads them), or _Unwalkable."""
+    def frames(self, here: int, rsp: int) -> list[int]:
+        """The return addresses above the innermost frame, at ``here`` (as :func:`live_frames` reads them), or
+        _Unwalkable."""
         found: list[int] = []
+        rbp: int | None = None
+        first = True
         try:
             for _ in range(MAX_FRAMES):
-                row = self._row(here if first else here - 1)
+                m, image, row = self._row(here if first else here - 1)
                 if row.cfa_reg == _RBP and rbp is None:
-                    return found + self._guess_frame_pointer(here, rsp, first)
+                    # No frame inside this one saved the frame pointer (none set one): it is still this frame's.
+                    self.inferred = True
+                    rbp = self._frame_pointer(image, row, rsp, (here if first else here - 1) - m.start + m.offset)
                 base = rsp if row.cfa_reg == _RSP else rbp if row.cfa_reg == _RBP else None
                 if base is None:
                     raise _Unwalkable("the frame's CFA rests on a register not followed here")
@@ -441,21 +452,75 @@ class _Walk:
                 self.deepest, self.deepest_sp = found, rsp
             raise e if isinstance(e, _Unwalkable) else _Unwalkable(f"{type(e).__name__}: {e}") from e
 
-    def _guess_frame_pointer(self, here: int, rsp: int, first: bool) -> list[int]:
-        for candidate in range(rsp, min(rsp + FRAME_POINTER_REACH, self.sp + len(self.stack)), 8):
-            self.tries += 1
-            if self.tries > MAX_GUESSES:
-                break
-            try:
-                return self.frames(here, rsp, candidate, first)
-            except _Unwalkable:
-                continue
-        raise _Unwalkable("no slot above the frame serves as its frame pointer")
+    def _frame_pointer(self, image: _Image, row: _Row, rsp: int, pc_offset: int) -> int:
+        try:
+            rbp = rsp + _prologue_depth(image, row.start, pc_offset)
+            if self._is_record(rbp):
+                return rbp
+        except _Unwalkable:
+            pass
+        for slot in range(rsp, min(rsp + FRAME_POINTER_REACH, self.sp + len(self.stack) - 15), 8):
+            if self._is_record(slot):
+                return slot
+        raise _Unwalkable("no frame record above a frame resting on its frame pointer")
 
-    def _row(self, address: int) -> _Row:
+    def _is_record(self, slot: int) -> bool:
+        """Whether ``slot`` holds a frame record: the caller's frame pointer (above it, in the stack) or none, then a
+        return address right after a call instruction in a file's code."""
+        try:
+            saved, ra = _word(self.stack, self.sp, slot), _word(self.stack, self.sp, slot + 8)
+            if saved and not slot < saved < self.sp + len(self.stack):
+                return False
+            m = _mapping_of(self.mappings, self.starts, ra)
+            image = _image(self.pid, m)
+            return _after_call(image.read(_vaddr_of(image, ra - 7 - m.start + m.offset), 7))
+        except (_Unwalkable, struct.error, IndexError, ValueError, OSError):
+            return False
+
+    def _row(self, address: int) -> tuple[Mapping, _Image, _Row]:
         m = _mapping_of(self.mappings, self.starts, address)
         image = _image(self.pid, m)
-        return image.row(_vaddr_of(image, address - m.start + m.offset))
+        return m, image, image.row(_vaddr_of(image, address - m.start + m.offset))
+
+
+def _after_call(before: bytes) -> bool:
+    """Whether the 7 bytes before a return address end with a call: ``call rel32`` or ``call`` through a register
+    or memory (``ff /2``, with or without a REX prefix, a SIB byte or a displacement)."""
+    if before[2] == 0xE8:
+        return True
+    for at in (5, 4, 3, 1, 0):  # where an ff /2 whose operand ends at the return address would begin
+        if before[at] == 0xFF and (before[at + 1] >> 3) & 7 == 2:
+            mod, rm = before[at + 1] >> 6, before[at + 1] & 7
+            length = 2 + (rm == 4 and mod != 3) + {0: 4 if rm == 5 else 0, 1: 1, 2: 4, 3: 0}[mod]
+            if at + length == 7:
+                return True
+    return False
+
+
+def _prologue_depth(image: _Image, start: int, pc_offset: int) -> int:
+    """How far above the stack pointer a function built with a frame pointer keeps it, at file offset ``pc_offset``
+    (a point past its prologue where it waits in a system call): from its first bytes (``start``, a virtual address),
+    ``endbr64``, ``push %rbp``, ``mov %rsp,%rbp``, then each register pushed and the ``sub $n,%rsp`` that follow.
+    Anything else there is not read, and the walk ends."""
+    pc = _vaddr_of(image, pc_offset)
+    code = image.read(start, max(0, min(pc - start, PROLOGUE_BYTES)))
+    k = 4 if code.startswith(b"\xf3\x0f\x1e\xfa") else 0
+    if code[k : k + 4] != b"\x55\x48\x89\xe5":
+        raise _Unwalkable("a prologue of a form not read here")
+    k += 4
+    depth = 0
+    while k < len(code):
+        if 0x50 <= code[k] <= 0x57:  # push of a register
+            depth, k = depth + 8, k + 1
+        elif code[k] == 0x41 and k + 1 < len(code) and 0x50 <= code[k + 1] <= 0x57:  # push of r8-r15
+            depth, k = depth + 8, k + 2
+        elif code[k : k + 3] == b"\x48\x83\xec" and k + 3 < len(code):  # sub $imm8,%rsp
+            depth, k = depth + code[k + 3], k + 4
+        elif code[k : k + 3] == b"\x48\x81\xec" and k + 7 <= len(code):  # sub $imm32,%rsp
+            depth, k = depth + struct.unpack_from("<I", code, k + 3)[0], k + 7
+        else:
+            break
+    return depth
 
 
 def _mapping_of(mappings: list[Mapping], starts: list[int], address: int) -> Mapping:

@@ -61,10 +61,10 @@ def main() -> None:
             os.close(fd)
             t0 = time.perf_counter()
             why = []
-            frames, unwalked = unwind.live_frames(proc.pid, sp, pc, data, code, why)
+            frames = unwind.live_frames(proc.pid, sp, pc, data, code, why)
             ms = (time.perf_counter() - t0) * 1e3
             libs = []
-            for v in frames:
+            for v in frames.addresses:
                 m = next((m for m in code if m.start <= v < m.end), None)
                 libs.append(os.path.basename(m.path) if m else hex(v))
             rows.append(
@@ -72,8 +72,9 @@ def main() -> None:
                     "tid": tid,
                     "name": name,
                     "new": tid not in before,
-                    "walked": unwalked is None,
-                    "frames": len(frames),
+                    "walked": frames.complete,
+                    "frames": len(frames.addresses),
+                    "words_above_last_frame": max(0, (end - frames.every_word_from) // 8) if frames.complete else None,
                     "ms": round(ms, 3),
                     "libs": libs[:12],
                     "judged": watch.what_runs(proc.pid, tid),

@@ -377,25 +377,39 @@ def _image(pid: int, m: Mapping) -> _Image:
     return image
 
 
+@dataclass(frozen=True)
+class Frames:
+    """What a stopped thread's stack says it runs: where it is and the return addresses of its frames, innermost
+    first; the stack address from which every word counts as a return address too; and whether the walk reached a
+    frame whose return address its call-frame information marks undefined."""
+
+    addresses: list[int]
+    every_word_from: int
+    complete: bool
+
+
 def live_frames(
     pid: int, sp: int, pc: int, stack: bytes, mappings: list[Mapping], stopped_by: list[str] | None = None
-) -> tuple[list[int], int | None]:
-    """Where a stopped thread is (``pc``) and every return address its frames hold, innermost first, with the stack
-    address from which the walk could not go on: None when it reached the thread's first frame (whose return address
-    its call-frame information marks undefined); else ``stopped_by``, when given, is told why. ``stack`` holds the
-    thread's memory from ``sp`` up; ``mappings`` are the process's executable mappings, sorted."""
+) -> Frames:
+    """The frames of a thread stopped at ``pc`` with its stack pointer at ``sp``; ``stack`` holds its memory from
+    ``sp`` up, ``mappings`` are the process's executable mappings, sorted; ``stopped_by``, when given, is told why a
+    walk stopped short. Where it stopped short, every word from there up counts. Where it ended, every word above the
+    last frame counts as well: that end is an address the thread's own code can put on its stack (a return into the C
+    library's thread start), and above a real thread's first frame lie only the thread's own records."""
     found = [pc]
     if platform.machine() != "x86_64":
-        return found, sp
+        return Frames(found, sp, False)
     walk = _Walk(pid, sp, stack, mappings)
     try:
-        return found + walk.frames(pc, sp), None
+        above = walk.frames(pc, sp)
+        return Frames(found + above, walk.top, True)
     except _Unwalkable as e:
         if stopped_by is not None:
             stopped_by.append(str(e))
         if walk.inferred:
-            return found, sp  # a frame pointer was inferred: what the walk read may not be frames, so all of it counts
-        return found + walk.deepest, walk.deepest_sp
+            # A frame pointer was inferred: what the walk read may not be frames, so all of the stack counts.
+            return Frames(found, sp, False)
+        return Frames(found + walk.deepest, walk.deepest_sp, False)
 
 
 class _Walk:
@@ -413,6 +427,7 @@ class _Walk:
         self.deepest: list[int] = []  # the return addresses of the longest walk that failed
         self.deepest_sp = sp
         self.inferred = False  # whether a frame pointer was inferred rather than read
+        self.top = sp  # the last frame's CFA, once the walk ends
 
     def frames(self, here: int, rsp: int) -> list[int]:
         """The return addresses above the innermost frame, at ``here`` (as :func:`live_frames` reads them), or
@@ -433,6 +448,7 @@ class _Walk:
                 cfa = base + row.cfa_off
                 ra_rule = row.rules.get(_RA, ("unknown", 0))
                 if ra_rule[0] == "undefined":
+                    self.top = cfa
                     return found
                 if ra_rule[0] != "off":
                     raise _Unwalkable("a return address kept other than on the stack")

@@ -327,8 +327,8 @@ def what_runs(pid: int, tid: int) -> str | None:
     pointer to read until it is stopped; every timed iteration's check runs with the ranks stopped), or gone.
 
     The frames are walked by their code's call-frame information (:mod:`evaluator.host.unwind`), so what an ended
-    thread left in the slots of a reused stack is not taken for a caller. Above a frame the walk cannot pass, every
-    word of the stack counts as a return address, as if all of it were live."""
+    thread left in the slots of a reused stack is not taken for a caller. Above a frame the walk cannot pass, and
+    above the last frame of a walk that ended, every word of the stack counts as a return address too."""
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
             fields = f.read().split()
@@ -353,10 +353,11 @@ def what_runs(pid: int, tid: int) -> str | None:
     interpreter = os.path.realpath(f"/proc/{pid}/exe")
     roots = tuple(r.rstrip("/") + "/" for r in program_roots())
     starts = [c.start for c in code]
-    values, unwalked = unwind.live_frames(pid, sp, pc, data, code)
-    if unwalked is not None:
-        skip = max(0, unwalked - sp)
-        values += [int.from_bytes(data[k : k + 8], "little") for k in range(skip - skip % 8, len(data) - 7, 8)]
+    frames = unwind.live_frames(pid, sp, pc, data, code)
+    skip = max(0, frames.every_word_from - sp)
+    values = frames.addresses + [
+        int.from_bytes(data[k : k + 8], "little") for k in range(skip - skip % 8, len(data) - 7, 8)
+    ]
     for value in values:
         at = bisect.bisect_right(starts, value) - 1
         if at < 0 or value >= code[at].end:

@@ -1282,21 +1282,21 @@ std::vector<std::string> changed_environment() {
   return out;
 }
 
+// The signals a fault raises, left unblocked after a call (F.after_call, set as the engine opens).
+constexpr int FAULTS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+
 // The harness owns every signal's disposition: one the call changed is put back the moment the call returns, before
 // anything else, and named in the report. A handler so runs only inside a call, where its work is timed; libraries
 // that install one on first use (inductor's compile workers, SIGHUP) keep working inside the calls.
 // Returns the signals put back, as a mask: nothing here allocates, since it runs before the engine compares the tables
 // of library addresses (check_bound_tables), and an allocation goes through one.
-// Between two calls of one window only the faults' handlers are put back: every other signal stays blocked until the
-// next call starts, so a handler the call installed can run only inside a later call of the window, on its clock; the
-// window's last call puts back every signal. Each read-back is a system call, and a window's calls are timed back to
-// back, so both sides pay 7 of them a call rather than 62 (the rank's more expensive under its filters).
-constexpr int FAULTS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
-uint64_t restore_signals(bool every) {
+// After every call, a window's too: blocking the other signals between calls holds only the calling thread, and the
+// kernel hands a signal sent to the process to any thread that does not block it (a red team's handler ran in gloo's
+// threads between a window's calls while it stayed installed).
+uint64_t restore_signals() {
   uint64_t changed = 0;
   for (int sig = 1; sig < 65; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
-    if (!every && std::find(std::begin(FAULTS), std::end(FAULTS), sig) == std::end(FAULTS)) continue;
     struct sigaction now;
     if (sigaction(sig, nullptr, &now) != 0) continue;
     if (now.sa_handler != F.dispositions[sig].sa_handler) {
@@ -1467,7 +1467,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     double c1 = now_us();
     counting.store(false);
     if (per_call_events) check_cu(D.record(S.call_events[j].second, F.stream), "call stop event");
-    changed_signals |= restore_signals(j + 1 == calls || !result);
+    changed_signals |= restore_signals();
     if (result) results.push_back(result);
     failed = !result;
     if (result && calls > 1 && refusal.empty()) {

@@ -79,12 +79,13 @@ def test_a_threads_frames_are_walked_to_its_first_frame(tmp_path, frame_pointers
         finally:
             os.close(fd)
         why: list[str] = []
-        frames, unwalked = unwind.live_frames(proc.pid, sp, pc, stack, code, why)
-        assert unwalked is None, why
+        frames = unwind.live_frames(proc.pid, sp, pc, stack, code, why)
+        assert frames.complete, why
         ours = [m for m in code if m.path == str(library)]
         # wait_here's return into thread_main, and thread_main's into the C library's thread start.
-        assert sum(1 for f in frames if any(m.start <= f < m.end for m in ours)) >= 1
-        assert len(frames) >= 3
+        assert sum(1 for f in frames.addresses if any(m.start <= f < m.end for m in ours)) >= 1
+        assert len(frames.addresses) >= 3
+        assert sp < frames.every_word_from <= sp + len(stack)  # above the thread's first frame
     finally:
         proc.kill()
         proc.wait()

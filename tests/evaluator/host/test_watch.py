@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -318,6 +319,59 @@ def test_a_thread_that_moved_its_stack_pointer_out_of_its_memory_is_refused_what
         assert watch.new_solution_threads(proc.pid, before) == [
             (tid, "gloo_loop, named like a library's thread, a stack pointer outside its memory")
         ]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the thread's code is x86_64")
+def test_a_thread_that_forges_the_end_of_its_frames_is_judged_by_what_lies_above_it():
+    # The walk ends at a frame whose return address the call-frame information marks undefined: the C library's
+    # thread start. Code of the thread's own can push a return address into it, so that the walk ends there, above
+    # the wait it jumps to, and below what it is (here, an address of its own code): every word above counts.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import ctypes, mmap, os, struct, time\n"
+            "from evaluator.host import unwind, watch\n"
+            "libc = ctypes.CDLL(None)\n"
+            "pause = ctypes.cast(libc.pause, ctypes.c_void_p).value\n"
+            "def new_thread(start):\n"
+            "    before = set(os.listdir('/proc/self/task'))\n"
+            "    libc.pthread_create(ctypes.byref(ctypes.c_ulong()), None, ctypes.c_void_p(start), None)\n"
+            "    while set(os.listdir('/proc/self/task')) == before:\n"
+            "        time.sleep(0.01)\n"
+            "    tid = int((set(os.listdir('/proc/self/task')) - before).pop())\n"
+            "    while open(f'/proc/self/task/{tid}/syscall').read().startswith('running'):\n"
+            "        time.sleep(0.01)\n"
+            "    return tid\n"
+            "honest = new_thread(pause)\n"
+            "sp, pc = (int(v, 16) for v in open(f'/proc/self/task/{honest}/syscall').read().split()[-2:])\n"
+            "code, end = watch._code_mappings(os.getpid(), sp)\n"
+            "with open('/proc/self/mem', 'rb') as mem:\n"
+            "    mem.seek(sp)\n"
+            "    stack = mem.read(end - sp)\n"
+            "end_of_frames = unwind.live_frames(os.getpid(), sp, pc, stack, code).addresses[-1]\n"
+            "page = mmap.mmap(-1, 4096, prot=7)\n"
+            "at = ctypes.addressof(ctypes.c_char.from_buffer(page))\n"
+            "mov = lambda v: b'\\x48\\xb8' + struct.pack('<Q', v)\n"
+            "body = mov(at + 64) + b'\\x50' + mov(end_of_frames) + b'\\x50' + mov(pause) + b'\\xff\\xe0'\n"
+            "page.write(body)\n"
+            "forged = new_thread(at)\n"
+            "open(f'/proc/self/task/{forged}/comm', 'w').write('gloo_forged')\n"
+            "print(honest, forged, flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    try:
+        honest, forged = (int(t) for t in proc.stdout.readline().split())
+        _stopped(proc)
+        assert watch.what_runs(proc.pid, honest) == watch.RUNTIME_CODE
+        assert (watch.what_runs(proc.pid, forged) or "").startswith("code from ")
     finally:
         proc.kill()
         proc.wait()

@@ -262,6 +262,11 @@ struct Fixed {
   // GPU hosts: a single call's stop when its strided outputs were copied inside its sample (ev_end is recorded as the
   // call returns, before anything else).
   void *ev_after = nullptr;
+  // The allocators the engine makes its inputs, staging and copies with, and their tables of virtual functions, as
+  // they were at open: c10's registry of allocators is writable memory, and a red team's allocator put there ran its
+  // code in the engine before each call and learned where a window's later inputs were (allocator()).
+  c10::Allocator *cpu_allocator = nullptr, *cuda_allocator = nullptr;
+  const void *cpu_allocator_vtable = nullptr, *cuda_allocator_vtable = nullptr;
 };
 Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
 Fixed &F = fixed_page.v;
@@ -780,6 +785,19 @@ void prepare_timed() {
 // A rank's exit status when an object the engine calls through was altered (evaluator/timer/__init__.py): ended there,
 // with nothing for the solution to catch.
 constexpr int ENGINE_ALTERED_EXIT = 89;
+// The allocator the engine kept at open for this device, if its table of functions is still the one it had then.
+c10::Allocator *allocator(c10::DeviceType device) {
+  bool cuda = device == c10::DeviceType::CUDA;
+  c10::Allocator *a = cuda ? F.cuda_allocator : F.cpu_allocator;
+  if (!a || *reinterpret_cast<const void *const *>(a) != (cuda ? F.cuda_allocator_vtable : F.cpu_allocator_vtable)) {
+    static const char msg[] = "an allocator the evaluator's engine allocates with was altered (its table of functions "
+                              "moved)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(ENGINE_ALTERED_EXIT);
+  }
+  return a;
+}
+
 c10d::Backend *backend() {
   c10d::Backend *b = F.backend.get();
   if (*reinterpret_cast<const void *const *>(b) != F.backend_vtable) {
@@ -870,7 +888,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     if (e.kind != 0) staged_bytes += padded(e.nbytes);
   if (F.cuda && staged_bytes && (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes))
     S.staging = at::Tensor(at::detail::empty_generic({static_cast<int64_t>(staged_bytes)},
-                                                     c10::GetAllocator(c10::DeviceType::CUDA),
+                                                     allocator(c10::DeviceType::CUDA),
                                                      c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
                                                      std::nullopt));
   size_t at_staging = 0;
@@ -889,9 +907,9 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     auto dtype = static_cast<c10::ScalarType>(e.dtype);
     // Allocated without the dispatcher: a kernel the code under test registered for aten::empty never runs here.
     at::TensorBase t = F.cuda
-        ? at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CUDA),
+        ? at::detail::empty_generic(e.shape, allocator(c10::DeviceType::CUDA),
                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt)
-        : at::detail::empty_generic(e.shape, c10::GetAllocator(c10::DeviceType::CPU),
+        : at::detail::empty_generic(e.shape, allocator(c10::DeviceType::CPU),
                                     c10::DispatchKeySet(c10::DispatchKey::CPU), dtype, std::nullopt);
     // GPU inputs go to the staging buffer, not yet to the call's storage: fill_inputs() copies them there on the
     // call's stream once the spin, the flush and the alignment are queued, so work a solution starts on a stream that
@@ -1153,10 +1171,10 @@ void capture(PyObject *result, uint32_t call, Captured &c, Taken &taken) {
       storages.emplace_back(here_span, label);
     }
     // Allocated without the dispatcher, as the inputs are: nothing the code under test registered runs here.
-    at::Tensor copy(cuda ? at::detail::empty_generic(t->sizes(), c10::GetAllocator(c10::DeviceType::CUDA),
+    at::Tensor copy(cuda ? at::detail::empty_generic(t->sizes(), allocator(c10::DeviceType::CUDA),
                                                      c10::DispatchKeySet(c10::DispatchKey::CUDA), t->scalar_type(),
                                                      std::nullopt)
-                         : at::detail::empty_generic(t->sizes(), c10::GetAllocator(c10::DeviceType::CPU),
+                         : at::detail::empty_generic(t->sizes(), allocator(c10::DeviceType::CPU),
                                                      c10::DispatchKeySet(c10::DispatchKey::CPU), t->scalar_type(),
                                                      std::nullopt));
     copy_out(*t, static_cast<unsigned char *>(copy.data_ptr()), t->nbytes(), label, cuda);
@@ -1652,6 +1670,12 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     F.backend = pg->getBackend(c10::DeviceType::CPU);
   }
   F.backend_vtable = *reinterpret_cast<const void *const *>(F.backend.get());
+  F.cpu_allocator = c10::GetAllocator(c10::DeviceType::CPU);
+  F.cpu_allocator_vtable = *reinterpret_cast<const void *const *>(F.cpu_allocator);
+  if (F.cuda) {
+    F.cuda_allocator = c10::GetAllocator(c10::DeviceType::CUDA);
+    F.cuda_allocator_vtable = *reinterpret_cast<const void *const *>(F.cuda_allocator);
+  }
   for (py::handle t : result_tuples) {
     if (F.n_result_tuples == MAX_RESULT_TUPLES) fail("more result classes than the engine keeps");
     Py_INCREF(t.ptr());  // kept for the process's life

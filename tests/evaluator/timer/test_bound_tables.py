@@ -199,6 +199,39 @@ def test_a_rank_starts_with_every_entry_bound_so_none_may_be_re_pointed_even_to_
     _ended_by_the_engine(done, "libpython")
 
 
+def test_the_engines_allocations_do_not_go_through_the_allocator_the_registry_holds_now(engine_path, tmp_path):
+    # c10's registry of allocators is writable memory: a red team's allocator put there ran its code inside the
+    # engine before every call and told its first call where a window's later inputs were. The engine allocates with
+    # the allocators it kept at open, so one put in their place (here a broken one, whose every function is null)
+    # is never called by it.
+    done = _run(
+        engine_path,
+        """
+engine.watch_bound_tables()
+c10 = ctypes.CDLL(library("libc10")[0])
+set_allocator = c10._ZN3c1012SetAllocatorENS_10DeviceTypeEPNS_9AllocatorEh
+set_allocator.argtypes = [ctypes.c_int8, ctypes.c_void_p, ctypes.c_uint8]
+get_allocator = c10._ZN3c1012GetAllocatorERKNS_10DeviceTypeE
+get_allocator.restype, get_allocator.argtypes = ctypes.c_void_p, [ctypes.POINTER(ctypes.c_int8)]
+cpu = ctypes.c_int8(0)
+original = get_allocator(ctypes.byref(cpu))
+nothing = (ctypes.c_uint64 * 16)()
+broken = (ctypes.c_uint64 * 4)(ctypes.addressof(nothing))
+def call(a):
+    out = a * 2
+    set_allocator(0, ctypes.addressof(broken), 255)  # from here on torch's own CPU allocations would fault
+    return out
+first = step_once(call)
+second = step_once(lambda a: a.add_(a))  # allocates nothing itself: the engine made its input
+set_allocator(0, original, 255)
+print(json.dumps({"steps": 2, "registry": "restored"}))
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"steps": 2, "registry": "restored"}
+
+
 def test_an_output_whose_implementation_points_at_other_functions_is_refused_before_the_engine_calls_one(
     engine_path, tmp_path
 ):

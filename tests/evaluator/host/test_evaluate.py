@@ -56,7 +56,7 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert 0 < clock["solution_staging_us"] < clock["solution_window_us"]
     assert 0 < clock["baseline_staging_us"] < clock["baseline_window_us"]
     for side in ("solution", "baseline"):
-        assert set(clock["steps_median_us"][side]) == {"measure", "save"}
+        assert set(clock["steps_median_us"][side]) == {"measure", "save", "calls", "between"}
     # Where the set-up's time went: each sandbox's import, then the ranks' process group and warmed runtime.
     line = doc["timeline"]
     assert 0 < line["sandbox_process_group"] <= line["sandbox_runtime_warmed"] <= line["sandbox_booted"]

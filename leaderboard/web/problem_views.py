@@ -130,6 +130,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
                 problem=problem, profile=profile, published=published, measured=measured
             ),
             "write": write_solution.context(problem.id, suite=problem.suite),
+            **links.url_prefixes(),  # (the best solutions' links: a prefix and an id, no reverse() each)
         },
     )
 

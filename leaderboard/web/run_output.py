@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from django.urls import reverse
-from django.utils.timezone import get_current_timezone_name
+from django.conf import settings
+from django.utils.timezone import get_current_timezone, get_current_timezone_name
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
@@ -24,10 +25,6 @@ _BOOLEAN = serializers.BooleanField()
 
 def _date(value: Any) -> Any:
     return None if value is None else _DATE.to_representation(value)
-
-
-def _datetime(value: Any) -> Any:
-    return None if value is None else _DATETIME.to_representation(value)
 
 
 def _text(value: Any) -> Any:
@@ -51,6 +48,13 @@ class RunOutput:
         absolute: Callable[[str], str] = request.build_absolute_uri if request is not None else str
         self.page = absolute(reverse("model-run-detail", kwargs={"run_id": 0}))[: -len("0/")]
         self.api = absolute(reverse("api-model-run-detail", kwargs={"run_id": 0}))[: -len("0/")]
+        # Dates in the current time zone, looked up once: the field looks it up for every date it writes (about a
+        # tenth of a page of runs written afresh) unless it is given one, which it then converts to the same way.
+        zone = get_current_timezone() if settings.USE_TZ else None
+        self._dates = _DATETIME if zone is None else serializers.DateTimeField(default_timezone=zone)
+
+    def _datetime(self, value: Any) -> Any:
+        return None if value is None else self._dates.to_representation(value)
 
     def __call__(self, run: Any) -> dict[str, Any]:
         """The run's record, from ``RECORDS`` when a run read the same (``RunRow.read``) with the same rank range was
@@ -87,9 +91,9 @@ class RunOutput:
             "state": _text(run.state),
             "attempts_done": None if run.attempts_done is None else int(run.attempts_done),
             "attempts_total": None if run.attempts_total is None else int(run.attempts_total),
-            "created_at": _datetime(run.created_at),
-            "finished_at": _datetime(run.finished_at),
-            "published_at": _datetime(run.published_at),
+            "created_at": self._datetime(run.created_at),
+            "finished_at": self._datetime(run.finished_at),
+            "published_at": self._datetime(run.published_at),
             "url": f"{self.page}{run.pk}/",
             "api_url": f"{self.api}{run.pk}/",
             "protocol": scores.protocol(run),

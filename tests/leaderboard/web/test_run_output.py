@@ -71,3 +71,14 @@ def test_the_apis_ranking_is_the_bytes_drfs_renderer_writes_kept_or_not(seeded, 
             assert response.content == expected, (query, accept)
             assert response["Content-Type"] == "application/json"
     assert "\\u2028" in client.get("/api/rankings/model-runs/?standing=all&page_size=100").content.decode()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/St_Johns"])
+def test_a_runs_dates_are_written_in_the_current_time_zone_as_the_serializer_writes_them(seeded, rf, zone):
+    request = rf.get("/api/rankings/model-runs/")
+    with timezone.override(zone):
+        write = RunOutput(request)  # (the zone looked up once, for the request)
+        for run in run_rows.run_rows(run_selectors.model_run_ranking()):
+            expected = ModelRunOutputSerializer(run, context={"request": request}).data
+            for field in ("created_at", "finished_at", "published_at"):
+                assert write(run)[field] == expected[field]

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.conf import settings
 from django.utils.timezone import get_current_timezone, get_current_timezone_name
 from rest_framework import serializers
+from rest_framework.compat import SHORT_SEPARATORS
 from rest_framework.renderers import JSONRenderer
 
 from leaderboard.rankings import scores
@@ -138,8 +139,14 @@ class KeptJSONRenderer(JSONRenderer):
             return super().render(data, accepted_media_type, renderer_context)
         head = super().render({**data, fields[-1]: []}, accepted_media_type, renderer_context)
         texts = []
+        encode = None  # (as the renderer encodes, with one encoder for the page: json.dumps makes one a call)
         for kept in results.kept:
             if kept.text is None:
-                kept.text = super().render(kept.record, accepted_media_type, renderer_context)
+                if encode is None:
+                    encode = self.encoder_class(
+                        ensure_ascii=self.ensure_ascii, allow_nan=not self.strict, separators=SHORT_SEPARATORS
+                    ).encode
+                text = encode(kept.record).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+                kept.text = text.encode()
             texts.append(kept.text)
         return head[: -len(b"[]}")] + b"[" + b",".join(texts) + b"]}"

@@ -64,6 +64,7 @@ def _compile(queryset: QuerySet) -> tuple[str, tuple[Any, ...]]:
 # A read's SQL, parameters, number of columns and the converters of its columns (position, converters, expression).
 _Read = tuple[str, tuple[Any, ...], int, tuple[tuple[int, tuple[Any, ...], Any], ...]]
 _reads: dict[Hashable, _Read | None] = {}
+_UNREAD: Any = object()  # (a key not compiled yet; None is kept for a query that can match nothing)
 
 
 def rows(key: Hashable | None, build: Callable[[], QuerySet]) -> list[tuple[Any, ...]]:
@@ -73,16 +74,19 @@ def rows(key: Hashable | None, build: Callable[[], QuerySet]) -> list[tuple[Any,
     each later call runs the SQL kept and applies the same converters to the same columns (``key`` None: built and
     compiled every time, nothing kept)."""
     full = ("rows", key, connection.alias)
-    if key is None:  # compiled every time, nothing kept
+    found = _reads.get(full, _UNREAD) if key is not None else _UNREAD  # (key None: compiled every time, not kept)
+    if found is _UNREAD:
         found = _prepare(build())
-    elif full in _reads:
-        found = _reads[full]
-    else:
-        found = _prepare(build())
+        if key is None:
+            return _run(found)
         with _lock:
             if len(_reads) >= LIMIT:
                 _reads.clear()
             _reads[full] = found
+    return _run(found)
+
+
+def _run(found: _Read | None) -> list[tuple[Any, ...]]:
     if found is None:  # a query that can match nothing
         return []
     sql, params, width, converters = found

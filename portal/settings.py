@@ -104,6 +104,7 @@ TEMPLATES = [
             # The site's template tags live with the views (leaderboard/web/), not in an app's templatetags/.
             "libraries": {
                 "arena": "leaderboard.web.templatetags.arena",
+                "catalogue": "leaderboard.web.templatetags.catalogue",
                 "kept": "leaderboard.web.templatetags.kept",
             },
         },

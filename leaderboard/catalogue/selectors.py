@@ -8,10 +8,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 
 from evaluator.contract.profiles import PROFILES
 from leaderboard.models import Problem
+from leaderboard.rankings import prepared
 from problems.registry import CATEGORIES
 
 
@@ -77,7 +78,12 @@ def filtered_catalogue(data=None) -> tuple[Any, list[ListedProblem]]:
         return filters, listed_problems(filters.qs)
     from leaderboard.catalogue.filters import ProblemFilterSet
 
-    problems = listed_problems(problem_list())  # an unbound filter set lists its whole queryset, in its order
+    # An unbound filter set lists its whole queryset, in its order: read as ``listed_problems`` reads it, the query
+    # compiled once per process (``rankings.prepared``).
+    problems = [
+        ListedProblem(values)
+        for values in prepared.rows(("listed-catalogue",), lambda: problem_list().values_list(*LISTED_FIELDS))
+    ]
     choices = [(p.category, p.world_sizes, p.tags) for p in problems]
     return ProblemFilterSet(None, queryset=problem_list(), choices_from=choices), problems
 
@@ -121,8 +127,25 @@ def category_order(key: str) -> tuple[int, str]:
 
 
 def problem_detail(*, problem_id: str) -> Problem:
-    """The problem, or Http404 (which pages and the API both turn into a 404)."""
-    return get_object_or_404(Problem, pk=problem_id)
+    """The problem, or Http404 (which pages and the API both turn into a 404), as ``get_object_or_404`` reads it,
+    its query compiled once per process for the same id (``rankings.prepared.get``)."""
+    problem = prepared.get(Problem, pk=problem_id)
+    if problem is None:
+        raise Http404(f"No {Problem._meta.object_name} matches the given query.")
+    return problem
+
+
+def problem_default_profiles(problems: list[Any]) -> dict[str, str | None]:
+    """``problem_default_profile`` of each of ``problems`` (no preference), by id: found once for each set of
+    profiles they support (a handful cover the catalogue)."""
+    found: dict[tuple[str, ...], str | None] = {}
+    defaults = {}
+    for problem in problems:
+        supported = tuple(problem.supported_profiles)
+        if supported not in found:
+            found[supported] = problem_default_profile(problem=problem)
+        defaults[problem.id] = found[supported]
+    return defaults
 
 
 def problem_default_profile(*, problem: Problem, preferred: str | None = None) -> str | None:

@@ -11,7 +11,7 @@ what a test holds the stored ones equal to.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, namedtuple
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Hashable, Iterable
@@ -192,6 +192,9 @@ STANDING_FIELDS = (
 )
 
 
+StandingRow = namedtuple("StandingRow", STANDING_FIELDS)  # a row of them, as ``values_list(named=True)`` reads it
+
+
 # Up to this many problems, their standings are read by their ids; more (the whole catalogue on the home page), every
 # standing is read and the others skipped: binding 170 ids cost more CPU than the few rows of unlisted problems.
 STANDINGS_IN_LIST_MOST = 60
@@ -204,11 +207,15 @@ def stored_leaders(
     line on the home page, from the stored standings (one query, whatever the number of results)."""
     rows: dict[str, list[Any]] = {}
     wanted = {p.id for p in problems}
-    # Named tuples of the columns read, not model instances (some 700 rows for the whole catalogue).
-    standings = ProblemStanding.objects.order_by("pk").values_list(*STANDING_FIELDS, named=True)
-    if len(wanted) <= STANDINGS_IN_LIST_MOST:
-        standings = standings.filter(problem_id__in=wanted)
-    for row in standings:
+    # Named tuples of the columns read, not model instances (some 700 rows for the whole catalogue); the query
+    # compiled once per process (``prepared.rows``) for the whole catalogue, or for the same few problems.
+    few = tuple(sorted(wanted)) if len(wanted) <= STANDINGS_IN_LIST_MOST else None
+
+    def standings() -> Any:
+        every = ProblemStanding.objects.order_by("pk").values_list(*STANDING_FIELDS)
+        return every.filter(problem_id__in=few) if few is not None else every
+
+    for row in map(StandingRow._make, prepared.rows(("standings", few), standings)):
         if row.problem_id in wanted:
             rows.setdefault(row.problem_id, []).append(row)
     profiles, leaders = {}, {}
@@ -228,18 +235,12 @@ def stored_summaries(problems: list[Problem], leaders: dict[str, ProblemLeader])
 
 
 def stored_category_summaries() -> dict[str, CategorySummary]:
-    """Each category's summary over all its active problems, as ``CategoryStanding`` keeps it (one query)."""
+    """Each category's summary over all its active problems, as ``CategoryStanding`` keeps it (one query, compiled
+    once per process: ``prepared.rows``)."""
+    fields = ("category", "leader", "leader_firsts", "best_speedup", "best_problem_id", "solutions", "problems")
     return {
-        c.category: CategorySummary(
-            category=c.category,
-            leader=c.leader,
-            leader_firsts=c.leader_firsts,
-            best_speedup=c.best_speedup,
-            best_problem_id=c.best_problem_id,
-            solutions=c.solutions,
-            problems=c.problems,
-        )
-        for c in CategoryStanding.objects.all()
+        row[0]: CategorySummary(*row)
+        for row in prepared.rows(("category-standings", fields), lambda: CategoryStanding.objects.values_list(*fields))
     }
 
 

@@ -7,13 +7,14 @@ re-measurements are queued and settle outside the transaction that records a res
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections import namedtuple
+from typing import Any, Hashable, Iterable, Iterator
 
 from django.db.models import QuerySet
 
 from evaluator.contract.profiles import PROFILES
-from leaderboard.models import Problem, StandingEntry, Submission
-from leaderboard.rankings import selectors, significance, solutions
+from leaderboard.models import Problem, ProblemStanding, StandingEntry
+from leaderboard.rankings import prepared, selectors, significance, solutions
 
 STREAM_CHUNK_ROWS = 500  # rows an export converts per round trip (one query for their re-measurements)
 
@@ -55,13 +56,11 @@ def problem_ranking_rows(
 ) -> QuerySet[StandingEntry]:
     """The stored rows of the ranking ``selectors.problem_ranking`` computes for the same arguments, in rank order
     (a queryset: sliced and counted by the database). ``revision`` "default": ``selectors.problem_ranking_default``
-    (one query more)."""
+    of the stored standings (``selectors.stored_ranking_default``: one query more)."""
     if not profile or profile not in PROFILES:
         return StandingEntry.objects.none()
     if revision == "default":
-        _, revision = selectors.problem_ranking_default(
-            problem=problem, choices=selectors.problem_ranking_choices(problem=problem, profile=profile)
-        )
+        _, revision, _ = stored_ranking_default(problem=problem, profile=profile)
     version = problem.version if version is None else version
     return StandingEntry.objects.filter(
         standing__problem=problem,
@@ -69,6 +68,34 @@ def problem_ranking_rows(
         standing__problem_version=version or 0,
         standing__protocol_revision=revision or 0,
     ).order_by("rank")
+
+
+def stored_ranking_default(*, problem: Problem, profile: str) -> tuple[int, int | None, int]:
+    """``selectors.problem_ranking_default`` of the problem on ``profile`` read from its stored standings of the current
+    version (one query, a handful of rows, no evaluation read) and the number of rows of that ranking (0: none
+    stored)."""
+    rows = prepared.rows(
+        ("problem-revisions", problem.pk, profile, problem.version),
+        lambda: ProblemStanding.objects.filter(
+            problem=problem, profile=profile, problem_version=problem.version
+        ).values_list("protocol_revision", "passed", "solutions"),
+    )
+    # (a standing is kept only while some passed evaluation of its version and revision is)
+    choices = [selectors.RankingChoice(problem.version, r or None, passed) for r, passed, _ in rows]
+    version, revision = selectors.problem_ranking_default(problem=problem, choices=choices)
+    return version, revision, next((n for r, _, n in rows if (r or None) == revision), 0)
+
+
+def problem_default_ranking_rows(
+    *, problem: Problem, profile: str | None
+) -> tuple[QuerySet[StandingEntry], int, Hashable | None]:
+    """``problem_ranking_rows`` of the ranking shown by default, its number of rows, as its standing keeps it (one
+    query for both: the rows' own is run when they are read) and what they are read from (``ranking_key``)."""
+    if not profile or profile not in PROFILES:
+        return StandingEntry.objects.none(), 0, None
+    version, revision, count = stored_ranking_default(problem=problem, profile=profile)
+    key = ranking_key(problem=problem, profile=profile, version=version, revision=revision)
+    return problem_ranking_rows(problem=problem, profile=profile, version=version, revision=revision), count, key
 
 
 # What ``_entry`` reads of a stored row: a page of them is read as named tuples of these columns, not model instances.
@@ -100,14 +127,31 @@ ENTRY_FIELDS = (
 )
 
 
-def ranking_entries(rows: Iterable[StandingEntry]) -> list[solutions.RankingEntry]:
+EntryRow = namedtuple("EntryRow", ENTRY_FIELDS)  # a stored row as ``values_list(*ENTRY_FIELDS, named=True)`` reads it
+
+
+def ranking_key(*, problem: Problem, profile: str | None, version: int | None, revision: int | None) -> tuple:
+    """Everything ``problem_ranking_rows`` builds its query from, for ``ranking_entries`` to compile a page of it once
+    per process (``prepared``); the caller adds how it sorted the rows."""
+    return ("problem-ranking", problem.pk, problem.version, profile, version, revision)
+
+
+def ranking_entries(rows: Iterable[StandingEntry], key: Hashable | None = None) -> list[solutions.RankingEntry]:
     """``rows`` as the ranking's entries, each with its re-measurement's verdict as it stands (one query; a queryset
-    of rows is read as the columns ``_entry`` reads, one query more)."""
-    rows = list(rows.values_list(*ENTRY_FIELDS, named=True) if isinstance(rows, QuerySet) else rows)
+    of rows is read as the columns ``_entry`` reads, one query more). ``key``: everything a queryset of rows is built
+    from but its slice (``ranking_key`` and how it is sorted): its query is then compiled once per process for
+    each."""
+    if isinstance(rows, QuerySet):
+        rows = (
+            list(map(EntryRow._make, prepared.rows_of(rows.values_list(*ENTRY_FIELDS), key)))
+            if key is not None
+            else list(rows.values_list(*ENTRY_FIELDS, named=True))
+        )
+    rows = list(rows)
     wanted = [sid for row in rows if row.timed for sid in row.submission_ids]
     checks: dict[int, list[dict[str, Any]]] = {}
     if wanted:
-        for r in selectors.remeasure_rows(Submission.objects.filter(remeasure_of_id__in=wanted)):
+        for r in selectors.remeasures_of(tuple(wanted)):
             checks.setdefault(r["remeasure_of"], []).append(r)
     return [_entry(row, checks) for row in rows]
 

@@ -8,19 +8,19 @@ import statistics
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION, Verdict
 from leaderboard.beyond_contract import roofline
 from leaderboard.models import MeasuredBaseline, MeasuredRoofline, Problem, ProblemStanding, Result, Submission
-from leaderboard.rankings import metrics, solutions
+from leaderboard.rankings import metrics, prepared, solutions
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
 
 
@@ -87,8 +87,11 @@ class StoredStanding:
 def problem_standings(*, problem: Problem, profile: str) -> list[StoredStanding]:
     """Every stored standing of the problem on ``profile``: one per version and revision some passed evaluation has
     (one query, a handful of rows)."""
-    rows = ProblemStanding.objects.filter(problem=problem, profile=profile).values_list(
-        "problem_version", "protocol_revision", "passed", "solutions", "history", "speedups"
+    rows = prepared.rows(
+        ("problem-standings", problem.pk, profile),
+        lambda: ProblemStanding.objects.filter(problem=problem, profile=profile).values_list(
+            "problem_version", "protocol_revision", "passed", "solutions", "history", "speedups"
+        ),
     )
     return [StoredStanding(v or None, r or None, *rest) for v, r, *rest in rows]
 
@@ -283,6 +286,33 @@ def problem_evaluations(
 
 def remeasure_rows(remeasures: QuerySet[Submission]) -> list[dict[str, Any]]:
     """Re-measurements among ``remeasures`` that were not cancelled, as ``rank_solutions`` reads them (one query)."""
+    return _remeasure_dicts(_remeasure_values(remeasures))
+
+
+def remeasures_of(submission_ids: tuple[int, ...]) -> list[dict[str, Any]]:
+    """``remeasure_rows`` of the re-measurements of these submissions, the query compiled once per process for the
+    same ids (``prepared.rows``: a page of a ranking asks for the same few ids until it changes)."""
+    return _remeasure_dicts(
+        prepared.rows(
+            ("remeasures-of", submission_ids),
+            lambda: _remeasure_values(Submission.objects.filter(remeasure_of_id__in=submission_ids)),
+        )
+    )
+
+
+def _remeasure_values(remeasures: QuerySet[Submission]) -> QuerySet:
+    return remeasures.exclude(state=Submission.State.CANCELLED).values_list(
+        "remeasure_of_id",
+        "pk",
+        "result__verdict",
+        "result__speedup",
+        "result__speedup_ci_low",
+        "result__speedup_ci_high",
+        "result__worker",
+    )
+
+
+def _remeasure_dicts(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return [
         {
             "remeasure_of": of,
@@ -293,17 +323,7 @@ def remeasure_rows(remeasures: QuerySet[Submission]) -> list[dict[str, Any]]:
             "high": high,
             "worker": worker,
         }
-        for of, sid, verdict, speedup, low, high, worker in remeasures.exclude(
-            state=Submission.State.CANCELLED
-        ).values_list(
-            "remeasure_of_id",
-            "pk",
-            "result__verdict",
-            "result__speedup",
-            "result__speedup_ci_low",
-            "result__speedup_ci_high",
-            "result__worker",
-        )
+        for of, sid, verdict, speedup, low, high, worker in rows
     ]
 
 
@@ -358,19 +378,23 @@ def baseline_timings(*, problem_id: str, profile: str, version: int) -> tuple[in
 def problem_baseline(*, problem: Problem, profile: str) -> Baseline:
     """The baseline's time on this profile (every evaluation times it beside the solution), as kept at ingest
     (``MeasuredBaseline``: ``baseline_timings`` of the problem's version), and the roofline."""
-    stored = (
-        MeasuredBaseline.objects.filter(problem=problem, profile=profile, problem_version=problem.version)
-        .values_list("evaluations", "median_us")
-        .first()
+    # (each read compiled once per process for the problem, profile and version: ``prepared.rows``; ``.first()``'s)
+    key = (problem.pk, profile, problem.version)
+    stored = prepared.first(
+        ("baseline", key),
+        lambda: MeasuredBaseline.objects.filter(
+            problem=problem, profile=profile, problem_version=problem.version
+        ).values_list("evaluations", "median_us"),
     )
     evaluations, median = stored if stored is not None else (0, None)
     roofline_us, bound = _roofline(problem, profile)
     if roofline_us is None and evaluations:  # not computable here (e.g. an imported or demo problem): as evaluated
         # the newest evaluation's of this version on the profile, kept at ingest (``MeasuredRoofline``)
-        measured = (
-            MeasuredRoofline.objects.filter(problem=problem, profile=profile, problem_version=problem.version)
-            .values_list("time_us", "bound")
-            .first()
+        measured = prepared.first(
+            ("roofline", key),
+            lambda: MeasuredRoofline.objects.filter(
+                problem=problem, profile=profile, problem_version=problem.version
+            ).values_list("time_us", "bound"),
         )
         if measured and isinstance(measured[0], (int, float)):
             roofline_us, bound = float(measured[0]), str(measured[1] or "") or None
@@ -420,7 +444,11 @@ def _roofline(problem: Problem, profile: str) -> tuple[float | None, str | None]
 def user_by_username(*, username: str):
     from django.contrib.auth import get_user_model
 
-    return get_object_or_404(get_user_model(), username=username)
+    user = get_user_model()
+    found = prepared.get(user, username=username)  # (as get_object_or_404 reads it, compiled once per username)
+    if found is None:
+        raise Http404(f"No {user._meta.object_name} matches the given query.")
+    return found
 
 
 @dataclass(frozen=True)

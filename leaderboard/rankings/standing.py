@@ -199,6 +199,19 @@ def page_rank_ranges(
     set_rank_ranges(rows=rows, ends=_rank_ends(runs, sort, key))
 
 
+def ranked_count_and_ends(
+    *, runs: QuerySet[ModelRun], sort: str | None = None, key: Hashable | None = None
+) -> tuple[int, RankEnds]:
+    """How many ``runs`` there are (the ranked ones, as ``model_run_ranking`` lists them for the ranking) and the
+    ends their rank ranges are read from (``page_rank_ranges``): on PostgreSQL both in the one query of the ends, so a
+    page of them needs no count of its own. ``key``: as ``page_rank_ranges`` takes it."""
+    low, high = _ends_fields(sort)
+    if connection.vendor != "postgresql":
+        return runs.count(), _rank_ends(runs, sort)
+    total, _, lows, highs = _counts_and_ends(runs, low, high, ranked_only=False, key=key)
+    return total, RankEnds(low, high, lows, highs)
+
+
 def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:
     """How many of ``runs`` (filtered, any standing) are ranked and how many listed apart: one query for both
     tables' pagers."""

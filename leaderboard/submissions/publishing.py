@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from leaderboard.models import ModelRun, Submission
-from leaderboard.rankings import generations
+from leaderboard.rankings import generations, prepared
 
 
 def _owner_or_staff(owner_id: int, user) -> None:
@@ -69,4 +69,11 @@ def published_submission_ids(*, ids: list[int]) -> set[int]:
     """Which of these submissions anyone may read (one query)."""
     if not ids:
         return set()
-    return set(Submission.objects.filter(published_q(), pk__in=ids).values_list("pk", flat=True))
+    wanted = tuple(ids)  # (its query compiled once per process for the same ids: a page's top rows, until they change)
+    return {
+        pk
+        for (pk,) in prepared.rows(
+            ("published-ids", wanted),
+            lambda: Submission.objects.filter(published_q(), pk__in=wanted).values_list("pk"),
+        )
+    }

@@ -64,6 +64,11 @@ def _forget_fixed(**_: Any) -> None:
     _settings_changed += 1
 
 
+def settings_changes() -> int:
+    """How many times a setting changed in this process (a test's ``settings``): what links kept once found key on."""
+    return _settings_changed
+
+
 class FixedNode(template.Node):
     """``{% fixed %}...{% endfixed %}``: a block of links and static files the same on every page (the site's header
     and footer, some twenty ``{% url %}`` and ``{% static %}`` tags, about half a millisecond a page), rendered once

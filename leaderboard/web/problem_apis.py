@@ -105,13 +105,14 @@ class ProblemRankingApi(APIView):
                 }
             )
         profile = catalogue.problem_default_profile(problem=problem, preferred=requested)
-        # The stored rows of the default ranking, paged by the database (``rankings.ranking_rows``).
+        # The stored rows of the default ranking, paged by the database, counted by their standing
+        # (``rankings.ranking_rows``).
+        rows, count, key = ranking_rows.problem_default_ranking_rows(problem=problem, profile=profile)
         page = tables.paginate(
-            ranking_rows.problem_ranking_rows(problem=problem, profile=profile),
-            number=params.validated_data["page"],
-            per_page=params.validated_data["page_size"],
+            rows, number=params.validated_data["page"], per_page=params.validated_data["page_size"], count=count
         )
-        entries = ranking_rows.ranking_entries(page.object_list)
+        # (in rank order: the page's query compiled once per process for each page of each ranking)
+        entries = ranking_rows.ranking_entries(page.object_list, key=key and (*key, "rank"))
         return Response(
             {
                 "problem": problem.id,

@@ -3,6 +3,8 @@ statement, ranking, figures and best solutions). Each view calls selectors to re
 
 from __future__ import annotations
 
+import functools
+
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -28,9 +30,7 @@ def home(request: HttpRequest) -> HttpResponse:
     kept at ingest (``rankings.services``), a fixed number of queries whatever the number of results."""
     # Rows of the columns shown, not model instances; unfiltered, the same read gives the filters their choices.
     filters, problems = catalogue.filtered_catalogue(request.GET or None)
-    _, leaders = overview.stored_leaders(
-        problems, {p.id: catalogue.problem_default_profile(problem=p) for p in problems}
-    )
+    _, leaders = overview.stored_leaders(problems, catalogue.problem_default_profiles(problems))
     filtered = bool(filters.active())
     summaries = overview.category_lines(problems, leaders, whole_catalogue=not filtered)
     categories = catalogue.problems_by_category(problems)  # in the filters' order: category, then title
@@ -65,8 +65,13 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
             problem=problem, profile=profile, version=measured.version, revision=measured.revision
         )
     )
-    convert = None if published else ranking_rows.ranking_entries
     table = problem_tables.problem_ranking_table()
+    # (a page of the stored rows: its query compiled once per process for each ranking, sort and page)
+    key = ranking_rows.ranking_key(
+        problem=problem, profile=profile, version=measured.version, revision=measured.revision
+    )
+    sort = request.GET.get(table.param("sort"))
+    convert = None if published else functools.partial(ranking_rows.ranking_entries, key=(*key, "sorted", sort))
     if table.wants_export(request, main=True):
         return table.export(
             request,
@@ -125,6 +130,7 @@ def problem_detail(request: HttpRequest, problem_id: str) -> HttpResponse:
                 problem=problem, profile=profile, published=published, measured=measured
             ),
             "write": write_solution.context(problem.id, suite=problem.suite),
+            **links.url_prefixes(),  # (the best solutions' links: a prefix and an id, no reverse() each)
         },
     )
 

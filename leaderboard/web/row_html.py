@@ -61,7 +61,8 @@ def catalogue_row(problem: Any, lead: Any, urls: Mapping[str, str], times: Calla
     hard = (
         f'<details class="hard"><summary>Why it is hard</summary>{text(problem.hard)}</details>' if problem.hard else ""
     )
-    tags = "".join(f'<a class="tag" href="?tag={text(urlencode(tag))}">{text(tag)}</a> ' for tag in problem.tag_list)
+    # (``urlencode`` is ``quote`` of the value as text: called directly, a call fewer per tag)
+    tags = "".join(f'<a class="tag" href="?tag={text(quote(str(tag)))}">{text(tag)}</a> ' for tag in problem.tag_list)
     summary = (
         f'<div class="muted small summary" title="{text(problem.summary)}">{text(problem.summary)}</div>'
         if problem.summary
@@ -72,7 +73,7 @@ def catalogue_row(problem: Any, lead: Any, urls: Mapping[str, str], times: Calla
         if leader.model_run_id:
             who = f'<a href="{text(urls["runs_url"])}{text(leader.model_run_id)}/">{text(leader.model)}</a>'
         else:
-            who = f'<a href="{text(urls["users_url"])}{text(urlencode(leader.username))}/">{text(leader.username)}</a>'
+            who = f'<a href="{text(urls["users_url"])}{text(quote(str(leader.username)))}/">{text(leader.username)}</a>'
         best = (
             f'<a href="{text(urls["submissions_url"])}{text(leader.submission_id)}/">{text(times(leader.speedup))}</a>'
         )

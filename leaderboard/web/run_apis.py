@@ -22,7 +22,7 @@ from leaderboard.rankings import services as rank_services
 from leaderboard.submissions import publishing
 from leaderboard.web import cache  # cache.cached_page: the public read API is cached (leaderboard/web/cache.py)
 from leaderboard.web.permissions import MayUpload
-from leaderboard.web.run_output import RunOutput
+from leaderboard.web.run_output import KeptJSONRenderer, RunOutput
 from leaderboard.web.serializers import (
     AttemptOutputSerializer,
     ModelRunDetailOutputSerializer,
@@ -130,6 +130,8 @@ class ModelRunAttemptsApi(APIView):
 class ModelRunRankingApi(APIView):
     """The overall ranking of model runs (the same rows, order and filters as /runs/)."""
 
+    renderer_classes = [KeptJSONRenderer]  # (DRF's JSON, each kept run's text written once: ``web/run_output.py``)
+
     class InputSerializer(serializers.Serializer):
         """Besides the ranking's filters (profile, precision, mode, k: rankings.filters.RunFilterSet)."""
 
@@ -179,12 +181,15 @@ class ModelRunRankingApi(APIView):
             )
         user = rankings.user_by_username(username=data["user"]) if data.get("user") else None
         runs = run_selectors.model_run_ranking(filters=filters, user=user, sort=data["sort"], standing=data["standing"])
-        page = tables.paginate(runs, number=data["page"], per_page=data["page_size"])
         # what the queries are built from: their SQL compiled once per process for each (``rankings/prepared.py``)
         key = run_selectors.ranking_key(filters, "api", user.pk if user else None, data["standing"], data["sort"])
+        count, ends = None, None
+        if data["standing"] == run_selectors.RANKED:  # (the ranked runs are counted with their rank ranges' ends)
+            count, ends = run_selectors.ranked_count_and_ends(runs=runs, sort=data["sort"], key=key)
+        page = tables.paginate(runs, number=data["page"], per_page=data["page_size"], count=count)
         rows = run_rows.run_rows(page.object_list, key=key)
-        if data["standing"] == run_selectors.RANKED:
-            run_selectors.page_rank_ranges(runs=runs, rows=rows, sort=data["sort"], key=key)
+        if ends is not None:
+            run_selectors.set_rank_ranges(rows=rows, ends=ends)
         return Response(
             {
                 "count": page.paginator.count,
@@ -192,7 +197,7 @@ class ModelRunRankingApi(APIView):
                 "num_pages": page.paginator.num_pages,
                 "standing": data["standing"],
                 "rank_metric": run_selectors.rank_metric(data["sort"]),
-                "results": list(map(RunOutput(request), rows)),  # as ModelRunOutputSerializer writes them
+                "results": RunOutput(request).results(rows),  # as ModelRunOutputSerializer writes them
             }
         )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -15,9 +17,15 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     person = rankings.user_by_username(username=username)
     runs_table, solutions_table = run_tables.run_ranking_table(), problem_tables.best_solutions_table()
     runs = run_selectors.model_run_ranking(user=person)
+    # What the table's query of runs is built from (the table sorts it by ?sort=): its SQL is compiled once per
+    # process for each (``rankings/prepared.py``).
+    key = run_selectors.ranking_key(None, "user", person.pk, request.GET.get(runs_table.param("sort")))
     if runs_table.wants_export(request, main=True):  # (the runs only: their best solutions are not read)
         return runs_table.export(
-            request, runs, filename=f"user-{person.get_username()}-runs", convert=run_rows.exported_run_rows
+            request,
+            runs,
+            filename=f"user-{person.get_username()}-runs",
+            convert=functools.partial(run_rows.exported_run_rows, key=key),
         )
     solutions = rankings.user_best_solutions(user=person)
     if solutions_table.wants_export(request, main=False):
@@ -27,7 +35,7 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
         "leaderboard/user_detail.html",
         {
             "person": person,
-            "runs": runs_table.context(request, runs, convert=run_rows.shown_run_rows),
+            "runs": runs_table.context(request, runs, convert=functools.partial(run_rows.shown_run_rows, key=key)),
             "solutions": solutions_table.context(request, solutions),
         },
     )

@@ -88,3 +88,65 @@ def test_the_api_lists_each_states_own_runs_one_request_after_another(client, ru
         assert _api_models(client, "page_size=1") == ["alpha"]
         assert _api_models(client, "standing=unranked&page_size=1") == ["delta"]
         assert _api_models(client, "standing=all&k=1") == ["alpha", "delta"]
+
+
+# --- a page's fixed reads (``prepared.rows``, ``prepared.get``): compiled once per key, the rows read every time ---
+
+
+def test_a_read_compiled_once_reads_the_rows_as_they_stand_each_key_its_own(runs):
+    from leaderboard.rankings import prepared
+
+    built = []
+
+    def of(model: str):
+        def build():
+            built.append(model)
+            return ModelRun.objects.filter(model=model).values_list("model", "k", "created_at")
+
+        return build
+
+    expected = list(ModelRun.objects.filter(model="alpha").values_list("model", "k", "created_at"))
+    assert prepared.rows(("test-runs", "alpha"), of("alpha")) == expected
+    ModelRun.objects.filter(model="alpha").update(k=7)
+    assert [k for _, k, _ in prepared.rows(("test-runs", "alpha"), of("alpha"))] == [7]  # read anew, not kept
+    assert [m for m, _, _ in prepared.rows(("test-runs", "beta"), of("beta"))] == ["beta"]
+    assert built == ["alpha", "beta"]  # each key's query built once
+    assert prepared.rows(None, of("gamma")) == list(of("gamma")()) and built.count("gamma") == 2  # None: every time
+    assert prepared.rows(("test-runs", "none"), lambda: ModelRun.objects.none().values_list("pk")) == []
+
+
+def test_a_read_applies_the_converters_its_queryset_would(problems):
+    from leaderboard.models import Problem
+    from leaderboard.rankings import prepared
+
+    wanted = lambda: Problem.objects.order_by("pk").values_list("pk", "world_sizes", "presets", "updated_at")  # noqa: E731
+    assert prepared.rows(("test-problems",), wanted) == list(wanted())
+    assert prepared.first(("test-first",), wanted) == wanted().first()
+    assert prepared.first(("test-no-first",), lambda: Problem.objects.filter(pk="x/y").values_list("pk")) is None
+
+
+def test_get_reads_the_instance_a_queryset_gets(problems, user, django_user_model):
+    from leaderboard.models import Problem
+    from leaderboard.rankings import prepared
+
+    problem = Problem.objects.order_by("pk").first()
+    got = prepared.get(Problem, pk=problem.pk)
+    assert type(got) is Problem and not got._state.adding and got._state.db == "default"
+    assert {f.attname: getattr(got, f.attname) for f in Problem._meta.concrete_fields} == {
+        f.attname: getattr(problem, f.attname) for f in Problem._meta.concrete_fields
+    }
+    assert prepared.get(Problem, pk="no/such") is None
+    assert prepared.get(django_user_model, username="ada").pk == user.pk
+    django_user_model.objects.create_user(username="bea", password="a-long-test-password-2", email="same@x.org")
+    django_user_model.objects.filter(pk=user.pk).update(email="same@x.org")
+    with pytest.raises(django_user_model.MultipleObjectsReturned):
+        prepared.get(django_user_model, email="same@x.org")
+
+
+def test_a_missing_problem_or_user_is_still_the_same_404(client, problems):
+    assert client.get("/problems/no/such/").status_code == 404
+    assert client.get("/users/nobody/").status_code == 404
+    for url in ("/api/problems/no/such/ranking/", "/api/users/nobody/"):
+        response = client.get(url)
+        assert response.status_code == 404
+    assert "No Problem matches the given query." in client.get("/api/problems/no/such/ranking/").content.decode()

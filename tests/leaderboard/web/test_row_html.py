@@ -13,6 +13,9 @@ from django.utils.safestring import mark_safe
 
 from leaderboard.management.commands.seed_demo import seed_demo
 from leaderboard.models import ModelRun, Problem, RunScore
+from leaderboard.rankings.overview import CategorySummary
+from leaderboard.web import catalogue_html
+from leaderboard.web.templatetags.arena import times
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +67,41 @@ def test_the_catalogue_rows_are_what_the_template_loop_wrote(client, seeded):
         rows = _as_the_loop_wrote(CATALOGUE_LOOP, response.context, category=category, leaders=leaders)
         assert rows.count("<tr>") == len(category.problems)
         assert rows in page
+
+
+CATEGORY_SUMMARY = (PREVIOUS / "category_summary.html").read_text(encoding="utf-8")  # home.html's {% if summary %}
+
+
+def _summary_as_the_template_wrote(category_key: str, summary, problems_url: str) -> str:
+    return Template("{% load arena %}{% if summary %}" + CATEGORY_SUMMARY + "    {% endif %}").render(
+        Context({"category": {"key": category_key}, "summary": summary, "problems_url": problems_url})
+    )
+
+
+@pytest.mark.parametrize("query", ["", "?category=collectives", "?q=demo"])
+def test_the_category_lines_are_what_the_template_wrote(client, seeded, query):
+    response = client.get("/" + query)
+    page = response.content.decode()
+    categories = response.context["categories"]
+    assert any(summary and summary.leader for _, summary in categories)
+    for category, summary in categories:
+        assert _summary_as_the_template_wrote(category.key, summary, response.context["problems_url"]) in page
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        CategorySummary("a&b", AWKWARD, 1, 1.5, AWKWARD, 1, 1),
+        CategorySummary("c", "x (run #3)", 2, 12345.678, "", 2, 3),
+        CategorySummary("c", "who", 0, None, "p/q", 0, 0),
+        CategorySummary("c", "", 0, None, "", 1, 4),
+        CategorySummary("c", "", 0, None, "", 7, 4),
+        CategorySummary("c", "", 0, None, "", 0, 4),
+    ],
+)
+def test_a_category_line_is_what_the_template_wrote_for_every_kind_of_summary(summary):
+    built = catalogue_html.category_summary(summary.category, summary, "/p/?a&b=", times)
+    assert built == _summary_as_the_template_wrote(summary.category, summary, "/p/?a&b=")
 
 
 @pytest.mark.parametrize("query", ["", "?profile=cpu-gloo-4", "?sort=-fast_2&per_page=10&page=2"])

@@ -51,3 +51,34 @@ def test_the_apis_ranking_writes_the_serializers_runs(seeded, client, rf):
         run.rank_range = tuple(result["rank"])
         expected = ModelRunOutputSerializer(run, context={"request": request}).data
         assert json.loads(json.dumps(expected)) == result
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/json; indent=2", "*/*"])
+def test_the_apis_ranking_is_the_bytes_drfs_renderer_writes_kept_or_not(seeded, client, accept, settings):
+    from rest_framework.renderers import JSONRenderer
+
+    from leaderboard.rankings.memo import forget_all
+
+    settings.ARENA_PAGE_CACHE = False  # every answer rendered (a cached one is the bytes of one rendered before)
+    ModelRun.objects.filter(pk=seeded[3].pk).update(model="line\u2028and\u2029paragraph «é»")
+    for query in ("", "?page_size=5&page=2", "?standing=unranked", "?standing=all&sort=model", "?profile=nothing"):
+        for rebuilt in (True, False, False):  # records built afresh, then kept (their texts written once)
+            if rebuilt:
+                forget_all()
+            response = client.get(f"/api/rankings/model-runs/{query}", HTTP_ACCEPT=accept)
+            renderer = JSONRenderer()
+            expected = renderer.render(response.data, response.accepted_media_type, response.renderer_context)
+            assert response.content == expected, (query, accept)
+            assert response["Content-Type"] == "application/json"
+    assert "\\u2028" in client.get("/api/rankings/model-runs/?standing=all&page_size=100").content.decode()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/St_Johns"])
+def test_a_runs_dates_are_written_in_the_current_time_zone_as_the_serializer_writes_them(seeded, rf, zone):
+    request = rf.get("/api/rankings/model-runs/")
+    with timezone.override(zone):
+        write = RunOutput(request)  # (the zone looked up once, for the request)
+        for run in run_rows.run_rows(run_selectors.model_run_ranking()):
+            expected = ModelRunOutputSerializer(run, context={"request": request}).data
+            for field in ("created_at", "finished_at", "published_at"):
+                assert write(run)[field] == expected[field]

@@ -1,13 +1,16 @@
 """The host's view of a sandbox's processes (evaluator/host/watch.py): walking down from bubblewrap's process finds
 every process in the sandbox, orphans included, as reading every process of the host would."""
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,6 +211,37 @@ def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
         proc.wait()
 
 
+_X86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the thread's code is x86_64")
+
+
+@contextlib.contextmanager
+def _child(script: str, **kw: Any) -> Iterator[subprocess.Popen]:
+    """A Python child running ``script``, its output read as text; killed on the way out."""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, **kw)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# For a child's script: new_thread() starts a native thread at ``start`` and returns its id once it waits in a system
+# call (until then /proc shows it running, with no stack pointer to read).
+_NEW_THREAD = (
+    "import ctypes, os, time\n"
+    "libc = ctypes.CDLL(None)\n"
+    "def new_thread(start, arg=None):\n"
+    "    before = set(os.listdir('/proc/self/task'))\n"
+    "    libc.pthread_create(ctypes.byref(ctypes.c_ulong()), None, start, arg)\n"
+    "    while set(os.listdir('/proc/self/task')) == before:\n"
+    "        time.sleep(0.01)\n"
+    "    tid = int((set(os.listdir('/proc/self/task')) - before).pop())\n"
+    "    while open(f'/proc/self/task/{tid}/syscall').read().startswith('running'):\n"
+    "        time.sleep(0.01)\n"
+    "    return tid\n"
+)
+
+
 def _stopped(proc: subprocess.Popen) -> None:
     os.kill(proc.pid, signal.SIGSTOP)
     deadline = time.monotonic() + 10
@@ -243,138 +277,76 @@ def test_a_library_thread_on_a_stack_an_ended_python_thread_used_is_the_runtimes
     # threads have run and ended (gloo's, under load, once refused an honest rank) holds the interpreter's return
     # addresses in slots its frames never wrote. What it runs is read from its frames, not from those slots. Here the
     # C library's scanf, whose frame is large, waits on an empty pipe in a thread of its own.
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import ctypes, os, threading, time\n"
-            "def deep(n):\n"
-            "    return 0 if n == 0 else sum(map(deep, [n - 1]))\n"
-            "for _ in range(8):\n"
-            "    t = threading.Thread(target=deep, args=(30,)); t.start(); t.join()\n"
-            "libc = ctypes.CDLL(None)\n"
-            "before = set(os.listdir('/proc/self/task'))\n"
-            "fmt = ctypes.c_char_p(b'%d')\n"
-            "handle = ctypes.c_ulong()\n"
-            "libc.pthread_create(ctypes.byref(handle), None, libc.scanf, fmt)\n"
-            "while set(os.listdir('/proc/self/task')) == before:\n"
-            "    time.sleep(0.01)\n"
-            "print(' '.join(sorted(before)), flush=True)\n"
-            "time.sleep(60)",
-        ],
+    with _child(
+        _NEW_THREAD + "import threading\n"
+        "def deep(n):\n"
+        "    return 0 if n == 0 else sum(map(deep, [n - 1]))\n"
+        "for _ in range(8):\n"
+        "    t = threading.Thread(target=deep, args=(30,)); t.start(); t.join()\n"
+        "fmt = ctypes.c_char_p(b'%d')\n"
+        "print(new_thread(libc.scanf, fmt), flush=True)\n"
+        "time.sleep(60)",
         stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        before = {int(t) for t in proc.stdout.readline().split()}
-        library = [tid for tid in watch.threads(proc.pid) if tid not in before]
-        assert len(library) == 1
-        deadline = time.monotonic() + 10
-        while watch.what_runs(proc.pid, library[0]) is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # until it waits in its read (a running thread shows no stack pointer)
+    ) as proc:
+        library = int(proc.stdout.readline())
         _stopped(proc)
-        assert _words_in_python(proc.pid, library[0]), "no ended thread's frames were left to mislead"
-        assert watch.what_runs(proc.pid, library[0]) == watch.RUNTIME_CODE
-        assert watch.new_solution_threads(proc.pid, before) == []
-    finally:
-        proc.kill()
-        proc.wait()
+        assert _words_in_python(proc.pid, library), "no ended thread's frames were left to mislead"
+        assert watch.what_runs(proc.pid, library) == watch.RUNTIME_CODE
+        assert watch.new_solution_threads(proc.pid, set(watch.threads(proc.pid)) - {library}) == []
 
 
-@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the thread's code is x86_64")
+@_X86_64
 def test_a_thread_that_moved_its_stack_pointer_out_of_its_memory_is_refused_whatever_it_is_called():
     # Code of the thread's own points its stack pointer at nothing and waits in a system call: no stack to read.
     # Judged by its name alone, one named like gloo's would pass.
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import ctypes, mmap, os, time\n"
-            "code = bytes.fromhex('48c7c410000000' 'b822000000' '0f05' 'ebfe')  # rsp = 16; pause(); loop\n"
-            "page = mmap.mmap(-1, 4096, prot=7)\n"
-            "page.write(code)\n"
-            "start = ctypes.addressof(ctypes.c_char.from_buffer(page))\n"
-            "libc = ctypes.CDLL(None)\n"
-            "before = set(os.listdir('/proc/self/task'))\n"
-            "handle = ctypes.c_ulong()\n"
-            "libc.pthread_create(ctypes.byref(handle), None, ctypes.c_void_p(start), None)\n"
-            "while set(os.listdir('/proc/self/task')) == before:\n"
-            "    time.sleep(0.01)\n"
-            "tid = (set(os.listdir('/proc/self/task')) - before).pop()\n"
-            "open(f'/proc/self/task/{tid}/comm', 'w').write('gloo_loop')\n"
-            "print(' '.join(sorted(before)), flush=True)\n"
-            "time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        before = {int(t) for t in proc.stdout.readline().split()}
-        (tid,) = [t for t in watch.threads(proc.pid) if t not in before]
-        deadline = time.monotonic() + 10
-        while watch.what_runs(proc.pid, tid) is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # until it waits in its system call
+    with _child(
+        _NEW_THREAD + "import mmap\n"
+        "code = bytes.fromhex('48c7c410000000' 'b822000000' '0f05' 'ebfe')  # rsp = 16; pause(); loop\n"
+        "page = mmap.mmap(-1, 4096, prot=7)\n"
+        "page.write(code)\n"
+        "tid = new_thread(ctypes.c_void_p(ctypes.addressof(ctypes.c_char.from_buffer(page))))\n"
+        "open(f'/proc/self/task/{tid}/comm', 'w').write('gloo_loop')\n"
+        "print(tid, flush=True)\n"
+        "time.sleep(60)",
+    ) as proc:
+        tid = int(proc.stdout.readline())
         _stopped(proc)
-        assert watch.new_solution_threads(proc.pid, before) == [
+        assert watch.new_solution_threads(proc.pid, set(watch.threads(proc.pid)) - {tid}) == [
             (tid, "gloo_loop, named like a library's thread, a stack pointer outside its memory")
         ]
-    finally:
-        proc.kill()
-        proc.wait()
 
 
-@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the thread's code is x86_64")
+@_X86_64
 def test_a_thread_that_forges_the_end_of_its_frames_is_judged_by_what_lies_above_it():
     # The walk ends at a frame whose return address the call-frame information marks undefined: the C library's
     # thread start. Code of the thread's own can push a return address into it, so that the walk ends there, above
     # the wait it jumps to, and below what it is (here, an address of its own code): every word above counts.
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import ctypes, mmap, os, struct, time\n"
-            "from evaluator.host import unwind, watch\n"
-            "libc = ctypes.CDLL(None)\n"
-            "pause = ctypes.cast(libc.pause, ctypes.c_void_p).value\n"
-            "def new_thread(start):\n"
-            "    before = set(os.listdir('/proc/self/task'))\n"
-            "    libc.pthread_create(ctypes.byref(ctypes.c_ulong()), None, ctypes.c_void_p(start), None)\n"
-            "    while set(os.listdir('/proc/self/task')) == before:\n"
-            "        time.sleep(0.01)\n"
-            "    tid = int((set(os.listdir('/proc/self/task')) - before).pop())\n"
-            "    while open(f'/proc/self/task/{tid}/syscall').read().startswith('running'):\n"
-            "        time.sleep(0.01)\n"
-            "    return tid\n"
-            "honest = new_thread(pause)\n"
-            "sp, pc = (int(v, 16) for v in open(f'/proc/self/task/{honest}/syscall').read().split()[-2:])\n"
-            "code, end = watch._code_mappings(os.getpid(), sp)\n"
-            "with open('/proc/self/mem', 'rb') as mem:\n"
-            "    mem.seek(sp)\n"
-            "    stack = mem.read(end - sp)\n"
-            "end_of_frames = unwind.live_frames(os.getpid(), sp, pc, stack, code).addresses[-1]\n"
-            "page = mmap.mmap(-1, 4096, prot=7)\n"
-            "at = ctypes.addressof(ctypes.c_char.from_buffer(page))\n"
-            "mov = lambda v: b'\\x48\\xb8' + struct.pack('<Q', v)\n"
-            "body = mov(at + 64) + b'\\x50' + mov(end_of_frames) + b'\\x50' + mov(pause) + b'\\xff\\xe0'\n"
-            "page.write(body)\n"
-            "forged = new_thread(at)\n"
-            "open(f'/proc/self/task/{forged}/comm', 'w').write('gloo_forged')\n"
-            "print(honest, forged, flush=True)\n"
-            "time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+    with _child(
+        _NEW_THREAD + "import mmap, struct\n"
+        "from evaluator.host import unwind, watch\n"
+        "pause = ctypes.cast(libc.pause, ctypes.c_void_p).value\n"
+        "honest = new_thread(ctypes.c_void_p(pause))\n"
+        "sp, pc = (int(v, 16) for v in open(f'/proc/self/task/{honest}/syscall').read().split()[-2:])\n"
+        "code, end = watch._code_mappings(os.getpid(), sp)\n"
+        "with open('/proc/self/mem', 'rb') as mem:\n"
+        "    mem.seek(sp)\n"
+        "    stack = mem.read(end - sp)\n"
+        "end_of_frames = unwind.live_frames(os.getpid(), sp, pc, stack, code).addresses[-1]\n"
+        "page = mmap.mmap(-1, 4096, prot=7)\n"
+        "at = ctypes.addressof(ctypes.c_char.from_buffer(page))\n"
+        "mov = lambda v: b'\\x48\\xb8' + struct.pack('<Q', v)\n"
+        "body = mov(at + 64) + b'\\x50' + mov(end_of_frames) + b'\\x50' + mov(pause) + b'\\xff\\xe0'\n"
+        "page.write(body)\n"
+        "forged = new_thread(ctypes.c_void_p(at))\n"
+        "open(f'/proc/self/task/{forged}/comm', 'w').write('gloo_forged')\n"
+        "print(honest, forged, flush=True)\n"
+        "time.sleep(60)",
         cwd=Path(__file__).resolve().parents[3],
-    )
-    try:
+    ) as proc:
         honest, forged = (int(t) for t in proc.stdout.readline().split())
         _stopped(proc)
         assert watch.what_runs(proc.pid, honest) == watch.RUNTIME_CODE
         assert (watch.what_runs(proc.pid, forged) or "").startswith("code from ")
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 _RSP, _RBP, _RA = 7, 6, 16  # DWARF register numbers on x86_64
 _PT_LOAD, _PT_GNU_EH_FRAME = 1, 0x6474E550
 MAX_FRAMES = 512
+_UC_GREGS = 40  # where ucontext_t's general registers begin (after uc_flags, uc_link and uc_stack)
 PROLOGUE_BYTES = 64  # how much of a function's start is read for its frame pointer's distance from the stack pointer
 FRAME_POINTER_REACH = 4096  # how far above a frame's bottom its frame record is looked for
 
@@ -38,6 +39,7 @@ class _Row:
     cfa_off: int = 0
     rules: dict[int, tuple[str, int]] = field(default_factory=dict)
     start: int = 0  # where the function the row describes begins
+    signal: bool = False  # a signal's frame (_Cie.signal)
 
 
 class _Unwalkable(Exception):
@@ -151,7 +153,7 @@ class _Image:
             at += size + n
         initial = _Row(cie_info.initial.cfa_reg, cie_info.initial.cfa_off, dict(cie_info.initial.rules))
         row = _execute(self, at, end, begin, target, cie_info, _copy(initial), initial)
-        row.start = begin
+        row.start, row.signal = begin, cie_info.signal
         return row
 
     def _cie(self, cie: int) -> _Cie:
@@ -168,8 +170,8 @@ class _Image:
         version = raw[0]
         aug_end = raw.index(b"\0", 1)
         aug = raw[1:aug_end].decode("ascii", "replace")
-        if "eh" in aug or "S" in aug:
-            raise _Unwalkable("a signal frame or an old augmentation")
+        if "eh" in aug:
+            raise _Unwalkable("an old augmentation")
         k = aug_end + 1
         code_align, size = _uleb(raw, k)
         k += size
@@ -200,10 +202,10 @@ class _Image:
                     enc = self.read(body + j, 1)[0]
                     _, size = self._pointer(enc & 0x7F, body + j + 1)  # the personality's pointer is only skipped
                     j += 1 + size
-                elif c not in "BG":
+                elif c not in "BGS":
                     raise _Unwalkable(f"augmentation {aug!r}")
             k += aug_len
-        info = _Cie(code_align, data_align, fde_enc, augmented, _Row())
+        info = _Cie(code_align, data_align, fde_enc, augmented, _Row(), "S" in aug)
         initial = _execute(self, cie + 8 + k, end, 0, -1, info, _Row(None, 0, {}), _Row(None, 0, {}), whole=True)
         info.initial = initial
         return info
@@ -216,6 +218,7 @@ class _Cie:
     fde_enc: int
     augmented: bool
     initial: _Row
+    signal: bool  # the frames it describes are a signal's ('S'): the kernel's record of the interrupted context
 
 
 def _copy(row: _Row) -> _Row:
@@ -386,6 +389,10 @@ class Frames:
     addresses: list[int]
     every_word_from: int
     complete: bool
+    # Where the thread was when a signal's handler interrupted it (its stack pointer and program counter, from the
+    # kernel's record in the signal's frame): a handler may run on a stack of its own, and the interrupted frames lie
+    # on another. None when the walk met no signal's frame.
+    interrupted: tuple[int, int] | None = None
 
 
 def live_frames(
@@ -406,6 +413,8 @@ def live_frames(
     except _Unwalkable as e:
         if stopped_by is not None:
             stopped_by.append(str(e))
+        if walk.interrupted is not None:
+            return Frames(found + walk.deepest, sp if walk.inferred else walk.deepest_sp, False, walk.interrupted)
         if walk.inferred:
             # A frame pointer was inferred: what the walk read may not be frames, so all of the stack counts.
             return Frames(found, sp, False)
@@ -428,6 +437,7 @@ class _Walk:
         self.deepest_sp = sp
         self.inferred = False  # whether a frame pointer was inferred rather than read
         self.top = sp  # the last frame's CFA, once the walk ends
+        self.interrupted: tuple[int, int] | None = None
 
     def frames(self, here: int, rsp: int) -> list[int]:
         """The return addresses above the innermost frame, at ``here`` (as :func:`live_frames` reads them), or
@@ -438,6 +448,13 @@ class _Walk:
         try:
             for _ in range(MAX_FRAMES):
                 m, image, row = self._row(here if first else here - 1)
+                if row.signal:
+                    # The handler returned into the signal's trampoline: at the stack pointer lies the kernel's
+                    # record of the interrupted context (ucontext_t: its registers 40 bytes in, RSP the 16th, RIP the
+                    # 17th). Its frames are read from there, on whatever stack they are, every word counting.
+                    regs = rsp + _UC_GREGS
+                    self.interrupted = (_word(self.stack, self.sp, regs + 120), _word(self.stack, self.sp, regs + 128))
+                    raise _Unwalkable("a signal's frame")
                 if row.cfa_reg == _RBP and rbp is None:
                     # No frame inside this one saved the frame pointer (none set one): it is still this frame's.
                     self.inferred = True

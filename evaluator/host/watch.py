@@ -358,6 +358,13 @@ def what_runs(pid: int, tid: int) -> str | None:
     values = frames.addresses + [
         int.from_bytes(data[k : k + 8], "little") for k in range(skip - skip % 8, len(data) - 7, 8)
     ]
+    if frames.interrupted is not None:
+        # A signal's handler, maybe on a stack of its own: the interrupted frames count too, every word of them.
+        below, at = frames.interrupted
+        interrupted = _stack_words(pid, below)
+        if interrupted is None:
+            return "a signal's handler whose interrupted stack pointer is outside its memory"
+        values += [at, *interrupted]
     for value in values:
         at = bisect.bisect_right(starts, value) - 1
         if at < 0 or value >= code[at].end:
@@ -370,6 +377,23 @@ def what_runs(pid: int, tid: int) -> str | None:
         if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
             return f"code from {path or 'executable memory of no file'}"
     return RUNTIME_CODE
+
+
+def _stack_words(pid: int, sp: int) -> list[int] | None:
+    """Every word of the mapping that holds ``sp``, from there up (at most STACK_READ bytes), or None when no
+    mapping holds it or it cannot be read."""
+    try:
+        _, end = _code_mappings(pid, sp)
+        if end is None:
+            return None
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        try:
+            data = os.pread(fd, min(end - sp, STACK_READ), sp)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return None
+    return [int.from_bytes(data[k : k + 8], "little") for k in range(0, len(data) - 7, 8)]
 
 
 READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine(), 0)

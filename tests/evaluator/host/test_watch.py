@@ -349,6 +349,50 @@ def test_a_thread_that_forges_the_end_of_its_frames_is_judged_by_what_lies_above
         assert (watch.what_runs(proc.pid, forged) or "").startswith("code from ")
 
 
+@_X86_64
+def test_a_python_thread_parked_in_a_signal_handler_on_a_stack_of_its_own_is_found_by_the_stack_it_left():
+    # The handler (the C library's pause) runs on an alternate signal stack: nothing of the interpreter there. The
+    # kernel's record of the interrupted context, in the signal's frame, says where the thread's own frames are.
+    with _child(
+        "import ctypes, mmap, threading, time\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "SIGUSR1, SA_ONSTACK = 10, 0x08000000\n"
+        "class Action(ctypes.Structure):\n"
+        "    _fields_ = [('handler', ctypes.c_void_p), ('mask', ctypes.c_uint64 * 16), ('flags', ctypes.c_int),\n"
+        "                ('restorer', ctypes.c_void_p)]\n"
+        "class AltStack(ctypes.Structure):\n"
+        "    _fields_ = [('sp', ctypes.c_void_p), ('flags', ctypes.c_int), ('size', ctypes.c_size_t)]\n"
+        "pause = ctypes.cast(libc.pause, ctypes.c_void_p).value\n"
+        "assert libc.sigaction(SIGUSR1, ctypes.byref(Action(pause, flags=SA_ONSTACK)), None) == 0\n"
+        "area = mmap.mmap(-1, 1 << 16)\n"
+        "parked = threading.Event()\n"
+        "def park():\n"
+        "    ctypes.CDLL(None).prctl(15, b'gloo_sig', 0, 0, 0)\n"
+        "    where = ctypes.addressof(ctypes.c_char.from_buffer(area))\n"
+        "    assert libc.sigaltstack(ctypes.byref(AltStack(where, 0, 1 << 16)), None) == 0\n"
+        "    parked.set()\n"
+        "    libc.pthread_self.restype = ctypes.c_ulong\n"
+        "    libc.pthread_kill(ctypes.c_ulong(libc.pthread_self()), SIGUSR1)\n"
+        "threading.Thread(target=park, daemon=True).start()\n"
+        "parked.wait()\n"
+        "print(ctypes.addressof(ctypes.c_char.from_buffer(area)), flush=True)\n"
+        "time.sleep(60)",
+    ) as proc:
+        area = int(proc.stdout.readline())
+        (tid,) = [t for t, name in watch.threads(proc.pid).items() if name == "gloo_sig"]
+
+        def on_its_own_stack() -> bool:  # the handler waits in pause(), on the alternate stack
+            fields = open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()
+            return len(fields) >= 3 and area <= int(fields[-2], 16) < area + (1 << 16)
+
+        deadline = time.monotonic() + 10
+        while not on_its_own_stack() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _stopped(proc)
+        assert on_its_own_stack()
+        assert watch.what_runs(proc.pid, tid) == "Python code"
+
+
 def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
     # A 10 MiB argument passed by value to a C function pushes the interpreter's frames beyond the 8 MiB read.
     proc = subprocess.Popen(

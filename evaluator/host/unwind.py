@@ -49,7 +49,7 @@ class _Unwalkable(Exception):
 class _Image:
     """One object file's program headers and call-frame tables, read from its bytes."""
 
-    def __init__(self, data: mmap.mmap) -> None:
+    def __init__(self, data: mmap.mmap | bytes) -> None:
         self.data = data
         if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
             raise _Unwalkable("not a 64-bit little-endian ELF file")
@@ -354,11 +354,16 @@ def _sleb(data: bytes, k: int) -> tuple[int, int]:
 
 
 _IMAGES: dict[tuple[int, int], _Image | str] = {}  # per file: its tables, or why they cannot be read
+_VDSOS: dict[bytes, _Image] = {}  # the kernel's vDSO, by its bytes (the same image in every process of a boot)
+VDSO = "[vdso]"
 
 
 def _image(pid: int, m: Mapping) -> _Image:
     """The object file behind a mapping, opened through the process's own link to it (never by its path, which names
-    a file in the sandbox's view of the file system), kept per file for the host's life."""
+    a file in the sandbox's view of the file system), kept per file for the host's life. The kernel's vDSO (where a
+    thread that reads the clock often is stopped now and then) is read from the process's memory."""
+    if m.path == VDSO:
+        return _vdso(pid, m)
     link = f"/proc/{pid}/map_files/{m.start:x}-{m.end:x}"
     try:
         fd = os.open(link, os.O_RDONLY)
@@ -378,6 +383,20 @@ def _image(pid: int, m: Mapping) -> _Image:
     if isinstance(image, str):
         raise _Unwalkable(f"{m.path}: {image}")
     return image
+
+
+def _vdso(pid: int, m: Mapping) -> _Image:
+    try:
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        try:
+            data = os.pread(fd, m.end - m.start, m.start)
+        finally:
+            os.close(fd)
+        if data not in _VDSOS:
+            _VDSOS[data] = _Image(data)
+    except (_Unwalkable, ValueError, OSError, struct.error, IndexError) as e:
+        raise _Unwalkable(f"{VDSO}: {type(e).__name__}: {e}") from e
+    return _VDSOS[data]
 
 
 @dataclass(frozen=True)
@@ -558,7 +577,7 @@ def _prologue_depth(image: _Image, start: int, pc_offset: int) -> int:
 
 def _mapping_of(mappings: list[Mapping], starts: list[int], address: int) -> Mapping:
     at = bisect.bisect_right(starts, address) - 1
-    if at < 0 or address >= mappings[at].end or not mappings[at].path.startswith("/"):
+    if at < 0 or address >= mappings[at].end or not (mappings[at].path.startswith("/") or mappings[at].path == VDSO):
         raise _Unwalkable(f"{address:#x} is in no file's code")
     return mappings[at]
 

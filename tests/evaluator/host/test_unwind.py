@@ -17,6 +17,7 @@ from evaluator.host import unwind, watch
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the walk reads x86_64 frames only")
 
 LIBRARY = r"""
+#include <time.h>
 #include <unistd.h>
 __attribute__((noinline)) void wait_here(void) {
   volatile char pad[200];
@@ -25,6 +26,11 @@ __attribute__((noinline)) void wait_here(void) {
   pad[1] = 1;
 }
 void *thread_main(void *arg) { wait_here(); return arg; }
+void *clock_loop(void *arg) {  /* reads the clock without end, as runtime threads that poll it do */
+  struct timespec t;
+  for (;;) clock_gettime(CLOCK_MONOTONIC, &t);
+  return arg;
+}
 """
 
 
@@ -86,6 +92,60 @@ def test_a_threads_frames_are_walked_to_its_first_frame(tmp_path, frame_pointers
         assert sum(1 for f in frames.addresses if any(m.start <= f < m.end for m in ours)) >= 1
         assert len(frames.addresses) >= 3
         assert sp < frames.every_word_from <= sp + len(stack)  # above the thread's first frame
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_thread_stopped_in_the_kernels_vdso_is_walked_through_it(tmp_path):
+    # A thread that reads the clock all the time is stopped inside the vDSO now and then, in no file's code: its
+    # frames are read from the vDSO's own call-frame information, in the process's memory.
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "wait.c").write_text(LIBRARY)
+    library = tmp_path / "libwait.so"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(library), str(tmp_path / "wait.c")], check=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import ctypes, os, time\n"
+            f"lib = ctypes.CDLL({str(library)!r})\n"
+            "before = set(os.listdir('/proc/self/task'))\n"
+            "ctypes.CDLL(None).pthread_create(ctypes.byref(ctypes.c_ulong()), None, lib.clock_loop, None)\n"
+            "while set(os.listdir('/proc/self/task')) == before:\n"
+            "    time.sleep(0.01)\n"
+            "print((set(os.listdir('/proc/self/task')) - before).pop(), flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        tid = int(proc.stdout.readline())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            os.kill(proc.pid, signal.SIGSTOP)
+            while not watch.stopped(proc.pid):
+                time.sleep(0.001)
+            fields = open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()
+            sp, pc = int(fields[-2], 16), int(fields[-1], 16)
+            code, end = watch._code_mappings(proc.pid, sp)
+            if any(m.path == unwind.VDSO and m.start <= pc < m.end for m in code):
+                break
+            os.kill(proc.pid, signal.SIGCONT)
+        else:
+            pytest.fail("the thread was never stopped inside the vDSO")
+        fd = os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY)
+        try:
+            stack = os.pread(fd, end - sp, sp)
+        finally:
+            os.close(fd)
+        why: list[str] = []
+        frames = unwind.live_frames(proc.pid, sp, pc, stack, code, why)
+        assert frames.complete, why
+        assert any(m.path == str(library) and m.start <= f < m.end for f in frames.addresses for m in code)
     finally:
         proc.kill()
         proc.wait()

@@ -34,25 +34,24 @@ void *clock_loop(void *arg) {  /* reads the clock without end, as runtime thread
 """
 
 
+def _thread_of(library: Path, entry: str) -> str:
+    """A child's script: one new thread running ``entry`` of ``library``, whose id it prints."""
+    return (
+        "import ctypes, os, time\n"
+        f"lib = ctypes.CDLL({str(library)!r})\n"
+        "before = set(os.listdir('/proc/self/task'))\n"
+        f"ctypes.CDLL(None).pthread_create(ctypes.byref(ctypes.c_ulong()), None, lib.{entry}, None)\n"
+        "while set(os.listdir('/proc/self/task')) == before:\n"
+        "    time.sleep(0.01)\n"
+        "print((set(os.listdir('/proc/self/task')) - before).pop(), flush=True)\n"
+        "time.sleep(60)"
+    )
+
+
 def _stopped_thread(library: Path) -> tuple[subprocess.Popen, int]:
     """A process whose one new thread waits in ``library``'s code, stopped; and that thread's id."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import ctypes, os, time\n"
-            f"lib = ctypes.CDLL({str(library)!r})\n"
-            "libc = ctypes.CDLL(None)\n"
-            "before = set(os.listdir('/proc/self/task'))\n"
-            "handle = ctypes.c_ulong()\n"
-            "libc.pthread_create(ctypes.byref(handle), None, lib.thread_main, None)\n"
-            "while set(os.listdir('/proc/self/task')) == before:\n"
-            "    time.sleep(0.01)\n"
-            "print((set(os.listdir('/proc/self/task')) - before).pop(), flush=True)\n"
-            "time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, "-c", _thread_of(library, "thread_main")], stdout=subprocess.PIPE, text=True
     )
     tid = int(proc.stdout.readline())
     # The thread reaches its wait soon after it exists: until then /proc shows it running, with no stack pointer.
@@ -65,33 +64,44 @@ def _stopped_thread(library: Path) -> tuple[subprocess.Popen, int]:
     return proc, tid
 
 
-@pytest.mark.parametrize("frame_pointers", [True, False])
-def test_a_threads_frames_are_walked_to_its_first_frame(tmp_path, frame_pointers):
+def _library(tmp_path: Path, *flags: str) -> Path:
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
     (tmp_path / "wait.c").write_text(LIBRARY)
     library = tmp_path / "libwait.so"
-    flag = "-fno-omit-frame-pointer" if frame_pointers else "-fomit-frame-pointer"
-    subprocess.run([cc, "-O2", flag, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "wait.c")], check=True)
+    subprocess.run([cc, "-O2", *flags, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "wait.c")], check=True)
+    return library
+
+
+def _walk(pid: int, tid: int) -> tuple[unwind.Frames, list[unwind.Mapping], list[str]]:
+    """A stopped thread's frames as the host walks them, the process's code and why the walk stopped short."""
+    fields = open(f"/proc/{pid}/task/{tid}/syscall").read().split()
+    sp, pc = int(fields[-2], 16), int(fields[-1], 16)
+    code, end = watch._code_mappings(pid, sp)
+    assert end is not None
+    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    try:
+        stack = os.pread(fd, end - sp, sp)
+    finally:
+        os.close(fd)
+    why: list[str] = []
+    return unwind.live_frames(pid, sp, pc, stack, code, why), code, why
+
+
+@pytest.mark.parametrize("frame_pointers", [True, False])
+def test_a_threads_frames_are_walked_to_its_first_frame(tmp_path, frame_pointers):
+    library = _library(tmp_path, "-fno-omit-frame-pointer" if frame_pointers else "-fomit-frame-pointer")
     proc, tid = _stopped_thread(library)
     try:
-        fields = open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()
-        sp, pc = int(fields[-2], 16), int(fields[-1], 16)
-        code, end = watch._code_mappings(proc.pid, sp)
-        fd = os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY)
-        try:
-            stack = os.pread(fd, end - sp, sp)
-        finally:
-            os.close(fd)
-        why: list[str] = []
-        frames = unwind.live_frames(proc.pid, sp, pc, stack, code, why)
+        frames, code, why = _walk(proc.pid, tid)
         assert frames.complete, why
+        sp = int(open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()[-2], 16)
         ours = [m for m in code if m.path == str(library)]
         # wait_here's return into thread_main, and thread_main's into the C library's thread start.
         assert sum(1 for f in frames.addresses if any(m.start <= f < m.end for m in ours)) >= 1
         assert len(frames.addresses) >= 3
-        assert sp < frames.every_word_from <= sp + len(stack)  # above the thread's first frame
+        assert frames.every_word_from > sp  # above the thread's first frame
     finally:
         proc.kill()
         proc.wait()
@@ -100,27 +110,9 @@ def test_a_threads_frames_are_walked_to_its_first_frame(tmp_path, frame_pointers
 def test_a_thread_stopped_in_the_kernels_vdso_is_walked_through_it(tmp_path):
     # A thread that reads the clock all the time is stopped inside the vDSO now and then, in no file's code: its
     # frames are read from the vDSO's own call-frame information, in the process's memory.
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    (tmp_path / "wait.c").write_text(LIBRARY)
-    library = tmp_path / "libwait.so"
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(library), str(tmp_path / "wait.c")], check=True)
+    library = _library(tmp_path)
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import ctypes, os, time\n"
-            f"lib = ctypes.CDLL({str(library)!r})\n"
-            "before = set(os.listdir('/proc/self/task'))\n"
-            "ctypes.CDLL(None).pthread_create(ctypes.byref(ctypes.c_ulong()), None, lib.clock_loop, None)\n"
-            "while set(os.listdir('/proc/self/task')) == before:\n"
-            "    time.sleep(0.01)\n"
-            "print((set(os.listdir('/proc/self/task')) - before).pop(), flush=True)\n"
-            "time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, "-c", _thread_of(library, "clock_loop")], stdout=subprocess.PIPE, text=True
     )
     try:
         tid = int(proc.stdout.readline())
@@ -129,21 +121,13 @@ def test_a_thread_stopped_in_the_kernels_vdso_is_walked_through_it(tmp_path):
             os.kill(proc.pid, signal.SIGSTOP)
             while not watch.stopped(proc.pid):
                 time.sleep(0.001)
-            fields = open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()
-            sp, pc = int(fields[-2], 16), int(fields[-1], 16)
-            code, end = watch._code_mappings(proc.pid, sp)
-            if any(m.path == unwind.VDSO and m.start <= pc < m.end for m in code):
+            pc = int(open(f"/proc/{proc.pid}/task/{tid}/syscall").read().split()[-1], 16)
+            if any(m.path == unwind.VDSO and m.start <= pc < m.end for m in watch._code_mappings(proc.pid, 0)[0]):
                 break
             os.kill(proc.pid, signal.SIGCONT)
         else:
             pytest.fail("the thread was never stopped inside the vDSO")
-        fd = os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY)
-        try:
-            stack = os.pread(fd, end - sp, sp)
-        finally:
-            os.close(fd)
-        why: list[str] = []
-        frames = unwind.live_frames(proc.pid, sp, pc, stack, code, why)
+        frames, code, why = _walk(proc.pid, tid)
         assert frames.complete, why
         assert any(m.path == str(library) and m.start <= f < m.end for f in frames.addresses for m in code)
     finally:

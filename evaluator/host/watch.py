@@ -343,21 +343,14 @@ def what_runs(pid: int, tid: int) -> str | None:
         if stack_end - sp > STACK_READ:
             # No runtime thread lives this deep: a stack pushed past what the host reads would hide what is above.
             return f"a live stack of {(stack_end - sp) >> 20} MiB, deeper than the host reads"
-        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-        try:
-            data = os.pread(fd, stack_end - sp, sp)
-        finally:
-            os.close(fd)
+        data = _memory(pid, sp, stack_end - sp)
     except (OSError, ValueError):
         return None
     interpreter = os.path.realpath(f"/proc/{pid}/exe")
     roots = tuple(r.rstrip("/") + "/" for r in program_roots())
     starts = [c.start for c in code]
     frames = unwind.live_frames(pid, sp, pc, data, code)
-    skip = max(0, frames.every_word_from - sp)
-    values = frames.addresses + [
-        int.from_bytes(data[k : k + 8], "little") for k in range(skip - skip % 8, len(data) - 7, 8)
-    ]
+    values = frames.addresses + _words(data[max(0, frames.every_word_from - sp) // 8 * 8 :])
     if frames.interrupted is not None:
         # A signal's handler, maybe on a stack of its own: the interrupted frames count too, every word of them.
         below, at = frames.interrupted
@@ -384,15 +377,21 @@ def _stack_words(pid: int, sp: int) -> list[int] | None:
     mapping holds it or it cannot be read."""
     try:
         _, end = _code_mappings(pid, sp)
-        if end is None:
-            return None
-        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-        try:
-            data = os.pread(fd, min(end - sp, STACK_READ), sp)
-        finally:
-            os.close(fd)
+        return None if end is None else _words(_memory(pid, sp, min(end - sp, STACK_READ)))
     except (OSError, ValueError):
         return None
+
+
+def _memory(pid: int, address: int, length: int) -> bytes:
+    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    try:
+        return os.pread(fd, length, address)
+    finally:
+        os.close(fd)
+
+
+def _words(data: bytes) -> list[int]:
+    """``data`` read as 64-bit little-endian words, as a stack holds addresses."""
     return [int.from_bytes(data[k : k + 8], "little") for k in range(0, len(data) - 7, 8)]
 
 

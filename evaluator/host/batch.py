@@ -16,8 +16,9 @@ from math import ceil
 # the windows did not bound a forger of short calls (the noise of each call's own staging, not the floor, set the
 # bound). A window's last call doing its earlier calls' work is closed (the engine takes each call's outputs as it
 # returns, timed by events per call on GPUs). Identical code in windows of 128 calls passed 4 of 4 on one H100 once
-# the judge's work on the baseline's outputs left the solution's window (it had been refused in 4 to 6 of 6), but the
-# cheat suite has not run with windows on since, so they stay off. docs/protocol.md has the figures.
+# the judge's work on the baseline's outputs left the solution's window (it had been refused in 4 to 6 of 6); with
+# windows on, the cheat suite refused an honest solution whose launch path is long against its device work (a few µs
+# a call is all a window allows), so they stay off. docs/protocol.md has the figures.
 AUTOMATIC = False
 # Hidden work worth more than this fraction of a baseline call is refused, where the limits below allow a window
 # large enough.

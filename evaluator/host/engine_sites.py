@@ -116,6 +116,29 @@ def _read_site(path: str, inode: int, mtime_ns: int) -> ReadSite:
     return ReadSite(after_syscall=offset_of(symbols[READ_RETURN]), returns=returns)
 
 
+def function_extents(path: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The file offsets (start, end) of the functions ``names`` that the ELF file at ``path`` defines (those its
+    symbol tables name; a name it lacks is left out), read once per version of the file."""
+    st = os.stat(path)
+    return _function_extents(path, st.st_ino, st.st_mtime_ns, names)
+
+
+@functools.lru_cache(maxsize=8)
+def _function_extents(path: str, inode: int, mtime_ns: int, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return []
+    segments = _segments(data)
+    out = []
+    for vaddr, size in _symbols(data, names, sizes=True).values():
+        for s in segments:
+            if s.executable and s.vaddr <= vaddr < s.vaddr + s.size:
+                start = vaddr - s.vaddr + s.offset
+                out.append((start, start + size))
+    return out
+
+
 def _program_headers(data: bytes) -> list[tuple[int, int, int, int, int, int]]:
     """The file's program headers as (type, flags, offset, vaddr, filesz, memsz)."""
     (phoff,) = struct.unpack_from("<Q", data, 0x20)

@@ -11,7 +11,7 @@ import shutil
 import signal
 from dataclasses import dataclass
 
-from evaluator.host import unwind
+from evaluator.host import engine_sites, unwind
 from evaluator.host.engine_sites import ReadSite
 from evaluator.host.sandbox import TOOLCHAIN, program_roots
 from evaluator.rank.spawn import rank_name
@@ -317,6 +317,10 @@ def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]
 STACK_READ = 8 << 20  # a whole default thread stack, read from its stack pointer up (a few KB in practice)
 _KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
 RUNTIME_CODE = "the host's libraries only"
+# Where a thread outside Python asks for the GIL. The engine keeps the GIL from a call's return to the next window, so
+# a runtime's thread that must enter Python (torch freeing a tensor's Python object in gloo's worker, a Python
+# callback on a future) waits there at a stop: it has run no Python, and runs it in the next window.
+GIL_ENTRIES = ("PyEval_AcquireThread", "PyEval_RestoreThread", "PyGILState_Ensure")
 
 
 def what_runs(pid: int, tid: int) -> str | None:
@@ -358,18 +362,46 @@ def what_runs(pid: int, tid: int) -> str | None:
         if interrupted is None:
             return "a signal's handler whose interrupted stack pointer is outside its memory"
         values += [at, *interrupted]
-    for value in values:
+    waiting = _waiting_for_the_gil(frames.addresses, code, starts, interpreter)
+    for k, value in enumerate(values):
         at = bisect.bisect_right(starts, value) - 1
         if at < 0 or value >= code[at].end:
             continue
         path = code[at].path
         if path == interpreter or os.path.basename(path).startswith("libpython"):
+            if k < waiting:
+                continue
             return "Python code"
         if path in _KERNEL_MAPPINGS:
             continue
         if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
             return f"code from {path or 'executable memory of no file'}"
     return RUNTIME_CODE
+
+
+def _waiting_for_the_gil(frames: list[int], code: list[unwind.Mapping], starts: list[int], interpreter: str) -> int:
+    """How many of a thread's innermost frames are the interpreter's acquiring the GIL for native code: its frames in
+    the interpreter must be one run, from the first or right after the C library's, whose outermost returns into one
+    of GIL_ENTRIES, with no other frame of the interpreter's further out (a Python thread waiting for the GIL has the
+    interpreter's evaluation there). 0 when the thread is not only waiting for it."""
+    inside, libc = [], []
+    for k, value in enumerate(frames):
+        at = bisect.bisect_right(starts, value) - 1
+        if at >= 0 and value < code[at].end:
+            path = code[at].path
+            if path == interpreter or os.path.basename(path).startswith("libpython"):
+                inside.append((k, value - code[at].start + code[at].offset, path))
+            elif os.path.basename(path).startswith(("libc.so", "libpthread.so")):
+                libc.append(k)
+    if not inside or [k for k, _, _ in inside] != list(range(inside[0][0], inside[-1][0] + 1)):
+        return 0
+    if libc[: inside[0][0]] != list(range(inside[0][0])):  # the GIL's wait, in the C library, and nothing else
+        return 0
+    last, offset, path = inside[-1]
+    # A return address is the instruction after the call: the call itself lies in the entry.
+    if not any(start < offset <= end for start, end in engine_sites.function_extents(path, GIL_ENTRIES)):
+        return 0
+    return last + 1
 
 
 def _stack_words(pid: int, sp: int) -> list[int] | None:

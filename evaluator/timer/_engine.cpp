@@ -1551,13 +1551,10 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   if (timed) input_aliases(results, g, calls, r.taken);
   if (!strided) r.nbytes = write_frame(out, outputs, per_call_out, timed ? nullptr : &g, r.taken);
   if (F.cuda) {
-    int copied, synced;
-    {
-      py::gil_scoped_release nogil;
-      copied = D.stream_sync(F.stream);
-      // Everything the call started, on any stream, ends here: a kernel left resident holds the rank until its limit.
-      synced = copied ? 0 : D.ctx_sync();
-    }
+    // With the GIL kept, as from the call's return to the next window: no Python thread runs while the device ends.
+    int copied = D.stream_sync(F.stream);
+    // Everything the call started, on any stream, ends here: a kernel left resident holds the rank until its limit.
+    int synced = copied ? 0 : D.ctx_sync();
     check_cu(copied, "output copy");
     check_cu(synced, "device synchronize");
     float ms = 0.0f;
@@ -2063,8 +2060,10 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
   for (;;) {
     Command c;
     bool got;
+    // The GIL is kept while the rank waits: no Python thread runs between its reply and its next window, whenever
+    // it started (a Python callback on a future, run by a thread of the runtime's that existed before the solution
+    // loaded, ran after the reply here). Python that waits for it runs in the next window, on the clock.
     {
-      py::gil_scoped_release nogil;
       char *p = reinterpret_cast<char *>(&c);
       size_t n = sizeof c;
       got = true;

@@ -23,9 +23,11 @@ def engine_path() -> str:
     return str(timer.build())
 
 
-def _one_rank(body: str, engine_path: str, tmp_path: Path, cmd_r: int) -> subprocess.Popen:
+def _one_rank(
+    body: str, engine_path: str, tmp_path: Path, cmd_r: int, extra_fds: tuple[int, ...] = (), stdout: int | None = None
+) -> subprocess.Popen:
     """A one-rank process with the engine opened on CPU, its report channel held and its slots open, that runs
-    ``body`` with ``cmd_r`` (a pipe's read end it inherits) as descriptor ``cmd``."""
+    ``body`` with ``cmd_r`` (a pipe's read end it inherits) as descriptor ``cmd``, and ``extra_fds`` inherited."""
     script = f"""
 import os, torch, torch.distributed as dist
 from evaluator import timer, wire
@@ -41,7 +43,7 @@ out = wire.Slot.open({str(tmp_path / "out")!r}, writable=True, pinned=False)
 cmd = {cmd_r}
 {body}
 """
-    return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, pass_fds=(cmd_r,))
+    return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, pass_fds=(cmd_r, *extra_fds), stdout=stdout)
 
 
 def _waiting(body: str, engine_path: str, tmp_path: Path) -> tuple[bool | None, str, bool | None, str]:
@@ -285,51 +287,121 @@ sys.stdin.read()
 
 def test_a_rank_whose_engine_guard_was_cleared_is_told_apart(engine_path, tmp_path):
     # The guard is set from serve()'s start: a rank waiting for a command in serve() holds it set. A solution that
-    # clears it could call the engine's steps from inside its own call and write every report itself.
+    # clears it (here during a call, since no Python thread runs while the engine waits) could call the engine's steps
+    # from inside its own call and write every report itself.
     flag = engine_sites.serving_flag(engine_path)
     inode = os.stat(engine_path).st_ino
     found = {}
     for clear in (False, True):
-        body = (
-            "import ctypes\n"
-            f"if {clear}:\n"
-            "    base = next(int(l.split('-')[0], 16) for l in open('/proc/self/maps')\n"
-            "                if l.rstrip().endswith('_arena_timer.so') and int(l.split()[2], 16) == 0)\n"
-            f"    threading_flag = ctypes.c_bool.from_address(base + {flag})\n"
-            "    import threading\n"
-            "    def clear_it():\n"
-            "        while not threading_flag.value:\n"
-            "            pass\n"
-            "        threading_flag.value = False\n"
-            "    threading.Thread(target=clear_it, daemon=True).start()\n"
-            "engine.serve(cmd, report_w, 0, lambda x: x, feed.fd, out.fd)\n"
-        )
-        found[clear] = _serving(body, engine_path, tmp_path / str(clear), inode, flag, clear)
+        mark = tmp_path / f"called_{clear}"
+        body = f"""
+import ctypes, pathlib
+base = next(int(l.split('-')[0], 16) for l in open('/proc/self/maps')
+            if l.rstrip().endswith('_arena_timer.so') and int(l.split()[2], 16) == 0)
+guard = ctypes.c_bool.from_address(base + {flag})
+def solve(x):
+    if {clear}:
+        guard.value = False
+    pathlib.Path({str(mark)!r}).touch()
+    return x
+feed.write([torch.zeros(4)])
+engine.serve(cmd, report_w, 0, solve, feed.fd, out.fd)
+"""
+        found[clear] = _serving_after_a_call(body, engine_path, tmp_path / str(clear), inode, flag, mark)
     assert found == {False: True, True: False}
 
 
-def _serving(body: str, engine_path: str, tmp_path: Path, inode: int, flag: int, cleared: bool) -> bool | None:
-    """Whether a rank waiting in serve() holds its guard set, read with it stopped; when the body clears it from a
-    thread, looked at again until the thread has run (or the test's limit)."""
+def _serving_after_a_call(
+    body: str, engine_path: str, tmp_path: Path, inode: int, flag: int, mark: Path
+) -> bool | None:
+    """Whether a rank waiting in serve() after one call (which touches ``mark``) holds its guard set, read with it
+    stopped."""
     tmp_path.mkdir()
     cmd_r, cmd_w = os.pipe()
     proc = _one_rank(body, engine_path, tmp_path, cmd_r)
     os.close(cmd_r)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, "the process ended before it waited"
-            assert time.monotonic() < deadline, "the process never waited on its command channel"
-            if watch.reading(proc.pid, cmd_r):
-                os.kill(proc.pid, signal.SIGSTOP)
-                while not watch.stopped(proc.pid):
-                    time.sleep(0.001)
-                held = watch.engine_serving(proc.pid, engine_path, inode, flag)
-                if not cleared or held is False:
-                    return held
-                os.kill(proc.pid, signal.SIGCONT)  # the clearing thread has not run yet: look again
-            time.sleep(0.05)
+        _wait_until(lambda: watch.reading(proc.pid, cmd_r), proc, "the process never waited on its command channel")
+        os.write(cmd_w, timer.command(timer.CALL))
+        _wait_until(mark.exists, proc, "the call never ran")
+        # Read only from inside the call on: the next wait is the one after the call.
+        _wait_until(lambda: watch.reading(proc.pid, cmd_r), proc, "the process never waited after its call")
+        os.kill(proc.pid, signal.SIGSTOP)
+        while not watch.stopped(proc.pid):
+            time.sleep(0.001)
+        return watch.engine_serving(proc.pid, engine_path, inode, flag)
     finally:
         proc.kill()
         proc.wait()
         os.close(cmd_w)
+
+
+def _wait_until(state, proc: subprocess.Popen, never: str) -> None:
+    deadline = time.monotonic() + 120
+    while not state():
+        assert proc.poll() is None, "the process ended"
+        assert time.monotonic() < deadline, never
+        time.sleep(0.01)
+
+
+def _thread_syscall(pid: int, tid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()[0])
+    except (OSError, ValueError):
+        return None
+
+
+def test_no_python_thread_runs_between_a_reply_and_the_next_command(engine_path, tmp_path):
+    # A thread that existed before the solution loaded, as a runtime's worker running a Python callback on a future
+    # does, once ran Python between a rank's reply and its next command, off every clock. The engine keeps the GIL
+    # while it waits: the thread, woken then, waits for it, and runs only once the command came, in the window.
+    cmd_r, cmd_w = os.pipe()
+    wake_r, wake_w = os.pipe()
+    ran_r, ran_w = os.pipe()
+    body = f"""
+import threading
+def callback():
+    os.read({wake_r}, 1)  # blocked here without the GIL, as a worker waiting for its work
+    os.write({ran_w}, b"r")
+worker = threading.Thread(target=callback, daemon=True)
+worker.start()
+print(worker.native_id, flush=True)
+feed.write([torch.zeros(4)])
+def solve(x):
+    worker.join()  # the call waits for the callback, as a solution waits for its future: the GIL is let go here
+    return x
+engine.serve(cmd, report_w, 0, solve, feed.fd, out.fd)
+"""
+    script_fds = (cmd_r, wake_r, ran_w)
+    proc = _one_rank(body, engine_path, tmp_path, cmd_r, extra_fds=script_fds[1:], stdout=subprocess.PIPE)
+    for fd in script_fds:
+        os.close(fd)
+    try:
+        assert proc.stdout is not None
+        tid = int(proc.stdout.readline())
+        read_syscall = _thread_syscall(proc.pid, tid)
+        _wait_until(lambda: watch.reading(proc.pid, cmd_r), proc, "the process never waited on its command channel")
+        os.write(wake_w, b"w")
+        # Woken, the thread leaves its read and asks for the GIL: it ran if it said so, and waits if it is in
+        # another system call (the GIL's wait) without having said so.
+        ready: list[bytes] = []
+        os.set_blocking(ran_r, False)
+
+        def ran_or_waits() -> bool:
+            try:
+                ready.append(os.read(ran_r, 1))
+                return True
+            except BlockingIOError:
+                now = _thread_syscall(proc.pid, tid)
+                return now is not None and now != read_syscall
+
+        _wait_until(ran_or_waits, proc, "the woken thread neither ran nor waited")
+        assert ready == [], "a Python thread ran while the engine waited for the host's command"
+        os.set_blocking(ran_r, True)
+        os.write(cmd_w, timer.command(timer.CALL))
+        assert os.read(ran_r, 1) == b"r"  # in the call's window
+    finally:
+        proc.kill()
+        proc.wait()
+        for fd in (cmd_w, wake_w, ran_r):
+            os.close(fd)

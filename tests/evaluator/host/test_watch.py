@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evaluator.host import watch
+from evaluator.host import unwind, watch
 
 
 def _wait_for(pid: int, commands: set[str]) -> list[watch.Proc]:
@@ -209,6 +209,66 @@ def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
     finally:
         proc.kill()
         proc.wait()
+
+
+def _syscall_of(pid: int, tid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _in_the_interpreter(pid: int, tid: int) -> bool:
+    """Whether a stopped thread's walked frames reach the interpreter's code."""
+    fields = Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()
+    if len(fields) < 3:
+        return False
+    sp, pc = int(fields[-2], 16), int(fields[-1], 16)
+    code, end = watch._code_mappings(pid, sp)
+    assert end is not None
+    frames = unwind.live_frames(pid, sp, pc, watch._memory(pid, sp, end - sp), code)
+    python = os.path.realpath(f"/proc/{pid}/exe")
+    return any(
+        c.start <= a < c.end and (c.path == python or os.path.basename(c.path).startswith("libpython"))
+        for a in frames.addresses
+        for c in code
+    )
+
+
+def test_a_runtime_thread_waiting_for_the_gil_is_the_runtimes_and_a_python_thread_waiting_for_it_is_not(tmp_path):
+    # The engine keeps the GIL from a call's return to the next window, so a runtime's thread that must enter Python
+    # (a Python callback on a future, torch freeing a tensor's Python object in gloo's worker) waits for it at a
+    # stop: it has run no Python, and runs it in the next window. A Python thread waiting for the GIL has the
+    # interpreter's evaluation further out, and is still Python code.
+    script = f"""
+import ctypes, threading, torch, torch.distributed as dist
+dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+def spin():
+    while True:
+        pass
+spinner = threading.Thread(target=spin, daemon=True)
+spinner.start()
+print(spinner.native_id, flush=True)
+held = ctypes.PyDLL(None)  # its calls keep the GIL
+work = dist.all_reduce(torch.ones(4), async_op=True)
+work.get_future().then(lambda f: f.value())
+held.pause()
+"""
+    with _child(script) as proc:
+        assert proc.stdout is not None
+        spinner = int(proc.stdout.readline())
+        deadline = time.monotonic() + 60
+        while True:
+            _stopped(proc)
+            waiting = [t for t, name in watch.threads(proc.pid).items() if name.startswith("pt_gloo")]
+            waiting = [t for t in waiting if _in_the_interpreter(proc.pid, t)]
+            if waiting:
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, "gloo's worker never asked for the GIL"
+            os.kill(proc.pid, signal.SIGCONT)
+            time.sleep(0.01)
+        assert [watch.what_runs(proc.pid, t) for t in waiting] == [watch.RUNTIME_CODE]
+        assert watch.what_runs(proc.pid, spinner) == "Python code"
 
 
 _X86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the thread's code is x86_64")

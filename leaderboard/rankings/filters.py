@@ -31,6 +31,16 @@ class RunFilterChoices:
 _FORM_CLASSES: dict[tuple[Any, ...], type] = {}  # RunFilterSet.get_form_class
 
 
+class _SharedFields(dict):
+    """A filter form's fields, which each form instance shares instead of deep-copying (``Form.__init__`` deep-copies
+    ``base_fields``: five choice fields and their widgets, about a twentieth of a ranking page). Nothing that reads
+    these forms changes a field or its widget (validating and rendering only read them), and the class is made per
+    set of values offered, so an instance never needs fields of its own."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return dict(self)
+
+
 class RunFilterSet(django_filters.FilterSet):
     profile = django_filters.ChoiceFilter(label="Hardware", empty_label=ANY)
     precision = django_filters.ChoiceFilter(label="Precision", empty_label=ANY)
@@ -64,7 +74,9 @@ class RunFilterSet(django_filters.FilterSet):
         if form is None:
             if len(_FORM_CLASSES) >= 64:
                 _FORM_CLASSES.clear()
-            form = _FORM_CLASSES[self._offered] = super().get_form_class()
+            form = super().get_form_class()
+            form.base_fields = _SharedFields(form.base_fields)
+            _FORM_CLASSES[self._offered] = form
         return form
 
     def only_published(self, queryset, name: str, value: str):

@@ -150,3 +150,51 @@ def test_a_missing_problem_or_user_is_still_the_same_404(client, problems):
         response = client.get(url)
         assert response.status_code == 404
     assert "No Problem matches the given query." in client.get("/api/problems/no/such/ranking/").content.decode()
+
+
+def _fields(instance) -> dict:
+    """An instance's loaded fields (a deferred one left out) and which are deferred."""
+    loaded = {
+        f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields if f.attname in vars(instance)
+    }
+    return {"loaded": loaded, "deferred": instance.get_deferred_fields()}
+
+
+def test_a_run_its_owner_and_score_read_once_compiled_are_what_select_related_reads(client, user, runs):
+    """``model_run_detail`` and ``model_run_pair`` (their queries compiled once per run and pair) give the instances
+    ``select_related("user", "score")`` gives: every field, the owner and the score cached, no score on a run without
+    one, the pair's big JSON left deferred; the rows as they stand after a change, and the same 404."""
+    from django.http import Http404
+
+    from leaderboard.rankings import run_selectors
+
+    bare = ModelRun.objects.create(model="bare", mode="zero-shot", k=1, profile="cpu-gloo-2", provider="Lab", user=user)
+    related = ModelRun.objects.select_related("user", "score")
+    for _ in range(2):  # the second time round, every query is one compiled before
+        for run in [*runs, bare]:
+            got, want = run_selectors.model_run_detail(run_id=run.pk), related.get(pk=run.pk)
+            assert _fields(got) == _fields(want) and _fields(got.user) == _fields(want.user)
+            assert hasattr(got, "score") == hasattr(want, "score") == (run is not bare)
+            if run is not bare:
+                assert _fields(got.score) == _fields(want.score) and got.score.model_run is got
+            with_big_json_deferred = related.defer("score__by_category", "score__detail")
+            a, b = run_selectors.model_run_pair(a_id=run.pk, b_id=runs[0].pk)
+            assert _fields(a) == _fields(with_big_json_deferred.get(pk=run.pk))
+            assert _fields(b) == _fields(with_big_json_deferred.get(pk=runs[0].pk))
+            if run is not bare:
+                assert _fields(a.score) == _fields(with_big_json_deferred.get(pk=run.pk).score)
+                assert a.score.get_deferred_fields() == {"by_category", "detail"}
+        RunScore.objects.filter(model_run=runs[1]).update(pass_at_k=0.25, detail={"seen": True})
+        user.username = "renamed"
+        user.save()
+    assert run_selectors.model_run_detail(run_id=runs[1].pk).score.detail == {"seen": True}
+    assert run_selectors.model_run_detail(run_id=runs[1].pk).user.username == "renamed"
+    attempts = run_selectors.model_run_attempts(run=runs[0])
+    assert attempts == [] and client.get(f"/runs/{runs[0].pk}/").status_code == 200
+    for missing in (
+        lambda: run_selectors.model_run_detail(run_id=10**9),
+        lambda: run_selectors.model_run_pair(a_id=runs[0].pk, b_id=10**9),
+    ):
+        with pytest.raises(Http404, match="No ModelRun matches the given query."):
+            missing()
+    assert client.get(f"/runs/{10**9}/").status_code == 404

@@ -198,3 +198,24 @@ def test_a_run_its_owner_and_score_read_once_compiled_are_what_select_related_re
         with pytest.raises(Http404, match="No ModelRun matches the given query."):
             missing()
     assert client.get(f"/runs/{10**9}/").status_code == 404
+
+
+def test_a_users_best_solutions_read_once_compiled_are_the_querysets_rows_as_they_stand(client, django_user_model):
+    """``user_best_solutions`` (its window query built and compiled once per user) reads what its queryset reads, for
+    each user, after another solution lands and on the page; a user with none reads none."""
+    from leaderboard.management.commands.seed_demo import seed_demo
+    from leaderboard.models import Result
+    from leaderboard.rankings import selectors
+
+    seed_demo(runs=4, problems=6, attempts=2, users=3, seed=5, log=lambda _: None)
+    users = list(django_user_model.objects.filter(username__startswith="demo-user-").order_by("username"))
+    nobody = django_user_model.objects.create_user("nobody")
+    for _ in range(2):  # the second time round, every query is one compiled before
+        for person in [*users, nobody]:
+            want = [selectors.BestSolution(*row) for row in selectors._best_solutions_query(person.pk)]
+            assert selectors.user_best_solutions(user=person) == want
+        assert selectors.user_best_solutions(user=nobody) == []
+        best = selectors.user_best_solutions(user=users[0])[0]
+        Result.objects.filter(submission_id=best.submission_id).update(speedup=(best.speedup or 1) + 100)
+    assert selectors.user_best_solutions(user=users[0])[0].speedup == best.speedup + 100
+    assert f"{best.speedup + 100:.3f}×" in client.get(f"/users/{users[0].username}/").content.decode()

@@ -205,7 +205,7 @@ def test_a_users_best_solutions_read_once_compiled_are_the_querysets_rows_as_the
     each user, after another solution lands and on the page; a user with none reads none."""
     from leaderboard.management.commands.seed_demo import seed_demo
     from leaderboard.models import Result
-    from leaderboard.rankings import selectors
+    from leaderboard.rankings import user_solutions as selectors
 
     seed_demo(runs=4, problems=6, attempts=2, users=3, seed=5, log=lambda _: None)
     users = list(django_user_model.objects.filter(username__startswith="demo-user-").order_by("username"))

@@ -31,11 +31,11 @@ class RunFilterChoices:
 _FORM_CLASSES: dict[tuple[Any, ...], type] = {}  # RunFilterSet.get_form_class
 
 
-class _SharedFields(dict):
+class SharedFields(dict):
     """A filter form's fields, which each form instance shares instead of deep-copying (``Form.__init__`` deep-copies
-    ``base_fields``: five choice fields and their widgets, about a twentieth of a ranking page). Nothing that reads
-    these forms changes a field or its widget (validating and rendering only read them), and the class is made per
-    set of values offered, so an instance never needs fields of its own."""
+    ``base_fields``: five choice fields and their widgets, about a twentieth of a ranking page). For a form class made
+    once per set of values offered (``RunFilterSet``, the catalogue's ``ProblemFilterSet``), whose fields nothing
+    changes once the class is made (validating and rendering only read them)."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
         return dict(self)
@@ -75,7 +75,7 @@ class RunFilterSet(django_filters.FilterSet):
             if len(_FORM_CLASSES) >= 64:
                 _FORM_CLASSES.clear()
             form = super().get_form_class()
-            form.base_fields = _SharedFields(form.base_fields)
+            form.base_fields = SharedFields(form.base_fields)
             _FORM_CLASSES[self._offered] = form
         return form
 

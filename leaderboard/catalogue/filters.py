@@ -13,6 +13,7 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from leaderboard.models import Problem
+from leaderboard.rankings.filters import SharedFields
 from problems.registry import CATEGORIES
 
 ANY = "any"
@@ -37,6 +38,10 @@ def choices_of(rows: list[tuple[str, Any, str]]) -> dict[str, list[tuple[str, st
     }
 
 
+SEARCH_ATTRS = {"placeholder": "name, summary, tag…", "type": "search"}  # the search box's, on the form's field
+_FORM_CLASSES: dict[tuple[Any, ...], type] = {}  # ProblemFilterSet.get_form_class
+
+
 class ProblemFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(label="Search", method="search", max_length=200)
     category = django_filters.ChoiceFilter(label="Category", empty_label=ANY)
@@ -54,7 +59,21 @@ class ProblemFilterSet(django_filters.FilterSet):
         choices = catalogue_choices(self.queryset) if choices_from is None else choices_of(choices_from)
         for name, values in choices.items():
             self.filters[name].extra["choices"] = values
-        self.filters["q"].field.widget.attrs.update({"placeholder": "name, summary, tag…", "type": "search"})
+        self._offered = tuple((name, tuple(values)) for name, values in choices.items())
+        self.filters["q"].field.widget.attrs.update(SEARCH_ATTRS)
+
+    def get_form_class(self) -> type:
+        """The form of these filters, its class made once per process for each set of values offered and its fields
+        shared by its instances (``SharedFields``), as ``RunFilterSet``'s: django-filter made a class and its fields
+        on every request, and each form deep-copied them."""
+        form = _FORM_CLASSES.get(self._offered)
+        if form is None:
+            if len(_FORM_CLASSES) >= 64:
+                _FORM_CLASSES.clear()
+            form = super().get_form_class()
+            form.base_fields = SharedFields(form.base_fields)
+            _FORM_CLASSES[self._offered] = form
+        return form
 
     def search(self, queryset: QuerySet[Problem], name: str, value: str) -> QuerySet[Problem]:
         for word in value.split():

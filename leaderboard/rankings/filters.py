@@ -31,6 +31,16 @@ class RunFilterChoices:
 _FORM_CLASSES: dict[tuple[Any, ...], type] = {}  # RunFilterSet.get_form_class
 
 
+class SharedFields(dict):
+    """A filter form's fields, which each form instance shares instead of deep-copying (``Form.__init__`` deep-copies
+    ``base_fields``: five choice fields and their widgets, about a twentieth of a ranking page). For a form class made
+    once per set of values offered (``RunFilterSet``, the catalogue's ``ProblemFilterSet``), whose fields nothing
+    changes once the class is made (validating and rendering only read them)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return dict(self)
+
+
 class RunFilterSet(django_filters.FilterSet):
     profile = django_filters.ChoiceFilter(label="Hardware", empty_label=ANY)
     precision = django_filters.ChoiceFilter(label="Precision", empty_label=ANY)
@@ -64,7 +74,9 @@ class RunFilterSet(django_filters.FilterSet):
         if form is None:
             if len(_FORM_CLASSES) >= 64:
                 _FORM_CLASSES.clear()
-            form = _FORM_CLASSES[self._offered] = super().get_form_class()
+            form = super().get_form_class()
+            form.base_fields = SharedFields(form.base_fields)
+            _FORM_CLASSES[self._offered] = form
         return form
 
     def only_published(self, queryset, name: str, value: str):

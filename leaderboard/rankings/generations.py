@@ -62,10 +62,15 @@ def _generation_key(scope: str | None) -> str:
     return f"{GENERATION_KEY}:{scope}"
 
 
+def generation_keys(scopes: list[str] = ()) -> list[str]:
+    """The keys (in the pages cache) of the global generation and of each scope's, in that order."""
+    return [_generation_key(None)] + [_generation_key(s) for s in scopes]
+
+
 def generations(scopes: list[str] = ()) -> list[int] | None:
     """The global generation followed by each scope's (one round trip); None when Redis cannot be reached (then
     nothing is cached)."""
-    keys = [_generation_key(None)] + [_generation_key(s) for s in scopes]
+    keys = generation_keys(scopes)
     cache = pages_cache()
     try:
         found = cache.get_many(keys)

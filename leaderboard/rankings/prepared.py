@@ -56,6 +56,27 @@ def sql_with_params(queryset: QuerySet, key: Hashable | None) -> tuple[str, tupl
     return found
 
 
+def sql_of(key: Hashable, build: Callable[[], QuerySet]) -> tuple[str, tuple[Any, ...]]:
+    """``sql_with_params(build(), key)`` with ``build`` called, and its query compiled, only the first time ``key`` is
+    seen on this database (for a query whose building costs as much as its compiling: a window, joins). ``key`` must
+    name everything ``build`` builds the query from, the values it filters by included. Raises ``EmptyResultSet`` as
+    compiling it does."""
+    full = ("sql_of", key, connection.alias)
+    found = _compiled.get(full)
+    if found is None:
+        try:
+            found = _compile(build())
+        except EmptyResultSet:
+            found = _EMPTY
+        with _lock:
+            if len(_compiled) >= LIMIT:
+                _compiled.clear()
+            _compiled[full] = found
+    if found is _EMPTY:
+        raise EmptyResultSet
+    return found
+
+
 def _compile(queryset: QuerySet) -> tuple[str, tuple[Any, ...]]:
     sql, params = queryset.query.sql_with_params()
     return sql, tuple(params)

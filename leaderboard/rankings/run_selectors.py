@@ -11,11 +11,10 @@ from typing import Any, Hashable, Iterable
 from django.db import connection
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 
 from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
-from leaderboard.models import ModelRun, Problem, RunFilterChoice, Submission
+from leaderboard.models import ModelRun, Problem, RunFilterChoice, RunScore, Submission
 from leaderboard.rankings import metrics, prepared, run_tables
 from leaderboard.rankings.filters import RunFilterChoices, RunFilterSet
 from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re-exported for the web side)
@@ -70,44 +69,102 @@ class AttemptRow:
 
 
 def model_run_detail(*, run_id: int) -> ModelRun:
-    return get_object_or_404(ModelRun.objects.select_related("user", "score"), pk=run_id)
+    """The run ``run_id`` with its owner and its stored score (Http404: no such run), as
+    ``ModelRun.objects.select_related("user", "score").get(pk=run_id)`` reads them, in one query compiled once per
+    process for each run (``prepared``): compiling the three tables' hundred-odd columns and building the queryset
+    were about a fifth of a run page's CPU."""
+    found = prepared.rows(
+        ("run-detail", run_id),
+        lambda: ModelRun.objects.filter(pk=run_id).order_by().values_list(*_DETAIL.names),
+    )
+    if not found:
+        raise Http404(f"No {ModelRun._meta.object_name} matches the given query.")
+    return _DETAIL.instances(found[0])
 
 
 def model_run_pair(*, a_id: int, b_id: int) -> tuple[ModelRun, ModelRun]:
     """Runs ``a_id`` and ``b_id`` as ``model_run_detail`` reads them, in one query (Http404, as it raises, when either
-    does not exist), without their stored scores' per-category breakdown and whole detail (some 15 KB of JSON a run):
-    a comparison reads its own stored record, and of each score only its columns."""
-    runs = (
-        ModelRun.objects.select_related("user", "score")
-        .defer("score__by_category", "score__detail")
-        .in_bulk([a_id, b_id])
+    does not exist), without their stored scores' per-category breakdown and whole detail (some 15 KB of JSON a run,
+    deferred as ``.defer()`` leaves them): a comparison reads its own stored record, and of each score only its
+    columns. Compiled once per process for each pair, as ``model_run_detail`` is."""
+    found = prepared.rows(
+        ("run-pair", a_id, b_id),
+        lambda: ModelRun.objects.filter(pk__in=[a_id, b_id]).order_by().values_list(*_PAIR.names),
     )
+    runs = {run.pk: run for run in map(_PAIR.instances, found)}
     if a_id not in runs or b_id not in runs:
         raise Http404(f"No {ModelRun._meta.object_name} matches the given query.")
     return runs[a_id], runs[b_id]
 
 
+class _RunWithOwnerAndScore:
+    """How a run, its owner and its stored score are read in one row (``names``, for ``values_list``) and made the
+    instances ``select_related("user", "score")`` makes (``instances``): the run, its owner cached as ``run.user``,
+    its score (None: none stored, so ``run.score`` raises as it does) as ``run.score``, the score's fields in
+    ``deferred`` left deferred."""
+
+    def __init__(self, deferred: tuple[str, ...] = ()) -> None:
+        self.user_model = ModelRun._meta.get_field("user").related_model
+        user_fields = self.user_model._meta.concrete_fields  # type: ignore[union-attr]
+        score_fields = [f for f in RunScore._meta.concrete_fields if f.name not in deferred]
+        self.run_attnames = tuple(f.attname for f in ModelRun._meta.concrete_fields)
+        self.user_attnames = tuple(f.attname for f in user_fields)
+        self.score_attnames = tuple(f.attname for f in score_fields)
+        # (a related row's fields by name through its join; the score's primary key, the run's id, is null when the
+        # run has no score)
+        self.names = (
+            *self.run_attnames,
+            *(f"user__{f.name}" for f in user_fields),
+            *(f"score__{f.name}" for f in score_fields),
+        )
+        self._user_at = len(self.run_attnames)
+        self._score_at = self._user_at + len(self.user_attnames)
+        self._score_pk = self._score_at + self.score_attnames.index("model_run_id")
+
+    def instances(self, row: tuple[Any, ...]) -> ModelRun:
+        alias = connection.alias
+        run = ModelRun.from_db(alias, self.run_attnames, row[: self._user_at])
+        user = self.user_model.from_db(  # type: ignore[union-attr]
+            alias, self.user_attnames, row[self._user_at : self._score_at]
+        )
+        score = None
+        if row[self._score_pk] is not None:
+            score = RunScore.from_db(alias, self.score_attnames, row[self._score_at :])
+            score._state.fields_cache["model_run"] = run
+        run._state.fields_cache["user"] = user
+        run._state.fields_cache["score"] = score
+        return run
+
+
+_DETAIL = _RunWithOwnerAndScore()
+_PAIR = _RunWithOwnerAndScore(deferred=("by_category", "detail"))
+
+
 def model_run_attempts(*, run: ModelRun) -> list[AttemptRow]:
     """Every attempt of the run, by category, problem and attempt number: one query."""
-    rows = (
-        Submission.objects.filter(model_run=run)
-        .order_by("problem__category", "problem_id", "attempt")
-        .values_list(
-            "pk",
-            "problem_id",
-            "problem__title",
-            "problem__category",
-            "attempt",
-            "state",
-            "verdict",
-            "result__speedup",
-            "result__roofline_fraction",
-            "result__solution_median_us",
-            "result__baseline_median_us",
-            "result__speedup_ci_low",
-            "result__speedup_ci_high",
-            "result__protocol_revision",
-        )
+    # (compiled once per process for each run: ``prepared``)
+    rows = prepared.rows(
+        ("run-attempts", run.pk),
+        lambda: (
+            Submission.objects.filter(model_run_id=run.pk)
+            .order_by("problem__category", "problem_id", "attempt")
+            .values_list(
+                "pk",
+                "problem_id",
+                "problem__title",
+                "problem__category",
+                "attempt",
+                "state",
+                "verdict",
+                "result__speedup",
+                "result__roofline_fraction",
+                "result__solution_median_us",
+                "result__baseline_median_us",
+                "result__speedup_ci_low",
+                "result__speedup_ci_high",
+                "result__protocol_revision",
+            )
+        ),
     )
     return [AttemptRow(*row) for row in rows]
 

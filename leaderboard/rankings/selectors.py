@@ -7,13 +7,11 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from datetime import datetime
 from typing import Any, Iterable
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from evaluator.contract.profiles import PROFILES
@@ -22,6 +20,7 @@ from leaderboard.beyond_contract import roofline
 from leaderboard.models import MeasuredBaseline, MeasuredRoofline, Problem, ProblemStanding, Result, Submission
 from leaderboard.rankings import metrics, prepared, solutions
 from leaderboard.rankings.solutions import RankingEntry  # noqa: F401  (the ranking's row; re-exported)
+from leaderboard.rankings.user_solutions import BestSolution, user_best_solutions  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -449,44 +448,3 @@ def user_by_username(*, username: str):
     if found is None:
         raise Http404(f"No {user._meta.object_name} matches the given query.")
     return found
-
-
-@dataclass(frozen=True)
-class BestSolution:
-    problem_id: str
-    problem_title: str
-    profile: str
-    submission_id: int
-    speedup: float | None
-    roofline_fraction: float | None
-    submitted_at: datetime
-
-
-def user_best_solutions(*, user) -> list[BestSolution]:
-    """The user's best passed solo submission per problem and profile (model-run attempts are on run pages)."""
-    best_first = [F("speedup").desc(nulls_last=True), F("submission__created_at").asc(), F("pk").asc()]
-    results = (
-        Result.objects.filter(
-            verdict=Verdict.PASSED.value,
-            submission__user=user,
-            submission__model_run__isnull=True,
-            submission__remeasure_of__isnull=True,
-        )
-        .annotate(
-            slot=Window(
-                RowNumber(), partition_by=[F("submission__problem_id"), F("submission__profile")], order_by=best_first
-            )
-        )
-        .filter(slot=1)
-        .order_by("submission__problem_id", "submission__profile")
-        .values_list(
-            "submission__problem_id",
-            "submission__problem__title",
-            "submission__profile",
-            "submission_id",
-            "speedup",
-            "roofline_fraction",
-            "submission__created_at",
-        )
-    )
-    return [BestSolution(*row) for row in results]

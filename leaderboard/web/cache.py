@@ -39,7 +39,9 @@ A page is stored with its body gzipped, and a hit goes out as stored (``Content-
 rendered; every answer of a cached view says ``Vary: Accept-Encoding``. Stored pages are public pages with no secret
 in them (no CSRF token, nothing of a signed-in reader), so compressing them gives nothing away.
 
-If Redis cannot be reached the pages are rendered as if there were no cache. The cache stores bytes only (no
+A hit is one round trip: a Lua script reads the page's generations and then the page under the key they make
+(``KeptClientRedisCache.generations_and_page``); a generation Redis lost, or a page of more than four generations, takes
+a second. If Redis cannot be reached the pages are rendered as if there were no cache. The cache stores bytes only (no
 pickle): see ``PageSerializer``.
 """
 
@@ -58,12 +60,15 @@ from django.conf import settings
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from leaderboard.rankings.generations import (
     CATALOGUE,
     RUN_LIST,
     RUNS,
+    generation_keys,
     generations,
     problem_scope,
     run_scope,
@@ -121,6 +126,21 @@ class _ClientKept(RedisCacheClient):
         return client
 
 
+# A cached page's generations and the page stored under them, read in one round trip: the generations (KEYS), then
+# the page's key written from them as ``_key`` writes it (ARGV: the key before and after the generations' stamp).
+# {false} when a generation is missing (the caller starts it), {gens...} alone when there are too many generations
+# for the stamp to be their plain list (``_key`` digests them, which Lua cannot).
+_READ_PAGE_LUA = """
+local gens = redis.call('MGET', unpack(KEYS))
+for i = 1, #gens do
+  if not gens[i] then return {false} end
+end
+if #gens > tonumber(ARGV[3]) then return gens end
+gens[#gens + 1] = redis.call('GET', ARGV[1] .. table.concat(gens, '.') .. ARGV[2])
+return gens
+"""
+
+
 class KeptClientRedisCache(RedisCache):
     """Django's ``RedisCache`` with one Redis client per server kept for the process (``_ClientKept``): the pages
     cache's backend (settings.CACHES)."""
@@ -128,17 +148,84 @@ class KeptClientRedisCache(RedisCache):
     def __init__(self, server: Any, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = _ClientKept
+        self._scripts: dict[int, Any] = {}
+
+    def generations_and_page(
+        self, generation_keys: list[str], page_key: tuple[str, str], most: int
+    ) -> tuple[list[int] | None, Any]:
+        """The values of ``generation_keys`` (ints) and the value stored under ``page_key[0] + stamp + page_key[1]``
+        (``stamp``: the generations joined by dots), in one round trip: (None, None) when a generation is missing (or
+        the cache's key function hides the page's key), (generations, None) when the page is not there or there are
+        more than ``most`` generations (not read). Keys are given as ``get`` takes them (this cache's prefix and version
+        are added here). The page's key is not among the script's declared keys: one Redis server, not a cluster."""
+        client = self._cache.get_client()
+        script = self._scripts.get(id(client))
+        if script is None:
+            script = self._scripts[id(client)] = client.register_script(_READ_PAGE_LUA)
+        before, marked, after = self.make_key(f"{page_key[0]}\x00{page_key[1]}").partition("\x00")
+        if not marked:  # a key function that does not keep the key as it is: the page's key cannot be written here
+            return None, None
+        found = script(keys=[self.make_key(key) for key in generation_keys], args=[before, after, most])
+        if not found or found[0] is None:
+            return None, None
+        gens = [int(value) for value in found[: len(generation_keys)]]
+        page = found[len(generation_keys)] if len(found) > len(generation_keys) else None
+        return gens, (None if page is None else self._cache._serializer.loads(page))
 
 
 # --- the decorator --------------------------------------------------------------------------------------
 
 
-def _key(request: HttpRequest, gens: list[int]) -> str:
+PLAIN_STAMP_MOST = 4  # generations a page's key lists as they are; more are keyed by their digest
+
+
+def _url_digest(request: HttpRequest) -> str:
     url = request.build_absolute_uri()  # scheme + host + path + the whole query string
+    return hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _key(request: HttpRequest, gens: list[int], digest: str | None = None) -> str:
+    """The page's key under these generations (``digest``: ``_url_digest(request)``, when known). The read of
+    ``_generations_and_page`` writes the same key in Redis: the two change together."""
     stamp = ".".join(map(str, gens))
-    if len(gens) > 4:  # a page of many scopes (the home page: one per problem) is keyed by their digest
+    if len(gens) > PLAIN_STAMP_MOST:  # a page of many scopes is keyed by their digest
         stamp = "g" + hashlib.sha256(stamp.encode()).hexdigest()[:32]
-    return f"page:{stamp}:{hashlib.sha256(url.encode('utf-8', 'surrogateescape')).hexdigest()}"
+    return f"page:{stamp}:{digest or _url_digest(request)}"
+
+
+def _generations_and_page(request: HttpRequest, names: list[str]) -> tuple[list[int] | None, str, Any]:
+    """The generations of ``names`` (the global one first; None: Redis cannot be reached, nothing is cached), the
+    page's key under them and what is stored there (None: nothing, or Redis cannot say). A hit is one round trip
+    (``KeptClientRedisCache.generations_and_page``); a cache without it, a generation missing, or a key of many
+    generations take two, as ``generations`` and ``get`` do."""
+    digest = _url_digest(request)
+    cache = _cache()
+    read = getattr(cache, "generations_and_page", None)
+    if read is not None:
+        try:
+            gens, data = read(generation_keys(names), ("page:", f":{digest}"), PLAIN_STAMP_MOST)
+        except (RedisConnectionError, RedisTimeoutError):  # not there: not asked twice
+            logger.warning("pages cache: Redis unreachable; serving pages uncached", exc_info=True)
+            return None, "", None
+        except RedisError:  # (a Redis that runs no scripts, say: the two-step read below)
+            gens = None
+        if gens is not None:
+            key = _key(request, gens, digest)
+            if data is None and len(gens) > PLAIN_STAMP_MOST:
+                data = _get(key)
+            return gens, key, data
+    gens = generations(names)
+    if gens is None:
+        return None, "", None
+    key = _key(request, gens, digest)
+    return gens, key, _get(key)
+
+
+def _get(key: str) -> Any:
+    try:
+        return _cache().get(key)
+    except RedisError:
+        return None
 
 
 def _personal(request: HttpRequest) -> bool:
@@ -284,14 +371,11 @@ def cached_page(view: Callable[..., HttpResponse] | None = None, *, scopes: Scop
         ):
             return view(request, *args, **kwargs)
         names = scopes(request, **kwargs) if scopes is not None else []
-        gens = generations(names) if names is not None else None
+        if names is None:
+            return view(request, *args, **kwargs)
+        gens, key, data = _generations_and_page(request, names)
         if gens is None:
             return view(request, *args, **kwargs)
-        key = _key(request, gens)
-        try:
-            data = _cache().get(key)
-        except RedisError:
-            data = None
         if isinstance(data, bytes):
             public, cached = _unpack(data, request)
             if public or not _personal(request):

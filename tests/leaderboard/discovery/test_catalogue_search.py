@@ -75,6 +75,31 @@ def test_search_by_text_category_world_size_and_tag_on_the_page_and_the_api(prob
     assert 'id="no-match"' in nothing
 
 
+def test_search_forms_of_one_class_share_no_state_between_requests(problems, client, settings):
+    """The search form's fields are shared by every form of its class (made once per set of values offered): what one
+    request searched, selected or refused never shows in the next one's form or answer."""
+    from leaderboard.catalogue.selectors import problem_filters
+
+    settings.ARENA_PAGE_CACHE = False  # each request renders its form
+    bad, good, unbound = (
+        problem_filters({"category": "nonsense"}),
+        problem_filters({"category": "collectives"}),
+        problem_filters(),
+    )
+    assert type(bad.form) is type(good.form) is type(unbound.form)
+    assert not bad.form.is_valid() and "category" in bad.form.errors
+    assert good.form.is_valid() and good.form.cleaned_data["category"] == "collectives"
+    assert not unbound.form.errors and unbound.form["category"].value() is None
+    assert 'type="search"' in str(unbound.form["q"]) and 'placeholder="name, summary, tag…"' in str(unbound.form["q"])
+    for _ in range(2):
+        assert 'value="collectives" selected' in client.get("/?category=collectives").content.decode()
+        assert 'value="all_reduce"' in client.get("/?q=all_reduce").content.decode()
+        page = client.get("/").content.decode()
+        assert 'value="collectives" selected' not in page and 'value="all_reduce"' not in page
+        assert client.get("/api/problems/?category=nonsense").status_code == 400
+        assert client.get("/api/problems/?category=collectives").status_code == 200
+
+
 def test_home_shows_each_categorys_leader_best_speedup_and_solutions(submit, django_user_model, client):
     ada, bob = (django_user_model.objects.create_user(n) for n in ("ada", "bob"))
     submit(ada, 1.5)

@@ -47,3 +47,27 @@ def test_the_api_sorts_by_the_runs_tables_keys(client, runs):
     names = [r["model"] for r in client.get("/api/rankings/model-runs/?sort=-k").json()["results"]]
     assert names == ["beta", "alpha"]
     assert client.get("/api/rankings/model-runs/?sort=nonsense").status_code == 400
+
+
+def test_forms_of_one_class_share_no_state_between_requests(client, runs):
+    """The filter form's fields are shared by every form of its class (not copied per request): what one request
+    bound, selected or refused never shows in the next one's form, page or answer."""
+    from leaderboard.rankings.run_selectors import model_run_filters
+
+    bad, good, unbound = (
+        model_run_filters({"profile": "h200-nvlink-8"}),
+        model_run_filters({"profile": "cpu-gloo-4"}),
+        model_run_filters(),
+    )
+    assert type(bad.form) is type(good.form) is type(unbound.form)  # one class for the values offered
+    assert not bad.form.is_valid() and "profile" in bad.form.errors
+    assert good.form.is_valid() and good.form.cleaned_data["profile"] == "cpu-gloo-4"
+    assert not unbound.form.errors and unbound.form["profile"].value() is None
+    assert 'value="cpu-gloo-4" selected' in str(good.form["profile"])
+    assert "selected" not in str(unbound.form["profile"]).replace('value="" selected', "")
+    for _ in range(2):
+        assert 'value="cpu-gloo-4" selected' in client.get("/runs/?profile=cpu-gloo-4").content.decode()
+        page = client.get("/runs/").content.decode()
+        assert 'value="cpu-gloo-4" selected' not in page and 'value="cpu-gloo-4"' in page
+        assert client.get("/api/rankings/model-runs/?profile=h200-nvlink-8").status_code == 400
+        assert client.get("/api/rankings/model-runs/?profile=cpu-gloo-4").json()["count"] == 1

@@ -150,3 +150,72 @@ def test_a_missing_problem_or_user_is_still_the_same_404(client, problems):
         response = client.get(url)
         assert response.status_code == 404
     assert "No Problem matches the given query." in client.get("/api/problems/no/such/ranking/").content.decode()
+
+
+def _fields(instance) -> dict:
+    """An instance's loaded fields (a deferred one left out) and which are deferred."""
+    loaded = {
+        f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields if f.attname in vars(instance)
+    }
+    return {"loaded": loaded, "deferred": instance.get_deferred_fields()}
+
+
+def test_a_run_its_owner_and_score_read_once_compiled_are_what_select_related_reads(client, user, runs):
+    """``model_run_detail`` and ``model_run_pair`` (their queries compiled once per run and pair) give the instances
+    ``select_related("user", "score")`` gives: every field, the owner and the score cached, no score on a run without
+    one, the pair's big JSON left deferred; the rows as they stand after a change, and the same 404."""
+    from django.http import Http404
+
+    from leaderboard.rankings import run_selectors
+
+    bare = ModelRun.objects.create(model="bare", mode="zero-shot", k=1, profile="cpu-gloo-2", provider="Lab", user=user)
+    related = ModelRun.objects.select_related("user", "score")
+    for _ in range(2):  # the second time round, every query is one compiled before
+        for run in [*runs, bare]:
+            got, want = run_selectors.model_run_detail(run_id=run.pk), related.get(pk=run.pk)
+            assert _fields(got) == _fields(want) and _fields(got.user) == _fields(want.user)
+            assert hasattr(got, "score") == hasattr(want, "score") == (run is not bare)
+            if run is not bare:
+                assert _fields(got.score) == _fields(want.score) and got.score.model_run is got
+            with_big_json_deferred = related.defer("score__by_category", "score__detail")
+            a, b = run_selectors.model_run_pair(a_id=run.pk, b_id=runs[0].pk)
+            assert _fields(a) == _fields(with_big_json_deferred.get(pk=run.pk))
+            assert _fields(b) == _fields(with_big_json_deferred.get(pk=runs[0].pk))
+            if run is not bare:
+                assert _fields(a.score) == _fields(with_big_json_deferred.get(pk=run.pk).score)
+                assert a.score.get_deferred_fields() == {"by_category", "detail"}
+        RunScore.objects.filter(model_run=runs[1]).update(pass_at_k=0.25, detail={"seen": True})
+        user.username = "renamed"
+        user.save()
+    assert run_selectors.model_run_detail(run_id=runs[1].pk).score.detail == {"seen": True}
+    assert run_selectors.model_run_detail(run_id=runs[1].pk).user.username == "renamed"
+    attempts = run_selectors.model_run_attempts(run=runs[0])
+    assert attempts == [] and client.get(f"/runs/{runs[0].pk}/").status_code == 200
+    for missing in (
+        lambda: run_selectors.model_run_detail(run_id=10**9),
+        lambda: run_selectors.model_run_pair(a_id=runs[0].pk, b_id=10**9),
+    ):
+        with pytest.raises(Http404, match="No ModelRun matches the given query."):
+            missing()
+    assert client.get(f"/runs/{10**9}/").status_code == 404
+
+
+def test_a_users_best_solutions_read_once_compiled_are_the_querysets_rows_as_they_stand(client, django_user_model):
+    """``user_best_solutions`` (its window query built and compiled once per user) reads what its queryset reads, for
+    each user, after another solution lands and on the page; a user with none reads none."""
+    from leaderboard.management.commands.seed_demo import seed_demo
+    from leaderboard.models import Result
+    from leaderboard.rankings import user_solutions as selectors
+
+    seed_demo(runs=4, problems=6, attempts=2, users=3, seed=5, log=lambda _: None)
+    users = list(django_user_model.objects.filter(username__startswith="demo-user-").order_by("username"))
+    nobody = django_user_model.objects.create_user("nobody")
+    for _ in range(2):  # the second time round, every query is one compiled before
+        for person in [*users, nobody]:
+            want = [selectors.BestSolution(*row) for row in selectors._best_solutions_query(person.pk)]
+            assert selectors.user_best_solutions(user=person) == want
+        assert selectors.user_best_solutions(user=nobody) == []
+        best = selectors.user_best_solutions(user=users[0])[0]
+        Result.objects.filter(submission_id=best.submission_id).update(speedup=(best.speedup or 1) + 100)
+    assert selectors.user_best_solutions(user=users[0])[0].speedup == best.speedup + 100
+    assert f"{best.speedup + 100:.3f}×" in client.get(f"/users/{users[0].username}/").content.decode()

@@ -324,3 +324,51 @@ def test_a_page_stored_before_pages_were_kept_gzipped_is_still_served(problems, 
         page = client.get("/runs/", HTTP_ACCEPT_ENCODING=encoding)
         assert page.content == b"stored earlier" and page[cache.HEADER] == "hit"
         assert not page.has_header("Content-Encoding")
+
+
+def test_a_hit_is_one_round_trip_to_redis(problems, client, django_user_model, monkeypatch):
+    """A cached page's generations and the page stored under them come back in one command, for pages of one to four
+    generations (the comparison: the global one, the list of runs and both runs); a write still makes the next read a
+    miss, and a generation Redis lost starts afresh."""
+    import redis
+
+    ada = django_user_model.objects.create_user("ada")
+    a, b = (ModelRun.objects.create(user=ada, model=m, provider="p", mode="zero-shot", k=1, profile=GPU) for m in "mn")
+    run_comparison_refresh(a_id=a.pk, b_id=b.pk)  # the web worker's job, which the comparison asks for
+    commands: list[str] = []
+    execute = redis.Redis.execute_command
+
+    def counted(self, *args, **options):
+        commands.append(str(args[0]))
+        return execute(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", counted)
+    for path in (PAGE, "/runs/", "/runs/?format=csv", "/", f"/runs/compare/?a={a.pk}&b={b.pk}", "/users/ada/"):
+        first = client.get(path)
+        assert first[cache.HEADER] == "miss", path
+        body = first.content  # (an export is stored once it went out whole)
+        commands.clear()
+        second = client.get(path)
+        assert second[cache.HEADER] == "hit" and second.content == body, path
+        assert len(commands) == 1, (path, commands)
+
+    generations.rankings_changed(generations.RUNS)
+    assert client.get("/runs/")[cache.HEADER] == "miss"
+    assert client.get("/runs/")[cache.HEADER] == "hit"
+    generations.pages_cache().delete(generations.generation_keys([generations.RUNS])[1])  # Redis lost it
+    assert client.get("/runs/")[cache.HEADER] == "miss"
+    assert client.get("/runs/")[cache.HEADER] == "hit"
+
+
+def test_pages_render_without_redis_through_the_one_round_trip_read(problems, client):
+    pages = {
+        "BACKEND": "leaderboard.web.cache.KeptClientRedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+        "OPTIONS": {"serializer": "leaderboard.web.cache.PageSerializer", "socket_connect_timeout": 0.2},
+    }
+    with override_settings(
+        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}, "pages": pages}
+    ):
+        for path in ("/runs/", PAGE):
+            response = client.get(path)
+            assert response.status_code == 200 and cache.HEADER not in response

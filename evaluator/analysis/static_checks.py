@@ -10,7 +10,9 @@ Refusals (verdict ``rejected``, nothing is launched), each with the line and a s
     own operators (``torch.library.Library("aten", ...)``);
   - walking frames or the heap to find the harness's state (``sys._getframe``, ``inspect.stack``, ``f_back``,
     ``tb_frame``, ``__globals__``, ``gc.get_objects``), tracing/profiling/audit hooks, signal handlers, gc callbacks;
-  - ctypes memory tricks (``ctypes.pythonapi``, ``memmove``, ``string_at``, ``from_address``), ``/proc/*/mem``;
+  - ctypes memory tricks (``ctypes.pythonapi``, ``memmove``, ``string_at``, ``from_address``), ``/proc/*/mem``,
+    and views of memory by address without ctypes (torch's storage over a pointer, numpy's ``ctypeslib``, an
+    array interface the solution defines);
   - ending the process (``sys.exit``, ``os._exit``), forking, signalling other processes, starting programs;
   - network modules (``socket``, ``urllib``, ``requests`` ...), and paths of other evaluations (``arena-eval-``).
 These are a first filter for honest mistakes and obvious cheats; the sandbox and the separate judge
@@ -235,6 +237,10 @@ _PRIVATE_OPERATOR_NAMESPACES = (
     "_dtensor",
     "profiler",
 )
+# Views of memory by address without ctypes: torch's storage over any address, numpy's view of a pointer, and an
+# object that hands numpy, torch or CUDA libraries an address as its array interface.
+_POINTER_VIEWS = ("._construct_storage_from_data_pointer", "ctypeslib.as_array")
+_ARRAY_INTERFACES = frozenset({"__array_interface__", "__cuda_array_interface__", "__array_struct__"})
 _MEM_PATH = re.compile(r"/proc/[^/\s]*/(mem|pagemap|kpageflags)\b|/dev/k?mem\b")
 
 
@@ -287,6 +293,7 @@ def _startswith(name: str, roots: tuple[str, ...] | frozenset[str]) -> bool:
 class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        self._reads: set[int] = set()  # constants that only name an attribute read (getattr, hasattr)
         self.report = StaticReport()
         self._collectives: set[str] = set()
 
@@ -395,6 +402,8 @@ class _Checker(ast.NodeVisitor):
             )
         elif name in _CTYPES_REFUSED or name.endswith(".from_address") or name.endswith(".from_buffer"):
             self.refuse("ctypes", node, f"uses {name}: reading or writing memory by address is off limits")
+        elif name.endswith(_POINTER_VIEWS) or name == "_construct_storage_from_data_pointer":
+            self.refuse("memory", node, f"uses {name}: a view of memory by address is off limits")
         elif name in _EXIT_CALLS:
             self.refuse("exit", node, f"uses {name}: a solution must return its outputs, never end the process")
         elif name in _PROCESS_CALLS or name.startswith("os.exec") or name.startswith("os.spawn"):
@@ -464,6 +473,13 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and node.value in _ARRAY_INTERFACES and id(node) not in self._reads:
+            self.refuse(
+                "memory",
+                node,
+                f"names {node.value} other than to read it: an array interface of the solution's own hands a library "
+                f"any address",
+            )
         if isinstance(node.value, str):
             if "arena-eval-" in node.value:
                 self.refuse("other-evaluations", node, "names another evaluation's working directory (arena-eval-*)")
@@ -477,6 +493,12 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name in _ARRAY_INTERFACES:
+            self.refuse(
+                "memory",
+                node,
+                f"defines {node.name}: an array interface of the solution's own hands a library any address",
+            )
         if node.name == "__del__":
             self.note("finalizer", node, "defines __del__: code that runs when the harness frees an object")
         self.generic_visit(node)
@@ -487,6 +509,14 @@ class _Checker(ast.NodeVisitor):
             for t in target.elts:
                 self.check_store(node, t)
             return
+        if (
+            isinstance(target, ast.Name)
+            and target.id in _ARRAY_INTERFACES
+            or (isinstance(target, ast.Attribute) and target.attr in _ARRAY_INTERFACES)
+        ):
+            self.refuse(
+                "memory", node, "sets an array interface: one of the solution's own hands a library any address"
+            )
         if isinstance(target, ast.Attribute):
             if target.attr in (
                 "__code__",
@@ -549,6 +579,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = self.qualname(node.func)
+        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2:
+            self._reads.add(id(node.args[1]))
         if isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr") and node.args:
             owner = self.qualname(node.args[0])
             if owner and _startswith(owner, PROTECTED) and not _startswith(owner, WRITABLE):

@@ -25,8 +25,10 @@ class EvalSpec:
     measure_timing: bool = True
     seed: int | None = None  # None: drawn by the launcher where the solution cannot see it
     params: dict[str, Any] | None = None  # overrides of the preset's size parameters (size sweeps)
-    # At least this many calls in each timed window (evaluator/host/batch.py): a tighter bound on work hidden outside
-    # the timer's samples, never a looser one; the host chooses more where the calls are short.
+    # Calls wanted in each timed window (evaluator/host/batch.py), for a tighter bound on work hidden outside the
+    # timer's samples; the window's data limits and its time budget (batch.within_budget) can cut it, and the result
+    # says how many each window held (timing.calls_per_window). For benchmarks: no page or job sets it, since a
+    # window's later inputs exist in the rank's memory while its first call runs (docs/threat-model.md).
     min_window_calls: int = 1
 
     def to_dict(self) -> dict[str, Any]:

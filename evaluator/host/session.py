@@ -21,6 +21,7 @@ from evaluator import wire
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import Verdict
 from evaluator.host import engine_sites, sandbox, watch
+from evaluator.rank import COMPILE_ERROR_EXIT, INFRA_ERROR_EXIT, RUNTIME_ERROR_EXIT
 
 FAILURE_GRACE_S = 2.0  # after one rank fails, the others get this long to say why before everything is stopped
 WATCH_EVERY_S = 0.25
@@ -537,24 +538,18 @@ class Session:
         # A rank that only saw its peer go away is not the cause when a rank died: the dead one is.
         causes = [m for m in errors if not _peer_failure(str(m.get("message", "")))] or ([] if dead else errors)
         if causes:
-            first = min(causes, key=lambda m: m.get("at", 0))
-            phase = first.get("phase", self.phase)
-            ranks = [m.get("rank") for m in causes if m.get("phase") == phase]
-            if first.get("category") == "compile":
-                return Stop(
-                    Verdict.COMPILE_ERROR,
-                    f"rank {first.get('rank')} failed while importing the solution: {first.get('message')}",
-                    ranks,
-                    first.get("traceback", ""),
-                )
-            return Stop(
-                Verdict.RUNTIME_ERROR,
-                f"rank {first.get('rank')} failed in the {self.phase} phase: {first.get('message')}",
-                ranks,
-                first.get("traceback", ""),
-            )
+            return self._reported(causes)
         time.sleep(0.1)
         self._pump(0.05)
+        # Every rank that ended had reported its own failure, and ended as a rank does after one: the failure is what
+        # they reported, though each report reads like a peer's (a gloo error names gloo). Whether a rank's exit or
+        # its report reached the host first was chance, and the exit alone reads as a solution ending its process.
+        reported = [self.ranks[r].last("error") for r in dead]
+        if dead and all(
+            m is not None and self.exits.get(r) in (None, RUNTIME_ERROR_EXIT, COMPILE_ERROR_EXIT, INFRA_ERROR_EXIT)
+            for r, m in zip(dead, reported)
+        ):
+            return self._reported([m for m in reported if m is not None])
         parts = []
         # A rank that reported its own failure (its peer went away) did not end itself: the rank that died did.
         dead = [r for r in dead if not self.ranks[r].last("error")] or dead
@@ -612,6 +607,25 @@ class Session:
                     dead,
                 )
         return Stop(Verdict.RUNTIME_ERROR, "; ".join(parts), dead)
+
+    def _reported(self, causes: list[dict[str, Any]]) -> Stop:
+        """The verdict for failures the ranks reported themselves: the earliest decides."""
+        first = min(causes, key=lambda m: m.get("at", 0))
+        phase = first.get("phase", self.phase)
+        ranks = [m.get("rank") for m in causes if m.get("phase") == phase]
+        if first.get("category") == "compile":
+            return Stop(
+                Verdict.COMPILE_ERROR,
+                f"rank {first.get('rank')} failed while importing the solution: {first.get('message')}",
+                ranks,
+                first.get("traceback", ""),
+            )
+        return Stop(
+            Verdict.RUNTIME_ERROR,
+            f"rank {first.get('rank')} failed in the {self.phase} phase: {first.get('message')}",
+            ranks,
+            first.get("traceback", ""),
+        )
 
     def _check_feeds(self, what: str) -> None:
         """With the ranks stopped: each rank maps its own feed slot only as the engine does (shared: a private

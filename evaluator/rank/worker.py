@@ -26,6 +26,7 @@ import torch.distributed as dist
 
 from evaluator import timer as compiled_timer
 from evaluator import wire
+from evaluator.rank import COMPILE_ERROR_EXIT, INFRA_ERROR_EXIT, RUNTIME_ERROR_EXIT
 from evaluator.timer.protocol import MULTICAST_VARS, open_engine
 from evaluator.timer.spin import spin_us
 
@@ -110,7 +111,7 @@ class Worker:
                 message=_one_line(exc),
                 traceback=traceback.format_exc(limit=8),
             )
-            raise SystemExit(5) from None
+            raise SystemExit(INFRA_ERROR_EXIT) from None
         self.boot_steps["ready_s"] = round(_now() - t0, 3)
 
     def environment(self) -> dict[str, Any]:
@@ -153,7 +154,7 @@ class Worker:
                 message=_one_line(exc),
                 traceback=traceback.format_exc(limit=8),
             )
-            raise SystemExit(3) from None
+            raise SystemExit(COMPILE_ERROR_EXIT) from None
         changed = [k for k, v in self.multicast.items() if _libc_getenv(k.encode()) != v]
         self.send("loaded", multicast_changed=changed, sealed=self.sealed)
         return solve
@@ -173,7 +174,7 @@ class Worker:
             self.sealed = bool(self.engine.seal())
         except Exception as exc:
             self.send("error", phase="setup", category="infra", message=_one_line(exc))
-            raise SystemExit(5) from None
+            raise SystemExit(INFRA_ERROR_EXIT) from None
         solve = self.load_solution(cmd["path"])
         try:
             serve(cmd_fd, self.fd, self.rank, solve, self.feed_fd, self.out_fd)
@@ -193,7 +194,7 @@ class Worker:
                 message=_one_line(exc),
                 traceback=traceback.format_exc(limit=12)[-6000:],
             )
-            raise SystemExit(2) from None
+            raise SystemExit(RUNTIME_ERROR_EXIT) from None
 
 
 def _read_line(fd: int) -> bytes:

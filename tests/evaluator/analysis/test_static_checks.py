@@ -101,6 +101,13 @@ REFUSED = [
     ("import os\nos.environ['NCCL_NVLS_ENABLE'] = '1'", "multicast"),
     ("import glob\nfiles = glob.glob('/tmp/arena-eval-*/solution/*.py')", "other-evaluations"),
     ("import sys\nf = getattr(sys, name)", "obfuscation"),
+    # Memory by address without ctypes: torch's storage over a pointer, numpy's view of one, an array interface.
+    ("import torch\ns = torch._C._construct_storage_from_data_pointer(123, torch.device('cpu'), 64)", "memory"),
+    ("import numpy as np\na = np.ctypeslib.as_array(p, shape=(4,))", "memory"),
+    ("import numpy\nclass A:\n    __array_interface__ = {'data': (123, False)}", "memory"),
+    ("import numpy\nA = type('A', (), {'__array_interface__': {'data': (123, False)}})", "memory"),
+    ("class A:\n    @property\n    def __cuda_array_interface__(self):\n        return {}", "memory"),
+    ("a = object()\nsetattr(a, '__array_interface__', {})", "memory"),
 ]
 
 
@@ -122,6 +129,7 @@ def test_forbidden_code_is_refused_naming_the_rule_and_line(source: str, rule: s
         "import torch\nlib = torch.library.Library('mykernels', 'DEF')",
         "import torch\nfrom torch.utils.cpp_extension import load_inline",
         "import time\nt0 = time.perf_counter()",
+        "import torch\ndef f(t):\n    return hasattr(t, '__cuda_array_interface__') and t.__cuda_array_interface__",
     ],
 )
 def test_ordinary_code_is_not_refused(source: str) -> None:

@@ -1,0 +1,69 @@
+"""How the host names a failure from what the ranks reported and how they ended (evaluator/host/session.py): the
+verdict must not depend on whether a rank's exit or its report reached the host first."""
+
+import os
+import signal
+from pathlib import Path
+
+from evaluator import wire
+from evaluator.contract.profiles import get_profile
+from evaluator.contract.result import Verdict
+from evaluator.host.session import Peer, Session
+from evaluator.rank import RUNTIME_ERROR_EXIT
+
+
+def _ended(tmp_path: Path, reports: dict[int, str | None], exits: dict[int, int]) -> Session:
+    """A session of two ranks whose channels have closed: ``reports`` the error each reported (None: none),
+    ``exits`` the status each ended with."""
+    session = Session(tmp_path, get_profile("cpu-gloo-2"), tmp_path / "engine", tmp_path, tmp_path, tmp_path, 0)
+    session.phase = "timing"
+    for rank, message in reports.items():
+        r, w = os.pipe()
+        os.close(w)
+        peer = Peer(rank=rank, commands=None, reports=wire.Lines(r))
+        peer.reports.closed = True
+        os.close(r)
+        if message is not None:
+            peer.add(
+                {
+                    "kind": "error",
+                    "rank": rank,
+                    "phase": "timing",
+                    "category": "runtime",
+                    "message": message,
+                    "at": 1.0 + rank,
+                }
+            )
+        session.ranks.append(peer)
+    session.exits.update(exits)
+    return session
+
+
+def _errors(session: Session) -> list[dict]:
+    return [m for p in session.ranks for m in p.of_kind("error")]
+
+
+GLOO_ERROR = "RuntimeError: ProcessGroupGloo::allgather: invalid tensor size at index 0"
+
+
+def test_ranks_that_reported_an_error_and_ended_for_it_failed_at_run_time_whatever_reached_the_host_first(tmp_path):
+    session = _ended(tmp_path, {0: GLOO_ERROR, 1: GLOO_ERROR}, {0: RUNTIME_ERROR_EXIT, 1: RUNTIME_ERROR_EXIT})
+    stop = session._failure(_errors(session), [0, 1])
+    assert stop.verdict == Verdict.RUNTIME_ERROR
+    assert "invalid tensor size" in stop.message and "rank 0" in stop.message
+
+
+def test_a_rank_that_ended_its_process_without_a_report_is_refused(tmp_path):
+    session = _ended(tmp_path, {0: None, 1: None}, {0: RUNTIME_ERROR_EXIT, 1: 0})
+    stop = session._failure([], [0])
+    assert stop.verdict == Verdict.REJECTED and "never end the process" in stop.message
+
+
+def test_a_rank_that_died_is_the_cause_when_its_peer_only_reported_losing_it(tmp_path):
+    session = _ended(
+        tmp_path,
+        {0: None, 1: "RuntimeError: Connection closed by peer"},
+        {0: -signal.SIGSEGV, 1: RUNTIME_ERROR_EXIT},
+    )
+    stop = session._failure(_errors(session), [0, 1])
+    assert stop.verdict == Verdict.RUNTIME_ERROR and "rank 0 died (signal SIGSEGV)" in stop.message

@@ -84,6 +84,7 @@ def main() -> None:
         except Exception as e:
             rows.append({"tid": tid, "name": name, "error": repr(e)})
     proc.kill()
+    Path(args.outdir).mkdir(parents=True, exist_ok=True)
     Path(args.outdir, "unwind_probe.json").write_text(json.dumps(rows, indent=1))
     walked = sum(1 for r in rows if r.get("walked"))
     print(f"{walked} of {len(rows)} threads walked to their first frame")

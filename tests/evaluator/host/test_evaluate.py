@@ -282,4 +282,6 @@ def test_windows_a_slow_warm_up_cut_short_are_timed_again_at_the_size_the_timed_
     doc = run(HERE / "slow_warm_up_only.py", timing_iterations=4, warmup_iterations=2, min_window_calls=8)
     assert doc["verdict"] == "passed", doc["message"]
     clock = doc["timing"]["host_clock"]
-    assert clock["retimed_from"] == 1 and doc["timing"]["calls_per_window"] == 8
+    # Timed again at the size its timed calls allow within the window's budget: all 8 asked for where a call takes
+    # under 6.25 ms by the host's clock, fewer on a loaded machine, but at least twice the one the warm-up left.
+    assert clock["retimed_from"] == 1 and 2 <= doc["timing"]["calls_per_window"] <= 8

@@ -106,6 +106,7 @@ TEMPLATES = [
                 "arena": "leaderboard.web.templatetags.arena",
                 "catalogue": "leaderboard.web.templatetags.catalogue",
                 "kept": "leaderboard.web.templatetags.kept",
+                "pager": "leaderboard.web.templatetags.pager",
             },
         },
     },

@@ -113,7 +113,7 @@ def _pareto_chart(rows: tuple[overview.CostRow, ...]) -> dict | None:
         return None
 
     def script() -> str:
-        points = {"points": [vars(p) for p in overview.cost_points(rows)], "limit": overview.PARETO_RUNS}
+        points = {"points": overview.cost_point_records(rows), "limit": overview.PARETO_RUNS}
         return json_script(points, "pareto-data")
 
     return {"limit": overview.PARETO_RUNS, "script": _PARETO_CHARTS.get_or_build(rows, script)}

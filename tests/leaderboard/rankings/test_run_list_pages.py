@@ -48,3 +48,6 @@ def test_the_pareto_front_is_the_runs_no_other_run_beats_on_both_score_and_cost(
     # (200, 0.5) loses to (100, 0.5), (400, 0.8) to (300, 0.9); the two equal (300, 0.9) both stay.
     assert front == {(50, 0.2), (100, 0.5), (200, 0.7), (300, 0.9)}
     assert sum(p.front_tokens for p in points) == 5 and not any(p.front_time for p in points)
+    # the chart's data: each point's fields as the page's script writes them, in the same order
+    rows = overview.cost_rows(ModelRun.objects.order_by("pk"))
+    assert [list(r.items()) for r in overview.cost_point_records(rows)] == [list(vars(p).items()) for p in points]

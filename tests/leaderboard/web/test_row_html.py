@@ -349,3 +349,51 @@ def test_a_pages_dates_are_what_date_text_writes_in_every_time_zone():
         with timezone.override(ZoneInfo(zone)):
             day = page_date_text()
             assert [day(v) for v in values] == [date_text(v) for v in values], zone
+
+
+PAGER_TEMPLATE = (PREVIOUS / "pager.html").read_text(encoding="utf-8")
+
+
+def test_every_tables_pager_is_what_its_template_wrote(client, seeded):
+    from leaderboard.models import ProblemStanding
+
+    problem_id, profile = ProblemStanding.objects.filter(solutions__gt=0).values_list("problem_id", "profile")[0]
+    run = seeded[2]
+    pages = [
+        "/runs/",
+        "/runs/?per_page=5&page=2&sort=model",
+        "/runs/?per_page=5&page=99",
+        "/runs/?per_page=1&unranked_per_page=1&unranked_page=2",
+        "/runs/?profile=no-such-profile&mode=agentic",
+        f"/problems/{problem_id}/?profile={profile}&per_page=1",
+        f"/users/{run.user.get_username()}/?per_page=2&page=2",
+        f"/users/{run.user.get_username()}/?per_page=1&sol_per_page=1",
+        f"/runs/{run.pk}/",
+    ]
+    seen = 0
+    for url in pages:
+        response = client.get(url)
+        page = response.content.decode()
+        values = {id(v): v for v in (response.context[k] for k in response.context.keys()) if isinstance(v, dict)}
+        for table in [v for v in values.values() if "links" in v and "page" in v]:
+            looped = Template(PAGER_TEMPLATE).render(Context({"t": table}))
+            built = Template("{% load pager %}{% pager t %}").render(Context({"t": table}))
+            assert looped == built + "\n", url  # the template file's last newline
+            seen += built in page
+    assert seen >= 10
+    for count, pages_of in ((0, 1), (1, 1), (2, 1), (7, 3)):  # one row, none, several; one page and three
+        table = {"name": "t<&>", "page": _Page(count, pages_of), "links": {"first": "?a=1&b=<2>", "next": "?x"},
+                 "export": {"csv": "?format=csv&t='1'", "json": ""}}  # fmt: skip
+        looped = Template(PAGER_TEMPLATE).render(Context({"t": table}))
+        assert looped == Template("{% load pager %}{% pager t %}").render(Context({"t": table})) + "\n"
+    assert Template("{% load pager %}{% pager t %}").render(Context({"t": {}})) + "\n" == Template(
+        PAGER_TEMPLATE
+    ).render(Context({"t": {}}))
+
+
+class _Page:
+    """A page of ``count`` rows in ``num_pages`` pages, as a table's context holds it."""
+
+    def __init__(self, count: int, num_pages: int) -> None:
+        self.number = 1
+        self.paginator = type("Paginator", (), {"count": count, "num_pages": num_pages})()

@@ -116,17 +116,22 @@ def _read_site(path: str, inode: int, mtime_ns: int) -> ReadSite:
     return ReadSite(after_syscall=offset_of(symbols[READ_RETURN]), returns=returns)
 
 
+_EXTENTS: dict[tuple[int, int, int, tuple[str, ...]], list[tuple[int, int]]] = {}
+
+
 def function_extents(path: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
     """The file offsets (start, end) of the functions ``names`` that the ELF file at ``path`` defines (those its
-    symbol tables name; a name it lacks is left out), read once per version of the file."""
-    st = os.stat(path)
-    return _function_extents(path, st.st_ino, st.st_mtime_ns, names)
-
-
-@functools.lru_cache(maxsize=8)
-def _function_extents(path: str, inode: int, mtime_ns: int, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    symbol tables name; a name it lacks is left out), read once per file and version, whatever path reached it (a
+    process's link to a file it maps, say). Raises OSError when it cannot be read."""
     with open(path, "rb") as f:
-        data = f.read()
+        info = os.fstat(f.fileno())
+        key = (info.st_dev, info.st_ino, info.st_mtime_ns, names)
+        if key not in _EXTENTS:
+            _EXTENTS[key] = _extents_in(f.read(), names)
+    return _EXTENTS[key]
+
+
+def _extents_in(data: bytes, names: tuple[str, ...]) -> list[tuple[int, int]]:
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return []
     segments = _segments(data)

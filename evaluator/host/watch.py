@@ -362,7 +362,7 @@ def what_runs(pid: int, tid: int) -> str | None:
         if interrupted is None:
             return "a signal's handler whose interrupted stack pointer is outside its memory"
         values += [at, *interrupted]
-    waiting = _waiting_for_the_gil(frames.addresses, code, starts, interpreter)
+    waiting = _waiting_for_the_gil(pid, frames.addresses, code, starts, interpreter)
     for k, value in enumerate(values):
         at = bisect.bisect_right(starts, value) - 1
         if at < 0 or value >= code[at].end:
@@ -379,7 +379,9 @@ def what_runs(pid: int, tid: int) -> str | None:
     return RUNTIME_CODE
 
 
-def _waiting_for_the_gil(frames: list[int], code: list[unwind.Mapping], starts: list[int], interpreter: str) -> int:
+def _waiting_for_the_gil(
+    pid: int, frames: list[int], code: list[unwind.Mapping], starts: list[int], interpreter: str
+) -> int:
     """How many of a thread's innermost frames are the interpreter's acquiring the GIL for native code: its frames in
     the interpreter must be one run, from the first or right after the C library's, whose outermost returns into one
     of GIL_ENTRIES, with no other frame of the interpreter's further out (a Python thread waiting for the GIL has the
@@ -390,16 +392,21 @@ def _waiting_for_the_gil(frames: list[int], code: list[unwind.Mapping], starts: 
         if at >= 0 and value < code[at].end:
             path = code[at].path
             if path == interpreter or os.path.basename(path).startswith("libpython"):
-                inside.append((k, value - code[at].start + code[at].offset, path))
+                inside.append((k, value - code[at].start + code[at].offset, code[at]))
             elif os.path.basename(path).startswith(("libc.so", "libpthread.so")):
                 libc.append(k)
     if not inside or [k for k, _, _ in inside] != list(range(inside[0][0], inside[-1][0] + 1)):
         return 0
     if libc[: inside[0][0]] != list(range(inside[0][0])):  # the GIL's wait, in the C library, and nothing else
         return 0
-    last, offset, path = inside[-1]
+    last, offset, mapping = inside[-1]
+    try:
+        # Through the process's own link to the file it maps: the path names it in the sandbox's view.
+        entries = engine_sites.function_extents(f"/proc/{pid}/map_files/{mapping.start:x}-{mapping.end:x}", GIL_ENTRIES)
+    except OSError:
+        return 0
     # A return address is the instruction after the call: the call itself lies in the entry.
-    if not any(start < offset <= end for start, end in engine_sites.function_extents(path, GIL_ENTRIES)):
+    if not any(start < offset <= end for start, end in entries):
         return 0
     return last + 1
 

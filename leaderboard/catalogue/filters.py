@@ -13,7 +13,7 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from leaderboard.models import Problem
-from leaderboard.rankings.filters import SharedFields
+from leaderboard.rankings.filters import form_class_once
 from problems.registry import CATEGORIES
 
 ANY = "any"
@@ -66,14 +66,7 @@ class ProblemFilterSet(django_filters.FilterSet):
         """The form of these filters, its class made once per process for each set of values offered and its fields
         shared by its instances (``SharedFields``), as ``RunFilterSet``'s: django-filter made a class and its fields
         on every request, and each form deep-copied them."""
-        form = _FORM_CLASSES.get(self._offered)
-        if form is None:
-            if len(_FORM_CLASSES) >= 64:
-                _FORM_CLASSES.clear()
-            form = super().get_form_class()
-            form.base_fields = SharedFields(form.base_fields)
-            _FORM_CLASSES[self._offered] = form
-        return form
+        return form_class_once(_FORM_CLASSES, self._offered, super().get_form_class)
 
     def search(self, queryset: QuerySet[Problem], name: str, value: str) -> QuerySet[Problem]:
         for word in value.split():

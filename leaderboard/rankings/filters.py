@@ -8,7 +8,7 @@ shows a ranking); the API refuses it with a 400 that names the field.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import django_filters
 
@@ -29,6 +29,19 @@ class RunFilterChoices:
 
 
 _FORM_CLASSES: dict[tuple[Any, ...], type] = {}  # RunFilterSet.get_form_class
+
+
+def form_class_once(kept: dict[tuple[Any, ...], type], offered: tuple[Any, ...], make: Callable[[], type]) -> type:
+    """A filter set's form class for the values ``offered``, made by ``make`` the first time and kept in ``kept``
+    (at most 64 sets of values, then forgotten at once), its fields shared by its instances (``SharedFields``)."""
+    form = kept.get(offered)
+    if form is None:
+        if len(kept) >= 64:
+            kept.clear()
+        form = make()
+        form.base_fields = SharedFields(form.base_fields)
+        kept[offered] = form
+    return form
 
 
 class SharedFields(dict):
@@ -70,14 +83,7 @@ class RunFilterSet(django_filters.FilterSet):
         """The form of these filters, its class made once per process for each set of values offered: django-filter
         makes a class (and a field per filter) on every request, about a twentieth of a ranking page. A form
         instance copies its class's fields, so sharing the class shares nothing a request changes."""
-        form = _FORM_CLASSES.get(self._offered)
-        if form is None:
-            if len(_FORM_CLASSES) >= 64:
-                _FORM_CLASSES.clear()
-            form = super().get_form_class()
-            form.base_fields = SharedFields(form.base_fields)
-            _FORM_CLASSES[self._offered] = form
-        return form
+        return form_class_once(_FORM_CLASSES, self._offered, super().get_form_class)
 
     def only_published(self, queryset, name: str, value: str):
         """Runs whose owner published their attempts and trajectories."""

@@ -40,20 +40,7 @@ def sql_with_params(queryset: QuerySet, key: Hashable | None) -> tuple[str, tupl
     if key is None:
         return _compile(queryset)
     query = queryset.query
-    full = (key, query.low_mark, query.high_mark, queryset.db)
-    found = _compiled.get(full)
-    if found is None:
-        try:
-            found = _compile(queryset)
-        except EmptyResultSet:
-            found = _EMPTY
-        with _lock:
-            if len(_compiled) >= LIMIT:
-                _compiled.clear()
-            _compiled[full] = found
-    if found is _EMPTY:
-        raise EmptyResultSet
-    return found
+    return _kept((key, query.low_mark, query.high_mark, queryset.db), lambda: queryset)
 
 
 def sql_of(key: Hashable, build: Callable[[], QuerySet]) -> tuple[str, tuple[Any, ...]]:
@@ -61,7 +48,12 @@ def sql_of(key: Hashable, build: Callable[[], QuerySet]) -> tuple[str, tuple[Any
     seen on this database (for a query whose building costs as much as its compiling: a window, joins). ``key`` must
     name everything ``build`` builds the query from, the values it filters by included. Raises ``EmptyResultSet`` as
     compiling it does."""
-    full = ("sql_of", key, connection.alias)
+    return _kept(("sql_of", key, connection.alias), build)
+
+
+def _kept(full: Hashable, build: Callable[[], QuerySet]) -> tuple[str, tuple[Any, ...]]:
+    """The SQL kept under ``full``, compiled from ``build()`` the first time; raises ``EmptyResultSet`` for a query
+    that can match nothing, every time."""
     found = _compiled.get(full)
     if found is None:
         try:

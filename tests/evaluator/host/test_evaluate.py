@@ -69,7 +69,13 @@ def test_a_stop_holds_every_process_of_the_sandbox_so_none_can_continue_the_rank
     # The host's own shell (a build tool, allowed to run) sends SIGCONT to every process it can see, endlessly, and
     # burns a core doing it; the stop holds it too, so neither it nor the ranks run while held. (Burner threads in
     # the ranks themselves, named like gloo's, no longer outlive a stopped check: cheats/named_threads_slow_baseline.)
+    # On two busy cores the shell sometimes outruns the host's passes, or its burnt core shows on the host's clock:
+    # then the solution is refused for it, and nothing of it ran unseen either way.
     doc = run(HERE / "continued_by_a_shell.py")
+    if doc["verdict"] == "rejected":
+        assert "could not be stopped between calls" in doc["message"] or "host's clock saw" in doc["message"]
+        return
+    assert doc["verdict"] == "passed", doc["message"]
     stopped = doc["timing"]["host_clock"]["ranks_stopped_between_windows"]
     assert stopped["stops"] >= 1 + len(doc["trials"]) + doc["timing"]["iterations"]
     assert stopped["cpu_ms_while_stopped"] == 0

@@ -239,25 +239,39 @@ def test_a_runtime_thread_waiting_for_the_gil_is_the_runtimes_and_a_python_threa
     # The engine keeps the GIL from a call's return to the next window, so a runtime's thread that must enter Python
     # (a Python callback on a future, torch freeing a tensor's Python object in gloo's worker) waits for it at a
     # stop: it has run no Python, and runs it in the next window. A Python thread waiting for the GIL has the
-    # interpreter's evaluation further out, and is still Python code.
-    script = f"""
+    # interpreter's evaluation further out, and is still Python code. The all-reduce's second rank joins only once the
+    # first holds the GIL, so its future completes in gloo's worker, never in the thread that attached the callback.
+    store = f"file://{tmp_path}/store"
+    first = f"""
 import ctypes, threading, torch, torch.distributed as dist
-dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+dist.init_process_group("gloo", init_method="{store}", rank=0, world_size=2)
 def spin():
     while True:
         pass
 spinner = threading.Thread(target=spin, daemon=True)
 spinner.start()
-print(spinner.native_id, flush=True)
 held = ctypes.PyDLL(None)  # its calls keep the GIL
 work = dist.all_reduce(torch.ones(4), async_op=True)
 work.get_future().then(lambda f: f.value())
+print(spinner.native_id, flush=True)
 held.pause()
 """
-    with _child(script) as proc:
-        assert proc.stdout is not None
+    second = f"""
+import sys, time, torch, torch.distributed as dist
+dist.init_process_group("gloo", init_method="{store}", rank=1, world_size=2)
+sys.stdin.readline()
+dist.all_reduce(torch.ones(4))
+time.sleep(600)
+"""
+    with _child(first) as proc, _child(second, stdin=subprocess.PIPE) as peer:
+        assert proc.stdout is not None and peer.stdin is not None
         spinner = int(proc.stdout.readline())
         deadline = time.monotonic() + 60
+        while _syscall_of(proc.pid, proc.pid) != "34":  # pause(), the GIL held
+            assert proc.poll() is None and time.monotonic() < deadline, "the first rank never paused"
+            time.sleep(0.01)
+        peer.stdin.write("go\n")
+        peer.stdin.flush()
         while True:
             _stopped(proc)
             waiting = [t for t, name in watch.threads(proc.pid).items() if name.startswith("pt_gloo")]

@@ -368,7 +368,7 @@ def what_runs(pid: int, tid: int) -> str | None:
         if at < 0 or value >= code[at].end:
             continue
         path = code[at].path
-        if path == interpreter or os.path.basename(path).startswith("libpython"):
+        if _is_interpreter(path, interpreter):
             if k < waiting:
                 continue
             return "Python code"
@@ -391,7 +391,7 @@ def _waiting_for_the_gil(
         at = bisect.bisect_right(starts, value) - 1
         if at >= 0 and value < code[at].end:
             path = code[at].path
-            if path == interpreter or os.path.basename(path).startswith("libpython"):
+            if _is_interpreter(path, interpreter):
                 inside.append((k, value - code[at].start + code[at].offset, code[at]))
             elif os.path.basename(path).startswith(("libc.so", "libpthread.so")):
                 libc.append(k)
@@ -409,6 +409,11 @@ def _waiting_for_the_gil(
     if not any(start < offset <= end for start, end in entries):
         return 0
     return last + 1
+
+
+def _is_interpreter(path: str, interpreter: str) -> bool:
+    """Whether a mapped file is Python's own code: the process's program, or a shared libpython."""
+    return path == interpreter or os.path.basename(path).startswith("libpython")
 
 
 def _stack_words(pid: int, sp: int) -> list[int] | None:

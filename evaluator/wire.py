@@ -392,6 +392,9 @@ FEED_SLOT, BASELINE_FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = (
 # c10's ScalarType number; dimensions; offset and size of its bytes from the data's start; up to 8 sizes), then the
 # data, every part 64-byte aligned. Fixed fields only: compiled code parses it without a JSON library.
 FRAME_MAGIC = b"ARNB0001"
+# A feed frame whose data is in the rank's device feed (GPU hosts), at the offsets its head names as though the head
+# were in front of it there too; only the head is in the slot (evaluator/timer/_engine.cpp read_feed).
+DEVICE_FRAME_MAGIC = b"ARND0001"
 FRAME_HEAD = struct.Struct("<8sII")
 FRAME_ENTRY = struct.Struct("<BBB5xQQ8q8x")
 MAX_ENTRIES, MAX_DIMS = (
@@ -421,7 +424,7 @@ DTYPE_CODES = {
 }
 
 
-def frame_layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], int]:
+def frame_layout(values: list[Any], magic: bytes = FRAME_MAGIC) -> tuple[bytes, list[tuple[Any, int, int]], int]:
     """A frame's head and entries for ``values`` (tensors on any device, anything else as none), the tensors with
     their offsets from the data's start and sizes, and the data's size, padding included."""
     import torch
@@ -439,7 +442,7 @@ def frame_layout(values: list[Any]) -> tuple[bytes, list[tuple[Any, int, int]], 
         entries.append(FRAME_ENTRY.pack(1, DTYPE_CODES[name], v.dim(), offset, nbytes, *shape))
         parts.append((v, offset, nbytes))
         offset += _padded(nbytes)
-    head = FRAME_HEAD.pack(FRAME_MAGIC, len(values), len(values)) + b"".join(entries)
+    head = FRAME_HEAD.pack(magic, len(values), len(values)) + b"".join(entries)
     return head + b"\0" * (_padded(len(head)) - len(head)), parts, offset
 
 
@@ -565,6 +568,26 @@ class Slot:
                 view[base + off : base + off + n].view(t.dtype).view(t.shape).copy_(t)
             view[base + off + n : base + off + _padded(n)].zero_()
         return need
+
+    def write_device(self, values: list[Any], device_feed: Any) -> tuple[int, int] | None:
+        """Writes ``values`` as one frame whose head is in this slot and whose data is in ``device_feed`` (a byte
+        tensor over a rank's device feed), at the offsets the head names, and waits for the device's copies: the
+        rank that reads them is another process. Returns where the data starts and ends in ``device_feed``, or None
+        (nothing written) when they do not fit there."""
+        import torch
+
+        head, parts, total = frame_layout(values, DEVICE_FRAME_MAGIC)
+        base = len(head)
+        if base + total > device_feed.numel():
+            return None
+        self._room(base)
+        self.bytes[:base].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
+        for t, off, n in parts:
+            if n:
+                device_feed[base + off : base + off + n].view(t.dtype).view(t.shape).copy_(t)
+            device_feed[base + off + n : base + off + _padded(n)].zero_()
+        torch.cuda.current_stream(device_feed.device).synchronize()
+        return base, base + total
 
     def read(self, length: int | None = None) -> list[Any]:
         """The values of the frame in the slot (in its first ``length`` bytes, when given), as views."""

@@ -11,7 +11,7 @@ from typing import Any, TypeGuard
 RESULT_SCHEMA_VERSION = 1
 # Which timing loop produced a result's figures; raised whenever a change can move the figures of the same code
 # (docs/protocol.md lists the revisions), so a reader can tell results measured under different loops apart.
-TIMING_PROTOCOL_REVISION = 11
+TIMING_PROTOCOL_REVISION = 12
 LOG_LIMIT = 8000  # characters kept of each rank's log
 
 
@@ -101,6 +101,7 @@ class Timing:
     protocol_revision: int | None  # TIMING_PROTOCOL_REVISION of the loop that measured (docs/protocol.md)
     speedup_estimator: str  # how ``speedup`` was estimated, in words ("" when not said)
     # Also "method", "figure", "iterations" (timed windows), "calls_per_window", "spin_us" (in front of each window),
+    # "input_feed" ("device": GPU hosts, inputs handed over in device memory; "host": through a memory file),
     # "speedup_uncertainty", "ratio_of_medians", "launch_cpu_us",
     # "rechecked_outputs", "timer", "graph", "host_clock", "quick" (test mode): kept in ResultDocument.raw.
 

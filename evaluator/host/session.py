@@ -9,6 +9,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -146,6 +147,10 @@ class Session:
         # Each rank's feed slot, a memory file: given by descriptor to the judge's rank and the solution's rank of the
         # same number, it has no path, on the host or in either sandbox (its link reads /memfd:arena-feed).
         self.feed_fds: dict[int, int] = {}
+        # Each rank's link between its judge's rank and its solution's rank (a connected pair of sockets, one end to
+        # each, held here until that sandbox starts): the judge's rank sends the rank its device feed's descriptor
+        # over it once, before the solution loads (evaluator/judge/rank.py _offer_device_feed).
+        self.feed_links: dict[int, dict[str, int]] = {}
         self.command_fds: dict[int, int] = {}  # each rank's command descriptor, the same number in the rank
         self.unseen_waits: dict[int, int] = {}  # stops in a row at which a rank's wait could not be told
         self.engine_inode: int | None = None  # the engine's file, as _check_waits checks it
@@ -195,13 +200,14 @@ class Session:
         if os.geteuid() == 0:
             os.chown(self.private, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
         self._make_feed_slots()
-        fds: list[tuple[int, int, int]] = []
+        fds: list[tuple[int, int, int, int]] = []
         keep: list[int] = []
         for r in range(self.world_size):
             cmd_r, cmd_w = os.pipe()
             rep_r, rep_w = os.pipe()
-            fds.append((cmd_r, rep_w, self.feed_fds[r]))
-            keep += [cmd_r, rep_w]
+            link = self.feed_links[r].pop("judge")
+            fds.append((cmd_r, rep_w, self.feed_fds[r], link))
+            keep += [cmd_r, rep_w, link]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r))
             if config is not None:
                 peer.send(**config)
@@ -228,21 +234,22 @@ class Session:
             self.profile.device,
             self.tmp_bytes,
         )
-        log = open(self.workdir / "judge-sandbox.log", "wb")
-        self.judge_procs.append(
-            subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(*keep, *self.feed_fds.values()),
-                start_new_session=True,
-                preexec_fn=sandbox.limits(self.profile.device),
-            )
-        )
-        log.close()
-        for fd in keep:
-            os.close(fd)
+        try:
+            with open(self.workdir / "judge-sandbox.log", "wb") as log:
+                self.judge_procs.append(
+                    subprocess.Popen(
+                        argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        pass_fds=(*keep, *self.feed_fds.values()),
+                        start_new_session=True,
+                        preexec_fn=sandbox.limits(self.profile.device),
+                    )
+                )
+        finally:
+            for fd in keep:
+                os.close(fd)
         self.judge_exits = wire.Lines(spawn_r)
 
     def _make_feed_slots(self) -> None:
@@ -258,6 +265,9 @@ class Session:
                 info = os.fstat(fd)
                 self.feed_fds[r] = fd
                 self.feeds[r] = (info.st_dev, info.st_ino)
+            if r not in self.feed_links:
+                judge_end, rank_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                self.feed_links[r] = {"judge": judge_end.detach(), "rank": rank_end.detach()}
 
     def _hold(self, env: dict[str, str]) -> int:
         """A descriptor the sandbox's first process waits on (its read end, to pass to the sandbox)."""
@@ -298,7 +308,7 @@ class Session:
     def start_sandbox(self, config: dict[str, Any] | None, hold: bool = False) -> None:
         if config is not None:
             (self.io / "config.json").write_text(json.dumps(config))
-        fds: list[tuple[int, int, int, int]] = []
+        fds: list[tuple[int, int, int, int, int]] = []
         keep: list[int] = []
         for r in range(self.world_size):
             cmd_r, cmd_w = os.pipe()
@@ -308,9 +318,10 @@ class Session:
             # another rank cannot read them (the exchange folder holds only what each rank writes itself).
             # Writable: the rank's engine zeroes it once the call's inputs are in their own storage.
             feed = self.feed_fds[r]
+            link = self.feed_links[r].pop("rank")
             self.command_fds[r] = cmd_r
-            fds.append((cmd_r, rep_w, tim_w, feed))
-            keep += [cmd_r, rep_w, tim_w]
+            fds.append((cmd_r, rep_w, tim_w, feed, link))
+            keep += [cmd_r, rep_w, tim_w, link]
             peer = Peer(r, os.fdopen(cmd_w, "w"), wire.Lines(rep_r), samples=compiled_timer.SampleReader(tim_r))
             os.set_blocking(tim_r, False)
             self.ranks.append(peer)
@@ -328,19 +339,22 @@ class Session:
             self.profile.device,
             self.tmp_bytes,
         )
-        log = open(self.workdir / "sandbox.log", "wb")
-        self.box = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(*keep, *(f for _, _, _, f in fds)),
-            start_new_session=True,
-            preexec_fn=sandbox.limits(self.profile.device),
-        )
-        log.close()
-        for fd in keep:
-            os.close(fd)
+        # The host's copies of the ranks' ends are closed whatever happens: a timer pipe's write end left open here
+        # would keep close() reading it for ever.
+        try:
+            with open(self.workdir / "sandbox.log", "wb") as log:
+                self.box = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(*keep, *(feed for _, _, _, feed, _ in fds)),
+                    start_new_session=True,
+                    preexec_fn=sandbox.limits(self.profile.device),
+                )
+        finally:
+            for fd in keep:
+                os.close(fd)
         self.spawner_reports = wire.Lines(spawn_r)
 
     # -- talking ------------------------------------------------------------------------------------------
@@ -1006,6 +1020,10 @@ class Session:
         for fd in self.feed_fds.values():
             os.close(fd)
         self.feed_fds.clear()
+        for ends in self.feed_links.values():
+            for fd in ends.values():
+                os.close(fd)
+        self.feed_links.clear()
 
 
 _PEER_FAILURE_SIGNS = (

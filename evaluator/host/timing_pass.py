@@ -187,6 +187,13 @@ def _retimed(session: Session, windows: Windows, warmup: int, limit_s: float, or
     return second
 
 
+def _input_feed(session: Session) -> str:
+    """Where both sides' inputs waited for their windows: "device" where every judge's rank made device feeds (GPU
+    hosts: a call whose inputs do not fit them still passes through host memory, on both sides alike), else "host"."""
+    sizes = [(p.first("prepared") or {}).get("device_feed_bytes") for p in session.judges]
+    return "device" if sizes and all(type(n) is int and n > 0 for n in sizes) else "host"
+
+
 def _calls_per_window(session: Session, before: int, at_least: int) -> int:
     """How many calls each window holds from window ``before`` on (evaluator/host/batch.py), from the judges' own
     reports of the warm-up windows before it: the baseline's device time per call, and the bytes and values of one
@@ -359,6 +366,7 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "spin_us": baselines[0].get("spin_us", 0.0),
         "iterations": len(base),
         "calls_per_window": k,
+        "input_feed": _input_feed(session),
         "baseline": stats.summarize(base),
         "solution": stats.summarize(sol),
         "speedup": sp["speedup"],

@@ -1,14 +1,17 @@
-"""One rank of the judge: ``main([_, RANK, COMMAND_FD, REPORT_FD, FEED_FD])``, inside the judge's own sandbox
+"""One rank of the judge: ``main([_, RANK, COMMAND_FD, REPORT_FD, FEED_FD, LINK_FD])``, inside the judge's own sandbox
 (evaluator/host/sandbox.py), forked by its first process like the solution's ranks.
 
 It never loads solution code. It makes this rank's inputs from secret seeds it alone (with the other judge ranks)
 is given, runs the problem's reference for the expected outputs, times the baseline under the timing protocol, and
 later checks what the solution's ranks wrote back:
   prepare        the process group, the warm-up and trial inputs and the expected outputs (kept in this process),
-                 and the baseline's engine;
+                 and the baseline's engine; on GPU hosts the device feeds (below), the solution's rank's sent to it
+                 over the link the host made between the two (LINK_FD);
   show N         the inputs of call N (the warm-up call, a trial, or timed iteration N) written to this rank's feed
                  slot (wire.Slot) at the opening of the solution's window for it; the solution's rank of the same
-                 number reads it through a descriptor the host gave it alone;
+                 number reads it through a descriptor the host gave it alone. On GPU hosts the slot holds only the
+                 frame's head and the data goes to that rank's device feed, device memory of this process's that
+                 the rank maps by a descriptor sent to it alone (wire.Slot.write_device);
   feed I K       the inputs of timed window I (K calls, each on inputs drawn from a seed of its own), made only
                  when the host asks, after window I-1 ended;
   bshow I        the same inputs written to the baseline's own feed slot, at the opening of the baseline's window;
@@ -29,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import sys
 import time
 import traceback
@@ -47,6 +51,10 @@ from problems.registry import get
 
 FINGERPRINT_POSITIONS = 4096  # per output tensor of a timed iteration
 FEED_PROBES = 4096  # bytes of the solution's feed slot read to see it was zeroed after a call
+# A device feed holds the largest of the untimed calls' frames times this: timed draws of a problem whose sizes vary
+# (token counts, halo widths) come from the same distribution. A frame that does not fit goes through host memory, on
+# both sides alike.
+DEVICE_FEED_ROOM = 1.25
 MAX_REPORTED = 5
 
 
@@ -59,7 +67,7 @@ class SlotChanged(Exception):
 
 
 class JudgeRank:
-    def __init__(self, rank: int, report_fd: int, config: dict[str, Any], feed_fd: int) -> None:
+    def __init__(self, rank: int, report_fd: int, config: dict[str, Any], feed_fd: int, link_fd: int) -> None:
         self.rank = rank
         self.fd = report_fd
         self.config = config
@@ -90,6 +98,11 @@ class JudgeRank:
         self.returned: wire.Slot | None = None
         self.pinned = pinned
         self.feed_extent = 0  # how far the last frame written into the solution's feed slot reached
+        self.link = link_fd  # to the solution's rank of the same number: its device feed's descriptor, once
+        # GPU hosts: byte tensors over the solution's rank's device feed and the baseline's own (both or neither).
+        self.device_feed: Any = None
+        self.own_device_feed: Any = None
+        self.fed_device: tuple[int, int] | None = None  # where the last frame's data lies in the device feed
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -126,16 +139,50 @@ class JudgeRank:
         self.module = self.problem.load_reference()
         self.untimed["warm"] = list(self.inputs(self.seeds["warm"]))
         for t, seed in enumerate(self.seeds["trials"]):
-            inputs = self.inputs(seed)
-            self.untimed[f"t{t}"] = list(inputs)
-            expected = _outputs(self.module.solution(*clone_inputs(inputs)))
+            self.untimed[f"t{t}"] = list(self.inputs(seed))
+        if cfg["measure_timing"]:
+            self._open_timer()
+        # Before the reference runs: the solution's rank waits for it to finish booting.
+        self._offer_device_feed()
+        for t in range(len(self.seeds["trials"])):
+            inputs = self.untimed[f"t{t}"]
+            expected = _outputs(self.module.solution(*clone_inputs(tuple(inputs))))
             # Kept in this process's memory (not on the device: the solution's ranks need it), never in a file.
             self.expected[t] = [o.to("cpu", copy=True) if type(o) is torch.Tensor else o for o in expected]
             self.given[t] = [v.to("cpu", copy=True) if type(v) is torch.Tensor else v for v in inputs]
         self.send("expected", trials=len(self.seeds["trials"]))
         if cfg["measure_timing"]:
-            self._open_timer()
-        self.send("prepared")
+            # Sealed as the solution's engine is (_engine.cpp seal_engine), though nothing here is untrusted: both
+            # sides then pay the same comparison of the tables of library addresses after every call, and no object
+            # whose table the comparison reads can be unloaded under it.
+            self.engine.seal()
+        self.send("prepared", device_feed_bytes=0 if self.device_feed is None else int(self.device_feed.numel()))
+
+    def _offer_device_feed(self) -> None:
+        """GPU hosts: device memory for the solution's rank's inputs and for the baseline's, each sized for the
+        largest untimed call, the first sent (as a descriptor) to the solution's rank of this number over the link,
+        whose boot waits for it. Elsewhere, or where the device has no room, the link carries no descriptor and both
+        sides' inputs pass through host memory, as on CPU hosts."""
+        fd, nbytes = -1, 0
+        if self.device.type == "cuda" and self.config["measure_timing"]:
+            largest = 0
+            for values in self.untimed.values():
+                head, _, total = wire.frame_layout(values)
+                largest = max(largest, len(head) + total)
+            want = max(int(largest * DEVICE_FEED_ROOM), 1)
+            try:
+                _, own = self.engine.make_device_feed(want, False)
+                fd, theirs = self.engine.make_device_feed(want, True)
+                self.own_device_feed, self.device_feed, nbytes = own, theirs, int(theirs.numel())
+            except RuntimeError:  # no room on the device: the feeds stay in host memory
+                self.own_device_feed = self.device_feed = None
+                fd = -1
+        with socket.socket(fileno=self.link) as link:
+            if fd >= 0:
+                socket.send_fds(link, [str(nbytes).encode()], [fd])
+                os.close(fd)
+            else:
+                link.send(b"0")
 
     def _open_timer(self) -> None:
         self.engine = compiled_timer.load(self.config["timer"])
@@ -145,10 +192,6 @@ class JudgeRank:
         self.reader = compiled_timer.SampleReader(read_fd)
         self.spin_us = spin_us([], self.device.type == "cuda")
         self.engine.set_spin(self.spin_us)
-        # Sealed as the solution's engine is (_engine.cpp seal_engine), though nothing here is untrusted: both sides
-        # then pay the same comparison of the tables of library addresses after every call, and no object whose table
-        # the comparison reads can be unloaded under it.
-        self.engine.seal()
 
     def time_baseline(self, i: int, calls: int) -> None:
         t0 = time.perf_counter()
@@ -243,6 +286,10 @@ class JudgeRank:
         positions drawn at random (its rank's engine zeroes the file's data once a call's inputs are in their own
         storage). Read from the file's own pages, between two windows: a rank that remapped its view of the feed
         privately, or answered the host's commands without the engine, left its inputs there for a peer."""
+        if self.fed_device is not None:
+            start, end = self.fed_device
+            at = torch.randint(start, end, (FEED_PROBES,), generator=self.probes) if end > start else None
+            return at is not None and bool(self.device_feed[at.to(self.device)].any())
         # Within the file's size as it is now (the rank holds a descriptor: reading a mapping past the end of a file
         # it shrank kills the reader), and the ranks are stopped while the judge reads.
         end = min(self.feed_extent, self.feed_slot.size, os.fstat(self.feed_slot.fd).st_size)
@@ -259,14 +306,27 @@ class JudgeRank:
         kept = False
         if name is not None:
             kept = self._feed_kept()  # an untimed call: no window is open yet
-            self.feed_extent = self.feed_slot.write(self.untimed.pop(name))
+            self._write_feed(self.feed_slot, self.device_feed, self.untimed.pop(name), None, solution=True)
         else:
             assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
-            slot = self.baseline_feed if baseline else self.feed_slot
-            n = slot.write_frame(self.drawn_frame) if self.drawn_frame is not None else slot.write(self.drawn[1])
-            if not baseline:
-                self.feed_extent = n
+            if baseline:
+                self._write_feed(self.baseline_feed, self.own_device_feed, self.drawn[1], self.drawn_frame, False)
+            else:
+                self._write_feed(self.feed_slot, self.device_feed, self.drawn[1], self.drawn_frame, True)
         self.send("bshown" if baseline else "shown", i=i, name=name, **({"feed_kept": True} if kept else {}))
+
+    def _write_feed(self, slot: wire.Slot, device_feed: Any, values: list[Any], frame: Any, solution: bool) -> None:
+        """One call's inputs into a side's feed: their data into the side's device feed where there is one and they
+        fit (alike on both sides, which are given the same values and feeds of one size), else all of it into the
+        slot; a window's frame (``frame``, laid out ahead in host memory) into the slot."""
+        placed = None
+        if frame is not None:
+            n = slot.write_frame(frame)
+        else:
+            placed = slot.write_device(values, device_feed) if device_feed is not None else None
+            n = placed[1] if placed is not None else slot.write(values)
+        if solution:
+            self.feed_extent, self.fed_device = n, placed
 
     def check_trial(self, t: int, nbytes: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))
@@ -409,9 +469,10 @@ def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: flo
 
 
 def main(argv: list[str]) -> int:
-    rank, commands, fd, feed = int(argv[1]), os.fdopen(int(argv[2]), "r"), int(argv[3]), int(argv[4])
+    rank, fd, feed, link = (int(a) for a in (argv[1], argv[3], argv[4], argv[5]))
+    commands = os.fdopen(int(argv[2]), "r")
     config = json.loads(commands.readline())
-    judge = JudgeRank(rank, fd, config, feed)
+    judge = JudgeRank(rank, fd, config, feed, link)
     try:
         judge.run(commands)
     except BaseException as exc:  # the judge's own failure, or (imported suites) the reference failing on the inputs

@@ -1,11 +1,12 @@
-"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD, FEED_FD])``, called in a process the
+"""One sandboxed rank: ``main([_, RANK, COMMAND_FD, REPORT_FD, TIMER_FD, FEED_FD, LINK_FD])``, called in a process the
 sandbox's spawner forked (evaluator/rank/spawn.py); ``python -m evaluator.rank.worker ...`` runs it on its own.
 
 Before the solution is loaded: the process group (every communicator the evaluation itself uses), the device, a
-warm-up of the runtime, and the compiled engine (which sends the timer's key to the host and binds what it uses
-later). Then, on the host's "load", the solution is imported and, from there to the end, the engine serves the host's
-commands itself (evaluator/timer/_engine.cpp): every call's inputs from the feed slot, a descriptor only this rank
-was given, into storage allocated for that call; its outputs into this rank's output slot in the exchange folder.
+warm-up of the runtime, the compiled engine (which sends the timer's key to the host and binds what it uses later)
+and, on GPU hosts, the device feed that the judge's rank of the same number sends over LINK_FD. Then, on the host's
+"load", the solution is imported and, from there to the end, the engine serves the host's commands itself
+(evaluator/timer/_engine.cpp): every call's inputs from the feed slot (a descriptor only this rank was given) or the
+device feed, into storage allocated for that call; its outputs into this rank's output slot in the exchange folder.
 No Python of the evaluator's runs after the load but to report a failure. Reports go to the host as JSON lines; they
 are claims the judge checks, never verdicts."""
 
@@ -15,6 +16,7 @@ import ctypes
 import importlib.util
 import json
 import os
+import socket
 import sys
 import time as _time
 import traceback
@@ -44,7 +46,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 class Worker:
-    def __init__(self, rank: int, report_fd: int, timer_fd: int, feed_fd: int) -> None:
+    def __init__(self, rank: int, report_fd: int, timer_fd: int, feed_fd: int, link_fd: int) -> None:
         self.rank = rank
         self.fd = report_fd
         self.feed_fd = feed_fd
@@ -54,13 +56,13 @@ class Worker:
         self.device = torch.device("cpu")
         self.multicast = {k: _libc_getenv(k.encode()) for k in MULTICAST_VARS}
         self.sealed = False  # whether the kernel sealed the engine (run)
-        self.boot(timer_fd)
+        self.boot(timer_fd, link_fd)
         self.send("booted", pid=os.getpid(), environment=self.environment(), boot_steps=self.boot_steps)
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
 
-    def boot(self, timer_fd: int) -> None:
+    def boot(self, timer_fd: int, link_fd: int) -> None:
         cfg = self.config
         init = "file:///tmp/arena-store"
         t0 = _now()
@@ -99,6 +101,9 @@ class Worker:
             open_engine(self.engine, timer_fd, dist.group.WORLD, self.device)
             self.engine.hold_report_channel(self.fd)
             self.engine.set_spin(spin_us([], self.device.type == "cuda"))  # the host sets it after the warm-up
+            # When the judge's rank sent its device feed (the rank waits for it): where a slow set-up's time went.
+            self.device_feed_bytes = self.take_device_feed(link_fd)
+            self.boot_steps["device_feed_s"] = round(_now() - t0, 3)
             # Bound now, before any solution code: what serves the rank from the load on.
             self.serve = self.engine.serve
             self.current = self.engine.current
@@ -113,6 +118,23 @@ class Worker:
             )
             raise SystemExit(INFRA_ERROR_EXIT) from None
         self.boot_steps["ready_s"] = round(_now() - t0, 3)
+
+    def take_device_feed(self, link_fd: int) -> int:
+        """The judge's rank's one message on the link: on GPU hosts, a descriptor of the device memory it writes this
+        rank's inputs into, which the engine maps (before the solution loads, so the host's record of the engine's
+        fixed tables holds it); otherwise none, and the inputs come through the feed slot alone. Waits for the judge,
+        which sends it once it made its inputs; a judge that ended first closed the link. Returns the feed's size."""
+        with socket.socket(fileno=link_fd) as link:
+            message, fds, _, _ = socket.recv_fds(link, 32, 1)
+        try:
+            nbytes = int(message or b"0")
+            if fds and nbytes > 0 and self.device.type == "cuda":
+                self.engine.open_device_feed(fds[0], nbytes)
+                return nbytes
+            return 0
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def environment(self) -> dict[str, Any]:
         env: dict[str, Any] = {
@@ -223,9 +245,9 @@ _quiet_progress_bars()  # here, so the sandbox's spawner does it once for every 
 
 
 def main(argv: list[str]) -> int:
-    rank, cmd_fd, report_fd, timer_fd, feed_fd = (int(a) for a in argv[1:6])
+    rank, cmd_fd, report_fd, timer_fd, feed_fd, link_fd = (int(a) for a in argv[1:7])
     os.chdir(os.environ.get("HOME", "/tmp"))
-    worker = Worker(rank, report_fd, timer_fd, feed_fd)
+    worker = Worker(rank, report_fd, timer_fd, feed_fd, link_fd)
     send = worker.send
     try:
         worker.run(cmd_fd)

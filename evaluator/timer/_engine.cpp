@@ -100,6 +100,9 @@ namespace {
 
 // ---- frames: the slots' format (evaluator/wire.py writes and reads the same) ------------------------------------
 constexpr char FRAME_MAGIC[8] = {'A', 'R', 'N', 'B', '0', '0', '0', '1'};
+// A feed frame whose head is in the slot and whose data is in the rank's device feed (GPU hosts), at the offsets the
+// head names, as if the head were in front of it there too.
+constexpr char DEVICE_FRAME_MAGIC[8] = {'A', 'R', 'N', 'D', '0', '0', '0', '1'};
 constexpr size_t FRAME_HEAD = 16;   // magic, u32 entries, u32 outputs
 constexpr size_t ENTRY = 96;        // u8 kind, u8 dtype, u8 ndim, 5 pad, u64 offset, u64 nbytes, i64 shape[8]
 constexpr size_t ALIGN = 64;
@@ -267,6 +270,11 @@ struct Fixed {
   // code in the engine before each call and learned where a window's later inputs were (allocator()).
   c10::Allocator *cpu_allocator = nullptr, *cuda_allocator = nullptr;
   const void *cpu_allocator_vtable = nullptr, *cuda_allocator_vtable = nullptr;
+  // GPU hosts: where the judge writes this process's inputs in device memory (open_device_feed, make_device_feed),
+  // set before the solution loads. Re-pointed, the engine would read its inputs from memory of the solution's and
+  // zero that instead of the feed.
+  uint64_t feed_dev = 0;
+  size_t feed_dev_bytes = 0;
 };
 Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
 Fixed &F = fixed_page.v;
@@ -288,6 +296,9 @@ struct State {
 
 State S;
 std::atomic<bool> counting{false};
+// Set by seal_engine(): from then on the fixed tables are read-only, and nothing may try to write them. Not in F: the
+// host compares F with what it held before the solution loaded, and sealing comes after.
+bool engine_sealed = false;
 
 // From serve()'s start to its end every call into this module comes from the solution (serve runs nothing else): a
 // solution that never returns from a call and answers the host's commands through the engine's own functions (the
@@ -707,18 +718,30 @@ struct Entry {
   uint64_t offset = 0, nbytes = 0;
 };
 
-// The feed's entries, every field checked against the file's size.
-std::vector<Entry> read_feed(Mapping &m) {
+// Where a feed frame's data is: after its head in the slot, or (GPU hosts) in the device feed at the same offsets.
+struct FeedData {
+  bool device = false;
+  size_t start = 0;  // the data's first byte, past the head and its entries
+};
+
+// The feed's entries, every field checked against the size of the memory that holds the data (the file, or the
+// device feed).
+std::vector<Entry> read_feed(Mapping &m, FeedData &where) {
   struct stat st;
   if (fstat(m.fd, &st) != 0) fail("the feed slot could not be read");
   size_t size = static_cast<size_t>(st.st_size);
   if (size != m.size) remap(m, size);
-  if (size < FRAME_HEAD || memcmp(m.addr, FRAME_MAGIC, 8) != 0) fail("the feed slot holds no inputs");
+  if (size < FRAME_HEAD) fail("the feed slot holds no inputs");
+  where.device = memcmp(m.addr, DEVICE_FRAME_MAGIC, 8) == 0;
+  if (!where.device && memcmp(m.addr, FRAME_MAGIC, 8) != 0) fail("the feed slot holds no inputs");
+  if (where.device && !F.feed_dev) fail("the feed slot names device memory, and this rank has no device feed");
   const unsigned char *base = static_cast<const unsigned char *>(m.addr);
   uint32_t count;
   memcpy(&count, base + 8, 4);
   if (count > MAX_FRAME_ENTRIES || FRAME_HEAD + count * ENTRY > size) fail("the feed slot's header is malformed");
   size_t data = padded(FRAME_HEAD + count * ENTRY);
+  where.start = data;
+  const size_t room = where.device ? F.feed_dev_bytes : size;
   std::vector<Entry> out(count);
   for (uint32_t k = 0; k < count; ++k) {
     const unsigned char *e = base + FRAME_HEAD + k * ENTRY;
@@ -741,7 +764,7 @@ std::vector<Entry> read_feed(Mapping &m) {
     }
     auto st_ = static_cast<c10::ScalarType>(x.dtype);
     if (static_cast<uint64_t>(numel) * c10::elementSize(st_) != x.nbytes || x.offset % ALIGN ||
-        data + x.offset + x.nbytes > size)
+        x.offset > room || x.nbytes > room || data + x.offset + x.nbytes > room)
       fail("the feed slot has an entry whose size does not match its shape");
     x.offset += data;
   }
@@ -868,6 +891,7 @@ struct Given {
     return {lo, lo + sizes[k]};
   }
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
+  FeedData feed;                     // where the data was
   std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging
 
   ~Given() {
@@ -878,7 +902,7 @@ struct Given {
 // The feed holds the inputs of ``calls`` calls side by side (a batch: evaluator/host/batch.py), each call's in its
 // own fresh storage.
 void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
-  std::vector<Entry> entries = read_feed(feed);
+  std::vector<Entry> entries = read_feed(feed, g.feed);
   if (calls < 1 || calls > MAX_BATCH || entries.size() % calls || entries.size() / calls > MAX_ENTRIES)
     fail("the feed slot does not hold whole calls' inputs");
   size_t per_call = entries.size() / calls;
@@ -916,10 +940,11 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     // does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
     g.staged.push_back(at_staging);
     if (e.nbytes) {
-      if (F.cuda)
-        check_cu(D.htod(reinterpret_cast<uint64_t>(S.staging.data_ptr()) + at_staging, base + e.offset, e.nbytes,
-                        F.stream),
-                 "input copy");
+      const uint64_t to = reinterpret_cast<uint64_t>(S.staging.defined() ? S.staging.data_ptr() : nullptr) + at_staging;
+      if (g.feed.device)
+        check_cu(D.dtod(to, F.feed_dev + e.offset, e.nbytes, F.stream), "input copy");
+      else if (F.cuda)
+        check_cu(D.htod(to, base + e.offset, e.nbytes, F.stream), "input copy");
       else
         memcpy(t.data_ptr(), base + e.offset, e.nbytes);
       at_staging += padded(e.nbytes);
@@ -967,8 +992,18 @@ PyObject *args_of(Given &g, uint32_t j) {
 // start (each rank consumes its feed before the barrier that opens the timed calls): a peer that got this rank's feed
 // descriptor finds nothing in it by then. Only up to the frame's end: what an earlier, larger frame left beyond it was
 // zeroed by that call's consume.
-void consume(Mapping &feed, size_t extent) {
-  size_t end = std::min(extent, feed.size);
+void consume(Mapping &feed, const Given &g) {
+  if (g.feed.device) {
+    // The head and its entries in the slot, the data in device memory (the judge wrote it there), zeroed on the
+    // device, behind the input copies on the same stream.
+    memset(feed.addr, 0, std::min(g.feed.start, feed.size));
+    size_t end = std::min(g.extent, F.feed_dev_bytes);
+    if (end > g.feed.start)
+      check_cu(D.memset8(F.feed_dev + g.feed.start, 0, end - g.feed.start, F.stream), "feed zeroing");
+    check_cu(D.stream_sync(F.stream), "input copy");
+    return;
+  }
+  size_t end = std::min(g.extent, feed.size);
   if (end <= FRAME_HEAD) return;
   // The head too: its counts would tell a call how many calls its window holds (evaluator/host/batch.py).
   memset(feed.addr, 0, FRAME_HEAD);
@@ -1441,7 +1476,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   // alignment and one fill in front of the first.
   Given g;
   make_inputs(feed, calls, g);
-  consume(feed, g.extent);
+  consume(feed, g);
   if (timed) {
     host_barrier();
     prepare_timed();
@@ -1601,6 +1636,123 @@ std::string step_report(const StepResult &r) {
          ", \"subclasses\": " + json_list(r.taken.refused) + ", \"multicast_changed\": " + json_list(r.environment) +
          ", \"inputs_swapped\": " + json_list(r.swapped) + ", \"signals_changed\": " + json_list(r.signals) +
          ", \"calls\": " + r.calls;
+}
+
+// ---- the device feed (GPU hosts) -------------------------------------------------------------------------------------
+// Inputs of a large problem cost more to pass through host memory than to compute (tp_mlp at its bench size: 1.5 GB a
+// call, about 0.2 s an iteration over PCIe). So on GPU hosts the judge writes them into device memory of its own, an
+// allocation made for nothing else (CUDA's virtual memory management), and the solution's rank of the same number maps
+// that allocation by a POSIX descriptor of it: the one kind of CUDA handle that crosses the two sandboxes' PID
+// namespaces, passed from the judge's rank to that rank alone, before the solution loads. The rank's engine then reads
+// its inputs from there and zeroes them there, as it does a feed slot's (consume).
+struct CuMemLocation {
+  int type;
+  int id;
+};
+struct CuMemAllocationProp {  // CUmemAllocationProp
+  int type;
+  int requested_handle_types;
+  CuMemLocation location;
+  void *win32_metadata;
+  unsigned char compression_type, gpu_direct_rdma_capable;
+  unsigned short usage;
+  unsigned char reserved[4];
+};
+struct CuMemAccessDesc {
+  CuMemLocation location;
+  int flags;
+};
+constexpr int CU_MEM_ALLOCATION_TYPE_PINNED = 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
+              CU_MEM_LOCATION_TYPE_DEVICE = 1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3;
+typedef int (*cu_mem_granularity_t)(size_t *, const CuMemAllocationProp *, int);
+typedef int (*cu_mem_create_t)(unsigned long long *, size_t, const CuMemAllocationProp *, unsigned long long);
+typedef int (*cu_mem_export_t)(void *, unsigned long long, int, unsigned long long);
+typedef int (*cu_mem_import_t)(unsigned long long *, void *, int);
+typedef int (*cu_mem_reserve_t)(uint64_t *, size_t, size_t, uint64_t, unsigned long long);
+typedef int (*cu_mem_map_t)(uint64_t, size_t, size_t, unsigned long long, unsigned long long);
+typedef int (*cu_mem_release_t)(unsigned long long);
+typedef int (*cu_mem_set_access_t)(uint64_t, size_t, const CuMemAccessDesc *, size_t);
+
+struct DeviceMemory {
+  uint64_t ptr = 0;
+  size_t bytes = 0;
+  int fd = -1;  // the exported descriptor, where one was asked for
+};
+
+// ``import_fd`` < 0: a new allocation of at least ``nbytes``, zeroed (exported as a descriptor when ``exported``);
+// otherwise the allocation that descriptor names, of exactly ``nbytes``. Mapped on this rank's device, read and write.
+DeviceMemory device_memory(size_t nbytes, int import_fd, bool exported) {
+  if (!F.opened || !F.cuda) fail("a device feed needs the engine open on a GPU");
+  if (engine_sealed) fail("a device feed is made before the engine is sealed");
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) fail("libcuda.so.1 not found for the device feed");
+  auto granularity = reinterpret_cast<cu_mem_granularity_t>(dlsym(lib, "cuMemGetAllocationGranularity"));
+  auto create = reinterpret_cast<cu_mem_create_t>(dlsym(lib, "cuMemCreate"));
+  auto exporter = reinterpret_cast<cu_mem_export_t>(dlsym(lib, "cuMemExportToShareableHandle"));
+  auto importer = reinterpret_cast<cu_mem_import_t>(dlsym(lib, "cuMemImportFromShareableHandle"));
+  auto reserve = reinterpret_cast<cu_mem_reserve_t>(dlsym(lib, "cuMemAddressReserve"));
+  auto map = reinterpret_cast<cu_mem_map_t>(dlsym(lib, "cuMemMap"));
+  auto release = reinterpret_cast<cu_mem_release_t>(dlsym(lib, "cuMemRelease"));
+  auto set_access = reinterpret_cast<cu_mem_set_access_t>(dlsym(lib, "cuMemSetAccess"));
+  if (!granularity || !create || !exporter || !importer || !reserve || !map || !release || !set_access)
+    fail("the CUDA driver has no virtual memory management for the device feed");
+  CuMemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.requested_handle_types = exported || import_fd >= 0 ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : 0;
+  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, F.device_index};
+  size_t grain = 0;
+  check_cu(granularity(&grain, &prop, 0), "device feed granularity");
+  if (!grain || !nbytes) fail("the device feed has no size");
+  size_t bytes = nbytes + (grain - nbytes % grain) % grain;
+  unsigned long long handle = 0;
+  DeviceMemory m;
+  if (import_fd < 0) {
+    check_cu(create(&handle, bytes, &prop, 0), "device feed allocation");
+    if (exported) check_cu(exporter(&m.fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), "device feed export");
+  } else {
+    if (bytes != nbytes) fail("the device feed's size is not a whole number of the device's pages");
+    check_cu(importer(&handle, reinterpret_cast<void *>(static_cast<intptr_t>(import_fd)),
+                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+             "device feed import");
+  }
+  check_cu(reserve(&m.ptr, bytes, grain, 0, 0), "device feed address");
+  check_cu(map(m.ptr, bytes, 0, handle, 0), "device feed mapping");
+  check_cu(release(handle), "device feed handle");  // the mapping keeps the memory
+  CuMemAccessDesc access{{CU_MEM_LOCATION_TYPE_DEVICE, F.device_index}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  check_cu(set_access(m.ptr, bytes, &access, 1), "device feed access");
+  if (import_fd < 0) {
+    check_cu(D.memset8(m.ptr, 0, bytes, F.stream), "device feed zeroing");
+    check_cu(D.stream_sync(F.stream), "device feed zeroing");
+  }
+  m.bytes = bytes;
+  return m;
+}
+
+at::Tensor device_view(const DeviceMemory &m) {
+  return at::from_blob(reinterpret_cast<void *>(m.ptr), {static_cast<int64_t>(m.bytes)},
+                       at::TensorOptions().dtype(at::kByte).device(at::kCUDA, F.device_index));
+}
+
+// The judge's rank: a device feed and a byte tensor over it to write inputs through. Exported: the descriptor for the
+// solution's rank of the same number is returned beside it. Not exported: this engine's own feed (the baseline's).
+py::tuple make_device_feed(size_t nbytes, bool exported) {
+  not_while_serving();
+  if (!exported && F.feed_dev) fail("the engine has a device feed already");
+  DeviceMemory m = device_memory(nbytes, -1, exported);
+  if (!exported) {
+    F.feed_dev = m.ptr;
+    F.feed_dev_bytes = m.bytes;
+  }
+  return py::make_tuple(m.fd, device_view(m));
+}
+
+// The solution's rank: the judge's device feed for this rank, by the descriptor it sent, before the solution loads.
+void open_device_feed(int fd, size_t nbytes) {
+  not_while_serving();
+  if (F.feed_dev) fail("the engine has a device feed already");
+  DeviceMemory m = device_memory(nbytes, fd, false);
+  F.feed_dev = m.ptr;
+  F.feed_dev_bytes = m.bytes;
 }
 
 // ---- the module's functions ------------------------------------------------------------------------------------------
@@ -1791,10 +1943,8 @@ void seal_special_mappings(SealTally &t) {
 bool seal_engine() {
   not_while_serving();
   if (!F.opened) fail("the engine is sealed after it is opened");
-  // Not in F: the host compares F with what it held before the solution loaded, and this comes after.
-  static bool sealed = false;
-  if (sealed) fail("the engine is already sealed");
-  sealed = true;
+  if (engine_sealed) fail("the engine is already sealed");
+  engine_sealed = true;
   watch_bound_tables();
   for (auto [p, n] : {std::pair<void *, size_t>{&driver_page, sizeof driver_page},
                       std::pair<void *, size_t>{&fixed_page, sizeof fixed_page}})
@@ -2127,6 +2277,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("timer_fd"), py::arg("stream"), py::arg("device_index"), py::arg("group"), py::arg("sleep"),
         py::arg("cycles_per_us"), py::arg("result_tuples"), py::arg("watched_env"));
   m.def("set_spin", &set_spin);
+  m.def("make_device_feed", &make_device_feed, py::arg("nbytes"), py::arg("exported"),
+        "GPU hosts, the judge: device memory for a rank's inputs and a byte tensor over it; exported, with a "
+        "descriptor for the solution's rank (else this engine's own feed). Before seal().");
+  m.def("open_device_feed", &open_device_feed, py::arg("fd"), py::arg("nbytes"),
+        "GPU hosts, the solution's rank: map the judge's device feed for this rank by its descriptor. Before seal().");
   m.def("seal", &seal_engine,
         "Make the engine's tables read-only and seal them, with every loaded object's code and relocated tables; "
         "once, before the solution loads. False where the kernel has no mseal.");

@@ -50,6 +50,7 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["roofline"]["time_us"] > 0 and 0 < doc["roofline"]["solution_fraction"] < 1
     assert doc["problem"]["version"] == 1 and len(doc["problem"]["content_hash"]) == 64
     assert doc["timing"]["protocol_revision"] == TIMING_PROTOCOL_REVISION
+    assert doc["timing"]["input_feed"] == "host"  # CPU hosts: no device memory to hand the inputs over in
     # Where each side's time went, for whoever reads a host-clock refusal: staging by the host's clock, and each
     # side's own account of its steps.
     clock = doc["timing"]["host_clock"]

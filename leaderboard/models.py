@@ -485,4 +485,9 @@ class TestRun(EvaluatedSource):
 
 
 # What a problem page and the ranking of runs read instead of computing per request, beside the standings.
-from leaderboard.stored_models import MeasuredBaseline, MeasuredRoofline, RunFilterChoice  # noqa: E402, F401
+from leaderboard.stored_models import (  # noqa: E402, F401
+    MeasuredBaseline,
+    MeasuredRoofline,
+    RankingEnds,
+    RunFilterChoice,
+)

@@ -50,7 +50,10 @@ def _sort_key(value: float) -> tuple[bool, float]:
 
 def _write(values: Iterable[float]) -> str:
     """Ends sorted as PostgreSQL sorts them, each as ``repr`` writes it (``standing.read_floats`` reads them back)."""
-    return ",".join(repr(float(v)) for v in sorted(values, key=_sort_key))
+    ends = sorted(values)
+    if any(map(math.isnan, ends)):  # (Python's sort leaves NaN where it was)
+        ends.sort(key=_sort_key)
+    return ",".join(map(repr, ends))
 
 
 def _tally(rows: Iterable[Sequence[Any]], wanted: set[tuple[str, ...]] | None) -> dict[tuple[str, ...], list[Any]]:

@@ -79,22 +79,22 @@ class RankingEnds(models.Model):
     intervals, from which a page's rank ranges follow (``rankings.standing.set_rank_ranges``) without reading every
     run. Kept by ``rankings.rank_ends`` whenever a run or its score is saved or deleted, in the same transaction, for
     the sets of filters that run belongs to; ``rebuild_standings`` recomputes every row. No row: no run is kept by
-    those filters. The ends are floats written as ``repr`` writes them, comma-separated (exact, and the same on
-    SQLite and PostgreSQL)."""
+    those filters. The ends are doubles, 8 bytes each, little-endian (``array("d")``), sorted as PostgreSQL sorts
+    floats: exact, the same on SQLite and PostgreSQL, and read without parsing a number."""
 
     filters = models.CharField(max_length=400, unique=True)
     runs = models.PositiveIntegerField(help_text="runs these filters keep, any standing")
     ranked = models.PositiveIntegerField(help_text="of which ranked")
-    pass_at_k_lows = models.TextField(blank=True)
-    pass_at_k_highs = models.TextField(blank=True)
-    fast_1_lows = models.TextField(blank=True)
-    fast_1_highs = models.TextField(blank=True)
-    fast_1_5_lows = models.TextField(blank=True)
-    fast_1_5_highs = models.TextField(blank=True)
-    fast_2_lows = models.TextField(blank=True)
-    fast_2_highs = models.TextField(blank=True)
-    speedup_lows = models.TextField(blank=True)
-    speedup_highs = models.TextField(blank=True)
+    pass_at_k_lows = models.BinaryField(default=b"")
+    pass_at_k_highs = models.BinaryField(default=b"")
+    fast_1_lows = models.BinaryField(default=b"")
+    fast_1_highs = models.BinaryField(default=b"")
+    fast_1_5_lows = models.BinaryField(default=b"")
+    fast_1_5_highs = models.BinaryField(default=b"")
+    fast_2_lows = models.BinaryField(default=b"")
+    fast_2_highs = models.BinaryField(default=b"")
+    speedup_lows = models.BinaryField(default=b"")
+    speedup_highs = models.BinaryField(default=b"")
 
     class Meta:
         verbose_name_plural = "ranking ends"

@@ -15,6 +15,8 @@ equal).
 from __future__ import annotations
 
 import math
+import sys
+from array import array
 from itertools import product
 from typing import Any, Iterable, Sequence
 
@@ -48,12 +50,15 @@ def _sort_key(value: float) -> tuple[bool, float]:
     return (math.isnan(value), value)  # as PostgreSQL orders floats: NaN above every other value
 
 
-def _write(values: Iterable[float]) -> str:
-    """Ends sorted as PostgreSQL sorts them, each as ``repr`` writes it (``standing.read_floats`` reads them back)."""
+def _write(values: Iterable[float]) -> bytes:
+    """Ends sorted as PostgreSQL sorts them, as little-endian doubles (``standing.read_floats`` reads them back)."""
     ends = sorted(values)
     if any(map(math.isnan, ends)):  # (Python's sort leaves NaN where it was)
         ends.sort(key=_sort_key)
-    return ",".join(map(repr, ends))
+    packed = array("d", ends)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
 
 
 def _tally(rows: Iterable[Sequence[Any]], wanted: set[tuple[str, ...]] | None) -> dict[tuple[str, ...], list[Any]]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import bisect
 import json
+import sys
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Protocol as Shape, Sequence
@@ -129,8 +131,8 @@ class RankEnds:
 
     low: str
     high: str
-    lows: list[float]
-    highs: list[float]
+    lows: Sequence[float]
+    highs: Sequence[float]
 
 
 # A run's values of the filters a stored set of them may fix, in this order (``rank_ends``, ``RankingEnds``): the
@@ -159,9 +161,14 @@ def run_filter_values(
     )
 
 
-def read_floats(text: str) -> list[float]:
-    """Stored ends (``RankingEnds``: floats as ``repr`` writes them, comma-separated) read back exactly."""
-    return [float(v) for v in text.split(",")] if text else []
+def read_floats(data: bytes | memoryview | None) -> array[float]:
+    """Stored ends (``RankingEnds``: little-endian doubles) as a sequence of floats, read without parsing a number (a
+    page bisects them for its own rows only)."""
+    ends = array("d")
+    ends.frombytes(data or b"")
+    if sys.byteorder == "big":
+        ends.byteswap()
+    return ends
 
 
 def filter_values(filters: Any = None, user: Any = None) -> tuple[str, ...]:

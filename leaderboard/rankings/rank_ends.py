@@ -20,7 +20,7 @@ from array import array
 from itertools import product
 from typing import Any, Iterable, Sequence
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from leaderboard.models import ModelRun, RunScore
 from leaderboard.rankings.standing import RANK_INTERVALS, RANKED, filters_key, run_filter_values
@@ -123,12 +123,27 @@ def _store(records: list[dict[str, Any]], sets: set[tuple[str, ...]] | None) -> 
     )
 
 
+# One writer of the stored rows at a time (PostgreSQL: a transaction-scoped advisory lock, released when the writer's
+# transaction ends). Each writer recomputes its sets from the runs as committed once it holds the lock (under READ
+# COMMITTED each statement sees what the previous holder committed), so two runs scored or published at once cannot
+# each write rows that miss the other's change. Every writer takes its own run's row lock before this one and no
+# other run's after it (SQLite serializes writers itself).
+_WRITER_LOCK = 0x52414E4B  # "RANK"
+
+
+def _one_writer() -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITER_LOCK])
+
+
 def rank_ends_refresh(*, sets: set[tuple[str, ...]]) -> None:
-    """Recomputes the rows of ``sets`` (sets of filters, ``sets_of``) from the runs as they stand (two queries, and
-    one to remove sets that keep no run any more): idempotent."""
+    """Recomputes the rows of ``sets`` (sets of filters, ``sets_of``) from the runs as they stand, one writer at a
+    time (``_one_writer``; four queries: the lock, the runs, the rows, those that keep no run any more): idempotent."""
     if not sets:
         return
     with transaction.atomic():
+        _one_writer()
         _store(ends_rows(_runs_read(), sets), sets)
 
 
@@ -189,6 +204,7 @@ def rank_ends_after_score_changed(*, score: RunScore) -> None:
 def rank_ends_rebuild() -> int:
     """Every row recomputed from the runs (``rebuild_standings``). Returns how many sets of filters keep a run."""
     with transaction.atomic():
+        _one_writer()
         records = ends_rows(_runs_read())
         _store(records, None)
     return len(records)

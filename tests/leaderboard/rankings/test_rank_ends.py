@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard.management.commands.seed_demo import seed_demo
@@ -168,3 +168,62 @@ def test_the_migration_that_adds_them_fills_what_a_rebuild_writes():
     finally:
         migrate(latest)
     assert _stored() == rebuilt
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_scored_at_once_each_count_in_the_rows_the_other_writes():
+    """Two transactions change two runs' scores at once: the second to refresh the rows waits for the first to
+    commit, then counts its change (without the writers' lock it would overwrite the rows with what it read before
+    the first committed)."""
+    import threading
+    import time
+
+    from leaderboard.models import RunScore
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite serializes writers itself")
+    seed_demo(runs=8, problems=6, attempts=2, users=2, seed=9, log=lambda _: None)
+    a, b = RunScore.objects.filter(status=standing.RANKED).order_by("pk").values_list("pk", flat=True)[:2]
+    refreshed, go, done = threading.Event(), threading.Event(), threading.Event()
+    failures = []
+
+    def change(pk, low, high):
+        score = RunScore.objects.get(pk=pk)
+        score.pass_at_k_low, score.pass_at_k_high = low, high
+        score.save()  # the rows of its sets recomputed, in this transaction
+
+    def first():
+        try:
+            with transaction.atomic():
+                change(a, 0.9991, 0.9992)
+                refreshed.set()
+                go.wait(10)
+        except Exception as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    def second():
+        try:
+            refreshed.wait(10)
+            with transaction.atomic():
+                change(b, 0.0011, 0.0012)
+            done.set()
+        except Exception as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    assert refreshed.wait(10)
+    time.sleep(0.5)
+    waited = not done.is_set()  # the second writer waits for the first to commit
+    go.set()
+    for thread in threads:
+        thread.join(20)
+    assert not failures and waited
+    assert _stored() == _rebuilt()
+    lows = standing.read_floats(RankingEnds.objects.get(filters=standing.filters_key(("",) * 6)).pass_at_k_lows)
+    assert 0.9991 in lows and 0.0011 in lows

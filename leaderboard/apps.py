@@ -29,12 +29,19 @@ class LeaderboardConfig(AppConfig):
         def run_ends_saved(sender, instance, created, update_fields=None, **kwargs) -> None:
             rank_ends.rank_ends_after_run_saved(run=instance, created=created, update_fields=update_fields)
 
-        def score_changed(sender, instance, **kwargs) -> None:
+        def score_saving(sender, instance, **kwargs) -> None:
+            rank_ends.rank_ends_before_score_saved(score=instance)
+
+        def score_saved(sender, instance, **kwargs) -> None:
             rank_ends.rank_ends_after_score_changed(score=instance)
+
+        def score_deleted(sender, instance, **kwargs) -> None:
+            rank_ends.rank_ends_after_score_changed(score=instance, deleted=True)
 
         post_save.connect(run_saved, sender=ModelRun, dispatch_uid="run_filter_choices_saved", weak=False)
         post_delete.connect(run_deleted, sender=ModelRun, dispatch_uid="run_filter_choices_deleted", weak=False)
         pre_save.connect(run_saving, sender=ModelRun, dispatch_uid="rank_ends_run_saving", weak=False)
         post_save.connect(run_ends_saved, sender=ModelRun, dispatch_uid="rank_ends_run_saved", weak=False)
-        post_save.connect(score_changed, sender=RunScore, dispatch_uid="rank_ends_score_saved", weak=False)
-        post_delete.connect(score_changed, sender=RunScore, dispatch_uid="rank_ends_score_deleted", weak=False)
+        pre_save.connect(score_saving, sender=RunScore, dispatch_uid="rank_ends_score_saving", weak=False)
+        post_save.connect(score_saved, sender=RunScore, dispatch_uid="rank_ends_score_saved", weak=False)
+        post_delete.connect(score_deleted, sender=RunScore, dispatch_uid="rank_ends_score_deleted", weak=False)

@@ -194,8 +194,33 @@ def rank_ends_after_run_deleted(*, run: ModelRun) -> None:
     rank_ends_refresh(sets=sets_of(_values_of_run(run)))
 
 
-def rank_ends_after_score_changed(*, score: RunScore) -> None:
-    """Called when a run's score is saved or deleted (its standing and intervals): the sets the run belongs to."""
+_SCORE_FIELDS = tuple(name.removeprefix("score__") for name in _SCORE_COLUMNS)  # status, then the ends
+
+
+def _part(status: str | None, ends: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What a run's score adds to the rows of its sets besides the run itself: its ends when it is ranked, else
+    nothing (a run without a score counts the same as one not ranked)."""
+    return tuple(ends) if status == RANKED else None
+
+
+def _part_of(score: RunScore) -> tuple[Any, ...] | None:
+    return _part(score.status, [getattr(score, name) for name in _SCORE_FIELDS[1:]])
+
+
+def rank_ends_before_score_saved(*, score: RunScore) -> None:
+    """Called before a run's score is saved: notes what the stored score adds to the rows now (one query)."""
+    stored = RunScore.objects.filter(pk=score.model_run_id).values_list(*_SCORE_FIELDS).first()
+    score._rank_ends_before = _part(stored[0], stored[1:]) if stored is not None else None
+
+
+def rank_ends_after_score_changed(*, score: RunScore, deleted: bool = False) -> None:
+    """Called when a run's score is saved or deleted: the sets the run belongs to, when what the score adds to them
+    changed (it was or is ranked, with other ends). While a run is evaluated its score is saved once per batch of
+    results and stays unranked: nothing to recompute."""
+    before = _part_of(score) if deleted else getattr(score, "_rank_ends_before", None)
+    after = None if deleted else _part_of(score)
+    if before == after and (deleted or hasattr(score, "_rank_ends_before")):
+        return
     stored = ModelRun.objects.filter(pk=score.model_run_id).values_list(*_RUN_COLUMNS).first()
     if stored is not None:  # (a score deleted with its run: the run's deletion recomputes them)
         rank_ends_refresh(sets=sets_of(_stored_values(stored)))

@@ -227,3 +227,24 @@ def test_two_runs_scored_at_once_each_count_in_the_rows_the_other_writes():
     assert _stored() == _rebuilt()
     lows = standing.read_floats(RankingEnds.objects.get(filters=standing.filters_key(("",) * 6)).pass_at_k_lows)
     assert 0.9991 in lows and 0.0011 in lows
+
+
+def test_scoring_a_run_that_stays_unranked_writes_no_row(problems, django_user_model):
+    """While a run is evaluated its score is saved once per batch of results and stays unranked: what it adds to the
+    rows (the run itself) does not change, so the job neither reads every run nor writes a row."""
+    from leaderboard.models import Submission
+    from leaderboard.rankings.services import run_score_refresh_stale
+    from leaderboard.submissions.results import result_record
+
+    run = fx.make_run(django_user_model.objects.create_user("dora-ends"), record=False)
+    before = _stored()
+    submission = Submission.objects.filter(model_run=run).select_related("problem").order_by("pk").first()
+    verdict, speedup, fraction = fx.OUTCOMES[submission.problem_id, submission.attempt]
+    document = fx.document(verdict, speedup, fraction, submission.problem_id, submission.problem.version)
+    with CaptureQueriesContext(connection) as queries:
+        assert result_record(submission_id=submission.pk, document=document)
+        run_score_refresh_stale(model_run_id=run.pk)
+    run.refresh_from_db()
+    assert run.score.status != standing.RANKED and run.attempts_done == 1
+    assert not [q for q in queries.captured_queries if RankingEnds._meta.db_table in q["sql"]]
+    assert _stored() == before == _rebuilt()

@@ -54,6 +54,15 @@ MORE = [
     "/?q=all&category=collectives",
     "/?format=json",
     "/api/problems/",
+    # The ranking's rank ranges and counts under every filter, alone and together (read from stored rows since pages38)
+    "/runs/?published=1&sort=-fast_1",
+    "/runs/?profile={gpu}&precision=bf16&mode=agentic&k=3&published=1&sort=fast_1_5",
+    "/runs/?k=3&sort=-speedup&page=2&per_page=10",
+    "/runs/?precision=no-such&mode=zero-shot&sort=-pass_at_k",
+    "/api/rankings/model-runs/?user={user}&sort=-fast_1",
+    "/api/rankings/model-runs/?user={user2}&profile={gpu}&published=1&sort=speedup",
+    "/api/rankings/model-runs/?mode=zero-shot&k=3&page=2&page_size=7&sort=-fast_1_5",
+    "/api/rankings/model-runs/?standing=all&sort=-speedup",
 ]
 
 

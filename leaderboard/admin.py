@@ -11,6 +11,7 @@ from leaderboard.models import (
     ProblemStanding,
     Result,
     RunComparison,
+    RankingEnds,
     RunFilterChoice,
     RunScore,
     StandingEntry,
@@ -195,6 +196,12 @@ class MeasuredBaselineAdmin(DerivedReadOnly):
 @admin.register(RunFilterChoice)
 class RunFilterChoiceAdmin(DerivedReadOnly):
     list_display = ["id", "profile", "precision", "k"]
+
+
+@admin.register(RankingEnds)
+class RankingEndsAdmin(DerivedReadOnly):
+    list_display = ["id", "filters", "runs", "ranked"]
+    search_fields = ["filters"]
 
 
 @admin.register(TestRun)

@@ -333,6 +333,16 @@ class RunScore(models.Model):
     detail = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        indexes = [
+            # The ranking's default order over ranked runs: its first rows are read without sorting every run.
+            models.Index(
+                models.F("pass_at_k").desc(nulls_last=True),
+                name="run_score_ranked_pass_at_k",
+                condition=models.Q(status="ranked"),
+            ),
+        ]
+
     def __str__(self) -> str:
         return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"
 
@@ -485,4 +495,4 @@ class TestRun(EvaluatedSource):
 
 
 # What a problem page and the ranking of runs read instead of computing per request, beside the standings.
-from leaderboard.stored_models import MeasuredBaseline, MeasuredRoofline, RunFilterChoice  # noqa: E402, F401
+from leaderboard.stored_models import MeasuredBaseline, MeasuredRoofline, RankingEnds, RunFilterChoice  # noqa: E402, F401

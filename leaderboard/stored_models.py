@@ -65,3 +65,39 @@ class RunFilterChoice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.profile} · {self.precision or 'no precision'} · k={self.k}"
+
+
+# The figures a rank range is read from (``rankings.standing.RANK_INTERVALS``' keys): the lower and upper ends of
+# each are kept as columns ``<figure>_lows`` and ``<figure>_highs``.
+RANK_FIGURES = ("pass_at_k", "fast_1", "fast_1_5", "fast_2", "speedup")
+
+
+class RankingEnds(models.Model):
+    """What the overall ranking of model runs reads of every run of one set of its filters (hardware, precision,
+    protocol, k, published, and the API's owner; ``filters``: ``rankings.rank_ends.filters_key``): how many runs the
+    filters keep and how many of them are ranked, and per figure the sorted lower and upper ends of the ranked runs'
+    intervals, from which a page's rank ranges follow (``rankings.standing.set_rank_ranges``) without reading every
+    run. Kept by ``rankings.rank_ends`` whenever a run or its score is saved or deleted, in the same transaction, for
+    the sets of filters that run belongs to; ``rebuild_standings`` recomputes every row. No row: no run is kept by
+    those filters. The ends are doubles, 8 bytes each, little-endian (``array("d")``), sorted as PostgreSQL sorts
+    floats: exact, the same on SQLite and PostgreSQL, and read without parsing a number."""
+
+    filters = models.CharField(max_length=400, unique=True)
+    runs = models.PositiveIntegerField(help_text="runs these filters keep, any standing")
+    ranked = models.PositiveIntegerField(help_text="of which ranked")
+    pass_at_k_lows = models.BinaryField(default=b"")
+    pass_at_k_highs = models.BinaryField(default=b"")
+    fast_1_lows = models.BinaryField(default=b"")
+    fast_1_highs = models.BinaryField(default=b"")
+    fast_1_5_lows = models.BinaryField(default=b"")
+    fast_1_5_highs = models.BinaryField(default=b"")
+    fast_2_lows = models.BinaryField(default=b"")
+    fast_2_highs = models.BinaryField(default=b"")
+    speedup_lows = models.BinaryField(default=b"")
+    speedup_highs = models.BinaryField(default=b"")
+
+    class Meta:
+        verbose_name_plural = "ranking ends"
+
+    def __str__(self) -> str:
+        return f"ranking ends of {self.filters}: {self.ranked} ranked of {self.runs}"

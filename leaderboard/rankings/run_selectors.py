@@ -24,7 +24,6 @@ from leaderboard.rankings.standing import (  # noqa: F401  (a run's standing; re
     current_suite_version,
     model_run_rank_ranges,
     model_run_page_standing,
-    page_rank_ranges,
     ranked_count_and_ends,
     model_run_standing_counts,
     set_rank_ranges,

@@ -8,6 +8,8 @@
   with every row of that ranking (``StandingEntry``, read by ``ranking_rows``) when a passed result of it is
   recorded, and its category's line (``CategoryStanding``, ``overview.summarise``);
 - a problem page's measured roofline and the values the runs' filters offer (``stored_figures``);
+- the overall ranking's counts and sorted interval ends per set of filters (``RankingEnds``, ``rank_ends``), whenever
+  a run or its score is saved or deleted;
 - ``standings_rebuild``: every standing recomputed from the results (``manage.py rebuild_standings``);
 - two runs' comparison (``RunComparison``, ``comparison.model_run_comparison_compute``) by a job on the web queue that
   a comparison page asks for (``run_comparison_request``) when none is stored for the runs' current scores.
@@ -47,6 +49,7 @@ from leaderboard.rankings import (
     generations,
     metrics,
     overview,
+    rank_ends,
     ranking_rows,
     run_selectors,
     scores,
@@ -364,8 +367,9 @@ def run_protocol_labels_rebuild() -> int:
 
 def standings_rebuild() -> int:
     """Recomputes every stored standing from the results: the same rows that recording each result one by one
-    leaves (a test holds them equal), with the measured rooflines and baselines, the runs' filter choices and their
-    protocol labels. Returns the number of problem standings."""
+    leaves (a test holds them equal), with the measured rooflines and baselines, the runs' filter choices, the
+    ranking's counts and interval ends per set of filters (from the runs' stored scores) and their protocol labels.
+    Returns the number of problem standings."""
     with transaction.atomic():
         keys = set(
             Result.objects.filter(verdict=Verdict.PASSED.value, submission__remeasure_of__isnull=True)
@@ -382,6 +386,7 @@ def standings_rebuild() -> int:
         stored_figures.measured_rooflines_rebuild()
         stored_figures.measured_baselines_rebuild()
         stored_figures.run_filter_choices_rebuild()
+        rank_ends.rank_ends_rebuild()
         run_protocol_labels_rebuild()
         generations.rankings_changed()
         return ProblemStanding.objects.count()

@@ -6,22 +6,28 @@ allow it there.
   timings are of the current protocol revision. The others are listed apart, never ranked: ``unfinished`` (an
   attempt has no final verdict yet), ``partial`` (it misses problems of its suite version), ``other-version``.
 - **Rank range**: 1 + the runs significantly better (interval wholly above) .. N - the runs significantly worse,
-  read from the interval of the sorted figure (pass@k for sorts without one; ``significance.rank_ranges``).
+  read from the interval of the sorted figure (pass@k for sorts without one; ``significance.rank_ranges``). A page
+  reads them, and its counts, from the sorted ends stored at ingest per set of filters (``rank_ends``), never from
+  every run.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
+import sys
+from array import array
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Protocol as Shape
+from functools import lru_cache
+from typing import Any, Iterable, Protocol as Shape, Sequence
 
-from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from evaluator.contract.result import TIMING_PROTOCOL_REVISION
-from leaderboard.models import ModelRun, RunScore
-from leaderboard.rankings import metrics, prepared, significance
+from leaderboard.models import ModelRun
+from leaderboard.rankings import metrics, significance
+from leaderboard.stored_models import RankingEnds
 from problems.registry import SUITE_VERSION
 
 # Whether a run enters the overall ranking, and if not why (RunScore.status).
@@ -125,51 +131,79 @@ class RankEnds:
 
     low: str
     high: str
-    lows: list[float]
-    highs: list[float]
+    lows: Sequence[float]
+    highs: Sequence[float]
 
 
-def _ends_fields(sort: str | None) -> tuple[str, str]:
-    return RANK_INTERVALS[rank_metric(sort)]
+# A run's values of the filters a stored set of them may fix, in this order (``rank_ends``, ``RankingEnds``): the
+# ranking's filters (``filters.RunFilterSet``) and the API's owner.
+FILTERS = ("profile", "precision", "mode", "k", "published", "user")
 
 
-def _rank_ends(runs: QuerySet[ModelRun], sort: str | None, key: Hashable | None = None) -> RankEnds:
-    low, high = _ends_fields(sort)
-    if connection.vendor == "postgresql":
-        _, _, lows, highs = _counts_and_ends(runs, low, high, ranked_only=False, key=key)
-        return RankEnds(low, high, lows, highs)
-    pairs = list(runs.order_by().filter(**{f"{low}__isnull": False, f"{high}__isnull": False}).values_list(low, high))
-    return RankEnds(low, high, sorted(p[0] for p in pairs), sorted(p[1] for p in pairs))
+def filters_key(values: Sequence[str]) -> str:
+    """The stored key of one set of filters (``RankingEnds.filters``): each of ``FILTERS``' values as the filters
+    apply it, "" where unset."""
+    return json.dumps(list(values), separators=(",", ":"))
 
 
-def _counts_and_ends(
-    runs: QuerySet[ModelRun], low: str, high: str, *, ranked_only: bool, key: Hashable | None = None
-) -> tuple[int, int, list[float], list[float]]:
-    """On PostgreSQL, in one query over ``runs``: how many there are, how many are ranked, and the sorted ``low`` and
-    ``high`` ends (score columns) of those with both (``ranked_only``: of the ranked ones only). Written out rather
-    than as Django aggregates: compiling two ordered, filtered ArrayAggs cost about as much CPU as the rest of a
-    ranking page's queries together. The columns come from RANK_INTERVALS, never from the request. ``key``:
-    everything ``runs`` is built from, so that their filters are compiled once per process (``prepared``)."""
-    try:  # the runs' filters, as the ranking's own query applies them (compiled without its joins and columns)
-        inner, inner_params = prepared.sql_with_params(
-            runs.order_by().values("pk"), ("filtered", key) if key is not None else None
-        )
-    except EmptyResultSet:  # a filter that can match nothing
-        return 0, 0, [], []
-    score = RunScore._meta
-    lo, hi = (score.get_field(name.removeprefix("score__")).column for name in (low, high))
-    present = f"s.{lo} IS NOT NULL AND s.{hi} IS NOT NULL" + (" AND s.status = %s" if ranked_only else "")
-    sql = (
-        f"SELECT count(*), count(*) FILTER (WHERE s.status = %s), "
-        f"array_agg(s.{lo} ORDER BY s.{lo}) FILTER (WHERE {present}), "
-        f"array_agg(s.{hi} ORDER BY s.{hi}) FILTER (WHERE {present}) "
-        f"FROM {ModelRun._meta.db_table} r LEFT JOIN {score.db_table} s ON s.{score.pk.column} = r.id "
-        f"WHERE r.id IN ({inner})"
+def run_filter_values(
+    *, profile: str, precision: str, mode: str, k: Any, published: bool, user_id: int | None
+) -> tuple[str, ...]:
+    """A run's value of each of ``FILTERS`` (or the values a set of filters fixes), as a filter set to it holds it:
+    "" where unset, or where no filter can pick a run by it (no precision)."""
+    return (
+        profile or "",
+        precision or "",
+        mode or "",
+        str(k) if k else "",
+        "1" if published else "",
+        str(user_id) if user_id is not None else "",
     )
+
+
+def read_floats(data: bytes | memoryview | None) -> array[float]:
+    """Stored ends (``RankingEnds``: little-endian doubles) as a sequence of floats, read without parsing a number (a
+    page bisects them for its own rows only)."""
+    ends = array("d")
+    ends.frombytes(data or b"")
+    if sys.byteorder == "big":
+        ends.byteswap()
+    return ends
+
+
+def filter_values(filters: Any = None, user: Any = None) -> tuple[str, ...]:
+    """The set of filters a ranking is read with (``rank_ends.FILTERS``): the valid values of ``filters`` (a
+    ``RunFilterSet``; None: none), as its ``.qs`` applies them, and ``user`` (the API's owner; None: anyone)."""
+    state = dict(filters.state()) if filters is not None else {}
+    return run_filter_values(
+        profile=state.get("profile") or "",
+        precision=state.get("precision") or "",
+        mode=state.get("mode") or "",
+        k=state.get("k") or None,
+        published=bool(state.get("published")),
+        user_id=user.pk if user is not None else None,
+    )
+
+
+@lru_cache
+def _stored_sql(figure: str) -> str:
+    table = RankingEnds._meta.db_table
+    return f"SELECT runs, ranked, {figure}_lows, {figure}_highs FROM {table} WHERE filters = %s"
+
+
+def _stored(values: tuple[str, ...], sort: str | None) -> tuple[int, int, RankEnds]:
+    """How many runs the set of filters ``values`` keeps, how many of them are ranked, and the ends their rank ranges
+    are read from for ``sort``, as stored at ingest (``RankingEnds``): one query of one row, whatever the number of
+    runs (no row: the filters keep no run)."""
+    figure = rank_metric(sort)
+    low, high = RANK_INTERVALS[figure]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [RANKED, *([RANKED, RANKED] if ranked_only else []), *inner_params])
-        total, ranked, lows, highs = cursor.fetchone()
-    return total, ranked, lows or [], highs or []
+        cursor.execute(_stored_sql(figure), [filters_key(values)])
+        row = cursor.fetchone()
+    if row is None:
+        return 0, 0, RankEnds(low, high, [], [])
+    runs, ranked, lows, highs = row
+    return runs, ranked, RankEnds(low, high, read_floats(lows), read_floats(highs))
 
 
 def set_rank_ranges(*, rows: Iterable[Any], ends: RankEnds) -> None:
@@ -189,46 +223,25 @@ def set_rank_ranges(*, rows: Iterable[Any], ends: RankEnds) -> None:
             row.rank_range = None
 
 
-def page_rank_ranges(
-    *, runs: QuerySet[ModelRun], rows: Iterable[Any], sort: str | None = None, key: Hashable | None = None
-) -> None:
-    """Set ``rank_range`` on each of ``rows`` (a page of ``runs``, read with their scores: ``RunRow``s or model
-    runs): the same ranges as ``model_run_rank_ranges`` gives them, from the sorted ends of every ranked interval
-    (one query: on PostgreSQL two sorted arrays of floats, one row, instead of a row per run). ``key``: everything
-    ``runs`` is built from (``run_selectors.ranking_key``), so that its query is compiled once per process."""
-    set_rank_ranges(rows=rows, ends=_rank_ends(runs, sort, key))
-
-
-def ranked_count_and_ends(
-    *, runs: QuerySet[ModelRun], sort: str | None = None, key: Hashable | None = None
-) -> tuple[int, RankEnds]:
-    """How many ``runs`` there are (the ranked ones, as ``model_run_ranking`` lists them for the ranking) and the
-    ends their rank ranges are read from (``page_rank_ranges``): on PostgreSQL both in the one query of the ends, so a
-    page of them needs no count of its own. ``key``: as ``page_rank_ranges`` takes it."""
-    low, high = _ends_fields(sort)
-    if connection.vendor != "postgresql":
-        return runs.count(), _rank_ends(runs, sort)
-    total, _, lows, highs = _counts_and_ends(runs, low, high, ranked_only=False, key=key)
-    return total, RankEnds(low, high, lows, highs)
+def ranked_count_and_ends(*, filters: Any = None, user: Any = None, sort: str | None = None) -> tuple[int, RankEnds]:
+    """How many ranked runs ``filters`` (a ``RunFilterSet``; None: none) and ``user`` (their owner; None: anyone)
+    keep, as ``model_run_ranking(..., standing=RANKED)`` lists them, and the ends their rank ranges are read from
+    (``set_rank_ranges``): one stored row (``_stored``), so a page of them needs no count of its own."""
+    _, ranked, ends = _stored(filter_values(filters, user), sort)
+    return ranked, ends
 
 
 def model_run_standing_counts(*, runs: QuerySet[ModelRun]) -> tuple[int, int]:
-    """How many of ``runs`` (filtered, any standing) are ranked and how many listed apart: one query for both
-    tables' pagers."""
+    """How many of ``runs`` (filtered, any standing) are ranked and how many listed apart, counted over the runs (one
+    query; the pages read the counts stored at ingest: ``model_run_page_standing``)."""
     counts = runs.order_by().aggregate(total=Count("pk"), ranked=Count("pk", filter=Q(score__status=RANKED)))
     return counts["ranked"], counts["total"] - counts["ranked"]
 
 
-def model_run_page_standing(
-    *, runs: QuerySet[ModelRun], sort: str | None = None, key: Hashable | None = None
-) -> tuple[int, int, RankEnds]:
-    """What a page of the ranking reads of every run of ``runs`` (filtered, any standing) in one query: how many
-    are ranked and how many listed apart (``model_run_standing_counts``) and the ends the ranked ones' rank ranges
-    are read from (``page_rank_ranges`` over them, for ``sort``). ``key``: everything ``runs`` is built from
-    (``run_selectors.ranking_key``), so that its query is compiled once per process."""
-    if connection.vendor != "postgresql":
-        ranked, unranked = model_run_standing_counts(runs=runs)
-        return ranked, unranked, _rank_ends(runs.filter(score__status=RANKED), sort)
-    low, high = _ends_fields(sort)
-    total, ranked, lows, highs = _counts_and_ends(runs, low, high, ranked_only=True, key=key)
-    return ranked, total - ranked, RankEnds(low, high, lows, highs)
+def model_run_page_standing(*, filters: Any = None, sort: str | None = None) -> tuple[int, int, RankEnds]:
+    """What a page of the ranking reads of every run ``filters`` keeps (a ``RunFilterSet``; None: none), any
+    standing: how many are ranked and how many listed apart (``model_run_standing_counts``) and the ends the ranked
+    ones' rank ranges are read from for ``sort`` (``set_rank_ranges``), as stored at ingest: one query of one row,
+    whatever the number of runs."""
+    runs, ranked, ends = _stored(filter_values(filters), sort)
+    return ranked, runs - ranked, ends

@@ -185,7 +185,7 @@ class ModelRunRankingApi(APIView):
         key = run_selectors.ranking_key(filters, "api", user.pk if user else None, data["standing"], data["sort"])
         count, ends = None, None
         if data["standing"] == run_selectors.RANKED:  # (the ranked runs are counted with their rank ranges' ends)
-            count, ends = run_selectors.ranked_count_and_ends(runs=runs, sort=data["sort"], key=key)
+            count, ends = run_selectors.ranked_count_and_ends(filters=filters, user=user, sort=data["sort"])
         page = tables.paginate(runs, number=data["page"], per_page=data["page_size"], count=count)
         rows = run_rows.run_rows(page.object_list, key=key)
         if ends is not None:

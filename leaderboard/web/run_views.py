@@ -70,12 +70,10 @@ def model_run_list(request: HttpRequest) -> HttpResponse:
             convert=functools.partial(run_rows.exported_run_rows, key=unranked_key),
         )
     pareto = _pareto_chart(overview.cost_rows(runs, limit=overview.PARETO_RUNS, key=ranked_key))
-    # Both tables are pages read from the database; one query counts the rows of both and reads the sorted ends of
-    # every ranked interval, which the page's rank ranges come from (counting in SQL, for each row of the page, the
-    # runs above and below it cost PostgreSQL three times as much at 1,000 runs).
-    ranked_count, unranked_count, ends = run_selectors.model_run_page_standing(
-        runs=filters.qs, sort=sort, key=run_selectors.ranking_key(filters)
-    )
+    # Both tables are pages read from the database; their counts and the sorted ends of every ranked interval, which
+    # the page's rank ranges come from, are one row stored at ingest for these filters (aggregating every run's
+    # interval per request cost PostgreSQL 1.0 ms at 100 runs and 6.3 ms at 1,000).
+    ranked_count, unranked_count, ends = run_selectors.model_run_page_standing(filters=filters, sort=sort)
     ranked_context = table.context(
         request, runs, count=ranked_count, convert=functools.partial(run_rows.shown_run_rows, key=ranked_key)
     )

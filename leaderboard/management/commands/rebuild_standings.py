@@ -1,6 +1,7 @@
 """Recomputes every stored standing (each problem's ranking line per profile, version and revision with its best
 speedup over time, each category's line on the home page, each problem version's measured roofline and baseline,
-the values the runs' filters offer, and each run's protocol label) from the results, the way recording them one by one
+the values the runs' filters offer, the ranking's counts and rank-interval ends per set of filters from the runs'
+stored scores, and each run's protocol label) from the results, the way recording them one by one
 leaves them; with ``--runs``, every model run's score too (its ranking row and the whole score its page reads):
 
     python manage.py rebuild_standings [--runs]

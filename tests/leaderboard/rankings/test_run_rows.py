@@ -74,14 +74,16 @@ def test_the_rank_ranges_of_a_page_are_those_of_the_whole_ranking(seeded, sort):
         )
         whole = run_selectors.model_run_rank_ranges(runs=runs, sort=sort)
         assert whole
+        count, ends = run_selectors.ranked_count_and_ends(filters=filters, sort=sort)
+        assert count == runs.count()
         for start in range(0, runs.count(), 5):
             page = (run_rows.run_rows if start % 2 else run_rows.shown_run_rows)(runs[start : start + 5])
-            run_selectors.page_rank_ranges(runs=runs, rows=page, sort=sort)
+            run_selectors.set_rank_ranges(rows=page, ends=ends)
             assert {r.pk: r.rank_range for r in page} == {r.pk: whole.get(r.pk) for r in page}
 
 
 @pytest.mark.parametrize("sort", [None, "-pass_at_k", "-fast_1", "fast_1_5", "-fast_2", "-speedup", "model"])
-def test_one_query_gives_the_ranking_pages_counts_and_the_rank_ranges_of_the_whole_ranking(seeded, sort):
+def test_one_stored_row_gives_the_ranking_pages_counts_and_the_rank_ranges_of_the_whole_ranking(seeded, sort):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -92,7 +94,7 @@ def test_one_query_gives_the_ranking_pages_counts_and_the_rank_ranges_of_the_who
         whole = run_selectors.model_run_rank_ranges(runs=runs, sort=sort)
         assert whole
         with CaptureQueriesContext(connection) as queries:
-            ranked, unranked, ends = run_selectors.model_run_page_standing(runs=filters.qs, sort=sort)
+            ranked, unranked, ends = run_selectors.model_run_page_standing(filters=filters, sort=sort)
         assert len(queries) == 1
         assert (ranked, unranked) == run_selectors.model_run_standing_counts(runs=filters.qs)
         for start in range(0, runs.count(), 5):

@@ -149,7 +149,10 @@ class JudgeRank:
             expected = _outputs(self.module.solution(*clone_inputs(tuple(inputs))))
             # Kept in this process's memory (not on the device: the solution's ranks need it), never in a file.
             self.expected[t] = [o.to("cpu", copy=True) if type(o) is torch.Tensor else o for o in expected]
-            self.given[t] = [v.to("cpu", copy=True) if type(v) is torch.Tensor else v for v in inputs]
+            # The trial's inputs as made: the judge's own tensors, which only the reference's clone and the feed's
+            # copies read, kept until the trial is checked (a copy of each, 1.5 GB a trial for tp_mlp at its bench
+            # size, cost the set-up a transfer to host memory and the check one back).
+            self.given[t] = inputs
         self.send("expected", trials=len(self.seeds["trials"]))
         if cfg["measure_timing"]:
             # Sealed as the solution's engine is (_engine.cpp seal_engine), though nothing here is untrusted: both

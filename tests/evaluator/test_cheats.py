@@ -99,6 +99,7 @@ CHEATS: list[Case] = [
     Case("cheats/return_input.py", "rejected", ("shares memory with input 0",)),
     Case("cheats/alias_through_dlpack.py", "rejected", ("shares memory with input 0",)),
     Case("cheats/mutate_inputs.py", "rejected", ("shares memory with input 0", "must not write to its inputs")),
+    Case("cheats/scratch_in_input.py", "rejected", ("must not write to its inputs",)),
     Case("cheats/tensor_subclass_eq.py", "rejected", ("subclass",)),
     Case("cheats/deferred_result_tuple.py", "wrong_output", ("expected a plain torch.Tensor",)),
     Case("cheats/input_dtype_swap.py", "rejected", ("must not write to its inputs", "no longer owns the storage")),

@@ -192,6 +192,26 @@ class ModelRun(QueuedWork, models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # The ranking's sorts by a column of the run in the direction no other index reads (missing values last):
+        # a page of it walks the runs in that order instead of sorting every run. (Ascending, created_at's
+        # db_index and the primary key serve.) Columns with a few values (profile, precision, k, mode) are not
+        # here: ties on them are broken by the score's pass@k, which an index of this table cannot hold.
+        indexes = [
+            *[
+                models.Index(models.F(column).desc(nulls_last=True), name=f"run_{name}_desc")
+                for column, name in (
+                    ("id", "id"),
+                    ("model", "model"),
+                    ("created_at", "created"),
+                    ("tokens", "tokens"),
+                    ("wall_time_s", "wall_time"),
+                )
+            ],
+            *[
+                models.Index(models.F(column).asc(nulls_last=True), name=f"run_{name}_asc")
+                for column, name in (("model", "model"), ("tokens", "tokens"), ("wall_time_s", "wall_time"))
+            ],
+        ]
 
     def __str__(self) -> str:
         return f"run #{self.pk}: {self.model} ({self.mode}, k={self.k}) on {self.profile}"
@@ -292,6 +312,18 @@ class Trajectory(models.Model):
         return f"{self.filename} of #{self.submission_id}"
 
 
+# The score figures the ranking sorts by besides pass@k (column, name in the indexes of their order).
+RANKED_SORT_FIGURES = (
+    ("pass_at_1", "pass_at_1"),
+    ("fast_1_at_k", "fast_1"),
+    ("fast_1_5_at_k", "fast_1_5"),
+    ("fast_2_at_k", "fast_2"),
+    ("geomean_speedup", "speedup"),
+    ("mean_roofline_fraction", "roofline"),
+    ("coverage", "coverage"),
+)
+
+
 class RunScore(models.Model):
     """A model run's scores, precomputed by ``services.run_score_refresh`` whenever one of its results lands,
     so ranking pages read one row per run. Scores are at the run's own k (``k``), with pass@1 estimated from
@@ -341,6 +373,24 @@ class RunScore(models.Model):
                 name="run_score_ranked_pass_at_k",
                 condition=models.Q(status="ranked"),
             ),
+            # Every other sort of the ranking by a score figure, both directions (missing values last), and the
+            # ascending default: the figure, then pass@k (the ranking's first tie-break), so a page reads its rows
+            # in order and sorts only runs equal on both.
+            models.Index(
+                models.F("pass_at_k").asc(nulls_last=True),
+                name="rs_ranked_pass_at_k_asc",
+                condition=models.Q(status="ranked"),
+            ),
+            *[
+                models.Index(
+                    getattr(models.F(column), direction)(nulls_last=True),
+                    models.F("pass_at_k").desc(nulls_last=True),
+                    name=f"rs_ranked_{name}_{direction}",
+                    condition=models.Q(status="ranked"),
+                )
+                for column, name in RANKED_SORT_FIGURES
+                for direction in ("desc", "asc")
+            ],
         ]
 
     def __str__(self) -> str:

@@ -15,6 +15,7 @@ from django.db import models
 from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
+from leaderboard.sort_indexes import ranked_sort_indexes, run_sort_indexes
 
 VERDICT_CHOICES = [(v.value, v.value.replace("_", " ")) for v in Verdict]
 
@@ -192,26 +193,7 @@ class ModelRun(QueuedWork, models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        # The ranking's sorts by a column of the run in the direction no other index reads (missing values last):
-        # a page of it walks the runs in that order instead of sorting every run. (Ascending, created_at's
-        # db_index and the primary key serve.) Columns with a few values (profile, precision, k, mode) are not
-        # here: ties on them are broken by the score's pass@k, which an index of this table cannot hold.
-        indexes = [
-            *[
-                models.Index(models.F(column).desc(nulls_last=True), name=f"run_{name}_desc")
-                for column, name in (
-                    ("id", "id"),
-                    ("model", "model"),
-                    ("created_at", "created"),
-                    ("tokens", "tokens"),
-                    ("wall_time_s", "wall_time"),
-                )
-            ],
-            *[
-                models.Index(models.F(column).asc(nulls_last=True), name=f"run_{name}_asc")
-                for column, name in (("model", "model"), ("tokens", "tokens"), ("wall_time_s", "wall_time"))
-            ],
-        ]
+        indexes = run_sort_indexes()  # the ranking's orders by a column of the run
 
     def __str__(self) -> str:
         return f"run #{self.pk}: {self.model} ({self.mode}, k={self.k}) on {self.profile}"
@@ -312,18 +294,6 @@ class Trajectory(models.Model):
         return f"{self.filename} of #{self.submission_id}"
 
 
-# The score figures the ranking sorts by besides pass@k (column, name in the indexes of their order).
-RANKED_SORT_FIGURES = (
-    ("pass_at_1", "pass_at_1"),
-    ("fast_1_at_k", "fast_1"),
-    ("fast_1_5_at_k", "fast_1_5"),
-    ("fast_2_at_k", "fast_2"),
-    ("geomean_speedup", "speedup"),
-    ("mean_roofline_fraction", "roofline"),
-    ("coverage", "coverage"),
-)
-
-
 class RunScore(models.Model):
     """A model run's scores, precomputed by ``services.run_score_refresh`` whenever one of its results lands,
     so ranking pages read one row per run. Scores are at the run's own k (``k``), with pass@1 estimated from
@@ -366,32 +336,7 @@ class RunScore(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [
-            # The ranking's default order over ranked runs: its first rows are read without sorting every run.
-            models.Index(
-                models.F("pass_at_k").desc(nulls_last=True),
-                name="run_score_ranked_pass_at_k",
-                condition=models.Q(status="ranked"),
-            ),
-            # Every other sort of the ranking by a score figure, both directions (missing values last), and the
-            # ascending default: the figure, then pass@k (the ranking's first tie-break), so a page reads its rows
-            # in order and sorts only runs equal on both.
-            models.Index(
-                models.F("pass_at_k").asc(nulls_last=True),
-                name="rs_ranked_pass_at_k_asc",
-                condition=models.Q(status="ranked"),
-            ),
-            *[
-                models.Index(
-                    getattr(models.F(column), direction)(nulls_last=True),
-                    models.F("pass_at_k").desc(nulls_last=True),
-                    name=f"rs_ranked_{name}_{direction}",
-                    condition=models.Q(status="ranked"),
-                )
-                for column, name in RANKED_SORT_FIGURES
-                for direction in ("desc", "asc")
-            ],
-        ]
+        indexes = ranked_sort_indexes()  # the ranking's orders by a score figure, over the ranked runs
 
     def __str__(self) -> str:
         return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"

@@ -21,6 +21,7 @@ import shlex
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,7 +29,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 os.environ.setdefault("DEBUG", "1")  # (only queries are built here; nothing is served)
 
 
-def _walk(node: dict, kinds: list[str], scans: list[tuple[str, str, float]]) -> None:
+def _walk(node: dict[str, Any], kinds: list[str], scans: list[tuple[str, str, float]]) -> None:
     if node["Node Type"] in ("Sort", "Incremental Sort"):
         kinds.append(node["Node Type"])
     if "Scan" in node["Node Type"]:
@@ -39,11 +40,11 @@ def _walk(node: dict, kinds: list[str], scans: list[tuple[str, str, float]]) -> 
         _walk(child, kinds, scans)
 
 
-def explain(queryset, limit: int) -> dict:
+def explain(queryset: Any, limit: int) -> dict[str, Any]:
     from django.db import connection
 
     sql, params = queryset.values_list("pk")[:limit].query.sql_with_params()
-    best = None
+    best: dict[str, Any] | None = None
     with connection.cursor() as cursor:
         for _ in range(3):
             cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
@@ -52,6 +53,7 @@ def explain(queryset, limit: int) -> dict:
             plan = plan[0] if isinstance(plan, list) else plan
             if best is None or plan["Execution Time"] < best["Execution Time"]:
                 best = plan
+    assert best is not None
     kinds: list[str] = []
     scans: list[tuple[str, str, float]] = []
     _walk(best["Plan"], kinds, scans)

@@ -117,6 +117,12 @@ def _pages() -> list[tuple[str, str]]:
         ("user page runs JSON export", f"/users/{user.username}/?format=json"),
         ("API ranking", "/api/rankings/model-runs/"),
         ("API model run", f"/api/model-runs/{a}/"),
+        # (since pages39) the ranking under its other orders, a filter alone, and the API under another order
+        ("ranking, sorted by geomean", "/runs/?sort=-speedup"),
+        ("ranking, sorted ascending", "/runs/?sort=fast_1"),
+        ("ranking, newest first", "/runs/?sort=-created"),
+        ("ranking, one GPU profile", f"/runs/?profile={gpu}"),
+        ("API ranking, sorted", "/api/rankings/model-runs/?sort=-fast_2"),
     ]
 
 

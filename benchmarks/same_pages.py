@@ -64,6 +64,13 @@ MORE = [
     "/api/rankings/model-runs/?mode=zero-shot&k=3&page=2&page_size=7&sort=-fast_1_5",
     "/api/rankings/model-runs/?standing=all&sort=-speedup",
 ]
+# Every sort the ranking offers, both ways, on a later page too (each read through an index of its order since
+# pages39, where the ties are broken as the sort says): the rows and their order must not change.
+_SORT_KEYS = ("id", "model", "user", "profile", "precision", "k", "pass_at_k", "pass_at_1", "fast_1", "fast_1_5")
+_SORT_KEYS += ("fast_2", "speedup", "roofline", "coverage", "created", "tokens", "wall_time")
+MORE += [f"/runs/?sort={way}{key}&per_page=20&page=3" for key in _SORT_KEYS for way in ("", "-")]
+MORE += [f"/api/rankings/model-runs/?sort={way}{key}&page_size=10" for key in _SORT_KEYS for way in ("", "-")]
+MORE += ["/runs/?mode=agentic&sort=fast_2&page=2", "/runs/?profile={gpu}&sort=-created", "/runs/?sort=-roofline&k=3"]
 
 
 def _answers(out: str) -> None:

@@ -15,6 +15,7 @@ from django.db import models
 from evaluator.contract import states
 from evaluator.contract.profiles import PROFILES
 from evaluator.contract.result import Verdict
+from leaderboard.sort_indexes import ranked_sort_indexes, run_sort_indexes
 
 VERDICT_CHOICES = [(v.value, v.value.replace("_", " ")) for v in Verdict]
 
@@ -192,6 +193,7 @@ class ModelRun(QueuedWork, models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = run_sort_indexes()  # the ranking's orders by a column of the run
 
     def __str__(self) -> str:
         return f"run #{self.pk}: {self.model} ({self.mode}, k={self.k}) on {self.profile}"
@@ -334,14 +336,7 @@ class RunScore(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [
-            # The ranking's default order over ranked runs: its first rows are read without sorting every run.
-            models.Index(
-                models.F("pass_at_k").desc(nulls_last=True),
-                name="run_score_ranked_pass_at_k",
-                condition=models.Q(status="ranked"),
-            ),
-        ]
+        indexes = ranked_sort_indexes()  # the ranking's orders by a score figure, over the ranked runs
 
     def __str__(self) -> str:
         return f"score of run #{self.model_run_id}: pass@{self.k}={self.pass_at_k}"

@@ -5,7 +5,9 @@ every offered order from one."""
 
 from __future__ import annotations
 
-from django.db import models
+from typing import Any
+
+from django.db import migrations, models
 
 # The score figures the ranking sorts by besides pass@k (column, name in the indexes of their order).
 RANKED_SORT_FIGURES = (
@@ -50,3 +52,17 @@ def ranked_sort_indexes() -> list[models.Index]:
             for direction in ("desc", "asc")
         ],
     ]
+
+
+class AddIndexOnPostgres(migrations.AddIndex):
+    """Adds an index to the models' state everywhere, and to the database on PostgreSQL only: SQLite (a local set-up's
+    database, README) cannot build an index whose order says where missing values go ("unsupported use of NULLS
+    LAST"), and its pages sort whatever they read without one."""
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_backwards(app_label, schema_editor, from_state, to_state)

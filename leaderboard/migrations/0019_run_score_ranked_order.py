@@ -3,6 +3,8 @@ its exports, the API's ranking and the cost chart are read from this index inste
 
 from django.db import migrations, models
 
+from leaderboard.sort_indexes import AddIndexOnPostgres
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -10,7 +12,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("pass_at_k"), descending=True, nulls_last=True),

@@ -5,6 +5,8 @@ the run's model, tokens and wall time (never null: one index read either way, as
 from django.conf import settings
 from django.db import migrations, models
 
+from leaderboard.sort_indexes import AddIndexOnPostgres
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -25,7 +27,7 @@ class Migration(migrations.Migration):
             model_name="modelrun",
             index=models.Index(fields=["wall_time_s"], name="run_wall_time"),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("pass_at_k"), nulls_last=True),
@@ -33,7 +35,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_pass_at_k_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("pass_at_1"), descending=True, nulls_last=True),
@@ -42,7 +44,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_pass_at_1_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("pass_at_1"), nulls_last=True),
@@ -51,7 +53,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_pass_at_1_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("fast_1_at_k"), descending=True, nulls_last=True),
@@ -60,7 +62,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_fast_1_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("fast_1_at_k"), nulls_last=True),
@@ -69,7 +71,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_fast_1_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("fast_1_5_at_k"), descending=True, nulls_last=True),
@@ -78,7 +80,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_fast_1_5_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("fast_1_5_at_k"), nulls_last=True),
@@ -87,7 +89,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_fast_1_5_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("fast_2_at_k"), descending=True, nulls_last=True),
@@ -96,7 +98,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_fast_2_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("fast_2_at_k"), nulls_last=True),
@@ -105,7 +107,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_fast_2_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("geomean_speedup"), descending=True, nulls_last=True),
@@ -114,7 +116,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_speedup_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("geomean_speedup"), nulls_last=True),
@@ -123,7 +125,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_speedup_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("mean_roofline_fraction"), descending=True, nulls_last=True),
@@ -132,7 +134,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_roofline_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("mean_roofline_fraction"), nulls_last=True),
@@ -141,7 +143,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_roofline_asc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("coverage"), descending=True, nulls_last=True),
@@ -150,7 +152,7 @@ class Migration(migrations.Migration):
                 name="rs_ranked_coverage_desc",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexOnPostgres(
             model_name="runscore",
             index=models.Index(
                 models.OrderBy(models.F("coverage"), nulls_last=True),

@@ -16,6 +16,7 @@ from leaderboard.rankings import rank_ends, run_rows, run_selectors, standing
 from leaderboard.rankings.services import run_score_refresh
 from leaderboard.submissions.publishing import model_run_publish
 from tests.leaderboard import run_fixtures as fx
+from tests.leaderboard.remigrating import rebuilt_and_refilled
 
 pytestmark = pytest.mark.django_db
 
@@ -151,23 +152,9 @@ def test_ends_are_kept_exactly_and_sorted_as_postgresql_sorts_them():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_that_adds_them_fills_what_a_rebuild_writes():
-    from django.db.migrations.executor import MigrationExecutor
-
-    def migrate(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(target)
-
-    latest = [key for key in MigrationExecutor(connection).loader.graph.leaf_nodes() if key[0] == "leaderboard"]
-    seed_demo(runs=8, problems=6, attempts=2, users=2, seed=9, log=lambda _: None)  # ends with a rebuild
-    rebuilt = _stored()
+    rebuilt, refilled = rebuilt_and_refilled("0017_measured_baseline", _stored)  # 0017: before the table
     assert rebuilt == _rebuilt() and any(row[2] for row in rebuilt), "ranked runs to compare"
-    migrate([("leaderboard", "0017_measured_baseline")])  # the table is gone
-    try:
-        migrate(latest)  # and filled again from the runs as they stand
-    finally:
-        migrate(latest)
-    assert _stored() == rebuilt
+    assert refilled == rebuilt
 
 
 @pytest.mark.django_db(transaction=True)

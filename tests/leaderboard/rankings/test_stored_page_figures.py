@@ -24,6 +24,7 @@ from leaderboard.models import (
 )
 from leaderboard.rankings import overview, ranking_rows, run_selectors, selectors
 from leaderboard.submissions.results import result_record
+from tests.leaderboard.remigrating import rebuilt_and_refilled
 from leaderboard.submissions.services import submission_create
 from tests.leaderboard import run_fixtures as fx
 from tests.leaderboard.helpers import CORRECT, failed_document, passed_document
@@ -233,24 +234,9 @@ def test_the_filters_offer_what_some_run_has_through_uploads_edits_and_deletions
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_that_adds_them_fills_what_a_rebuild_writes():
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    def migrate(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(target)
-
-    latest = [key for key in MigrationExecutor(connection).loader.graph.leaf_nodes() if key[0] == "leaderboard"]
-    seed_demo(runs=8, problems=6, attempts=2, users=2, seed=9, log=lambda _: None)  # ends with a rebuild
-    rebuilt = _state()
+    rebuilt, refilled = rebuilt_and_refilled("0012_evaluated_source", _state)  # 0012: before the rows and column
     assert all(rebuilt) and any(row[-1] for row in rebuilt[0]), "histories, rooflines and choices to compare"
-    migrate([("leaderboard", "0012_evaluated_source")])  # the rows and the column are gone
-    try:
-        migrate(latest)  # and filled again from the rows as they stand
-    finally:
-        migrate(latest)
-    assert _state() == rebuilt
+    assert refilled == rebuilt
 
 
 def test_a_standing_written_without_its_history_as_the_previous_release_wrote_it_reads_as_none(problems):

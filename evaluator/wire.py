@@ -516,6 +516,15 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
     return values, outputs
 
 
+def _lay_out(view: Any, base: int, parts: list[tuple[Any, int, int]]) -> None:
+    """A frame's values (``frame_layout``'s parts) copied into the byte tensor ``view`` from ``base`` on, each one's
+    padding zeroed: a slot's mapping, or a device feed."""
+    for t, off, n in parts:
+        if n:
+            view[base + off : base + off + n].view(t.dtype).view(t.shape).copy_(t)
+        view[base + off + n : base + off + _padded(n)].zero_()
+
+
 class Slot:
     """A frame file that lasts the whole evaluation, mapped into the process: every call's inputs and outputs pass
     through slots, so no call pays for a fresh file's pages, and where a GPU is used the mapping is page-locked
@@ -560,13 +569,8 @@ class Slot:
         head, parts, total = frame_layout(values)
         need = len(head) + total
         self._room(need)
-        view = self.bytes
-        view[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
-        base = len(head)
-        for t, off, n in parts:
-            if n:
-                view[base + off : base + off + n].view(t.dtype).view(t.shape).copy_(t)
-            view[base + off + n : base + off + _padded(n)].zero_()
+        self.bytes[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
+        _lay_out(self.bytes, len(head), parts)
         return need
 
     def write_device(self, values: list[Any], device_feed: Any) -> tuple[int, int] | None:
@@ -582,10 +586,7 @@ class Slot:
             return None
         self._room(base)
         self.bytes[:base].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
-        for t, off, n in parts:
-            if n:
-                device_feed[base + off : base + off + n].view(t.dtype).view(t.shape).copy_(t)
-            device_feed[base + off + n : base + off + _padded(n)].zero_()
+        _lay_out(device_feed, base, parts)
         torch.cuda.current_stream(device_feed.device).synchronize()
         return base, base + total
 

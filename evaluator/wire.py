@@ -203,7 +203,9 @@ def _dtypes() -> dict[str, Any]:
 
 def _bytes_of(t: Any) -> memoryview:
     """A contiguous CPU tensor's own bytes, writable, through its pointer: nothing beyond torch is needed, and the
-    tensor must stay alive while the view is used."""
+    tensor must stay alive while the view is used. A buffer (a slot's mapping) as it is."""
+    if not hasattr(t, "data_ptr"):
+        return memoryview(t).cast("B")
     n = t.numel() * t.element_size()
     return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B") if n else memoryview(bytearray())
 
@@ -460,18 +462,59 @@ def frame_bytes(values: list[Any]) -> Any:
     return out
 
 
-def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
+def parse_frame(whole: Any, length: int, name: str, device_data: Any = None) -> tuple[list[Any], int]:
     """The values in the first ``length`` bytes of the byte tensor ``whole`` (views of it) and how many of them are
     outputs; every field is checked against those bytes, so a frame written by solution code yields plain tensors and
-    Nones, or a ValueError."""
+    Nones, or a ValueError. A device frame (its head alone in ``whole``) is read only with ``device_data``, the byte
+    tensor in device memory its data lies in, at the offsets the head names as though the head were in front of it
+    there too: its values are views of that (a frame with its data ignores ``device_data``)."""
     import torch
 
     data = _bytes_of(whole)[:length]
+    device = is_device_frame(whole, length)
+    if device and device_data is None:
+        raise ValueError(f"{name} holds a frame whose data is in device memory this reader was not given")
+    base, entries, outputs, _ = _frame_entries(data, name, device)
+    source = device_data if device else whole
+    if device and base + sum(_padded(e[3]) for e in entries if e) > device_data.numel():
+        raise ValueError(f"{name} names data beyond its device memory")
+    values: list[Any] = []
+    for e in entries:
+        if e is None:
+            values.append(None)
+            continue
+        dtype, dims, offset, nbytes = e
+        values.append(
+            torch.empty(dims, dtype=dtype)
+            if nbytes == 0
+            else source[base + offset : base + offset + nbytes].view(dtype).reshape(dims)
+        )
+    return values, outputs
+
+
+def device_frame_span(whole: Any, length: int, name: str) -> tuple[int, int]:
+    """Where the data of the device frame whose head is the first ``length`` bytes of ``whole`` lies in its device
+    memory: from the head's padded size to the end of its last value (ValueError: not such a frame)."""
+    data = _bytes_of(whole)[:length]
+    base, _, _, end = _frame_entries(data, name, device=True)
+    return base, end
+
+
+def is_device_frame(whole: Any, length: int) -> bool:
+    return length >= FRAME_HEAD.size and bytes(_bytes_of(whole)[:8]) == DEVICE_FRAME_MAGIC
+
+
+def _frame_entries(data: Any, name: str, device: bool) -> tuple[int, list[Any], int, int]:
+    """A frame's head checked field by field: where its data starts, each value's (dtype, dims, offset, nbytes) or
+    None, how many are outputs, and where its data ends. With ``device``, a device frame's head (alone in ``data``);
+    else a frame with its data, whose bytes outside the values must be zero."""
+    import torch
+
     if len(data) < FRAME_HEAD.size:
         raise ValueError(f"{name} holds no frame")
     magic, count, outputs = FRAME_HEAD.unpack_from(data)
     if (
-        magic != FRAME_MAGIC
+        magic != (DEVICE_FRAME_MAGIC if device else FRAME_MAGIC)
         or count > MAX_ENTRIES
         or outputs > count
         or FRAME_HEAD.size + count * FRAME_ENTRY.size > len(data)
@@ -479,11 +522,12 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
         raise ValueError(f"{name} does not hold a frame of the evaluator")
     base = _padded(FRAME_HEAD.size + count * FRAME_ENTRY.size)
     # Every byte that is no value's is zero, and the values lie end to end, as both writers lay them out: a frame's
-    # free bytes would let a write after the reply keep the frame's CRC-32C (a linear digest) unchanged.
+    # free bytes would let a write after the reply keep the frame's CRC-32C (a linear digest) unchanged. A device
+    # frame's data is under a digest no chosen change keeps (evaluator/timer/_engine.cpp device_frame_digest).
     if base > len(data) or any(data[FRAME_HEAD.size + count * FRAME_ENTRY.size : base]):
         raise ValueError(f"{name} has bytes outside its values that are not zero")
     dtypes = {code: getattr(torch, n) for n, code in DTYPE_CODES.items() if hasattr(torch, n)}
-    values: list[Any] = []
+    entries: list[Any] = []
     packed = 0
     for k in range(count):
         at = FRAME_HEAD.size + k * FRAME_ENTRY.size
@@ -494,11 +538,11 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
         if kind == 0:
             if any(entry):
                 raise ValueError(f"{name} has a malformed entry")
-            values.append(None)
+            entries.append(None)
             continue
         if kind != 1 or code not in dtypes or ndim > MAX_DIMS or any(n < 0 for n in shape) or offset % ALIGN:
             raise ValueError(f"{name} has a malformed entry")
-        if offset != packed or any(data[base + offset + nbytes : base + offset + _padded(nbytes)]):
+        if offset != packed or (not device and any(data[base + offset + nbytes : base + offset + _padded(nbytes)])):
             raise ValueError(f"{name} has bytes outside its values that are not zero")
         packed += _padded(nbytes)
         dims = shape[:ndim]
@@ -506,14 +550,12 @@ def parse_frame(whole: Any, length: int, name: str) -> tuple[list[Any], int]:
         for n in dims:
             count_ *= n
         dtype = dtypes[code]
-        if count_ * torch.empty((), dtype=dtype).element_size() != nbytes or base + offset + nbytes > len(data):
+        if count_ * torch.empty((), dtype=dtype).element_size() != nbytes or (
+            not device and base + offset + nbytes > len(data)
+        ):
             raise ValueError(f"{name} has an entry whose size does not match its shape")
-        values.append(
-            torch.empty(dims, dtype=dtype)
-            if nbytes == 0
-            else whole[base + offset : base + offset + nbytes].view(dtype).reshape(dims)
-        )
-    return values, outputs
+        entries.append((dtype, dims, offset, nbytes))
+    return base, entries, outputs, base + packed
 
 
 def _lay_out(view: Any, base: int, parts: list[tuple[Any, int, int]]) -> None:
@@ -594,14 +636,14 @@ class Slot:
         """The values of the frame in the slot (in its first ``length`` bytes, when given), as views."""
         return self.read_frame(length)[0]
 
-    def read_frame(self, length: int | None = None) -> tuple[list[Any], int]:
-        """The values and how many of them are outputs (:func:`parse_frame`)."""
+    def read_frame(self, length: int | None = None, device_data: Any = None) -> tuple[list[Any], int]:
+        """The values and how many of them are outputs (:func:`parse_frame`); a device frame's from ``device_data``."""
         size = os.fstat(self.fd).st_size
         if size != self.size:
             self._remap(size)
         if self.bytes is None:
             raise ValueError(f"{self.name} is empty")
-        return parse_frame(self.bytes, min(size, length) if length is not None else size, self.name)
+        return parse_frame(self.bytes, min(size, length) if length is not None else size, self.name, device_data)
 
     def view(self, length: int) -> memoryview:
         """The slot's first ``length`` bytes, mapped (no copy); shorter when the slot is."""

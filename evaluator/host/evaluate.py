@@ -346,7 +346,8 @@ def _run(doc: dict[str, Any], plan: Evaluation, session: Session, *, started_ahe
             copied = solution_call.call(session, f"t{t}", "correctness", limits.get("correctness", 120.0))
             _note(counted, session, "called")
             session.check_threads(f"trial {t}")
-            session.tell_judges(op="check_trial", t=t, nbytes=copied)
+            digests = solution_call.claimed(session, "called", {"name": f"t{t}"}, "digest")
+            session.tell_judges(op="check_trial", t=t, nbytes=copied, digests=digests)
             session.wait(session.judges, "trial", limits.get("correctness", 120.0), {"trial": t})
             reports = [p.last("trial") for p in session.judges]
             trials.append(

@@ -187,10 +187,11 @@ def _retimed(session: Session, windows: Windows, warmup: int, limit_s: float, or
     return second
 
 
-def _input_feed(session: Session) -> str:
-    """Where both sides' inputs waited for their windows: "device" where every judge's rank made device feeds (GPU
-    hosts: a call whose inputs do not fit them still passes through host memory, on both sides alike), else "host"."""
-    sizes = [(p.first("prepared") or {}).get("device_feed_bytes") for p in session.judges]
+def _feed_kind(session: Session, field: str) -> str:
+    """Where both sides' frames of one kind waited (``field``: the judges' "device_feed_bytes" for the inputs,
+    "device_out_bytes" for the outputs): "device" where every judge's rank made device memory for them (GPU hosts: a
+    frame that does not fit still passes through host memory, on both sides alike), else "host"."""
+    sizes = [(p.first("prepared") or {}).get(field) for p in session.judges]
     return "device" if sizes and all(type(n) is int and n > 0 for n in sizes) else "host"
 
 
@@ -366,7 +367,8 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "spin_us": baselines[0].get("spin_us", 0.0),
         "iterations": len(base),
         "calls_per_window": k,
-        "input_feed": _input_feed(session),
+        "input_feed": _feed_kind(session, "device_feed_bytes"),
+        "output_feed": _feed_kind(session, "device_out_bytes"),
         "baseline": stats.summarize(base),
         "solution": stats.summarize(sol),
         "speedup": sp["speedup"],

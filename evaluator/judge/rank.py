@@ -66,6 +66,12 @@ class SlotChanged(Exception):
     """What the host copied out of a rank's output slot is not the frame the rank's engine wrote before replying."""
 
 
+SLOT_CHANGED = (
+    "the output slot changed after the rank replied that its call was done (what the host copied is not the frame "
+    "the engine wrote): outputs must be complete when the call returns, and nothing may write to the slot after it"
+)
+
+
 class JudgeRank:
     def __init__(self, rank: int, report_fd: int, config: dict[str, Any], feed_fd: int, link_fd: int) -> None:
         self.rank = rank
@@ -102,6 +108,9 @@ class JudgeRank:
         # GPU hosts: byte tensors over the solution's rank's device feed and the baseline's own (both or neither).
         self.device_feed: Any = None
         self.own_device_feed: Any = None
+        # GPU hosts: byte tensors over the device memory each side writes its outputs to (both or neither).
+        self.device_out: Any = None
+        self.own_device_out: Any = None
         self.fed_device: tuple[int, int] | None = None  # where the last frame's data lies in the device feed
 
     def send(self, kind: str, **payload: Any) -> None:
@@ -142,11 +151,13 @@ class JudgeRank:
             self.untimed[f"t{t}"] = list(self.inputs(seed))
         if cfg["measure_timing"]:
             self._open_timer()
-        # Before the reference runs: the solution's rank waits for it to finish booting.
-        self._offer_device_feed()
+        # Before the other references run (the solution's rank waits for it to finish booting), after the first:
+        # its outputs size the device memory the outputs go to.
         for t in range(len(self.seeds["trials"])):
             inputs = self.untimed[f"t{t}"]
             expected = _outputs(self.module.solution(*clone_inputs(tuple(inputs))))
+            if t == 0:
+                self._offer_device_feed(expected)
             # Kept in this process's memory (not on the device: the solution's ranks need it), never in a file.
             self.expected[t] = [o.to("cpu", copy=True) if type(o) is torch.Tensor else o for o in expected]
             # The trial's inputs as made: the judge's own tensors, which only the reference's clone and the feed's
@@ -159,33 +170,53 @@ class JudgeRank:
             # sides then pay the same comparison of the tables of library addresses after every call, and no object
             # whose table the comparison reads can be unloaded under it.
             self.engine.seal()
-        self.send("prepared", device_feed_bytes=0 if self.device_feed is None else int(self.device_feed.numel()))
+        self.send(
+            "prepared",
+            device_feed_bytes=0 if self.device_feed is None else int(self.device_feed.numel()),
+            device_out_bytes=0 if self.device_out is None else int(self.device_out.numel()),
+        )
 
-    def _offer_device_feed(self) -> None:
+    def _offer_device_feed(self, expected: list[Any]) -> None:
         """GPU hosts: device memory for the solution's rank's inputs and for the baseline's, each sized for the
-        largest untimed call, the first sent (as a descriptor) to the solution's rank of this number over the link,
-        whose boot waits for it. Elsewhere, or where the device has no room, the link carries no descriptor and both
-        sides' inputs pass through host memory, as on CPU hosts."""
-        fd, nbytes = -1, 0
+        largest untimed call, and for each side's outputs, sized for an untimed call's outputs (``expected``, the
+        first trial's) and inputs after it; the solution's rank's two sent (as descriptors) to the solution's rank of
+        this number over the link, whose boot waits for them. Elsewhere, or where the device has no room, the link
+        carries no descriptor and both sides' frames pass through host memory, as on CPU hosts."""
+        fds: list[int] = []
+        sizes: list[int] = []
         if self.device.type == "cuda" and self.config["measure_timing"]:
             largest = 0
             for values in self.untimed.values():
                 head, _, total = wire.frame_layout(values)
                 largest = max(largest, len(head) + total)
-            want = max(int(largest * DEVICE_FEED_ROOM), 1)
-            try:
-                _, own = self.engine.make_device_feed(want, False)
-                fd, theirs = self.engine.make_device_feed(want, True)
-                self.own_device_feed, self.device_feed, nbytes = own, theirs, int(theirs.numel())
-            except RuntimeError:  # no room on the device: the feeds stay in host memory
-                self.own_device_feed = self.device_feed = None
-                fd = -1
+            head, _, total = wire.frame_layout([*expected, *self.untimed["t0"]])
+            for kind, size in (("inputs", largest), ("outputs", len(head) + total)):
+                want = max(int(size * DEVICE_FEED_ROOM), 1)
+                outputs = kind == "outputs"
+                # The solution's first: the baseline's engine writes to its own as soon as it has one, so it has
+                # one only once the solution's rank is sure to have its counterpart (both sides alike, or neither).
+                try:
+                    fd, theirs = self.engine.make_device_feed(want, True, outputs)
+                except RuntimeError:  # no room on the device, or no digest: these frames stay in host memory
+                    break
+                try:
+                    _, own = self.engine.make_device_feed(want, False, outputs)
+                except RuntimeError:
+                    os.close(fd)
+                    break
+                if outputs:
+                    self.own_device_out, self.device_out = own, theirs
+                else:
+                    self.own_device_feed, self.device_feed = own, theirs
+                fds.append(fd)
+                sizes.append(int(theirs.numel()))
         with socket.socket(fileno=self.link) as link:
-            if fd >= 0:
-                socket.send_fds(link, [str(nbytes).encode()], [fd])
-                os.close(fd)
+            if fds:
+                socket.send_fds(link, [" ".join(map(str, sizes)).encode()], fds)
             else:
                 link.send(b"0")
+        for fd in fds:
+            os.close(fd)
 
     def _open_timer(self) -> None:
         self.engine = compiled_timer.load(self.config["timer"])
@@ -213,7 +244,7 @@ class JudgeRank:
             steps_us={"measure": (t1 - t0) * 1e6, **{k: step["steps_us"][k] for k in ("save", "calls", "between")}},
         )
         if i >= warmup:
-            values, n_out = self.own_out.read_frame(step["nbytes"])
+            values, n_out = self.own_out.read_frame(step["nbytes"], self.own_device_out)
             self.fingerprints[i] = self._fingerprint(values[:n_out])
         self.reader.read_available()
         # The host opens no window until this work is done: the next command could be the solution's, whose window
@@ -331,10 +362,10 @@ class JudgeRank:
         if solution:
             self.feed_extent, self.fed_device = n, placed
 
-    def check_trial(self, t: int, nbytes: int | None) -> None:
+    def check_trial(self, t: int, nbytes: int | None, digest: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))
         given = self.on_device(self.given.pop(t))
-        error, max_abs, gaming = self._check_returned(nbytes, expected, given)
+        error, max_abs, gaming = self._check_returned(nbytes, digest, expected, given)
         self.send("trial", trial=t, ok=error is None, error=error, max_abs_error=max_abs, gaming=gaming)
 
     def _returned(self) -> wire.Slot:
@@ -342,15 +373,46 @@ class JudgeRank:
             self.returned = wire.Slot.open(self.private / wire.RETURNED_SLOT, writable=False, pinned=self.pinned)
         return self.returned
 
+    def _solution_frame(self, nbytes: int | None, digest: int | None) -> tuple[list[Any], int]:
+        """The solution's frame of one call as the host copied it out of the rank's out slot (``nbytes``: how much;
+        None: nothing to copy), with its data: the slot's own, or, for a frame whose data the rank wrote into its
+        out feed in device memory, a copy of that data taken now. Its digest (``digest``, taken by the rank's engine
+        as it replied: always for a device frame, for a timed call's frame in the slot) must be this copy's, else
+        SlotChanged: something wrote there after the reply."""
+        if not nbytes:
+            raise ValueError("no outputs")
+        returned = self._returned()
+        frame = returned.view(nbytes)
+        try:
+            if len(frame) != nbytes:
+                raise SlotChanged
+            if not wire.is_device_frame(frame, nbytes):
+                if digest is not None and digest >= 0 and self.engine.digest(frame) != digest:
+                    raise SlotChanged
+                return returned.read_frame(nbytes)
+            if self.device_out is None:
+                raise ValueError("a device frame from a rank given no device memory for its outputs")
+            base, end = wire.device_frame_span(frame, nbytes, wire.RETURNED_SLOT)
+            if end > self.device_out.numel():
+                raise ValueError("a device frame beyond the rank's device memory")
+            # This process's own copy, taken once: what the digest covers is what is compared.
+            data = torch.empty(end, dtype=torch.uint8, device=self.device)
+            data[base:end].copy_(self.device_out[base:end])
+            if digest is None or self.engine.device_digest(frame, data[base:end]) != digest:
+                raise SlotChanged
+        finally:
+            frame.release()
+        return returned.read_frame(nbytes, data)
+
     def _check_returned(
-        self, nbytes: int | None, expected: list[Any], given: list[Any]
+        self, nbytes: int | None, digest: int | None, expected: list[Any], given: list[Any]
     ) -> tuple[str | None, Any, bool]:
         try:
-            if not nbytes:
-                raise ValueError("no outputs")
-            values, n_out = self._returned().read_frame(nbytes)
+            values, n_out = self._solution_frame(nbytes, digest)
             returned = self.on_device(values)
             outputs, after = returned[:n_out], returned[n_out:]
+        except SlotChanged:
+            return SLOT_CHANGED, None, True
         except Exception as exc:  # whatever the solution's process left there is data, and this is not ours
             return (
                 f"the solution's outputs could not be read back ({type(exc).__name__}); it must return tensors",
@@ -373,25 +435,14 @@ class JudgeRank:
         t0 = time.perf_counter()
         t1 = t0
         try:
-            if not nbytes:
-                raise ValueError("no outputs")
             # The returned slot is the host's copy, in a folder no sandbox sees: the digest is taken on its mapping,
-            # with no copy of its own.
-            returned = self._returned()
-            frame = returned.view(nbytes)
-            if len(frame) != nbytes or self.engine.digest(frame) != digest:
-                raise SlotChanged
-            frame.release()
-            values, n_out = returned.read_frame(nbytes)
+            # with no copy of its own (a device frame's data is copied: the rank still maps it).
+            values, n_out = self._solution_frame(nbytes, digest)
             t1 = time.perf_counter()
             outputs = values[:n_out]
             error = _against_fingerprint(outputs, prints, self.tol.atol, self.tol.rtol, self.device)
         except SlotChanged:
-            error = (
-                "the output slot changed after the rank replied that its call was done (what the host copied is "
-                "not the frame the engine wrote): outputs must be complete when the call returns, and nothing may "
-                "write to the slot after it"
-            )
+            error = SLOT_CHANGED
         except Exception as exc:
             error = f"the outputs of timed iteration {i} could not be read back ({type(exc).__name__})"
         self.send(
@@ -419,7 +470,7 @@ class JudgeRank:
             elif op == "baseline_done":
                 self.baseline_done(int(cmd["since"]))
             elif op == "check_trial":
-                self.check_trial(cmd["t"], cmd["nbytes"][self.rank])
+                self.check_trial(cmd["t"], cmd["nbytes"][self.rank], cmd["digests"][self.rank])
             elif op == "check_timed":
                 self.check_timed(cmd["i"], cmd["nbytes"][self.rank], cmd["digests"][self.rank])
             elif op == "exit":

@@ -120,18 +120,22 @@ class Worker:
         self.boot_steps["ready_s"] = round(_now() - t0, 3)
 
     def take_device_feed(self, link_fd: int) -> int:
-        """The judge's rank's one message on the link: on GPU hosts, a descriptor of the device memory it writes this
-        rank's inputs into, which the engine maps (before the solution loads, so the host's record of the engine's
-        fixed tables holds it); otherwise none, and the inputs come through the feed slot alone. Waits for the judge,
-        which sends it once it made its inputs; a judge that ended first closed the link. Returns the feed's size."""
+        """The judge's rank's one message on the link: on GPU hosts, descriptors of the device memory it writes this
+        rank's inputs into and, where it made one, of the device memory this rank writes its outputs to, which the
+        engine maps (before the solution loads, so the host's record of the engine's fixed tables holds them);
+        otherwise none, and the frames go through the slots alone. Waits for the judge, which sends them once it made
+        its inputs; a judge that ended first closed the link. Returns the input feed's size."""
         with socket.socket(fileno=link_fd) as link:
-            message, fds, _, _ = socket.recv_fds(link, 32, 1)
+            message, fds, _, _ = socket.recv_fds(link, 64, 2)
         try:
-            nbytes = int(message or b"0")
-            if fds and nbytes > 0 and self.device.type == "cuda":
-                self.engine.open_device_feed(fds[0], nbytes)
-                return nbytes
-            return 0
+            sizes = [int(n) for n in (message or b"0").split()[:2]]
+            if not fds or len(sizes) < len(fds) or self.device.type != "cuda" or sizes[0] <= 0:
+                return 0
+            self.engine.open_device_feed(fds[0], sizes[0])
+            if len(fds) > 1 and sizes[1] > 0:
+                self.engine.open_device_feed(fds[1], sizes[1], True)
+            self.boot_steps["device_out_bytes"] = sizes[1] if len(fds) > 1 else 0
+            return sizes[0]
         finally:
             for fd in fds:
                 os.close(fd)

@@ -133,6 +133,8 @@ typedef int (*cu_host_register_t)(void *, size_t, unsigned int);
 typedef int (*cu_host_unregister_t)(void *);
 typedef int (*cu_ctx_set_limit_t)(int, size_t);
 typedef int (*cu_ctx_reset_l2_t)(void);
+typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+                           void **);
 constexpr int CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06;
 struct CUDA_MEMCPY2D_st {
   size_t srcXInBytes, srcY;
@@ -167,6 +169,7 @@ struct Driver {
   cu_memcpy2d_t memcpy2d = nullptr;
   cu_ctx_set_limit_t set_limit = nullptr;
   cu_ctx_reset_l2_t reset_persisting_l2 = nullptr;
+  cu_launch_t launch = nullptr;  // the frame digest's kernel (device_digest)
 };
 
 // ---- one process's engine -------------------------------------------------------------------------------------------
@@ -275,6 +278,14 @@ struct Fixed {
   // zero that instead of the feed.
   uint64_t feed_dev = 0;
   size_t feed_dev_bytes = 0;
+  // GPU hosts: where this process writes its outputs (and an untimed call's inputs-after) for the judge, in device
+  // memory the judge made (open_device_feed, make_device_feed with ``outputs``); a frame's head stays in the out slot.
+  uint64_t out_dev = 0;
+  size_t out_dev_bytes = 0;
+  // The frame digest's kernel (loaded from PTX at open) and the device word it sums into.
+  void *digest_fn = nullptr;
+  at::Tensor digest_buf;
+  uint64_t digest_word = 0;
 };
 Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
 Fixed &F = fixed_page.v;
@@ -680,6 +691,121 @@ std::string json_num(double v) {
 
 void check_cu(int rc, const char *what) {
   if (rc) fail(std::string("the evaluator's ") + what + " failed (CUDA error " + std::to_string(rc) + ")");
+}
+
+// ---- the digest of a frame whose data is in device memory ---------------------------------------------------------
+// A timed call's outputs on GPU hosts go to the judge in device memory (write_frame), where the rank's engine keeps a
+// mapping after it replies, and where a kernel still running in another context could write. So the engine takes a
+// digest of the frame as it replies and the judge takes it again over its own copy: one kernel of ours, in PTX the
+// driver compiles at open (no compiler on the host, and nothing of torch's dispatcher, which the solution can extend,
+// on the reply's path). Each 64-bit word is mixed with its position through multiplications and shifts and the mixes
+// are summed modulo 2^64, so the sum is the same whatever order the threads add in, and, unlike a CRC, no change to
+// chosen words can be solved for to keep it.
+const char DIGEST_PTX[] = R"(.version 6.0
+.target sm_60
+.address_size 64
+.visible .entry arena_digest(.param .u64 p_data, .param .u64 p_words, .param .u64 p_out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [p_data];
+  ld.param.u64 %rd2, [p_words];
+  ld.param.u64 %rd3, [p_out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd3, %rd3;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mul.wide.u32 %rd6, %r4, %r2;
+  mov.u64 %rd7, 0;
+WORDS:
+  setp.ge.u64 %p1, %rd4, %rd2;
+  @%p1 bra SUMMED;
+  shl.b64 %rd8, %rd4, 3;
+  add.u64 %rd8, %rd1, %rd8;
+  ld.global.u64 %rd9, [%rd8];
+  mul.lo.u64 %rd10, %rd4, 0x9E3779B97F4A7C15;
+  xor.b64 %rd9, %rd9, %rd10;
+  mul.lo.u64 %rd9, %rd9, 0xBF58476D1CE4E5B9;
+  shr.u64 %rd10, %rd9, 29;
+  xor.b64 %rd9, %rd9, %rd10;
+  mul.lo.u64 %rd9, %rd9, 0x94D049BB133111EB;
+  shr.u64 %rd10, %rd9, 32;
+  xor.b64 %rd9, %rd9, %rd10;
+  add.u64 %rd7, %rd7, %rd9;
+  add.u64 %rd4, %rd4, %rd6;
+  bra.uni WORDS;
+SUMMED:
+  mov.b64 {%r5, %r6}, %rd7;
+  shfl.sync.down.b32 %r7, %r5, 16, 31, -1;
+  shfl.sync.down.b32 %r8, %r6, 16, 31, -1;
+  mov.b64 %rd11, {%r7, %r8};
+  add.u64 %rd7, %rd7, %rd11;
+  mov.b64 {%r5, %r6}, %rd7;
+  shfl.sync.down.b32 %r7, %r5, 8, 31, -1;
+  shfl.sync.down.b32 %r8, %r6, 8, 31, -1;
+  mov.b64 %rd11, {%r7, %r8};
+  add.u64 %rd7, %rd7, %rd11;
+  mov.b64 {%r5, %r6}, %rd7;
+  shfl.sync.down.b32 %r7, %r5, 4, 31, -1;
+  shfl.sync.down.b32 %r8, %r6, 4, 31, -1;
+  mov.b64 %rd11, {%r7, %r8};
+  add.u64 %rd7, %rd7, %rd11;
+  mov.b64 {%r5, %r6}, %rd7;
+  shfl.sync.down.b32 %r7, %r5, 2, 31, -1;
+  shfl.sync.down.b32 %r8, %r6, 2, 31, -1;
+  mov.b64 %rd11, {%r7, %r8};
+  add.u64 %rd7, %rd7, %rd11;
+  mov.b64 {%r5, %r6}, %rd7;
+  shfl.sync.down.b32 %r7, %r5, 1, 31, -1;
+  shfl.sync.down.b32 %r8, %r6, 1, 31, -1;
+  mov.b64 %rd11, {%r7, %r8};
+  add.u64 %rd7, %rd7, %rd11;
+  and.b32 %r9, %r3, 31;
+  setp.ne.u32 %p1, %r9, 0;
+  @%p1 bra DONE;
+  red.global.add.u64 [%rd3], %rd7;
+DONE:
+  ret;
+}
+)";
+
+typedef int (*cu_module_load_t)(void **, const void *);
+typedef int (*cu_module_function_t)(void **, void *, const char *);
+
+// Loads the digest's kernel into this process's context (open, GPU hosts): false where the driver cannot, and then no
+// frame goes to device memory.
+bool load_digest_kernel(void *lib) {
+  auto load = reinterpret_cast<cu_module_load_t>(dlsym(lib, "cuModuleLoadData"));
+  auto function = reinterpret_cast<cu_module_function_t>(dlsym(lib, "cuModuleGetFunction"));
+  void *module = nullptr;
+  if (!load || !function || !D.launch || load(&module, DIGEST_PTX) != 0) return false;
+  return function(&F.digest_fn, module, "arena_digest") == 0;
+}
+
+// The sum of the mixed 64-bit words of ``n`` bytes (a multiple of 8) of device memory at ``ptr``, waited for.
+uint64_t device_words_digest(uint64_t ptr, size_t n) {
+  if (!F.digest_fn || !F.digest_word) fail("this engine has no device digest");
+  if (n % 8) fail("a device frame's data is not a whole number of words");
+  uint64_t words = n / 8, out = F.digest_word, sum = 0;
+  unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(1024, std::max<uint64_t>(1, (words + 255) / 256)));
+  void *args[] = {&ptr, &words, &out};
+  check_cu(D.memset8(F.digest_word, 0, 8, F.stream), "digest reset");
+  if (words) check_cu(D.launch(F.digest_fn, blocks, 1, 1, 256, 1, 1, 0, F.stream, args, nullptr), "digest kernel");
+  check_cu(D.dtoh(&sum, F.digest_word, 8, F.stream), "digest read");
+  check_cu(D.stream_sync(F.stream), "digest");
+  return sum;
+}
+
+// A device frame's digest: its head (in the out slot) and its data (in device memory), as one non-negative number.
+int64_t device_frame_digest(const void *head, size_t head_bytes, uint64_t data, size_t data_bytes) {
+  uint64_t h = device_words_digest(data, data_bytes) ^ (uint64_t{crc32c(head, head_bytes)} * 0x9E3779B97F4A7C15ull);
+  return static_cast<int64_t>(h & 0x7FFFFFFFFFFFFFFFull);
 }
 
 // ---- slots ----------------------------------------------------------------------------------------------------------
@@ -1241,9 +1367,15 @@ void input_aliases(const std::vector<PyObject *> &results, const Given &g, uint3
 }
 
 // Writes the outputs (and, for untimed calls, the inputs as they are after the call) into the out slot as one frame;
-// returns how many bytes of the slot it fills.
+// returns how many bytes of the slot it fills. On GPU hosts with an out feed, a frame whose every tensor is contiguous
+// on this rank's device and which fits there has only its head in the slot (DEVICE_FRAME_MAGIC) and its data in the
+// out feed, at the offsets the head names as though the head were in front of it there too: copied on the device
+// (tp_mlp at its bench size returns 64 MiB a call, which cost both sides a copy to host memory and a CRC of it, and
+// the host and the judge a copy each). ``device_bytes``: how many bytes of data went to the out feed (0: none). The
+// same rule on both sides, whose out feeds are of one size: a frame of the same tensors goes the same way.
 size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t per_call, const Given *inputs_after,
-                   Taken &taken) {
+                   Taken &taken, size_t *device_bytes) {
+  *device_bytes = 0;
   size_t batch = per_call ? outputs.size() / per_call : 1;
   struct Item { const at::Tensor *t; std::string label; };
   std::vector<Item> items;
@@ -1276,6 +1408,11 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
     if (it.t) data += padded(it.t->nbytes());
   }
   size_t need = head + data;
+  bool on_device = F.out_dev && data && need <= F.out_dev_bytes;
+  for (auto &it : items)
+    on_device = on_device && (!it.t || (it.t->device().is_cuda() && it.t->device().index() == F.device_index &&
+                                        it.t->unsafeGetTensorImpl()->is_contiguous()));
+  if (on_device) need = head;
   if (need > out.size) {
     size_t size = std::max(need + (GROW - need % GROW) % GROW, 2 * out.size);
     if (ftruncate(out.fd, static_cast<off_t>(size)) != 0) fail("the output slot could not grow");
@@ -1283,7 +1420,7 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
   }
   unsigned char *base = static_cast<unsigned char *>(out.addr);
   memset(base, 0, head);
-  memcpy(base, FRAME_MAGIC, 8);
+  memcpy(base, on_device ? DEVICE_FRAME_MAGIC : FRAME_MAGIC, 8);
   uint32_t count = static_cast<uint32_t>(items.size()), outs = static_cast<uint32_t>(n_out);
   memcpy(base + 8, &count, 4);
   memcpy(base + 12, &outs, 4);
@@ -1304,9 +1441,16 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
       int64_t n = t->size(d);
       memcpy(e + 24 + 8 * d, &n, 8);
     }
-    copy_out(*t, base + head + off, nbytes, items[k].label);
-    memset(base + head + off + nbytes, 0, padded(nbytes) - nbytes);
+    if (on_device) {
+      copy_out(*t, reinterpret_cast<unsigned char *>(F.out_dev + head + off), nbytes, items[k].label, true);
+      if (padded(nbytes) > nbytes)
+        check_cu(D.memset8(F.out_dev + head + off + nbytes, 0, padded(nbytes) - nbytes, F.stream), "output padding");
+    } else {
+      copy_out(*t, base + head + off, nbytes, items[k].label);
+      memset(base + head + off + nbytes, 0, padded(nbytes) - nbytes);
+    }
   }
+  if (on_device) *device_bytes = data;
   // Outputs that share memory with an input or with one another.
   std::vector<std::pair<Span, std::string>> spans;
   if (inputs_after)
@@ -1454,8 +1598,11 @@ struct StepResult {
   // A window's host time inside its calls (each PyObject_Call) and between them (arguments, events, signals, the
   // outputs taken): a diagnosis of where the two sides' windows differ, not a figure any check uses.
   double calls_us = 0, between_us = 0;
-  int64_t digest = -1;  // CRC-32C of a timed call's frame in the out slot, as the rank replies (-1: untimed)
-  size_t nbytes = 0;
+  // A timed call's frame as the rank replies: the CRC-32C of the out slot's, or for a frame whose data is in the out
+  // feed the device digest (device_frame_digest), which an untimed call's such frame carries too; else -1.
+  int64_t digest = -1;
+  size_t nbytes = 0;        // of the out slot
+  size_t device_bytes = 0;  // of the out feed (a device frame's data)
   Taken taken;
   std::vector<std::string> swapped, environment, signals;
   std::string calls;
@@ -1574,7 +1721,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
     if (t.defined() && refusal.empty() && !plain_impl(t))
       refusal = "an input's implementation was changed during the call (its functions or policies)";
   bool strided = !failed && refusal.empty() && timed && F.cuda && has_strided_cuda_output(outputs);
-  if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken);
+  if (strided) r.nbytes = write_frame(out, outputs, per_call_out, nullptr, r.taken, &r.device_bytes);
   if (strided && !per_call_events) check_cu(D.record(F.ev_after, F.stream), "stop event");
   S.held_results = results;  // released inside the next step's window, or at the end
   S.held_args.swap(g.args);
@@ -1584,7 +1731,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   double t1 = now_us();
   r.swapped = swapped_inputs(g);
   if (timed) input_aliases(results, g, calls, r.taken);
-  if (!strided) r.nbytes = write_frame(out, outputs, per_call_out, timed ? nullptr : &g, r.taken);
+  if (!strided) r.nbytes = write_frame(out, outputs, per_call_out, timed ? nullptr : &g, r.taken, &r.device_bytes);
   if (F.cuda) {
     // With the GIL kept, as from the call's return to the next window: no Python thread runs while the device ends.
     int copied = D.stream_sync(F.stream);
@@ -1608,7 +1755,10 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   }
   r.launch_us = h1 - h0;
   r.measure_us = t1 - t0;
-  if (timed) r.digest = out.addr && r.nbytes <= out.size ? crc32c(out.addr, r.nbytes) : 0;
+  if (r.device_bytes)
+    r.digest = device_frame_digest(out.addr, r.nbytes, F.out_dev + r.nbytes, r.device_bytes);
+  else if (timed)
+    r.digest = out.addr && r.nbytes <= out.size ? crc32c(out.addr, r.nbytes) : 0;
   r.save_us = now_us() - t1;
   r.environment = changed_environment();
   r.calls = counts_json();
@@ -1733,26 +1883,28 @@ at::Tensor device_view(const DeviceMemory &m) {
                        at::TensorOptions().dtype(at::kByte).device(at::kCUDA, F.device_index));
 }
 
-// The judge's rank: a device feed and a byte tensor over it to write inputs through. Exported: the descriptor for the
-// solution's rank of the same number is returned beside it. Not exported: this engine's own feed (the baseline's).
-py::tuple make_device_feed(size_t nbytes, bool exported) {
+// The judge's rank: a device feed and a byte tensor over it to write inputs through (or, with ``outputs``, to read a
+// side's outputs from). Exported: the descriptor for the solution's rank of the same number is returned beside it. Not
+// exported: this engine's own (the baseline's).
+py::tuple make_device_feed(size_t nbytes, bool exported, bool outputs) {
   not_while_serving();
-  if (!exported && F.feed_dev) fail("the engine has a device feed already");
+  if (outputs && !F.digest_word) fail("this engine has no device digest for outputs in device memory");
+  if (!exported && (outputs ? F.out_dev : F.feed_dev)) fail("the engine has that device feed already");
   DeviceMemory m = device_memory(nbytes, -1, exported);
-  if (!exported) {
-    F.feed_dev = m.ptr;
-    F.feed_dev_bytes = m.bytes;
-  }
+  if (!exported) (outputs ? F.out_dev : F.feed_dev) = m.ptr;
+  if (!exported) (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
   return py::make_tuple(m.fd, device_view(m));
 }
 
-// The solution's rank: the judge's device feed for this rank, by the descriptor it sent, before the solution loads.
-void open_device_feed(int fd, size_t nbytes) {
+// The solution's rank: the judge's device feed for this rank (its inputs, or with ``outputs`` where it writes its
+// outputs), by the descriptor it sent, before the solution loads.
+void open_device_feed(int fd, size_t nbytes, bool outputs) {
   not_while_serving();
-  if (F.feed_dev) fail("the engine has a device feed already");
+  if (outputs && !F.digest_word) fail("this engine has no device digest for outputs in device memory");
+  if (outputs ? F.out_dev : F.feed_dev) fail("the engine has that device feed already");
   DeviceMemory m = device_memory(nbytes, fd, false);
-  F.feed_dev = m.ptr;
-  F.feed_dev_bytes = m.bytes;
+  (outputs ? F.out_dev : F.feed_dev) = m.ptr;
+  (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
 }
 
 // ---- the module's functions ------------------------------------------------------------------------------------------
@@ -1804,6 +1956,13 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     check_cu(d.memset8(reinterpret_cast<uint64_t>(F.one.data_ptr()), 0, 4, F.stream), "alignment buffer");
     // Zero from the start: consume() copies its zeros from here before the first timed call's flush.
     F.flush_ptr = reinterpret_cast<uint64_t>(F.flush.data_ptr());
+    d.launch = reinterpret_cast<cu_launch_t>(dlsym(lib, "cuLaunchKernel"));
+    if (load_digest_kernel(lib)) {
+      F.digest_buf = at::Tensor(at::detail::empty_generic({8}, c10::GetAllocator(c10::DeviceType::CUDA),
+                                                          c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
+                                                          std::nullopt));
+      F.digest_word = reinterpret_cast<uint64_t>(F.digest_buf.data_ptr());
+    }
     F.flush_bytes = F.flush.nbytes();
     check_cu(d.memset8(F.flush_ptr, 0, F.flush_bytes, F.stream), "flush buffer");
     if (!sleep_fn.is_none()) {
@@ -2262,7 +2421,8 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
     } else {
       std::string name = (c.flags & 1) ? "t" + std::to_string(c.i) : "warm";
       line = "{\"kind\": \"called\", " + prefix + "\"name\": " + json_str(name) + ", \"phase\": " +
-             json_str((c.flags & 1) ? "correctness" : "setup") + ", \"nbytes\": " + std::to_string(r.nbytes) + ", " +
+             json_str((c.flags & 1) ? "correctness" : "setup") + ", \"nbytes\": " + std::to_string(r.nbytes) +
+             ", \"digest\": " + std::to_string(r.digest) + ", " +
              step_report(r) + "}";
     }
     send_line(report_fd, line);
@@ -2277,11 +2437,24 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("timer_fd"), py::arg("stream"), py::arg("device_index"), py::arg("group"), py::arg("sleep"),
         py::arg("cycles_per_us"), py::arg("result_tuples"), py::arg("watched_env"));
   m.def("set_spin", &set_spin);
-  m.def("make_device_feed", &make_device_feed, py::arg("nbytes"), py::arg("exported"),
-        "GPU hosts, the judge: device memory for a rank's inputs and a byte tensor over it; exported, with a "
-        "descriptor for the solution's rank (else this engine's own feed). Before seal().");
-  m.def("open_device_feed", &open_device_feed, py::arg("fd"), py::arg("nbytes"),
-        "GPU hosts, the solution's rank: map the judge's device feed for this rank by its descriptor. Before seal().");
+  m.def("make_device_feed", &make_device_feed, py::arg("nbytes"), py::arg("exported"), py::arg("outputs") = false,
+        "GPU hosts, the judge: device memory for a rank's inputs (or outputs) and a byte tensor over it; exported, "
+        "with a descriptor for the solution's rank (else this engine's own). Before seal().");
+  m.def("open_device_feed", &open_device_feed, py::arg("fd"), py::arg("nbytes"), py::arg("outputs") = false,
+        "GPU hosts, the solution's rank: map the judge's device feed for this rank (inputs, or outputs) by its "
+        "descriptor. Before seal().");
+  m.def(
+      "device_digest",
+      [](py::buffer head, const at::Tensor &data) {
+        not_while_serving();
+        py::buffer_info info = head.request();
+        if (!data.is_cuda() || data.scalar_type() != at::kByte || !data.is_contiguous())
+          fail("a device frame's data is a contiguous byte tensor on the GPU");
+        return device_frame_digest(info.ptr, static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize),
+                                   reinterpret_cast<uint64_t>(data.data_ptr()), static_cast<size_t>(data.nbytes()));
+      },
+      py::arg("head"), py::arg("data"),
+      "The digest the engine takes of a frame whose head is ``head`` and whose data is ``data`` (device memory).");
   m.def("seal", &seal_engine,
         "Make the engine's tables read-only and seal them, with every loaded object's code and relocated tables; "
         "once, before the solution loads. False where the kernel has no mseal.");

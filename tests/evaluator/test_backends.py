@@ -217,6 +217,7 @@ def test_the_sandbox_binds_thunderkittens_read_only_and_stages_the_helper(monkey
     assert (staged / "evaluator" / "rank" / "backends" / "nvshmem.py").is_file()
     assert (staged / "problems" / "backends" / "parallelkittens.py").is_file()  # the definitions they re-export
     assert (staged / "problems" / "backends" / "nvshmem.py").is_file()
+    assert (staged / "problems" / "common.py").is_file()  # a copy of a reference keeps its imports
     assert not (staged / "problems" / "registry.py").exists() and not (staged / "problems" / "collectives").exists()
     monkeypatch.delenv(backends.THUNDERKITTENS_ENV)
     assert backends.THUNDERKITTENS_ENV not in sandbox.environment({}, "cuda")

@@ -261,3 +261,42 @@ def test_a_rank_report_carrying_a_number_that_is_not_finite_is_not_the_engines()
         assert "not finite" in wire.malformed_rank_report({"kind": "timed", "rank": 0, "launch_us": bad}, 0)
         nested = {"kind": "timed", "rank": 0, "steps_us": {"measure": 1.0, "save": bad}}
         assert "not finite" in wire.malformed_rank_report(nested, 0)
+
+
+def _device_frame(values):
+    """A device frame as the engine writes one: its head alone, and the memory its data lies in (a host byte tensor
+    stands in for device memory: the reader only slices it)."""
+    head, parts, total = wire.frame_layout(values, wire.DEVICE_FRAME_MAGIC)
+    memory = torch.zeros(len(head) + total, dtype=torch.uint8)
+    wire._lay_out(memory, len(head), parts)
+    return torch.frombuffer(bytearray(head), dtype=torch.uint8), memory
+
+
+def test_a_device_frame_reads_its_values_from_the_device_memory_it_names():
+    values = [torch.arange(10, dtype=torch.float32).reshape(2, 5), None, torch.ones(3, dtype=torch.bfloat16)]
+    head, memory = _device_frame(values)
+    back, n_out = wire.parse_frame(head, len(head), "slot", memory)
+    assert n_out == 3 and back[1] is None
+    assert torch.equal(back[0], values[0]) and torch.equal(back[2], values[2])
+    assert back[0].data_ptr() >= memory.data_ptr()  # views of the memory given, not copies
+    assert wire.is_device_frame(head, len(head))
+    base, end = wire.device_frame_span(head, len(head), "slot")
+    assert (base, end) == (len(head), memory.numel())
+
+
+def test_a_device_frame_without_its_device_memory_or_beyond_it_is_refused():
+    head, memory = _device_frame([torch.ones(100)])
+    with pytest.raises(ValueError, match="device memory"):
+        wire.parse_frame(head, len(head), "slot")
+    with pytest.raises(ValueError, match="beyond"):
+        wire.parse_frame(head, len(head), "slot", memory[:-64])
+    plain = torch.frombuffer(bytearray(wire.frame_layout([torch.ones(1)])[0]), dtype=torch.uint8)
+    with pytest.raises(ValueError, match="does not hold a frame"):
+        wire.device_frame_span(plain, len(plain), "slot")  # a frame with its data is no device frame
+
+
+def test_a_device_frame_head_is_read_from_a_mapping_as_from_a_tensor():
+    head, _ = _device_frame([torch.ones(4)])
+    mapped = memoryview(bytearray(head.numpy().tobytes()))  # the judge reads the host's copy through its mapping
+    assert wire.is_device_frame(mapped, len(mapped))
+    assert wire.device_frame_span(mapped, len(mapped), "slot") == wire.device_frame_span(head, len(head), "slot")

@@ -51,6 +51,7 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["problem"]["version"] == 1 and len(doc["problem"]["content_hash"]) == 64
     assert doc["timing"]["protocol_revision"] == TIMING_PROTOCOL_REVISION
     assert doc["timing"]["input_feed"] == "host"  # CPU hosts: no device memory to hand the inputs over in
+    assert doc["timing"]["output_feed"] == "host"
     # Where each side's time went, for whoever reads a host-clock refusal: staging by the host's clock, and each
     # side's own account of its steps.
     clock = doc["timing"]["host_clock"]
@@ -292,3 +293,14 @@ def test_windows_a_slow_warm_up_cut_short_are_timed_again_at_the_size_the_timed_
     # Timed again at the size its timed calls allow within the window's budget: all 8 asked for where a call takes
     # under 6.25 ms by the host's clock, fewer on a loaded machine, but at least twice the one the warm-up left.
     assert clock["retimed_from"] == 1 and 2 <= doc["timing"]["calls_per_window"] <= 8
+
+
+def test_a_copy_of_the_reference_importing_its_helpers_passes():
+    """A solution that starts as its problem's reference keeps ``from problems.common import ...``: the static
+    checks allow it, so the sandbox must have the module."""
+    from problems.registry import get
+
+    source = get("collectives/all_reduce").reference_source
+    assert "from problems.common import" in source
+    doc = evaluate(EvalSpec(problem_id="collectives/all_reduce", solution_source=source, profile="cpu-gloo-2"))
+    assert doc["verdict"] == "passed", doc["message"]

@@ -59,3 +59,18 @@ def test_a_judge_that_ended_or_sent_nonsense_leaves_the_rank_without_a_device_fe
     else:
         assert _take(fd) == 0
     assert _closed(fd)
+
+
+def test_both_descriptors_sent_to_a_cpu_rank_are_closed_with_the_link():
+    judge, rank = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pipes = [os.pipe(), os.pipe()]
+    with judge:
+        socket.send_fds(judge, [b"4096 8192"], [w for _, w in pipes])
+        for _, w in pipes:
+            os.close(w)
+        fd = rank.detach()
+        assert _take(fd) == 0
+        assert _closed(fd)
+    for r, _ in pipes:
+        assert os.read(r, 1) == b""
+        os.close(r)

@@ -67,6 +67,9 @@ class Windows:
     # Where the host's loop spends its time, ms summed over every iteration by step: what the per-iteration overhead
     # beyond the two windows is made of.
     loop_ms: dict[str, float] = field(default_factory=dict)
+    # Per window, whether the baseline was timed first (the order is drawn per window): a diagnosis of whether either
+    # side's figure depends on what ran on the device just before it.
+    baseline_first: dict[int, bool] = field(default_factory=dict)
 
     def spent(self, step: str, since: float, now: float) -> None:
         self.loop_ms[step] = self.loop_ms.get(step, 0.0) + (now - since) * 1e3

@@ -126,6 +126,7 @@ def _time(
         )
         windows.spent("feed_and_check", t0, time.monotonic())
         baseline_first = order.random() < 0.5
+        windows.baseline_first[i] = baseline_first
         if baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
         windows.solution[i], copied[i] = _time_solution(session, windows, i, i >= warmup, left)
@@ -347,6 +348,7 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         if not base:
             return {}, "the host's clock has no window for every timed iteration"
     sp = stats.speedup(base, sol)
+    clock["by_order"] = _by_order(windows, warmup, base, sol)
     clock["steps_median_us"] = {
         "solution": _step_claims(session.ranks, ("timed",), warmup),
         "baseline": _step_claims(session.judges, ("baselined",), warmup),
@@ -391,6 +393,21 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "host_clock": clock,
     }
     return timing, forged_message
+
+
+def _by_order(windows: Windows, warmup: int, base: list[float], sol: list[float]) -> dict[str, Any]:
+    """The median per-iteration speedup of the windows where the baseline was timed first and of those where the
+    solution was: identical code reads the same in both unless a side's figure depends on what the device did just
+    before it (a diagnosis, not a figure any check uses)."""
+    out: dict[str, Any] = {}
+    for name, first in (("baseline_first", True), ("solution_first", False)):
+        ratios = [
+            b / s
+            for j, (b, s) in enumerate(zip(base, sol))
+            if s > 0 and windows.baseline_first.get(warmup + j) is first
+        ]
+        out[name] = {"windows": len(ratios), "median_speedup": round(statistics.median(ratios), 4) if ratios else None}
+    return out
 
 
 def _step_claims(peers: list, kinds: tuple[str, ...], warmup: int) -> dict[str, float]:

@@ -501,7 +501,8 @@ def _changed_inputs(given: list[Any], after: list[Any]) -> str | None:
 
 
 def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: float, device: torch.device) -> str | None:
-    """``outputs`` (views of the copied slot, in host memory) against the baseline's fingerprint: structure, values at
+    """``outputs`` (views of the copied slot, or of the judge's copy of a device frame) against the baseline's
+    fingerprint (taken where the baseline's frame lay): structure, values at
     the secret positions (gathered here), and every value finite (checked on ``device``: tens of MiB per output)."""
     if not isinstance(outputs, list) or len(outputs) != len(prints):
         return f"returned {len(outputs) if isinstance(outputs, list) else '?'} outputs, the baseline {len(prints)}"
@@ -509,14 +510,16 @@ def _against_fingerprint(outputs: Any, prints: list[Any], atol: float, rtol: flo
         if fp is None:
             continue
         shape, dtype, positions, values = fp
-        wrong = structure(out, torch.empty((), dtype=dtype, device=positions.device).expand(shape))
+        # Where each side's frame lay (device or host memory) is the evaluator's choice per frame, not the output's:
+        # the device each output was on is the engine's report, checked as the ranks reply (solution_call).
+        wrong = structure(out, torch.empty((), dtype=dtype, device=out.device).expand(shape))
         if wrong:
             return f"output {k}: {wrong.message}"
         flat = out.reshape(-1)
         if out.dtype.is_floating_point and not bool(torch.isfinite(flat.to(device, non_blocking=True)).all()):
             return f"output {k} holds NaN or Inf"
-        got = flat[positions] if flat.numel() else flat
-        mismatch = compare((got,), (values,), atol, rtol)
+        got = flat[positions.to(flat.device)] if flat.numel() else flat
+        mismatch = compare((got,), (values.to(got.device),), atol, rtol)
         if mismatch:
             return f"output {k} differs from the baseline's output for the same inputs ({mismatch.message})"
     return None

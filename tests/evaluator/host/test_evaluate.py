@@ -59,6 +59,9 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert 0 < clock["baseline_staging_us"] < clock["baseline_window_us"]
     for side in ("solution", "baseline"):
         assert set(clock["steps_median_us"][side]) == {"measure", "save", "calls", "between"}
+    # Each timed window counted once, under the side that was timed first in it.
+    orders = clock["by_order"]
+    assert orders["baseline_first"]["windows"] + orders["solution_first"]["windows"] == doc["timing"]["iterations"]
     # Where the set-up's time went: each sandbox's import, then the ranks' process group and warmed runtime.
     line = doc["timeline"]
     assert 0 < line["sandbox_process_group"] <= line["sandbox_runtime_warmed"] <= line["sandbox_booted"]

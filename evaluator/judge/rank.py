@@ -111,6 +111,7 @@ class JudgeRank:
         # GPU hosts: byte tensors over the device memory each side writes its outputs to (both or neither).
         self.device_out: Any = None
         self.own_device_out: Any = None
+        self.taken_out: Any = None  # this process's copy of a solution's device frame, as large as its out feed
         self.fed_device: tuple[int, int] | None = None  # where the last frame's data lies in the device feed
 
     def send(self, kind: str, **payload: Any) -> None:
@@ -206,6 +207,8 @@ class JudgeRank:
                     break
                 if outputs:
                     self.own_device_out, self.device_out = own, theirs
+                    # Made once: a copy allocated per check would move the baseline's own allocations about.
+                    self.taken_out = torch.empty_like(theirs)
                 else:
                     self.own_device_feed, self.device_feed = own, theirs
                 fds.append(fd)
@@ -396,7 +399,7 @@ class JudgeRank:
             if end > self.device_out.numel():
                 raise ValueError("a device frame beyond the rank's device memory")
             # This process's own copy, taken once: what the digest covers is what is compared.
-            data = torch.empty(end, dtype=torch.uint8, device=self.device)
+            data = self.taken_out
             data[base:end].copy_(self.device_out[base:end])
             if digest is None or self.engine.device_digest(frame, data[base:end]) != digest:
                 raise SlotChanged

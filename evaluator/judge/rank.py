@@ -152,13 +152,17 @@ class JudgeRank:
             self.untimed[f"t{t}"] = list(self.inputs(seed))
         if cfg["measure_timing"]:
             self._open_timer()
-        # Before the other references run (the solution's rank waits for it to finish booting), after the first:
-        # its outputs size the device memory the outputs go to.
+        # The solution's rank waits for the offer to finish booting: made before the references run, or on GPU
+        # hosts right after the first, whose outputs size the device memory the outputs go to.
+        offered = self.device.type != "cuda" or not cfg["measure_timing"] or not self.seeds["trials"]
+        if offered:
+            self._offer_device_feed(None)
         for t in range(len(self.seeds["trials"])):
             inputs = self.untimed[f"t{t}"]
             expected = _outputs(self.module.solution(*clone_inputs(tuple(inputs))))
-            if t == 0:
+            if not offered:
                 self._offer_device_feed(expected)
+                offered = True
             # Kept in this process's memory (not on the device: the solution's ranks need it), never in a file.
             self.expected[t] = [o.to("cpu", copy=True) if type(o) is torch.Tensor else o for o in expected]
             # The trial's inputs as made: the judge's own tensors, which only the reference's clone and the feed's
@@ -177,7 +181,7 @@ class JudgeRank:
             device_out_bytes=0 if self.device_out is None else int(self.device_out.numel()),
         )
 
-    def _offer_device_feed(self, expected: list[Any]) -> None:
+    def _offer_device_feed(self, expected: list[Any] | None) -> None:
         """GPU hosts: device memory for the solution's rank's inputs and for the baseline's, each sized for the
         largest untimed call, and for each side's outputs, sized for an untimed call's outputs (``expected``, the
         first trial's) and inputs after it; the solution's rank's two sent (as descriptors) to the solution's rank of
@@ -185,7 +189,7 @@ class JudgeRank:
         carries no descriptor and both sides' frames pass through host memory, as on CPU hosts."""
         fds: list[int] = []
         sizes: list[int] = []
-        if self.device.type == "cuda" and self.config["measure_timing"]:
+        if expected is not None and self.device.type == "cuda" and self.config["measure_timing"]:
             largest = 0
             for values in self.untimed.values():
                 head, _, total = wire.frame_layout(values)

@@ -205,14 +205,15 @@ class JudgeRank:
                 except RuntimeError:  # no room on the device, or no digest: these frames stay in host memory
                     break
                 try:
+                    # The judge's copy of the solution's frames, made once: a copy allocated per check would move
+                    # the baseline's own allocations about.
+                    taken = torch.empty_like(theirs) if outputs else None
                     _, own = self.engine.make_device_feed(want, False, outputs)
-                except RuntimeError:
+                except RuntimeError:  # torch's out-of-memory error is one
                     os.close(fd)
                     break
                 if outputs:
-                    self.own_device_out, self.device_out = own, theirs
-                    # Made once: a copy allocated per check would move the baseline's own allocations about.
-                    self.taken_out = torch.empty_like(theirs)
+                    self.own_device_out, self.device_out, self.taken_out = own, theirs, taken
                 else:
                     self.own_device_feed, self.device_feed = own, theirs
                 fds.append(fd)

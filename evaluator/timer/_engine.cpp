@@ -707,7 +707,7 @@ void check_cu(int rc, const char *what) {
 // on the reply's path). Each 64-bit word is mixed with its position through multiplications and shifts and the mixes
 // are summed modulo 2^64, so the sum is the same whatever order the threads add in, and, unlike a CRC, no change to
 // chosen words can be solved for to keep it.
-const char DIGEST_PTX[] = R"(.version 6.0
+const char DIGEST_PTX_WORDS[] = R"(.version 6.0
 .target sm_60
 .address_size 64
 .visible .entry arena_digest(.param .u64 p_data, .param .u64 p_words, .param .u64 p_out)
@@ -747,32 +747,16 @@ WORDS:
   add.u64 %rd4, %rd4, %rd6;
   bra.uni WORDS;
 SUMMED:
-  mov.b64 {%r5, %r6}, %rd7;
-  shfl.sync.down.b32 %r7, %r5, 16, 31, -1;
-  shfl.sync.down.b32 %r8, %r6, 16, 31, -1;
+)";
+// One step of the warp's sum (PTX has no loops over registers' lanes of its own): the 64-bit partial sum of the lane
+// OFFSET above, moved as two 32-bit halves, added in; five steps (16, 8, 4, 2, 1) leave the warp's sum in lane 0.
+const char DIGEST_PTX_SHUFFLE[] = R"(  mov.b64 {%r5, %r6}, %rd7;
+  shfl.sync.down.b32 %r7, %r5, OFFSET, 31, -1;
+  shfl.sync.down.b32 %r8, %r6, OFFSET, 31, -1;
   mov.b64 %rd11, {%r7, %r8};
   add.u64 %rd7, %rd7, %rd11;
-  mov.b64 {%r5, %r6}, %rd7;
-  shfl.sync.down.b32 %r7, %r5, 8, 31, -1;
-  shfl.sync.down.b32 %r8, %r6, 8, 31, -1;
-  mov.b64 %rd11, {%r7, %r8};
-  add.u64 %rd7, %rd7, %rd11;
-  mov.b64 {%r5, %r6}, %rd7;
-  shfl.sync.down.b32 %r7, %r5, 4, 31, -1;
-  shfl.sync.down.b32 %r8, %r6, 4, 31, -1;
-  mov.b64 %rd11, {%r7, %r8};
-  add.u64 %rd7, %rd7, %rd11;
-  mov.b64 {%r5, %r6}, %rd7;
-  shfl.sync.down.b32 %r7, %r5, 2, 31, -1;
-  shfl.sync.down.b32 %r8, %r6, 2, 31, -1;
-  mov.b64 %rd11, {%r7, %r8};
-  add.u64 %rd7, %rd7, %rd11;
-  mov.b64 {%r5, %r6}, %rd7;
-  shfl.sync.down.b32 %r7, %r5, 1, 31, -1;
-  shfl.sync.down.b32 %r8, %r6, 1, 31, -1;
-  mov.b64 %rd11, {%r7, %r8};
-  add.u64 %rd7, %rd7, %rd11;
-  and.b32 %r9, %r3, 31;
+)";
+const char DIGEST_PTX_END[] = R"(  and.b32 %r9, %r3, 31;
   setp.ne.u32 %p1, %r9, 0;
   @%p1 bra DONE;
   red.global.add.u64 [%rd3], %rd7;
@@ -780,6 +764,16 @@ DONE:
   ret;
 }
 )";
+
+std::string digest_ptx() {
+  std::string ptx = DIGEST_PTX_WORDS;
+  for (const char *offset : {"16", "8", "4", "2", "1"}) {
+    std::string step = DIGEST_PTX_SHUFFLE;
+    for (size_t at; (at = step.find("OFFSET")) != std::string::npos;) step.replace(at, 6, offset);
+    ptx += step;
+  }
+  return ptx + DIGEST_PTX_END;
+}
 
 typedef int (*cu_module_load_t)(void **, const void *);
 typedef int (*cu_module_function_t)(void **, void *, const char *);
@@ -790,7 +784,8 @@ bool load_digest_kernel(void *lib) {
   auto load = reinterpret_cast<cu_module_load_t>(dlsym(lib, "cuModuleLoadData"));
   auto function = reinterpret_cast<cu_module_function_t>(dlsym(lib, "cuModuleGetFunction"));
   void *module = nullptr;
-  if (!load || !function || !D.launch || load(&module, DIGEST_PTX) != 0) return false;
+  std::string ptx = digest_ptx();
+  if (!load || !function || !D.launch || load(&module, ptx.c_str()) != 0) return false;
   return function(&F.digest_fn, module, "arena_digest") == 0;
 }
 

@@ -492,12 +492,18 @@ def parse_frame(whole: Any, length: int, name: str, device_data: Any = None) -> 
     return values, outputs
 
 
-def device_frame_span(whole: Any, length: int, name: str) -> tuple[int, int]:
+def device_frame_span(whole: Any, length: int, name: str) -> tuple[int, int, list[tuple[int, int]]]:
     """Where the data of the device frame whose head is the first ``length`` bytes of ``whole`` lies in its device
-    memory: from the head's padded size to the end of its last value (ValueError: not such a frame)."""
+    memory (from the head's padded size to the end of its last value), and the ranges of it that are no value's (each
+    value's padding), which must hold zeros (ValueError: not such a frame)."""
     data = _bytes_of(whole)[:length]
-    base, _, _, end = _frame_entries(data, name, device=True)
-    return base, end
+    base, entries, _, end = _frame_entries(data, name, device=True)
+    padding = [
+        (base + offset + nbytes, base + offset + _padded(nbytes))
+        for _, _, offset, nbytes in (e for e in entries if e)
+        if nbytes % ALIGN
+    ]
+    return base, end, padding
 
 
 def is_device_frame(whole: Any, length: int) -> bool:
@@ -522,8 +528,9 @@ def _frame_entries(data: Any, name: str, device: bool) -> tuple[int, list[Any], 
         raise ValueError(f"{name} does not hold a frame of the evaluator")
     base = _padded(FRAME_HEAD.size + count * FRAME_ENTRY.size)
     # Every byte that is no value's is zero, and the values lie end to end, as both writers lay them out: a frame's
-    # free bytes would let a write after the reply keep the frame's CRC-32C (a linear digest) unchanged. A device
-    # frame's data is under a digest no chosen change keeps (evaluator/timer/_engine.cpp device_frame_digest).
+    # free bytes would let a write after the reply keep the frame's digest unchanged (a CRC-32C is linear; a device
+    # frame's digest sums an invertible mix of each word, so one word of free choice balances any change). A device
+    # frame's padding is in device memory: its reader checks it there (device_frame_span).
     if base > len(data) or any(data[FRAME_HEAD.size + count * FRAME_ENTRY.size : base]):
         raise ValueError(f"{name} has bytes outside its values that are not zero")
     dtypes = {code: getattr(torch, n) for n, code in DTYPE_CODES.items() if hasattr(torch, n)}

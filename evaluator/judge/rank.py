@@ -400,13 +400,16 @@ class JudgeRank:
                 return returned.read_frame(nbytes)
             if self.device_out is None:
                 raise ValueError("a device frame from a rank given no device memory for its outputs")
-            base, end = wire.device_frame_span(frame, nbytes, wire.RETURNED_SLOT)
+            base, end, padding = wire.device_frame_span(frame, nbytes, wire.RETURNED_SLOT)
             if end > self.device_out.numel():
                 raise ValueError("a device frame beyond the rank's device memory")
             # This process's own copy, taken once: what the digest covers is what is compared.
             data = self.taken_out
             data[base:end].copy_(self.device_out[base:end])
             if digest is None or self.engine.device_digest(frame, data[base:end]) != digest:
+                raise SlotChanged
+            # Bytes no reader compares could balance a late change under the digest: zero, as the engine writes them.
+            if padding and bool(data[torch.cat([torch.arange(a, b) for a, b in padding]).to(data.device)].any()):
                 raise SlotChanged
         finally:
             frame.release()

@@ -705,8 +705,9 @@ void check_cu(int rc, const char *what) {
 // digest of the frame as it replies and the judge takes it again over its own copy: one kernel of ours, in PTX the
 // driver compiles at open (no compiler on the host, and nothing of torch's dispatcher, which the solution can extend,
 // on the reply's path). Each 64-bit word is mixed with its position through multiplications and shifts and the mixes
-// are summed modulo 2^64, so the sum is the same whatever order the threads add in, and, unlike a CRC, no change to
-// chosen words can be solved for to keep it.
+// are summed modulo 2^64, so the sum is the same whatever order the threads add in. The mix is invertible: like the
+// CRC, the digest binds the frame against writes that do not know it, and one word of free choice balances a change,
+// so the judge compares the values and refuses padding that is not zero (evaluator/judge/rank.py _solution_frame).
 const char DIGEST_PTX_WORDS[] = R"(.version 6.0
 .target sm_60
 .address_size 64

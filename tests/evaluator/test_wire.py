@@ -280,8 +280,10 @@ def test_a_device_frame_reads_its_values_from_the_device_memory_it_names():
     assert torch.equal(back[0], values[0]) and torch.equal(back[2], values[2])
     assert back[0].data_ptr() >= memory.data_ptr()  # views of the memory given, not copies
     assert wire.is_device_frame(head, len(head))
-    base, end = wire.device_frame_span(head, len(head), "slot")
+    base, end, padding = wire.device_frame_span(head, len(head), "slot")
     assert (base, end) == (len(head), memory.numel())
+    # The first value's 40 bytes and the last's 6 are padded to 64; the None has no bytes at all.
+    assert padding == [(base + 40, base + 64), (base + 64 + 6, base + 128)]
 
 
 def test_a_device_frame_without_its_device_memory_or_beyond_it_is_refused():

@@ -60,3 +60,13 @@ def test_a_device_frame_without_a_digest_or_naming_memory_beyond_the_out_feed_is
     judge.device_out = judge.device_out[:256]
     with pytest.raises(ValueError, match="beyond"):
         JudgeRank._solution_frame(judge, nbytes, 0)  # type: ignore[arg-type]
+
+
+def test_a_late_change_balanced_in_the_padding_is_refused(tmp_path):
+    """A writer that knows the digest can balance a change with bytes of its choosing (the mix of each word is
+    invertible); in a value they would be compared, in the padding they would not: the padding must be zero."""
+    judge, nbytes, _ = _judge(tmp_path, [torch.zeros(10)])  # 40 bytes of values, 24 of padding
+    judge.device_out[nbytes + 40] = 7
+    balanced = _digest(judge._returned().view(nbytes), judge.device_out[nbytes : nbytes + 64])
+    with pytest.raises(SlotChanged):
+        JudgeRank._solution_frame(judge, nbytes, balanced)  # type: ignore[arg-type]

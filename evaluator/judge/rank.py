@@ -194,8 +194,13 @@ class JudgeRank:
             for values in self.untimed.values():
                 head, _, total = wire.frame_layout(values)
                 largest = max(largest, len(head) + total)
-            head, _, total = wire.frame_layout([*expected, *self.untimed["t0"]])
-            for kind, size in (("inputs", largest), ("outputs", len(head) + total)):
+            kinds = [("inputs", largest)]
+            try:
+                head, _, total = wire.frame_layout([*expected, *self.untimed["t0"]])
+                kinds.append(("outputs", len(head) + total))
+            except ValueError:  # an output no frame can hold: the solution's is refused as it returns, in any case
+                pass
+            for kind, size in kinds:
                 want = max(int(size * DEVICE_FEED_ROOM), 1)
                 outputs = kind == "outputs"
                 # The solution's first: the baseline's engine writes to its own as soon as it has one, so it has

@@ -474,9 +474,9 @@ def parse_frame(whole: Any, length: int, name: str, device_data: Any = None) -> 
     device = is_device_frame(whole, length)
     if device and device_data is None:
         raise ValueError(f"{name} holds a frame whose data is in device memory this reader was not given")
-    base, entries, outputs, _ = _frame_entries(data, name, device)
+    base, entries, outputs, end = _frame_entries(data, name, device)
     source = device_data if device else whole
-    if device and base + sum(_padded(e[3]) for e in entries if e) > device_data.numel():
+    if device and end > device_data.numel():
         raise ValueError(f"{name} names data beyond its device memory")
     values: list[Any] = []
     for e in entries:

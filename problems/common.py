@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 _RANK_STRIDE = 1_000_003
+_ONE_PASS = (torch.float32, torch.bfloat16, torch.float16)
 
 
 def dtype_of(name: str) -> torch.dtype:
@@ -38,6 +39,12 @@ def randn(
     scale: float = 1.0,
 ) -> torch.Tensor:
     """Normal values drawn in float32 on the generator's device, then cast, so every dtype sees the same draw."""
+    if generator.device.type == "cuda" and dtype in _ONE_PASS:
+        # torch's CUDA normal kernel draws in float32 and scales before it rounds to the tensor's dtype: the same
+        # values as below in one pass over the data instead of four (the judge draws every timed call's inputs, over
+        # a gigabyte a call at some problems' bench sizes; benchmarks/results say where this was checked).
+        drawn = torch.empty(tuple(shape), dtype=dtype, device=generator.device).normal_(0.0, scale, generator=generator)
+        return drawn.to(device=device)
     x = torch.randn(tuple(shape), generator=generator, device=generator.device, dtype=torch.float32)
     if scale != 1.0:
         x.mul_(scale)

@@ -402,8 +402,16 @@ class Session:
         failed_at: float | None = None
         match = match or {}
 
+        # How many of each peer's reports of ``kind`` were already found not to match: reports are only ever added,
+        # so each is looked at once per wait, however many times the host's loop comes round while it waits.
+        scanned: dict[int, int] = {}
+
         def arrived(p: Peer) -> bool:
-            return any(all(m.get(k) == v for k, v in match.items()) for m in reversed(p.of_kind(kind)))
+            found = p.of_kind(kind)
+            if any(all(m.get(k) == v for k, v in match.items()) for m in reversed(found[scanned.get(id(p), 0) :])):
+                return True
+            scanned[id(p)] = len(found)
+            return False
 
         first = True
         while True:

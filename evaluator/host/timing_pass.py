@@ -102,22 +102,14 @@ def _time(
     copied: dict[int, list[int | None]] = {}
     digests: dict[int, list[int | None]] = {}
     i = begin
+    _draw(session, windows, i, decide_at, at_least, begin, warmup, iterations)
     while i < windows.end:
         left = max(0.1, deadline - time.monotonic())
-        if i == decide_at:
-            windows.wanted = _calls_per_window(session, i, at_least)
-            windows.calls = batch.within_budget(windows.wanted, _solution_call_us(windows, begin, i))
-            windows.batched_from = i
-            windows.end = warmup + batch.timed_windows(iterations, windows.calls)
         if i == warmup and warmup and calls is None:
             windows.solution_spin_us = windows.baseline_spin_us = _one_spin(session, windows.batched_from, warmup)
             _set_spin(session, windows.solution_spin_us, left)
         t0 = time.monotonic()
-        session.tell_judges(op="feed", i=i, calls=windows.calls)
         if unchecked is not None:
-            session.tell_judges(
-                op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked)
-            )
             session.wait(session.judges, "timed", left, {"i": unchecked})
             unchecked = None
         session.wait(session.judges, "fed", left, {"i": i})
@@ -133,13 +125,23 @@ def _time(
         digests[i] = solution_call.claimed(session, "timed", {"i": i}, "digest")
         if not baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
-        windows.spent("iteration", t0, time.monotonic())
         if i >= warmup:
             unchecked = i
         i += 1
+        # Both windows are shut and the ranks stopped: the judges draw the next window's inputs and check this one's
+        # outputs on their device while the host reads the stopped ranks' threads, which nothing has run since
+        # their reply (what a stop holds does not change while it holds: Session.freeze_ranks).
+        _draw(session, windows, i, decide_at, at_least, begin, warmup, iterations)
+        if unchecked is not None:
+            session.tell_judges(
+                op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked)
+            )
+        after = time.monotonic()
+        session.check_threads(f"timed iteration {i - 1}")
+        windows.spent("check_threads", after, time.monotonic())
+        windows.spent("iteration", t0, time.monotonic())
     left = max(1.0, deadline - time.monotonic())
     if unchecked is not None:
-        session.tell_judges(op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked))
         session.wait(session.judges, "timed", left, {"i": unchecked})
     session.tell_judges(op="baseline_done", since=max(begin, warmup))
     session.wait(session.judges, "baseline", left, {"since": max(begin, warmup)})
@@ -147,6 +149,27 @@ def _time(
     windows.solution_spin_us = max(windows.solution_spin_us, windows.baseline_spin_us)  # one spin (_one_spin)
     session._pump(0.05)
     return windows
+
+
+def _draw(
+    session: Session,
+    windows: Windows,
+    i: int,
+    decide_at: int | None,
+    at_least: int,
+    begin: int,
+    warmup: int,
+    iterations: int,
+) -> None:
+    """Asks the judges to draw window ``i``'s inputs, choosing first, where ``i`` is the window to choose at, how many
+    calls each window holds from there on (from the reports of the windows before it)."""
+    if i == decide_at:
+        windows.wanted = _calls_per_window(session, i, at_least)
+        windows.calls = batch.within_budget(windows.wanted, _solution_call_us(windows, begin, i))
+        windows.batched_from = i
+        windows.end = warmup + batch.timed_windows(iterations, windows.calls)
+    if i < windows.end:
+        session.tell_judges(op="feed", i=i, calls=windows.calls)
 
 
 def _set_spin(session: Session, us: float, limit_s: float) -> None:
@@ -266,9 +289,6 @@ def _time_solution(
     copied = solution_call.take_outputs(session, "timed", {"i": i}) if record else []
     windows.spent("copy_outputs", after, time.monotonic())
     solution_call.check_returned(session, "timed", f"timed iteration {i}")
-    after = time.monotonic()
-    session.check_threads(f"timed iteration {i}")
-    windows.spent("check_threads", after, time.monotonic())
     return (ended - started) * 1e6, copied
 
 

@@ -284,6 +284,12 @@ struct Fixed {
   // zero that instead of the feed.
   uint64_t feed_dev = 0;
   size_t feed_dev_bytes = 0;
+  // GPU hosts with a device feed: the staging buffer a call's inputs wait in between the feed and the call's storage
+  // (make_inputs, fill_inputs), memory of the engine's own made with the feed. Not the caching allocator's: its
+  // blocks are listed by torch.cuda.memory_snapshot() to any code in the process, which could then read a timed
+  // call's inputs under the spin, before the start event.
+  uint64_t stage_dev = 0;
+  size_t stage_dev_bytes = 0;
   // GPU hosts: where this process writes its outputs (and an untimed call's inputs-after) for the judge, in device
   // memory the judge made (open_device_feed, make_device_feed with ``outputs``); a frame's head stays in the out slot.
   uint64_t out_dev = 0;
@@ -1020,7 +1026,8 @@ struct Given {
   }
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
   FeedData feed;                     // where the data was
-  std::vector<size_t> staged;        // GPU hosts: each input's offset in S.staging
+  std::vector<size_t> staged;        // GPU hosts: each input's offset in the staging buffer
+  uint64_t stage_base = 0;           // GPU hosts: the staging buffer this call's inputs wait in
 
   ~Given() {
     for (PyObject *a : args) Py_XDECREF(a);
@@ -1038,11 +1045,18 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
   size_t staged_bytes = 0;
   for (const Entry &e : entries)
     if (e.kind != 0) staged_bytes += padded(e.nbytes);
-  if (F.cuda && staged_bytes && (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes))
-    S.staging = at::Tensor(at::detail::empty_generic({static_cast<int64_t>(staged_bytes)},
-                                                     allocator(c10::DeviceType::CUDA),
-                                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
-                                                     std::nullopt));
+  if (F.cuda && staged_bytes && staged_bytes <= F.stage_dev_bytes) {
+    g.stage_base = F.stage_dev;
+  } else if (F.cuda && staged_bytes) {
+    // Inputs larger than the device feed (they came through the slot): a buffer of the caching allocator's, as
+    // before there were device feeds (docs/threat-model.md says what that leaves open).
+    if (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes)
+      S.staging = at::Tensor(at::detail::empty_generic({static_cast<int64_t>(staged_bytes)},
+                                                       allocator(c10::DeviceType::CUDA),
+                                                       c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kByte,
+                                                       std::nullopt));
+    g.stage_base = reinterpret_cast<uint64_t>(S.staging.data_ptr());
+  }
   size_t at_staging = 0;
   for (size_t k = 0; k < entries.size(); ++k) {
     const Entry &e = entries[k];
@@ -1068,7 +1082,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
     // does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
     g.staged.push_back(at_staging);
     if (e.nbytes) {
-      const uint64_t to = reinterpret_cast<uint64_t>(S.staging.defined() ? S.staging.data_ptr() : nullptr) + at_staging;
+      const uint64_t to = g.stage_base + at_staging;
       if (g.feed.device)
         check_cu(D.dtod(to, F.feed_dev + e.offset, e.nbytes, F.stream), "input copy");
       else if (F.cuda)
@@ -1092,7 +1106,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
 // storage a call gets until the stream that times it reaches the call.
 void fill_inputs(const Given &g) {
   if (!F.cuda) return;
-  const uint64_t base = reinterpret_cast<uint64_t>(S.staging.defined() ? S.staging.data_ptr() : nullptr);
+  const uint64_t base = g.stage_base;
   for (size_t k = 0; k < g.tensors.size(); ++k) {
     const at::Tensor &t = g.tensors[k];
     if (!t.defined() || !t.nbytes()) continue;
@@ -1881,6 +1895,18 @@ DeviceMemory device_memory(size_t nbytes, int import_fd, bool exported) {
   return m;
 }
 
+// The staging buffer of a side with a device feed (F.stage_dev): as large as the feed, whose inputs it takes. Where
+// the device has no room for it, the inputs wait in a buffer of the caching allocator's, as they did before.
+void make_staging(size_t nbytes) {
+  if (F.stage_dev) fail("the engine has a staging buffer already");
+  try {
+    DeviceMemory m = device_memory(nbytes, -1, false);
+    F.stage_dev = m.ptr;
+    F.stage_dev_bytes = m.bytes;
+  } catch (const std::exception &) {
+  }
+}
+
 at::Tensor device_view(const DeviceMemory &m) {
   return at::from_blob(reinterpret_cast<void *>(m.ptr), {static_cast<int64_t>(m.bytes)},
                        at::TensorOptions().dtype(at::kByte).device(at::kCUDA, F.device_index));
@@ -1896,6 +1922,7 @@ py::tuple make_device_feed(size_t nbytes, bool exported, bool outputs) {
   DeviceMemory m = device_memory(nbytes, -1, exported);
   if (!exported) (outputs ? F.out_dev : F.feed_dev) = m.ptr;
   if (!exported) (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
+  if (!exported && !outputs) make_staging(m.bytes);
   return py::make_tuple(m.fd, device_view(m));
 }
 
@@ -1908,6 +1935,7 @@ void open_device_feed(int fd, size_t nbytes, bool outputs) {
   DeviceMemory m = device_memory(nbytes, fd, false);
   (outputs ? F.out_dev : F.feed_dev) = m.ptr;
   (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
+  if (!outputs) make_staging(m.bytes);
 }
 
 // ---- the module's functions ------------------------------------------------------------------------------------------

@@ -115,6 +115,17 @@ CHEATS: list[Case] = [
     # the start event, and is joined before the stop: the call's inputs are filled on that stream after the spin, so
     # such work reads storage still empty (or a stale call's) and is wrong while timed.
     Case("cheats/side_stream_under_spin.py", "rejected", ("while being timed",), where="gpu"),
+    # The inputs wait under the spin in the engine's staging buffer, memory of its own beside the device feed: not a
+    # block of the caching allocator's, which memory_snapshot() lists to the solution.
+    Case(
+        "cheats/staging_from_allocator.py",
+        "passed",
+        where="gpu",
+        no_gain=True,
+        gain_below=1.3,
+        log_has=("ARENA_STAGING_ABSENT",),
+        log_lacks=("ARENA_STAGING_FOUND",),
+    ),
     # The engine's tables are sealed, but the backend object they point to is heap memory: its table of virtual
     # functions re-pointed (to an identical copy) ends the rank at the engine's next alignment.
     Case(

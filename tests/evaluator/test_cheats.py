@@ -126,6 +126,30 @@ CHEATS: list[Case] = [
         log_has=("ARENA_STAGING_ABSENT",),
         log_lacks=("ARENA_STAGING_FOUND",),
     ),
+    # A red team's routes to the staging buffer of revision 14 (docs/threat-model.md): the process's own memory file is
+    # closed to it; the engine's table read through ctypes, and the driver's pointer queries, find the buffer.
+    Case(
+        "cheats/staging_via_own_memory_file.py",
+        "passed",
+        where="gpu",
+        no_gain=True,
+        gain_below=1.3,
+        log_has=("ARENA_RT_ABSENT",),
+        log_lacks=("ARENA_RT_FOUND",),
+    ),
+    *(
+        Case(
+            f"cheats/staging_via_{route}.py",
+            "passed",
+            where="gpu",
+            no_gain=True,
+            gain_below=1.3,
+            log_lacks=("ARENA_RT_FOUND",),
+            known_open="a call's inputs are mapped in the solution's process while the spin runs, and native reach "
+            "finds them (docs/threat-model.md, GPU work under the spin)",
+        )
+        for route in ("engine_symbol", "maps_and_pointer_query", "address_probe")
+    ),
     # The engine's tables are sealed, but the backend object they point to is heap memory: its table of virtual
     # functions re-pointed (to an identical copy) ends the rank at the engine's next alignment.
     Case(

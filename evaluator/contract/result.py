@@ -103,7 +103,9 @@ class Timing:
     # Also "method", "figure", "iterations" (timed windows), "calls_per_window", "spin_us" (in front of each window),
     # "input_feed" ("device": GPU hosts, inputs handed over in device memory; "host": through a memory file),
     # "output_feed" ("device": the judges made device memory for the outputs and an untimed call's inputs after it,
-    # where frames of at least 32 MiB of data go; else "host"),
+    # where frames of at least 32 MiB of data go; else "host"), "input_staging" ("engine": GPU hosts, inputs wait
+    # under the spin in device memory each engine mapped itself; "allocator": in a block of torch's caching allocator;
+    # "host": CPU hosts),
     # "speedup_uncertainty", "ratio_of_medians", "launch_cpu_us",
     # "rechecked_outputs", "timer", "graph", "host_clock", "quick" (test mode): kept in ResultDocument.raw.
 

@@ -219,6 +219,19 @@ def _feed_kind(session: Session, field: str) -> str:
     return "device" if sizes and all(type(n) is int and n > 0 for n in sizes) else "host"
 
 
+def _staging_kind(session: Session) -> str:
+    """Where a call's inputs waited under the spin on GPU hosts: "engine" where every rank's engine on both sides
+    mapped a staging buffer of its own beside its device feed, "allocator" where one waited in a block of torch's
+    caching allocator (which `torch.cuda.memory_snapshot()` lists to the solution: docs/threat-model.md), "host" on
+    CPU hosts, where the inputs go straight into each call's own storage."""
+    if session.profile.device != "cuda":
+        return "host"
+    judges = [(p.first("prepared") or {}).get("device_staging_bytes") for p in session.judges]
+    ranks = [((p.first("booted") or {}).get("boot_steps") or {}).get("device_staging_bytes") for p in session.ranks]
+    sizes = judges + ranks
+    return "engine" if sizes and all(isinstance(n, (int, float)) and n > 0 for n in sizes) else "allocator"
+
+
 def _calls_per_window(session: Session, before: int, at_least: int) -> int:
     """How many calls each window holds from window ``before`` on (evaluator/host/batch.py), from the judges' own
     reports of the warm-up windows before it: the baseline's device time per call, and the bytes and values of one
@@ -391,6 +404,7 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "calls_per_window": k,
         "input_feed": _feed_kind(session, "device_feed_bytes"),
         "output_feed": _feed_kind(session, "device_out_bytes"),
+        "input_staging": _staging_kind(session),
         "baseline": stats.summarize(base),
         "solution": stats.summarize(sol),
         "speedup": sp["speedup"],

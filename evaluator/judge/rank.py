@@ -179,6 +179,7 @@ class JudgeRank:
             "prepared",
             device_feed_bytes=0 if self.device_feed is None else int(self.device_feed.numel()),
             device_out_bytes=0 if self.device_out is None else int(self.device_out.numel()),
+            device_staging_bytes=int(self.engine.device_staging_bytes()) if cfg["measure_timing"] else 0,
         )
 
     def _offer_device_feed(self, expected: list[Any] | None) -> None:

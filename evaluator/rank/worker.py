@@ -132,6 +132,7 @@ class Worker:
             if not fds or len(sizes) < len(fds) or self.device.type != "cuda" or sizes[0] <= 0:
                 return 0
             self.engine.open_device_feed(fds[0], sizes[0])
+            self.boot_steps["device_staging_bytes"] = self.engine.device_staging_bytes()
             if len(fds) > 1 and sizes[1] > 0:
                 self.engine.open_device_feed(fds[1], sizes[1], True)
             self.boot_steps["device_out_bytes"] = sizes[1] if len(fds) > 1 else 0

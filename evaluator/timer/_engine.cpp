@@ -2471,6 +2471,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("make_device_feed", &make_device_feed, py::arg("nbytes"), py::arg("exported"), py::arg("outputs") = false,
         "GPU hosts, the judge: device memory for a rank's inputs (or outputs) and a byte tensor over it; exported, "
         "with a descriptor for the solution's rank (else this engine's own). Before seal().");
+  m.def(
+      "device_staging_bytes", []() { return F.stage_dev_bytes; },
+      "GPU hosts: the size of the staging buffer the engine mapped beside its device feed (0: none; inputs then wait "
+      "in a block of torch's caching allocator).");
   m.def("open_device_feed", &open_device_feed, py::arg("fd"), py::arg("nbytes"), py::arg("outputs") = false,
         "GPU hosts, the solution's rank: map the judge's device feed for this rank (inputs, or outputs) by its "
         "descriptor. Before seal().");

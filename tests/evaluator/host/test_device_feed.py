@@ -26,6 +26,7 @@ def test_a_gpu_evaluation_hands_the_inputs_over_in_device_memory_and_reads_one()
     )
     assert doc["verdict"] == "passed", doc["message"]
     assert doc["timing"]["input_feed"] == doc["timing"]["output_feed"] == "device"
+    assert doc["timing"]["input_staging"] == "engine"  # not a block memory_snapshot() lists
     assert 0.95 <= doc["timing"]["speedup"] <= 1.05
 
 
@@ -44,3 +45,4 @@ def test_a_gpu_solution_gets_its_inputs_right_through_the_device_feed_in_every_t
     assert doc["verdict"] == "passed", doc["message"]
     assert len(doc["trials"]) == 5 and all(r["ok"] for t in doc["trials"] for r in t["ranks"])
     assert doc["timing"]["input_feed"] == doc["timing"]["output_feed"] == "device"
+    assert doc["timing"]["input_staging"] == "engine"  # not a block memory_snapshot() lists

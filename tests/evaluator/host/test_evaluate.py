@@ -52,6 +52,7 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["timing"]["protocol_revision"] == TIMING_PROTOCOL_REVISION
     assert doc["timing"]["input_feed"] == "host"  # CPU hosts: no device memory to hand the inputs over in
     assert doc["timing"]["output_feed"] == "host"
+    assert doc["timing"]["input_staging"] == "host"  # each call's own storage takes the inputs straight from the feed
     # Where each side's time went, for whoever reads a host-clock refusal: staging by the host's clock, and each
     # side's own account of its steps.
     clock = doc["timing"]["host_clock"]

@@ -101,8 +101,20 @@ def _time(
     unchecked: int | None = None
     copied: dict[int, list[int | None]] = {}
     digests: dict[int, list[int | None]] = {}
+
+    def draw(n: int) -> None:
+        """Asks the judges to draw window ``n``'s inputs, choosing first, where ``n`` is the window to choose at, how
+        many calls each window holds from there on (from the reports of the windows before it)."""
+        if n == decide_at:
+            windows.wanted = _calls_per_window(session, n, at_least)
+            windows.calls = batch.within_budget(windows.wanted, _solution_call_us(windows, begin, n))
+            windows.batched_from = n
+            windows.end = warmup + batch.timed_windows(iterations, windows.calls)
+        if n < windows.end:
+            session.tell_judges(op="feed", i=n, calls=windows.calls)
+
     i = begin
-    _draw(session, windows, i, decide_at, at_least, begin, warmup, iterations)
+    draw(i)
     while i < windows.end:
         left = max(0.1, deadline - time.monotonic())
         if i == warmup and warmup and calls is None:
@@ -131,7 +143,7 @@ def _time(
         # Both windows are shut and the ranks stopped: the judges draw the next window's inputs and check this one's
         # outputs on their device while the host reads the stopped ranks' threads, which nothing has run since
         # their reply (what a stop holds does not change while it holds: Session.freeze_ranks).
-        _draw(session, windows, i, decide_at, at_least, begin, warmup, iterations)
+        draw(i)
         if unchecked is not None:
             session.tell_judges(
                 op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked)
@@ -149,27 +161,6 @@ def _time(
     windows.solution_spin_us = max(windows.solution_spin_us, windows.baseline_spin_us)  # one spin (_one_spin)
     session._pump(0.05)
     return windows
-
-
-def _draw(
-    session: Session,
-    windows: Windows,
-    i: int,
-    decide_at: int | None,
-    at_least: int,
-    begin: int,
-    warmup: int,
-    iterations: int,
-) -> None:
-    """Asks the judges to draw window ``i``'s inputs, choosing first, where ``i`` is the window to choose at, how many
-    calls each window holds from there on (from the reports of the windows before it)."""
-    if i == decide_at:
-        windows.wanted = _calls_per_window(session, i, at_least)
-        windows.calls = batch.within_budget(windows.wanted, _solution_call_us(windows, begin, i))
-        windows.batched_from = i
-        windows.end = warmup + batch.timed_windows(iterations, windows.calls)
-    if i < windows.end:
-        session.tell_judges(op="feed", i=i, calls=windows.calls)
 
 
 def _set_spin(session: Session, us: float, limit_s: float) -> None:
@@ -215,8 +206,7 @@ def _feed_kind(session: Session, field: str) -> str:
     """Where both sides' frames of one kind waited (``field``: the judges' "device_feed_bytes" for the inputs,
     "device_out_bytes" for the outputs): "device" where every judge's rank made device memory for them (GPU hosts: a
     frame that does not fit still passes through host memory, on both sides alike), else "host"."""
-    sizes = [(p.first("prepared") or {}).get(field) for p in session.judges]
-    return "device" if sizes and all(type(n) is int and n > 0 for n in sizes) else "host"
+    return "device" if _all_made([(p.first("prepared") or {}).get(field) for p in session.judges]) else "host"
 
 
 def _staging_kind(session: Session) -> str:
@@ -228,8 +218,12 @@ def _staging_kind(session: Session) -> str:
         return "host"
     judges = [(p.first("prepared") or {}).get("device_staging_bytes") for p in session.judges]
     ranks = [((p.first("booted") or {}).get("boot_steps") or {}).get("device_staging_bytes") for p in session.ranks]
-    sizes = judges + ranks
-    return "engine" if sizes and all(isinstance(n, (int, float)) and n > 0 for n in sizes) else "allocator"
+    return "engine" if _all_made(judges + ranks) else "allocator"
+
+
+def _all_made(sizes: list[Any]) -> bool:
+    """Whether every side reported device memory of a size (a count of bytes above 0)."""
+    return bool(sizes) and all(type(n) is int and n > 0 for n in sizes)
 
 
 def _calls_per_window(session: Session, before: int, at_least: int) -> int:

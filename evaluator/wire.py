@@ -134,6 +134,7 @@ _RANK_FIELDS: dict[str, Any] = {
     "message": lambda v: type(v) is str,
     "traceback": lambda v: type(v) is str,
     "launch_us": _number,
+    "gate_us": _number,
     "nbytes": lambda v: v is None or type(v) is int,
     "digest": lambda v: type(v) is int,
     "devices": lambda v: type(v) is list and all(x is None or type(x) is str for x in v),
@@ -394,9 +395,13 @@ FEED_SLOT, BASELINE_FEED_SLOT, BASELINE_SLOT, RETURNED_SLOT, OUT_SLOT = (
 # c10's ScalarType number; dimensions; offset and size of its bytes from the data's start; up to 8 sizes), then the
 # data, every part 64-byte aligned. Fixed fields only: compiled code parses it without a JSON library.
 FRAME_MAGIC = b"ARNB0001"
-# A feed frame whose data is in the rank's device feed (GPU hosts), at the offsets its head names as though the head
-# were in front of it there too; only the head is in the slot (evaluator/timer/_engine.cpp read_feed).
+# An out frame whose data is in the judge's device memory for a rank's outputs (GPU hosts), at the offsets its head
+# names as though the head were in front of it there too; only the head is in the slot.
 DEVICE_FRAME_MAGIC = b"ARND0001"
+# A feed frame laid out the same way in a side's device feed, whose data the judge writes there only once the call's
+# stream has reached the gate (evaluator/timer/_engine.cpp pass_gate); the gate's token is the head's last eight bytes
+# before the data, which are padding in any other frame.
+GATED_FRAME_MAGIC = b"ARNG0001"
 FRAME_HEAD = struct.Struct("<8sII")
 FRAME_ENTRY = struct.Struct("<BBB5xQQ8q8x")
 MAX_ENTRIES, MAX_DIMS = (
@@ -622,22 +627,20 @@ class Slot:
         _lay_out(self.bytes, len(head), parts)
         return need
 
-    def write_device(self, values: list[Any], device_feed: Any) -> tuple[int, int] | None:
-        """Writes ``values`` as one frame whose head is in this slot and whose data is in ``device_feed`` (a byte
-        tensor over a rank's device feed), at the offsets the head names, and waits for the device's copies: the
-        rank that reads them is another process. Returns where the data starts and ends in ``device_feed``, or None
-        (nothing written) when they do not fit there."""
+    def write_gated(self, values: list[Any], room: int, token: int) -> tuple[int, list[tuple[Any, int]]] | None:
+        """Writes the head of a gated frame of ``values`` into this slot, with the gate's ``token``: the frame whose
+        data goes into a device feed of ``room`` bytes only at the gate (the judge's ``gate``). Returns where the data
+        ends and each tensor with its offset in the feed, or None (nothing written) when they do not fit there."""
         import torch
 
-        head, parts, total = frame_layout(values, DEVICE_FRAME_MAGIC)
+        head, parts, total = frame_layout(values, GATED_FRAME_MAGIC)
         base = len(head)
-        if base + total > device_feed.numel():
+        if base + total > room:
             return None
+        head = head[: base - 8] + struct.pack("<Q", token)
         self._room(base)
         self.bytes[:base].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
-        _lay_out(device_feed, base, parts)
-        torch.cuda.current_stream(device_feed.device).synchronize()
-        return base, base + total
+        return base + total, [(t, base + off) for t, off, n in parts if n]
 
     def read(self, length: int | None = None) -> list[Any]:
         """The values of the frame in the slot (in its first ``length`` bytes, when given), as views."""

@@ -11,7 +11,7 @@ from typing import Any, TypeGuard
 RESULT_SCHEMA_VERSION = 1
 # Which timing loop produced a result's figures; raised whenever a change can move the figures of the same code
 # (docs/protocol.md lists the revisions), so a reader can tell results measured under different loops apart.
-TIMING_PROTOCOL_REVISION = 14
+TIMING_PROTOCOL_REVISION = 15
 LOG_LIMIT = 8000  # characters kept of each rank's log
 
 
@@ -103,9 +103,9 @@ class Timing:
     # Also "method", "figure", "iterations" (timed windows), "calls_per_window", "spin_us" (in front of each window),
     # "input_feed" ("device": GPU hosts, inputs handed over in device memory; "host": through a memory file),
     # "output_feed" ("device": the judges made device memory for the outputs and an untimed call's inputs after it,
-    # where frames of at least 32 MiB of data go; else "host"), "input_staging" ("engine": GPU hosts, inputs wait
-    # under the spin in device memory each engine mapped itself; "allocator": in a block of torch's caching allocator;
-    # "host": CPU hosts),
+    # where frames of at least 32 MiB of data go; else "host"), "input_staging" ("gated": GPU hosts, the judge wrote
+    # each call's inputs into the device feed only once the call's stream had reached its gate; "allocator": they
+    # waited under the spin in a block of torch's caching allocator; "host": CPU hosts),
     # "speedup_uncertainty", "ratio_of_medians", "launch_cpu_us",
     # "rechecked_outputs", "timer", "graph", "host_clock", "quick" (test mode): kept in ResultDocument.raw.
 

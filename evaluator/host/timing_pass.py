@@ -17,7 +17,7 @@ from evaluator.contract.result import TIMING_PROTOCOL_REVISION
 from evaluator.host import batch, host_clock, solution_call
 from evaluator.host.host_clock import Windows
 from evaluator.host.session import Session
-from evaluator.timer.spin import spin_us
+from evaluator.timer.spin import GATE_HELD, spin_us
 
 
 def timed_windows(
@@ -209,16 +209,16 @@ def _feed_kind(session: Session, field: str) -> str:
     return "device" if _all_made([(p.first("prepared") or {}).get(field) for p in session.judges]) else "host"
 
 
-def _staging_kind(session: Session) -> str:
-    """Where a call's inputs waited under the spin on GPU hosts: "engine" where every rank's engine on both sides
-    mapped a staging buffer of its own beside its device feed, "allocator" where one waited in a block of torch's
-    caching allocator (which `torch.cuda.memory_snapshot()` lists to the solution: docs/threat-model.md), "host" on
-    CPU hosts, where the inputs go straight into each call's own storage."""
+def _staging_kind(session: Session, calls: int) -> str:
+    """Where a call's inputs were before the call's stream reached them on GPU hosts: "gated" where every side had a
+    device feed and each window one call (none of a call's inputs is in the rank's process until the call's stream
+    has reached its gate and the judge's stream, another process's, has spun and written them there), "allocator"
+    where they waited under the spin in a block of torch's caching allocator (which `torch.cuda.memory_snapshot()`
+    lists to the solution: docs/threat-model.md), "host" on CPU hosts, where the inputs go straight into each call's
+    own storage."""
     if session.profile.device != "cuda":
         return "host"
-    judges = [(p.first("prepared") or {}).get("device_staging_bytes") for p in session.judges]
-    ranks = [((p.first("booted") or {}).get("boot_steps") or {}).get("device_staging_bytes") for p in session.ranks]
-    return "engine" if _all_made(judges + ranks) else "allocator"
+    return "gated" if calls == 1 and _feed_kind(session, "device_feed_bytes") == "device" else "allocator"
 
 
 def _all_made(sizes: list[Any]) -> bool:
@@ -314,6 +314,34 @@ def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -
     return (_replied(session.judges, "baselined", i) - started) * 1e6
 
 
+def _gate_waits(peers: list, kind: str, warmup: int) -> list[tuple[int, int, float]]:
+    """Each gated timed call's wait at its gate as ``peers`` reported it in their ``kind`` reports from ``warmup`` on:
+    (rank, iteration, µs). Ungated calls report -1 and are left out."""
+    return [
+        (p.rank, m["i"], float(m["gate_us"]))
+        for p in peers
+        for m in p.of_kind(kind)
+        if isinstance(m.get("i"), int) and m["i"] >= warmup and isinstance(m.get("gate_us"), (int, float))
+        if m["gate_us"] >= 0
+    ]
+
+
+def _short_gate(session: Session, warmup: int, windows: Windows) -> str | None:
+    """GPU hosts with device feeds: a timed call whose stream waited at its gate for less than GATE_HELD of the
+    judge's spin (evaluator/timer/spin.py) did not wait for the spin: its gate was armed ahead, by a forged token,
+    while the call's stream was held elsewhere, and its inputs were there before its start."""
+    spin = windows.solution_spin_us
+    short = [w for w in _gate_waits(session.ranks, "timed", warmup) if w[2] < GATE_HELD * spin]
+    if not short or spin <= 0:
+        return None
+    rank, i, waited = short[0]
+    return (
+        f"rank {rank}, timed iteration {i - warmup}: the call's stream waited {waited:.1f} µs at its gate for a spin "
+        f"of {spin:.0f} µs, so its inputs were written before it arrived: the gate was armed by something other than "
+        f"the call's stream (a solution must not write to the evaluator's device feed)"
+    )
+
+
 def _replied(peers: list, kind: str, i: int) -> float:
     """When the last of ``peers`` reported ``kind`` for iteration ``i``, by the host's clock."""
     return max(next(m["received"] for m in reversed(p.of_kind(kind)) if m.get("i") == i) for p in peers)
@@ -340,6 +368,9 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
             f"{m['rank']}, iteration {m['i'] - warmup}: {m['error']}): results that depend on being timed, "
             f"cached from earlier calls, or left running on another stream are not allowed"
         )
+    short = _short_gate(session, warmup, windows)
+    if short:
+        return {}, short
     baselines = [p.last("baseline") for p in session.judges]
     # Every figure from here on is per call: a window's sample, its host-clock window and its spin divided by the
     # calls it held (evaluator/host/batch.py).
@@ -398,7 +429,14 @@ def _timing_section(session: Session, warmup: int, windows: Windows) -> tuple[di
         "calls_per_window": k,
         "input_feed": _feed_kind(session, "device_feed_bytes"),
         "output_feed": _feed_kind(session, "device_out_bytes"),
-        "input_staging": _staging_kind(session),
+        "input_staging": _staging_kind(session, k),
+        "gate_wait_us": {
+            side: (statistics.median(w[2] for w in waits) if waits else None)
+            for side, waits in (
+                ("baseline", _gate_waits(session.judges, "baselined", warmup)),
+                ("solution", _gate_waits(session.ranks, "timed", warmup)),
+            )
+        },
         "baseline": stats.summarize(base),
         "solution": stats.summarize(sol),
         "speedup": sp["speedup"],

@@ -11,7 +11,8 @@ later checks what the solution's ranks wrote back:
                  slot (wire.Slot) at the opening of the solution's window for it; the solution's rank of the same
                  number reads it through a descriptor the host gave it alone. On GPU hosts the slot holds only the
                  frame's head and the data goes to that rank's device feed, device memory of this process's that
-                 the rank maps by a descriptor sent to it alone (wire.Slot.write_device);
+                 the rank maps by a descriptor sent to it alone, and only at the call's gate: once the call's stream
+                 has reached it, this process's gate stream spins, writes the inputs and opens it (``_gate``);
   feed I K       the inputs of timed window I (K calls, each on inputs drawn from a seed of its own), made only
                  when the host asks, after window I-1 ended;
   bshow I        the same inputs written to the baseline's own feed slot, at the opening of the baseline's window;
@@ -112,7 +113,8 @@ class JudgeRank:
         self.device_out: Any = None
         self.own_device_out: Any = None
         self.taken_out: Any = None  # this process's copy of a solution's device frame, as large as its out feed
-        self.fed_device: tuple[int, int] | None = None  # where the last frame's data lies in the device feed
+        # GPU hosts with device feeds: each side's gate stream and the device address of its gate's release (_gate).
+        self.gates: dict[bool, tuple[Any, int]] = {}
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -179,7 +181,6 @@ class JudgeRank:
             "prepared",
             device_feed_bytes=0 if self.device_feed is None else int(self.device_feed.numel()),
             device_out_bytes=0 if self.device_out is None else int(self.device_out.numel()),
-            device_staging_bytes=int(self.engine.device_staging_bytes()) if cfg["measure_timing"] else 0,
         )
 
     def _offer_device_feed(self, expected: list[Any] | None) -> None:
@@ -189,6 +190,7 @@ class JudgeRank:
         this number over the link, whose boot waits for them. Elsewhere, or where the device has no room, the link
         carries no descriptor and both sides' frames pass through host memory, as on CPU hosts."""
         fds: list[int] = []
+        gate = -1
         sizes: list[int] = []
         if expected is not None and self.device.type == "cuda" and self.config["measure_timing"]:
             largest = 0
@@ -210,20 +212,33 @@ class JudgeRank:
                     fd, theirs = self.engine.make_device_feed(want, True, outputs)
                 except RuntimeError:  # no room on the device, or no digest: these frames stay in host memory
                     break
+                gate_fd = -1
                 try:
                     # The judge's copy of the solution's frames, made once: a copy allocated per check would move
                     # the baseline's own allocations about.
                     taken = torch.empty_like(theirs) if outputs else None
                     _, own = self.engine.make_device_feed(want, False, outputs)
+                    # An input feed's gate: the release page of each side, the solution's sent with its feed.
+                    gate_fd, theirs_release = self.engine.make_gate(True) if not outputs else (-1, 0)
+                    own_release = self.engine.make_gate(False)[1] if not outputs else 0
                 except RuntimeError:  # torch's out-of-memory error is one
-                    os.close(fd)
+                    for made in (fd, gate_fd):
+                        if made >= 0:
+                            os.close(made)
                     break
                 if outputs:
                     self.own_device_out, self.device_out, self.taken_out = own, theirs, taken
                 else:
                     self.own_device_feed, self.device_feed = own, theirs
+                    self.gates = {
+                        True: (torch.cuda.Stream(self.device), theirs_release),
+                        False: (torch.cuda.Stream(self.device), own_release),
+                    }
+                    gate = gate_fd
                 fds.append(fd)
                 sizes.append(int(theirs.numel()))
+        if fds:
+            fds.append(gate)  # last: the input feed's gate
         with socket.socket(fileno=self.link) as link:
             if fds:
                 socket.send_fds(link, [" ".join(map(str, sizes)).encode()], fds)
@@ -255,6 +270,7 @@ class JudgeRank:
             launch_us=step["launch_us"],
             elapsed_us=step["elapsed_us"],
             nbytes=step["nbytes"],
+            gate_us=step["gate_us"],
             steps_us={"measure": (t1 - t0) * 1e6, **{k: step["steps_us"][k] for k in ("save", "calls", "between")}},
         )
         if i >= warmup:
@@ -333,11 +349,9 @@ class JudgeRank:
         """Whether the solution's feed slot still holds data of the last frame written into it, at FEED_PROBES
         positions drawn at random (its rank's engine zeroes the file's data once a call's inputs are in their own
         storage). Read from the file's own pages, between two windows: a rank that remapped its view of the feed
-        privately, or answered the host's commands without the engine, left its inputs there for a peer."""
-        if self.fed_device is not None:
-            start, end = self.fed_device
-            at = torch.randint(start, end, (FEED_PROBES,), generator=self.probes) if end > start else None
-            return at is not None and bool(self.device_feed[at.to(self.device)].any())
+        privately, or answered the host's commands without the engine, left its inputs there for a peer. A device
+        feed's data stays where the gate wrote it, as the call's own inputs: it reached the feed only once every
+        rank's stream had passed the alignment in front of its call."""
         # Within the file's size as it is now (the rank holds a descriptor: reading a mapping past the end of a file
         # it shrank kills the reader), and the ranks are stopped while the judge reads.
         end = min(self.feed_extent, self.feed_slot.size, os.fstat(self.feed_slot.fd).st_size)
@@ -354,27 +368,49 @@ class JudgeRank:
         kept = False
         if name is not None:
             kept = self._feed_kept()  # an untimed call: no window is open yet
-            self._write_feed(self.feed_slot, self.device_feed, self.untimed.pop(name), None, solution=True)
+            self._write_feed(self.feed_slot, self.device_feed, self.untimed.pop(name), None, True, timed=False)
         else:
             assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
             if baseline:
-                self._write_feed(self.baseline_feed, self.own_device_feed, self.drawn[1], self.drawn_frame, False)
+                self._write_feed(self.baseline_feed, self.own_device_feed, self.drawn[1], self.drawn_frame, False, True)
             else:
-                self._write_feed(self.feed_slot, self.device_feed, self.drawn[1], self.drawn_frame, True)
+                self._write_feed(self.feed_slot, self.device_feed, self.drawn[1], self.drawn_frame, True, True)
         self.send("bshown" if baseline else "shown", i=i, name=name, **({"feed_kept": True} if kept else {}))
 
-    def _write_feed(self, slot: wire.Slot, device_feed: Any, values: list[Any], frame: Any, solution: bool) -> None:
-        """One call's inputs into a side's feed: their data into the side's device feed where there is one and they
-        fit (alike on both sides, which are given the same values and feeds of one size), else all of it into the
-        slot; a window's frame (``frame``, laid out ahead in host memory) into the slot."""
-        placed = None
+    def _write_feed(
+        self, slot: wire.Slot, device_feed: Any, values: list[Any], frame: Any, solution: bool, timed: bool
+    ) -> None:
+        """One call's inputs into a side's feed: a gated frame where the side has a device feed and they fit (alike
+        on both sides, which are given the same values and feeds of one size), its head in the slot now and its data
+        written at the call's gate; else all of it into the slot; a window's frame (``frame``, laid out ahead in host
+        memory) into the slot."""
+        gated = None
+        if frame is None and device_feed is not None:
+            token = int.from_bytes(os.urandom(8), "little") or 1
+            gated = slot.write_gated(values, int(device_feed.numel()), token)
+            if gated is not None:
+                self._gate(device_feed, gated[1], token, timed, solution)
         if frame is not None:
             n = slot.write_frame(frame)
+        elif gated is not None:
+            n = 0  # the slot holds a head alone: nothing there for the feed's probes
         else:
-            placed = slot.write_device(values, device_feed) if device_feed is not None else None
-            n = placed[1] if placed is not None else slot.write(values)
+            n = slot.write(values)
         if solution:
-            self.feed_extent, self.fed_device = n, placed
+            self.feed_extent = n
+
+    def _gate(self, device_feed: Any, parts: list[tuple[Any, int]], token: int, spin: bool, solution: bool) -> None:
+        """Queues one call's gate on the side's gate stream (evaluator/timer/_engine.cpp ``gate``): once the call's
+        stream writes ``token`` to its feed, the spin (a timed call's), the inputs written into ``device_feed`` at
+        their offsets, and the release. Returns at once (the baseline's is queued by its step, once armed). The
+        inputs are this process's own tensors, drawn on its current stream: the gate stream waits for that, and the
+        allocator keeps their memory until the gate has read it."""
+        stream, release = self.gates[solution]
+        sources = [(off, t.to(self.device).contiguous()) for t, off in parts]
+        stream.wait_stream(torch.cuda.current_stream(self.device))
+        for _, t in sources:
+            t.record_stream(stream)
+        self.engine.gate(device_feed, sources, token, spin, stream.cuda_stream, release)
 
     def check_trial(self, t: int, nbytes: int | None, digest: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))

@@ -121,21 +121,22 @@ class Worker:
 
     def take_device_feed(self, link_fd: int) -> int:
         """The judge's rank's one message on the link: on GPU hosts, descriptors of the device memory it writes this
-        rank's inputs into and, where it made one, of the device memory this rank writes its outputs to, which the
-        engine maps (before the solution loads, so the host's record of the engine's fixed tables holds them);
-        otherwise none, and the frames go through the slots alone. Waits for the judge, which sends them once it made
-        its inputs; a judge that ended first closed the link. Returns the input feed's size."""
+        rank's inputs into, of the device memory this rank writes its outputs to where it made one, and last of the
+        page of host memory it releases this rank's gates through (read-only here), which the engine maps (before the
+        solution loads, so the host's record of the engine's fixed tables holds them); otherwise none, and the frames
+        go through the slots alone. Waits for the judge, which sends them once it made its inputs; a judge that ended
+        first closed the link. Returns the input feed's size."""
         with socket.socket(fileno=link_fd) as link:
-            message, fds, _, _ = socket.recv_fds(link, 64, 2)
+            message, fds, _, _ = socket.recv_fds(link, 64, 3)
         try:
             sizes = [int(n) for n in (message or b"0").split()[:2]]
-            if not fds or len(sizes) < len(fds) or self.device.type != "cuda" or sizes[0] <= 0:
+            if len(fds) < 2 or len(sizes) != len(fds) - 1 or self.device.type != "cuda" or sizes[0] <= 0:
                 return 0
             self.engine.open_device_feed(fds[0], sizes[0])
-            self.boot_steps["device_staging_bytes"] = self.engine.device_staging_bytes()
-            if len(fds) > 1 and sizes[1] > 0:
+            self.engine.open_gate(fds[-1])
+            if len(sizes) > 1 and sizes[1] > 0:
                 self.engine.open_device_feed(fds[1], sizes[1], True)
-            self.boot_steps["device_out_bytes"] = sizes[1] if len(fds) > 1 else 0
+            self.boot_steps["device_out_bytes"] = sizes[1] if len(sizes) > 1 else 0
             return sizes[0]
         finally:
             for fd in fds:

@@ -2,10 +2,12 @@
  *
  * A step (warm-up or trial call, or a timed iteration) reads its inputs from the side's feed slot, a file the judge
  * wrote at the opening of the side's window, into tensors allocated here for this call alone (their storage never
- * seen by the code under test; on GPUs through a staging buffer of the engine's), and zeroes the feed; on GPUs keeps
- * the device busy with the spin kernel, flushes L2, aligns the ranks on the process group's backend (no dispatcher in
- * between) and only then fills the call's inputs from the staging buffer, on the call's stream; records the start,
- * calls the function, records the stop, copies the outputs into the side's output slot on the call's stream (a
+ * seen by the code under test), and zeroes the feed; on GPUs keeps the device busy with the spin kernel, flushes L2,
+ * aligns the ranks on the process group's backend (no dispatcher in between) and only then fills the call's inputs,
+ * on the call's stream. Where the side has a device feed, the inputs are not in this process at all until then: the
+ * call's stream reaches a gate in the feed, and the judge's stream, another process's, spins and only then writes the
+ * call's inputs into the feed, under tensors made here for this call, and opens the gate. Then the step records the
+ * start, calls the function, records the stop, copies the outputs into the side's output slot on the call's stream (a
  * window of several calls takes each call's outputs as that call returns), checks that every input still owns the
  * storage it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded,
  * reading the host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds
@@ -100,9 +102,17 @@ namespace {
 
 // ---- frames: the slots' format (evaluator/wire.py writes and reads the same) ------------------------------------
 constexpr char FRAME_MAGIC[8] = {'A', 'R', 'N', 'B', '0', '0', '0', '1'};
-// A feed frame whose head is in the slot and whose data is in the rank's device feed (GPU hosts), at the offsets the
-// head names, as if the head were in front of it there too.
+// An out frame whose head is in the slot and whose data is in the judge's device memory for this rank's outputs (GPU
+// hosts), at the offsets the head names, as if the head were in front of it there too.
 constexpr char DEVICE_FRAME_MAGIC[8] = {'A', 'R', 'N', 'D', '0', '0', '0', '1'};
+// A feed frame laid out the same way in the rank's device feed, whose data the judge writes there only once the
+// call's stream has reached the gate: the gate's token is the head's last eight bytes before the data (padding in any
+// other frame: a head and its entries end 16 or 48 bytes short of a multiple of 64).
+constexpr char GATED_FRAME_MAGIC[8] = {'A', 'R', 'N', 'G', '0', '0', '0', '1'};
+// Where the call's stream writes the token as it reaches the gate: the device feed's first word (no frame's data starts
+// before its head's length, 64 bytes or more). The gate's release is a word the rank cannot write (F.release_dev).
+constexpr size_t GATE_ARMED = 0;
+constexpr unsigned CU_STREAM_WAIT_VALUE_EQ = 1;
 constexpr size_t FRAME_HEAD = 16;   // magic, u32 entries, u32 outputs
 constexpr size_t ENTRY = 96;        // u8 kind, u8 dtype, u8 ndim, 5 pad, u64 offset, u64 nbytes, i64 shape[8]
 constexpr size_t ALIGN = 64;
@@ -139,6 +149,7 @@ typedef int (*cu_host_register_t)(void *, size_t, unsigned int);
 typedef int (*cu_host_unregister_t)(void *);
 typedef int (*cu_ctx_set_limit_t)(int, size_t);
 typedef int (*cu_ctx_reset_l2_t)(void);
+typedef int (*cu_stream_value64_t)(void *, uint64_t, uint64_t, unsigned int);
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
                            void **);
 constexpr int CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06;
@@ -176,6 +187,10 @@ struct Driver {
   cu_ctx_set_limit_t set_limit = nullptr;
   cu_ctx_reset_l2_t reset_persisting_l2 = nullptr;
   cu_launch_t launch = nullptr;  // the frame digest's kernel (device_digest)
+  // The gate's two words (pass_gate, gate): absent from a driver without stream memory operations, and then no side
+  // gets a device feed.
+  cu_stream_value64_t wait_value64 = nullptr;
+  cu_stream_value64_t write_value64 = nullptr;
 };
 
 // ---- one process's engine -------------------------------------------------------------------------------------------
@@ -274,6 +289,9 @@ struct Fixed {
   // GPU hosts: a single call's stop when its strided outputs were copied inside its sample (ev_end is recorded as the
   // call returns, before anything else).
   void *ev_after = nullptr;
+  // GPU hosts: a timed call's stream as it reached its gate (pass_gate): the time from there to the start event is
+  // how long the judge held the gate.
+  void *ev_armed = nullptr;
   // The allocators the engine makes its inputs, staging and copies with, and their tables of virtual functions, as
   // they were at open: c10's registry of allocators is writable memory, and a red team's allocator put there ran its
   // code in the engine before each call and learned where a window's later inputs were (allocator()).
@@ -284,30 +302,40 @@ struct Fixed {
   // zero that instead of the feed.
   uint64_t feed_dev = 0;
   size_t feed_dev_bytes = 0;
-  // GPU hosts with a device feed: the staging buffer a call's inputs wait in between the feed and the call's storage
-  // (make_inputs, fill_inputs), memory of the engine's own made with the feed. Not the caching allocator's: its
-  // blocks are listed by torch.cuda.memory_snapshot() to any code in the process, which could then read a timed
-  // call's inputs under the spin, before the start event.
-  uint64_t stage_dev = 0;
-  size_t stage_dev_bytes = 0;
   // GPU hosts: where this process writes its outputs (and an untimed call's inputs-after) for the judge, in device
   // memory the judge made (open_device_feed, make_device_feed with ``outputs``); a frame's head stays in the out slot.
   uint64_t out_dev = 0;
   size_t out_dev_bytes = 0;
   // The frame digest's kernel (loaded from PTX at open) and the device word it sums into.
   void *digest_fn = nullptr;
+  void *gate_spin_fn = nullptr;  // the gate's spin, in the same module
+  // GPU hosts with a device feed: the gate's release, a word in a page of host memory the judge made (make_gate) and
+  // alone can write (the solution's rank maps it read-only, from a sealed memory file), mapped for the device. The
+  // call's stream waits on it for the call's token (pass_gate).
+  uint64_t release_dev = 0;
   at::Tensor digest_buf;
   uint64_t digest_word = 0;
 };
 Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
 Fixed &F = fixed_page.v;
 
+struct OwnGate {
+  std::vector<std::pair<int64_t, at::Tensor>> parts;
+  uint64_t token = 0;
+  bool spin = false;
+  void *stream = nullptr;
+};
+
 // What changes from step to step.
 struct State {
   uint32_t seq = 0;
   std::vector<std::pair<void *, void *>> call_events;  // a window's per-call start and stop, made on first use
-  // GPU hosts: where a step's inputs wait, in device memory, between the feed's consume (before the barrier) and their
-  // copy into the call's own storage on the call's stream (after the spin, the flush and the alignment).
+  // The judge's process: its baseline's next gate, queued by pass_gate once the baseline's stream has armed it.
+  OwnGate own_gate;
+  // GPU hosts, inputs that came through the slot (no device feed, or a window of several calls): where they wait in
+  // device memory between the feed's consume (before the barrier) and their copy into the call's own storage on the
+  // call's stream (after the spin, the flush and the alignment). A block of the caching allocator's, which
+  // torch.cuda.memory_snapshot() lists to the code under test (docs/threat-model.md).
   at::Tensor staging;
   double spin_us = 0.0;
   std::map<int, Mapping> maps;
@@ -772,6 +800,25 @@ DONE:
 }
 )";
 
+// The gate's spin (gate, pass_gate): one thread that waits until the device's global timer has advanced ``p_ns``
+// nanoseconds. Launched on any stream by handle (torch's spin kernel runs on torch's current stream, and counts clock
+// cycles measured once).
+const char GATE_SPIN_PTX[] = R"(
+.visible .entry arena_gate_spin(.param .u64 p_ns)
+{
+  .reg .pred %p<2>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [p_ns];
+  mov.u64 %rd2, %globaltimer;
+SPIN:
+  mov.u64 %rd3, %globaltimer;
+  sub.u64 %rd4, %rd3, %rd2;
+  setp.lt.u64 %p1, %rd4, %rd1;
+  @%p1 bra SPIN;
+  ret;
+}
+)";
+
 std::string digest_ptx() {
   std::string ptx = DIGEST_PTX_WORDS;
   for (const char *offset : {"16", "8", "4", "2", "1"}) {
@@ -779,7 +826,7 @@ std::string digest_ptx() {
     for (size_t at; (at = step.find("OFFSET")) != std::string::npos;) step.replace(at, 6, offset);
     ptx += step;
   }
-  return ptx + DIGEST_PTX_END;
+  return ptx + DIGEST_PTX_END + GATE_SPIN_PTX;
 }
 
 typedef int (*cu_module_load_t)(void **, const void *);
@@ -793,7 +840,8 @@ bool load_digest_kernel(void *lib) {
   void *module = nullptr;
   std::string ptx = digest_ptx();
   if (!load || !function || !D.launch || load(&module, ptx.c_str()) != 0) return false;
-  return function(&F.digest_fn, module, "arena_digest") == 0;
+  return function(&F.digest_fn, module, "arena_digest") == 0 &&
+         function(&F.gate_spin_fn, module, "arena_gate_spin") == 0;
 }
 
 // The sum of the mixed 64-bit words of ``n`` bytes (a multiple of 8) of device memory at ``ptr``, waited for.
@@ -854,8 +902,9 @@ struct Entry {
 
 // Where a feed frame's data is: after its head in the slot, or (GPU hosts) in the device feed at the same offsets.
 struct FeedData {
-  bool device = false;
+  bool device = false;  // a gated frame, its data in the device feed
   size_t start = 0;  // the data's first byte, past the head and its entries
+  uint64_t token = 0;  // a gated frame's
 };
 
 // The feed's entries, every field checked against the size of the memory that holds the data (the file, or the
@@ -866,7 +915,7 @@ std::vector<Entry> read_feed(Mapping &m, FeedData &where) {
   size_t size = static_cast<size_t>(st.st_size);
   if (size != m.size) remap(m, size);
   if (size < FRAME_HEAD) fail("the feed slot holds no inputs");
-  where.device = memcmp(m.addr, DEVICE_FRAME_MAGIC, 8) == 0;
+  where.device = memcmp(m.addr, GATED_FRAME_MAGIC, 8) == 0;
   if (!where.device && memcmp(m.addr, FRAME_MAGIC, 8) != 0) fail("the feed slot holds no inputs");
   if (where.device && !F.feed_dev) fail("the feed slot names device memory, and this rank has no device feed");
   const unsigned char *base = static_cast<const unsigned char *>(m.addr);
@@ -875,6 +924,11 @@ std::vector<Entry> read_feed(Mapping &m, FeedData &where) {
   if (count > MAX_FRAME_ENTRIES || FRAME_HEAD + count * ENTRY > size) fail("the feed slot's header is malformed");
   size_t data = padded(FRAME_HEAD + count * ENTRY);
   where.start = data;
+  if (where.device) {
+    if (data > size) fail("the feed slot's header is malformed");
+    memcpy(&where.token, base + data - 8, 8);
+    if (!where.token) fail("the feed slot names device memory without a gate's token");
+  }
   const size_t room = where.device ? F.feed_dev_bytes : size;
   std::vector<Entry> out(count);
   for (uint32_t k = 0; k < count; ++k) {
@@ -920,7 +974,8 @@ std::unique_ptr<at::ObserverContext> on_op(const at::RecordFunction &fn) {
 }
 
 // ---- the spin, the flush and the alignment before a timed call ------------------------------------------------------
-void prepare_timed() {
+// ``spin``: false where the judge's stream spins in front of the gate instead (pass_gate).
+void prepare_timed(bool spin) {
   if (!F.cuda) return;
   // The L2 cache's set-aside for persisting accesses is the device's, and a line marked persisting outlives the
   // flush's ordinary writes: a call could leave the next side (the baseline, in another process) a fraction of the
@@ -929,7 +984,7 @@ void prepare_timed() {
   // A device without the set-aside (CUDA_ERROR_UNSUPPORTED_LIMIT, CUDA_ERROR_NOT_SUPPORTED) has nothing to reset.
   for (int rc : {D.set_limit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0), D.reset_persisting_l2()})
     if (rc != 215 && rc != 801) check_cu(rc, "the L2's set-aside for persisting accesses");
-  if (F.sleep_meth && F.cycles_per_us > 0 && S.spin_us > 0) {
+  if (spin && F.sleep_meth && F.cycles_per_us > 0 && S.spin_us > 0) {
     PyObject *cycles = PyLong_FromLongLong(static_cast<long long>(S.spin_us * F.cycles_per_us));
     if (!cycles) throw py::error_already_set();
     PyObject *r = F.sleep_meth(F.sleep_self, cycles);
@@ -1027,12 +1082,25 @@ struct Given {
   size_t extent = 0;                 // where the feed's last input ends: consume() zeroes up to here
   FeedData feed;                     // where the data was
   std::vector<size_t> staged;        // GPU hosts: each input's offset in the staging buffer
-  uint64_t stage_base = 0;           // GPU hosts: the staging buffer this call's inputs wait in
+  uint64_t stage_base = 0;           // GPU hosts: the staging buffer this call's inputs wait in (none when gated)
 
   ~Given() {
     for (PyObject *a : args) Py_XDECREF(a);
   }
 };
+
+// A tensor over ``nbytes`` of device memory at ``ptr`` that it does not own: a gated input, in the device feed. Its
+// storage and implementation are made here for this call alone, without the dispatcher.
+at::Tensor over_device(uint64_t ptr, size_t nbytes, const std::vector<int64_t> &shape, c10::ScalarType dtype) {
+  c10::Device device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(F.device_index));
+  c10::Storage storage(c10::Storage::use_byte_size_t(), static_cast<int64_t>(nbytes),
+                       c10::DataPtr(reinterpret_cast<void *>(ptr), device), nullptr, false);
+  at::Tensor t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage),
+                                                           c10::DispatchKeySet(c10::DispatchKey::CUDA),
+                                                           c10::scalarTypeToTypeMeta(dtype));
+  t.unsafeGetTensorImpl()->set_sizes_contiguous(shape);
+  return t;
+}
 
 // The feed holds the inputs of ``calls`` calls side by side (a batch: evaluator/host/batch.py), each call's in its
 // own fresh storage.
@@ -1040,16 +1108,15 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
   std::vector<Entry> entries = read_feed(feed, g.feed);
   if (calls < 1 || calls > MAX_BATCH || entries.size() % calls || entries.size() / calls > MAX_ENTRIES)
     fail("the feed slot does not hold whole calls' inputs");
+  if (g.feed.device && calls != 1) fail("a gated feed frame holds one call's inputs");
   size_t per_call = entries.size() / calls;
   const unsigned char *base = static_cast<const unsigned char *>(feed.addr);
   size_t staged_bytes = 0;
   for (const Entry &e : entries)
     if (e.kind != 0) staged_bytes += padded(e.nbytes);
-  if (F.cuda && staged_bytes && staged_bytes <= F.stage_dev_bytes) {
-    g.stage_base = F.stage_dev;
-  } else if (F.cuda && staged_bytes) {
-    // Inputs larger than the device feed (they came through the slot): a buffer of the caching allocator's, as
-    // before there were device feeds (docs/threat-model.md says what that leaves open).
+  if (F.cuda && staged_bytes && !g.feed.device) {
+    // Inputs that came through the slot: a buffer of the caching allocator's (docs/threat-model.md says what that
+    // leaves open).
     if (!S.staging.defined() || static_cast<size_t>(S.staging.nbytes()) < staged_bytes)
       S.staging = at::Tensor(at::detail::empty_generic({static_cast<int64_t>(staged_bytes)},
                                                        allocator(c10::DeviceType::CUDA),
@@ -1071,27 +1138,32 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
       continue;
     }
     auto dtype = static_cast<c10::ScalarType>(e.dtype);
-    // Allocated without the dispatcher: a kernel the code under test registered for aten::empty never runs here.
-    at::TensorBase t = F.cuda
-        ? at::detail::empty_generic(e.shape, allocator(c10::DeviceType::CUDA),
-                                    c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt)
-        : at::detail::empty_generic(e.shape, allocator(c10::DeviceType::CPU),
-                                    c10::DispatchKeySet(c10::DispatchKey::CPU), dtype, std::nullopt);
-    // GPU inputs go to the staging buffer, not yet to the call's storage: fill_inputs() copies them there on the
-    // call's stream once the spin, the flush and the alignment are queued, so work a solution starts on a stream that
-    // does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
     g.staged.push_back(at_staging);
-    if (e.nbytes) {
-      const uint64_t to = g.stage_base + at_staging;
-      if (g.feed.device)
-        check_cu(D.dtod(to, F.feed_dev + e.offset, e.nbytes, F.stream), "input copy");
-      else if (F.cuda)
-        check_cu(D.htod(to, base + e.offset, e.nbytes, F.stream), "input copy");
-      else
-        memcpy(t.data_ptr(), base + e.offset, e.nbytes);
-      at_staging += padded(e.nbytes);
+    at::Tensor tensor;
+    if (g.feed.device) {
+      // Where the judge writes it once the call's stream reaches the gate (pass_gate): until then the feed holds
+      // what an earlier call left there, and nothing of this call's inputs is in this process.
+      tensor = over_device(F.feed_dev + e.offset, e.nbytes, e.shape, dtype);
+    } else {
+      // Allocated without the dispatcher: a kernel the code under test registered for aten::empty never runs here.
+      tensor = at::Tensor(F.cuda ? at::detail::empty_generic(e.shape, allocator(c10::DeviceType::CUDA),
+                                                             c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype,
+                                                             std::nullopt)
+                                 : at::detail::empty_generic(e.shape, allocator(c10::DeviceType::CPU),
+                                                             c10::DispatchKeySet(c10::DispatchKey::CPU), dtype,
+                                                             std::nullopt));
+      // GPU inputs go to the staging buffer, not yet to the call's storage: fill_inputs() copies them there on the
+      // call's stream once the spin, the flush and the alignment are queued, so work a solution starts on a stream
+      // that does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
+      if (e.nbytes) {
+        const uint64_t to = g.stage_base + at_staging;
+        if (F.cuda)
+          check_cu(D.htod(to, base + e.offset, e.nbytes, F.stream), "input copy");
+        else
+          memcpy(tensor.data_ptr(), base + e.offset, e.nbytes);
+        at_staging += padded(e.nbytes);
+      }
     }
-    at::Tensor tensor(std::move(t));
     g.storages.push_back(tensor.storage().unsafeGetStorageImpl());
     g.pointers.push_back(tensor.data_ptr());
     g.sizes.push_back(tensor.storage().nbytes());
@@ -1101,9 +1173,9 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
   g.per_call = per_call;
 }
 
-// GPU hosts: the staged inputs copied into each call's own storage, on the call's stream, queued right before the
-// start event (after the spin, the flush and the alignment in a timed step): nothing of this step's inputs is in the
-// storage a call gets until the stream that times it reaches the call.
+// GPU hosts, inputs that came through the slot: the staged inputs copied into each call's own storage, on the call's
+// stream, queued right before the start event (after the spin, the flush and the alignment in a timed step): nothing
+// of this step's inputs is in the storage a call gets until the stream that times it reaches the call.
 void fill_inputs(const Given &g) {
   if (!F.cuda) return;
   const uint64_t base = g.stage_base;
@@ -1113,6 +1185,31 @@ void fill_inputs(const Given &g) {
     check_cu(D.dtod(reinterpret_cast<uint64_t>(g.pointers[k]), base + g.staged[k], t.nbytes(), F.stream),
              "input fill");
   }
+}
+
+void queue_gate(const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64_t feed, uint64_t release,
+                uint64_t token, bool spin, void *stream);
+
+// GPU hosts, a gated frame: the call's stream writes the frame's token to the feed's first word as it reaches the gate
+// (after the flush and the alignment), then waits until the judge's stream, which waited for that token, spun and
+// wrote the call's inputs, writes the token to the gate's release, memory only the judge can write. The solution's
+// code runs only after this is queued, so whatever it starts elsewhere finds its inputs absent until the judge writes
+// them, and nothing it writes holds the call's stream at the gate once they are there; the token is fresh for each
+// call, so a gate armed ahead by a forged token opens nothing of a later call's. A timed call's stream records when it
+// reached the gate: the host refuses a call whose gate opened in much less than the judge's spin (a forged arming while
+// the call's stream was held elsewhere: timing_pass). The judge's own gate (its baseline's) is queued here, once the
+// call's stream has armed it: queued ahead, it would hold the judge's context, which the barrier synchronizes.
+void pass_gate(const Given &g, bool timed) {
+  if (!F.release_dev) fail("a gated frame, and this engine has no gate's release");
+  check_cu(D.write_value64(F.stream, F.feed_dev + GATE_ARMED, g.feed.token, 0), "the gate");
+  if (timed) check_cu(D.record(F.ev_armed, F.stream), "the gate's event");
+  if (S.own_gate.token) {
+    OwnGate own = std::move(S.own_gate);
+    S.own_gate = OwnGate{};
+    if (own.token != g.feed.token) fail("the baseline's gate was queued for another call's inputs");
+    queue_gate(own.parts, F.feed_dev, F.release_dev, own.token, own.spin, own.stream);
+  }
+  check_cu(D.wait_value64(F.stream, F.release_dev, g.feed.token, CU_STREAM_WAIT_VALUE_EQ), "the gate");
 }
 
 // Call ``j``'s arguments, made as it starts: no Python object of a later call's inputs exists before then, so a call
@@ -1136,13 +1233,8 @@ PyObject *args_of(Given &g, uint32_t j) {
 // zeroed by that call's consume.
 void consume(Mapping &feed, const Given &g) {
   if (g.feed.device) {
-    // The head and its entries in the slot, the data in device memory (the judge wrote it there), zeroed on the
-    // device, behind the input copies on the same stream.
+    // The head and its entries in the slot; the data is not in the device feed yet (pass_gate).
     memset(feed.addr, 0, std::min(g.feed.start, feed.size));
-    size_t end = std::min(g.extent, F.feed_dev_bytes);
-    if (end > g.feed.start)
-      check_cu(D.memset8(F.feed_dev + g.feed.start, 0, end - g.feed.start, F.stream), "feed zeroing");
-    check_cu(D.stream_sync(F.stream), "input copy");
     return;
   }
   size_t end = std::min(g.extent, feed.size);
@@ -1618,6 +1710,7 @@ struct StepResult {
   // A timed call's frame as the rank replies: the CRC-32C of the out slot's, or for a frame whose data is in the out
   // feed the device digest (device_frame_digest), which an untimed call's such frame carries too; else -1.
   int64_t digest = -1;
+  double gate_us = -1.0;    // a gated timed call: from the stream's arrival at the gate to its start (else -1)
   size_t nbytes = 0;        // of the out slot
   size_t device_bytes = 0;  // of the out feed (a device frame's data)
   Taken taken;
@@ -1641,14 +1734,21 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   Given g;
   make_inputs(feed, calls, g);
   consume(feed, g);
+  const bool gated = g.feed.device;
   if (timed) {
     host_barrier();
-    prepare_timed();
+    prepare_timed(!gated);
     flush_and_align();
-    fill_inputs(g);
+    if (gated)
+      pass_gate(g, true);
+    else
+      fill_inputs(g);
   } else if (F.cuda) {
     // An untimed call starts with its inputs in place, whichever stream it reads them on.
-    fill_inputs(g);
+    if (gated)
+      pass_gate(g, false);
+    else
+      fill_inputs(g);
     check_cu(D.stream_sync(F.stream), "input fill");
   }
   // A window's calls are timed one by one on GPUs: each call's outputs are copied between its stop and the next
@@ -1767,6 +1867,10 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
       check_cu(D.elapsed(&ms, F.ev_start, strided ? F.ev_after : F.ev_end), "event timing");
       r.elapsed_us = ms * 1000.0;
     }
+    if (gated && timed) {
+      check_cu(D.elapsed(&ms, F.ev_armed, F.ev_start), "the gate's timing");
+      r.gate_us = ms * 1000.0;
+    }
   } else {
     r.elapsed_us = h1 - h0;
   }
@@ -1850,6 +1954,8 @@ struct DeviceMemory {
 // otherwise the allocation that descriptor names, of exactly ``nbytes``. Mapped on this rank's device, read and write.
 DeviceMemory device_memory(size_t nbytes, int import_fd, bool exported) {
   if (!F.opened || !F.cuda) fail("a device feed needs the engine open on a GPU");
+  if (!D.wait_value64 || !D.write_value64 || !F.gate_spin_fn)
+    fail("the CUDA driver has no stream memory operations for a device feed's gate");
   if (engine_sealed) fail("a device feed is made before the engine is sealed");
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) fail("libcuda.so.1 not found for the device feed");
@@ -1895,18 +2001,6 @@ DeviceMemory device_memory(size_t nbytes, int import_fd, bool exported) {
   return m;
 }
 
-// The staging buffer of a side with a device feed (F.stage_dev): as large as the feed, whose inputs it takes. Where
-// the device has no room for it, the inputs wait in a buffer of the caching allocator's, as they did before.
-void make_staging(size_t nbytes) {
-  if (F.stage_dev) fail("the engine has a staging buffer already");
-  try {
-    DeviceMemory m = device_memory(nbytes, -1, false);
-    F.stage_dev = m.ptr;
-    F.stage_dev_bytes = m.bytes;
-  } catch (const std::exception &) {
-  }
-}
-
 at::Tensor device_view(const DeviceMemory &m) {
   return at::from_blob(reinterpret_cast<void *>(m.ptr), {static_cast<int64_t>(m.bytes)},
                        at::TensorOptions().dtype(at::kByte).device(at::kCUDA, F.device_index));
@@ -1922,7 +2016,6 @@ py::tuple make_device_feed(size_t nbytes, bool exported, bool outputs) {
   DeviceMemory m = device_memory(nbytes, -1, exported);
   if (!exported) (outputs ? F.out_dev : F.feed_dev) = m.ptr;
   if (!exported) (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
-  if (!exported && !outputs) make_staging(m.bytes);
   return py::make_tuple(m.fd, device_view(m));
 }
 
@@ -1935,7 +2028,98 @@ void open_device_feed(int fd, size_t nbytes, bool outputs) {
   DeviceMemory m = device_memory(nbytes, fd, false);
   (outputs ? F.out_dev : F.feed_dev) = m.ptr;
   (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
-  if (!outputs) make_staging(m.bytes);
+}
+
+// The gate on ``stream``: wait until the call's stream writes ``token`` to the feed's first word, spin (the same spin
+// as a step's, by the device's clock), write each of ``parts`` (an offset in the feed and a contiguous tensor on this
+// device) there, and write ``token`` to the release.
+void queue_gate(const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64_t feed, uint64_t release,
+                uint64_t token, bool spin, void *stream) {
+  check_cu(D.wait_value64(stream, feed + GATE_ARMED, token, CU_STREAM_WAIT_VALUE_EQ), "the gate");
+  if (spin && S.spin_us > 0) {
+    uint64_t ns = static_cast<uint64_t>(S.spin_us * 1000.0);
+    void *args[] = {&ns};
+    check_cu(D.launch(F.gate_spin_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr), "the gate's spin");
+  }
+  for (const auto &[offset, t] : parts)
+    if (t.nbytes())
+      check_cu(D.dtod(feed + static_cast<uint64_t>(offset), reinterpret_cast<uint64_t>(t.data_ptr()), t.nbytes(),
+                      stream),
+               "the gate's input copy");
+  check_cu(D.write_value64(stream, release, token, 0), "the gate");
+}
+
+// The judge's rank: the gate of one call's inputs (queue_gate) on ``stream``, the judge's gate stream, for the device
+// feed ``feed`` (the byte tensor make_device_feed returned) and the release at ``release`` (make_gate). Returns at once:
+// the call's stream is another process's. The baseline's own (``release`` is this engine's) is kept for its step's
+// pass_gate to queue.
+void gate(const at::Tensor &feed, const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64_t token, bool spin,
+          long long stream, uint64_t release) {
+  not_while_serving();
+  if (!F.cuda || !F.gate_spin_fn || !D.wait_value64 || !D.write_value64)
+    fail("a gate needs the engine open on a GPU with stream memory operations");
+  if (!token || !release) fail("a gate needs a token and a release");
+  const size_t room = static_cast<size_t>(feed.nbytes());
+  for (const auto &[offset, t] : parts)
+    if (offset < 64 || !t.is_cuda() || !t.is_contiguous() || static_cast<size_t>(offset) + t.nbytes() > room)
+      fail("a gate's input lies outside the feed's data, or is not a contiguous tensor on the device");
+  void *s = reinterpret_cast<void *>(static_cast<intptr_t>(stream));
+  if (release == F.release_dev) {
+    if (S.own_gate.token) fail("the baseline's last gate was never passed");
+    if (reinterpret_cast<uint64_t>(feed.data_ptr()) != F.feed_dev) fail("the baseline's gate is for its own feed");
+    S.own_gate = OwnGate{parts, token, spin, s};
+    return;
+  }
+  queue_gate(parts, reinterpret_cast<uint64_t>(feed.data_ptr()), release, token, spin, s);
+}
+
+// ---- the gate's release: a page of host memory only the judge writes -----------------------------------------------
+typedef int (*cu_host_device_pointer_t)(uint64_t *, void *, unsigned int);
+constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1, CU_MEMHOSTREGISTER_DEVICEMAP = 2, CU_MEMHOSTREGISTER_READ_ONLY = 8;
+
+// ``fd``'s first page mapped (read-only unless ``writable``) and registered for the device; its device address.
+uint64_t release_page(int fd, bool writable) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  auto device_pointer =
+      lib ? reinterpret_cast<cu_host_device_pointer_t>(dlsym(lib, "cuMemHostGetDevicePointer_v2")) : nullptr;
+  if (!device_pointer || !D.host_register) fail("the CUDA driver cannot map host memory for the gate");
+  void *addr = mmap(nullptr, PAGE, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  if (addr == MAP_FAILED) fail("the gate's page could not be mapped");
+  unsigned flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | (writable ? 0 : CU_MEMHOSTREGISTER_READ_ONLY);
+  check_cu(D.host_register(addr, PAGE, flags), "gate page registration");
+  uint64_t dev = 0;
+  check_cu(device_pointer(&dev, addr, 0), "gate page address");
+  return dev;
+}
+
+// The judge's rank: a gate's release page. ``exported``: for the solution's rank of the same number, returned as a
+// descriptor of a memory file sealed against any writer but this mapping (F_SEAL_FUTURE_WRITE), with the device
+// address this process writes through; else this engine's own (the baseline's), and the descriptor is -1.
+py::tuple make_gate(bool exported) {
+  not_while_serving();
+  if (!F.opened || !F.cuda) fail("a gate needs the engine open on a GPU");
+  if (engine_sealed) fail("a gate is made before the engine is sealed");
+  if (!exported && F.release_dev) fail("the engine has its gate already");
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "arena-gate", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd < 0 || ftruncate(fd, PAGE) != 0) fail("the gate's memory file could not be made");
+  uint64_t dev = release_page(fd, true);
+  constexpr int SEAL_FUTURE_WRITE = 0x0010;  // F_SEAL_FUTURE_WRITE (Linux 5.1)
+  if (exported && fcntl(fd, F_ADD_SEALS, SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    fail("the gate's memory file could not be sealed");
+  if (!exported) {
+    close(fd);
+    fd = -1;
+    F.release_dev = dev;
+  }
+  return py::make_tuple(fd, dev);
+}
+
+// The solution's rank: the judge's release page for this rank's gate, read-only, before the solution loads.
+void open_gate(int fd) {
+  not_while_serving();
+  if (!F.opened || !F.cuda) fail("a gate needs the engine open on a GPU");
+  if (F.release_dev) fail("the engine has its gate already");
+  F.release_dev = release_page(fd, false);
 }
 
 // ---- the module's functions ------------------------------------------------------------------------------------------
@@ -1971,9 +2155,13 @@ void open_engine(int timer_fd, long long stream_handle, int device_index, py::ob
     d.memcpy2d = reinterpret_cast<cu_memcpy2d_t>(dlsym(lib, "cuMemcpy2DAsync_v2"));
     d.set_limit = reinterpret_cast<cu_ctx_set_limit_t>(dlsym(lib, "cuCtxSetLimit"));
     d.reset_persisting_l2 = reinterpret_cast<cu_ctx_reset_l2_t>(dlsym(lib, "cuCtxResetPersistingL2Cache"));
+    for (auto [slot, name] : {std::pair{&d.wait_value64, "cuStreamWaitValue64"}, {&d.write_value64, "cuStreamWriteValue64"}}) {
+      void *f = dlsym(lib, (std::string(name) + "_v2").c_str());
+      *slot = reinterpret_cast<cu_stream_value64_t>(f ? f : dlsym(lib, name));
+    }
     if (!create || !d.record || !d.event_sync || !d.elapsed || !d.htod || !d.dtoh || !d.dtod || !d.memset8 || !d.stream_sync ||
         !d.ctx_sync || !d.memcpy2d || !d.set_limit || !d.reset_persisting_l2 || create(&F.ev_start, 0) ||
-        create(&F.ev_end, 0) || create(&F.ev_after, 0))
+        create(&F.ev_end, 0) || create(&F.ev_after, 0) || create(&F.ev_armed, 0))
       fail("the timer could not reach the CUDA driver (no current context?)");
     F.stream = reinterpret_cast<void *>(static_cast<intptr_t>(stream_handle));
     F.cuda = true;
@@ -2361,6 +2549,7 @@ py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd, uint32_t
   d["steps_us"] = py::dict(py::arg("measure") = r.measure_us, py::arg("save") = r.save_us,
                            py::arg("calls") = r.calls_us, py::arg("between") = r.between_us);
   d["digest"] = r.digest;
+  d["gate_us"] = r.gate_us;
   return d;
 }
 
@@ -2445,7 +2634,7 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
     if (timed) {
       line = "{\"kind\": \"timed\", " + prefix + "\"i\": " + std::to_string(c.i) + ", \"launch_us\": " +
              json_num(r.launch_us) + ", \"nbytes\": " + ((c.flags & 1) ? std::to_string(r.nbytes) : "null") +
-             ", \"digest\": " + std::to_string(r.digest) +
+             ", \"digest\": " + std::to_string(r.digest) + ", \"gate_us\": " + json_num(r.gate_us) +
              ", \"steps_us\": {\"measure\": " + json_num(r.measure_us) + ", \"save\": " + json_num(r.save_us) +
              ", \"calls\": " + json_num(r.calls_us) + ", \"between\": " + json_num(r.between_us) + "}, " +
              step_report(r) + "}";
@@ -2471,10 +2660,15 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("make_device_feed", &make_device_feed, py::arg("nbytes"), py::arg("exported"), py::arg("outputs") = false,
         "GPU hosts, the judge: device memory for a rank's inputs (or outputs) and a byte tensor over it; exported, "
         "with a descriptor for the solution's rank (else this engine's own). Before seal().");
-  m.def(
-      "device_staging_bytes", []() { return F.stage_dev_bytes; },
-      "GPU hosts: the size of the staging buffer the engine mapped beside its device feed (0: none; inputs then wait "
-      "in a block of torch's caching allocator).");
+  m.def("gate", &gate, py::arg("feed"), py::arg("parts"), py::arg("token"), py::arg("spin"), py::arg("stream"),
+        py::arg("release"),
+        "GPU hosts, the judge: queue the gate of one call's inputs on the stream: wait for the call's stream to reach "
+        "it, spin when ``spin``, write the inputs into the device feed, release (the baseline's own: at its step).");
+  m.def("make_gate", &make_gate, py::arg("exported"),
+        "GPU hosts, the judge: a gate's release page; exported, a sealed descriptor of it for the solution's rank and "
+        "the device address to release through (else this engine's own). Before seal().");
+  m.def("open_gate", &open_gate, py::arg("fd"),
+        "GPU hosts, the solution's rank: the judge's release page for this rank's gate, read-only. Before seal().");
   m.def("open_device_feed", &open_device_feed, py::arg("fd"), py::arg("nbytes"), py::arg("outputs") = false,
         "GPU hosts, the solution's rank: map the judge's device feed for this rank (inputs, or outputs) by its "
         "descriptor. Before seal().");

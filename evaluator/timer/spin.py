@@ -4,6 +4,11 @@ host's cross-check (which subtracts it from what its clock saw). Standard librar
 from __future__ import annotations
 
 SPIN_FLOOR_US = 200.0
+# GPU hosts with device feeds: the least part of the judge's spin a timed call's stream must have waited at its gate
+# (evaluator/timer/_engine.cpp pass_gate) before its inputs came. Less, and the gate was armed by something other than
+# the call's stream as it arrived (a forged token) while that stream was held elsewhere, so the inputs were there
+# before the call's start. Half: the spin runs by the device's clock, and its wait and release each take some µs.
+GATE_HELD = 0.5
 
 
 def spin_us(launch_us: list[float], cuda: bool) -> float:

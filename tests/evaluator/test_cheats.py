@@ -145,10 +145,39 @@ CHEATS: list[Case] = [
             no_gain=True,
             gain_below=1.3,
             log_lacks=("ARENA_RT_FOUND",),
-            known_open="a call's inputs are mapped in the solution's process while the spin runs, and native reach "
-            "finds them (docs/threat-model.md, GPU work under the spin)",
         )
         for route in ("engine_symbol", "maps_and_pointer_query", "address_probe")
+    ),
+    # A red team's routes through the gate of revision 15 (docs/threat-model.md): the inputs reach the device feed only
+    # once the call's stream has armed the gate and the judge has spun; the release is memory only the judge writes.
+    Case(
+        "cheats/gate_unrelease_race.py",
+        "passed",
+        where="gpu",
+        no_gain=True,
+        gain_below=1.3,
+        log_has=("ARENA_RT_ABSENT",),
+        log_lacks=("ARENA_RT_FOUND",),
+    ),
+    Case(
+        "cheats/gate_token_next_call.py",
+        "passed",
+        where="gpu",
+        no_gain=True,
+        gain_below=1.3,
+        log_has=("ARENA_RT_ABSENT",),
+        log_lacks=("ARENA_RT_FOUND",),
+    ),
+    Case("cheats/gate_forge_armed_with_hog.py", "rejected", ("waited",), where="gpu", log_lacks=("ARENA_RT_GAINED",)),
+    Case(
+        "cheats/gate_poll_as_they_land.py",
+        "passed",
+        where="gpu",
+        no_gain=True,
+        gain_below=1.3,
+        log_lacks=("ARENA_RT_FOUND",),
+        known_open="a kernel reading the inputs as the judge's gate copies them in gets up to the copy's length as a "
+        "head start (docs/threat-model.md)",
     ),
     # The engine's tables are sealed, but the backend object they point to is heap memory: its table of virtual
     # functions re-pointed (to an identical copy) ends the rank at the engine's next alignment.

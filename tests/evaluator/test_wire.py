@@ -302,3 +302,32 @@ def test_a_device_frame_head_is_read_from_a_mapping_as_from_a_tensor():
     mapped = memoryview(bytearray(head.numpy().tobytes()))  # the judge reads the host's copy through its mapping
     assert wire.is_device_frame(mapped, len(mapped))
     assert wire.device_frame_span(mapped, len(mapped), "slot") == wire.device_frame_span(head, len(head), "slot")
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_a_gated_head_carries_its_token_where_every_other_frame_has_zero_padding(tmp_path, count):
+    """The gate's token is the eight bytes in front of the data: padding in any frame, whatever its number of values
+    (a head and its entries end 16 or 48 bytes short of a multiple of 64)."""
+    values = [torch.full((k + 1, 3), float(k)) for k in range(count)]
+    slot = wire.Slot.open(tmp_path / "feed", writable=True, pinned=False)
+    token = 0x0123456789ABCDEF
+    end, parts = slot.write_gated(values, 1 << 20, token)
+    head, _, total = wire.frame_layout(values, wire.GATED_FRAME_MAGIC)
+    base = len(head)
+    written = bytes(slot.bytes[:base].numpy())
+    assert written[:8] == wire.GATED_FRAME_MAGIC
+    assert written[: base - 8] == head[: base - 8] and not any(head[base - 8 :])
+    assert int.from_bytes(written[base - 8 : base], "little") == token
+    # Each value with its offset in the device feed (as though the head were in front of the data there too), and
+    # nothing of the data in the slot: it goes to the feed only at the gate.
+    assert end == base + total
+    offsets = [base + sum(wire._padded(v.numel() * 4) for v in values[:k]) for k in range(count)]
+    assert [off for _, off in parts] == offsets
+    assert all(t is v for (t, _), v in zip(parts, values))
+    assert slot.size >= base and not any(slot.bytes[base : base + 64].tolist())
+
+
+def test_a_gated_frame_too_large_for_the_device_feed_writes_nothing(tmp_path):
+    slot = wire.Slot.open(tmp_path / "feed", writable=True, pinned=False)
+    assert slot.write_gated([torch.ones(1000)], 1024, 7) is None
+    assert slot.size == 0  # the judge then writes the whole frame into the slot

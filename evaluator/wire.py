@@ -570,6 +570,17 @@ def _frame_entries(data: Any, name: str, device: bool) -> tuple[int, list[Any], 
     return base, entries, outputs, base + packed
 
 
+def lay_out_data(values: list[Any], view: Any) -> tuple[int, int] | None:
+    """The data of a frame of ``values`` copied into the byte tensor ``view`` (a gate's source in device memory) where a
+    gated frame's head names it, padding zeroed; returns where it starts and ends there, or None (nothing written)
+    when it does not fit."""
+    head, parts, total = frame_layout(values, GATED_FRAME_MAGIC)
+    if len(head) + total > view.numel():
+        return None
+    _lay_out(view, len(head), parts)
+    return len(head), len(head) + total
+
+
 def _lay_out(view: Any, base: int, parts: list[tuple[Any, int, int]]) -> None:
     """A frame's values (``frame_layout``'s parts) copied into the byte tensor ``view`` from ``base`` on, each one's
     padding zeroed: a slot's mapping, or a device feed."""
@@ -627,20 +638,21 @@ class Slot:
         _lay_out(self.bytes, len(head), parts)
         return need
 
-    def write_gated(self, values: list[Any], room: int, token: int) -> tuple[int, list[tuple[Any, int]]] | None:
+    def write_gated(self, values: list[Any], room: int, token: int) -> tuple[int, int] | None:
         """Writes the head of a gated frame of ``values`` into this slot, with the gate's ``token``: the frame whose
-        data goes into a device feed of ``room`` bytes only at the gate (the judge's ``gate``). Returns where the data
-        ends and each tensor with its offset in the feed, or None (nothing written) when they do not fit there."""
+        data goes into a device feed of ``room`` bytes only at the gate (the judge's ``gate``), laid out as
+        :func:`lay_out_data` lays it out. Returns where the data starts and ends in the feed, or None (nothing
+        written) when they do not fit there."""
         import torch
 
-        head, parts, total = frame_layout(values, GATED_FRAME_MAGIC)
+        head, _, total = frame_layout(values, GATED_FRAME_MAGIC)
         base = len(head)
         if base + total > room:
             return None
         head = head[: base - 8] + struct.pack("<Q", token)
         self._room(base)
         self.bytes[:base].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
-        return base + total, [(t, base + off) for t, off, n in parts if n]
+        return base, base + total
 
     def read(self, length: int | None = None) -> list[Any]:
         """The values of the frame in the slot (in its first ``length`` bytes, when given), as views."""

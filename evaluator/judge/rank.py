@@ -113,8 +113,11 @@ class JudgeRank:
         self.device_out: Any = None
         self.own_device_out: Any = None
         self.taken_out: Any = None  # this process's copy of a solution's device frame, as large as its out feed
-        # GPU hosts with device feeds: each side's gate stream and the device address of its gate's release (_gate).
-        self.gates: dict[bool, tuple[Any, int]] = {}
+        # GPU hosts with device feeds: the device address of each side's gate's release (by ``solution``), and the
+        # memory the gates copy a call's inputs from, with the values last laid out there (_gate).
+        self.releases: dict[bool, int] = {}
+        self.gate_source: Any = None
+        self.laid_out: list[Any] | None = None
 
     def send(self, kind: str, **payload: Any) -> None:
         wire.send(self.fd, kind, rank=self.rank, **payload)
@@ -218,9 +221,11 @@ class JudgeRank:
                     # the baseline's own allocations about.
                     taken = torch.empty_like(theirs) if outputs else None
                     _, own = self.engine.make_device_feed(want, False, outputs)
-                    # An input feed's gate: the release page of each side, the solution's sent with its feed.
+                    # An input feed's gate: the release page of each side, the solution's sent with its feed, and
+                    # the memory the gates copy from.
                     gate_fd, theirs_release = self.engine.make_gate(True) if not outputs else (-1, 0)
                     own_release = self.engine.make_gate(False)[1] if not outputs else 0
+                    source = self.engine.make_gate_source(want) if not outputs else None
                 except RuntimeError:  # torch's out-of-memory error is one
                     for made in (fd, gate_fd):
                         if made >= 0:
@@ -230,10 +235,8 @@ class JudgeRank:
                     self.own_device_out, self.device_out, self.taken_out = own, theirs, taken
                 else:
                     self.own_device_feed, self.device_feed = own, theirs
-                    self.gates = {
-                        True: (torch.cuda.Stream(self.device), theirs_release),
-                        False: (torch.cuda.Stream(self.device), own_release),
-                    }
+                    self.releases = {True: theirs_release, False: own_release}
+                    self.gate_source = source
                     gate = gate_fd
                 fds.append(fd)
                 sizes.append(int(theirs.numel()))
@@ -331,6 +334,8 @@ class JudgeRank:
         for seed in window_seeds(self.seeds["timing"][i], calls):
             drawn.extend(self.inputs(seed))
         self.drawn = (i, drawn)
+        if self.gate_source is not None and calls == 1:
+            self._lay_out_source(drawn)  # here, between windows, not inside the first side's
         # Several calls' inputs are laid out once, here, between windows: each side's window then opens with one
         # copy of them, whose time varies far less than a frame's value-by-value writing (the host's clock takes
         # the baseline's spread as its noise).
@@ -389,7 +394,7 @@ class JudgeRank:
             token = int.from_bytes(os.urandom(8), "little") or 1
             gated = slot.write_gated(values, int(device_feed.numel()), token)
             if gated is not None:
-                self._gate(device_feed, gated[1], token, timed, solution)
+                self._gate(device_feed, values, gated, token, timed, solution)
         if frame is not None:
             n = slot.write_frame(frame)
         elif gated is not None:
@@ -399,18 +404,21 @@ class JudgeRank:
         if solution:
             self.feed_extent = n
 
-    def _gate(self, device_feed: Any, parts: list[tuple[Any, int]], token: int, spin: bool, solution: bool) -> None:
-        """Queues one call's gate on the side's gate stream (evaluator/timer/_engine.cpp ``gate``): once the call's
-        stream writes ``token`` to its feed, the spin (a timed call's), the inputs written into ``device_feed`` at
-        their offsets, and the release. Returns at once (the baseline's is queued by its step, once armed). The
-        inputs are this process's own tensors, drawn on its current stream: the gate stream waits for that, and the
-        allocator keeps their memory until the gate has read it."""
-        stream, release = self.gates[solution]
-        sources = [(off, t.to(self.device).contiguous()) for t, off in parts]
-        stream.wait_stream(torch.cuda.current_stream(self.device))
-        for _, t in sources:
-            t.record_stream(stream)
-        self.engine.gate(device_feed, sources, token, spin, stream.cuda_stream, release)
+    def _lay_out_source(self, values: list[Any]) -> None:
+        """``values`` laid out in the gates' source, once for both sides' windows, and waited for: the gates run in
+        a context of their own, which sees this context's writes only once they are done."""
+        if self.laid_out is not values and wire.lay_out_data(values, self.gate_source) is not None:
+            torch.cuda.current_stream(self.device).synchronize()
+            self.laid_out = values
+
+    def _gate(
+        self, device_feed: Any, values: list[Any], span: tuple[int, int], token: int, spin: bool, solution: bool
+    ) -> None:
+        """Queues one call's gate (evaluator/timer/_engine.cpp ``gate``): once the call's stream writes ``token`` to
+        its feed, the spin (a timed call's), the inputs copied from the gates' source into ``device_feed`` at
+        ``span``, and the release. Returns at once."""
+        self._lay_out_source(values)
+        self.engine.gate(device_feed, self.gate_source, span[0], span[1], token, spin, self.releases[solution], solution)
 
     def check_trial(self, t: int, nbytes: int | None, digest: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))

@@ -319,19 +319,10 @@ struct Fixed {
 Sealable<Fixed> fixed_page __asm__("arena_fixed") __attribute__((used));
 Fixed &F = fixed_page.v;
 
-struct OwnGate {
-  std::vector<std::pair<int64_t, at::Tensor>> parts;
-  uint64_t token = 0;
-  bool spin = false;
-  void *stream = nullptr;
-};
-
 // What changes from step to step.
 struct State {
   uint32_t seq = 0;
   std::vector<std::pair<void *, void *>> call_events;  // a window's per-call start and stop, made on first use
-  // The judge's process: its baseline's next gate, queued by pass_gate once the baseline's stream has armed it.
-  OwnGate own_gate;
   // GPU hosts, inputs that came through the slot (no device feed, or a window of several calls): where they wait in
   // device memory between the feed's consume (before the barrier) and their copy into the call's own storage on the
   // call's stream (after the spin, the flush and the alignment). A block of the caching allocator's, which
@@ -1187,9 +1178,6 @@ void fill_inputs(const Given &g) {
   }
 }
 
-void queue_gate(const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64_t feed, uint64_t release,
-                uint64_t token, bool spin, void *stream);
-
 // GPU hosts, a gated frame: the call's stream writes the frame's token to the feed's first word as it reaches the gate
 // (after the flush and the alignment), then waits until the judge's stream, which waited for that token, spun and
 // wrote the call's inputs, writes the token to the gate's release, memory only the judge can write. The solution's
@@ -1197,18 +1185,13 @@ void queue_gate(const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64
 // them, and nothing it writes holds the call's stream at the gate once they are there; the token is fresh for each
 // call, so a gate armed ahead by a forged token opens nothing of a later call's. A timed call's stream records when it
 // reached the gate: the host refuses a call whose gate opened in much less than the judge's spin (a forged arming while
-// the call's stream was held elsewhere: timing_pass). The judge's own gate (its baseline's) is queued here, once the
-// call's stream has armed it: queued ahead, it would hold the judge's context, which the barrier synchronizes.
+// the call's stream was held elsewhere: timing_pass).
 void pass_gate(const Given &g, bool timed) {
   if (!F.release_dev) fail("a gated frame, and this engine has no gate's release");
-  check_cu(D.write_value64(F.stream, F.feed_dev + GATE_ARMED, g.feed.token, 0), "the gate");
+  // The event first: recorded after the arming, it could be held behind a switch to the judge's context, which runs
+  // the whole spin and copy in between (identical code once waited 3.8 µs for a spin of 447 µs that way, one H100).
   if (timed) check_cu(D.record(F.ev_armed, F.stream), "the gate's event");
-  if (S.own_gate.token) {
-    OwnGate own = std::move(S.own_gate);
-    S.own_gate = OwnGate{};
-    if (own.token != g.feed.token) fail("the baseline's gate was queued for another call's inputs");
-    queue_gate(own.parts, F.feed_dev, F.release_dev, own.token, own.spin, own.stream);
-  }
+  check_cu(D.write_value64(F.stream, F.feed_dev + GATE_ARMED, g.feed.token, 0), "the gate");
   check_cu(D.wait_value64(F.stream, F.release_dev, g.feed.token, CU_STREAM_WAIT_VALUE_EQ), "the gate");
 }
 
@@ -2006,6 +1989,11 @@ at::Tensor device_view(const DeviceMemory &m) {
                        at::TensorOptions().dtype(at::kByte).device(at::kCUDA, F.device_index));
 }
 
+at::Tensor make_gate_source(size_t nbytes) {
+  not_while_serving();
+  return device_view(device_memory(nbytes, -1, false));
+}
+
 // The judge's rank: a device feed and a byte tensor over it to write inputs through (or, with ``outputs``, to read a
 // side's outputs from). Exported: the descriptor for the solution's rank of the same number is returned beside it. Not
 // exported: this engine's own (the baseline's).
@@ -2030,47 +2018,103 @@ void open_device_feed(int fd, size_t nbytes, bool outputs) {
   (outputs ? F.out_dev_bytes : F.feed_dev_bytes) = m.bytes;
 }
 
-// The gate on ``stream``: wait until the call's stream writes ``token`` to the feed's first word, spin (the same spin
-// as a step's, by the device's clock), write each of ``parts`` (an offset in the feed and a contiguous tensor on this
-// device) there, and write ``token`` to the release.
-void queue_gate(const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64_t feed, uint64_t release,
-                uint64_t token, bool spin, void *stream) {
-  check_cu(D.wait_value64(stream, feed + GATE_ARMED, token, CU_STREAM_WAIT_VALUE_EQ), "the gate");
-  if (spin && S.spin_us > 0) {
-    uint64_t ns = static_cast<uint64_t>(S.spin_us * 1000.0);
-    void *args[] = {&ns};
-    check_cu(D.launch(F.gate_spin_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr), "the gate's spin");
+// ---- the judge's gates: a CUDA context of their own ----------------------------------------------------------------
+// The judge queues both sides' gates in a context of their own, not the one its baseline runs in: without MPS the
+// device runs one context at a time, so the solution's call always followed a switch from the context that wrote its
+// inputs, and the baseline's, in the same context, did not (identical code of the bench all-reduce then read 1.02 to
+// 1.04 on one H100). Now both calls follow such a switch. The gate context reads the inputs from a source buffer the
+// judge lays each call's frame out in (make_gate_source, memory of CUDA's virtual memory management, which every
+// context of the device in the process reaches) and writes them into the side's device feed.
+typedef int (*cu_device_get_t)(int *, int);
+typedef int (*cu_ctx_create_t)(void **, unsigned int, int);
+typedef int (*cu_ctx_push_t)(void *);
+typedef int (*cu_ctx_pop_t)(void **);
+typedef int (*cu_stream_create_t)(void **, unsigned int);
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+struct GateContext {
+  void *ctx = nullptr;
+  void *streams[2] = {nullptr, nullptr};  // the baseline's gates, the solution's
+  void *spin_fn = nullptr;
+  cu_ctx_push_t push = nullptr;
+  cu_ctx_pop_t pop = nullptr;
+};
+GateContext G;
+
+// Runs ``f`` with the gate context current on this thread, and the context that was current before restored.
+template <class Fn>
+void in_gate_context(Fn f) {
+  check_cu(G.push(G.ctx), "the gate context");
+  try {
+    f();
+  } catch (...) {
+    void *was = nullptr;
+    G.pop(&was);
+    throw;
   }
-  for (const auto &[offset, t] : parts)
-    if (t.nbytes())
-      check_cu(D.dtod(feed + static_cast<uint64_t>(offset), reinterpret_cast<uint64_t>(t.data_ptr()), t.nbytes(),
-                      stream),
-               "the gate's input copy");
-  check_cu(D.write_value64(stream, release, token, 0), "the gate");
+  void *was = nullptr;
+  check_cu(G.pop(&was), "the gate context");
 }
 
-// The judge's rank: the gate of one call's inputs (queue_gate) on ``stream``, the judge's gate stream, for the device
-// feed ``feed`` (the byte tensor make_device_feed returned) and the release at ``release`` (make_gate). Returns at once:
-// the call's stream is another process's. The baseline's own (``release`` is this engine's) is kept for its step's
-// pass_gate to queue.
-void gate(const at::Tensor &feed, const std::vector<std::pair<int64_t, at::Tensor>> &parts, uint64_t token, bool spin,
-          long long stream, uint64_t release) {
+void open_gate_context() {
+  if (G.ctx) return;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) fail("libcuda.so.1 not found for the gate context");
+  auto device_get = reinterpret_cast<cu_device_get_t>(dlsym(lib, "cuDeviceGet"));
+  auto create = reinterpret_cast<cu_ctx_create_t>(dlsym(lib, "cuCtxCreate_v2"));
+  auto stream_create = reinterpret_cast<cu_stream_create_t>(dlsym(lib, "cuStreamCreate"));
+  auto load = reinterpret_cast<cu_module_load_t>(dlsym(lib, "cuModuleLoadData"));
+  auto function = reinterpret_cast<cu_module_function_t>(dlsym(lib, "cuModuleGetFunction"));
+  G.push = reinterpret_cast<cu_ctx_push_t>(dlsym(lib, "cuCtxPushCurrent_v2"));
+  G.pop = reinterpret_cast<cu_ctx_pop_t>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  if (!device_get || !create || !stream_create || !load || !function || !G.push || !G.pop)
+    fail("the CUDA driver cannot make the gate context");
+  int device = -1;
+  check_cu(device_get(&device, F.device_index), "the gate context's device");
+  void *ctx = nullptr;
+  check_cu(create(&ctx, 0, device), "the gate context");  // made current: popped below
+  void *was = nullptr;
+  check_cu(G.pop(&was), "the gate context");
+  G.ctx = ctx;
+  in_gate_context([&] {
+    void *module = nullptr;
+    std::string ptx = digest_ptx();
+    check_cu(load(&module, ptx.c_str()), "the gate's spin kernel");
+    check_cu(function(&G.spin_fn, module, "arena_gate_spin"), "the gate's spin kernel");
+    for (void *&st : G.streams) check_cu(stream_create(&st, CU_STREAM_NON_BLOCKING), "the gate's stream");
+  });
+}
+
+// The judge's rank: memory the judge lays a call's frame out in (as large as a device feed), for the gate context to
+// copy from; a byte tensor over it.
+at::Tensor make_gate_source(size_t nbytes);
+
+// The judge's rank: the gate of one call's inputs, queued in the gate context on the side's stream (``solution``):
+// wait until the call's stream writes ``token`` to the first word of ``feed`` (the byte tensor make_device_feed
+// returned), spin (a timed call's: the step's spin, by the device's clock), copy bytes [start, end) of ``source``
+// (make_gate_source, where the judge laid the frame out and waited for it) to the same place in the feed, and write
+// ``token`` to the release at ``release`` (make_gate). Returns at once: the call's stream is another context's.
+void gate(const at::Tensor &feed, const at::Tensor &source, int64_t start, int64_t end, uint64_t token, bool spin,
+          uint64_t release, bool solution) {
   not_while_serving();
-  if (!F.cuda || !F.gate_spin_fn || !D.wait_value64 || !D.write_value64)
-    fail("a gate needs the engine open on a GPU with stream memory operations");
+  if (!G.ctx || !D.wait_value64 || !D.write_value64) fail("a gate needs the gate context (make_gate)");
   if (!token || !release) fail("a gate needs a token and a release");
-  const size_t room = static_cast<size_t>(feed.nbytes());
-  for (const auto &[offset, t] : parts)
-    if (offset < 64 || !t.is_cuda() || !t.is_contiguous() || static_cast<size_t>(offset) + t.nbytes() > room)
-      fail("a gate's input lies outside the feed's data, or is not a contiguous tensor on the device");
-  void *s = reinterpret_cast<void *>(static_cast<intptr_t>(stream));
-  if (release == F.release_dev) {
-    if (S.own_gate.token) fail("the baseline's last gate was never passed");
-    if (reinterpret_cast<uint64_t>(feed.data_ptr()) != F.feed_dev) fail("the baseline's gate is for its own feed");
-    S.own_gate = OwnGate{parts, token, spin, s};
-    return;
-  }
-  queue_gate(parts, reinterpret_cast<uint64_t>(feed.data_ptr()), release, token, spin, s);
+  if (start < 64 || end < start || end > feed.nbytes() || end > source.nbytes())
+    fail("a gate's inputs lie outside the feed's data or the source");
+  const uint64_t to = reinterpret_cast<uint64_t>(feed.data_ptr()), from = reinterpret_cast<uint64_t>(source.data_ptr());
+  void *st = G.streams[solution ? 1 : 0];
+  in_gate_context([&] {
+    check_cu(D.wait_value64(st, to + GATE_ARMED, token, CU_STREAM_WAIT_VALUE_EQ), "the gate");
+    if (spin && S.spin_us > 0) {
+      uint64_t ns = static_cast<uint64_t>(S.spin_us * 1000.0);
+      void *args[] = {&ns};
+      check_cu(D.launch(G.spin_fn, 1, 1, 1, 1, 1, 1, 0, st, args, nullptr), "the gate's spin");
+    }
+    if (end > start)
+      check_cu(D.dtod(to + static_cast<uint64_t>(start), from + static_cast<uint64_t>(start),
+                      static_cast<size_t>(end - start), st),
+               "the gate's input copy");
+    check_cu(D.write_value64(st, release, token, 0), "the gate");
+  });
 }
 
 // ---- the gate's release: a page of host memory only the judge writes -----------------------------------------------
@@ -2100,6 +2144,7 @@ py::tuple make_gate(bool exported) {
   if (!F.opened || !F.cuda) fail("a gate needs the engine open on a GPU");
   if (engine_sealed) fail("a gate is made before the engine is sealed");
   if (!exported && F.release_dev) fail("the engine has its gate already");
+  open_gate_context();
   int fd = static_cast<int>(syscall(SYS_memfd_create, "arena-gate", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (fd < 0 || ftruncate(fd, PAGE) != 0) fail("the gate's memory file could not be made");
   uint64_t dev = release_page(fd, true);
@@ -2660,10 +2705,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("make_device_feed", &make_device_feed, py::arg("nbytes"), py::arg("exported"), py::arg("outputs") = false,
         "GPU hosts, the judge: device memory for a rank's inputs (or outputs) and a byte tensor over it; exported, "
         "with a descriptor for the solution's rank (else this engine's own). Before seal().");
-  m.def("gate", &gate, py::arg("feed"), py::arg("parts"), py::arg("token"), py::arg("spin"), py::arg("stream"),
-        py::arg("release"),
-        "GPU hosts, the judge: queue the gate of one call's inputs on the stream: wait for the call's stream to reach "
-        "it, spin when ``spin``, write the inputs into the device feed, release (the baseline's own: at its step).");
+  m.def("gate", &gate, py::arg("feed"), py::arg("source"), py::arg("start"), py::arg("end"), py::arg("token"),
+        py::arg("spin"), py::arg("release"), py::arg("solution"),
+        "GPU hosts, the judge: queue the gate of one call's inputs in the gate context: wait for the call's stream to "
+        "reach it, spin when ``spin``, copy the source's bytes [start, end) into the device feed, release.");
+  m.def("make_gate_source", &make_gate_source, py::arg("nbytes"),
+        "GPU hosts, the judge: device memory to lay a call's frame out in for the gates to copy from.");
   m.def("make_gate", &make_gate, py::arg("exported"),
         "GPU hosts, the judge: a gate's release page; exported, a sealed descriptor of it for the solution's rank and "
         "the device address to release through (else this engine's own). Before seal().");

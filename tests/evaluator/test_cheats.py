@@ -150,13 +150,13 @@ CHEATS: list[Case] = [
     ),
     # A red team's routes through the gate of revision 15 (docs/threat-model.md): the inputs reach the device feed only
     # once the call's stream has armed the gate and the judge has spun; the release is memory only the judge writes.
+    # Every host route to the release page is refused; the last try, a store through the page's device address,
+    # faults (the page is registered for the device read-only) and ends the rank.
     Case(
         "cheats/gate_unrelease_race.py",
-        "passed",
+        "runtime_error",
         where="gpu",
-        no_gain=True,
-        gain_below=1.3,
-        log_has=("ARENA_RT_ABSENT",),
+        log_has=("ARENA_RT_TRY device_store attempting",),
         log_lacks=("ARENA_RT_FOUND",),
     ),
     Case(
@@ -168,7 +168,22 @@ CHEATS: list[Case] = [
         log_has=("ARENA_RT_ABSENT",),
         log_lacks=("ARENA_RT_FOUND",),
     ),
-    Case("cheats/gate_forge_armed_with_hog.py", "rejected", ("waited",), where="gpu", log_lacks=("ARENA_RT_GAINED",)),
+    Case(
+        "cheats/gate_forge_armed_with_hog.py",
+        "rejected",
+        ("was armed by something other than the call's stream",),
+        where="gpu",
+    ),
+    Case(
+        "cheats/gate_armed_event_rerecord.py",
+        "passed",
+        where="gpu",
+        no_gain=True,
+        gain_below=1.3,
+        log_lacks=("ARENA_RT_FOUND",),
+        known_open="the gate's wait is timed by the engine's own events, which native code in the rank can record "
+        "again (docs/threat-model.md, the rank's own reports)",
+    ),
     Case(
         "cheats/gate_poll_as_they_land.py",
         "passed",

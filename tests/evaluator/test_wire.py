@@ -308,26 +308,32 @@ def test_a_device_frame_head_is_read_from_a_mapping_as_from_a_tensor():
 def test_a_gated_head_carries_its_token_where_every_other_frame_has_zero_padding(tmp_path, count):
     """The gate's token is the eight bytes in front of the data: padding in any frame, whatever its number of values
     (a head and its entries end 16 or 48 bytes short of a multiple of 64)."""
-    values = [torch.full((k + 1, 3), float(k)) for k in range(count)]
+    values = [torch.full((k + 1, 3), float(k + 1)) for k in range(count)]
     slot = wire.Slot.open(tmp_path / "feed", writable=True, pinned=False)
     token = 0x0123456789ABCDEF
-    end, parts = slot.write_gated(values, 1 << 20, token)
+    start, end = slot.write_gated(values, 1 << 20, token)
     head, _, total = wire.frame_layout(values, wire.GATED_FRAME_MAGIC)
-    base = len(head)
-    written = bytes(slot.bytes[:base].numpy())
+    written = bytes(slot.bytes[:start].numpy())
+    assert start == len(head) and end == start + total
     assert written[:8] == wire.GATED_FRAME_MAGIC
-    assert written[: base - 8] == head[: base - 8] and not any(head[base - 8 :])
-    assert int.from_bytes(written[base - 8 : base], "little") == token
-    # Each value with its offset in the device feed (as though the head were in front of the data there too), and
-    # nothing of the data in the slot: it goes to the feed only at the gate.
-    assert end == base + total
-    offsets = [base + sum(wire._padded(v.numel() * 4) for v in values[:k]) for k in range(count)]
-    assert [off for _, off in parts] == offsets
-    assert all(t is v for (t, _), v in zip(parts, values))
-    assert slot.size >= base and not any(slot.bytes[base : base + 64].tolist())
+    assert written[: start - 8] == head[: start - 8] and not any(head[start - 8 :])
+    assert int.from_bytes(written[start - 8 : start], "little") == token
+    # Nothing of the data in the slot: the gate copies it into the feed from where the judge laid it out, at the
+    # offsets the head names as though the head were in front of the data there too.
+    source = torch.zeros(1 << 12, dtype=torch.uint8)
+    assert wire.lay_out_data(values, source) == (start, end)
+    at = start
+    for v in values:
+        n = v.numel() * v.element_size()
+        assert torch.equal(source[at : at + n].view(v.dtype).view(v.shape), v)
+        assert not source[at + n : at + wire._padded(n)].any()  # padding zeroed
+        at += wire._padded(n)
+    assert at == end and not source[:start].any() and not source[end:].any()
 
 
 def test_a_gated_frame_too_large_for_the_device_feed_writes_nothing(tmp_path):
     slot = wire.Slot.open(tmp_path / "feed", writable=True, pinned=False)
     assert slot.write_gated([torch.ones(1000)], 1024, 7) is None
     assert slot.size == 0  # the judge then writes the whole frame into the slot
+    source = torch.zeros(1024, dtype=torch.uint8)
+    assert wire.lay_out_data([torch.ones(1000)], source) is None and not source.any()

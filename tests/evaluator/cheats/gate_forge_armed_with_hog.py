@@ -1,6 +1,6 @@
-"""GPU only. Written by a red team of timing protocol revision 15: forges the gate's armed word while an SM hog holds
-the call's stream short of its gate, takes the judge's release back, and gives it back half a spin after the stream
-arrives.
+"""GPU only. Written by a red team of timing protocol revision 15 (revised for the release in a page of host memory):
+forges the gate's armed word while an SM hog holds the call's stream short of its gate, so the judge's spin and input
+copy happen while the call's stream is held, reads the input as it lands, and lets the call's stream arrive late.
 
 Route, per call, on one rank:
 1. At the call's start the call's stream is usually still in the engine's 256 MiB L2 flush (a memset kernel, tens of
@@ -8,21 +8,20 @@ Route, per call, on one rank:
    wait for the call's stream, a persistent kernel of two 1024-thread programs per SM: it fills every SM's threads so
    the flush's remaining blocks cannot be scheduled, and the call's stream cannot reach its gate while it runs.
 2. The token: the slot's copy is zeroed before the barrier, but the engine's step keeps it in its ``Given`` on the C
-   stack of the thread that calls the solution (per_call=1, extent, device=1, start=128, token: a pattern no other
-   stack word sequence has). The stack is read without any refused name: the copy engines copy host memory at any
-   address into a device buffer and back into a string buffer (cuMemcpyHtoDAsync / cuMemcpyDtoHAsync through ctypes,
-   no SM needed while the hog runs). The first calls scan the whole [stack] mapping; later calls read 40 bytes at the
-   place found. The token goes to the hog through a device word (another copy-engine copy).
+   stack of the thread that calls the solution (per_call=1, extent, device=1, start=128, token). The stack is read
+   through the copy engines (cuMemcpyHtoDAsync / cuMemcpyDtoHAsync through ctypes: host memory at any address into a
+   device buffer and back into a string buffer, no refused name, no SM). The first calls scan the whole [stack]
+   mapping; later calls read 40 bytes at the place found. The token goes to the hog through a device word.
 3. The hog's first program writes the token to the armed word (compare-and-swap, only if the call's stream has not
-   armed it itself), so the judge's gate stream spins and copies; it waits for the release, then resets both gate words
-   to zero, and all programs copy the input (landed) into the output and exit. The flush resumes, the call's stream
-   arms the gate (ev_armed) and waits on a released word that is zero.
-4. A one-program kernel queued behind the hog waits for the armed word to hold the token again (the stream's own
-   arrival), sleeps 240 µs by the GPU's global timer (0.6 of a 400 µs spin; the spin floor is 200 µs, and a longer
-   wait only lengthens the window outside the sample), and writes the token as the release: the engine's check
-   (armed to start at least half the spin) holds, and the start event fires after the work is done.
-Expected, if the design did not hold: the sample holds the pad alone (a sleep to just above the roofline), a gain of
-baseline/roofline. The token is fresh per call (os.urandom), so nothing is forged for a later call.
+   armed it itself), so the judge's gate stream spins and copies; it polls the release (the first word of the judge's
+   page of host memory, read through the device address this rank's read-only registration gives) for the token, and
+   all programs copy the input (landed) into the output and exit. The release cannot be taken back since revision 15's
+   change (gate_unrelease_race.py tries every route to a write): the call's stream, once the flush resumes, arms the
+   gate again with the same token (ev_armed) and passes at once, the release already there.
+So the engine's gate wait (ev_armed to the start event) is a few µs against the spin: the host's check
+(timing_pass._short_gate: "so its inputs were written before it arrived: the gate was armed by something other than
+the call's stream") must refuse the verdict. If it did not, the sample holds only the pad (a sleep to just above the
+roofline): a gain of baseline/roofline.
 Fallback: the token not found, or the hog too late (the stream armed the gate first): the hog only copies after the
 release (correct, no gain) or exits, and the call does honest work. ARENA_RT_FOUND / ARENA_RT_ABSENT after DECIDE
 gated calls (forged and done before the gate opened, in most calls).
@@ -47,12 +46,12 @@ _st: dict = {}
 
 
 @triton.jit
-def _hog(gate_addr, x, out, n, ctl, LIMIT: tl.constexpr, BLOCK: tl.constexpr):
-    """ctl: 0 token (host), 1 forged, 2 go, 3 done count, 4 polls before the release, 5 abort seen."""
+def _hog(gate_addr, rel_addr, x, out, n, ctl, LIMIT: tl.constexpr, BLOCK: tl.constexpr):
+    """ctl: 0 token (host), 1 forged, 2 go, 3 done count, 4 polls before the release."""
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     gate = gate_addr.to(tl.pointer_type(tl.int64))
-    go = 0
+    rel = rel_addr.to(tl.pointer_type(tl.int64))
     if pid == 0:
         t = tl.load(ctl + 0, volatile=True)
         i = 0
@@ -65,18 +64,16 @@ def _hog(gate_addr, x, out, n, ctl, LIMIT: tl.constexpr, BLOCK: tl.constexpr):
             if a != t:
                 seen = tl.atomic_cas(gate, a, t)
                 forged = (seen == a).to(tl.int32)
-            r = tl.load(gate + 1, volatile=True)
+            r = tl.load(rel, volatile=True)
             j = 0
             while (r != t) & (j < LIMIT):
-                r = tl.load(gate + 1, volatile=True)
+                r = tl.load(rel, volatile=True)
                 j += 1
-            if forged != 0:
-                tl.atomic_xchg(gate + 1, 0)
-                tl.atomic_xchg(gate, 0)
             tl.store(ctl + 1, forged)
             tl.store(ctl + 4, j)
             tl.atomic_xchg(ctl + 2, 1)
         else:
+            tl.store(ctl + 1, 0)
             tl.atomic_xchg(ctl + 2, -1)
     g = tl.load(ctl + 2, volatile=True)
     k = 0
@@ -88,31 +85,11 @@ def _hog(gate_addr, x, out, n, ctl, LIMIT: tl.constexpr, BLOCK: tl.constexpr):
             offs = start + tl.arange(0, BLOCK)
             mask = offs < n
             tl.store(out + offs, tl.load(x + offs, mask=mask, volatile=True), mask=mask)
-    tl.atomic_add(ctl + 3, 1)
-
-
-@triton.jit
-def _rerelease(gate_addr, ctl, wait_ns, LIMIT: tl.constexpr):
-    gate = gate_addr.to(tl.pointer_type(tl.int64))
-    t = tl.load(ctl + 0, volatile=True)
-    forged = tl.load(ctl + 1, volatile=True)
-    if (forged != 0) & (t != -1) & (t != 0):
-        a = tl.load(gate, volatile=True)
-        i = 0
-        while (a != t) & (i < LIMIT):
-            a = tl.load(gate, volatile=True)
-            i += 1
-        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [i], dtype=tl.int64, is_pure=False, pack=1)
-        now = t0
-        while now - t0 < wait_ns:
-            now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [i], dtype=tl.int64, is_pure=False,
-                                            pack=1)
-        tl.atomic_xchg(gate + 1, t)
-        tl.store(ctl + 6, i)
-    tl.store(ctl + 0, 0)
-    tl.store(ctl + 1, 0)
-    tl.store(ctl + 2, 0)
-    tl.store(ctl + 3, 0)
+    done = tl.atomic_add(ctl + 3, 1)
+    if done == nprog - 1:
+        tl.store(ctl + 0, 0)
+        tl.atomic_xchg(ctl + 2, 0)
+        tl.atomic_xchg(ctl + 3, 0)
 
 
 class _Copier:
@@ -153,7 +130,9 @@ def _stack_spans() -> list[tuple[int, int]]:
 
 
 def _pattern_at(words: tuple, i: int, extent: int) -> int:
-    if i + 4 < len(words) and words[i] == 1 and words[i + 1] == extent and words[i + 2] & 0xFF == 1 and words[i + 3] == HEAD:
+    if i + 4 >= len(words):
+        return 0
+    if words[i] == 1 and words[i + 1] == extent and words[i + 2] & 0xFF == 1 and words[i + 3] == HEAD:
         return words[i + 4]
     return 0
 
@@ -196,12 +175,29 @@ def _range_start(address: int) -> int:
     return word.value if get(ctypes.byref(word), RANGE_START, address) == 0 else 0
 
 
+def _release_device_address() -> int:
+    """The device address of the judge's release page as this rank registered it (read-only): for polling."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "arena-gate" in line:
+                lo = int(line.split()[0].split("-")[0], 16)
+                fn = ctypes.CDLL("libcuda.so.1").cuMemHostGetDevicePointer_v2
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint]
+                dev = ctypes.c_uint64(0)
+                return dev.value if fn(ctypes.byref(dev), lo, 0) == 0 else 0
+    return 0
+
+
 def _setup(x: torch.Tensor) -> None:
     _st["ok"] = False
     try:
         gate = x.data_ptr() - HEAD
         if _range_start(x.data_ptr()) != gate:
             _say(f"ARENA_RT_ABSENT {ROUTE}: the input is not at the head's end of a device feed")
+            return
+        rel = _release_device_address()
+        if not rel:
+            _say(f"ARENA_RT_ABSENT {ROUTE}: no release page (/memfd:arena-gate) mapped")
             return
         dev = x.device
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -214,13 +210,13 @@ def _setup(x: torch.Tensor) -> None:
         _st.update(
             ok=True,
             gate=gate,
+            rel=rel,
             side=side,
             copier=_Copier(tok_stream, 8 << 20),
             ctl=torch.zeros(8, dtype=torch.int64, device=dev),
             seen=torch.zeros(8, dtype=torch.int64, pin_memory=True),
             sms=torch.cuda.get_device_properties(dev).multi_processor_count,
             pad=int(1.08 * (2 * x.nbytes / 4.8e6) * cycles_per_us),
-            wait_ns=int(0.6 * 400.0 * 1000),
             results=[],
             decided=False,
         )
@@ -242,7 +238,9 @@ def _tally() -> None:
         found = sum(1 for t, _, _ in r if t)
         forged_n = sum(1 for _, f, _ in r if f)
         ahead = [d for t, f, d in r if f and d > 0]
-        detail = f"token found {found}/{len(r)}, armed forged {forged_n}/{len(r)}, work done before the gate {len(ahead)}"
+        detail = (
+            f"token found {found}/{len(r)}, armed forged {forged_n}/{len(r)}, work done before the gate {len(ahead)}"
+        )
         if len(ahead) * 2 > len(r):
             _say(f"ARENA_RT_FOUND {ROUTE}: {detail}")
         else:
@@ -265,11 +263,10 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     side, ctl = _st["side"], _st["ctl"]
     with torch.cuda.stream(side):
         out = torch.empty_like(x)
-        _hog[(2 * _st["sms"],)](_st["gate"], x, out, x.numel(), ctl, LIMIT=LIMIT, BLOCK=8192, num_warps=32)
+        _hog[(2 * _st["sms"],)](_st["gate"], _st["rel"], x, out, x.numel(), ctl, LIMIT=LIMIT, BLOCK=8192, num_warps=32)
         done = torch.cuda.Event(enable_timing=True)
         done.record(side)
         _st["seen"].copy_(ctl, non_blocking=True)  # read in the next call: forged or not
-        _rerelease[(1,)](_st["gate"], ctl, _st["wait_ns"], LIMIT=LIMIT, num_warps=1)
     try:
         tok = _find_token(x)
     except Exception as exc:  # noqa: BLE001 - any failure of the route: honest work

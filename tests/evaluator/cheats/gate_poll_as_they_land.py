@@ -6,7 +6,10 @@ the all-reduce of x is x). Each call launches, on a side stream that does not wa
 kernel that walks the input in chunks and, for each chunk, polls until every 32-byte sector differs from the kept copy
 (random bfloat16 data: sixteen equal values in a sector by chance is out of reach) or until the gate's release word
 equals its armed word (the copy is complete: an untimed call, or inputs equal to the last call's), then copies that
-chunk into the output. The call's stream, once past its gate, only waits for the kernel's event. This measures the
+chunk into the output. Since revision 15's change the release is not the feed's second word but the first word of the
+judge's page of host memory (mapped read-only here, "/memfd:arena-gate" in /proc/self/maps): the kernel reads it
+through the device address this rank's registration of that page gives (cuMemHostGetDevicePointer), reads being all
+it needs. The call's stream, once past its gate, only waits for the kernel's event. This measures the
 documented residual, the copy's length as head start (about 10 µs for the 16 MiB bench input), which for the one-rank
 all-reduce is nearly all of the work. The call's stream pads itself to just above the roofline (one sleep kernel) so
 the verdict shows a gain instead of "physically impossible".
@@ -31,10 +34,11 @@ _st: dict = {}
 
 
 @triton.jit
-def _land(gate_addr, x, prev, out, n, POLLS: tl.constexpr, CHUNK: tl.constexpr):
+def _land(gate_addr, rel_addr, x, prev, out, n, POLLS: tl.constexpr, CHUNK: tl.constexpr):
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     gate = gate_addr.to(tl.pointer_type(tl.int64))
+    rel = rel_addr.to(tl.pointer_type(tl.int64))
     xs = x.to(tl.pointer_type(tl.int16), bitcast=True)
     ps = prev.to(tl.pointer_type(tl.int16), bitcast=True)
     os_ = out.to(tl.pointer_type(tl.int16), bitcast=True)
@@ -50,7 +54,7 @@ def _land(gate_addr, x, prev, out, n, POLLS: tl.constexpr, CHUNK: tl.constexpr):
             new = tl.load(xs + offs, mask=mask, other=1, volatile=True)
             diff = tl.reshape((new != old) | (offs >= n), (CHUNK // 16, 16))
             landed = tl.min(tl.max(diff.to(tl.int32), axis=1), axis=0)
-            opened = tl.load(gate + 1, volatile=True) == tl.load(gate, volatile=True)
+            opened = tl.load(rel, volatile=True) == tl.load(gate, volatile=True)
             landed = landed | opened.to(tl.int32)
             i += 1
         new = tl.load(xs + offs, mask=mask, other=0, volatile=True)
@@ -74,6 +78,19 @@ def _range_start(address: int) -> int:
     return word.value if get(ctypes.byref(word), RANGE_START, address) == 0 else 0
 
 
+def _release_device_address() -> int:
+    """The device address of the judge's release page as this rank registered it (read-only)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "arena-gate" in line:
+                lo = int(line.split()[0].split("-")[0], 16)
+                fn = ctypes.CDLL("libcuda.so.1").cuMemHostGetDevicePointer_v2
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint]
+                dev = ctypes.c_uint64(0)
+                return dev.value if fn(ctypes.byref(dev), lo, 0) == 0 else 0
+    return 0
+
+
 def _setup(x: torch.Tensor) -> None:
     _st["ok"] = False
     try:
@@ -83,6 +100,10 @@ def _setup(x: torch.Tensor) -> None:
         gate = x.data_ptr() - HEAD
         if _range_start(x.data_ptr()) != gate:
             _say(f"ARENA_RT_ABSENT {ROUTE}: the input is not at the head's end of a device feed")
+            return
+        rel = _release_device_address()
+        if not rel:
+            _say(f"ARENA_RT_ABSENT {ROUTE}: no release page (/memfd:arena-gate) mapped")
             return
         dev = x.device
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -98,6 +119,7 @@ def _setup(x: torch.Tensor) -> None:
         _st.update(
             ok=True,
             gate=gate,
+            rel=rel,
             side=torch.cuda.Stream(device=dev, priority=-1),
             grid=torch.cuda.get_device_properties(dev).multi_processor_count,
             pad=int(1.08 * (2 * x.nbytes / 4.8e6) * cycles_per_us),
@@ -120,12 +142,16 @@ def _tally() -> None:
         _st["decided"] = True
         late = sorted(_st["late"])[len(_st["late"]) // 2]
         if late < 0.5 * _st["copy_ms"]:
-            _say(f"ARENA_RT_FOUND {ROUTE}: median side work after the gate {late * 1000:.2f} us against a copy of "
-                 f"{_st['copy_ms'] * 1000:.2f} us")
+            _say(
+                f"ARENA_RT_FOUND {ROUTE}: median side work after the gate {late * 1000:.2f} us against a copy of "
+                f"{_st['copy_ms'] * 1000:.2f} us"
+            )
         else:
             _st["ok"] = False
-            _say(f"ARENA_RT_ABSENT {ROUTE}: median side work after the gate {late * 1000:.2f} us against a copy of "
-                 f"{_st['copy_ms'] * 1000:.2f} us")
+            _say(
+                f"ARENA_RT_ABSENT {ROUTE}: median side work after the gate {late * 1000:.2f} us against a copy of "
+                f"{_st['copy_ms'] * 1000:.2f} us"
+            )
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:
@@ -150,7 +176,7 @@ def solution(x: torch.Tensor) -> torch.Tensor:
     prev = _st["prev"]
     with torch.cuda.stream(side):
         out = torch.empty_like(x)
-        _land[(_st["grid"],)](_st["gate"], x, prev, out, x.numel(), POLLS=POLLS, CHUNK=2048, num_warps=8)
+        _land[(_st["grid"],)](_st["gate"], _st["rel"], x, prev, out, x.numel(), POLLS=POLLS, CHUNK=2048, num_warps=8)
         done = torch.cuda.Event(enable_timing=True)
         done.record(side)
     call = torch.cuda.Event(enable_timing=True)

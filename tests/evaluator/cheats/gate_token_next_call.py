@@ -8,8 +8,10 @@ memory, and the next call tests simple predictors on the tokens seen so far: equ
 splitmix64 / xorshift64 of the last, a linear congruence fitted on three, a counter in some bits. A predictor that
 holds for every pair seen would be used, and is reported as ARENA_RT_FOUND with the rule; tokens from os.urandom hold
 none, which is ARENA_RT_ABSENT (expected). Even a predicted token forged ahead would open the gate before the call's
-stream reached it, which the engine refuses ("released before the spin ended"), unless combined with the hold of
-gate_forge_armed_with_hog.py. The work is honest in every call: the verdict must show no gain.
+stream reached it, which the host refuses (timing_pass._short_gate: the gate wait below half the spin), unless combined
+with the hold of gate_forge_armed_with_hog.py (and gate_armed_event_rerecord.py). The armed word is still the device
+feed's first word; since revision 15's change the release is in the judge's page of host memory, not read here.
+The work is honest in every call: the verdict must show no gain.
 """
 
 import ctypes
@@ -108,8 +110,13 @@ def solution(x: torch.Tensor) -> torch.Tensor:
         if not _st["ok"]:
             print(f"ARENA_RT_ABSENT {ROUTE}: not a device feed", file=sys.stderr, flush=True)
             return out
-        _st.update(gate=gate, n=0, decided=False, dev=torch.zeros(64, dtype=torch.int64, device=x.device),
-                   seen=torch.zeros(64, dtype=torch.int64, pin_memory=True))
+        _st.update(
+            gate=gate,
+            n=0,
+            decided=False,
+            dev=torch.zeros(64, dtype=torch.int64, device=x.device),
+            seen=torch.zeros(64, dtype=torch.int64, pin_memory=True),
+        )
     if not _st["ok"] or x.data_ptr() - HEAD != _st["gate"]:
         return out
     _tally()  # the previous calls' tokens: in pinned memory since their steps ended with a synchronize

@@ -287,7 +287,9 @@ def test_a_call_of_a_window_is_judged_by_its_outputs_as_it_returned_not_as_a_lat
 def test_a_solution_that_returns_one_kept_buffer_from_every_call_passes_in_windows():
     doc = run(HERE / "persistent_output_buffer.py", timing_iterations=4, warmup_iterations=1, min_window_calls=4)
     assert doc["verdict"] == "passed", doc["message"]
-    assert doc["timing"]["calls_per_window"] == 4
+    # Four asked; a loaded host's slower warm-up calls can leave room for fewer in the window's budget
+    # (batch.within_budget), and every window of several calls returns the one buffer several times.
+    assert 2 <= doc["timing"]["calls_per_window"] <= 4
 
 
 def test_windows_a_slow_warm_up_cut_short_are_timed_again_at_the_size_the_timed_calls_allow():

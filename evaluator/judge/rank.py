@@ -12,7 +12,8 @@ later checks what the solution's ranks wrote back:
                  number reads it through a descriptor the host gave it alone. On GPU hosts the slot holds only the
                  frame's head and the data goes to that rank's device feed, device memory of this process's that
                  the rank maps by a descriptor sent to it alone, and only at the call's gate: once the call's stream
-                 has reached it, this process's gate stream spins, writes the inputs and opens it (``_gate``);
+                 has reached it, a CUDA context this process keeps for the gates spins, writes the inputs there and
+                 opens it (``_gate``);
   feed I K       the inputs of timed window I (K calls, each on inputs drawn from a seed of its own), made only
                  when the host asks, after window I-1 ended;
   bshow I        the same inputs written to the baseline's own feed slot, at the opening of the baseline's window;
@@ -418,7 +419,8 @@ class JudgeRank:
         its feed, the spin (a timed call's), the inputs copied from the gates' source into ``device_feed`` at
         ``span``, and the release. Returns at once."""
         self._lay_out_source(values)
-        self.engine.gate(device_feed, self.gate_source, span[0], span[1], token, spin, self.releases[solution], solution)
+        start, end = span
+        self.engine.gate(device_feed, self.gate_source, start, end, token, spin, self.releases[solution], solution)
 
     def check_trial(self, t: int, nbytes: int | None, digest: int | None) -> None:
         expected = self.on_device(self.expected.pop(t))

@@ -223,7 +223,7 @@ class JudgeRank:
                     taken = torch.empty_like(theirs) if outputs else None
                     _, own = self.engine.make_device_feed(want, False, outputs)
                     # An input feed's gate: the release page of each side, the solution's sent with its feed, and
-                    # the memory the gates copy from.
+                    # the memory the gates copy from (made last: a trial gate on the baseline's feed runs there).
                     gate_fd, theirs_release = self.engine.make_gate(True) if not outputs else (-1, 0)
                     own_release = self.engine.make_gate(False)[1] if not outputs else 0
                     source = self.engine.make_gate_source(want) if not outputs else None

@@ -1989,11 +1989,6 @@ at::Tensor device_view(const DeviceMemory &m) {
                        at::TensorOptions().dtype(at::kByte).device(at::kCUDA, F.device_index));
 }
 
-at::Tensor make_gate_source(size_t nbytes) {
-  not_while_serving();
-  return device_view(device_memory(nbytes, -1, false));
-}
-
 // The judge's rank: a device feed and a byte tensor over it to write inputs through (or, with ``outputs``, to read a
 // side's outputs from). Exported: the descriptor for the solution's rank of the same number is returned beside it. Not
 // exported: this engine's own (the baseline's).
@@ -2084,9 +2079,6 @@ void open_gate_context() {
   });
 }
 
-// The judge's rank: memory the judge lays a call's frame out in (as large as a device feed), for the gate context to
-// copy from; a byte tensor over it.
-at::Tensor make_gate_source(size_t nbytes);
 
 // The judge's rank: the gate of one call's inputs, queued in the gate context on the side's stream (``solution``):
 // wait until the call's stream writes ``token`` to the first word of ``feed`` (the byte tensor make_device_feed
@@ -2115,6 +2107,26 @@ void gate(const at::Tensor &feed, const at::Tensor &source, int64_t start, int64
                "the gate's input copy");
     check_cu(D.write_value64(st, release, token, 0), "the gate");
   });
+}
+
+// The judge's rank: memory the judge lays a call's frame out in (as large as a device feed), for the gate context to
+// copy from; a byte tensor over it.
+at::Tensor make_gate_source(size_t nbytes) {
+  not_while_serving();
+  if (!G.ctx || !F.feed_dev || !F.release_dev) fail("a gate's source is made after the baseline's feed and gate");
+  at::Tensor source = device_view(device_memory(nbytes, -1, false));
+  // One gate on the baseline's own feed, waited for, before any is relied on: the gate context must reach the feed,
+  // the source and the release page (a driver that does not let a second context reach them fails here, and the
+  // judge then keeps every frame in host memory).
+  const uint64_t from = reinterpret_cast<uint64_t>(source.data_ptr());
+  in_gate_context([&] {
+    void *st = G.streams[0];
+    check_cu(D.wait_value64(st, F.feed_dev + GATE_ARMED, 0, CU_STREAM_WAIT_VALUE_EQ), "the gate's trial");
+    check_cu(D.dtod(F.feed_dev + 64, from + 64, 64, st), "the gate's trial");
+    check_cu(D.write_value64(st, F.release_dev, 0, 0), "the gate's trial");
+    check_cu(D.stream_sync(st), "the gate's trial");
+  });
+  return source;
 }
 
 // ---- the gate's release: a page of host memory only the judge writes -----------------------------------------------

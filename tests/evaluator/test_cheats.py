@@ -111,10 +111,10 @@ CHEATS: list[Case] = [
     # Work left on a side stream is either unfinished when the outputs are copied (wrong while timed) or, when the
     # untimed work is most of the call, faster than the hardware allows (one H200, one rank, bench sizes).
     Case("cheats/side_stream_unjoined.py", "rejected", ("while being timed", "physically impossible"), where="gpu"),
-    # Work on a side stream that does not wait for the call's stream runs under the spin that holds that stream before
-    # the start event, and is joined before the stop: the call's inputs are filled on that stream after the spin, so
-    # such work reads storage still empty (or a stale call's) and is wrong while timed.
-    Case("cheats/side_stream_under_spin.py", "rejected", ("while being timed",), where="gpu"),
+    # Work on a side stream that does not wait for the call's stream, joined before the stop: the call's inputs reach
+    # the device feed only at the gate, after the judge's spin, and the device runs one context at a time, so the side
+    # stream's copy runs once the judge's context has released the gate, beside the call (one H100: 0.87×).
+    Case("cheats/side_stream_under_spin.py", "passed", where="gpu", no_gain=True, gain_below=1.3),
     # The inputs wait under the spin in the engine's staging buffer, memory of its own beside the device feed: not a
     # block of the caching allocator's, which memory_snapshot() lists to the solution.
     Case(

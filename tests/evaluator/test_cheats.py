@@ -150,6 +150,7 @@ CHEATS: list[Case] = [
     ),
     # A red team's routes through the gate of revision 15 (docs/threat-model.md): the inputs reach the device feed only
     # once the call's stream has armed the gate and the judge has spun; the release is memory only the judge writes.
+    # Written without a GPU and not yet run on one: the rows say what the design predicts.
     # Every host route to the release page is refused; the last try, a store through the page's device address,
     # faults (the page is registered for the device read-only) and ends the rank.
     Case(

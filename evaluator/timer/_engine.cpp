@@ -1927,6 +1927,14 @@ typedef int (*cu_mem_map_t)(uint64_t, size_t, size_t, unsigned long long, unsign
 typedef int (*cu_mem_release_t)(unsigned long long);
 typedef int (*cu_mem_set_access_t)(uint64_t, size_t, const CuMemAccessDesc *, size_t);
 
+// A CUDA driver function by name, or null where the driver has none (``what`` names the need, if the driver is absent).
+template <class T>
+T cu_function(const char *name, const char *what) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) fail(std::string("libcuda.so.1 not found for ") + what);
+  return reinterpret_cast<T>(dlsym(lib, name));
+}
+
 struct DeviceMemory {
   uint64_t ptr = 0;
   size_t bytes = 0;
@@ -1940,16 +1948,15 @@ DeviceMemory device_memory(size_t nbytes, int import_fd, bool exported) {
   if (!D.wait_value64 || !D.write_value64 || !F.gate_spin_fn)
     fail("the CUDA driver has no stream memory operations for a device feed's gate");
   if (engine_sealed) fail("a device feed is made before the engine is sealed");
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) fail("libcuda.so.1 not found for the device feed");
-  auto granularity = reinterpret_cast<cu_mem_granularity_t>(dlsym(lib, "cuMemGetAllocationGranularity"));
-  auto create = reinterpret_cast<cu_mem_create_t>(dlsym(lib, "cuMemCreate"));
-  auto exporter = reinterpret_cast<cu_mem_export_t>(dlsym(lib, "cuMemExportToShareableHandle"));
-  auto importer = reinterpret_cast<cu_mem_import_t>(dlsym(lib, "cuMemImportFromShareableHandle"));
-  auto reserve = reinterpret_cast<cu_mem_reserve_t>(dlsym(lib, "cuMemAddressReserve"));
-  auto map = reinterpret_cast<cu_mem_map_t>(dlsym(lib, "cuMemMap"));
-  auto release = reinterpret_cast<cu_mem_release_t>(dlsym(lib, "cuMemRelease"));
-  auto set_access = reinterpret_cast<cu_mem_set_access_t>(dlsym(lib, "cuMemSetAccess"));
+  const char *why = "the device feed";
+  auto granularity = cu_function<cu_mem_granularity_t>("cuMemGetAllocationGranularity", why);
+  auto create = cu_function<cu_mem_create_t>("cuMemCreate", why);
+  auto exporter = cu_function<cu_mem_export_t>("cuMemExportToShareableHandle", why);
+  auto importer = cu_function<cu_mem_import_t>("cuMemImportFromShareableHandle", why);
+  auto reserve = cu_function<cu_mem_reserve_t>("cuMemAddressReserve", why);
+  auto map = cu_function<cu_mem_map_t>("cuMemMap", why);
+  auto release = cu_function<cu_mem_release_t>("cuMemRelease", why);
+  auto set_access = cu_function<cu_mem_set_access_t>("cuMemSetAccess", why);
   if (!granularity || !create || !exporter || !importer || !reserve || !map || !release || !set_access)
     fail("the CUDA driver has no virtual memory management for the device feed");
   CuMemAllocationProp prop{};
@@ -2052,15 +2059,14 @@ void in_gate_context(Fn f) {
 
 void open_gate_context() {
   if (G.ctx) return;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) fail("libcuda.so.1 not found for the gate context");
-  auto device_get = reinterpret_cast<cu_device_get_t>(dlsym(lib, "cuDeviceGet"));
-  auto create = reinterpret_cast<cu_ctx_create_t>(dlsym(lib, "cuCtxCreate_v2"));
-  auto stream_create = reinterpret_cast<cu_stream_create_t>(dlsym(lib, "cuStreamCreate"));
-  auto load = reinterpret_cast<cu_module_load_t>(dlsym(lib, "cuModuleLoadData"));
-  auto function = reinterpret_cast<cu_module_function_t>(dlsym(lib, "cuModuleGetFunction"));
-  G.push = reinterpret_cast<cu_ctx_push_t>(dlsym(lib, "cuCtxPushCurrent_v2"));
-  G.pop = reinterpret_cast<cu_ctx_pop_t>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  const char *why = "the gate context";
+  auto device_get = cu_function<cu_device_get_t>("cuDeviceGet", why);
+  auto create = cu_function<cu_ctx_create_t>("cuCtxCreate_v2", why);
+  auto stream_create = cu_function<cu_stream_create_t>("cuStreamCreate", why);
+  auto load = cu_function<cu_module_load_t>("cuModuleLoadData", why);
+  auto function = cu_function<cu_module_function_t>("cuModuleGetFunction", why);
+  G.push = cu_function<cu_ctx_push_t>("cuCtxPushCurrent_v2", why);
+  G.pop = cu_function<cu_ctx_pop_t>("cuCtxPopCurrent_v2", why);
   if (!device_get || !create || !stream_create || !load || !function || !G.push || !G.pop)
     fail("the CUDA driver cannot make the gate context");
   int device = -1;
@@ -2135,9 +2141,7 @@ constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1, CU_MEMHOSTREGISTER_DEVICEMAP
 
 // ``fd``'s first page mapped (read-only unless ``writable``) and registered for the device; its device address.
 uint64_t release_page(int fd, bool writable) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  auto device_pointer =
-      lib ? reinterpret_cast<cu_host_device_pointer_t>(dlsym(lib, "cuMemHostGetDevicePointer_v2")) : nullptr;
+  auto device_pointer = cu_function<cu_host_device_pointer_t>("cuMemHostGetDevicePointer_v2", "the gate");
   if (!device_pointer || !D.host_register) fail("the CUDA driver cannot map host memory for the gate");
   void *addr = mmap(nullptr, PAGE, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (addr == MAP_FAILED) fail("the gate's page could not be mapped");

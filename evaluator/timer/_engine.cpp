@@ -5,9 +5,9 @@
  * seen by the code under test), and zeroes the feed; on GPUs keeps the device busy with the spin kernel, flushes L2,
  * aligns the ranks on the process group's backend (no dispatcher in between) and only then fills the call's inputs,
  * on the call's stream. Where the side has a device feed, the inputs are not in this process at all until then: the
- * call's stream reaches a gate in the feed, and the judge's stream, another process's, spins and only then writes the
- * call's inputs into the feed, under tensors made here for this call, and opens the gate. Then the step records the
- * start, calls the function, records the stop, copies the outputs into the side's output slot on the call's stream (a
+ * call's stream reaches a gate in the feed, and the judge's gate (in a CUDA context the judge keeps for the gates)
+ * spins and only then writes the call's inputs into the feed, under tensors made here for this call, and opens the
+ * gate. Then the step records the start, calls the function, records the stop, copies the outputs into the side's output slot on the call's stream (a
  * window of several calls takes each call's outputs as that call returns), checks that every input still owns the
  * storage it was given, and reports. On a solution's rank, serve() runs every step after the solution is loaded,
  * reading the host's commands itself: no Python of the evaluator's runs there again, so nothing a solution rebinds

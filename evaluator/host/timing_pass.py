@@ -206,24 +206,20 @@ def _feed_kind(session: Session, field: str) -> str:
     """Where both sides' frames of one kind waited (``field``: the judges' "device_feed_bytes" for the inputs,
     "device_out_bytes" for the outputs): "device" where every judge's rank made device memory for them (GPU hosts: a
     frame that does not fit still passes through host memory, on both sides alike), else "host"."""
-    return "device" if _all_made([(p.first("prepared") or {}).get(field) for p in session.judges]) else "host"
+    sizes = [(p.first("prepared") or {}).get(field) for p in session.judges]
+    return "device" if sizes and all(type(n) is int and n > 0 for n in sizes) else "host"
 
 
 def _staging_kind(session: Session, calls: int) -> str:
     """Where a call's inputs were before the call's stream reached them on GPU hosts: "gated" where every side had a
     device feed and each window one call (none of a call's inputs is in the rank's process until the call's stream
-    has reached its gate and the judge's stream, another process's, has spun and written them there), "allocator"
-    where they waited under the spin in a block of torch's caching allocator (which `torch.cuda.memory_snapshot()`
-    lists to the solution: docs/threat-model.md), "host" on CPU hosts, where the inputs go straight into each call's
-    own storage."""
+    has reached its gate and the judge's gate, in a CUDA context of its own, has spun and written them there),
+    "allocator" where they waited under the spin in a block of torch's caching allocator (which
+    `torch.cuda.memory_snapshot()` lists to the solution: docs/threat-model.md), "host" on CPU hosts, where the inputs
+    go straight into each call's own storage."""
     if session.profile.device != "cuda":
         return "host"
     return "gated" if calls == 1 and _feed_kind(session, "device_feed_bytes") == "device" else "allocator"
-
-
-def _all_made(sizes: list[Any]) -> bool:
-    """Whether every side reported device memory of a size (a count of bytes above 0)."""
-    return bool(sizes) and all(type(n) is int and n > 0 for n in sizes)
 
 
 def _calls_per_window(session: Session, before: int, at_least: int) -> int:

@@ -85,9 +85,22 @@ def build_folder(python: str | None = None) -> Path:
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     version = _torch_version(python)
     digest = hashlib.sha256(
-        SOURCE.read_bytes() + _BUILD.encode() + include.encode() + suffix.encode() + version.encode() + python.encode()
+        SOURCE.read_bytes()
+        + _BUILD.encode()
+        + include.encode()
+        + suffix.encode()
+        + version.encode()
+        + _interpreter(python).encode()
     ).hexdigest()[:16]
     return cache_dir() / "timer" / digest
+
+
+def _interpreter(python: str) -> str:
+    """The interpreter and its environment, whatever name started it: a virtual environment's `python` and `python3`
+    are one program (the `rq` script starts workers through `python3`), and keyed by name each built its own engine,
+    a minute's build inside the first evaluation of every worker."""
+    path = Path(python).absolute()
+    return f"{path.parent.resolve()}:{path.resolve()}"
 
 
 def build(python: str | None = None) -> Path:

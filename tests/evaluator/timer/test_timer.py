@@ -462,3 +462,18 @@ print(json.dumps({"same_bytes": same_bytes, "a_slice": a_slice, "pair": pair, "f
         "pair": ["output 1 shares memory with output 0"],
         "fresh": [],
     }
+
+
+def test_one_environments_interpreter_shares_one_build_whatever_name_started_it(tmp_path, monkeypatch):
+    # The tests built the engine through `python`; the `rq` script starts workers through `python3`, which built a
+    # second copy inside the first evaluation it took (a fault test's 60 s wait ran out on a loaded machine).
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path))
+    bin_dir = Path(sys.executable).parent
+    names = [n for n in ("python", "python3") if (bin_dir / n).exists()]
+    folders = {timer.build_folder(str(bin_dir / n)) for n in names}
+    assert len(names) == 2 and len(folders) == 1
+    other = tmp_path / "elsewhere" / "bin"
+    other.mkdir(parents=True)
+    (other / "python3").symlink_to(Path(sys.executable).resolve())
+    # Another environment (with its own torch) is another key, though its program is the same file.
+    assert timer._interpreter(str(other / "python3")) != timer._interpreter(str(bin_dir / names[0]))

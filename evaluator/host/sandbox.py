@@ -229,7 +229,6 @@ def _box(
     # bubblewrap's --disable-userns needs that user namespace too; the system-call filter refuses new namespaces of
     # every kind instead (evaluator/host/seccomp.py), loaded by bubblewrap just before the sandbox's first program.
     args = [
-        bwrap,
         "--unshare-ipc",
         "--unshare-pid",
         "--unshare-net",
@@ -301,7 +300,7 @@ def _box(
     for k, v in sorted(env.items()):
         args += ["--setenv", k, v]
     try:
-        return seccomp.wrap(seccomp.host_python(), args + ["--"] + argv)
+        return seccomp.wrap(seccomp.host_python(), bwrap, args, argv)
     except seccomp.UnsupportedArch as exc:
         raise SandboxUnavailable(str(exc)) from exc
 
@@ -359,7 +358,7 @@ _PASSED_ON = (
 
 def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, gid: int) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k in _PASSED_ON + also}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["PATH"] = _bound_path(env.get("PATH", ""))
     env.update(MULTICAST_OFF)
     env.update(
         {
@@ -384,6 +383,18 @@ def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, 
         }
     )
     return env
+
+
+def _bound_path(path: str) -> str:
+    """The host's ``PATH`` less every folder the sandbox does not bind (a user's own tools, a version manager's
+    shims): those find nothing inside, and they would name the host's layout to the solution."""
+    roots = program_roots()
+
+    def bound(d: str) -> bool:
+        return any(p == r or p.startswith(r.rstrip("/") + "/") for p in (d, os.path.realpath(d)) for r in roots)
+
+    kept = [d for d in dict.fromkeys(path.split(":")) if d.startswith("/") and bound(d)]
+    return ":".join(kept) or "/usr/local/bin:/usr/bin:/bin"
 
 
 def environment(base: dict[str, str], device: str) -> dict[str, str]:

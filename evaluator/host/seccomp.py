@@ -285,7 +285,10 @@ def compiled(arch: str | None = None) -> bytes:
 
 # bubblewrap reads the filter from a descriptor. The sandboxes' callers pass only their own descriptors to the
 # child (``pass_fds``), so the filter travels in the command line instead: this runs first, as the host's root, puts
-# the bytes in a pipe and becomes bubblewrap with the pipe's number in place of FD_PLACEHOLDER.
+# the bytes in a pipe and becomes bubblewrap with the pipe's number in place of FD_PLACEHOLDER. bubblewrap's own
+# options go to it in a memory file (``--args``), not on its command line: the sandbox's first process is
+# bubblewrap's, and its command line, which every process in the sandbox can read (/proc/1/cmdline), would name
+# every host folder bound and every variable set. Only the sandbox's command is left there.
 FD_PLACEHOLDER = "@ARENA_SECCOMP_FD@"
 _LOADER = (
     "import os,sys\n"
@@ -294,16 +297,23 @@ _LOADER = (
     "os.write(w,data)\n"
     "os.close(w)\n"
     "os.set_inheritable(r,True)\n"
-    f"argv=[str(r) if a=={FD_PLACEHOLDER!r} else a for a in sys.argv[2:]]\n"
-    "os.execv(argv[0],argv)\n"
+    "n=int(sys.argv[3])\n"
+    f"opts=[str(r) if a=={FD_PLACEHOLDER!r} else a for a in sys.argv[4:4+n]]\n"
+    "a=os.memfd_create('arena-sandbox-options',0)\n"
+    "v=memoryview(b''.join(os.fsencode(o)+b'\\0' for o in opts))\n"
+    "while v:v=v[os.write(a,v):]\n"
+    "os.lseek(a,0,0)\n"
+    "os.set_inheritable(a,True)\n"
+    "os.execv(sys.argv[2],[sys.argv[2],'--args',str(a),'--',*sys.argv[4+n:]])\n"
 )
 
 
-def wrap(python: str, bwrap_argv: list[str], arch: str | None = None) -> list[str]:
-    """``bwrap_argv`` (which holds ``--seccomp FD_PLACEHOLDER``) preceded by the loader, run by ``python``."""
-    if FD_PLACEHOLDER not in bwrap_argv:
+def wrap(python: str, bwrap: str, options: list[str], command: list[str], arch: str | None = None) -> list[str]:
+    """bubblewrap at ``bwrap`` with ``options`` (which hold ``--seccomp FD_PLACEHOLDER``), running ``command``,
+    preceded by the loader, run by ``python``."""
+    if FD_PLACEHOLDER not in options:
         raise ValueError("the sandbox's command line has no --seccomp placeholder")
-    return [python, "-I", "-S", "-c", _LOADER, compiled(arch).hex()] + bwrap_argv
+    return [python, "-I", "-S", "-c", _LOADER, compiled(arch).hex(), bwrap, str(len(options)), *options, *command]
 
 
 def host_python() -> str:

@@ -186,6 +186,29 @@ def test_the_filter_refuses_what_it_lists_and_nothing_the_c_library_needs():
 
 
 @needs_sandbox
+def test_the_sandboxs_first_command_line_names_no_host_folder_and_no_variable():
+    # Every process in the sandbox reads /proc/1/cmdline, bubblewrap's own: it named every host folder bound in (the
+    # evaluation's, the build cache, the engine's build) and every variable set. The options now reach bubblewrap in
+    # a memory file, which no process of the sandbox holds.
+    done = in_sandbox(
+        """
+        import os
+        print("CMDLINE", open("/proc/1/cmdline", "rb").read().replace(b"\\0", b" ").decode())
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                print("FD", fd, os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                pass
+        """
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    cmdline = next(line for line in done.stdout.splitlines() if line.startswith("CMDLINE"))
+    assert "--args" in cmdline and "--bind" not in cmdline and "--setenv" not in cmdline, cmdline
+    assert tempfile.gettempdir() not in cmdline and "ARENA_SANDBOX_UID" not in cmdline, cmdline
+    assert "arena-sandbox-options" not in done.stdout, done.stdout
+
+
+@needs_sandbox
 def test_no_process_of_the_sandbox_can_make_itself_dumpable_again():
     # Dumpable, a rank lets another of the sandbox's uid open its /proc/PID/mem, whose writes pass over the read-only,
     # sealed pages of the engine; the other prctl options a library uses still work.

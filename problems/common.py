@@ -1,8 +1,11 @@
 """Helpers every reference.py uses to make inputs that are random, seeded and consistent across ranks.
 
 Data that every rank holds a copy of (weights, a shared table) is drawn from ``shared_generator(seed)``;
-data that belongs to one rank is drawn from ``rank_generator(seed, rank)``. Both are the same on every
-rank and in the oracle, which calls make_inputs for each rank on one device.
+data that belongs to one rank is drawn from ``rank_generator(seed, rank)``, never sliced out of a shared draw: a
+rank can recover a generator's state from the values it holds (the CPU's Mersenne Twister is linear in its output),
+and with it every other slice of that draw, its peers' inputs, without any exchange
+(tests/problems/test_audit.py). Both are the same on every rank and in the oracle, which calls make_inputs for each
+rank on one device.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from typing import Any
 
 import torch
 
-_RANK_STRIDE = 1_000_003
+from problems.seeds import derived_seed
+
 _ONE_PASS = (torch.float32, torch.bfloat16, torch.float16)
 
 
@@ -21,13 +25,13 @@ def dtype_of(name: str) -> torch.dtype:
 
 def shared_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
     g = torch.Generator(device=device)
-    g.manual_seed(seed % (2**63))
+    g.manual_seed(derived_seed("arena-shared", seed))
     return g
 
 
 def rank_generator(seed: int, rank: int, device: torch.device | str = "cpu") -> torch.Generator:
     g = torch.Generator(device=device)
-    g.manual_seed((seed + _RANK_STRIDE * (rank + 1)) % (2**63))
+    g.manual_seed(derived_seed("arena-rank", seed, rank))
     return g
 
 

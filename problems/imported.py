@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from problems.registry import SUITE_FILE, ProblemError, load_module
+from problems.seeds import derived_seed
 
 INPUT_MODES = ("randomized", "original", "undecided")
 CHECKOUT_TRIALS = 5  # the checkout's own trial numbers 0..4; each evaluation trial maps onto one of them
@@ -63,11 +64,6 @@ def parse_shape(text: str | int) -> tuple[int, ...]:
     if not shape or any(n < 1 for n in shape):
         raise ProblemError(f"base_shape {text!r} must be positive sizes joined by 'x', like 1024x1024")
     return shape
-
-
-def _seed_of(*parts: Any) -> int:
-    digest = hashlib.blake2b("/".join(map(str, parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
 
 
 def _leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
@@ -163,7 +159,7 @@ def randomize(inputs: tuple, modes: dict[str, str], seed: int, rank: int) -> tup
             continue
         g = torch.Generator(device="cpu")
         g.manual_seed(
-            _seed_of("pkb-inputs", seed, path) if mode == "shared" else _seed_of("pkb-inputs", seed, path, rank)
+            derived_seed("pkb-inputs", seed, path) if mode == "shared" else derived_seed("pkb-inputs", seed, path, rank)
         )
         replace[path] = random_like(x, g)
     return _rebuild(tuple(inputs), replace)
@@ -240,7 +236,7 @@ class ImportedProblem:
         # Every rank's call starts from the same global RNG state, as separate processes seeded alike would, so
         # data the generator draws from the global RNG for every rank (replicated weights) stays equal.
         with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(_seed_of("pkb-global", seed))
+            torch.manual_seed(derived_seed("pkb-global", seed))
             made = create(rank, world_size, self.number, shape, dtype, trial=trial, device=device)
         return tuple(made) if isinstance(made, (tuple, list)) else (made,)
 

@@ -34,7 +34,8 @@ CHECK_RUNTIME = (
     "contract/jobs.py",
     "contract/result.py",
 )
-PROBLEMS_RUNTIME = ("__init__.py", "registry.py", "common.py")  # the registry and the references' shared helpers
+# The registry and the references' shared helpers.
+PROBLEMS_RUNTIME = ("__init__.py", "registry.py", "common.py", "seeds.py")
 TIMEOUT_S = 210  # inside the RQ job's limit (portal.contributions.services.CHECK_JOB_TIMEOUT_S = 240)
 TMP_BYTES = 1 << 30
 

@@ -58,12 +58,13 @@ RUNTIME_FILES = (
     "rank/backends/nvshmem.py",
 )
 # ... and the backends' helpers that ``rank/backends`` re-exports, defined in problems/ so known answers may import them
-# too, and the references' own helpers (problems/common.py, which imports only torch): a solution that starts as a
-# copy of its reference keeps its imports (the static checks allow them). Nothing else of problems/ (no registry, no
-# reference).
+# too, and the references' own helpers (problems/common.py, which imports only torch and problems/seeds.py): a
+# solution that starts as a copy of its reference keeps its imports (the static checks allow them). Nothing else of
+# problems/ (no registry, no reference).
 PROBLEMS_RUNTIME_FILES = (
     "__init__.py",
     "common.py",
+    "seeds.py",
     "backends/__init__.py",
     "backends/parallelkittens.py",
     "backends/nvshmem.py",

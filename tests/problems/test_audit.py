@@ -36,6 +36,7 @@ from evaluator.checks.catalogue_check import (
 )
 from evaluator.analysis.roofline import roofline
 from evaluator.checks.selfcheck import check_problem
+from problems import common
 from problems.registry import Problem, catalogue
 from problems.traffic import reference_traffic
 
@@ -94,6 +95,57 @@ def test_every_input_changes_with_the_seed(problem_id):
                 if same:
                     constant.append(f"input {i} of rank {r} at W={w}")
     assert not constant, f"{problem_id}: inputs equal for seeds 1234 and 1235: {constant[:6]}"
+
+
+def _with_seeds(monkeypatch, module, shared: int, ranks: int) -> None:
+    """Every generator the reference draws from, through problems.common or its own names for them, seeded by the
+    test: the shared one from ``shared``, each rank's from ``ranks`` and its rank."""
+
+    def shared_generator(seed: int, device="cpu") -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(shared)
+
+    def rank_generator(seed: int, rank: int, device="cpu") -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(ranks * 1_000 + rank)
+
+    for target in (common, module):
+        for name, fake in (("shared_generator", shared_generator), ("rank_generator", rank_generator)):
+            if name in vars(target):
+                monkeypatch.setattr(target, name, fake)
+
+
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_no_ranks_own_inputs_are_sliced_out_of_a_draw_every_rank_shares(problem_id, monkeypatch):
+    # A rank can recover a generator's state from the values it holds (the CPU's Mersenne Twister is linear in its
+    # output): a tensor drawn from the shared generator and sliced, a shard to each rank, gave every rank its peers'
+    # shards without any exchange. An input that changes with the shared seed alone must be the same on every rank.
+    problem = _problem(problem_id)
+    module = problem.load_reference()
+    w = 2 if 2 in problem.world_sizes else min(problem.world_sizes)
+
+    def inputs(shared: int, ranks: int) -> list[tuple]:
+        with monkeypatch.context() as m:
+            _with_seeds(m, module, shared, ranks)
+            return [_inputs(problem, module, r, w, 1234) for r in range(w)]
+
+    a, other_ranks, other_shared = inputs(11, 22), inputs(11, 33), inputs(44, 22)
+    sliced = [
+        f"input {i} of rank {r}"
+        for i in range(len(a[0]))
+        for r in range(w)
+        if _equal(a[r][i], other_ranks[r][i])
+        and not _equal(a[r][i], other_shared[r][i])
+        and not all(_equal(a[r][i], a[q][i]) for q in range(w))
+    ]
+    assert not sliced, (
+        f"{problem_id}: {sliced[:4]} differ between ranks but are drawn from the shared generator alone; draw each "
+        f"rank's part from rank_generator(seed, rank) (problems/common.py says why)"
+    )
+
+
+def _equal(x, y) -> bool:
+    if isinstance(x, torch.Tensor):
+        return isinstance(y, torch.Tensor) and x.shape == y.shape and x.dtype == y.dtype and torch.equal(x, y)
+    return x == y
 
 
 def _gpu_profiles(problem: Problem) -> list:

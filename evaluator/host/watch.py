@@ -132,6 +132,12 @@ def descendants(root: int) -> list[Proc]:
     return out
 
 
+def parent(pid: int) -> int | None:
+    """``pid``'s parent, or None when it is gone."""
+    st = _stat(pid)
+    return st[0] if st else None
+
+
 def _exited(pid: int) -> bool:
     """A process that has ended (a zombie its parent has not reaped yet, or one that is gone) runs nothing."""
     return _state(f"/proc/{pid}/stat") in ("Z", "X", "")
@@ -174,19 +180,27 @@ def foreign_code(pid: int, roots: tuple[str, ...]) -> str | None:
     return None
 
 
-def classify(root: int, world_size: int, python_exe: str) -> tuple[dict[int, int], list[Proc]]:
+def classify(
+    root: int, world_size: int, python_exe: str, spawner: int | None = None
+) -> tuple[dict[int, int], list[Proc]]:
     """The rank processes in the sandbox (rank -> pid) and every process that is neither bubblewrap, the spawner, a
-    rank nor a compiler run from its installed path."""
+    rank nor a compiler run from its installed path. ``spawner``: the spawner's pid, as the host found it before any
+    solution code ran; every other process is judged by what it is."""
     procs = descendants(root)
     python = os.path.realpath(python_exe)
     # The sandbox's own bubblewrap is known by what it is, never by its name: the host's program file, and the one
     # process the bubblewrap the host started (``root``) forked as the namespace's first; a program a solution copies
     # under that name (the interpreter at /tmp/bwrap, say) is neither.
     inits = {p.pid for p in procs if p.ppid == root and os.path.realpath(p.exe) == _host_bwrap()}
+    # The spawner's look alone proves nothing once the solution has run: a rank's child keeps the spawner's command
+    # line and program, and one forked twice is adopted by bubblewrap's first process, as the spawner's parent is.
     spawners = {
         p.pid
         for p in procs
-        if " -m evaluator.rank.spawn " in f" {p.cmdline} " and os.path.realpath(p.exe) == python and p.ppid in inits
+        if " -m evaluator.rank.spawn " in f" {p.cmdline} "
+        and os.path.realpath(p.exe) == python
+        and p.ppid in inits
+        and (spawner is None or p.pid == spawner)
     }
     ranks: dict[int, int] = {}
     strange: list[Proc] = []

@@ -439,6 +439,7 @@ CHEATS: list[Case] = [
     ),
     Case("cheats/helper_process.py", "rejected", ("a process other than the ranks",), leaves_no="arena_helper_marker"),
     Case("cheats/escape_daemon.py", "rejected", ("a process other than the ranks",), leaves_no="arena_escape_marker"),
+    Case("cheats/orphan_like_the_spawner.py", "rejected", ("a process other than the ranks",)),
     Case(
         "cheats/helper_named_as_compiler.py",
         "rejected",

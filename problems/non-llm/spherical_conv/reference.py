@@ -57,37 +57,40 @@ def gauss_legendre(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return nodes, 2 * vectors[0] ** 2
 
 
-# How far each latitude and its weight move from the Gauss-Legendre grid, per seed: a quarter of the gap to the
-# nearest neighbour (so the latitudes stay ordered and distinct) and 20 % of the weight.
+# How far each latitude and its weight move from the Gauss-Legendre grid, per seed and rank: a quarter of the gap to
+# the nearest neighbour (so the latitudes stay ordered and distinct) and 20 % of the weight.
 LATITUDE_JITTER = 0.25
 WEIGHT_JITTER = 0.2
 
 
-def jittered_grid(nlat: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos(colatitude) from north to south and quadrature weights, float64: the Gauss-Legendre grid moved at random
-    by the seed, so the Legendre tables (which depend on nothing else) differ for every seed and a solution that
-    recomputes them for a fixed grid instead of reading them fails."""
+def jittered_grid(nlat: int, rows: slice, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos(colatitude) and quadrature weights of the latitudes `rows` of the nlat-point grid from north to south,
+    float64 on the generator's device: the Gauss-Legendre grid moved at random by the generator (each rank moves its
+    own latitudes with its own stream), so the Legendre tables (which depend on nothing else) differ for every seed
+    and a solution that recomputes them for a fixed grid instead of reading them fails."""
     nodes, weights = gauss_legendre(nlat)
     nodes, weights = nodes.flip(0), weights.flip(0)  # north (cos = 1) to south
     gaps = (nodes[:-1] - nodes[1:]).abs()
     edge = 1 - nodes.abs()[:1]  # the poles bound the outermost latitudes (each grid is symmetric)
     room = torch.minimum(torch.cat([edge, gaps]), torch.cat([gaps, edge]))
-    u = torch.rand((2, nlat), generator=generator, dtype=torch.float64) * 2 - 1
+    dev = generator.device
+    nodes, weights, room = nodes[rows].to(dev), weights[rows].to(dev), room[rows].to(dev)
+    u = torch.rand((2, nodes.numel()), generator=generator, dtype=torch.float64, device=dev) * 2 - 1
     return nodes + LATITUDE_JITTER * room * u[0], weights * (1 + WEIGHT_JITTER * u[1])
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 channels: int, nlat: int, nlon: int, modes: int):
     local = nlat // world_size
-    cos_theta, quad = jittered_grid(nlat, shared_generator(seed))
-    sl = slice(rank * local, (rank + 1) * local)
-    cos_theta, quad = cos_theta[sl].to(device), quad[sl].to(device)
+    g = rank_generator(seed, rank, device)
+    # This rank's latitudes, moved by its own stream (so the assembled grid depends on W), then its field rows.
+    cos_theta, quad = jittered_grid(nlat, slice(rank * local, (rank + 1) * local), g)
     p = _legendre(cos_theta, modes)
     leg_fwd = (2 * math.pi * quad * p).float()
     leg_inv = p.float()
+    x = randn((channels, local, nlon), torch.float32, device, g)
     weight = randn((modes, channels, channels, 2), torch.float32, device, shared_generator(seed, device),
                    scale=(2 * channels) ** -0.5)
-    x = randn((channels, local, nlon), torch.float32, device, rank_generator(seed, rank, device))
     return (x, leg_fwd, leg_inv, weight)
 
 

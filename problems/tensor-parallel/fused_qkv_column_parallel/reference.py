@@ -9,7 +9,7 @@ all-gathered, multiplied by the shard, and the product is split into this rank's
 import torch
 import torch.distributed as dist
 
-from problems.common import accumulate_dtype, dtype_of, rank_generator, randn, shared_generator
+from problems.common import accumulate_dtype, dtype_of, rank_generator, randn
 
 
 def solution(x: torch.Tensor, w_qkv: torch.Tensor, head_dim: torch.Tensor, q_per_group: torch.Tensor):
@@ -27,13 +27,12 @@ def solution(x: torch.Tensor, w_qkv: torch.Tensor, head_dim: torch.Tensor, q_per
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 T: int, H: int, Hq: int, G: int, D: int):
     dt = dtype_of(dtype)
-    x = randn((T // world_size, H), dt, device, rank_generator(seed, rank, device))
-    # The full fused weight (all groups, Megatron's grouped column order) from the shared stream; each rank keeps its
-    # groups' columns, so the shards are slices of one weight whatever W is.
-    group_cols = (Hq // G + 2) * D
-    full = randn((H, G * group_cols), torch.float32, device, shared_generator(seed, device), scale=H ** -0.5)
-    cols = G // world_size * group_cols
-    w_qkv = full[:, rank * cols:(rank + 1) * cols].to(dt).contiguous()
+    g = rank_generator(seed, rank, device)
+    x = randn((T // world_size, H), dt, device, g)
+    # This rank's columns of the fused weight (its groups, Megatron's grouped column order), drawn from the rank's own
+    # stream after x: no rank's shard follows from another's, so the assembled weight depends on W.
+    cols = G // world_size * (Hq // G + 2) * D
+    w_qkv = randn((H, cols), dt, device, g, scale=H ** -0.5)
     scalar = dict(dtype=torch.int64, device=device)
     return (x, w_qkv, torch.tensor(D, **scalar), torch.tensor(Hq // G, **scalar))
 

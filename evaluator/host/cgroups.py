@@ -82,12 +82,15 @@ def _controller_root(controller: str, v1_file: str) -> Path | None:
     return None
 
 
-def memory_settings(root: Path, max_bytes: int) -> dict[str, str]:
-    """The files that cap a cgroup under ``root`` at ``max_bytes`` of memory, swap included."""
+def memory_settings(root: Path, max_bytes: int, tcp_bytes: int) -> dict[str, str]:
+    """The files that cap a cgroup under ``root`` at ``max_bytes`` of memory, swap included, and ``tcp_bytes`` of
+    socket buffers where the memory controller counts them apart (v1)."""
     if (root / "memory.limit_in_bytes").exists():  # v1
         settings = {"memory.limit_in_bytes": str(max_bytes)}
         if (root / "memory.memsw.limit_in_bytes").exists():
             settings["memory.memsw.limit_in_bytes"] = str(max_bytes)
+        if (root / "memory.kmem.tcp.limit_in_bytes").exists():
+            settings["memory.kmem.tcp.limit_in_bytes"] = str(min(tcp_bytes, max_bytes))
         return settings
     return {"memory.max": str(max_bytes), "memory.swap.max": "0"}
 

@@ -41,6 +41,7 @@ JUDGE_GID = int(os.environ.get("ARENA_JUDGE_GID", "65533"))
 PROBLEMS_ROOT = PACKAGE_ROOT.parent / "problems"
 JUDGE_CODE = "/judge"  # inside the judge's sandbox: evaluator/ and problems/
 GiB = 1 << 30
+MiB = 1 << 20
 # Where a rank finds the compiled engine (evaluator/timer/_engine.cpp), read-only.
 ENGINE_IN_SANDBOX = "/arena/_arena_timer.so"
 # The evaluator's files a rank may see: the worker, the timer's Python side, the wire format. Nothing that judges.
@@ -463,6 +464,14 @@ def memory_max(device: str) -> int:
     return int(configured) if configured.isdigit() and int(configured) > 0 else MEMORY_MAX[device]
 
 
+# Socket buffers one sandbox may hold (cgroup v1 only: v2's memory.max counts them in the sandbox's memory). On v1 they
+# are charged to no cgroup unless capped apart, and the kernel's TCP pool is one for the whole host, every network
+# namespace included: a red team filled it to its hard limit from inside a sandbox (about 150 unread loopback
+# connections a rank), and every TCP socket of the host, the worker's own included, then ran under it. gloo's
+# exchanges between a few ranks hold a few MiB.
+TCP_MEMORY_MAX = 256 * MiB
+
+
 def limits(device: str) -> Callable[[], None]:
     """Resource limits for everything in the sandbox, set in the launcher's process before it execs bubblewrap (so
     they hold from the sandbox's first instruction): its own cgroups (processes and threads, memory), a core-dump
@@ -478,7 +487,7 @@ def limits(device: str) -> Callable[[], None]:
         raise SandboxUnavailable(pids_cgroup_missing() or "no pids cgroup")
     memory = cgroups.memory_root() if cgroups.mode() != "off" else None
     if memory is not None:
-        settings = cgroups.memory_settings(memory, memory_max(device))
+        settings = cgroups.memory_settings(memory, memory_max(device), TCP_MEMORY_MAX)
         if joins and joins[0][0] == memory:  # cgroup v2: one cgroup holds both caps
             joins[0][1].update(settings)
         else:

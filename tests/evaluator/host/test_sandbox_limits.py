@@ -476,3 +476,44 @@ def test_a_solution_past_the_memory_cap_is_stopped_and_the_next_evaluation_passe
         )
     )
     assert again["verdict"] == "passed", again["message"]  # judged correct; its timing is other tests' subject
+
+
+def _counts_sockets_apart() -> bool:
+    memory = cgroups.memory_root()
+    return memory is not None and (memory / "memory.kmem.tcp.limit_in_bytes").exists()
+
+
+@needs_sandbox
+@pytest.mark.skipif(not _counts_sockets_apart(), reason="socket buffers are capped apart on cgroup v1 hosts only")
+def test_unread_socket_buffers_stop_at_the_sandboxs_own_cap_not_the_hosts_pool(monkeypatch):
+    # On cgroup v1 socket buffers were charged to no cgroup: a red team filled the host's one TCP pool (every network
+    # namespace's) to its hard limit from a sandbox, with loopback connections nobody read.
+    cap = 32 << 20
+    monkeypatch.setattr(sandbox, "TCP_MEMORY_MAX", cap)
+    done = in_sandbox(
+        """
+        import socket
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        queued, kept = 0, []
+        for _ in range(48):  # 48 connections of up to 4 MiB each, written and never read
+            a = socket.create_connection(server.getsockname())
+            b, _ = server.accept()
+            a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+            b.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            a.setblocking(False)
+            while True:
+                try:
+                    queued += a.send(b"x" * 65536)
+                except (BlockingIOError, OSError):
+                    break
+            kept += [a, b]
+        print("QUEUED", queued)
+        """,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    queued = int(next(line for line in done.stdout.splitlines() if line.startswith("QUEUED")).split()[1])
+    # Under a cap of 32 MiB the 48 connections queued 28.6 MiB; without one, 504 MiB.
+    assert queued < 2 * cap, f"{queued >> 20} MiB queued past a cap of {cap >> 20} MiB"

@@ -1,11 +1,11 @@
 """Helpers every reference.py uses to make inputs that are random, seeded and consistent across ranks.
 
-Data that every rank holds a copy of (weights, a shared table) is drawn from ``shared_generator(seed)``;
-data that belongs to one rank is drawn from ``rank_generator(seed, rank)``, never sliced out of a shared draw: a
-rank can recover a generator's state from the values it holds (the CPU's Mersenne Twister is linear in its output),
-and with it every other slice of that draw, its peers' inputs, without any exchange
-(tests/problems/test_audit.py). Both are the same on every rank and in the oracle, which calls make_inputs for each
-rank on one device.
+Data that every rank holds a copy of (weights, a shared table) is drawn from ``shared_generator(seed)``; data a
+group of ranks holds alike, from ``group_generator(seed, group)``; data that belongs to one rank, from
+``rank_generator(seed, rank)`` by that rank alone, never sliced out of a shared draw: a rank can recover a
+generator's state from the values it holds (the CPU's Mersenne Twister is linear in its output), and with it every
+other part of that draw, its peers' inputs, without any exchange (tests/problems/test_audit.py). Each is the same on
+every rank and in the oracle, which calls make_inputs for each rank on one device.
 """
 
 from __future__ import annotations
@@ -32,6 +32,15 @@ def shared_generator(seed: int, device: torch.device | str = "cpu") -> torch.Gen
 def rank_generator(seed: int, rank: int, device: torch.device | str = "cpu") -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(derived_seed("arena-rank", seed, rank))
+    return g
+
+
+def group_generator(seed: int, group: Any, device: torch.device | str = "cpu") -> torch.Generator:
+    """For data a group of ranks holds alike and other groups do not (a data-parallel replica's micro-batch, a
+    node-local shard replicated across nodes, what two peers both know of the traffic between them): a stream of its
+    own, so no rank's own draws share it. ``group`` names the group (a number, or a tuple such as a pair of ranks)."""
+    g = torch.Generator(device=device)
+    g.manual_seed(derived_seed("arena-group", seed, group))
     return g
 
 

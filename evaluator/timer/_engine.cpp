@@ -2128,6 +2128,11 @@ at::Tensor make_gate_source(size_t nbytes) {
   in_gate_context([&] {
     void *st = G.streams[0];
     check_cu(D.wait_value64(st, F.feed_dev + GATE_ARMED, 0, CU_STREAM_WAIT_VALUE_EQ), "the gate's trial");
+    // The spin kernel's first launch in this context too, here and not behind the first timed gate's wait: whatever
+    // the driver does on a context's first launch happens now, and a launch that fails leaves frames in host memory.
+    uint64_t no_ns = 0;
+    void *spin_args[] = {&no_ns};
+    check_cu(D.launch(G.spin_fn, 1, 1, 1, 1, 1, 1, 0, st, spin_args, nullptr), "the gate's trial");
     check_cu(D.dtod(F.feed_dev + 64, from + 64, 64, st), "the gate's trial");
     check_cu(D.write_value64(st, F.release_dev, 0, 0), "the gate's trial");
     check_cu(D.stream_sync(st), "the gate's trial");

@@ -37,6 +37,7 @@ from evaluator.checks.catalogue_check import (
 from evaluator.analysis.roofline import roofline
 from evaluator.checks.selfcheck import check_problem
 from problems import common
+from problems.seeds import derived_seed
 from problems.registry import Problem, catalogue
 from problems.traffic import reference_traffic
 
@@ -97,42 +98,66 @@ def test_every_input_changes_with_the_seed(problem_id):
     assert not constant, f"{problem_id}: inputs equal for seeds 1234 and 1235: {constant[:6]}"
 
 
-def _with_seeds(monkeypatch, module, shared: int, ranks: int) -> None:
+def _with_seeds(monkeypatch, module, shared: int, ranks: int, groups: int) -> list[int]:
     """Every generator the reference draws from, through problems.common or its own names for them, seeded by the
-    test: the shared one from ``shared``, each rank's from ``ranks`` and its rank."""
+    test: the shared one from ``shared``, each group's from ``groups`` and its group, each rank's from ``ranks`` and
+    its rank. Returns the list the rank numbers asked of rank_generator are appended to."""
+    asked: list[int] = []
 
     def shared_generator(seed: int, device="cpu") -> torch.Generator:
         return torch.Generator(device=device).manual_seed(shared)
 
+    def group_generator(seed: int, group: int, device="cpu") -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(derived_seed(groups, group))
+
     def rank_generator(seed: int, rank: int, device="cpu") -> torch.Generator:
+        asked.append(rank)
         return torch.Generator(device=device).manual_seed(ranks * 1_000 + rank)
 
+    fakes = {"shared_generator": shared_generator, "group_generator": group_generator, "rank_generator": rank_generator}
     for target in (common, module):
-        for name, fake in (("shared_generator", shared_generator), ("rank_generator", rank_generator)):
+        for name, fake in fakes.items():
             if name in vars(target):
                 monkeypatch.setattr(target, name, fake)
+    return asked
 
 
 @pytest.mark.parametrize("problem_id", PROBLEMS)
-def test_no_ranks_own_inputs_are_sliced_out_of_a_draw_every_rank_shares(problem_id, monkeypatch):
+def test_no_rank_draws_its_peers_inputs_from_a_stream_it_also_draws(problem_id, monkeypatch):
     # A rank can recover a generator's state from the values it holds (the CPU's Mersenne Twister is linear in its
     # output): a tensor drawn from the shared generator and sliced, a shard to each rank, gave every rank its peers'
-    # shards without any exchange. An input that changes with the shared seed alone must be the same on every rank.
+    # shards without any exchange. An input that changes with the shared seed alone must be the same on every rank,
+    # and a rank draws from no other rank's generator (that rank's own inputs come from the same stream).
     problem = _problem(problem_id)
     module = problem.load_reference()
     w = 2 if 2 in problem.world_sizes else min(problem.world_sizes)
 
-    def inputs(shared: int, ranks: int) -> list[tuple]:
-        with monkeypatch.context() as m:
-            _with_seeds(m, module, shared, ranks)
-            return [_inputs(problem, module, r, w, 1234) for r in range(w)]
+    others: list[str] = []
 
-    a, other_ranks, other_shared = inputs(11, 22), inputs(11, 33), inputs(44, 22)
+    def inputs(shared: int, ranks: int, groups: int) -> list[tuple]:
+        made = []
+        for r in range(w):
+            with monkeypatch.context() as m:
+                asked = _with_seeds(m, module, shared, ranks, groups)
+                made.append(_inputs(problem, module, r, w, 1234))
+            others.extend(f"rank {r} drew from rank {q}'s generator" for q in set(asked) - {r})
+        return made
+
+    a, other_ranks, other_groups, other_shared = (
+        inputs(11, 22, 55),
+        inputs(11, 33, 55),
+        inputs(11, 22, 66),
+        inputs(44, 22, 55),
+    )
+    # A rank that draws from another rank's generator (data the two hold alike, say) hands it the state of the stream
+    # that rank draws its own data from: group_generator is for that.
+    assert not others, f"{problem_id}: {sorted(set(others))[:4]}; draw what ranks share from group_generator"
     sliced = [
         f"input {i} of rank {r}"
         for i in range(len(a[0]))
         for r in range(w)
         if _equal(a[r][i], other_ranks[r][i])
+        and _equal(a[r][i], other_groups[r][i])
         and not _equal(a[r][i], other_shared[r][i])
         and not all(_equal(a[r][i], a[q][i]) for q in range(w))
     ]

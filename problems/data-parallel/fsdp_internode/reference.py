@@ -5,7 +5,7 @@ weight gradient inside the node, then all-reduces each shard across nodes, avera
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, node_groups, node_layout, rank_generator, randn, shared_generator
+from problems.common import dtype_of, group_generator, node_groups, node_layout, rank_generator, randn
 
 
 def solution(x, weight_shard, grad_out, ranks_per_node):
@@ -26,11 +26,13 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
                 in_features: int, out_features: int, ranks_per_node: int):
     node_layout(world_size, ranks_per_node)
     dt = dtype_of(dtype)
-    # The weight is the same model on every node: drawn from the shared generator, this rank keeps its node-local shard.
-    weight = randn((out_features * in_features,), dt, device, shared_generator(seed, device), scale=in_features ** -0.5)
+    # The weight is the same model on every node, so the ranks of one node-local index hold the same shard: each
+    # rank draws only that shard, from the stream of its node-local index (group_generator; a slice of one shared
+    # draw would give every rank its peers' shards). x and grad_out are this rank's own.
     local = rank % ranks_per_node
-    size = weight.numel() // ranks_per_node
-    weight_shard = weight[local * size:(local + 1) * size].clone()
+    size = out_features * in_features // ranks_per_node
+    weight_shard = randn((size,), dt, device, group_generator(seed, local, device),
+                         scale=in_features ** -0.5)
     g = rank_generator(seed, rank, device)
     x = randn((tokens, in_features), dt, device, g)
     grad_out = randn((tokens, out_features), dt, device, g, scale=tokens ** -0.5)

@@ -6,7 +6,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from problems.common import dtype_of, randn, shared_generator
+from problems.common import dtype_of, group_generator, randn, rank_generator
 
 TP = 2
 _MESHES: dict = {}
@@ -40,24 +40,20 @@ def solution(x, w1_shard, w2_shard):
     return y
 
 
-def _full(seed, device, tokens, hidden, ffn, dp):
-    g = shared_generator(seed, device)
-    w1 = randn((ffn, hidden), torch.float32, device, g, scale=hidden ** -0.5)
-    w2 = randn((hidden, ffn), torch.float32, device, g, scale=ffn ** -0.5)
-    x = randn((dp, tokens, hidden), torch.float32, device, g)  # one micro-batch per dp index
-    return w1, w2, x
-
-
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, tokens: int, hidden: int,
                 ffn: int):
-    dp, d, t = world_size // TP, rank // TP, rank % TP
-    half = ffn // TP
-    w1, w2, x = _full(seed, device, tokens, hidden, ffn, dp)
-    w1_half = w1[t * half:(t + 1) * half].reshape(-1)           # column-parallel: output rows of fc1
-    w2_half = w2[:, t * half:(t + 1) * half].reshape(-1)        # row-parallel: input columns of fc2
-    n = w1_half.numel() // dp
+    dp, d = world_size // TP, rank // TP
+    n = ffn // TP * hidden // dp  # elements of a dp shard of one tp half of fc1 (and of fc2)
     dt = dtype_of(dtype)
-    return x[d].to(dt), w1_half[d * n:(d + 1) * n].to(dt).clone(), w2_half[d * n:(d + 1) * n].to(dt).clone()
+    # x is dp index d's micro-batch, the same on both ranks of its tp pair: drawn from the pair's own stream.
+    x = randn((tokens, hidden), dt, device, group_generator(seed, d, device))
+    # Each rank draws only its shard of each weight from its own generator (a slice of one shared draw would give
+    # every rank its peers' shards): dp slice d of its tp half (rank % TP) of fc1's output rows (column-parallel) and of
+    # fc2's input columns (row-parallel), flat and row-major; the oracle concatenates them into the full weights.
+    g = rank_generator(seed, rank, device)
+    w1_shard = randn((n,), dt, device, g, scale=hidden ** -0.5)
+    w2_shard = randn((n,), dt, device, g, scale=ffn ** -0.5)
+    return x, w1_shard, w2_shard
 
 
 def oracle(inputs: list[tuple], **_):

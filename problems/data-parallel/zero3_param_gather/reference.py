@@ -5,7 +5,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from problems.common import accumulate_dtype, dtype_of, rank_generator, randn, shared_generator
+from problems.common import accumulate_dtype, dtype_of, rank_generator, randn
 
 
 def _unflatten(flat: torch.Tensor, hidden: int):
@@ -41,20 +41,26 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
                 hidden: int):
     dt = dtype_of(dtype)
     ffn = 4 * hidden
-    numel = 8 * hidden * hidden + 5 * hidden
+    sizes = [ffn * hidden, ffn, hidden * ffn, hidden]  # fc1.weight, fc1.bias, fc2.weight, fc2.bias (_unflatten)
+    scales = [hidden ** -0.5, 0.1, 0.5 * ffn ** -0.5, 0.1]
+    numel = sum(sizes)  # 8 h^2 + 5 h
     shard = -(-numel // world_size)
-    lo, hi = rank * shard, min((rank + 1) * shard, numel)
-    sg = shared_generator(seed, device)
+    lo, hi = min(rank * shard, numel), min((rank + 1) * shard, numel)
+    g = rank_generator(seed, rank, device)
     shards = []
     for _ in range(layers):
-        # Each rank keeps only its slice of the layer's flat parameters; drawing the layer from the shared generator
-        # keeps every rank's slice consistent (the bench layer is drawn on the GPU, then sliced).
-        flat = torch.cat([randn((ffn * hidden,), torch.float32, device, sg, scale=hidden ** -0.5),
-                          randn((ffn,), torch.float32, device, sg, scale=0.1),
-                          randn((hidden * ffn,), torch.float32, device, sg, scale=0.5 * ffn ** -0.5),
-                          randn((hidden,), torch.float32, device, sg, scale=0.1)])
-        shards.append(torch.cat([flat[lo:hi], flat.new_zeros(shard - (hi - lo))]).to(dt))
-    x = randn((tokens, hidden), dt, device, rank_generator(seed, rank, device))
+        # Each rank draws only its slice [lo, hi) of the layer's flat parameters, every position at the scale of the
+        # tensor it falls in, from its own generator (a slice of one shared draw would give it its peers' slices),
+        # then pads the last shard with zeros; the layer is the ranks' slices concatenated, as the oracle builds it.
+        parts, start = [], 0
+        for size, scale in zip(sizes, scales):
+            n = min(hi, start + size) - max(lo, start)
+            if n > 0:
+                parts.append(randn((n,), dt, device, g, scale=scale))
+            start += size
+        parts.append(torch.zeros(shard - (hi - lo), dtype=dt, device=device))
+        shards.append(torch.cat(parts))
+    x = randn((tokens, hidden), dt, device, g)
     return (x, *shards)
 
 

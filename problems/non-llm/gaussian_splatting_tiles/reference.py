@@ -9,7 +9,7 @@ import math
 import torch
 import torch.distributed as dist
 
-from problems.common import rank_generator, shared_generator
+from problems.common import rank_generator
 
 TILE = 16
 CHUNK = 128  # tiles composited at once (bounds the memory of the padded per-tile splat lists)
@@ -118,9 +118,9 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     conics = torch.stack([a, b, cc], dim=1).float()
     colors = u[:, 5:8].float()
     opacities = (0.1 + 0.8 * torch.rand(splats, generator=g, dtype=torch.float64)).float()
-    # Depths distinct over all ranks: a shared permutation of 1..W*splats, this rank's slice.
-    perm = torch.randperm(world_size * splats, generator=shared_generator(seed))
-    depths = (perm[rank * splats:(rank + 1) * splats] + 1).float()
+    # Depths distinct over all ranks without a shared draw: rank r holds r + 1, r + 1 + W, ... of 1..W*splats (the
+    # ranks' depths interleave), in an order of its own.
+    depths = (torch.randperm(splats, generator=g) * world_size + rank + 1).float()
     hw = torch.tensor([img_h, img_w], dtype=torch.int64)
     return tuple(t.to(device) for t in (means, conics, colors, opacities, depths, boxes, hw))
 

@@ -18,7 +18,7 @@ lambda toward 1, lambda <- nue * lambda + 1 - nue: a scalar every rank computes 
 import torch
 import torch.distributed as dist
 
-from problems.common import randn, shared_generator
+from problems.common import randn, rank_generator, shared_generator
 
 def owned_blocks(blocks: int, world_size: int, rank: int) -> tuple[int, int]:
     """[start, end) of the blocks rank ``rank`` owns: contiguous, the first ``blocks % W`` ranks one more."""
@@ -52,10 +52,9 @@ def solution(weights, grad, error, kalman_lambda, p_local):
     return torch.cat(parts).reshape(-1), p_new
 
 
-def _covariance(seed: int, b: int, block: int, device: torch.device) -> torch.Tensor:
-    """Block b's covariance: symmetric positive definite, I + M M^T / block, drawn from the block's own stream so
-    it is the same whichever rank owns it."""
-    m = randn((block, block), torch.float32, device, shared_generator(seed + 7919 * (b + 1), device))
+def _covariance(g: torch.Generator, block: int, device: torch.device) -> torch.Tensor:
+    """A covariance block: symmetric positive definite, I + M M^T / block, drawn from its owner's stream ``g``."""
+    m = randn((block, block), torch.float32, device, g)
     return torch.eye(block, device=device) + m @ m.t() / block
 
 
@@ -71,7 +70,9 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     error = ((0.5 + u[0]) * torch.where(u[1] < 0.5, -1.0, 1.0)).to(device)
     kalman_lambda = 0.98 + 0.02 * torch.rand((), generator=sg, device=sg.device).to(device)
     start, end = owned_blocks(blocks, world_size, rank)
-    p_local = torch.stack([_covariance(seed, b, block, device) for b in range(start, end)]) if end > start else (
+    # Only the owner holds a block's P: drawn from the owner's own stream, block after block.
+    g = rank_generator(seed, rank, device)
+    p_local = torch.stack([_covariance(g, block, device) for _ in range(start, end)]) if end > start else (
         torch.zeros((0, block, block), device=device))
     return weights, grad, error, kalman_lambda.float(), p_local
 

@@ -63,8 +63,8 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     ry = randint(max(2, height // 6), max(3, height // 3), (objects,), device, sg)
     rx = randint(max(2, width // 6), max(3, width // 3), (objects,), device, sg)
     g = rank_generator(seed, rank, device)
-    # Scores: the global values 0 .. W * masks - 1 (over W * masks), so no two masks tie; a rank holds the values of
-    # its residue (rank mod W), in an order drawn from its own stream.
+    # Scores: i / (W * masks) for i = 0 .. W * masks - 1, so no two masks tie; a rank holds those with i = rank mod W,
+    # in an order drawn from its own stream.
     scores = ((torch.randperm(masks, generator=g, device=device) * world_size + rank)
               .to(torch.float32) / (world_size * masks))
     # A third of a rank's masks outline objects only this rank sees (kept, as a rule); the rest are jittered copies

@@ -6,7 +6,7 @@ each micro-batch to local rank l of the next node, and the node re-assembles the
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, node_groups, node_layout, randn, rank_generator
+from problems.common import dtype_of, group_generator, node_groups, node_layout, randn
 
 
 def solution(act: torch.Tensor, ranks_per_node: torch.Tensor) -> torch.Tensor:
@@ -36,8 +36,8 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     node_layout(world_size, ranks_per_node)
     if (seq * micro_batch * hidden) % ranks_per_node:
         raise ValueError("a micro-batch's elements must divide by ranks_per_node")
-    # Tensor-parallel ranks of one stage hold the same activation: drawn from the node's first rank's generator.
-    g = rank_generator(seed, rank - rank % ranks_per_node, device)
+    # Tensor-parallel ranks of one stage hold the same activation: drawn from the node's own stream.
+    g = group_generator(seed, rank // ranks_per_node, device)
     return (randn((micro_batches, seq, micro_batch, hidden), dtype_of(dtype), device, g),
             torch.tensor(ranks_per_node, dtype=torch.int64, device=device))
 

@@ -98,10 +98,34 @@ def skewed_router(
 
     Returns torch.topk's (values, indices) and the rank's generator, from which the rest of its inputs are drawn.
     """
-    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=bias_scale)
     g = rank_generator(seed, rank, device)
-    logits = randn((tokens, experts), torch.float32, device, g) + bias
-    return logits.topk(topk, dim=-1), g
+    return router_logits(seed, g, device, tokens, experts, bias_scale).topk(topk, dim=-1), g
+
+
+def router_logits(
+    seed: int,
+    generator: torch.Generator,
+    device: torch.device | str,
+    tokens: int,
+    experts: int,
+    bias_scale: float = ROUTER_BIAS,
+) -> torch.Tensor:
+    """Router logits: a per-expert bias every rank shares (so some experts are far more popular than others) plus
+    normal noise from ``generator``."""
+    bias = randn((experts,), torch.float32, device, shared_generator(seed, device), scale=bias_scale)
+    return randn((tokens, experts), torch.float32, device, generator) + bias
+
+
+def peer_routing(
+    seed: int, rank: int, device: torch.device | str, tokens: int, experts: int, topk: int
+) -> torch.Tensor:
+    """Rank ``rank``'s top-k experts per token, from a stream of that rank's routing alone (group_generator): its
+    peers rebuild it (to size what they receive) and it gives them nothing else of the rank's."""
+    return (
+        router_logits(seed, group_generator(seed, ("routing", rank), device), device, tokens, experts)
+        .topk(topk, dim=-1)
+        .indices
+    )
 
 
 def node_layout(world_size: int, ranks_per_node: int) -> tuple[int, int]:

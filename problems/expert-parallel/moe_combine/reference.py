@@ -6,7 +6,7 @@ expert_out rows are in dispatch order: sorted by (local expert, source rank, sou
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randn, skewed_router
+from problems.common import dtype_of, peer_routing, randn, rank_generator, router_logits
 
 
 def solution(expert_out: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: torch.Tensor):
@@ -36,11 +36,15 @@ def solution(expert_out: torch.Tensor, topk_ids: torch.Tensor, topk_weights: tor
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 tokens: int, hidden: int, topk: int, experts: int):
-    top, g = skewed_router(seed, rank, device, tokens, experts, topk)
-    topk_ids, topk_weights = top.indices, torch.softmax(top.values, dim=-1)
+    topk_ids = peer_routing(seed, rank, device, tokens, experts, topk)
+    # The router weights and expert outputs are this rank's alone, from its own stream. The weights are the softmax
+    # of the top-k values of logits drawn like the routing's (so distributed as the router's weights, descending
+    # along a row as topk_ids' logits do), not of the routing's own logits, which every rank rebuilds.
+    g = rank_generator(seed, rank, device)
+    topk_weights = torch.softmax(router_logits(seed, g, device, tokens, experts).topk(topk, dim=-1).values, dim=-1)
     # How many copies this rank's experts hold depends on every rank's routing, which is reproducible here.
     local = experts // world_size
-    n = sum(int(((skewed_router(seed, j, device, tokens, experts, topk)[0].indices // local) == rank).sum())
+    n = sum(int(((peer_routing(seed, j, device, tokens, experts, topk) // local) == rank).sum())
             for j in range(world_size))
     expert_out = randn((n, hidden), dtype_of(dtype), device, g)
     return (expert_out, topk_ids, topk_weights, torch.tensor(experts, dtype=torch.int64, device=device))

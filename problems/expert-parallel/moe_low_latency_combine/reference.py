@@ -7,7 +7,7 @@ rest is padding (garbage). Every token gets back its topk expert rows, weighted 
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randn, skewed_router
+from problems.common import dtype_of, peer_routing, randn, rank_generator, router_logits
 
 
 def solution(expert_out, recv_src, recv_count, topk_ids, topk_weights):
@@ -36,9 +36,14 @@ def solution(expert_out, recv_src, recv_count, topk_ids, topk_weights):
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
                 tokens: int, hidden: int, topk: int, experts: int):
     local = experts // world_size
-    top, g = skewed_router(seed, rank, device, tokens, experts, topk)
+    topk_ids = peer_routing(seed, rank, device, tokens, experts, topk)
+    # The router weights and expert outputs are this rank's alone, from its own stream. The weights are the softmax
+    # of the top-k values of logits drawn like the routing's (so distributed as the router's weights, descending
+    # along a row as topk_ids' logits do), not of the routing's own logits, which every rank rebuilds.
+    g = rank_generator(seed, rank, device)
+    topk_weights = torch.softmax(router_logits(seed, g, device, tokens, experts).topk(topk, dim=-1).values, dim=-1)
     # The padded layout on this rank depends on every rank's routing, which is reproducible from the seed.
-    all_ids = torch.cat([top.indices if j == rank else skewed_router(seed, j, device, tokens, experts, topk)[0].indices
+    all_ids = torch.cat([topk_ids if j == rank else peer_routing(seed, j, device, tokens, experts, topk)
                          for j in range(world_size)])  # row s*tokens + t
     recv_src = torch.full((local, world_size * tokens), -1, dtype=torch.int64, device=device)
     recv_count = torch.zeros(local, dtype=torch.int64, device=device)
@@ -48,7 +53,7 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
         recv_count[e] = rows.numel()
     # Padding rows hold whatever the expert GEMM left there: random values, not zeros.
     expert_out = randn((local, world_size * tokens, hidden), dtype_of(dtype), device, g)
-    return (expert_out, recv_src, recv_count, top.indices, torch.softmax(top.values, dim=-1))
+    return (expert_out, recv_src, recv_count, topk_ids, topk_weights)
 
 
 def oracle(inputs: list[tuple], **_):

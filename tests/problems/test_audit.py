@@ -167,6 +167,85 @@ def test_no_rank_draws_its_peers_inputs_from_a_stream_it_also_draws(problem_id, 
     )
 
 
+# Ranks whose answer is theirs alone by the problem's nature: what they return depends on no peer's own data.
+ANSWERED_ALONE = {
+    "collectives/broadcast": ({0}, "the root returns what it holds"),
+    "collectives/scatter": ({0}, "the root keeps its own chunk"),
+    "collectives/gather": ({1, 2, 3}, "only the root gathers"),
+    "collectives/reduce": ({1, 2, 3}, "only the root reduces"),
+    "pipeline/kv_cache_transfer": ({0, 1}, "the prefill ranks send and keep nothing of their peers'"),
+    "pipeline/pipeline_stage_internode": ({0, 1, 2, 3}, "a stage's activation is its node's (group_generator)"),
+    "sequence-parallel/gated_delta_net_cp": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/hyena_boundary_exchange": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/hyena_long_conv_cp": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/linear_attention_cp": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/ring_attention_causal": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/ring_attention_pipeline": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/ulysses_attention": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/ulysses_gqa": ({0}, "causal: the first chunk sees only itself"),
+    "sequence-parallel/ring_attention_backward": ({3}, "causal: no later chunk's queries reach the last chunk's keys"),
+    "non-llm/vae_tile_parallel_decode": (
+        {0, 1, 2, 3},
+        "every input is replicated (a gathered latent, as in Magi-1): a rank may decode every tile, W times the work",
+    ),
+}
+
+
+def _answers(problem: Problem, module, w: int, rank_seeds: list[int], monkeypatch) -> list:
+    """The oracle's outputs with every rank's generator seeded from ``rank_seeds``, the rest fixed."""
+
+    def shared_generator(seed: int, device="cpu") -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(11)
+
+    def group_generator(seed: int, group, device="cpu") -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(derived_seed(55, group))
+
+    def rank_generator(seed: int, rank: int, device="cpu") -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(rank_seeds[rank])
+
+    fakes = {"shared_generator": shared_generator, "group_generator": group_generator, "rank_generator": rank_generator}
+    with monkeypatch.context() as m:
+        for target in (common, module):
+            for name, fake in fakes.items():
+                if name in vars(target):
+                    m.setattr(target, name, fake)
+        inputs = [_inputs(problem, module, r, w, 1234) for r in range(w)]
+        return module.oracle(inputs, **problem.params("small"))
+
+
+def _close(x, y) -> bool:
+    if isinstance(x, (list, tuple)):
+        return isinstance(y, (list, tuple)) and len(x) == len(y) and all(_close(a, b) for a, b in zip(x, y))
+    if isinstance(x, torch.Tensor):
+        return isinstance(y, torch.Tensor) and x.shape == y.shape and torch.allclose(x.double(), y.double(), atol=1e-6)
+    return x == y
+
+
+@pytest.mark.parametrize("problem_id", PROBLEMS)
+def test_every_ranks_answer_needs_some_peers_own_data(problem_id, monkeypatch):
+    # A red team found problems whose whole answer was drawn from the shared generator, each rank's own data mere
+    # background: a rank that recovered the shared stream's state rebuilt its peers' part of the answer and needed no
+    # exchange. A rank's expected output must change when some peer's own data does, unless the problem says why not.
+    problem = _problem(problem_id)
+    module = problem.load_reference()
+    w = 4 if 4 in problem.world_sizes else (2 if 2 in problem.world_sizes else min(problem.world_sizes))
+    base = _answers(problem, module, w, [100 + r for r in range(w)], monkeypatch)
+    alone = set()
+    for r in range(w):
+        moved = [
+            _answers(problem, module, w, [900 + k if k == q else 100 + k for k in range(w)], monkeypatch)[r]
+            for q in range(w)
+            if q != r
+        ]
+        if all(_close(base[r], out) for out in moved):
+            alone.add(r)
+    allowed, _why = ANSWERED_ALONE.get(problem_id, (set(), ""))
+    assert alone <= allowed, (
+        f"{problem_id}: the answers of ranks {sorted(alone - allowed)} at W={w} depend on no peer's own data; draw "
+        f"what decides a rank's answer from the ranks that hold it (rank_generator), not from the shared generator"
+    )
+
+
 def _equal(x, y) -> bool:
     if isinstance(x, torch.Tensor):
         return isinstance(y, torch.Tensor) and x.shape == y.shape and x.dtype == y.dtype and torch.equal(x, y)

@@ -184,6 +184,11 @@ ANSWERED_ALONE = {
     "sequence-parallel/ulysses_attention": ({0}, "causal: the first chunk sees only itself"),
     "sequence-parallel/ulysses_gqa": ({0}, "causal: the first chunk sees only itself"),
     "sequence-parallel/ring_attention_backward": ({3}, "causal: no later chunk's queries reach the last chunk's keys"),
+    "vocab-parallel/importance_sampling_loss": (
+        {0, 1, 2, 3},
+        "each shard's logits come from a stream of the shard's own; a rank holds the others only inside old_logprobs, "
+        "mixed with a drift from a stream no rank sees",
+    ),
     "non-llm/vae_tile_parallel_decode": (
         {0, 1, 2, 3},
         "every input is replicated (a gathered latent, as in Magi-1): a rank may decode every tile, W times the work",

@@ -4,7 +4,7 @@ all-to-all delivers them, and the halo rows are appended after the partition's o
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, rank_generator, randn
+from problems.common import dtype_of, group_generator, rank_generator, randn
 
 
 def solution(features, send_idx, send_counts, recv_counts):
@@ -16,26 +16,23 @@ def solution(features, send_idx, send_counts, recv_counts):
     return out
 
 
-def _pair_counts(g: torch.Generator, world_size: int, halo_min: int, halo_max: int) -> torch.Tensor:
-    """Row j: (how many of this rank's nodes rank j needs, how many of j's nodes this rank needs), uneven across
-    pairs. The first draw of a rank's stream ``g``; a pair's two counts are its lower rank's row for the higher."""
-    return torch.randint(halo_min, halo_max + 1, (world_size, 2), generator=g)
+def _pair_counts(seed: int, lo: int, hi: int, halo_min: int, halo_max: int) -> torch.Tensor:
+    """(how many of rank lo's nodes rank hi needs, how many of hi's nodes lo needs): uneven across pairs, drawn from
+    the pair's own stream, which both ends draw alike and from which no rank draws its own data."""
+    g = group_generator(seed, ("pair", lo, hi))
+    return torch.randint(halo_min, halo_max + 1, (2,), generator=g)
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, nodes: int, dim: int,
                 halo_min: int, halo_max: int):
-    g = rank_generator(seed, rank)
-    pairs = _pair_counts(g, world_size, halo_min, halo_max)
     send_counts = torch.zeros(world_size, dtype=torch.int64)  # none to itself
     recv_counts = torch.zeros(world_size, dtype=torch.int64)
     for peer in range(world_size):
         if peer > rank:
-            send_counts[peer], recv_counts[peer] = pairs[peer]
+            send_counts[peer], recv_counts[peer] = _pair_counts(seed, rank, peer, halo_min, halo_max)
         elif peer < rank:
-            # The pair's counts are the lower peer's draw, made again here from its stream (two counts of a peer's
-            # stream are far too little of it to recover the rest).
-            recv_counts[peer], send_counts[peer] = _pair_counts(rank_generator(seed, peer), world_size, halo_min,
-                                                                halo_max)[rank]
+            recv_counts[peer], send_counts[peer] = _pair_counts(seed, peer, rank, halo_min, halo_max)
+    g = rank_generator(seed, rank)
     features = randn((nodes, dim), dtype_of(dtype), device, g)
     # Each neighbour needs its own subset of this partition's nodes; a node may be needed by several neighbours.
     send_idx = torch.cat([torch.randperm(nodes, generator=g)[:int(c)].sort().values for c in send_counts])

@@ -11,7 +11,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
-from problems.common import dtype_of, randn, rank_generator
+from problems.common import dtype_of, group_generator, randn, rank_generator
 
 Q_SCALE = 4.0  # query scale: makes the softmax peaked, as trained attention is, so outputs are not near zero
 
@@ -38,11 +38,11 @@ def solution(q, k, v, out, dout, lse):
     return dq[0].transpose(0, 1).contiguous(), mine[0].to(k.dtype, copy=True), mine[1].to(v.dtype, copy=True)
 
 
-def _draw(seed: int, rank: int, device, dt, shape):
-    """q, k, v, dout of one rank: every rank can redraw another's to build its forward output."""
-    g = rank_generator(seed, rank, device)
-    return (randn(shape, dt, device, g, scale=Q_SCALE), randn(shape, dt, device, g), randn(shape, dt, device, g),
-            randn(shape, dt, device, g))
+def _kv(seed: int, block: int, device, dt, shape):
+    """K/V block ``block`` (its owner's k, v): drawn from a stream of its own, which every rank whose queries see the
+    block draws alike to build its forward output, and from which no rank draws anything else."""
+    g = group_generator(seed, ("kv", block), device)
+    return randn(shape, dt, device, g), randn(shape, dt, device, g)
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str,
@@ -50,8 +50,11 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     dt = dtype_of(dtype)
     s_local = seq // world_size
     shape = (s_local, heads, head_dim)
-    q, k, v, dout = _draw(seed, rank, device, dt, shape)
-    keys = [_draw(seed, j, device, dt, shape)[1:3] for j in range(rank)] + [(k, v)]
+    g = rank_generator(seed, rank, device)
+    q = randn(shape, dt, device, g, scale=Q_SCALE)
+    dout = randn(shape, dt, device, g)
+    keys = [_kv(seed, j, device, dt, shape) for j in range(rank + 1)]
+    k, v = keys[rank]
     k_vis = torch.cat([kk for kk, _ in keys]).float()
     v_vis = torch.cat([vv for _, vv in keys]).float()
     # The forward's saved output and log-sum-exp, in fp32, one head at a time to bound memory at the bench size.

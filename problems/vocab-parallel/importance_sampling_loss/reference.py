@@ -7,7 +7,7 @@ respect to the logits is coef_t * (onehot - softmax), coef_t zero on tokens whos
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, randint, randn, rank_generator, shared_generator
+from problems.common import dtype_of, group_generator, randint, randn, shared_generator
 
 CLIP_LOW, CLIP_HIGH = 0.2, 0.28
 BAND = 0.01  # log-ratios are kept this far from the clip boundaries, so every token's branch is unambiguous
@@ -38,9 +38,11 @@ def solution(logits, target, old_logprobs, advantages, mask):
 
 
 def _shard(seed, rank, world_size, device, dt, target, tokens, vocab):
-    """Rank `rank`'s logits, as stored (rounded to dt), with the sampled tokens planted high."""
+    """Rank `rank`'s logits, as stored (rounded to dt), with the sampled tokens planted high. Every rank needs every
+    shard to build the shared old log-probs, so each shard comes from a stream of its own, which every rank draws
+    alike and from which nothing else is drawn."""
     shard = vocab // world_size
-    z = randn((tokens, shard), torch.float32, device, rank_generator(seed, rank, device), scale=2.0)
+    z = randn((tokens, shard), torch.float32, device, group_generator(seed, ("logits", rank), device), scale=2.0)
     local = target - rank * shard
     owned = (local >= 0) & (local < shard)
     z.scatter_add_(-1, local.clamp(0, shard - 1)[:, None], 6.0 * owned[:, None].float())
@@ -54,11 +56,18 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
     advantages = randn((tokens,), torch.float32, device, g)
     mask = (torch.rand((tokens,), generator=g, device=device) < 0.85).float()
     mask[0] = 1.0
-    drift = randn((tokens,), torch.float32, device, g, scale=0.2)  # log-ratio of current to rollout policy
-    for c in (torch.log1p(torch.tensor(-CLIP_LOW)).item(), torch.log1p(torch.tensor(CLIP_HIGH)).item()):
+    # The log-ratio of the current to the rollout policy, from a stream of its own that gives no rank any value: the
+    # rank holds it only mixed into old_logprobs with the global logsumexp, which it must therefore get from its peers
+    # (drawn from the stream of target, advantages and mask, a rank recovering that stream had both).
+    drift = randn((tokens,), torch.float32, device, group_generator(seed, "drift", device), scale=0.2)
+    low, high = (torch.log1p(torch.tensor(c)).item() for c in (-CLIP_LOW, CLIP_HIGH))
+    # Token 0 (always counted) leaves the trust region on the side its advantage clips, so on every seed some token's
+    # gradient is zeroed by the clip (16 tokens of the small preset may otherwise have none).
+    drift[0] = high + BAND + drift[0].abs() if advantages[0] > 0 else low - BAND - drift[0].abs()
+    for c in (low, high):
         d = drift - c
         drift = torch.where(d.abs() < BAND, c + torch.where(d < 0, -1.0, 1.0) * (BAND + d.abs()), drift)
-    # The current policy's log-probs, which every rank can rebuild from the others' seeds.
+    # The current policy's log-probs, which every rank rebuilds from every shard's stream.
     lse = torch.full((tokens,), float("-inf"), device=device)
     tgt = torch.zeros((tokens,), device=device)
     mine = None

@@ -41,23 +41,34 @@ def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dty
                 database: int, dim: int):
     dt = dtype_of(dtype)
     shard = database // world_size
-    shared = shared_generator(seed)
-    q = randn((queries, dim), dt, "cpu", shared)
+    shared = shared_generator(seed, device)
+    q = randn((queries, dim), dt, device, shared)
     # Background rows are far from every query (squared distance near 2 * dim). Each query gets 2K planted rows at
-    # squared distances s * (1 + 0.5 j + 0.25 u), j = 0..2K-1: distinct, at least 0.5 s apart, with s = dim / 128.
+    # squared distances s * (1 + 0.75 j + 0.25 u), j = 0..2K-1, u in [0, 1) per row: distinct, at least 0.5 s
+    # apart, with s = dim / 128. The (query, j) pairs are dealt to the ranks by a shared random permutation, the same
+    # number to each rank in all but unevenly per query, so a query's neighbours are spread unevenly over the shards.
+    # Everything else about a planted row (its position in the shard, its u, its direction) is the owning rank's own
+    # draw: no rank knows its peers' neighbours, or the answer, before it hears from them.
     s = dim / 128
-    slots = torch.randperm(database, generator=shared)[:queries * 2 * K].view(queries, 2 * K)
-    radius2 = s * (1 + 0.5 * torch.arange(2 * K) + 0.25 * torch.rand((queries, 1), generator=shared))
-    direction = torch.nn.functional.normalize(torch.randn((queries, 2 * K, dim), generator=shared), dim=2)
-    planted = (q.float()[:, None, :] + radius2.sqrt()[..., None] * direction).to(dt)
-    # The shard is drawn on the device (gigabytes at bench size); only the planted rows travel from the CPU. Planted
-    # rows of other shards are written to one spare row past the end, which is dropped: no data-dependent shapes,
-    # so the inputs' size can be worked out without drawing them (tests/problems/test_audit.py).
-    x = randn((shard + 1, dim), dt, device, rank_generator(seed, rank, device))
-    mine = (slots >= rank * shard) & (slots < (rank + 1) * shard)
-    rows = torch.where(mine, slots - rank * shard, shard).reshape(-1).to(device)
-    x.index_put_((rows,), planted.reshape(-1, dim).to(device))
-    return q.to(device), x[:shard]
+    levels = 2 * K
+    per = -(-queries * levels // world_size)  # pairs per rank (the last ranks' surplus, if any, is never dealt)
+    if per > shard:
+        raise ValueError(f"{queries} queries x {levels} planted rows do not fit {world_size} shards of {shard} rows")
+    deal = torch.rand((world_size * per,), generator=shared, device=shared.device).argsort()
+    pairs = deal[rank * per:(rank + 1) * per]
+    dealt = pairs < queries * levels
+    pairs = torch.where(dealt, pairs, 0)
+    query, level = pairs // levels, pairs % levels
+    g = rank_generator(seed, rank, device)
+    x = randn((shard + 1, dim), dt, device, g)  # the spare last row takes the pairs not dealt, and is dropped
+    slots = torch.randperm(shard, generator=g, device=g.device)[:per]
+    u = torch.rand((per,), generator=g, device=g.device)
+    direction = torch.nn.functional.normalize(torch.randn((per, dim), generator=g, device=g.device), dim=1)
+    radius2 = s * (1 + 0.75 * level + 0.25 * u)
+    planted = q.float()[query] + radius2.sqrt()[:, None] * direction
+    rows = torch.where(dealt, slots, shard)
+    x.index_put_((rows,), planted.to(dt).to(device))
+    return q, x[:shard]
 
 
 def oracle(inputs: list[tuple], **_):

@@ -11,7 +11,7 @@ Filter, per position (z = the position's logits over the whole vocabulary):
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, rank_generator, shared_generator
+from problems.common import dtype_of, randint, rank_generator, shared_generator
 
 HEAD = 64  # candidate tokens per position that may survive top-k (top_k is at most 48 < HEAD)
 GRID = 32  # candidate logits lie on 4 + m / GRID, m < 128: distinct and exact in bf16 (no ties anywhere that counts)
@@ -46,47 +46,68 @@ def solution(logits, target, top_k, top_p):
     return every.view(batch, seq)
 
 
-def _candidates(sg: torch.Generator, rows: int, vocab: int, top_k: int, top_p: float, dt: torch.dtype):
-    """Per position: HEAD candidate ids (one per vocabulary bucket), their logits on the grid, and a target drawn
-    from the filtered distribution; rows whose top-p boundary falls within MARGIN of p are drawn again."""
-    bucket = vocab // HEAD
-    ids = torch.randint(0, bucket, (rows, HEAD), generator=sg) + torch.arange(HEAD) * bucket
-    vals = torch.empty((rows, HEAD), dtype=torch.float64)
-    todo = torch.ones(rows, dtype=torch.bool)
+def _skeleton(sg: torch.Generator, rows: int, top_k: int, top_p: float):
+    """Per position, every rank alike: HEAD candidate slots' grid levels (distinct, in random slot order), how far
+    each may rise (up to the next candidate's level, so the order stays as drawn), and the target's slot, drawn from
+    the filtered distribution at the drawn levels. Rows where, at some lift, a survivor's mass-above falls within
+    MARGIN of p are drawn again: so the kept set is the same whatever the owners' lifts."""
+    dev = sg.device
+    level = torch.empty((rows, HEAD), dtype=torch.int64, device=dev)
+    todo = torch.ones(rows, dtype=torch.bool, device=dev)
     while todo.any():
         n = int(todo.sum())
-        grid = torch.rand((n, 128), generator=sg).argsort(dim=1)[:, :HEAD]
-        vals[todo] = (4 + grid.double() / GRID).to(dt).double()
-        v, _ = vals.sort(dim=1, descending=True)
-        probs = torch.softmax(v[:, :top_k], dim=1)
-        above = torch.cumsum(probs, dim=1) - probs
-        todo = ((above - top_p).abs() < MARGIN).any(dim=1)
-    full_target = torch.empty(rows, dtype=torch.int64)
-    v, order = vals.sort(dim=1, descending=True)
-    probs = torch.softmax(v[:, :top_k], dim=1)
+        level[todo] = torch.rand((n, 128), generator=sg, device=dev).argsort(dim=1)[:, :HEAD]
+        lv, order = level.sort(dim=1, descending=True)
+        room = torch.cat([torch.full((rows, 1), 128, device=dev), lv[:, :-1]], dim=1) - lv - 1
+        low = (4 + lv[:, :top_k].double() / GRID).exp()
+        high = (4 + (lv + room)[:, :top_k].double() / GRID).exp()
+        # A survivor's mass-above grows with the lifts of those above it and shrinks with its own and those below.
+        most = _above(high, low)
+        least = _above(low, high)
+        todo = ((most > top_p - MARGIN) & (least < top_p + MARGIN)).any(dim=1)
+    room = torch.empty_like(room).scatter_(1, order, room)
+    probs = low / low.sum(dim=1, keepdim=True)
     keep = (torch.cumsum(probs, dim=1) - probs) < top_p
-    pick = torch.multinomial(torch.where(keep, probs, 0.0), 1, generator=sg).squeeze(1)
-    full_target = ids.gather(1, order[:, :top_k].gather(1, pick[:, None])).squeeze(1)
-    return ids, vals, full_target
+    pick = torch.multinomial(torch.where(keep, probs, 0.0), 1, generator=sg)
+    return level, room, order.gather(1, pick).squeeze(1)
+
+
+def _above(upper: torch.Tensor, lower: torch.Tensor) -> torch.Tensor:
+    """Each survivor's mass-above with the exp-logits ``upper`` for those above it and ``lower`` for it and below."""
+    above = torch.cumsum(upper, dim=1) - upper
+    return above / (above + lower.flip(1).cumsum(dim=1).flip(1))
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, batch: int, seq: int,
                 vocab: int):
     dt = dtype_of(dtype)
     shard = vocab // world_size
-    sg = shared_generator(seed)
-    top_k = int(torch.randint(16, 49, (), generator=sg))
-    top_p = float(0.7 + 0.25 * torch.rand((), generator=sg))
+    sg = shared_generator(seed, device)
+    top_k = int(torch.randint(16, 49, (), generator=sg, device=sg.device))
+    top_p = float(0.7 + 0.25 * torch.rand((), generator=sg, device=sg.device))
     rows = batch * seq
-    ids, vals, target = _candidates(sg, rows, vocab, top_k, top_p, dt)
+    # Candidate slot j belongs to rank j // per and sits in its own bucket of that rank's shard. The slots' levels
+    # on the grid are every rank's alike, but each owner lifts its own candidates by a private draw (at most to the
+    # next candidate's level, so no tie and the same kept set): no rank knows its peers' logits, or the answer,
+    # before it hears from them. The target's position is every rank's alike (the target is an input of all).
+    if HEAD % world_size or shard < HEAD // world_size:
+        raise ValueError(f"{HEAD} candidates per position cannot be dealt to {world_size} shards of {shard}")
+    per = HEAD // world_size
+    bucket = shard // per
+    level, room, target_slot = _skeleton(sg, rows, top_k, top_p)
+    target_at = randint(0, bucket, (rows,), device, sg)
+    target = (target_slot // per) * shard + (target_slot % per) * bucket + target_at
     # Every other logit is far below the candidates (at most 3 < 4), so only candidates can survive top-k.
     g = rank_generator(seed, rank, device)
     tail = torch.randn((rows, shard), generator=g, device=g.device).clamp_(-6, 3)
-    local = ids - rank * shard
-    owned = (local >= 0) & (local < shard)
+    slot = torch.arange(rank * per, (rank + 1) * per, device=device)
+    at = randint(0, bucket, (rows, per), device, g)
+    at = torch.where(target_slot[:, None] == slot, target_at[:, None], at)
+    room = room[:, rank * per:(rank + 1) * per]
+    lift = (torch.rand((rows, per), generator=g, device=g.device) * (room + 1)).long().minimum(room)
+    vals = 4 + (level[:, rank * per:(rank + 1) * per] + lift).float() / GRID
     tail = tail.to(device)
-    r_idx = torch.arange(rows)[:, None].expand_as(ids)[owned]
-    tail[r_idx.to(device), local[owned].to(device)] = vals[owned].float().to(device)
+    tail.scatter_(1, (slot - rank * per) * bucket + at, vals.to(device))
     return (tail.to(dt).view(batch, seq, shard), target.view(batch, seq).to(device),
             torch.tensor(top_k, dtype=torch.int64, device=device),
             torch.tensor(top_p, dtype=torch.float32, device=device))

@@ -4,7 +4,7 @@ every rank are all-gathered, and the top k of those is the global answer."""
 import torch
 import torch.distributed as dist
 
-from problems.common import dtype_of, rank_generator, randn, shared_generator
+from problems.common import dtype_of, rank_generator, randn
 
 K = 50
 
@@ -26,17 +26,28 @@ def solution(logits):
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, tokens: int, vocab: int):
     shard = vocab // world_size
-    # Background logits stay below 7.5; each row has 2K "head" tokens with distinct values 8 + m/16 (m < 128,
-    # exact in bf16), so the top K is K distinct head values and no tie can reach the answer.
-    logits = randn((tokens, shard), torch.float32, device, rank_generator(seed, rank, device), scale=2.0)
+    # Background logits stay below 7.5; each row has 2K "head" tokens, one at a random position in each of 2K equal
+    # strides of the vocabulary, with distinct values 8 + m/16 (m < 128, exact in bf16), so the top K is K distinct
+    # head values and no tie can reach the answer. A head belongs to the rank whose shard holds its stride's start
+    # (a stride that runs past the shard is cut there) and is that rank's own draw, position and value: its m is
+    # one of the rank's own levels, m = rank (mod W), so no two ranks' heads tie and no rank knows its peers' heads,
+    # or the answer, before it hears from them. Which heads make the top K is random, so it comes unevenly from
+    # the shards.
+    g = rank_generator(seed, rank, device)
+    logits = randn((tokens, shard), torch.float32, device, g, scale=2.0)
     logits.clamp_(max=7.5)
-    shared = shared_generator(seed)
     stride = vocab // (2 * K)
-    pos = torch.arange(2 * K) * stride + torch.randint(0, stride, (tokens, 2 * K), generator=shared)
-    m = torch.rand((tokens, 128), generator=shared).argsort(dim=1)[:, :2 * K]
-    head = 8.0 + m.float() / 16
-    row, col = torch.nonzero((pos >= rank * shard) & (pos < (rank + 1) * shard), as_tuple=True)
-    logits[row.to(device), (pos[row, col] - rank * shard).to(device)] = head[row, col].to(device)
+    first = min(-(-rank * shard // stride), 2 * K)
+    last = min(-(-(rank + 1) * shard // stride), 2 * K)  # this rank's heads: strides first .. last - 1
+    heads, levels = last - first, len(range(rank, 128, world_size))
+    if heads > levels:
+        raise ValueError(f"{heads} heads per row do not fit {levels} distinct values at W={world_size}")
+    start = torch.arange(first, last, device=device) * stride - rank * shard
+    width = (shard - start).clamp(max=stride)
+    col = start + (torch.rand((tokens, heads), generator=g, device=g.device) * width).long().minimum(width - 1)
+    level = torch.rand((tokens, levels), generator=g, device=g.device).argsort(dim=1)[:, :heads]
+    head = 8.0 + (rank + world_size * level).float() / 16
+    logits.scatter_(1, col, head)
     return (logits.to(dtype_of(dtype)),)
 
 

@@ -141,7 +141,7 @@ class Session:
         self.judge_codes: dict[int, int] = {}
         self.exits: dict[int, int] = {}
         self.rank_pids: dict[int, int] = {}
-        self.spawner_pid: int | None = None  # the ranks' parent, found before the solution loads (find_ranks)
+        self.spawner_pids: frozenset[int] | None = None  # the ranks' parent, found before the solution loads
         self.threads_before: dict[int, set[int]] = {}
         self.signals_before: dict[int, tuple[int, int] | None] = {}
         self.feeds: dict[int, tuple[int, int]] = {}  # each rank's feed slot file: (device, inode)
@@ -803,7 +803,7 @@ class Session:
         if not force and now - self._last_watch < WATCH_EVERY_S:
             return
         self._last_watch = now
-        _, strange = watch.classify(self.box.pid, self.world_size, sys.executable, self.spawner_pid)
+        _, strange = watch.classify(self.box.pid, self.world_size, sys.executable, self.spawner_pids)
         if strange:
             p = strange[0]
             raise Stop(
@@ -819,8 +819,8 @@ class Session:
             return
         ranks, _ = watch.classify(self.box.pid, self.world_size, sys.executable)
         self.rank_pids = ranks
-        parents = {watch.parent(pid) for pid in ranks.values()}
-        self.spawner_pid = parents.pop() if len(parents) == 1 else None
+        # None (the spawner known by its look, as before) only where no rank was found to say who spawned it.
+        self.spawner_pids = frozenset(p for p in map(watch.parent, ranks.values()) if p is not None) or None
 
     def snapshot_threads(self) -> None:
         self.find_ranks()

@@ -181,11 +181,11 @@ def foreign_code(pid: int, roots: tuple[str, ...]) -> str | None:
 
 
 def classify(
-    root: int, world_size: int, python_exe: str, spawner: int | None = None
+    root: int, world_size: int, python_exe: str, spawner: frozenset[int] | None = None
 ) -> tuple[dict[int, int], list[Proc]]:
     """The rank processes in the sandbox (rank -> pid) and every process that is neither bubblewrap, the spawner, a
-    rank nor a compiler run from its installed path. ``spawner``: the spawner's pid, as the host found it before any
-    solution code ran; every other process is judged by what it is."""
+    rank nor a compiler run from its installed path. ``spawner``: the spawner's pid (the ranks' parents), as the host
+    found it before any solution code ran; every other process is judged by what it is."""
     procs = descendants(root)
     python = os.path.realpath(python_exe)
     # The sandbox's own bubblewrap is known by what it is, never by its name: the host's program file, and the one
@@ -200,7 +200,7 @@ def classify(
         if " -m evaluator.rank.spawn " in f" {p.cmdline} "
         and os.path.realpath(p.exe) == python
         and p.ppid in inits
-        and (spawner is None or p.pid == spawner)
+        and (spawner is None or p.pid in spawner)
     }
     ranks: dict[int, int] = {}
     strange: list[Proc] = []

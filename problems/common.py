@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from problems.seeds import derived_seed
+from problems.seeds import seed_generator
 
 _ONE_PASS = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -24,24 +24,18 @@ def dtype_of(name: str) -> torch.dtype:
 
 
 def shared_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
-    g = torch.Generator(device=device)
-    g.manual_seed(derived_seed("arena-shared", seed))
-    return g
+    return seed_generator(torch.Generator(device=device), "arena-shared", seed)
 
 
 def rank_generator(seed: int, rank: int, device: torch.device | str = "cpu") -> torch.Generator:
-    g = torch.Generator(device=device)
-    g.manual_seed(derived_seed("arena-rank", seed, rank))
-    return g
+    return seed_generator(torch.Generator(device=device), "arena-rank", seed, rank)
 
 
 def group_generator(seed: int, group: Any, device: torch.device | str = "cpu") -> torch.Generator:
     """For data a group of ranks holds alike and other groups do not (a data-parallel replica's micro-batch, a
     node-local shard replicated across nodes, what two peers both know of the traffic between them): a stream of its
     own, so no rank's own draws share it. ``group`` names the group (a number, or a tuple such as a pair of ranks)."""
-    g = torch.Generator(device=device)
-    g.manual_seed(derived_seed("arena-group", seed, group))
-    return g
+    return seed_generator(torch.Generator(device=device), "arena-group", seed, group)
 
 
 def randn(

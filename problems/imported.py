@@ -35,7 +35,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from problems.registry import SUITE_FILE, ProblemError, load_module
-from problems.seeds import derived_seed
+from problems.seeds import derived_seed, seed_generator
 
 INPUT_MODES = ("randomized", "original", "undecided")
 CHECKOUT_TRIALS = 5  # the checkout's own trial numbers 0..4; each evaluation trial maps onto one of them
@@ -157,10 +157,8 @@ def randomize(inputs: tuple, modes: dict[str, str], seed: int, rank: int) -> tup
         mode = modes.get(path, "per-rank")
         if mode == "kept" or not _randomizable(x):
             continue
-        g = torch.Generator(device="cpu")
-        g.manual_seed(
-            derived_seed("pkb-inputs", seed, path) if mode == "shared" else derived_seed("pkb-inputs", seed, path, rank)
-        )
+        parts = ("pkb-inputs", seed, path) if mode == "shared" else ("pkb-inputs", seed, path, rank)
+        g = seed_generator(torch.Generator(device="cpu"), *parts)
         replace[path] = random_like(x, g)
     return _rebuild(tuple(inputs), replace)
 
@@ -237,6 +235,7 @@ class ImportedProblem:
         # data the generator draws from the global RNG for every rank (replicated weights) stays equal.
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(derived_seed("pkb-global", seed))
+            seed_generator(torch.default_generator, "pkb-global", seed)  # the CPU's: its whole state, not 32 bits
             made = create(rank, world_size, self.number, shape, dtype, trial=trial, device=device)
         return tuple(made) if isinstance(made, (tuple, list)) else (made,)
 

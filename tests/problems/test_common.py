@@ -33,3 +33,23 @@ def test_a_one_pass_draw_on_the_gpu_has_the_values_of_the_float32_draw_cast(dtyp
     drawn = randn((4097, 1023), dtype, "cuda", shared_generator(7, "cuda"), scale=scale)
     assert drawn.dtype == dtype and drawn.device.type == "cuda"
     assert torch.equal(drawn, _float32_then_cast((4097, 1023), dtype, "cuda", 7, scale))
+
+
+def test_a_cpu_stream_is_not_regenerated_from_the_32_bits_its_seed_keeps() -> None:
+    # torch's CPU generator keeps 32 bits of a seed: a red team searched them (about 12 core-minutes) and then had every
+    # value of the stream. Its whole state now comes from the hash, so those 32 bits regenerate nothing.
+    from problems.common import group_generator, rank_generator
+    from problems.seeds import derived_seed
+
+    for make, parts in (
+        (lambda: rank_generator(5, 1), ("arena-rank", 5, 1)),
+        (lambda: shared_generator(5), ("arena-shared", 5)),
+        (lambda: group_generator(5, ("pair", 0, 1)), ("arena-group", 5, ("pair", 0, 1))),
+    ):
+        drawn = torch.randn(64, generator=make())
+        assert torch.equal(drawn, torch.randn(64, generator=make()))  # the same purpose, the same stream
+        low_bits = torch.Generator().manual_seed(derived_seed(*parts) & 0xFFFFFFFF)
+        assert not torch.equal(drawn, torch.randn(64, generator=low_bits))
+    assert not torch.equal(
+        torch.randn(64, generator=rank_generator(5, 0)), torch.randn(64, generator=rank_generator(5, 1))
+    )

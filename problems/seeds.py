@@ -34,7 +34,15 @@ def seed_generator(generator: Any, *parts: Any) -> Any:
     if generator.device.type != "cpu":
         return generator
     import torch
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+    # A generator holds real state even where tensors are fake (the catalogue check sizes inputs under FakeTensorMode).
+    with unset_fake_temporarily():
+        _fill_state(torch, generator, seed, parts)
+    return generator
+
+
+def _fill_state(torch: Any, generator: Any, seed: int, parts: tuple[Any, ...]) -> None:
     raw = bytearray(generator.get_state().numpy().tobytes())
     w0, w1 = struct.unpack_from("<QQ", raw, _MT_AT)
     if w0 != seed & 0xFFFFFFFF or w1 != (1812433253 * (w0 ^ (w0 >> 30)) + 1) & 0xFFFFFFFF:
@@ -46,7 +54,6 @@ def seed_generator(generator: Any, *parts: Any) -> Any:
     for i in range(_MT_WORDS):
         struct.pack_into("<Q", raw, _MT_AT + 8 * i, int.from_bytes(words[4 * i : 4 * i + 4], "little"))
     generator.set_state(torch.frombuffer(raw, dtype=torch.uint8).clone())
-    return generator
 
 
 def _name(parts: tuple[Any, ...]) -> bytes:

@@ -69,10 +69,12 @@ def _rank_main(
 
 
 def flatness_error(problem: Problem, expected: list, preset: str) -> str | None:
-    """An error when a constant (zeros, or the output's own mean) would pass the tolerance."""
+    """An error when a constant (zeros, or the output's own mean) would pass the tolerance on every rank: a solution
+    is right only when every rank is, so one rank's tie (two experts with equal counts, say) is no way to pass."""
     tol = problem.tolerance(problem.presets[preset].dtype)
+    passing: dict[tuple[int, str], list[bool]] = {}
     for rank_out in expected:
-        for t in as_tuple(rank_out):
+        for i, t in enumerate(as_tuple(rank_out)):
             if not isinstance(t, torch.Tensor) or t.numel() == 0:
                 continue
             for name, const in (
@@ -87,8 +89,13 @@ def flatness_error(problem: Problem, expected: list, preset: str) -> str | None:
                     ),
                 ),
             ):
-                if compare(const, t, tol.atol, tol.rtol) is None:
-                    return f"a constant output ({name}) would pass the tolerance; make the inputs or tolerances tighter"
+                passing.setdefault((i, name), []).append(compare(const, t, tol.atol, tol.rtol) is None)
+    for (i, name), passed in passing.items():
+        if all(passed):
+            return (
+                f"a constant output ({name}) would pass the tolerance for output {i} on every rank; make the inputs or "
+                f"tolerances tighter"
+            )
     return None
 
 

@@ -5,9 +5,10 @@ output is so flat that a constant would pass; and every known-answer solution ge
 from pathlib import Path
 
 import pytest
+import torch
 
 from evaluator.contract.backends import runs_on_cpu
-from evaluator.checks.selfcheck import check
+from evaluator.checks.selfcheck import check, flatness_error
 from problems.registry import catalogue
 
 # The built-in suite only: imported suites (arena import-pkb) have no oracle.
@@ -68,3 +69,13 @@ def test_every_problem_has_a_correct_and_a_wrong_known_answer():
         folder = catalogue()[pid].path / "solutions"
         assert _cpu((folder / "correct").glob("*.py")), f"{pid} has no solutions/correct/*.py that runs on CPU"
         assert _cpu((folder / "wrong").glob("*.py")), f"{pid} has no solutions/wrong/*.py that runs on CPU"
+
+
+def test_an_output_is_flat_only_when_a_constant_passes_on_every_rank():
+    # A rank whose two experts got equal counts ([15, 15]) once failed moe_dispatch_internode's check, though a
+    # constant answer would have been wrong on every other rank, and a solution must be right on all of them.
+    problem = catalogue()["collectives/all_reduce"]
+    tie = torch.tensor([15.0, 15.0])
+    spread = torch.tensor([3.0, 40.0])
+    assert flatness_error(problem, [(tie,), (spread,)], "small") is None
+    assert "on every rank" in (flatness_error(problem, [(tie,), (torch.tensor([7.0, 7.0]),)], "small") or "")

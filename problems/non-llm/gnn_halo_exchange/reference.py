@@ -18,9 +18,12 @@ def solution(features, send_idx, send_counts, recv_counts):
 
 def _pair_counts(seed: int, lo: int, hi: int, halo_min: int, halo_max: int) -> torch.Tensor:
     """(how many of rank lo's nodes rank hi needs, how many of hi's nodes lo needs): uneven across pairs, drawn from
-    the pair's own stream, which both ends draw alike and from which no rank draws its own data."""
+    the pair's own stream, which both ends draw alike and from which no rank draws its own data. The two directions
+    sum to halo_min + halo_max (each uniform over the range): a rank then sends or receives at least the expected
+    count per peer, which the roofline's bytes assume, whatever the draw."""
     g = group_generator(seed, ("pair", lo, hi))
-    return torch.randint(halo_min, halo_max + 1, (2,), generator=g)
+    c = int(torch.randint(halo_min, halo_max + 1, (1,), generator=g))
+    return torch.tensor([c, halo_min + halo_max - c])
 
 
 def make_inputs(rank: int, world_size: int, seed: int, device: torch.device, dtype: str, nodes: int, dim: int,

@@ -38,22 +38,17 @@ def seed_generator(generator: Any, *parts: Any) -> Any:
 
     # A generator holds real state even where tensors are fake (the catalogue check sizes inputs under FakeTensorMode).
     with unset_fake_temporarily():
-        _fill_state(torch, generator, seed, parts)
+        raw = bytearray(generator.get_state().numpy().tobytes())
+        w0, w1 = struct.unpack_from("<QQ", raw, _MT_AT)
+        if w0 != seed & 0xFFFFFFFF or w1 != (1812433253 * (w0 ^ (w0 >> 30)) + 1) & 0xFFFFFFFF:
+            raise RuntimeError(
+                f"torch {torch.__version__}'s CPU generator keeps its state in a layout problems/seeds.py does not "
+                f"know; update _MT_AT there"
+            )
+        words = struct.unpack(f"<{_MT_WORDS}I", hashlib.shake_256(b"mt19937/" + _name(parts)).digest(4 * _MT_WORDS))
+        struct.pack_into(f"<{_MT_WORDS}Q", raw, _MT_AT, *words)
+        generator.set_state(torch.frombuffer(raw, dtype=torch.uint8).clone())
     return generator
-
-
-def _fill_state(torch: Any, generator: Any, seed: int, parts: tuple[Any, ...]) -> None:
-    raw = bytearray(generator.get_state().numpy().tobytes())
-    w0, w1 = struct.unpack_from("<QQ", raw, _MT_AT)
-    if w0 != seed & 0xFFFFFFFF or w1 != (1812433253 * (w0 ^ (w0 >> 30)) + 1) & 0xFFFFFFFF:
-        raise RuntimeError(
-            f"torch {torch.__version__}'s CPU generator keeps its state in a layout problems/seeds.py does not know; "
-            f"update _MT_AT there"
-        )
-    words = hashlib.shake_256(b"mt19937/" + _name(parts)).digest(4 * _MT_WORDS)
-    for i in range(_MT_WORDS):
-        struct.pack_into("<Q", raw, _MT_AT + 8 * i, int.from_bytes(words[4 * i : 4 * i + 4], "little"))
-    generator.set_state(torch.frombuffer(raw, dtype=torch.uint8).clone())
 
 
 def _name(parts: tuple[Any, ...]) -> bytes:

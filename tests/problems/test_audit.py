@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 import torch
@@ -102,28 +104,32 @@ def _same(x, y) -> bool:
     return x == y
 
 
-def _with_seeds(monkeypatch, module, shared: int, ranks: int, groups: int) -> list[int]:
+def _with_seeds(
+    monkeypatch, module, shared: int, group_seed: Callable[[Any], int], rank_seed: Callable[[int], int]
+) -> tuple[list[int], set]:
     """Every generator the reference draws from, through problems.common or its own names for them, seeded by the
-    test: the shared one from ``shared``, each group's from ``groups`` and its group, each rank's from ``ranks`` and
-    its rank. Returns the list the rank numbers asked of rank_generator are appended to."""
+    test: the shared one from ``shared``, a group's from ``group_seed(group)``, a rank's from ``rank_seed(rank)``.
+    Returns the list the rank numbers asked of rank_generator are appended to, and the set of groups asked."""
     asked: list[int] = []
+    groups: set = set()
 
     def shared_generator(seed: int, device="cpu") -> torch.Generator:
         return torch.Generator(device=device).manual_seed(shared)
 
-    def group_generator(seed: int, group: int, device="cpu") -> torch.Generator:
-        return torch.Generator(device=device).manual_seed(derived_seed(groups, group))
+    def group_generator(seed: int, group, device="cpu") -> torch.Generator:
+        groups.add(group)
+        return torch.Generator(device=device).manual_seed(group_seed(group))
 
     def rank_generator(seed: int, rank: int, device="cpu") -> torch.Generator:
         asked.append(rank)
-        return torch.Generator(device=device).manual_seed(ranks * 1_000 + rank)
+        return torch.Generator(device=device).manual_seed(rank_seed(rank))
 
     fakes = {"shared_generator": shared_generator, "group_generator": group_generator, "rank_generator": rank_generator}
     for target in (common, module):
         for name, fake in fakes.items():
             if name in vars(target):
                 monkeypatch.setattr(target, name, fake)
-    return asked
+    return asked, groups
 
 
 @pytest.mark.parametrize("problem_id", PROBLEMS)
@@ -142,7 +148,9 @@ def test_no_rank_draws_its_peers_inputs_from_a_stream_it_also_draws(problem_id, 
         made = []
         for r in range(w):
             with monkeypatch.context() as m:
-                asked = _with_seeds(m, module, shared, ranks, groups)
+                asked, _ = _with_seeds(
+                    m, module, shared, lambda g: derived_seed(groups, g), lambda q: ranks * 1_000 + q
+                )
                 made.append(_inputs(problem, module, r, w, 1234))
             others.extend(f"rank {r} drew from rank {q}'s generator" for q in set(asked) - {r})
         return made
@@ -207,24 +215,14 @@ def _answers(
 ) -> tuple[list, list, set]:
     """Every rank's inputs and the oracle's outputs, with one rank's generator (``rank_moved``) or one group's
     (``group_moved``) seeded otherwise and the rest fixed; and the groups the reference drew from."""
-    groups: set = set()
-
-    def shared_generator(seed: int, device="cpu") -> torch.Generator:
-        return torch.Generator(device=device).manual_seed(11)
-
-    def group_generator(seed: int, group, device="cpu") -> torch.Generator:
-        groups.add(group)
-        return torch.Generator(device=device).manual_seed(derived_seed(56 if group == group_moved else 55, group))
-
-    def rank_generator(seed: int, rank: int, device="cpu") -> torch.Generator:
-        return torch.Generator(device=device).manual_seed((900 if rank == rank_moved else 100) + rank)
-
-    fakes = {"shared_generator": shared_generator, "group_generator": group_generator, "rank_generator": rank_generator}
     with monkeypatch.context() as m:
-        for target in (common, module):
-            for name, fake in fakes.items():
-                if name in vars(target):
-                    m.setattr(target, name, fake)
+        _, groups = _with_seeds(
+            m,
+            module,
+            11,
+            lambda g: derived_seed(56 if g == group_moved else 55, g),
+            lambda r: (900 if r == rank_moved else 100) + r,
+        )
         inputs = [_inputs(problem, module, r, w, 1234) for r in range(w)]
         return inputs, module.oracle(inputs, **problem.params("small")), groups
 

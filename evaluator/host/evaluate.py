@@ -81,7 +81,7 @@ def _runtime_dir(workdir: Path) -> Path:
 
 
 def _cache_root() -> Path:
-    return Path(os.environ.get("ARENA_CACHE_DIR") or "/var/tmp/arena-cache")
+    return compiled_timer.cache_dir()
 
 
 def _cache_dir(source: str) -> Path:

@@ -139,7 +139,9 @@ class Mounts:
 def interpreter_paths(python: str | None = None) -> list[str]:
     """The interpreter and its libraries, bound read-only at their own paths."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(python or sys.executable))}
-    for p in site.getsitepackages() + [site.getusersitepackages()]:
+    # Not the user's own site-packages: inside, HOME is /tmp/home, so the interpreter never looks there, and bound at
+    # its own path it showed the worker's home to every solution.
+    for p in site.getsitepackages():
         if os.path.isdir(p):
             paths.add(os.path.realpath(p))
     out = sorted(p for p in paths if p and os.path.isdir(p))

@@ -50,8 +50,12 @@ def command(op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> bytes:
 
 
 def cache_dir() -> Path:
+    """The host's one cache root: the engine's builds under ``timer/``, the solutions' build caches under
+    ``solutions/``. Both are bound into sandboxes, whose mount table (``/proc/self/mountinfo``) shows each bind's
+    source, so the default is a fixed folder that says nothing of the host: under the worker's home (the engine's
+    earlier default) it named the user and the home's layout to every solution."""
     root = os.environ.get("ARENA_CACHE_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "arena"
+    return Path(root) if root else Path("/var/tmp/arena-cache")
 
 
 def _torch_version(python: str) -> str:

@@ -1,0 +1,98 @@
+"""What the sandbox's mount table tells a solution about the host. Every rank can read /proc/self/mountinfo, which gives
+each bind's source folder relative to its file system; the host rewrites host paths in logs as text, but a solution
+can print them encoded. So the sources themselves must say nothing: every folder the sandbox sees under a name of its
+own (/arena, /solution, /io, /cache, the engine) comes from the host's cache root or the evaluations' folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from evaluator import timer as compiled_timer
+from evaluator.contract.spec import EvalSpec
+from evaluator.host import sandbox
+from evaluator.host.evaluate import evaluate
+
+needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no sandbox: {sandbox.probe('cpu')}")
+
+
+# Prints, hex-encoded (the host's rewriting of host paths in logs does not read hex), the mount table's lines for the
+# sandbox's own names.
+PRINT_MOUNTS_HEX = """
+import torch
+import torch.distributed as dist
+
+with open("/proc/self/mountinfo") as _f:
+    for _line in _f:
+        _fields = _line.split()
+        if _fields[4].startswith(("/arena", "/solution", "/io", "/cache")):
+            print("ARENA_MOUNT_HEX", (_fields[3] + " " + _fields[4]).encode().hex(), flush=True)
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+"""
+
+
+def as_its_file_system_names_it(path: Path) -> str:
+    """``path`` relative to the root of its file system, as mountinfo gives a bind's source (/dev/shm/x is /x)."""
+    path = path.resolve()
+    top = path
+    while top.parent != top and os.stat(top.parent).st_dev == os.stat(path).st_dev:
+        top = top.parent
+    return "/" + str(path.relative_to(top)) if path != top else "/"
+
+
+def test_the_engine_is_built_under_the_hosts_cache_root_not_a_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("ARENA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    folder = compiled_timer.build_folder()
+    assert folder.is_relative_to(compiled_timer.cache_dir()), folder
+    assert not folder.is_relative_to(tmp_path), folder
+
+
+def test_the_sandbox_never_binds_the_users_own_site_packages(monkeypatch, tmp_path):
+    import site
+
+    user_site = tmp_path / "home" / ".local" / "lib" / "site-packages"
+    user_site.mkdir(parents=True)
+    monkeypatch.setattr(site, "getusersitepackages", lambda: str(user_site))
+    assert not any(p.startswith(str(tmp_path)) for p in sandbox.interpreter_paths())
+
+
+@needs_sandbox
+def test_every_folder_the_sandbox_names_its_own_way_comes_from_the_cache_root_or_the_evaluations_folder(
+    monkeypatch, tmp_path
+):
+    monkeypatch.delenv("ARENA_CACHE_DIR", raising=False)
+    parent = tmp_path / "evaluations"
+    parent.mkdir()
+    spec = EvalSpec(
+        problem_id="collectives/all_reduce",
+        solution_source=PRINT_MOUNTS_HEX,
+        profile="cpu-gloo-2",
+        trials=1,
+        timing_iterations=3,
+        warmup_iterations=1,
+    )
+    doc = evaluate(spec, workdir_parent=str(parent))
+    assert doc["verdict"] == "passed", doc["message"]
+    logs = "\n".join((doc.get("logs") or {}).values())
+    mounts = [
+        bytes.fromhex(line.split("ARENA_MOUNT_HEX ", 1)[1].split()[0]).decode().split(" ")
+        for line in logs.splitlines()
+        if "ARENA_MOUNT_HEX " in line
+    ]
+    seen = {point for _, point in mounts}
+    assert {"/solution", "/io", "/cache", sandbox.ENGINE_IN_SANDBOX} <= seen, mounts
+    published = [as_its_file_system_names_it(p) for p in (compiled_timer.cache_dir(), parent)]
+    elsewhere = [
+        (source, point)
+        for source, point in mounts
+        if not any(source == root or source.startswith(root.rstrip("/") + "/") for root in published)
+    ]
+    assert not elsewhere, f"bound from host folders a solution should not learn: {elsewhere}"

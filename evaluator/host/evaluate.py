@@ -536,9 +536,10 @@ def _logs(session: Session) -> dict[str, str]:
 
 
 def neutral_paths(session: Session, text: str) -> str:
-    """``text`` with the host's own folders of this evaluation named as the sandbox names them: a rank can print its
-    mount table (/proc/self/mountinfo), whose sources are host paths (the evaluation's folder, the build cache), and
-    no host path belongs in a result."""
+    """``text`` with the host folders the solution's sandbox binds named as the sandbox names them (a rank's mount
+    table, /proc/self/mountinfo, gives each bind's source). Only those: the text may be the solution's own (a log, an
+    exception's message), and a rewrite of any folder it cannot see would answer its guesses about the host (a red
+    team confirmed the checkout's path by printing candidates and seeing which came back rewritten)."""
     # Text the solution wrote (a log, a thread's or a file's name) may hold bytes that are not UTF-8; the result is.
     text = text.encode("utf-8", "replace").decode("utf-8")
     pairs = [
@@ -547,22 +548,27 @@ def neutral_paths(session: Session, text: str) -> str:
         (session.solution_dir, "/solution"),
         (session.runtime, "/arena"),
         (session.workdir, "<evaluation>"),
-        (session.workdir.parent, "<evaluations>"),
-        (session.cache.parent, "<caches>"),
     ]
-    # Every bind of a sandbox whose host source differs from where the sandbox sees it (its first process's command
-    # line, readable inside, holds them), and the host's PATH it was given.
-    for proc in ([session.box] if session.box else []) + list(session.judge_procs):
-        args = [str(a) for a in proc.args] if isinstance(proc.args, (list, tuple)) else []
-        for k, a in enumerate(args[:-2]):
-            if a in ("--bind", "--ro-bind", "--ro-bind-try", "--dev-bind", "--bind-try") and args[k + 1] != args[k + 2]:
-                pairs.append((Path(args[k + 1]), args[k + 2]))
-            elif a == "--setenv" and args[k + 1] == "PATH" and len(args[k + 2]) > 1:
-                text = text.replace(args[k + 2], "<PATH>")
-    for host, shown in sorted(pairs, key=lambda p: -len(str(p[0]))):
-        text = text.replace(str(host), shown)
-        # mountinfo gives a bind mount's source relative to its file system's root (/dev/shm/x shows as /x).
-        parts = Path(host).parts
-        if len(parts) > 3:
-            text = text.replace(str(Path(*parts[:1], *parts[3:])), shown)
+    args = [str(a) for a in session.box.args] if session.box and isinstance(session.box.args, (list, tuple)) else []
+    for k, a in enumerate(args[:-2]):
+        if a in ("--bind", "--ro-bind", "--ro-bind-try", "--dev-bind", "--bind-try") and args[k + 1] != args[k + 2]:
+            pairs.append((Path(args[k + 1]), args[k + 2]))
+        elif a == "--setenv" and args[k + 1] == "PATH" and len(args[k + 2]) > 1:
+            text = text.replace(args[k + 2], "<PATH>")
+    named = [(str(host), shown) for host, shown in pairs] + [(_as_mounts_name_it(host), shown) for host, shown in pairs]
+    for host, shown in sorted(named, key=lambda p: -len(p[0])):
+        if host != "/":
+            text = text.replace(host, shown)
     return text
+
+
+def _as_mounts_name_it(path: Path) -> str:
+    """``path`` relative to the root of its file system, as mountinfo gives a bind's source (/dev/shm/x is /x)."""
+    try:
+        device, top = os.stat(path).st_dev, Path(os.path.abspath(path))
+        here = top
+        while top.parent != top and os.stat(top.parent).st_dev == device:
+            top = top.parent
+        return "/" + str(here.relative_to(top)) if here != top else "/"
+    except OSError:
+        return str(path)

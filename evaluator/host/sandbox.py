@@ -30,7 +30,7 @@ from typing import Callable
 
 from evaluator.contract.backends import THUNDERKITTENS_ENV
 from evaluator.contract.profiles import MULTICAST_OFF
-from evaluator.host import cgroups, seccomp
+from evaluator.host import cgroups, neutral_files, seccomp
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # evaluator/
 SANDBOX_UID = int(os.environ.get("ARENA_SANDBOX_UID", "65534"))
@@ -76,11 +76,7 @@ ETC_FILES = (
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
     "/etc/alternatives",
-    "/etc/passwd",
-    "/etc/group",
     "/etc/nsswitch.conf",
-    "/etc/hosts",
-    "/etc/localtime",
     "/etc/os-release",
 )
 # Compilers and build tools a solution's set-up may run (load_inline, Triton); by their installed paths.
@@ -254,7 +250,12 @@ def _box(
     kittens = thunderkittens_path()
     own = interpreter_paths() + toolchain_paths() + ([kittens] if kittens else [])
     system = [d for d in SYSTEM_DIRS if os.path.exists(d)]
-    targets = system + [f for f in ETC_FILES if os.path.exists(f)] + own + [inside for _, _, inside in binds]
+    # The host's accounts, hostname, kernel command line and boot are not the sandbox's: files of ours stand in their
+    # place, and an empty one over every install record naming where a package came from (a checkout, say).
+    ours = neutral_files.files((SANDBOX_UID, SANDBOX_GID), (JUDGE_UID, JUDGE_GID))
+    records = neutral_files.install_records(tuple(site.getsitepackages()))
+    etc = [f for f in ETC_FILES if os.path.exists(f)] + [inside for _, inside in ours if inside.startswith("/etc/")]
+    targets = system + etc + own + [inside for _, _, inside in binds]
     # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them, so
     # they are made first, 0755, before any bind creates them.
     parents = sorted(
@@ -297,6 +298,11 @@ def _box(
         args += ["--ro-bind", p, p]
     for option, host, inside in binds:
         args += [option, host, inside]
+    for host, inside in ours:
+        args += ["--ro-bind", host, inside]
+    empty = neutral_files.empty()
+    for record in records:
+        args += ["--ro-bind", empty, record]
     if device == "cuda":
         for node in gpu_devices():
             args += ["--dev-bind", node, node]

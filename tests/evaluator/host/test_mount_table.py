@@ -1,18 +1,22 @@
-"""What the sandbox's mount table tells a solution about the host. Every rank can read /proc/self/mountinfo, which gives
-each bind's source folder relative to its file system; the host rewrites host paths in logs as text, but a solution
-can print them encoded. So the sources themselves must say nothing: every folder the sandbox sees under a name of its
-own (/arena, /solution, /io, /cache, the engine) comes from the host's cache root or the evaluations' folder."""
+"""What a solution can read about the host from inside its sandbox. Every rank can read /proc/self/mountinfo, which
+gives each bind's source folder relative to its file system; the host rewrites host paths in logs as text, but a
+solution can print them encoded. So the sources themselves must say nothing: every folder the sandbox sees under a
+name of its own (/arena, /solution, /io, /cache, the engine) comes from the host's cache root or the evaluations'
+folder. The host's accounts, hostname, kernel command line and boot id are files of ours, install records that name
+where a package came from read empty, and the host's rewriting answers no guess about folders the sandbox does not
+show."""
 
 from __future__ import annotations
 
 import os
+import site
 from pathlib import Path
 
 import pytest
 
 from evaluator import timer as compiled_timer
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import sandbox
+from evaluator.host import neutral_files, sandbox
 from evaluator.host.evaluate import evaluate
 
 needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no sandbox: {sandbox.probe('cpu')}")
@@ -29,6 +33,11 @@ with open("/proc/self/mountinfo") as _f:
         _fields = _line.split()
         if _fields[4].startswith(("/arena", "/solution", "/io", "/cache")):
             print("ARENA_MOUNT_HEX", (_fields[3] + " " + _fields[4]).encode().hex(), flush=True)
+for _guess in GUESSES:
+    print("ARENA_GUESS", _guess, flush=True)
+for _path in READS:
+    with open(_path, "rb") as _f:
+        print("ARENA_READ_HEX", _path.encode().hex(), _f.read().hex() or "-", flush=True)
 
 
 def solution(x: torch.Tensor) -> torch.Tensor:
@@ -71,9 +80,18 @@ def test_every_folder_the_sandbox_names_its_own_way_comes_from_the_cache_root_or
     monkeypatch.delenv("ARENA_CACHE_DIR", raising=False)
     parent = tmp_path / "evaluations"
     parent.mkdir()
+    # Folders of the host the sandbox does not bind, named as a guess would name them: the host must not rewrite them
+    # (a rewrite answers the guess), nor the sandbox's own names.
+    guesses = [str(sandbox.PACKAGE_ROOT), str(sandbox.PROBLEMS_ROOT), str(sandbox.PACKAGE_ROOT.parent), "/evaluator"]
+    guesses += ["/arena/evaluator/rank/worker.py", str(parent)]
+    # The host's accounts, hostname, kernel command line and boot id, and the interpreter's records of where its
+    # packages came from (this checkout's editable install, where there is one).
+    ours = neutral_files.contents((sandbox.SANDBOX_UID, sandbox.SANDBOX_GID), (sandbox.JUDGE_UID, sandbox.JUDGE_GID))
+    records = list(neutral_files.install_records(tuple(site.getsitepackages())))
+    reads = [*ours, *records]
     spec = EvalSpec(
         problem_id="collectives/all_reduce",
-        solution_source=PRINT_MOUNTS_HEX,
+        solution_source=f"GUESSES = {guesses!r}\nREADS = {reads!r}\n" + PRINT_MOUNTS_HEX,
         profile="cpu-gloo-2",
         trials=1,
         timing_iterations=3,
@@ -96,3 +114,13 @@ def test_every_folder_the_sandbox_names_its_own_way_comes_from_the_cache_root_or
         if not any(source == root or source.startswith(root.rstrip("/") + "/") for root in published)
     ]
     assert not elsewhere, f"bound from host folders a solution should not learn: {elsewhere}"
+    read = {
+        bytes.fromhex(path).decode(): b"" if data == "-" else bytes.fromhex(data)
+        for path, data in (
+            line.split("ARENA_READ_HEX ", 1)[1].split()[:2] for line in logs.splitlines() if "ARENA_READ_HEX " in line
+        )
+    }
+    assert {path: read.get(path, b"?").decode() for path in ours} == ours
+    assert {path: read.get(path, b"?") for path in records} == {path: b"" for path in records}
+    answered = [g for g in guesses if f"ARENA_GUESS {g}\n" not in logs + "\n"]
+    assert not answered, f"the host rewrote guesses of folders the sandbox does not show: {answered}"

@@ -10,9 +10,11 @@ and it binds an empty file over every install file that records where a package 
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
+import site
+import sys
+import sysconfig
 from pathlib import Path
 
 from evaluator import timer as compiled_timer
@@ -74,19 +76,32 @@ def empty() -> str:
     return str(host)
 
 
-@functools.lru_cache(maxsize=8)
-def install_records(site_dirs: tuple[str, ...]) -> tuple[str, ...]:
-    """The install records in ``site_dirs`` (the interpreter's site-packages folders), and every .pth file there that
-    names a folder (a line that is a path: what an editable install of the older kind writes)."""
+def site_dirs() -> tuple[str, ...]:
+    """The site-packages folders the sandboxes bind: the interpreter's, and its base interpreter's under a virtual
+    environment (both are install paths bound at their own paths)."""
+    found = list(site.getsitepackages())
+    for key in ("purelib", "platlib"):
+        path = sysconfig.get_path(key, vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+        if path and path not in found:
+            found.append(path)
+    return tuple(p for p in found if os.path.isdir(p))
+
+
+def install_records(dirs: tuple[str, ...]) -> tuple[str, ...]:
+    """The install records in ``dirs`` (site-packages folders), and every .pth file there with a line other than an
+    import, or a "/" anywhere: a line that is a folder, or an import that puts one on the path, names where a
+    package's code lies (what an editable install writes). Read at every sandbox's start: a package installed or
+    reinstalled while the worker runs is seen."""
     found: set[str] = set()
-    for site_dir in site_dirs:
+    for site_dir in dirs:
         for pattern in _RECORDS:
             found.update(p for p in glob.glob(os.path.join(site_dir, pattern)) if os.path.isfile(p))
         for pth in glob.glob(os.path.join(site_dir, "*.pth")):
             try:
-                lines = Path(pth).read_text(errors="replace").splitlines()
+                text = Path(pth).read_text(errors="replace")
             except OSError:
                 continue
-            if any(line.strip().startswith(("/", "~")) for line in lines):
+            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+            if "/" in text or any(not line.startswith(("import ", "import\t")) for line in lines):
                 found.add(pth)
     return tuple(sorted(found))

@@ -253,7 +253,7 @@ def _box(
     # The host's accounts, hostname, kernel command line and boot are not the sandbox's: files of ours stand in their
     # place, and an empty one over every install record naming where a package came from (a checkout, say).
     ours = neutral_files.files((SANDBOX_UID, SANDBOX_GID), (JUDGE_UID, JUDGE_GID))
-    records = neutral_files.install_records(tuple(site.getsitepackages()))
+    records = neutral_files.install_records(neutral_files.site_dirs())
     etc = [f for f in ETC_FILES if os.path.exists(f)] + [inside for _, inside in ours if inside.startswith("/etc/")]
     targets = system + etc + own + [inside for _, _, inside in binds]
     # bubblewrap makes the folders above a bind mode 0700 for root; the sandbox's uid must pass through them, so
@@ -367,8 +367,7 @@ _PASSED_ON = (
 
 
 def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, gid: int) -> dict[str, str]:
-    env = {k: v for k, v in base.items() if k in _PASSED_ON + also}
-    env["PATH"] = _bound_path(env.get("PATH", ""))
+    env = _bound_only({k: v for k, v in base.items() if k in _PASSED_ON + also})
     env.update(MULTICAST_OFF)
     env.update(
         {
@@ -395,16 +394,31 @@ def _sandbox_environment(base: dict[str, str], also: tuple[str, ...], uid: int, 
     return env
 
 
-def _bound_path(path: str) -> str:
-    """The host's ``PATH`` less every folder the sandbox does not bind (a user's own tools, a version manager's
-    shims): those find nothing inside, and they would name the host's layout to the solution."""
+# Variables that name host folders: a list of them, or one (a compiler may be named without a folder, and keeps it).
+_FOLDER_LISTS = ("PATH", "LD_LIBRARY_PATH")
+_FOLDERS = ("CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CC", "CXX")
+
+
+def _bound_only(env: dict[str, str]) -> dict[str, str]:
+    """``env`` less every folder the sandbox does not bind (a user's own tools or libraries, a version manager's
+    shims, a toolkit in a home): those find nothing inside, and they would name the host's layout to the solution."""
     roots = program_roots()
 
     def bound(d: str) -> bool:
         return any(p == r or p.startswith(r.rstrip("/") + "/") for p in (d, os.path.realpath(d)) for r in roots)
 
-    kept = [d for d in dict.fromkeys(path.split(":")) if d.startswith("/") and bound(d)]
-    return ":".join(kept) or "/usr/local/bin:/usr/bin:/bin"
+    out = dict(env)
+    for key in _FOLDER_LISTS:
+        kept = [d for d in dict.fromkeys(out.get(key, "").split(":")) if d.startswith("/") and bound(d)]
+        if kept:
+            out[key] = ":".join(kept)
+        else:
+            out.pop(key, None)
+    for key in _FOLDERS:
+        if key in out and "/" in out[key] and not bound(out[key]):
+            del out[key]
+    out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    return out
 
 
 def environment(base: dict[str, str], device: str) -> dict[str, str]:

@@ -809,7 +809,7 @@ class Session:
             raise Stop(
                 Verdict.REJECTED,
                 f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
-                f"pid {p.pid} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
+                f"pid {watch.shown_id(p.pid)} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
                 f"ranks (and compilers, from their installed paths) may run",
             )
 
@@ -891,7 +891,8 @@ class Session:
                     if said and isinstance(said[0]["py_threads"], dict)
                     else None
                 )
-                seen = f"thread {tid} ({label}{'; the rank reports it as a ' + str(claim)[:200] if claim else ''})"
+                reported = f"; the rank reports it as a {str(claim)[:200]}" if claim else ""
+                seen = f"thread {watch.shown_id(pid, tid)} ({label}{reported})"
                 raise Stop(
                     Verdict.REJECTED,
                     f"rank {r}: {len(extra)} thread(s) the solution started were still running "
@@ -940,7 +941,7 @@ class Session:
             self._watch()
             if time.monotonic() > deadline:
                 held = [
-                    f"pid {pid}: {', '.join(watch.running_threads(pid)[:3])}"
+                    f"pid {watch.shown_id(pid)}: {', '.join(watch.running_threads(pid)[:3])}"
                     for pid in sorted(stopped)
                     if not watch.stopped(pid)
                 ]
@@ -1010,7 +1011,7 @@ class Session:
                 proc.wait(timeout=10)
         if self.box is not None:
             # Every process of the sandbox is gone with it (its PID namespace ends with its first process).
-            self.escaped = [f"pid {p.pid}: {p.cmdline[:200]}" for p in watch.descendants(self.box.pid)]
+            self.escaped = [f"pid {watch.shown_id(p.pid)}: {p.cmdline[:200]}" for p in watch.descendants(self.box.pid)]
         for p in self.judges + self.ranks:
             if not p.reports.closed:
                 p.reports.read_available()

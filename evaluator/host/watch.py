@@ -723,6 +723,13 @@ def inner_id(pid: int, tid: int) -> int | None:
     return None
 
 
+def shown_id(pid: int, tid: int | None = None) -> str:
+    """How a result names a process or thread of the sandbox: by its id inside the sandbox, never the host's (the
+    host's ids count every process the host started, other evaluations' too)."""
+    inner = inner_id(pid, pid if tid is None else tid)
+    return str(inner) if inner is not None else "?"
+
+
 def _state(path: str) -> str:
     """A task's one-letter state from its ``stat`` file ('' when it is gone)."""
     read = _read_stat(path)
@@ -741,7 +748,7 @@ def stopped(pid: int) -> bool:
 
 
 def running_threads(pid: int) -> list[str]:
-    """The threads of ``pid`` that are not stopped, as 'TID (name, state)'."""
+    """The threads of ``pid`` that are not stopped, as 'TID (name, state)', each TID as the sandbox knows it."""
     out = []
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -755,7 +762,7 @@ def running_threads(pid: int) -> list[str]:
                     name = f.read().strip()
             except OSError:
                 name = "?"
-            out.append(f"{tid} ({name}, {state})")
+            out.append(f"{shown_id(pid, int(tid))} ({name}, {state})")
     return out
 
 

@@ -9,7 +9,6 @@ show."""
 from __future__ import annotations
 
 import os
-import site
 from pathlib import Path
 
 import pytest
@@ -87,7 +86,7 @@ def test_every_folder_the_sandbox_names_its_own_way_comes_from_the_cache_root_or
     # The host's accounts, hostname, kernel command line and boot id, and the interpreter's records of where its
     # packages came from (this checkout's editable install, where there is one).
     ours = neutral_files.contents((sandbox.SANDBOX_UID, sandbox.SANDBOX_GID), (sandbox.JUDGE_UID, sandbox.JUDGE_GID))
-    records = list(neutral_files.install_records(tuple(site.getsitepackages())))
+    records = list(neutral_files.install_records(neutral_files.site_dirs()))
     reads = [*ours, *records]
     spec = EvalSpec(
         problem_id="collectives/all_reduce",
@@ -124,3 +123,75 @@ def test_every_folder_the_sandbox_names_its_own_way_comes_from_the_cache_root_or
     assert {path: read.get(path, b"?") for path in records} == {path: b"" for path in records}
     answered = [g for g in guesses if f"ARENA_GUESS {g}\n" not in logs + "\n"]
     assert not answered, f"the host rewrote guesses of folders the sandbox does not show: {answered}"
+
+
+def test_variables_naming_folders_the_sandbox_does_not_bind_do_not_reach_it(tmp_path):
+    # A worker's LD_LIBRARY_PATH or CUDA_PATH in a home reached the sandbox as it was: the folders found nothing
+    # inside, and the values named the host's layout.
+    home = tmp_path / "home" / "someone"
+    env = sandbox.environment(
+        {
+            "LD_LIBRARY_PATH": f"{home}/.local/lib:/usr/lib",
+            "CUDA_PATH": f"{home}/cuda-12.4",
+            "VIRTUAL_ENV": f"{home}/venv",
+            "CC": "gcc",
+            "CXX": f"{home}/bin/g++",
+            "PATH": f"{home}/bin:/usr/bin",
+        },
+        "cpu",
+    )
+    assert env["LD_LIBRARY_PATH"] == "/usr/lib"
+    assert env["PATH"] == "/usr/bin"
+    assert env["CC"] == "gcc"  # a name, no folder
+    assert "CUDA_PATH" not in env and "VIRTUAL_ENV" not in env and "CXX" not in env
+    assert str(tmp_path) not in repr(env)
+
+
+SPAWNS = """
+import importlib
+import sys
+
+import torch
+import torch.distributed as dist
+
+_started = False
+
+
+def _linger() -> None:
+    import time
+
+    time.sleep(60)
+
+
+def solution(x: torch.Tensor) -> torch.Tensor:
+    global _started
+    if not _started:
+        _started = True
+        mp = importlib.import_module("multi" + "processing")
+        child = mp.get_context("fork").Process(target=_linger, daemon=True)
+        child.start()
+        print("ARENA_CHILD", child.pid, flush=True)
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+"""
+
+
+@needs_sandbox
+def test_a_stray_process_is_named_by_the_pid_the_sandbox_gave_it_not_the_hosts(tmp_path):
+    # The host's pids count every process the host started (other evaluations' too): a solution that starts a child
+    # and reads its id from the verdict learned the host's counter.
+    spec = EvalSpec(
+        problem_id="collectives/all_reduce",
+        solution_source=SPAWNS,
+        profile="cpu-gloo-2",
+        trials=2,
+        timing_iterations=3,
+        warmup_iterations=1,
+    )
+    doc = evaluate(spec, workdir_parent=str(tmp_path))
+    assert doc["verdict"] == "rejected" and "a process other than the ranks" in doc["message"], doc["message"]
+    logs = "\n".join((doc.get("logs") or {}).values())
+    children = {line.split()[1] for line in logs.splitlines() if line.startswith("ARENA_CHILD ")}
+    named = doc["message"].split("pid ", 1)[1].split()[0]
+    assert named in children, (named, children)

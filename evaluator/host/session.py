@@ -190,6 +190,16 @@ class Session:
         self.freezes = 0
         self._ticks_at_freeze = 0
         self._stopped_pids: list[int] = []
+        self.judge_reads: tuple[Path, ...] = ()  # folders the judge binds at their host paths (start_judges)
+
+    def judge_text(self, text: str) -> str:
+        """What the judge wrote (its reference's failure), with the folders it reads at their host paths (an imported
+        suite's folder and its checkout) named by their last part. The judge's text is not the solution's, so the
+        rewrite answers none of the solution's guesses (evaluate.neutral_paths rewrites only what the solution's own
+        sandbox shows)."""
+        for path in sorted(self.judge_reads, key=lambda p: -len(str(p))):
+            text = text.replace(str(path), f"<{path.name}>")
+        return text
 
     # -- starting -----------------------------------------------------------------------------------------
     def start_judges(
@@ -200,6 +210,7 @@ class Session:
         imports its code and waits for :meth:`release` (``config`` then comes with it)."""
         if os.geteuid() == 0:
             os.chown(self.private, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
+        self.judge_reads = tuple(reads)
         self._make_feed_slots()
         fds: list[tuple[int, int, int, int]] = []
         keep: list[int] = []
@@ -426,8 +437,8 @@ class Session:
                 raise Stop(
                     Verdict.RUNTIME_ERROR,
                     f"the imported problem's reference failed on rank "
-                    f"{judge_error.get('rank')}: {judge_error['message']}",
-                    traceback=judge_error.get("traceback", ""),
+                    f"{judge_error.get('rank')}: {self.judge_text(judge_error['message'])}",
+                    traceback=self.judge_text(judge_error.get("traceback", "")),
                 )
             if (
                 judge_error
@@ -435,10 +446,11 @@ class Session:
                 or any(p.reports.closed for p in self.judges if p in peers)
             ):
                 detail = judge_error["message"] if judge_error else "a judge process ended unexpectedly"
+                detail = self.judge_text(detail)
                 raise Stop(
                     Verdict.INFRA_ERROR,
                     f"the judge failed ({detail}); this is the platform's fault, not the solution's",
-                    traceback=(judge_error or {}).get("traceback", ""),
+                    traceback=self.judge_text((judge_error or {}).get("traceback", "")),
                 )
             errors = sorted(
                 (m for p in self.ranks for k in ("error", "garbled") for m in p.of_kind(k)), key=lambda m: m["received"]

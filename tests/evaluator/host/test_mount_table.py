@@ -195,3 +195,18 @@ def test_a_stray_process_is_named_by_the_pid_the_sandbox_gave_it_not_the_hosts(t
     children = {line.split()[1] for line in logs.splitlines() if line.startswith("ARENA_CHILD ")}
     named = doc["message"].split("pid ", 1)[1].split()[0]
     assert named in children, (named, children)
+
+
+def test_the_judges_own_failure_names_the_folders_it_reads_by_their_last_part(tmp_path):
+    # An imported suite's folder and checkout are bound into the judge at their host paths: a reference that failed
+    # put them, and so the checkout's place on the host, into the verdict's traceback.
+    from types import SimpleNamespace
+
+    from evaluator.host.session import Session
+
+    suite, checkout = tmp_path / "work" / "arena" / "var" / "suites" / "pkb", tmp_path / "home" / "ParallelKernelBench"
+    judge = SimpleNamespace(judge_reads=(suite, checkout))
+    text = f'File "{checkout}/problems/7.py", line 3\nFile "{suite}/pkb_7/reference.py", line 9'
+    shown = Session.judge_text(judge, text)  # type: ignore[arg-type]
+    assert str(tmp_path) not in shown
+    assert '"<ParallelKernelBench>/problems/7.py"' in shown and '"<pkb>/pkb_7/reference.py"' in shown

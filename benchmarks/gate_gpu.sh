@@ -42,6 +42,8 @@ step() {  # step NAME LIMIT_S COMMAND...: runs COMMAND under LIMIT_S, logs it, a
     grep -E "passed|failed|skipped|speedup|median|warm|cold|verdict|gate|PASS|FAIL|Error" "$work/$name.log" | tail -25
     echo '```'
   } >>"$summary"
+  # Packed after every step, so that a command stopped at its limit still brings back the steps it finished.
+  tar czf "$out/gate_gpu_$tag.tar.gz" -C "$work" .
 }
 
 wanted() { [[ $steps == *" $1 "* ]]; }
@@ -56,5 +58,5 @@ wanted cheats && step cheats 500 "$python" benchmarks/cheat_suite.py "$work/chea
   gate_unrelease_race,gate_forge_armed_with_hog,gate_poll_as_they_land,gate_token_next_call,gate_armed_event_rerecord,side_stream_under_spin
 wanted tp_mlp && step tp_mlp 400 "$python" benchmarks/eval_wall.py "$work/wall_tp_mlp" --profile "$profile" \
   --problem tensor-parallel/tp_mlp --runs 2 --warm-sandboxes --between-s 3
-tar czf "$out/gate_gpu_$tag.tar.gz" -C "$work" . && rm -rf "$work"
+rm -rf "$work"
 cat "$summary"

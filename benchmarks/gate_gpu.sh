@@ -21,7 +21,7 @@ steps=" ${*:-tests identical cheats tp_mlp} "
 tag=$(echo $steps | tr ' ' _)
 profile=${ARENA_GPU_PROFILE:-h200-smoke-1}
 cd "$(dirname "$0")/.."
-work="$out/work"
+work=$(mktemp -d)  # outside OUTDIR: only the summary and the pack are brought back
 mkdir -p "$work"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 python=${PYTHON:-python}

@@ -268,7 +268,11 @@ def _spec_refusal(spec: EvalSpec, problem: Problem, profile: HardwareProfile) ->
 
 
 def _write_solution(solution_dir: Path, spec: EvalSpec) -> str:
+    """The solution's file, under the name it was uploaded with where the file system takes it (a name is capped at
+    255 bytes, and a portal's cap of 255 characters lets longer ones through), else ``solution.py``."""
     filename = Path(spec.solution_name).name if spec.solution_name.endswith(".py") else "solution.py"
+    if len(filename.encode()) > 128 or filename.startswith("."):
+        filename = "solution.py"
     (solution_dir / filename).write_text(spec.solution_source)
     return filename
 

@@ -4,6 +4,7 @@ torch and this package, so code under test on them cannot reach the database."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any
@@ -25,6 +26,8 @@ from evaluator.contract import signing, testmode
 from evaluator.contract.result import Verdict, empty_document
 from evaluator.contract.spec import EvalSpec
 from evaluator.checks.problem_check import failed_report
+
+logger = logging.getLogger(__name__)
 
 # A reply whose job fails (the database is down) runs again after these pauses, in seconds; the web worker's
 # scheduler (`rqworker web --with-scheduler`) queues it again. After the last, the reaper still recovers the result
@@ -118,7 +121,13 @@ def _evaluate_and_reply(
     except Exception as exc:  # the evaluator's own failure, not the solution's
         document = empty_document()
         document["verdict"] = Verdict.INFRA_ERROR.value
-        document["message"] = f"the evaluator failed: {type(exc).__name__}: {exc}"
+        if parsed is None:  # the spec itself: what is wrong with it is the submitter's to read
+            document["message"] = f"the evaluation's spec was refused: {type(exc).__name__}: {exc}"
+        else:
+            # The evaluator's own text names host folders (an OSError names its file), and no rewrite of host paths
+            # has run on it: the result says what failed, the worker's log says where.
+            logger.exception("the evaluator failed")
+            document["message"] = f"the evaluator failed ({type(exc).__name__}); the worker's log has the details"
     if finish is not None:
         document = finish(document, parsed if parsed is not None else EvalSpec.from_dict(spec))
     result = signed_result(submission_id, document, job_id, nonce, record)

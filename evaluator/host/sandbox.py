@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import logging
 import os
 import resource
 import shutil
@@ -146,7 +147,8 @@ def interpreter_paths(python: str | None = None) -> list[str]:
 
 
 def toolchain_paths() -> list[str]:
-    """CUDA toolkits, when the host has them (load_inline and Triton need them at set-up)."""
+    """CUDA toolkits, when the host has them (load_inline and Triton need them at set-up), and compilers installed
+    outside /usr, never from a home (below)."""
     found = [p for p in glob.glob("/usr/local/cuda*") if os.path.isdir(p) and not os.path.islink(p)]
     cuda_home = os.environ.get("CUDA_HOME")
     if cuda_home and os.path.isdir(cuda_home):
@@ -158,7 +160,27 @@ def toolchain_paths() -> list[str]:
             prefix = os.path.dirname(os.path.dirname(os.path.realpath(path)))
             if prefix not in ("/", "/usr") and not prefix.startswith("/usr/"):
                 found.append(prefix)
-    return sorted(set(found))
+    # A prefix in a home, or holding one, is not bound: a tool in ~/bin bound the whole home, and one in ~/.local/bin
+    # (pip install --user) the user's own packages, readable by every solution. Install toolchains outside homes.
+    homes = _homes()
+    kept = [p for p in found if not any(_inside(p, h) or _inside(h, p) for h in homes)]
+    for p in sorted(set(found) - set(kept)):
+        logging.getLogger(__name__).warning("the toolchain at %s is in a home folder: the sandboxes do not bind it", p)
+    return sorted(set(kept))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+@functools.lru_cache(maxsize=1)
+def _homes() -> tuple[str, ...]:
+    """The host's home folders: /root, /home, and every account's of a person (uid 1000 and up), as they resolve."""
+    import pwd
+
+    found = {"/root", "/home", os.path.expanduser("~")}
+    found.update(u.pw_dir for u in pwd.getpwall() if u.pw_uid >= 1000 and u.pw_dir.startswith("/"))
+    return tuple(sorted({os.path.realpath(h) for h in found} - {"/", "/nonexistent"}))
 
 
 def program_roots() -> tuple[str, ...]:

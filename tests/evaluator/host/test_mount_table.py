@@ -210,3 +210,19 @@ def test_the_judges_own_failure_names_the_folders_it_reads_by_their_last_part(tm
     shown = Session.judge_text(judge, text)  # type: ignore[arg-type]
     assert str(tmp_path) not in shown
     assert '"<ParallelKernelBench>/problems/7.py"' in shown and '"<pkb>/pkb_7/reference.py"' in shown
+
+
+def test_a_compiler_in_a_home_does_not_bind_the_home(monkeypatch, tmp_path):
+    # A worker with its C compiler in ~/bin bound the whole home into every sandbox (and one with ninja in
+    # ~/.local/bin, the user's own packages): its prefix counted as a toolchain's.
+    home = tmp_path / "home" / "alice"
+    (home / "bin").mkdir(parents=True)
+    tool = home / "bin" / "cc-wrap"
+    tool.write_text('#!/bin/sh\nexec gcc "$@"\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("CC", str(tool))
+    monkeypatch.setenv("PATH", f"{home / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(sandbox, "_homes", lambda: (str(home),))
+    assert not [p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path))]
+    env = sandbox.environment(dict(os.environ), "cpu")
+    assert str(tmp_path) not in repr(env)

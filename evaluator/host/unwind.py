@@ -353,14 +353,19 @@ def _sleb(data: bytes, k: int) -> tuple[int, int]:
     return value, size
 
 
-_IMAGES: dict[tuple[int, int], _Image | str] = {}  # per file: its tables, or why they cannot be read
+# Per file: its tables, or why they cannot be read. A file is known by its device, inode, size and both times: a
+# sandbox's tmpfs is made anew for each evaluation, and its device and inode numbers are reused, so a later
+# evaluation's file could stand where an earlier one's parsed tables were kept (the change time is the kernel's,
+# which no process sets). Kept for the host's life, up to IMAGES_KEPT files, the oldest dropped first.
+_IMAGES: dict[tuple[int, ...], _Image | str] = {}
+IMAGES_KEPT = 512
 _VDSOS: dict[bytes, _Image] = {}  # the kernel's vDSO, by its bytes (the same image in every process of a boot)
 VDSO = "[vdso]"
 
 
 def _image(pid: int, m: Mapping) -> _Image:
     """The object file behind a mapping, opened through the process's own link to it (never by its path, which names
-    a file in the sandbox's view of the file system), kept per file for the host's life. The kernel's vDSO (where a
+    a file in the sandbox's view of the file system), kept per file (``_IMAGES``). The kernel's vDSO (where a
     thread that reads the clock often is stopped now and then) is read from the process's memory."""
     if m.path == VDSO:
         return _vdso(pid, m)
@@ -371,8 +376,10 @@ def _image(pid: int, m: Mapping) -> _Image:
         raise _Unwalkable(f"{m.path}: {e.strerror}") from e
     try:
         info = os.fstat(fd)
-        key = (info.st_dev, info.st_ino)
+        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if key not in _IMAGES:
+            while len(_IMAGES) >= IMAGES_KEPT:
+                del _IMAGES[next(iter(_IMAGES))]
             try:
                 _IMAGES[key] = _Image(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
             except (_Unwalkable, ValueError, OSError, struct.error, IndexError) as e:

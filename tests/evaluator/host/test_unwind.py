@@ -133,3 +133,35 @@ def test_a_thread_stopped_in_the_kernels_vdso_is_walked_through_it(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_file_that_takes_an_earlier_files_device_and_inode_is_read_anew(tmp_path, monkeypatch):
+    # Each evaluation's sandbox has a tmpfs of its own, and device and inode numbers are reused once one is gone: a
+    # warm worker kept the tables it read for an earlier evaluation's file and used them for a later one's.
+    import mmap
+
+    earlier, later = tmp_path / "earlier.so", tmp_path / "later.so"
+    earlier.write_bytes(b"not an object file " * 300)
+    shutil.copy(sys.executable, later)
+    real_fstat = os.fstat
+
+    def same_numbers(fd: int) -> os.stat_result:
+        st = list(real_fstat(fd))
+        st[1], st[2] = 4242, 4243  # st_ino, st_dev
+        return os.stat_result(st)
+
+    monkeypatch.setattr(unwind.os, "fstat", same_numbers)
+    held = []
+
+    def mapped(path: Path) -> unwind.Mapping:
+        f = open(path, "rb")
+        held.append((f, mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)))
+        for line in Path("/proc/self/maps").read_text().splitlines():
+            if line.endswith(str(path)):
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                return unwind.Mapping(start, end, 0, str(path))
+        raise AssertionError(f"{path} is not mapped")
+
+    with pytest.raises(unwind._Unwalkable):
+        unwind._image(os.getpid(), mapped(earlier))
+    assert isinstance(unwind._image(os.getpid(), mapped(later)), unwind._Image)

@@ -148,25 +148,47 @@ def interpreter_paths(python: str | None = None) -> list[str]:
 
 def toolchain_paths() -> list[str]:
     """CUDA toolkits, when the host has them (load_inline and Triton need them at set-up), and compilers installed
-    outside /usr, never from a home (below)."""
+    outside /usr, from the toolchain roots alone (below)."""
     found = [p for p in glob.glob("/usr/local/cuda*") if os.path.isdir(p) and not os.path.islink(p)]
     cuda_home = os.environ.get("CUDA_HOME")
     if cuda_home and os.path.isdir(cuda_home):
         found.append(os.path.realpath(cuda_home))
-    # Compilers installed outside /usr (a GPU image's own gcc under /opt, say): their whole prefix.
+    # Compilers installed outside /usr (a GPU image's own gcc under /opt, say): their whole prefix, where the tool
+    # lies in the prefix's bin/ (a tool kept anywhere else made its folder's parent, a deployment, say, the prefix).
     for tool in (os.environ.get("CC", "cc"), os.environ.get("CXX", "c++"), "gcc", "g++", "nvcc", "ninja"):
         path = shutil.which(tool)
         if path:
-            prefix = os.path.dirname(os.path.dirname(os.path.realpath(path)))
-            if prefix not in ("/", "/usr") and not prefix.startswith("/usr/"):
+            real = os.path.realpath(path)
+            prefix = os.path.dirname(os.path.dirname(real))
+            if os.path.basename(os.path.dirname(real)) == "bin" and prefix != "/" and not _inside(prefix, "/usr"):
                 found.append(prefix)
-    # A prefix in a home, or holding one, is not bound: a tool in ~/bin bound the whole home, and one in ~/.local/bin
-    # (pip install --user) the user's own packages, readable by every solution. Install toolchains outside homes.
-    homes = _homes()
-    kept = [p for p in found if not any(_inside(p, h) or _inside(h, p) for h in homes)]
+    kept = [p for p in found if _toolchain_root_holds(p)]
     for p in sorted(set(found) - set(kept)):
-        logging.getLogger(__name__).warning("the toolchain at %s is in a home folder: the sandboxes do not bind it", p)
+        logging.getLogger(__name__).warning(
+            "the toolchain at %s is not bound into the sandboxes: it is outside %s (ARENA_TOOLCHAIN_ROOTS), or in a "
+            "home folder, or holds the evaluator or its cache",
+            p,
+            ":".join(toolchain_roots()),
+        )
     return sorted(set(kept))
+
+
+def toolchain_roots() -> tuple[str, ...]:
+    """Where toolchains outside /usr may be bound from: /opt and /usr/local by default, or the folders
+    ARENA_TOOLCHAIN_ROOTS lists (colon-separated)."""
+    declared = [r for r in os.environ.get("ARENA_TOOLCHAIN_ROOTS", "").split(":") if r.startswith("/")]
+    return tuple(os.path.realpath(r) for r in declared) or ("/opt", "/usr/local")
+
+
+def _toolchain_root_holds(prefix: str) -> bool:
+    """Whether ``prefix`` may be bound as a toolchain: under a declared root, and neither in nor holding a home, this
+    evaluator or the host's cache (a tool in ~/bin bound the whole home; one in ~/.local/bin the user's packages)."""
+    from evaluator import timer as compiled_timer
+
+    if not any(_inside(prefix, r) for r in toolchain_roots()):
+        return False
+    private = [*_homes(), str(PACKAGE_ROOT.parent), os.path.realpath(compiled_timer.cache_dir())]
+    return not any(_inside(prefix, h) or _inside(h, prefix) for h in private)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -202,6 +224,11 @@ def thunderkittens_path() -> str | None:
     read-only at the same path; None when unset or not a checkout."""
     path = os.environ.get(THUNDERKITTENS_ENV)
     if path and os.path.isfile(os.path.join(path, "include", "kittens.cuh")):
+        real = os.path.realpath(path)
+        if any(_inside(real, h) for h in _homes()):
+            # bound whole, a checkout in a home showed the home, and its .git (a token in a remote's URL, say)
+            logging.getLogger(__name__).warning("ThunderKittens at %s is in a home folder: not bound", real)
+            return None
         return os.path.abspath(path)
     return None
 
@@ -318,6 +345,8 @@ def _box(
         args += ["--ro-bind-try", f, f]
     for p in own:
         args += ["--ro-bind", p, p]
+    if kittens and os.path.isdir(os.path.join(kittens, ".git")):
+        args += ["--tmpfs", os.path.join(kittens, ".git")]  # its history and remotes are not the build's
     for option, host, inside in binds:
         args += [option, host, inside]
     for host, inside in ours:

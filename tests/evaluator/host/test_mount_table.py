@@ -223,6 +223,55 @@ def test_a_compiler_in_a_home_does_not_bind_the_home(monkeypatch, tmp_path):
     monkeypatch.setenv("CC", str(tool))
     monkeypatch.setenv("PATH", f"{home / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setattr(sandbox, "_homes", lambda: (str(home),))
+    monkeypatch.setenv("ARENA_TOOLCHAIN_ROOTS", str(tmp_path))  # a declared root holds the home: still not bound
     assert not [p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path))]
     env = sandbox.environment(dict(os.environ), "cpu")
     assert str(tmp_path) not in repr(env)
+
+
+def _tool(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('#!/bin/sh\nexec gcc "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_a_toolchain_is_bound_only_from_a_declared_root_and_from_its_prefixs_bin(monkeypatch, tmp_path):
+    # A blocklist of homes missed homes it did not know, and a tool kept in a deployment's tools/ folder made the
+    # deployment (its checkout, its .env) the "prefix" bound into every sandbox.
+    deploy = tmp_path / "srv" / "arena"
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "ninja").symlink_to(_tool(deploy / "tools" / "ninja"))
+    vendor = _tool(tmp_path / "opt" / "vendor" / "bin" / "cc-vendor")
+    elsewhere = _tool(tmp_path / "var" / "lib" / "ci" / "bin" / "c++-ci")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setenv("CC", str(vendor))
+    monkeypatch.setenv("CXX", str(elsewhere))
+    monkeypatch.setenv("ARENA_TOOLCHAIN_ROOTS", str(tmp_path / "opt"))
+    bound = [p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path))]
+    assert bound == [str(tmp_path / "opt" / "vendor")]
+
+
+def test_a_thunderkittens_checkout_is_bound_without_its_history_and_never_from_a_home(monkeypatch, tmp_path):
+    home = tmp_path / "home" / "alice"
+    for tk in (home / "ThunderKittens", tmp_path / "opt" / "ThunderKittens"):
+        (tk / "include").mkdir(parents=True)
+        (tk / "include" / "kittens.cuh").write_text("// headers\n")
+        (tk / ".git").mkdir()
+        (tk / ".git" / "config").write_text("[remote]\nurl = https://token@example.invalid/tk\n")
+    monkeypatch.setattr(sandbox, "_homes", lambda: (str(home),))
+    monkeypatch.setenv("ARENA_THUNDERKITTENS", str(home / "ThunderKittens"))
+    assert sandbox.thunderkittens_path() is None
+    kittens = tmp_path / "opt" / "ThunderKittens"
+    monkeypatch.setenv("ARENA_THUNDERKITTENS", str(kittens))
+    assert sandbox.thunderkittens_path() == str(kittens)
+    for name in ("rt/evaluator", "sol", "io", "cache"):
+        (tmp_path / "m" / name).mkdir(parents=True)
+    (tmp_path / "m" / "timer.so").write_bytes(b"")
+    m = tmp_path / "m"
+    mounts = sandbox.Mounts(m / "rt", m / "timer.so", m / "sol", m / "io", m / "cache")
+    try:
+        argv = sandbox.command(mounts, ["true"], {}, "cpu", 1 << 20)
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    assert any(a == "--tmpfs" and b == str(kittens / ".git") for a, b in zip(argv, argv[1:])), argv

@@ -20,6 +20,7 @@ import functools
 import glob
 import logging
 import os
+import re
 import resource
 import shutil
 import site
@@ -109,7 +110,19 @@ TOOLCHAIN = (
     "ldconfig.real",
     "uname",
     "which",
+    "lto-wrapper",
+    "lto1",
 )
+# Compilers by the names distributions and images give them: a target prefix (x86_64-linux-gnu-), a version suffix
+# (-13), the real program behind a wrapper (gcc-real: one GPU image's /opt/gcc/bin/gcc execs it). A name proves
+# nothing by itself (watch.is_toolchain also asks where the program lies); a list of exact names refused honest
+# builds on a host whose gcc was gcc-13.
+_COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+)(?:-[0-9.]+)?(?:-real)?")
+
+
+def is_toolchain_name(name: str) -> bool:
+    """Whether a program called ``name`` is one of the build tools a solution's set-up may run."""
+    return name in TOOLCHAIN or _COMPILER_NAME.fullmatch(name) is not None
 
 
 class SandboxUnavailable(RuntimeError):
@@ -146,31 +159,38 @@ def interpreter_paths(python: str | None = None) -> list[str]:
     return [p for p in out if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in out)]
 
 
+# The folders of a compiler's prefix its tools use (bin/, its libraries and helpers, headers): the prefix is never
+# bound whole, since what else sits there (a service's home with its keys, a deployment) is not the toolchain's.
+TOOLCHAIN_FOLDERS = ("bin", "lib", "lib32", "lib64", "libexec", "include")
+
+
 def toolchain_paths() -> list[str]:
     """CUDA toolkits, when the host has them (load_inline and Triton need them at set-up), and compilers installed
-    outside /usr, from the toolchain roots alone (below)."""
-    found = [p for p in glob.glob("/usr/local/cuda*") if os.path.isdir(p) and not os.path.islink(p)]
+    outside /usr: each one's prefix's ``TOOLCHAIN_FOLDERS``, where the tool lies in the prefix's bin/ and the prefix
+    lies strictly below a toolchain root (below)."""
+    kits = [p for p in glob.glob("/usr/local/cuda*") if os.path.isdir(p) and not os.path.islink(p)]
     cuda_home = os.environ.get("CUDA_HOME")
     if cuda_home and os.path.isdir(cuda_home):
-        found.append(os.path.realpath(cuda_home))
-    # Compilers installed outside /usr (a GPU image's own gcc under /opt, say): their whole prefix, where the tool
-    # lies in the prefix's bin/ (a tool kept anywhere else made its folder's parent, a deployment, say, the prefix).
+        kits.append(os.path.realpath(cuda_home))
+    prefixes = []
     for tool in (os.environ.get("CC", "cc"), os.environ.get("CXX", "c++"), "gcc", "g++", "nvcc", "ninja"):
         path = shutil.which(tool)
         if path:
             real = os.path.realpath(path)
             prefix = os.path.dirname(os.path.dirname(real))
             if os.path.basename(os.path.dirname(real)) == "bin" and prefix != "/" and not _inside(prefix, "/usr"):
-                found.append(prefix)
-    kept = [p for p in found if _toolchain_root_holds(p)]
-    for p in sorted(set(found) - set(kept)):
+                prefixes.append(prefix)
+    allowed = [p for p in kits + prefixes if _toolchain_root_holds(p)]
+    kept = [p for p in kits if p in allowed]
+    kept += [os.path.join(p, f) for p in prefixes if p in allowed for f in TOOLCHAIN_FOLDERS]
+    for p in sorted(set(kits + prefixes) - set(allowed)):
         logging.getLogger(__name__).warning(
-            "the toolchain at %s is not bound into the sandboxes: it is outside %s (ARENA_TOOLCHAIN_ROOTS), or in a "
-            "home folder, or holds the evaluator or its cache",
+            "the toolchain at %s is not bound into the sandboxes: it is not strictly below %s "
+            "(ARENA_TOOLCHAIN_ROOTS), or it holds the evaluator or its cache",
             p,
             ":".join(toolchain_roots()),
         )
-    return sorted(set(kept))
+    return sorted({p for p in kept if os.path.isdir(p)})
 
 
 def toolchain_roots() -> tuple[str, ...]:
@@ -181,28 +201,24 @@ def toolchain_roots() -> tuple[str, ...]:
 
 
 def _toolchain_root_holds(prefix: str) -> bool:
-    """Whether ``prefix`` may be bound as a toolchain: under a declared root, and neither in nor holding a home, this
-    evaluator or the host's cache (a tool in ~/bin bound the whole home; one in ~/.local/bin the user's packages)."""
+    """Whether ``prefix`` may be bound from: strictly below a declared root (a tool in /opt/bin made /opt itself the
+    prefix), and not holding this evaluator or the host's cache."""
     from evaluator import timer as compiled_timer
 
-    if not any(_inside(prefix, r) for r in toolchain_roots()):
+    if not any(prefix != r and _inside(prefix, r) for r in toolchain_roots()):
         return False
-    private = [*_homes(), str(PACKAGE_ROOT.parent), os.path.realpath(compiled_timer.cache_dir())]
-    return not any(_inside(prefix, h) or _inside(h, prefix) for h in private)
+    private = [str(PACKAGE_ROOT.parent), os.path.realpath(compiled_timer.cache_dir())]
+    return not any(_inside(h, prefix) for h in private)
 
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-@functools.lru_cache(maxsize=1)
 def _homes() -> tuple[str, ...]:
-    """The host's home folders: /root, /home, and every account's of a person (uid 1000 and up), as they resolve."""
-    import pwd
-
-    found = {"/root", "/home", os.path.expanduser("~")}
-    found.update(u.pw_dir for u in pwd.getpwall() if u.pw_uid >= 1000 and u.pw_dir.startswith("/"))
-    return tuple(sorted({os.path.realpath(h) for h in found} - {"/", "/nonexistent"}))
+    """Home folders: /root, /home and the worker's own."""
+    found = {"/root", "/home", os.path.realpath(os.path.expanduser("~"))}
+    return tuple(sorted(found - {"/"}))
 
 
 def program_roots() -> tuple[str, ...]:

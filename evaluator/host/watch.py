@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from evaluator.host import engine_sites, unwind
 from evaluator.host.engine_sites import ReadSite
-from evaluator.host.sandbox import TOOLCHAIN, program_roots
+from evaluator.host.sandbox import is_toolchain_name, program_roots
 from evaluator.rank.spawn import rank_name
 
 # Threads that PyTorch, CUDA, NCCL, gloo and Triton start for themselves carry names; a thread a Python program
@@ -151,7 +151,7 @@ def is_toolchain(proc: Proc) -> bool:
         return False
     exe = os.path.normpath(proc.exe)
     roots = program_roots()
-    return os.path.basename(exe) in TOOLCHAIN and _under(exe, roots) and not foreign_code(proc.pid, roots)
+    return is_toolchain_name(os.path.basename(exe)) and _under(exe, roots) and not foreign_code(proc.pid, roots)
 
 
 def _under(path: str, roots: tuple[str, ...]) -> bool:

@@ -212,21 +212,24 @@ def test_the_judges_own_failure_names_the_folders_it_reads_by_their_last_part(tm
     assert '"<ParallelKernelBench>/problems/7.py"' in shown and '"<pkb>/pkb_7/reference.py"' in shown
 
 
-def test_a_compiler_in_a_home_does_not_bind_the_home(monkeypatch, tmp_path):
-    # A worker with its C compiler in ~/bin bound the whole home into every sandbox (and one with ninja in
-    # ~/.local/bin, the user's own packages): its prefix counted as a toolchain's.
+def test_a_compiler_in_a_home_binds_its_bin_folder_not_the_home(monkeypatch, tmp_path):
+    # A worker with its C compiler in ~/bin bound the whole home into every sandbox, ~/.ssh included (and one with
+    # ninja in ~/.local/bin, the user's own packages): its prefix counted as a toolchain's, bound whole.
     home = tmp_path / "home" / "alice"
-    (home / "bin").mkdir(parents=True)
-    tool = home / "bin" / "cc-wrap"
-    tool.write_text('#!/bin/sh\nexec gcc "$@"\n')
-    tool.chmod(0o755)
-    monkeypatch.setenv("CC", str(tool))
-    monkeypatch.setenv("PATH", f"{home / 'bin'}:{os.environ['PATH']}")
-    monkeypatch.setattr(sandbox, "_homes", lambda: (str(home),))
-    monkeypatch.setenv("ARENA_TOOLCHAIN_ROOTS", str(tmp_path))  # a declared root holds the home: still not bound
-    assert not [p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path))]
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("key\n")
+    _tool(home / "bin" / "cc-wrap")
+    _tool(home / ".local" / "bin" / "ninja")
+    (home / ".local" / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    monkeypatch.setenv("CC", str(home / "bin" / "cc-wrap"))
+    monkeypatch.setenv("PATH", f"{home / '.local' / 'bin'}:{os.environ['PATH']}")
+    assert not [p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path))]  # not below /opt or /usr/local
     env = sandbox.environment(dict(os.environ), "cpu")
     assert str(tmp_path) not in repr(env)
+    # Even where a declared root holds the home, only the toolchain's own folders are bound, never the home.
+    monkeypatch.setenv("ARENA_TOOLCHAIN_ROOTS", str(tmp_path))
+    bound = sorted(p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path)))
+    assert bound == [str(home / ".local" / "bin"), str(home / ".local" / "lib"), str(home / "bin")], bound
 
 
 def _tool(path: Path) -> Path:
@@ -249,7 +252,7 @@ def test_a_toolchain_is_bound_only_from_a_declared_root_and_from_its_prefixs_bin
     monkeypatch.setenv("CXX", str(elsewhere))
     monkeypatch.setenv("ARENA_TOOLCHAIN_ROOTS", str(tmp_path / "opt"))
     bound = [p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path))]
-    assert bound == [str(tmp_path / "opt" / "vendor")]
+    assert bound == [str(tmp_path / "opt" / "vendor" / "bin")]
 
 
 def test_a_thunderkittens_checkout_is_bound_without_its_history_and_never_from_a_home(monkeypatch, tmp_path):

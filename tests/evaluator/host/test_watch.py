@@ -530,3 +530,14 @@ def test_a_private_mapping_of_the_feed_or_a_peers_feed_descriptor_is_named_and_a
     assert found["shared"] is None
     assert found["private"] == "a private mapping of its feed slot"
     assert found["peer"] == "a descriptor of rank 1's feed slot"
+
+
+def test_compilers_are_known_by_the_names_images_give_them_and_interpreters_are_not():
+    # One GPU image's gcc is /opt/gcc/bin/gcc, a wrapper that runs gcc-real, and its /usr/bin/gcc is
+    # x86_64-linux-gnu-gcc-13: an honest Triton launcher built in the first call was refused as a stray process.
+    from evaluator.host.sandbox import is_toolchain_name
+
+    for name in ("gcc", "gcc-real", "x86_64-linux-gnu-gcc-13", "g++-13", "c++", "cc1plus", "collect2", "clang-17"):
+        assert is_toolchain_name(name), name
+    for name in ("python3", "python3.12", "node", "perl", "gcc-evil.sh", "my-gcc-miner"):
+        assert not is_toolchain_name(name), name

@@ -180,9 +180,11 @@ def toolchain_paths() -> list[str]:
             prefix = os.path.dirname(os.path.dirname(real))
             if os.path.basename(os.path.dirname(real)) == "bin" and prefix != "/" and not _inside(prefix, "/usr"):
                 prefixes.append(prefix)
+    # A kit is bound whole only where it is one (its nvcc in its bin/): CUDA_HOME pointed at any other folder bound it.
+    kits = [k for k in kits if os.path.isfile(os.path.join(k, "bin", "nvcc"))]
     allowed = [p for p in kits + prefixes if _toolchain_root_holds(p)]
     kept = [p for p in kits if p in allowed]
-    kept += [os.path.join(p, f) for p in prefixes if p in allowed for f in TOOLCHAIN_FOLDERS]
+    kept += [f for p in prefixes if p in allowed for f in _own_folders(p)]
     for p in sorted(set(kits + prefixes) - set(allowed)):
         logging.getLogger(__name__).warning(
             "the toolchain at %s is not bound into the sandboxes: it is not strictly below %s "
@@ -191,6 +193,19 @@ def toolchain_paths() -> list[str]:
             ":".join(toolchain_roots()),
         )
     return sorted({p for p in kept if os.path.isdir(p)})
+
+
+def _own_folders(prefix: str) -> list[str]:
+    """The prefix's ``TOOLCHAIN_FOLDERS``, each as it resolves, where it resolves inside the prefix and is not the
+    prefix itself: bubblewrap follows links, and a lib64 linked to a service's state folder, or an include linked to
+    ".", bound those instead."""
+    real = os.path.realpath(prefix)
+    out = []
+    for name in TOOLCHAIN_FOLDERS:
+        folder = os.path.realpath(os.path.join(prefix, name))
+        if folder != real and _inside(folder, real) and os.path.isdir(folder):
+            out.append(folder)
+    return out
 
 
 def toolchain_roots() -> tuple[str, ...]:
@@ -208,7 +223,7 @@ def _toolchain_root_holds(prefix: str) -> bool:
     if not any(prefix != r and _inside(prefix, r) for r in toolchain_roots()):
         return False
     private = [str(PACKAGE_ROOT.parent), os.path.realpath(compiled_timer.cache_dir())]
-    return not any(_inside(h, prefix) for h in private)
+    return not any(_inside(h, prefix) or _inside(prefix, h) for h in private)
 
 
 def _inside(path: str, folder: str) -> bool:

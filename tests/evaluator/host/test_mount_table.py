@@ -278,3 +278,21 @@ def test_a_thunderkittens_checkout_is_bound_without_its_history_and_never_from_a
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(str(exc))
     assert any(a == "--tmpfs" and b == str(kittens / ".git") for a, b in zip(argv, argv[1:])), argv
+
+
+def test_a_toolchains_folders_are_bound_as_they_resolve_and_only_inside_it(monkeypatch, tmp_path):
+    # bubblewrap follows links: a lib64 linked to a service's state folder, or an include linked to ".", bound those;
+    # and CUDA_HOME pointed at a folder that is no toolkit bound it whole.
+    prefix = tmp_path / "opt" / "svc"
+    _tool(prefix / "bin" / "cc-svc")
+    (prefix / "lib").mkdir()
+    state = tmp_path / "var" / "lib" / "svc"
+    state.mkdir(parents=True)
+    (prefix / "lib64").symlink_to(state)
+    (prefix / "include").symlink_to(".")
+    (prefix / "libexec").symlink_to("lib")
+    monkeypatch.setenv("CC", str(prefix / "bin" / "cc-svc"))
+    monkeypatch.setenv("CUDA_HOME", str(prefix))
+    monkeypatch.setenv("ARENA_TOOLCHAIN_ROOTS", str(tmp_path / "opt"))
+    bound = sorted(p for p in sandbox.toolchain_paths() if p.startswith(str(tmp_path)))
+    assert bound == [str(prefix / "bin"), str(prefix / "lib")], bound

@@ -487,7 +487,7 @@ def _bound_only(env: dict[str, str]) -> dict[str, str]:
     roots = program_roots()
 
     def bound(d: str) -> bool:
-        return any(p == r or p.startswith(r.rstrip("/") + "/") for p in (d, os.path.realpath(d)) for r in roots)
+        return any(_inside(p, r) for p in (d, os.path.realpath(d)) for r in roots)
 
     out = dict(env)
     for key in _FOLDER_LISTS:

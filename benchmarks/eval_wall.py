@@ -1,15 +1,16 @@
 """Wall time of one evaluation, launch to result document, under the separated judge: writes figures to OUTDIR.
 
   python benchmarks/eval_wall.py OUTDIR [--profile cpu-gloo-2] [--runs 5] [--problem collectives/all_reduce]
-                                       [--warm-sandboxes] [--between-s 0]
+                                       [--warm-sandboxes] [--between-s 0] [--solution correct|reference]
 
-A plain correct solution evaluated --runs times in a row in one worker process (warm: the timer is built, the
+A plain correct solution (the first of the problem's solutions/correct; with --solution reference the reference
+itself, so both sides run identical code) evaluated --runs times in a row in one worker process (warm: the timer is built, the
 runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each phase's
 share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes the next evaluation's
 sandboxes are started ahead after each one, outside its wall time (as ArenaWarmWorker does after each job);
 --between-s pauses between evaluations, as a worker waits between jobs, which is when those sandboxes import torch.
-Each run's speedup (identical code on both sides) is recorded, to see whether anything running beside an evaluation
-moved its timings."""
+Each run's speedup is recorded, to see whether anything running beside an evaluation moved its timings; only with
+--solution reference is 1.00 the expected figure (a problem's correct solutions may take another route)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ def main() -> int:
         "--param", action="append", default=[], help="a size parameter of the preset, NAME=VALUE (repeatable)"
     )
     parser.add_argument(
+        "--solution",
+        choices=("correct", "reference"),
+        default="correct",
+        help="what to evaluate: the first correct solution, or the reference itself (identical code on both sides)",
+    )
+    parser.add_argument(
         "--warm-sandboxes", action="store_true", help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does"
     )
     parser.add_argument(
@@ -72,7 +79,11 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     problem = get(args.problem)
     params = {k: int(v) for k, v in (p.split("=", 1) for p in args.param)}
-    solution = sorted((problem.path / "solutions" / "correct").glob("*.py"))[0]
+    if args.solution == "reference":
+        source, name = problem.reference_source, "reference.py"
+    else:
+        first = sorted((problem.path / "solutions" / "correct").glob("*.py"))[0]
+        source, name = first.read_text(), first.name
     rows = []
     for n in range(args.runs + 1):
         if n:
@@ -84,8 +95,8 @@ def main() -> int:
         doc = evaluate(
             EvalSpec(
                 problem_id=args.problem,
-                solution_source=solution.read_text(),
-                solution_name=solution.name,
+                solution_source=source,
+                solution_name=name,
                 profile=args.profile,
                 params=params or None,
                 min_window_calls=args.window_calls,
@@ -125,11 +136,12 @@ def main() -> int:
         "date": time.strftime("%Y-%m-%d"),
         "profile": args.profile,
         "problem": args.problem,
-        "solution": solution.name,
+        "solution": name,
         "cpus": os.cpu_count(),
         "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
         + (f" --problem {args.problem}" if args.problem != "collectives/all_reduce" else "")
         + "".join(f" --param {p}" for p in args.param)
+        + (" --solution reference" if args.solution == "reference" else "")
         + (" --warm-sandboxes" if args.warm_sandboxes else "")
         + (f" --between-s {args.between_s:g}" if args.between_s else "")
         + (f" --window-calls {args.window_calls}" if args.window_calls > 1 else "")

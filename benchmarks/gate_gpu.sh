@@ -7,7 +7,7 @@
 # about 10 minutes in all on one H100, so a device that limits one command to less takes it in two (say "tests
 # identical", then "cheats tp_mlp"). The profile is ARENA_GPU_PROFILE's (default h200-smoke-1). The steps:
 #   1. the device feed's GPU tests (tests/evaluator/host/test_device_feed.py: "gated", and a full wait at the gate);
-#   2. identical code, five warm evaluations each: the bench all-reduce and three problems with real GPU work;
+#   2. identical code (the reference as the solution), five warm evaluations each: the bench all-reduce and three problems with real GPU work;
 #   3. the red team's gate_* cheats and side_stream_under_spin, as the cheat table expects them;
 #   4. tp_mlp at bench size, two warm evaluations (the set-up, each phase, the host's loop an iteration).
 #
@@ -54,7 +54,7 @@ problems=${GATE_PROBLEMS:-collectives/all_reduce tensor-parallel/gemm_all_reduce
 tensor-parallel/gemm_reduce_scatter}
 wanted identical && for problem in $problems; do
   step "identical_${problem//\//_}" 300 "$python" benchmarks/eval_wall.py "$work/wall_${problem//\//_}" \
-    --profile "$profile" --problem "$problem" --runs 5 --warm-sandboxes --between-s 3
+    --profile "$profile" --problem "$problem" --solution reference --runs 5 --warm-sandboxes --between-s 3
 done
 wanted cheats && step cheats 500 "$python" benchmarks/cheat_suite.py "$work/cheats" --profile "$profile" --only \
   gate_unrelease_race,gate_forge_armed_with_hog,gate_poll_as_they_land,gate_token_next_call,gate_armed_event_rerecord,side_stream_under_spin

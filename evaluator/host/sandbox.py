@@ -118,11 +118,15 @@ TOOLCHAIN = (
 # nothing by itself (watch.is_toolchain also asks where the program lies); a list of exact names refused honest
 # builds on a host whose gcc was gcc-13.
 _COMPILER_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+)(?:-[0-9.]+)?(?:-real)?")
+# The assembler and linker a compiler runs, by the file their links end at: Debian's /usr/bin/ld is
+# x86_64-linux-gnu-ld.bfd, and /proc/PID/exe names that file (a Triton launcher's link was refused on one GPU image).
+# Never the dynamic loader (ld.so, ld-linux-x86-64.so.2): it runs whatever program it is handed.
+_BINUTILS_NAME = re.compile(r"(?:[a-z0-9_]+-)*(?:as|ld|ld\.bfd|ld\.gold|ld\.lld|collect2|lto-wrapper)(?:-[0-9.]+)?")
 
 
 def is_toolchain_name(name: str) -> bool:
     """Whether a program called ``name`` is one of the build tools a solution's set-up may run."""
-    return name in TOOLCHAIN or _COMPILER_NAME.fullmatch(name) is not None
+    return name in TOOLCHAIN or any(p.fullmatch(name) is not None for p in (_COMPILER_NAME, _BINUTILS_NAME))
 
 
 class SandboxUnavailable(RuntimeError):

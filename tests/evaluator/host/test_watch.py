@@ -541,3 +541,17 @@ def test_compilers_are_known_by_the_names_images_give_them_and_interpreters_are_
         assert is_toolchain_name(name), name
     for name in ("python3", "python3.12", "node", "perl", "gcc-evil.sh", "my-gcc-miner"):
         assert not is_toolchain_name(name), name
+
+
+def test_the_linker_and_assembler_are_known_by_the_files_their_links_end_at_and_the_loader_is_not():
+    # /usr/bin/ld -> x86_64-linux-gnu-ld -> x86_64-linux-gnu-ld.bfd, and /proc/PID/exe names the last: the link
+    # of an honest Triton launcher, built in the first trial, was refused as a stray process on one GPU image.
+    from evaluator.host.sandbox import is_toolchain_name
+
+    for name in ("x86_64-linux-gnu-ld.bfd", "x86_64-linux-gnu-ld.gold", "x86_64-linux-gnu-as", "ld.lld", "as"):
+        assert is_toolchain_name(name), name
+    for name in ("ld.so", "ld-linux-x86-64.so.2", "ldd", "x86_64-linux-gnu-objdump", "evil-sh", "asm-runner"):
+        assert not is_toolchain_name(name), name
+    for link in ("/usr/bin/ld", "/usr/bin/as"):
+        if os.path.exists(link):
+            assert is_toolchain_name(os.path.basename(os.path.realpath(link))), os.path.realpath(link)

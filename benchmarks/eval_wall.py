@@ -4,11 +4,12 @@
                                        [--warm-sandboxes] [--between-s 0] [--solution correct|reference]
 
 A plain correct solution (the first of the problem's solutions/correct; with --solution reference the reference
-itself, so both sides run identical code) evaluated --runs times in a row in one worker process (warm: the timer is built, the
-runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each phase's
-share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes the next evaluation's
-sandboxes are started ahead after each one, outside its wall time (as ArenaWarmWorker does after each job);
---between-s pauses between evaluations, as a worker waits between jobs, which is when those sandboxes import torch.
+itself, so both sides run identical code) evaluated --runs times in a row in one worker process (warm: the timer is
+built, the runtime staged and the sandbox probed by the first run, as on a worker that has served one job), with each
+phase's share and the set-up's timeline. The first run is reported apart (cold). With --warm-sandboxes the next
+evaluation's sandboxes are started ahead after each one, outside its wall time (as ArenaWarmWorker does after each
+job); --between-s pauses between evaluations, as a worker waits between jobs, which is when those sandboxes import
+torch.
 Each run's speedup is recorded, to see whether anything running beside an evaluation moved its timings; only with
 --solution reference is 1.00 the expected figure (a problem's correct solutions may take another route)."""
 

@@ -48,7 +48,9 @@ step() {  # step NAME LIMIT_S COMMAND...: runs COMMAND under LIMIT_S, logs it, a
 
 wanted() { [[ $steps == *" $1 "* ]]; }
 
-wanted tests && step gpu_tests 400 "$python" -m pytest -q -p no:cacheprovider tests/evaluator/host/test_device_feed.py
+# --noconftest: GPU hosts bring torch, not the portal's Django, which tests/conftest.py sets up; these tests need none.
+wanted tests && step gpu_tests 400 "$python" -m pytest -q -p no:cacheprovider --noconftest \
+  tests/evaluator/host/test_device_feed.py
 # GATE_PROBLEMS narrows step 2 to some of them (a device that lends less time than the whole takes).
 problems=${GATE_PROBLEMS:-collectives/all_reduce tensor-parallel/gemm_all_reduce tensor-parallel/all_gather_matmul \
 tensor-parallel/gemm_reduce_scatter}

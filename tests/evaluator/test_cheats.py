@@ -77,6 +77,9 @@ class Case:
     communicates: bool = True  # honest: the collectives flags must show communication
     slow: bool = False  # honest: a long build; runs with ARENA_SLOW_TESTS=1 (and in benchmarks/cheat_suite.py)
     known_open: str = ""  # a hole not closed yet: the test is an expected failure saying why
+    # A race the cheat can lose (GPU gates): then it says ARENA_RT_ABSENT and does honest work, and a passed verdict
+    # with no gain stands for the expected one. What is counted is its gain, not which way the race went.
+    loses_race: bool = False
     fills: tuple[tuple[str, str], ...] = ()  # further names the test writes into the source (one file, two cases)
     label: str = ""  # the case's name when one file serves two cases
     host_paths_free: bool = False  # neither the evaluation's folder on the host nor the build cache's is in the result
@@ -169,21 +172,26 @@ CHEATS: list[Case] = [
         log_has=("ARENA_RT_ABSENT",),
         log_lacks=("ARENA_RT_FOUND",),
     ),
+    # On one H100 it forged and was refused once, and lost its race (no arming forged in eight tries) once.
     Case(
         "cheats/gate_forge_armed_with_hog.py",
         "rejected",
         ("was armed by something other than the call's stream",),
         where="gpu",
-    ),
-    Case(
-        "cheats/gate_armed_event_rerecord.py",
-        "passed",
-        where="gpu",
-        no_gain=True,
         gain_below=1.3,
         log_lacks=("ARENA_RT_FOUND",),
-        known_open="the gate's wait is timed by the engine's own events, which native code in the rank can record "
-        "again (docs/threat-model.md, the rank's own reports)",
+        loses_race=True,
+    ),
+    # Its second record of the engine's arming event made the wait look shorter, not longer: refused twice on one H100
+    # (benchmarks/results/gate_gpu_2026-12-07_h100_identical_reference.md).
+    Case(
+        "cheats/gate_armed_event_rerecord.py",
+        "rejected",
+        ("was armed by something other than the call's stream",),
+        where="gpu",
+        gain_below=1.3,
+        log_lacks=("ARENA_RT_FOUND",),
+        loses_race=True,
     ),
     Case(
         "cheats/gate_poll_as_they_land.py",
@@ -640,12 +648,14 @@ def run_case(case: Case, profile: str, gpu: bool, workdir_parent: Path) -> tuple
 def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
     """What is wrong with a case's result, in words (empty: as expected)."""
     out = []
-    if doc["verdict"] != case.expected:
+    logs = "\n".join((doc.get("logs") or {}).values())
+    lost_race = case.loses_race and doc["verdict"] == "passed" and "ARENA_RT_ABSENT" in logs
+    if doc["verdict"] != case.expected and not lost_race:
         out.append(f"expected {case.expected}, got {doc['verdict']}: {doc['message']}")
-    elif case.says and not any(s in doc["message"] for s in case.says):
+    elif case.says and not lost_race and not any(s in doc["message"] for s in case.says):
         out.append(f"the message does not name the reason ({' / '.join(case.says)}): {doc['message']}")
     if (
-        case.no_gain
+        (case.no_gain or lost_race)
         and doc["verdict"] == "passed"
         and (doc.get("timing") or {}).get("speedup", 0) >= (case.gain_below or NO_GAIN)
     ):
@@ -665,7 +675,6 @@ def problems_with(case: Case, doc: dict[str, Any]) -> list[str]:
         out.append(f"the judge's secrets appear in the result: {seen['secrets_leaked'][:3]}")
     if seen.get("host_paths_leaked"):
         out.append(f"host paths appear in the result: {seen['host_paths_leaked']}")
-    logs = "\n".join((doc.get("logs") or {}).values())
     if "static check" not in doc["message"]:
         out += [f"the cheat's log does not say {needle!r}" for needle in case.log_has if needle not in logs]
         out += [
@@ -724,3 +733,19 @@ def test_every_cheat_and_honest_file_is_in_the_table() -> None:
     for c in CHEATS:
         doc = (HERE / c.file).read_text().split('"""')
         assert len(doc) >= 3 and doc[1].strip(), f"{c.file} has no docstring saying what it tries"
+
+
+def test_a_race_the_cheat_lost_counts_its_gain_not_its_verdict() -> None:
+    case = next(c for c in CHEATS if c.name == "gate_forge_armed_with_hog")
+    refused = {"verdict": "rejected", "message": "the gate was armed by something other than the call's stream"}
+    assert not problems_with(case, refused)
+    honest = {"verdict": "passed", "message": "correct", "timing": {"speedup": 0.98}}
+    lost = {**honest, "logs": {"rank0": "ARENA_RT_ABSENT forge_armed_with_hog: armed forged 0/8\n"}}
+    assert not problems_with(case, lost)
+    # A pass is only a lost race where the cheat says so, and it may not gain.
+    assert problems_with(case, honest)
+    assert problems_with(case, {**lost, "timing": {"speedup": 1.6}})
+    assert problems_with(case, {**lost, "logs": {"rank0": "ARENA_RT_ABSENT\nARENA_RT_FOUND forge\n"}})
+    # A case that cannot lose a race keeps its one verdict.
+    strict = next(c for c in CHEATS if c.name == "gate_token_next_call")
+    assert problems_with(strict, refused)

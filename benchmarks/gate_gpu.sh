@@ -7,7 +7,8 @@
 # about 10 minutes in all on one H100, so a device that limits one command to less takes it in two (say "tests
 # identical", then "cheats tp_mlp"). The profile is ARENA_GPU_PROFILE's (default h200-smoke-1). The steps:
 #   1. the device feed's GPU tests (tests/evaluator/host/test_device_feed.py: "gated", and a full wait at the gate);
-#   2. identical code (the reference as the solution), five warm evaluations each: the bench all-reduce and three problems with real GPU work;
+#   2. identical code (the reference as the solution), five warm evaluations each: the bench all-reduce and three
+#      problems with real GPU work;
 #   3. the red team's gate_* cheats and side_stream_under_spin, as the cheat table expects them;
 #   4. tp_mlp at bench size, two warm evaluations (the set-up, each phase, the host's loop an iteration).
 #

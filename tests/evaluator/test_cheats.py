@@ -172,7 +172,7 @@ CHEATS: list[Case] = [
         log_has=("ARENA_RT_ABSENT",),
         log_lacks=("ARENA_RT_FOUND",),
     ),
-    # On one H100 it forged and was refused once, and lost its race (no arming forged in eight tries) once.
+    # On one H100 it forged and was refused in one run, and lost its race (no arming forged in eight tries) in two.
     Case(
         "cheats/gate_forge_armed_with_hog.py",
         "rejected",
@@ -182,7 +182,7 @@ CHEATS: list[Case] = [
         log_lacks=("ARENA_RT_FOUND",),
         loses_race=True,
     ),
-    # Its second record of the engine's arming event made the wait look shorter, not longer: refused twice on one H100
+    # Its second record of the engine's arming event made the wait look shorter, not longer: refused thrice on H100s
     # (benchmarks/results/gate_gpu_2026-12-07_h100_identical_reference.md).
     Case(
         "cheats/gate_armed_event_rerecord.py",

@@ -190,6 +190,7 @@ class Session:
         self.freezes = 0
         self._ticks_at_freeze = 0
         self._stopped_pids: list[int] = []
+        self._held: dict[tuple[int, int], int] = {}  # each held thread's CPU time when the stop was complete
         self.judge_reads: tuple[Path, ...] = ()  # folders the judge binds at their host paths (start_judges)
 
     def judge_text(self, text: str) -> str:
@@ -928,7 +929,9 @@ class Session:
         self.frozen = True
         self.freezes += 1
         stopped: set[int] = set()
+        held: dict[tuple[int, int], int] = {}
         deadline = time.monotonic() + FREEZE_LIMIT_S
+        settled_by = time.monotonic() + SETTLE_S
         while True:
             # Again until every process is held: one forked while the others were being stopped is stopped too,
             # and one that another continued (SIGCONT) before that other was itself stopped is stopped again.
@@ -941,18 +944,25 @@ class Session:
                         pass
             stopped |= now
             # Held only when two passes in a row find every process stopped and no new one: a process continued by
-            # another in the instant before that other was stopped is running in the second.
-            if (
-                all(watch.stopped(pid) for pid in stopped)
-                and all(watch.stopped(pid) for pid in stopped)
-                and set(watch.sandbox_processes(self.box.pid)) <= stopped
-            ):
-                break
+            # another in the instant before that other was stopped is running in the second. The threads' CPU times
+            # are read between the two passes, so whatever runs after the reading shows when the stop ends
+            # (thaw_ranks), a process that stops itself again included.
+            if all(watch.stopped(pid) for pid in stopped) and set(watch.sandbox_processes(self.box.pid)) <= stopped:
+                # A thread whose stop is set but whose last switch is not done yet is waited for a while; past
+                # SETTLE_S its count is taken as it is (a kernel that never says it is off its run queue).
+                reading = watch.held_threads(sorted(stopped), off_cpu=time.monotonic() <= settled_by)
+                if reading is not None:
+                    held = reading
+                    if (
+                        all(watch.stopped(pid) for pid in stopped)
+                        and set(watch.sandbox_processes(self.box.pid)) <= stopped
+                    ):
+                        break
             # A thread held in the kernel by a process of the solution's (a vfork whose child never execs, say)
             # does not stop: that process is seen first, as any process other than the ranks is.
             self._watch()
             if time.monotonic() > deadline:
-                held = [
+                running = [
                     f"pid {watch.shown_id(pid)}: {', '.join(watch.running_threads(pid)[:3])}"
                     for pid in sorted(stopped)
                     if not watch.stopped(pid)
@@ -960,11 +970,12 @@ class Session:
                 raise Stop(
                     Verdict.REJECTED,
                     f"a thread of the solution's could not be stopped between calls within {FREEZE_LIMIT_S:g} "
-                    f"s ({'; '.join(held)}): the sandbox must hold still outside the solution's calls, which a "
+                    f"s ({'; '.join(running)}): the sandbox must hold still outside the solution's calls, which a "
                     f"thread kept in the kernel prevents",
                 )
             time.sleep(0.0001)
         self._stopped_pids = sorted(stopped)
+        self._held = held
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
 
     def _settle(self) -> None:
@@ -978,8 +989,25 @@ class Session:
                 time.sleep(0.0001)
 
     def thaw_ranks(self) -> None:
+        """Continues the sandbox's processes; refused if anything in it ran while it was held. A stop by SIGSTOP is
+        undone by any SIGCONT the kernel generates, and a solution can arrange one ahead (a POSIX timer's, an I/O
+        signal's), which no signal mask stops: so the stop is proved when it ends, not assumed."""
         if not self.frozen:
             return
+        ran = watch.ran_while_held(self._held, self._stopped_pids)
+        if ran is None and self.box is not None:
+            new = sorted(set(watch.sandbox_processes(self.box.pid)) - set(self._stopped_pids))
+            ran = f"process {watch.shown_id(new[0])} appeared" if new else None
+        self._continue()
+        if ran is not None:
+            raise Stop(
+                Verdict.REJECTED,
+                f"the solution's sandbox ran while the host held it stopped between calls ({ran}): something of "
+                f"the solution's continued it (a signal it arranged ahead, a timer's SIGCONT say); nothing of a "
+                f"solution may run outside its calls",
+            )
+
+    def _continue(self) -> None:
         pids = self._stopped_pids
         self.frozen_ticks += max(0, sum(watch.cpu_ticks(pid) for pid in pids) - self._ticks_at_freeze)
         for pid in pids:
@@ -991,10 +1019,11 @@ class Session:
 
     # -- ending -------------------------------------------------------------------------------------------
     def close(self) -> None:
-        try:
-            self.thaw_ranks()
-        except OSError:
-            pass
+        if self.frozen:
+            try:
+                self._continue()
+            except OSError:
+                pass
         for fd in self._holds:  # never released: the held sandboxes end without forking a rank
             os.close(fd)
         self._holds = []

@@ -747,6 +747,63 @@ def stopped(pid: int) -> bool:
     return all(_state(f"/proc/{pid}/task/{tid}/stat") in ("T", "t", "Z", "X", "") for tid in tids)
 
 
+def held_threads(pids: list[int], off_cpu: bool = True) -> dict[tuple[int, int], int] | None:
+    """The CPU time (ns) of every stopped thread of ``pids``, by (pid, tid): what a stop holds, to compare with what
+    the same threads have used when it ends. With ``off_cpu``, None while a thread is stopped but not yet off its CPU
+    (its state is set before its last switch, whose time its CPU count takes only then). A thread already ending (a
+    zombie) is left out: it may go meanwhile."""
+    out: dict[tuple[int, int], int] = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for name in tids:
+            tid = int(name)
+            if _state(f"/proc/{pid}/task/{tid}/stat") not in ("T", "t"):
+                continue
+            if off_cpu and _on_its_way_off(pid, tid):
+                return None
+            ns = thread_cpu_ns(pid, tid)
+            if ns is not None:
+                out[(pid, tid)] = ns
+    return out
+
+
+def _on_its_way_off(pid: int, tid: int) -> bool:
+    """Whether a stopped thread is still queued to run (the kernel names no place it waits, "0", until it is off its
+    run queue: Linux 5.16 and later). Unreadable: not known, taken as off."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/wchan", errors="replace") as f:
+            return f.read().strip() == "0"
+    except OSError:
+        return False
+
+
+def ran_while_held(held: dict[tuple[int, int], int], pids: list[int]) -> str | None:
+    """What of ``pids`` ran since ``held`` (held_threads) was read, in words, or None. A stopped thread runs nothing,
+    so any CPU time it gained, any thread that appeared and any held thread that ended means something continued its
+    process: a signal arranged ahead (a timer's SIGCONT continues a stopped process whatever its signal mask)."""
+    now: dict[tuple[int, int], int | None] = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for name in tids:
+            now[(pid, int(name))] = thread_cpu_ns(pid, int(name))
+    for (pid, tid), ns in sorted(now.items()):
+        before = held.get((pid, tid))
+        if before is None and _state(f"/proc/{pid}/task/{tid}/stat") not in ("Z", "X", ""):
+            return f"thread {shown_id(pid, tid)} appeared"
+        if before is not None and ns is not None and ns > before:
+            return f"thread {shown_id(pid, tid)} used {(ns - before) / 1e6:.3f} ms of CPU"
+    gone = sorted(key for key in held if now.get(key) is None)
+    if gone:
+        return f"thread {shown_id(*gone[0])} ended"
+    return None
+
+
 def running_threads(pid: int) -> list[str]:
     """The threads of ``pid`` that are not stopped, as 'TID (name, state)', each TID as the sandbox knows it."""
     out = []

@@ -268,6 +268,8 @@ CHEATS: list[Case] = [
     Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
     # Its handler is put back to the harness's (ignore) as its call returns: its ticks between calls run nothing.
     Case("cheats/signal_handler_idle_work.py", "passed", no_gain=True),
+    # A SIGCONT the kernel generates (a POSIX timer's) continues a process the host stopped between calls.
+    Case("cheats/timer_continues_the_stop.py", "rejected", ("ran while the host held it stopped",)),
     Case("cheats/named_threads_slow_baseline.py", "rejected", ("named like a library's thread, with Python code",)),
     Case(
         "cheats/native_thread_named_like_gloo.py",

@@ -555,3 +555,59 @@ def test_the_linker_and_assembler_are_known_by_the_files_their_links_end_at_and_
     for link in ("/usr/bin/ld", "/usr/bin/as"):
         if os.path.exists(link):
             assert is_toolchain_name(os.path.basename(os.path.realpath(link))), os.path.realpath(link)
+
+
+def _held(pid: int) -> dict[tuple[int, int], int]:
+    """Stops ``pid`` and waits until every thread is off its CPU, as the host's stop does."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if watch.stopped(pid):
+            held = watch.held_threads([pid])
+            if held is not None:
+                return held
+        time.sleep(0.001)
+    raise AssertionError("the process did not stop")
+
+
+def test_a_stop_is_proved_when_it_ends_a_continued_process_shows_the_time_it_ran():
+    # A busy process with two threads: held, nothing of it runs; continued and stopped again (as a timer's SIGCONT
+    # would, with nothing of the host's involved), the CPU it used in between shows.
+    code = "import threading\nthreading.Thread(target=lambda: any(iter(int, 1)), daemon=True).start()\nwhile 1: pass"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+            time.sleep(0.01)
+        held = _held(proc.pid)
+        assert len(held) == 2
+        time.sleep(0.05)
+        assert watch.ran_while_held(held, [proc.pid]) is None
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGSTOP)
+        while not watch.stopped(proc.pid):
+            time.sleep(0.001)
+        ran = watch.ran_while_held(held, [proc.pid])
+        assert ran is not None and "ms of CPU" in ran, ran
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_thread_that_appeared_or_ended_while_held_means_the_process_ran():
+    code = "import threading, time\nthreading.Thread(target=time.sleep, args=(0.2,)).start()\ntime.sleep(60)"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+            time.sleep(0.01)
+        held = _held(proc.pid)
+        os.kill(proc.pid, signal.SIGCONT)
+        while len(os.listdir(f"/proc/{proc.pid}/task")) > 1:  # the sleeper ends once continued
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGSTOP)
+        ran = watch.ran_while_held(held, [proc.pid])
+        assert ran is not None and ("ended" in ran or "ms of CPU" in ran), ran
+        assert watch.ran_while_held({**held, (proc.pid, 2**22 + 7): 0}, [proc.pid]) is not None
+    finally:
+        proc.kill()
+        proc.wait()

@@ -753,20 +753,25 @@ def held_threads(pids: list[int], off_cpu: bool = True) -> dict[tuple[int, int],
     (its state is set before its last switch, whose time its CPU count takes only then). A thread already ending (a
     zombie) is left out: it may go meanwhile."""
     out: dict[tuple[int, int], int] = {}
+    for pid, tid in _tasks(pids):
+        if _state(f"/proc/{pid}/task/{tid}/stat") not in ("T", "t"):
+            continue
+        if off_cpu and _on_its_way_off(pid, tid):
+            return None
+        ns = thread_cpu_ns(pid, tid)
+        if ns is not None:
+            out[(pid, tid)] = ns
+    return out
+
+
+def _tasks(pids: list[int]) -> list[tuple[int, int]]:
+    """Every thread of ``pids`` now, as (pid, tid); a process that is gone has none."""
+    out = []
     for pid in pids:
         try:
-            tids = os.listdir(f"/proc/{pid}/task")
+            out += [(pid, int(name)) for name in os.listdir(f"/proc/{pid}/task")]
         except OSError:
             continue
-        for name in tids:
-            tid = int(name)
-            if _state(f"/proc/{pid}/task/{tid}/stat") not in ("T", "t"):
-                continue
-            if off_cpu and _on_its_way_off(pid, tid):
-                return None
-            ns = thread_cpu_ns(pid, tid)
-            if ns is not None:
-                out[(pid, tid)] = ns
     return out
 
 
@@ -784,14 +789,7 @@ def ran_while_held(held: dict[tuple[int, int], int], pids: list[int]) -> str | N
     """What of ``pids`` ran since ``held`` (held_threads) was read, in words, or None. A stopped thread runs nothing,
     so any CPU time it gained, any thread that appeared and any held thread that ended means something continued its
     process: a signal arranged ahead (a timer's SIGCONT continues a stopped process whatever its signal mask)."""
-    now: dict[tuple[int, int], int | None] = {}
-    for pid in pids:
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for name in tids:
-            now[(pid, int(name))] = thread_cpu_ns(pid, int(name))
+    now = {(pid, tid): thread_cpu_ns(pid, tid) for pid, tid in _tasks(pids)}
     for (pid, tid), ns in sorted(now.items()):
         before = held.get((pid, tid))
         if before is None and _state(f"/proc/{pid}/task/{tid}/stat") not in ("Z", "X", ""):

@@ -570,44 +570,43 @@ def _held(pid: int) -> dict[tuple[int, int], int]:
     raise AssertionError("the process did not stop")
 
 
+@contextlib.contextmanager
+def _two_threads(code: str) -> Iterator[int]:
+    """A Python process running ``code``, once it has its second thread."""
+    proc = subprocess.Popen([sys.executable, "-c", "import threading, time\n" + code])
+    try:
+        while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+            time.sleep(0.01)
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_stop_is_proved_when_it_ends_a_continued_process_shows_the_time_it_ran():
     # A busy process with two threads: held, nothing of it runs; continued and stopped again (as a timer's SIGCONT
     # would, with nothing of the host's involved), the CPU it used in between shows.
-    code = "import threading\nthreading.Thread(target=lambda: any(iter(int, 1)), daemon=True).start()\nwhile 1: pass"
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    try:
-        while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
-            time.sleep(0.01)
-        held = _held(proc.pid)
+    with _two_threads("threading.Thread(target=lambda: any(iter(int, 1)), daemon=True).start()\nwhile 1: pass") as pid:
+        held = _held(pid)
         assert len(held) == 2
         time.sleep(0.05)
-        assert watch.ran_while_held(held, [proc.pid]) is None
-        os.kill(proc.pid, signal.SIGCONT)
+        assert watch.ran_while_held(held, [pid]) is None
+        os.kill(pid, signal.SIGCONT)
         time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGSTOP)
-        while not watch.stopped(proc.pid):
+        os.kill(pid, signal.SIGSTOP)
+        while not watch.stopped(pid):
             time.sleep(0.001)
-        ran = watch.ran_while_held(held, [proc.pid])
+        ran = watch.ran_while_held(held, [pid])
         assert ran is not None and "ms of CPU" in ran, ran
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_thread_that_appeared_or_ended_while_held_means_the_process_ran():
-    code = "import threading, time\nthreading.Thread(target=time.sleep, args=(0.2,)).start()\ntime.sleep(60)"
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    try:
-        while len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+    with _two_threads("threading.Thread(target=time.sleep, args=(1.0,)).start()\ntime.sleep(60)") as pid:
+        held = _held(pid)
+        os.kill(pid, signal.SIGCONT)
+        while len(os.listdir(f"/proc/{pid}/task")) > 1:  # the sleeper ends once continued
             time.sleep(0.01)
-        held = _held(proc.pid)
-        os.kill(proc.pid, signal.SIGCONT)
-        while len(os.listdir(f"/proc/{proc.pid}/task")) > 1:  # the sleeper ends once continued
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGSTOP)
-        ran = watch.ran_while_held(held, [proc.pid])
+        os.kill(pid, signal.SIGSTOP)
+        ran = watch.ran_while_held(held, [pid])
         assert ran is not None and ("ended" in ran or "ms of CPU" in ran), ran
-        assert watch.ran_while_held({**held, (proc.pid, 2**22 + 7): 0}, [proc.pid]) is not None
-    finally:
-        proc.kill()
-        proc.wait()
+        assert watch.ran_while_held({**held, (pid, 2**22 + 7): 0}, [pid]) is not None

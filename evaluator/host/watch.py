@@ -9,6 +9,8 @@ import os
 import platform
 import shutil
 import signal
+import subprocess
+import time
 from dataclasses import dataclass
 
 from evaluator.host import engine_sites, unwind
@@ -777,12 +779,39 @@ def _tasks(pids: list[int]) -> list[tuple[int, int]]:
 
 def _on_its_way_off(pid: int, tid: int) -> bool:
     """Whether a stopped thread is still queued to run (the kernel names no place it waits, "0", until it is off its
-    run queue: Linux 5.16 and later). Unreadable: not known, taken as off."""
+    run queue: Linux 5.16 and later). Unreadable, or a kernel that names no place for any thread: not known, taken as
+    off."""
+    return wchan_names_stops() and _wchan(f"/proc/{pid}/task/{tid}/wchan") == "0"
+
+
+def _wchan(path: str) -> str:
     try:
-        with open(f"/proc/{pid}/task/{tid}/wchan", errors="replace") as f:
-            return f.read().strip() == "0"
+        with open(path, errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+@functools.lru_cache(maxsize=1)
+def wchan_names_stops() -> bool:
+    """Whether this kernel names where a stopped thread waits (without symbols it says "0" for every thread, and the
+    host would wait for each stop's threads to leave their CPUs until its deadline): asked once, of a process of the
+    host's own."""
+    try:
+        proc = subprocess.Popen(["sleep", "30"])
     except OSError:
         return False
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            if _state(f"/proc/{proc.pid}/stat") == "T" and _wchan(f"/proc/{proc.pid}/wchan") not in ("", "0"):
+                return True
+            time.sleep(0.001)
+        return False
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def ran_while_held(held: dict[tuple[int, int], int], pids: list[int]) -> str | None:

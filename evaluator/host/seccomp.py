@@ -5,8 +5,8 @@ so it holds from that program's first instruction and for everything it starts.
 It refuses, with EPERM, what no solution, judge or build needs and where the kernel's local privilege escalations
 live: new namespaces of any kind (``unshare``, ``setns``, ``clone`` with a CLONE_NEW* flag; ``clone3``, whose flags a
 filter cannot read, answers ENOSYS so that the C library falls back to ``clone``, which it can), mounts old and new,
-``pivot_root``/``chroot``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``, tracing
-and writing other processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
+``pivot_root``/``chroot``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring`` and native
+AIO, tracing and writing other processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
 (``open_by_handle_at``), modules, kexec, swap, reboot, the clocks, accounting, quotas and the kernel log. Any other
 ABI than the host's own (i386 through ``int 0x80`` on x86_64, x32) is refused whole.
 
@@ -73,6 +73,14 @@ REFUSED = (
     "io_uring_setup",
     "io_uring_enter",
     "io_uring_register",
+    # Native AIO: I/O the kernel and the device finish into the process's memory while the host holds it stopped
+    # between calls, with no thread of it running (a red team's reads landed so); POSIX aio_* is threads instead.
+    "io_setup",
+    "io_destroy",
+    "io_submit",
+    "io_cancel",
+    "io_getevents",
+    "io_pgetevents",
     # other processes
     "ptrace",
     "process_vm_writev",
@@ -133,6 +141,12 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_uring_setup": 425,
         "io_uring_enter": 426,
         "io_uring_register": 427,
+        "io_setup": 206,
+        "io_destroy": 207,
+        "io_submit": 209,
+        "io_cancel": 210,
+        "io_getevents": 208,
+        "io_pgetevents": 333,
         "ptrace": 101,
         "process_vm_writev": 311,
         "pidfd_getfd": 438,
@@ -183,6 +197,12 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_uring_setup": 425,
         "io_uring_enter": 426,
         "io_uring_register": 427,
+        "io_setup": 0,
+        "io_destroy": 1,
+        "io_submit": 2,
+        "io_cancel": 3,
+        "io_getevents": 4,
+        "io_pgetevents": 292,
         "ptrace": 117,
         "process_vm_writev": 271,
         "pidfd_getfd": 438,

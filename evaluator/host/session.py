@@ -190,7 +190,7 @@ class Session:
         self.freezes = 0
         self._ticks_at_freeze = 0
         self._stopped_pids: list[int] = []
-        self._held: dict[tuple[int, int], int] = {}  # each held thread's CPU time when the stop was complete
+        self._held: dict[tuple[int, int], tuple[int, int]] = {}  # what each held thread had run when the stop held
         self.judge_reads: tuple[Path, ...] = ()  # folders the judge binds at their host paths (start_judges)
 
     def judge_text(self, text: str) -> str:
@@ -929,7 +929,7 @@ class Session:
         self.frozen = True
         self.freezes += 1
         stopped: set[int] = set()
-        held: dict[tuple[int, int], int] = {}
+        held: dict[tuple[int, int], tuple[int, int]] = {}
         deadline = time.monotonic() + FREEZE_LIMIT_S
         settled_by = time.monotonic() + SETTLE_S
         while True:

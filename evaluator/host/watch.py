@@ -749,21 +749,32 @@ def stopped(pid: int) -> bool:
     return all(_state(f"/proc/{pid}/task/{tid}/stat") in ("T", "t", "Z", "X", "") for tid in tids)
 
 
-def held_threads(pids: list[int], off_cpu: bool = True) -> dict[tuple[int, int], int] | None:
-    """The CPU time (ns) of every stopped thread of ``pids``, by (pid, tid): what a stop holds, to compare with what
-    the same threads have used when it ends. With ``off_cpu``, None while a thread is stopped but not yet off its CPU
-    (its state is set before its last switch, whose time its CPU count takes only then). A thread already ending (a
-    zombie) is left out: it may go meanwhile."""
-    out: dict[tuple[int, int], int] = {}
+def held_threads(pids: list[int], off_cpu: bool = True) -> dict[tuple[int, int], tuple[int, int]] | None:
+    """What every stopped thread of ``pids`` has run, by (pid, tid): its CPU time (ns) and how many times it was put on
+    a CPU (_runs), to compare with the same when the stop ends. With ``off_cpu``, None while a thread is stopped but
+    not yet off its CPU (its state is set before its last switch, whose time its count takes only then). A thread
+    already ending (a zombie) is left out: it may go meanwhile."""
+    out: dict[tuple[int, int], tuple[int, int]] = {}
     for pid, tid in _tasks(pids):
         if _state(f"/proc/{pid}/task/{tid}/stat") not in ("T", "t"):
             continue
         if off_cpu and _on_its_way_off(pid, tid):
             return None
-        ns = thread_cpu_ns(pid, tid)
-        if ns is not None:
-            out[(pid, tid)] = ns
+        runs = _runs(pid, tid)
+        if runs is not None:
+            out[(pid, tid)] = runs
     return out
+
+
+def _runs(pid: int, tid: int) -> tuple[int, int] | None:
+    """A thread's CPU time (ns) and the number of times it was put on a CPU (/proc/PID/task/TID/schedstat); the second
+    rises as a thread is put on a CPU, the first only when it leaves one or at a tick. None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat", errors="replace") as f:
+            fields = f.read().split()
+        return int(fields[0]), int(fields[2])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _tasks(pids: list[int]) -> list[tuple[int, int]]:
@@ -814,17 +825,23 @@ def wchan_names_stops() -> bool:
         proc.wait()
 
 
-def ran_while_held(held: dict[tuple[int, int], int], pids: list[int]) -> str | None:
+def ran_while_held(held: dict[tuple[int, int], tuple[int, int]], pids: list[int]) -> str | None:
     """What of ``pids`` ran since ``held`` (held_threads) was read, in words, or None. A stopped thread runs nothing,
-    so any CPU time it gained, any thread that appeared and any held thread that ended means something continued its
-    process: a signal arranged ahead (a timer's SIGCONT continues a stopped process whatever its signal mask)."""
-    now = {(pid, tid): thread_cpu_ns(pid, tid) for pid, tid in _tasks(pids)}
-    for (pid, tid), ns in sorted(now.items()):
+    so a held thread that was put on a CPU again, gained CPU time, is no longer stopped or ended, and any thread that
+    appeared, means something continued its process: a signal arranged ahead (a timer's SIGCONT continues a stopped
+    process whatever its signal mask)."""
+    now = {(pid, tid): _runs(pid, tid) for pid, tid in _tasks(pids)}
+    for (pid, tid), runs in sorted(now.items()):
         before = held.get((pid, tid))
-        if before is None and _state(f"/proc/{pid}/task/{tid}/stat") not in ("Z", "X", ""):
-            return f"thread {shown_id(pid, tid)} appeared"
-        if before is not None and ns is not None and ns > before:
-            return f"thread {shown_id(pid, tid)} used {(ns - before) / 1e6:.3f} ms of CPU"
+        state = _state(f"/proc/{pid}/task/{tid}/stat")
+        if before is None:
+            if state not in ("Z", "X", ""):
+                return f"thread {shown_id(pid, tid)} appeared"
+            continue
+        if runs is not None and runs[0] > before[0]:
+            return f"thread {shown_id(pid, tid)} used {(runs[0] - before[0]) / 1e6:.3f} ms of CPU"
+        if (runs is not None and runs[1] > before[1]) or state not in ("T", "t", ""):
+            return f"thread {shown_id(pid, tid)} was put on a CPU again"
     gone = sorted(key for key in held if now.get(key) is None)
     if gone:
         return f"thread {shown_id(*gone[0])} ended"

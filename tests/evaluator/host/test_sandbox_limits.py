@@ -91,6 +91,8 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
         print('ptrace', err(libc.ptrace(0, 0, None, None)))        # PTRACE_TRACEME
         print('bpf', err(libc.syscall(321, 0, None, 0)))
         print('io_uring', err(libc.syscall(425, 1, None)))
+        ctx = ctypes.c_ulong(0)
+        print('io_setup', err(libc.syscall(206, 8, ctypes.byref(ctx))))  # native AIO: the device writes while held
         print('userfaultfd', err(libc.syscall(323, 0)))
         print('perf_event_open', err(libc.syscall(298, None, 0, -1, -1, 0)))
         # what a solution does need still works: threads, fork, a program through posix_spawn (clone3 -> clone)
@@ -106,7 +108,7 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
     assert seen["unshare-net"] == "EPERM" and seen["setns"] == "EPERM"
     assert not seen["-U"].startswith("0 ") and not seen["-Urm"].startswith("0 "), seen
     assert seen["clone3"] == "ENOSYS"  # so that the C library falls back to clone, whose flags the filter reads
-    for call in ("keyctl", "ptrace", "bpf", "io_uring", "userfaultfd", "perf_event_open"):
+    for call in ("keyctl", "ptrace", "bpf", "io_uring", "io_setup", "userfaultfd", "perf_event_open"):
         assert seen[call] == "EPERM", (call, seen[call])
     assert seen["thread"] == "ok" and seen["spawn"] == "hi"
 

@@ -557,7 +557,7 @@ def test_the_linker_and_assembler_are_known_by_the_files_their_links_end_at_and_
             assert is_toolchain_name(os.path.basename(os.path.realpath(link))), os.path.realpath(link)
 
 
-def _held(pid: int) -> dict[tuple[int, int], int]:
+def _held(pid: int) -> dict[tuple[int, int], tuple[int, int]]:
     """Stops ``pid`` and waits until every thread is off its CPU, as the host's stop does."""
     os.kill(pid, signal.SIGSTOP)
     deadline = time.monotonic() + 10
@@ -592,6 +592,10 @@ def test_a_stop_is_proved_when_it_ends_a_continued_process_shows_the_time_it_ran
         time.sleep(0.05)
         assert watch.ran_while_held(held, [pid]) is None
         os.kill(pid, signal.SIGCONT)
+        # Read while it runs (a thread on its CPU has not been charged its time yet: it shows as put on a CPU again)
+        # and once it is stopped again (its time shows).
+        ran = watch.ran_while_held(held, [pid])
+        assert ran is not None and ("ms of CPU" in ran or "put on a CPU again" in ran), ran
         time.sleep(0.02)
         os.kill(pid, signal.SIGSTOP)
         while not watch.stopped(pid):
@@ -609,4 +613,4 @@ def test_a_thread_that_appeared_or_ended_while_held_means_the_process_ran():
         os.kill(pid, signal.SIGSTOP)
         ran = watch.ran_while_held(held, [pid])
         assert ran is not None and ("ended" in ran or "ms of CPU" in ran), ran
-        assert watch.ran_while_held({**held, (pid, 2**22 + 7): 0}, [pid]) is not None
+        assert watch.ran_while_held({**held, (pid, 2**22 + 7): (0, 0)}, [pid]) is not None

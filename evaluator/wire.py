@@ -592,11 +592,11 @@ def _lay_out(view: Any, base: int, parts: list[tuple[Any, int, int]]) -> None:
 
 class Slot:
     """A frame file that lasts the whole evaluation, mapped into the process: every call's inputs and outputs pass
-    through slots, so no call pays for a fresh file's pages, and where a GPU is used the mapping is page-locked
-    (cudaHostRegister), so copies between it and the device run at the copy engines' speed. The writer grows the file
-    when a larger draw needs it; a reader maps it again when it finds the file's size changed. Values read are views
-    of the mapping, valid until the next write: copy them before that. Used on the trusted side (the judge); in a
-    solution's rank the engine reads and writes slots itself."""
+    through slots, so no call pays for a fresh file or mapping (each frame is written on fresh pages: _fresh), and
+    where a GPU is used the mapping is page-locked (cudaHostRegister), so copies between it and the device run at the
+    copy engines' speed. The writer grows the file when a larger draw needs it; a reader maps it again when it finds
+    the file's size changed. Values read are views of the mapping, valid until the next write: copy them before that.
+    Used on the trusted side (the judge); in a solution's rank the engine reads and writes slots itself."""
 
     GROW = 1 << 20
 
@@ -606,6 +606,22 @@ class Slot:
         self.bytes: Any = None  # a uint8 tensor over the mapping
         self._registered = 0
         self._map: Any = None
+        self._punch = True  # until the file system refuses a hole
+
+    def _fresh(self, need: int) -> None:
+        """The slot's first ``need`` bytes on pages no earlier frame was written on. A rank can have the kernel keep
+        references to its slot's pages and copy them later, with no thread of its running (a pipe it vmspliced them
+        into, zero-copy sends paced out by the kernel: a red team's carried the next call's inputs, written while the
+        rank was held, to its peer). Punched out of the file, such a page keeps what it held (the engine zeroes a
+        frame once read), and the new frame lands on new pages. Not for a slot meant to be page-locked (GPU hosts):
+        CUDA's registration, this side's or the rank's, holds the pages it locked, and would copy stale ones (those
+        slots carry only a gated frame's head, or inputs too large for the device feed: docs/threat-model.md)."""
+        if not self._punch or self.pinned or self._map is None or need <= 0:
+            return
+        try:
+            self._map.madvise(mmap.MADV_REMOVE, 0, min(need + (-need) % mmap.PAGESIZE, self.size))
+        except OSError:
+            self._punch = False
 
     @classmethod
     def open(cls, path: Path, *, writable: bool, pinned: bool) -> Slot:
@@ -624,6 +640,7 @@ class Slot:
         """Writes a frame :func:`frame_bytes` made, in one copy; returns how many bytes of the slot it fills."""
         need = int(frame.numel())
         self._room(need)
+        self._fresh(need)
         self.bytes[:need].copy_(frame)
         return need
 
@@ -634,6 +651,7 @@ class Slot:
         head, parts, total = frame_layout(values)
         need = len(head) + total
         self._room(need)
+        self._fresh(need)
         self.bytes[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
         _lay_out(self.bytes, len(head), parts)
         return need
@@ -651,6 +669,7 @@ class Slot:
             return None
         head = head[: base - 8] + struct.pack("<Q", token)
         self._room(base)
+        self._fresh(base)
         self.bytes[:base].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
         return base, base + total
 

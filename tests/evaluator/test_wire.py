@@ -65,6 +65,38 @@ def test_a_slot_carries_its_frame_and_keeps_its_pages(tmp_path):
             assert got.dtype == want.dtype and torch.equal(got, want * 2)
 
 
+def test_a_page_the_kernel_still_holds_from_an_earlier_frame_never_shows_the_next(tmp_path):
+    # A rank keeps references to its feed's pages in the kernel (vmsplice into a pipe: no copy), then the judge writes
+    # the next call's frame while the rank is held; the pipe, read later (a paced zero-copy send would copy it then,
+    # to a peer), must not hold that frame.
+    import ctypes
+    import mmap
+
+    writer = wire.Slot.open(tmp_path / "slot", writable=True, pinned=False)
+    writer.write([torch.zeros(4096, dtype=torch.uint8)])
+    rank_view = mmap.mmap(os.open(tmp_path / "slot", os.O_RDWR), writer.size, flags=mmap.MAP_SHARED)
+    rank_view[:] = bytes(len(rank_view))  # the engine zeroes a frame once it has read it
+
+    class Iovec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    held = (ctypes.c_char * len(rank_view)).from_buffer(rank_view)
+    r, w = os.pipe()
+    assert libc.vmsplice(w, ctypes.byref(Iovec(ctypes.addressof(held), 8192)), 1, 0) == 8192
+    secret = torch.arange(1, 257, dtype=torch.int32).to(torch.uint8).repeat(16)
+    writer.write([secret])
+    seen = os.read(r, 8192)
+    assert secret.numpy().tobytes()[:256] not in seen and not any(seen)
+    # The slot itself carries the new frame, to the writer and to the rank's mapping alike.
+    assert torch.equal(wire.Slot.open(tmp_path / "slot", writable=False, pinned=False).read()[0], secret)
+    assert secret.numpy().tobytes()[:256] in bytes(rank_view[:8192])
+    del held
+    rank_view.close()
+    os.close(r)
+    os.close(w)
+
+
 @pytest.mark.parametrize(
     "field, value", [("count", 10_000), ("kind", 7), ("dtype", 12), ("ndim", 9), ("nbytes", 1 << 40), ("offset", 3)]
 )

@@ -41,7 +41,8 @@ _JSET_K = 0x05 | 0x40 | 0x00  # BPF_JMP | BPF_JSET | BPF_K
 _RET_K = 0x06 | 0x00  # BPF_RET | BPF_K
 
 # struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]
-_NR, _ARCH, _ARG0_LOW, _ARG1_LOW = 0, 4, 16, 24  # args[k]'s low word on a little-endian machine (both arches are)
+# args[k]'s low word on a little-endian machine (both arches are)
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW, _ARG2_LOW = 0, 4, 16, 24, 32
 
 # CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET.
 # (CLONE_NEWTIME, 0x80, is unshare's and clone3's only: in clone's flags that bit is part of the exit signal.)
@@ -81,6 +82,9 @@ REFUSED = (
     "io_cancel",
     "io_getevents",
     "io_pgetevents",
+    # The process's own pages handed to the kernel by reference, to be copied later (a pipe's, then a paced send's):
+    # a red team's peer read a rank's next inputs from pages its engine reused; setsockopt's SO_ZEROCOPY below.
+    "vmsplice",
     # other processes
     "ptrace",
     "process_vm_writev",
@@ -114,6 +118,11 @@ CLONE_CHECKED = "clone"  # refused (EPERM) when its flags ask for a new namespac
 # option is an int, so its low word is all the kernel reads.
 PRCTL_CHECKED = "prctl"
 PR_SET_DUMPABLE = 4
+# setsockopt(SOL_SOCKET, SO_ZEROCOPY) is refused: a send then takes the process's pages by reference, and the kernel
+# copies them when it sends (paced, while the process is held between calls), whatever they hold by then. Without it
+# MSG_ZEROCOPY copies at the call, as any send does.
+SETSOCKOPT_CHECKED = "setsockopt"
+SOL_SOCKET, SO_ZEROCOPY = 1, 60
 ENOSYS_CALLS = ("clone3",)  # the C library falls back to clone, whose flags the filter can read
 
 # System-call numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for aarch64).
@@ -147,6 +156,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_cancel": 210,
         "io_getevents": 208,
         "io_pgetevents": 333,
+        "vmsplice": 278,
         "ptrace": 101,
         "process_vm_writev": 311,
         "pidfd_getfd": 438,
@@ -173,6 +183,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "clone": 56,
         "clone3": 435,
         "prctl": 157,
+        "setsockopt": 54,
     },
     "aarch64": {
         "unshare": 97,
@@ -203,6 +214,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_cancel": 3,
         "io_getevents": 4,
         "io_pgetevents": 292,
+        "vmsplice": 75,
         "ptrace": 117,
         "process_vm_writev": 271,
         "pidfd_getfd": 438,
@@ -226,6 +238,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "clone": 220,
         "clone3": 435,
         "prctl": 167,
+        "setsockopt": 208,
     },
 }
 AUDIT_ARCH = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}
@@ -251,8 +264,9 @@ def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
         raise UnsupportedArch(f"no system-call filter for {arch!r} (x86_64 and aarch64 only)")
     numbers = SYSCALLS[arch]
     refused = [numbers[n] for n in REFUSED if n in numbers]
-    # Layout: arch check, number load, [x32 check], one test per refused call, clone3, clone, prctl, allow,
-    # clone's flag test, allow, prctl's option and argument tests, allow, then the shared returns (EPERM, ENOSYS).
+    # Layout: arch check, number load, [x32 check], one test per refused call, clone3, clone, prctl, setsockopt,
+    # allow, clone's flag test, allow, prctl's option and argument tests, allow, setsockopt's level and option tests,
+    # allow, then the shared returns (EPERM, ENOSYS).
     # Jumps are forward and relative.
     head: list[tuple[int, int, int, int]] = [
         _insn(_LD_W_ABS, _ARCH),
@@ -260,7 +274,7 @@ def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
         _insn(_RET_K, RET_ERRNO | errno.EPERM),  # another ABI than the host's
         _insn(_LD_W_ABS, _NR),
     ]
-    body_len = (1 if arch == "x86_64" else 0) + len(refused) + 3 + 1 + 3 + 5
+    body_len = (1 if arch == "x86_64" else 0) + len(refused) + 4 + 1 + 3 + 5 + 5
     # index (within the part after ``head``) of the two shared returns
     eperm_at, enosys_at = body_len, body_len + 1
     body: list[tuple[int, int, int, int]] = []
@@ -276,10 +290,12 @@ def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
     for nr in refused:
         body.append(_insn(_JEQ_K, nr, jt=to(eperm_at)))
     body.append(_insn(_JEQ_K, numbers["clone3"], jt=to(enosys_at)))
-    clone_check_at = len(body) + 3  # after this jump, prctl's and the allow that follows them
+    clone_check_at = len(body) + 4  # after this jump, prctl's, setsockopt's and the allow that follows them
     prctl_check_at = clone_check_at + 3
+    sockopt_check_at = prctl_check_at + 5
     body.append(_insn(_JEQ_K, numbers[CLONE_CHECKED], jt=to(clone_check_at)))
     body.append(_insn(_JEQ_K, numbers[PRCTL_CHECKED], jt=to(prctl_check_at)))
+    body.append(_insn(_JEQ_K, numbers[SETSOCKOPT_CHECKED], jt=to(sockopt_check_at)))
     body.append(_insn(_RET_K, RET_ALLOW))
     assert len(body) == clone_check_at
     body.append(_insn(_LD_W_ABS, _ARG0_LOW))
@@ -291,6 +307,13 @@ def program(arch: str | None = None) -> list[tuple[int, int, int, int]]:
     body.append(_insn(_JEQ_K, PR_SET_DUMPABLE, jf=to(allow_at)))
     body.append(_insn(_LD_W_ABS, _ARG1_LOW))
     body.append(_insn(_JEQ_K, 0, jt=to(allow_at), jf=to(eperm_at)))
+    body.append(_insn(_RET_K, RET_ALLOW))
+    assert len(body) == sockopt_check_at
+    sockopt_allow_at = sockopt_check_at + 4
+    body.append(_insn(_LD_W_ABS, _ARG1_LOW))
+    body.append(_insn(_JEQ_K, SOL_SOCKET, jf=to(sockopt_allow_at)))
+    body.append(_insn(_LD_W_ABS, _ARG2_LOW))
+    body.append(_insn(_JEQ_K, SO_ZEROCOPY, jt=to(eperm_at), jf=to(sockopt_allow_at)))
     body.append(_insn(_RET_K, RET_ALLOW))
     assert len(body) == body_len
     body.append(_insn(_RET_K, RET_ERRNO | errno.EPERM))

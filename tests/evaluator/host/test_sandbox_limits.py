@@ -93,6 +93,16 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
         print('io_uring', err(libc.syscall(425, 1, None)))
         ctx = ctypes.c_ulong(0)
         print('io_setup', err(libc.syscall(206, 8, ctypes.byref(ctx))))  # native AIO: the device writes while held
+        import socket
+        s = socket.socket()
+        one = ctypes.c_int(1)
+        print('so_zerocopy', err(libc.setsockopt(s.fileno(), 1, 60, ctypes.byref(one), 4)))  # SOL_SOCKET, SO_ZEROCOPY
+        print('so_reuseaddr', err(libc.setsockopt(s.fileno(), 1, 2, ctypes.byref(one), 4)))  # any other option
+        r, w = os.pipe()
+        page = ctypes.create_string_buffer(4096)
+        iov = (ctypes.c_void_p * 2)(ctypes.cast(page, ctypes.c_void_p).value, 4096)
+        spliced = libc.vmsplice(w, iov, 1, 0)  # the pages by reference, for the kernel to copy later
+        print('vmsplice', err(0 if spliced >= 0 else spliced))
         print('userfaultfd', err(libc.syscall(323, 0)))
         print('perf_event_open', err(libc.syscall(298, None, 0, -1, -1, 0)))
         # what a solution does need still works: threads, fork, a program through posix_spawn (clone3 -> clone)
@@ -108,8 +118,9 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
     assert seen["unshare-net"] == "EPERM" and seen["setns"] == "EPERM"
     assert not seen["-U"].startswith("0 ") and not seen["-Urm"].startswith("0 "), seen
     assert seen["clone3"] == "ENOSYS"  # so that the C library falls back to clone, whose flags the filter reads
-    for call in ("keyctl", "ptrace", "bpf", "io_uring", "io_setup", "userfaultfd", "perf_event_open"):
+    for call in ("keyctl", "ptrace", "bpf", "io_uring", "io_setup", "so_zerocopy", "vmsplice", "userfaultfd"):
         assert seen[call] == "EPERM", (call, seen[call])
+    assert seen["perf_event_open"] == "EPERM" and seen["so_reuseaddr"] == "ok"
     assert seen["thread"] == "ok" and seen["spawn"] == "hi"
 
 

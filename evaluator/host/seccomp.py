@@ -6,7 +6,8 @@ It refuses, with EPERM, what no solution, judge or build needs and where the ker
 live: new namespaces of any kind (``unshare``, ``setns``, ``clone`` with a CLONE_NEW* flag; ``clone3``, whose flags a
 filter cannot read, answers ENOSYS so that the C library falls back to ``clone``, which it can), mounts old and new,
 ``pivot_root``/``chroot``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring`` and native
-AIO, tracing and writing other processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
+AIO, the process's pages handed to the kernel by reference (``vmsplice``, ``SO_ZEROCOPY``), tracing and writing other
+processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
 (``open_by_handle_at``), modules, kexec, swap, reboot, the clocks, accounting, quotas and the kernel log. Any other
 ABI than the host's own (i386 through ``int 0x80`` on x86_64, x32) is refused whole.
 

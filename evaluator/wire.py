@@ -629,18 +629,19 @@ class Slot:
         return cls(fd, writable=writable, pinned=pinned, name=Path(path).name)
 
     def _room(self, need: int) -> None:
+        """The slot ready for a frame of ``need`` bytes: large enough, and those bytes on fresh pages (_fresh)."""
         # The file's size is read, not remembered: a rank holding the slot's descriptor could have shrunk it, and
         # writing through a mapping past the file's end kills the writer (SIGBUS).
         if need > self.size or os.fstat(self.fd).st_size < self.size:
             size = max(need + (-need) % self.GROW, 2 * self.size) if need > self.size else self.size
             os.ftruncate(self.fd, size)
             self._remap(size)
+        self._fresh(need)
 
     def write_frame(self, frame: Any) -> int:
         """Writes a frame :func:`frame_bytes` made, in one copy; returns how many bytes of the slot it fills."""
         need = int(frame.numel())
         self._room(need)
-        self._fresh(need)
         self.bytes[:need].copy_(frame)
         return need
 
@@ -651,7 +652,6 @@ class Slot:
         head, parts, total = frame_layout(values)
         need = len(head) + total
         self._room(need)
-        self._fresh(need)
         self.bytes[: len(head)].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
         _lay_out(self.bytes, len(head), parts)
         return need
@@ -669,7 +669,6 @@ class Slot:
             return None
         head = head[: base - 8] + struct.pack("<Q", token)
         self._room(base)
-        self._fresh(base)
         self.bytes[:base].copy_(torch.frombuffer(bytearray(head), dtype=torch.uint8))
         return base, base + total
 

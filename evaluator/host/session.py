@@ -947,16 +947,13 @@ class Session:
             # another in the instant before that other was stopped is running in the second. The threads' CPU times
             # are read between the two passes, so whatever runs after the reading shows when the stop ends
             # (thaw_ranks), a process that stops itself again included.
-            if all(watch.stopped(pid) for pid in stopped) and set(watch.sandbox_processes(self.box.pid)) <= stopped:
+            if self._all_stopped(stopped):
                 # A thread whose stop is set but whose last switch is not done yet is waited for a while; past
                 # SETTLE_S its count is taken as it is (a kernel that never says it is off its run queue).
                 reading = watch.held_threads(sorted(stopped), off_cpu=time.monotonic() <= settled_by)
                 if reading is not None:
                     held = reading
-                    if (
-                        all(watch.stopped(pid) for pid in stopped)
-                        and set(watch.sandbox_processes(self.box.pid)) <= stopped
-                    ):
+                    if self._all_stopped(stopped):
                         break
             # A thread held in the kernel by a process of the solution's (a vfork whose child never execs, say)
             # does not stop: that process is seen first, as any process other than the ranks is.
@@ -977,6 +974,11 @@ class Session:
         self._stopped_pids = sorted(stopped)
         self._held = held
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
+
+    def _all_stopped(self, stopped: set[int]) -> bool:
+        """Every process of ``stopped`` is stopped, and the sandbox holds no other."""
+        assert self.box is not None
+        return all(watch.stopped(pid) for pid in stopped) and set(watch.sandbox_processes(self.box.pid)) <= stopped
 
     def _settle(self) -> None:
         """Waits (at most SETTLE_S) for each rank's main thread to be back in the engine's read of its command

@@ -1,7 +1,7 @@
 """Wall time of one evaluation, launch to result document, under the separated judge: writes figures to OUTDIR.
 
   python benchmarks/eval_wall.py OUTDIR [--profile cpu-gloo-2] [--runs 5] [--problem collectives/all_reduce]
-                                       [--warm-sandboxes] [--between-s 0] [--solution correct|reference]
+                                       [--warm-sandboxes] [--between-s 0] [--solution correct|reference|FILE]
 
 A plain correct solution (the first of the problem's solutions/correct; with --solution reference the reference
 itself, so both sides run identical code) evaluated --runs times in a row in one worker process (warm: the timer is
@@ -49,9 +49,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--solution",
-        choices=("correct", "reference"),
         default="correct",
-        help="what to evaluate: the first correct solution, or the reference itself (identical code on both sides)",
+        help="what to evaluate: the first correct solution, the reference itself (identical code on both sides), or "
+        "the path of a solution file",
     )
     parser.add_argument(
         "--warm-sandboxes", action="store_true", help="start each evaluation's sandboxes ahead, as ArenaWarmWorker does"
@@ -82,9 +82,14 @@ def main() -> int:
     params = {k: int(v) for k, v in (p.split("=", 1) for p in args.param)}
     if args.solution == "reference":
         source, name = problem.reference_source, "reference.py"
-    else:
+    elif args.solution == "correct":
         first = sorted((problem.path / "solutions" / "correct").glob("*.py"))[0]
         source, name = first.read_text(), first.name
+    else:
+        given = Path(args.solution)
+        if not given.is_file():
+            parser.error(f"--solution {args.solution}: not 'correct', 'reference' or a solution file")
+        source, name = given.read_text(), given.name
     rows = []
     for n in range(args.runs + 1):
         if n:
@@ -142,7 +147,7 @@ def main() -> int:
         "command": f"python benchmarks/eval_wall.py OUTDIR --profile {args.profile} --runs {args.runs}"
         + (f" --problem {args.problem}" if args.problem != "collectives/all_reduce" else "")
         + "".join(f" --param {p}" for p in args.param)
-        + (" --solution reference" if args.solution == "reference" else "")
+        + (f" --solution {args.solution}" if args.solution != "correct" else "")
         + (" --warm-sandboxes" if args.warm_sandboxes else "")
         + (f" --between-s {args.between_s:g}" if args.between_s else "")
         + (f" --window-calls {args.window_calls}" if args.window_calls > 1 else "")

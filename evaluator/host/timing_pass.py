@@ -278,6 +278,10 @@ def _time_solution(
     the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
     # The ranks stay stopped while the judge writes their inputs (nothing of theirs can touch the feed slots then: a
     # slot shrunk under the judge's mapping once killed it), and run again with the command that starts the call.
+    # Their stop is proved before the window opens: the proof reads every held thread, host work the baseline's
+    # window has no counterpart of (inside, it once made honest GPU solutions' windows 0.3-0.8 ms longer than the
+    # baseline's, and the host's clock refused them).
+    session.prove_stop()
     started = time.monotonic()
     session.tell_judges(op="show", i=i)
     session.wait(session.judges, "shown", limit_s, {"i": i})

@@ -237,6 +237,28 @@ def test_the_solutions_window_opens_only_once_the_judges_are_done_with_the_basel
     assert pending == []
 
 
+def test_the_proof_of_the_ranks_stop_is_read_before_the_solutions_window_opens(monkeypatch):
+    # Before the host continues the held ranks it reads every held thread (Session.prove_stop), about a millisecond on
+    # a GPU host's ranks. Read as the window's command went out, it was the solution's time alone, and the host's clock
+    # refused honest identical code on one H100. Here the reading is made slow (20 ms): the solution must still pass.
+    from evaluator.host import session as host_session
+
+    original = host_session.watch.ran_while_held
+    proofs: list[float] = []
+
+    def slow(held, pids):
+        time.sleep(0.02)
+        proofs.append(time.monotonic())
+        return original(held, pids)
+
+    monkeypatch.setattr(host_session.watch, "ran_while_held", slow)
+    doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")
+    assert doc["verdict"] == "passed", doc["message"]
+    assert len(proofs) > 20
+    clock = doc["timing"]["host_clock"]
+    assert clock["solution_window_us"] < clock["baseline_window_us"] + 10_000, clock
+
+
 def test_an_evaluation_leaves_nothing_behind_in_the_hosts_temporary_folder(tmp_path):
     # The runtime the sandbox sees used to be staged once per worker process in /tmp and never removed: one folder per
     # job on a forking worker, for good.

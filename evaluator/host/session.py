@@ -5,6 +5,7 @@ watched from /proc. Any rule broken or limit passed ends the conversation with a
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -275,7 +276,11 @@ class Session:
             if os.geteuid() == 0:
                 os.chown(folder, sandbox.JUDGE_UID, sandbox.JUDGE_GID)
             if r not in self.feed_fds:
-                fd = os.memfd_create("arena-feed", os.MFD_CLOEXEC)
+                fd = os.memfd_create("arena-feed", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+                # The judge writes a frame through its mapping, and writing past the end of a file a rank shrank kills
+                # the writer (SIGBUS): no holder may shrink it, nor seal it further (a seal against growing or writing
+                # would fail the judge's next frame).
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
                 info = os.fstat(fd)
                 self.feed_fds[r] = fd
                 self.feeds[r] = (info.st_dev, info.st_ino)

@@ -67,3 +67,29 @@ def test_a_rank_that_died_is_the_cause_when_its_peer_only_reported_losing_it(tmp
     )
     stop = session._failure(_errors(session), [0, 1])
     assert stop.verdict == Verdict.RUNTIME_ERROR and "rank 0 died (signal SIGSEGV)" in stop.message
+
+
+def test_a_ranks_feed_slot_can_grow_but_no_holder_can_shrink_or_seal_it(tmp_path):
+    # The judge writes a call's inputs through its mapping of the slot while the rank holding the same descriptor may
+    # be running (continued by a signal it arranged, say); a slot shrunk under that mapping killed the judge.
+    import errno
+    import fcntl
+
+    session = Session(tmp_path, get_profile("cpu-gloo-2"), tmp_path / "engine", tmp_path, tmp_path, tmp_path, 0)
+    session.world_size = 1
+    session.private.mkdir()
+    session._make_feed_slots()
+    fd = os.open(f"/proc/self/fd/{session.feed_fds[0]}", os.O_RDWR)  # as the rank holds it: its own descriptor
+    try:
+        os.ftruncate(fd, 1 << 20)
+        assert os.fstat(fd).st_size == 1 << 20
+        for act in (lambda: os.ftruncate(fd, 4096), lambda: fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_GROW)):
+            try:
+                act()
+            except PermissionError as exc:
+                assert exc.errno == errno.EPERM
+            else:
+                raise AssertionError("a holder of the feed slot changed what the judge relies on")
+        assert os.fstat(fd).st_size == 1 << 20
+    finally:
+        os.close(fd)

@@ -108,17 +108,26 @@ def _walk_down(root: int) -> dict[int, list[int]] | None:
     return walked
 
 
-def descendants(root: int) -> list[Proc]:
-    # Walking down from the sandbox's root costs what the sandbox holds; reading every process of the host (the
-    # fallback) costs what the host runs, once per timed iteration.
+def _tree(root: int) -> dict[int, list[int]]:
+    """Each process under ``root`` with its children. Walking down from the sandbox's root costs what the sandbox
+    holds; reading every process of the host (the fallback) costs what the host runs, once per timed iteration."""
     children = _walk_down(root)
-    if children is None:
-        children = _children_of_every_process()
-    out: list[Proc] = []
+    return children if children is not None else _children_of_every_process()
+
+
+def _below(children: dict[int, list[int]], root: int) -> list[int]:
+    out: list[int] = []
     stack = list(children.get(root, []))
     while stack:
         pid = stack.pop()
         stack.extend(children.get(pid, []))
+        out.append(pid)
+    return out
+
+
+def descendants(root: int) -> list[Proc]:
+    out: list[Proc] = []
+    for pid in _below(_tree(root), root):
         try:
             # A path is bytes: one that is not UTF-8 (a solution's own file) must not reach a message undecodable.
             exe = os.fsencode(os.readlink(f"/proc/{pid}/exe")).decode(errors="replace")
@@ -704,7 +713,19 @@ def leaving(stat_path: str) -> bool:
 
 def sandbox_processes(root: int) -> list[int]:
     """Every process under the sandbox's root but bubblewrap's own: the processes a stop must hold."""
-    return [p.pid for p in descendants(root) if not (p.ppid == root and os.path.realpath(p.exe) == _host_bwrap())]
+    # The pids alone, and one program file read (of bubblewrap's children): the host asks this several times an
+    # iteration, and descendants() reads every process's program and command line.
+    children = _tree(root)
+    own = {pid for pid in children.get(root, []) if _program(pid) == _host_bwrap()}
+    return [pid for pid in _below(children, root) if pid not in own]
+
+
+def _program(pid: int) -> str:
+    """The program file ``pid`` runs, its links resolved ('' when it is gone)."""
+    try:
+        return os.path.realpath(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return ""
 
 
 @functools.lru_cache(maxsize=1)

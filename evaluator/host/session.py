@@ -190,7 +190,6 @@ class Session:
         self.frozen_ticks = 0
         self.freezes = 0
         self._ticks_at_freeze = 0
-        self._proved = False
         self._stopped_pids: list[int] = []
         self._held: dict[tuple[int, int], tuple[int, int]] = {}  # what each held thread had run when the stop held
         self.judge_reads: tuple[Path, ...] = ()  # folders the judge binds at their host paths (start_judges)
@@ -979,7 +978,6 @@ class Session:
             time.sleep(0.0001)
         self._stopped_pids = sorted(stopped)
         self._held = held
-        self._proved = False
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
 
     def _all_stopped(self, stopped: set[int]) -> bool:
@@ -1001,18 +999,17 @@ class Session:
         """Refuses the evaluation if anything in the sandbox ran since the host stopped it (freeze_ranks); the stop
         goes on holding. A stop by SIGSTOP is undone by any SIGCONT the kernel generates, and a solution can arrange
         one ahead (a POSIX timer's, an I/O signal's), which no signal mask stops: so the stop is proved when it ends,
-        not assumed. A caller about to open the solution's window proves it first (evaluator/host/timing_pass.py):
-        the proof reads every held thread, which on a GPU host's ranks costs about a millisecond, and inside the
-        window it would be the solution's time alone. Whatever runs between the proof and the continue runs inside
-        that window, where the host's clock counts it."""
-        if not self.frozen or self._proved:
+        not assumed (thaw_ranks), at the last moment before the command that continues it. The proof reads every
+        held thread, about 0.7 ms on one H100's ranks with CUDA's and NCCL's threads: host work inside the solution's
+        window, so the baseline's window holds the same reading (evaluator/host/timing_pass.py), which proves the
+        stop held through the baseline's inputs too. Without it, honest identical code was refused by the host's
+        clock on one H100."""
+        if not self.frozen:
             return
         ran = watch.ran_while_held(self._held, self._stopped_pids)
         if ran is None and self.box is not None:
             new = sorted(set(watch.sandbox_processes(self.box.pid)) - set(self._stopped_pids))
             ran = f"process {watch.shown_id(new[0])} appeared" if new else None
-        self.frozen_ticks += max(0, sum(watch.cpu_ticks(pid) for pid in self._stopped_pids) - self._ticks_at_freeze)
-        self._proved = True
         if ran is not None:
             self._continue()
             raise Stop(
@@ -1027,6 +1024,7 @@ class Session:
         if not self.frozen:
             return
         self.prove_stop()
+        self.frozen_ticks += max(0, sum(watch.cpu_ticks(pid) for pid in self._stopped_pids) - self._ticks_at_freeze)
         self._continue()
 
     def _continue(self) -> None:

@@ -278,10 +278,6 @@ def _time_solution(
     the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
     # The ranks stay stopped while the judge writes their inputs (nothing of theirs can touch the feed slots then: a
     # slot shrunk under the judge's mapping once killed it), and run again with the command that starts the call.
-    # Their stop is proved before the window opens: the proof reads every held thread, host work the baseline's
-    # window has no counterpart of (inside, it once made honest GPU solutions' windows 0.3-0.8 ms longer than the
-    # baseline's, and the host's clock refused them).
-    session.prove_stop()
     started = time.monotonic()
     session.tell_judges(op="show", i=i)
     session.wait(session.judges, "shown", limit_s, {"i": i})
@@ -306,6 +302,10 @@ def _time_baseline(session: Session, windows: Windows, i: int, limit_s: float) -
     session.tell_judges(op="bshow", i=i)
     session.wait(session.judges, "bshown", limit_s, {"i": i})
     windows.baseline_staged[i] = (_replied(session.judges, "bshown", i) - started) * 1e6
+    # Where the solution's window proves its ranks' stop before continuing them (Session.thaw_ranks): the same
+    # reading of the same held threads, so the host's work in both windows is alike (without it, honest identical
+    # code was refused by the host's clock on one H100), and a proof that they held through the baseline's inputs.
+    session.prove_stop()
     session.tell_judges(op="baseline", i=i, calls=windows.calls)
     session.wait(session.judges, "baselined", limit_s, {"i": i})
     # After the window: the judges' fingerprint of the baseline's outputs, taken once they replied, is done before the

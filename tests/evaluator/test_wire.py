@@ -65,6 +65,25 @@ def test_a_slot_carries_its_frame_and_keeps_its_pages(tmp_path):
             assert got.dtype == want.dtype and torch.equal(got, want * 2)
 
 
+def test_a_feed_slot_a_rank_grew_is_written_without_cutting_it():
+    # The host seals each feed slot against shrinking; a rank that grew its slot (reopened writable through
+    # /proc/self/fd) once made the judge's next frame cut it back, which the seal refused: the judge failed and the
+    # evaluation was the platform's error.
+    import fcntl
+
+    fd = os.memfd_create("arena-feed", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    judge = wire.Slot(fd, writable=True, pinned=False, name="feed")
+    judge.write([torch.zeros(1024, dtype=torch.uint8)])
+    rank = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)
+    os.ftruncate(rank, 1 << 30)
+    values = torch.arange(3 << 20, dtype=torch.int32)
+    judge.write([values])
+    assert os.fstat(fd).st_size == 1 << 30
+    assert torch.equal(wire.Slot(rank, writable=False, pinned=False).read()[0], values)
+    os.close(fd)
+
+
 def test_a_page_the_kernel_still_holds_from_an_earlier_frame_never_shows_the_next(tmp_path):
     # A rank keeps references to its feed's pages in the kernel (vmsplice into a pipe: no copy), then the judge writes
     # the next call's frame while the rank is held; the pipe, read later (a paced zero-copy send would copy it then,

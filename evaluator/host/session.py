@@ -814,21 +814,34 @@ class Session:
             )
 
     # -- watching -----------------------------------------------------------------------------------------
-    def _watch(self, force: bool = False) -> None:
+    def _watch(self, force: bool = False, between_calls: bool = False) -> None:
+        """Refuses a process other than the ranks (and, during a call, build tools run from their installed paths).
+        ``between_calls``: every call has returned, so no build is running and a build tool still there is a helper
+        of the solution's (a red team kept the host's own shell alive through the timing phase, holding a peer's
+        feed descriptor and waiting for a signal)."""
         if self.box is None or not self.watching:
             return
         now = time.monotonic()
         if not force and now - self._last_watch < WATCH_EVERY_S:
             return
         self._last_watch = now
-        _, strange = watch.classify(self.box.pid, self.world_size, sys.executable, self.spawner_pids)
+        _, strange = watch.classify(
+            self.box.pid, self.world_size, sys.executable, self.spawner_pids, builds=not between_calls
+        )
         if strange:
             p = strange[0]
+            if between_calls and watch.is_toolchain(p):
+                raise Stop(
+                    Verdict.REJECTED,
+                    f"a build tool ran on after the call that started it returned ({self.phase} phase): pid "
+                    f"{watch.shown_id(p.pid)} `{p.cmdline[:200] or p.exe}`; a build runs inside the call that needs "
+                    f"it, and whatever a solution starts must end before its call returns",
+                )
             raise Stop(
                 Verdict.REJECTED,
                 f"a process other than the ranks ran in the sandbox in the {self.phase} phase: "
                 f"pid {watch.shown_id(p.pid)} `{p.cmdline[:200] or p.exe}`; from the first trial on only the "
-                f"ranks (and compilers, from their installed paths) may run",
+                f"ranks (and compilers, from their installed paths, while a call runs) may run",
             )
 
     def find_ranks(self) -> None:
@@ -918,7 +931,7 @@ class Session:
                     f"must end before its call returns",
                     [r],
                 )
-        self._watch(force=True)
+        self._watch(force=True, between_calls=True)
 
     def freeze_ranks(self) -> None:
         """Stops every process of the solution's sandbox but bubblewrap's own (SIGSTOP, which no handler can catch;

@@ -192,11 +192,12 @@ def foreign_code(pid: int, roots: tuple[str, ...]) -> str | None:
 
 
 def classify(
-    root: int, world_size: int, python_exe: str, spawner: frozenset[int] | None = None
+    root: int, world_size: int, python_exe: str, spawner: frozenset[int] | None = None, builds: bool = True
 ) -> tuple[dict[int, int], list[Proc]]:
     """The rank processes in the sandbox (rank -> pid) and every process that is neither bubblewrap, the spawner, a
-    rank nor a compiler run from its installed path. ``spawner``: the spawner's pid (the ranks' parents), as the host
-    found it before any solution code ran; every other process is judged by what it is."""
+    rank nor (with ``builds``, while a call may be building) a compiler run from its installed path. ``spawner``: the
+    spawner's pid (the ranks' parents), as the host found it before any solution code ran; every other process is
+    judged by what it is."""
     procs = descendants(root)
     python = os.path.realpath(python_exe)
     # The sandbox's own bubblewrap is known by what it is, never by its name: the host's program file, and the one
@@ -216,7 +217,7 @@ def classify(
     ranks: dict[int, int] = {}
     strange: list[Proc] = []
     for p in procs:
-        if p.pid in inits or p.pid in spawners or is_toolchain(p):
+        if p.pid in inits or p.pid in spawners or (builds and is_toolchain(p)):
             continue
         if not p.exe and not p.cmdline and (_exited(p.pid) or leaving(f"/proc/{p.pid}/stat")):
             continue  # a process that just exited or is exiting (a rank, a build tool): its exit is judged on its own

@@ -71,20 +71,16 @@ def test_correct_all_reduce_passes_with_timings_and_roofline():
     assert doc["containment"]["started_ahead"] is False
 
 
-def test_a_stop_holds_every_process_of_the_sandbox_so_none_can_continue_the_ranks():
-    # The host's own shell (a build tool, allowed to run) sends SIGCONT to every process it can see, endlessly, and
-    # burns a core doing it; the stop holds it too, so neither it nor the ranks run while held. (Burner threads in
-    # the ranks themselves, named like gloo's, no longer outlive a stopped check: cheats/named_threads_slow_baseline.)
-    # On two busy cores the shell sometimes outruns the host's passes, or its burnt core shows on the host's clock:
-    # then the solution is refused for it, and nothing of it ran unseen either way.
+def test_a_build_tool_left_running_after_its_call_is_refused():
+    # The host's own shell (a build tool, from its installed path) started in the first call sends SIGCONT to every
+    # process it can see, endlessly. A build runs inside the call that needs it: once the calls have returned, a
+    # build tool still there is a helper of the solution's (a red team kept one alive through the timing phase,
+    # holding a peer's feed descriptor and waiting for a signal), refused at the first look after a trial.
     doc = run(HERE / "continued_by_a_shell.py")
-    if doc["verdict"] == "rejected":
-        assert "could not be stopped between calls" in doc["message"] or "host's clock saw" in doc["message"]
-        return
-    assert doc["verdict"] == "passed", doc["message"]
-    stopped = doc["timing"]["host_clock"]["ranks_stopped_between_windows"]
-    assert stopped["stops"] >= 1 + len(doc["trials"]) + doc["timing"]["iterations"]
-    assert stopped["cpu_ms_while_stopped"] == 0
+    assert doc["verdict"] == "rejected", doc["message"]
+    assert "a build tool ran on after the call that started it returned" in doc["message"], doc["message"]
+    assert "/bin/sh" in doc["message"]
+    assert doc["timing"] is None
 
 
 def test_off_on_one_rank_is_wrong_output_naming_that_rank():

@@ -6,8 +6,8 @@ It refuses, with EPERM, what no solution, judge or build needs and where the ker
 live: new namespaces of any kind (``unshare``, ``setns``, ``clone`` with a CLONE_NEW* flag; ``clone3``, whose flags a
 filter cannot read, answers ENOSYS so that the C library falls back to ``clone``, which it can), mounts old and new,
 ``pivot_root``/``chroot``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring`` and native
-AIO, the process's pages handed to the kernel by reference (``vmsplice``, ``SO_ZEROCOPY``), tracing and writing other
-processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
+AIO, the process's pages handed to the kernel by reference (``vmsplice``, ``SO_ZEROCOPY``), ``signalfd``, tracing and
+writing other processes' memory (``ptrace``, ``process_vm_writev``, ``pidfd_getfd``), file handles
 (``open_by_handle_at``), modules, kexec, swap, reboot, the clocks, accounting, quotas and the kernel log. Any other
 ABI than the host's own (i386 through ``int 0x80`` on x86_64, x32) is refused whole.
 
@@ -86,6 +86,12 @@ REFUSED = (
     # The process's own pages handed to the kernel by reference, to be copied later (a pipe's, then a paced send's):
     # a red team's peer read a rank's next inputs from pages its engine reused; setsockopt's SO_ZEROCOPY below.
     "vmsplice",
+    # Every signalfd of a process waits on one queue of the kernel's, which epoll's per-file limits do not see: a red
+    # team's 1,000 x 1,000 watchers made each signal the host sent (its own SIGSTOP and SIGCONT) run a million
+    # wake-ups with interrupts off, about 100 ms of a core, stalling the host in kill(). Nothing a solution, a judge
+    # or a build runs uses them.
+    "signalfd",
+    "signalfd4",
     # other processes
     "ptrace",
     "process_vm_writev",
@@ -158,6 +164,8 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_getevents": 208,
         "io_pgetevents": 333,
         "vmsplice": 278,
+        "signalfd": 282,
+        "signalfd4": 289,
         "ptrace": 101,
         "process_vm_writev": 311,
         "pidfd_getfd": 438,
@@ -216,6 +224,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_getevents": 4,
         "io_pgetevents": 292,
         "vmsplice": 75,
+        "signalfd4": 74,
         "ptrace": 117,
         "process_vm_writev": 271,
         "pidfd_getfd": 438,

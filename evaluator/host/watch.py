@@ -149,9 +149,16 @@ def parent(pid: int) -> int | None:
     return st[0] if st else None
 
 
-def _exited(pid: int) -> bool:
-    """A process that has ended (a zombie its parent has not reaped yet, or one that is gone) runs nothing."""
-    return _state(f"/proc/{pid}/stat") in ("Z", "X", "")
+def _ended(pid: int) -> bool:
+    """Whether every thread of ``pid`` has ended or is ending (a zombie its parent has not reaped yet, a process in its
+    exit path, or one that is gone): then it runs nothing of its own. Its first thread alone says nothing: one that
+    ended by itself (the exit system call, not exit_group) leaves the process a zombie leader with no program or
+    command line while its other threads run on (a red team's helper hid so through a whole timing phase)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    return all(leaving(f"/proc/{pid}/task/{tid}/stat") for tid in tids)
 
 
 def is_toolchain(proc: Proc) -> bool:
@@ -219,7 +226,7 @@ def classify(
     for p in procs:
         if p.pid in inits or p.pid in spawners or (builds and is_toolchain(p)):
             continue
-        if not p.exe and not p.cmdline and (_exited(p.pid) or leaving(f"/proc/{p.pid}/stat")):
+        if not p.exe and not p.cmdline and _ended(p.pid):
             continue  # a process that just exited or is exiting (a rank, a build tool): its exit is judged on its own
         # A rank is a child of the spawner (forked from it, so it runs the interpreter) named for its rank.
         if p.ppid in spawners and os.path.realpath(p.exe) == python:

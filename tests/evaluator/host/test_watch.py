@@ -614,3 +614,33 @@ def test_a_thread_that_appeared_or_ended_while_held_means_the_process_ran():
         ran = watch.ran_while_held(held, [pid])
         assert ran is not None and ("ended" in ran or "ms of CPU" in ran), ran
         assert watch.ran_while_held({**held, (pid, 2**22 + 7): (0, 0)}, [pid]) is not None
+
+
+_HIDDEN_LEADER = """
+import ctypes, platform, threading, time
+threading.Thread(target=time.sleep, args=(60,)).start()
+time.sleep(0.2)
+ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)  # exit: this thread alone
+"""
+
+
+def test_a_process_whose_first_thread_ended_alone_is_still_a_process_that_runs():
+    # Its first thread gone by the exit system call (not exit_group), the process shows no program and no command
+    # line, as one that has just exited does, while its other threads run on: a red team's helper hid so through a
+    # whole timing phase, copying its rank's inputs for the peer.
+    parent = subprocess.Popen(["bash", "-c", f"{sys.executable} -c '{_HIDDEN_LEADER}' & wait"])
+    try:
+        deadline = time.monotonic() + 10
+        hidden: list[watch.Proc] = []
+        while time.monotonic() < deadline and not hidden:
+            hidden = [p for p in watch.descendants(parent.pid) if not p.exe and not p.cmdline]
+            time.sleep(0.05)
+        assert hidden, "the helper's first thread did not end alone"
+        _, strange = watch.classify(parent.pid, 1, sys.executable)
+        assert hidden[0].pid in {p.pid for p in strange}
+    finally:
+        for proc in watch.descendants(parent.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+        parent.kill()
+        parent.wait()

@@ -143,7 +143,7 @@ class Session:
         self.exits: dict[int, int] = {}
         self.rank_pids: dict[int, int] = {}
         self.spawner_pids: frozenset[int] | None = None  # the ranks' parent, found before the solution loads
-        self.threads_before: dict[int, set[int]] = {}
+        self.threads_before: dict[int, set[tuple[int, int]]] = {}
         self.signals_before: dict[int, tuple[int, int] | None] = {}
         self.feeds: dict[int, tuple[int, int]] = {}  # each rank's feed slot file: (device, inode)
         # Each rank's feed slot, a memory file: given by descriptor to the judge's rank and the solution's rank of the
@@ -855,7 +855,7 @@ class Session:
 
     def snapshot_threads(self) -> None:
         self.find_ranks()
-        self.threads_before = {r: set(watch.threads(pid)) for r, pid in self.rank_pids.items()}
+        self.threads_before = {r: watch.thread_ids(pid) for r, pid in self.rank_pids.items()}
         # The signal dispositions the engine keeps between calls (it puts back whatever a call changed as it returns).
         self.signals_before = {r: watch.signal_dispositions(pid) for r, pid in self.rank_pids.items()}
         # The engine's table of library addresses and its driver table, set when it was opened, before any solution

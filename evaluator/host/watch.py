@@ -253,7 +253,26 @@ def threads(pid: int) -> dict[int, str]:
     return out
 
 
-def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
+def thread_ids(pid: int) -> set[tuple[int, int]]:
+    """Each thread of ``pid`` as (id, start time in clock ticks): an id alone is reused once the host's ids wrap, and a
+    thread of the solution's made under the id of a runtime thread that ended would be taken for that thread."""
+    out: set[tuple[int, int]] = set()
+    for tid in threads(pid):
+        start = _started(f"/proc/{pid}/task/{tid}/stat")
+        if start is not None:
+            out.add((tid, start))
+    return out
+
+
+def _started(stat_path: str) -> int | None:
+    read = _read_stat(stat_path)
+    try:
+        return int(read[1][19]) if read else None  # the 22nd field, starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def new_solution_threads(pid: int, before: set[tuple[int, int]]) -> list[tuple[int, str]]:
     """Threads of a rank (id, label) that did not exist before the solution was loaded, are not the runtime's and are
     not already leaving (in the kernel's exit path, or ended). A thread is the runtime's by what it runs
     (:func:`what_runs`), whatever it is called: a name is the solution's to choose, and the runtime's own pools
@@ -263,7 +282,8 @@ def new_solution_threads(pid: int, before: set[int]) -> list[tuple[int, str]]:
     main = now.get(pid, "")
     found = []
     for tid, name in now.items():
-        if tid in before or leaving(f"/proc/{pid}/task/{tid}/stat"):
+        stat = f"/proc/{pid}/task/{tid}/stat"
+        if (tid, _started(stat)) in before or leaving(stat):
             continue
         runs = what_runs(pid, tid)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)

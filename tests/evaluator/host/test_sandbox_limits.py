@@ -61,8 +61,9 @@ def test_every_number_in_the_filter_is_libseccomps():
     for arch, table in seccomp.SYSCALLS.items():
         for name, nr in table.items():
             assert lib.seccomp_syscall_resolve_name_arch(seccomp.AUDIT_ARCH[arch], name.encode()) == nr, (arch, name)
-        # every refused call has its number on each arch, but for the x86-only ones (port I/O, the first signalfd)
-        assert set(seccomp.REFUSED) - set(table) <= {"iopl", "ioperm", "uselib", "signalfd"}
+        # every refused call has its number on each arch, but for the x86-only ones (port I/O, the first signalfd and
+        # inotify_init)
+        assert set(seccomp.REFUSED) - set(table) <= {"iopl", "ioperm", "uselib", "signalfd", "inotify_init"}
         assert len(seccomp.compiled(arch)) == 8 * len(seccomp.program(arch))
 
 
@@ -107,6 +108,8 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
         mask = ctypes.create_string_buffer(128)  # an empty sigset_t
         made = libc.signalfd(-1, mask, 0)  # glibc's wrapper calls signalfd4; a descriptor when it works
         print('signalfd', err(0 if made >= 0 else made))
+        made = libc.inotify_init1(0)  # notifications of a file's changes, as the host writes and copies the slots
+        print('inotify', err(0 if made >= 0 else made))
         print('perf_event_open', err(libc.syscall(298, None, 0, -1, -1, 0)))
         # what a solution does need still works: threads, fork, a program through posix_spawn (clone3 -> clone)
         import threading
@@ -131,6 +134,7 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
         "vmsplice",
         "userfaultfd",
         "signalfd",
+        "inotify",
     ):
         assert seen[call] == "EPERM", (call, seen[call])
     assert seen["perf_event_open"] == "EPERM" and seen["so_reuseaddr"] == "ok"

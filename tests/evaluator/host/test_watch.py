@@ -203,7 +203,8 @@ def test_a_thread_is_judged_by_the_code_on_its_stack_not_by_its_name():
         names = {tid: name for tid, name in watch.threads(proc.pid).items()}
         fake = next(tid for tid, name in names.items() if name == "gloo_fake")
         assert watch.what_runs(proc.pid, fake) == "Python code"
-        assert watch.new_solution_threads(proc.pid, {proc.pid}) == [
+        main = {(t, start) for t, start in watch.thread_ids(proc.pid) if t == proc.pid}
+        assert watch.new_solution_threads(proc.pid, main) == [
             (fake, "gloo_fake, named like a library's thread, with Python code on its stack")
         ]
     finally:
@@ -366,7 +367,8 @@ def test_a_library_thread_on_a_stack_an_ended_python_thread_used_is_the_runtimes
         _stopped(proc)
         assert _words_in_python(proc.pid, library), "no ended thread's frames were left to mislead"
         assert watch.what_runs(proc.pid, library) == watch.RUNTIME_CODE
-        assert watch.new_solution_threads(proc.pid, set(watch.threads(proc.pid)) - {library}) == []
+        others = {(t, start) for t, start in watch.thread_ids(proc.pid) if t != library}
+        assert watch.new_solution_threads(proc.pid, others) == []
 
 
 @_X86_64
@@ -385,7 +387,8 @@ def test_a_thread_that_moved_its_stack_pointer_out_of_its_memory_is_refused_what
     ) as proc:
         tid = int(proc.stdout.readline())
         _stopped(proc)
-        assert watch.new_solution_threads(proc.pid, set(watch.threads(proc.pid)) - {tid}) == [
+        others = {(t, start) for t, start in watch.thread_ids(proc.pid) if t != tid}
+        assert watch.new_solution_threads(proc.pid, others) == [
             (tid, "gloo_loop, named like a library's thread, a stack pointer outside its memory")
         ]
 
@@ -644,3 +647,14 @@ def test_a_process_whose_first_thread_ended_alone_is_still_a_process_that_runs()
                 os.kill(proc.pid, signal.SIGKILL)
         parent.kill()
         parent.wait()
+
+
+def test_a_thread_is_known_by_its_id_and_its_start_not_its_id_alone():
+    # Ids are reused once the host's wrap: a thread of the solution's made under the id of a runtime thread that ended
+    # would otherwise be taken for that thread.
+    with _child("import time\nprint('ready', flush=True)\ntime.sleep(60)") as proc:
+        proc.stdout.readline()
+        _stopped(proc)
+        (tid, start), *_ = sorted(watch.thread_ids(proc.pid))
+        assert watch.new_solution_threads(proc.pid, {(tid, start)}) == []
+        assert [t for t, _ in watch.new_solution_threads(proc.pid, {(tid, start - 1)})] == [tid]

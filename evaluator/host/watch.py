@@ -257,15 +257,19 @@ def thread_ids(pid: int) -> set[tuple[int, int]]:
     """Each thread of ``pid`` as (id, start time in clock ticks): an id alone is reused once the host's ids wrap, and a
     thread of the solution's made under the id of a runtime thread that ended would be taken for that thread."""
     out: set[tuple[int, int]] = set()
-    for tid in threads(pid):
-        start = _started(f"/proc/{pid}/task/{tid}/stat")
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        start = _started(_read_stat(f"/proc/{pid}/task/{tid}/stat"))
         if start is not None:
-            out.add((tid, start))
+            out.add((int(tid), start))
     return out
 
 
-def _started(stat_path: str) -> int | None:
-    read = _read_stat(stat_path)
+def _started(read: tuple[str, list[str]] | None) -> int | None:
+    """A task's start time in clock ticks, from its ``stat`` file as _read_stat gives it."""
     try:
         return int(read[1][19]) if read else None  # the 22nd field, starttime
     except (IndexError, ValueError):
@@ -282,8 +286,8 @@ def new_solution_threads(pid: int, before: set[tuple[int, int]]) -> list[tuple[i
     main = now.get(pid, "")
     found = []
     for tid, name in now.items():
-        stat = f"/proc/{pid}/task/{tid}/stat"
-        if (tid, _started(stat)) in before or leaving(stat):
+        read = _read_stat(f"/proc/{pid}/task/{tid}/stat")  # once, for both questions
+        if (tid, _started(read)) in before or _leaving(read):
             continue
         runs = what_runs(pid, tid)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)
@@ -730,7 +734,10 @@ PF_EXITING = 0x4  # include/linux/sched.h: the task is in its exit path
 
 def leaving(stat_path: str) -> bool:
     """Whether the task whose ``stat`` file this is has ended or is ending (gone, a zombie, or in the exit path)."""
-    read = _read_stat(stat_path)
+    return _leaving(_read_stat(stat_path))
+
+
+def _leaving(read: tuple[str, list[str]] | None) -> bool:
     if read is None:
         return True
     try:

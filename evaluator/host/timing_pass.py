@@ -9,6 +9,8 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from evaluator.analysis import stats
@@ -133,17 +135,26 @@ def _time(
         windows.baseline_first[i] = baseline_first
         if baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
-        windows.solution[i], copied[i] = _time_solution(session, windows, i, i >= warmup, left)
+            # The solution's window is the last: the judges draw the next window's inputs as soon as its ranks
+            # reply, while the host stops them and copies their outputs (no window is open, and the gates of this
+            # one have copied their inputs from the source the draw lays the next ones out in).
+            # Not where the next window chooses how many calls it holds: that choice reads this solution's window.
+            then = partial(draw, i + 1) if i + 1 != decide_at else None
+        else:
+            then = None
+        windows.solution[i], copied[i] = _time_solution(session, windows, i, i >= warmup, left, then)
         digests[i] = solution_call.claimed(session, "timed", {"i": i}, "digest")
         if not baseline_first:
             windows.baseline[i] = _time_baseline(session, windows, i, left)
         if i >= warmup:
             unchecked = i
         i += 1
-        # Both windows are shut and the ranks stopped: the judges draw the next window's inputs and check this one's
-        # outputs on their device while the host reads the stopped ranks' threads, which nothing has run since
-        # their reply (what a stop holds does not change while it holds: Session.freeze_ranks).
-        draw(i)
+        # Both windows are shut and the ranks stopped: the judges draw the next window's inputs (unless they began
+        # as the solution's window shut) and check this one's outputs on their device while the host reads the
+        # stopped ranks' threads, which nothing has run since their reply (what a stop holds does not change while
+        # it holds: Session.freeze_ranks).
+        if then is None:
+            draw(i)
         if unchecked is not None:
             session.tell_judges(
                 op="check_timed", i=unchecked, nbytes=copied.pop(unchecked), digests=digests.pop(unchecked)
@@ -271,11 +282,17 @@ def _one_spin(session: Session, since: int, warmup: int) -> float:
 
 
 def _time_solution(
-    session: Session, windows: Windows, i: int, record: bool, limit_s: float
+    session: Session,
+    windows: Windows,
+    i: int,
+    record: bool,
+    limit_s: float,
+    then: Callable[[], None] | None = None,
 ) -> tuple[float, list[int | None]]:
     """The solution's window of iteration ``i`` by the host's clock, and how many bytes of each rank's outputs the
     host copied out for the judge (None for a rank with nothing to copy). The window opens before the judge writes
-    the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it."""
+    the inputs where the ranks can read them, so whatever a rank does with them before its call is inside it.
+    ``then`` runs once every rank has replied, before the ranks are stopped and their outputs copied."""
     # The ranks stay stopped while the judge writes their inputs (nothing of theirs can touch the feed slots then: a
     # slot shrunk under the judge's mapping once killed it), and run again with the command that starts the call.
     started = time.monotonic()
@@ -285,6 +302,8 @@ def _time_solution(
     session.command_ranks(compiled_timer.TIME, i, compiled_timer.RECORD_FLAG if record else 0, windows.calls)
     session.wait(session.ranks, "timed", limit_s, {"i": i})
     ended = _replied(session.ranks, "timed", i)
+    if then is not None:
+        then()
     after = time.monotonic()
     session.freeze_ranks()
     windows.spent("freeze", after, time.monotonic())

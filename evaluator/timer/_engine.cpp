@@ -128,6 +128,10 @@ constexpr int64_t MAX_PIECES = 1 << 16;  // copies of one non-contiguous GPU out
 // path's copies cost little, and both sides take it; above it a call's device time is long enough that a shift of that
 // order (about 0.2 µs) is under 1 %.
 constexpr size_t DEVICE_FRAME_MIN = size_t{32} << 20;
+// Bytes a device-to-device copy moves per ns at most on the GPUs the profiles name (it reads and writes each byte: an
+// H200's 4.8 TB/s of memory bandwidth copies at most 2.4 bytes per ns): a gate's copy takes at least its bytes over
+// this, which the gate's spin leaves out (gate).
+constexpr uint64_t GATE_COPY_BYTES_PER_NS = 3;
 
 // The dtypes a frame may hold (c10::ScalarType's numbers; evaluator/wire.py has the same table).
 bool known_dtype(uint8_t d) { return d <= 11 || d == 15 || d == 23 || d == 24 || (d >= 27 && d <= 29); }
@@ -2103,7 +2107,12 @@ void gate(const at::Tensor &feed, const at::Tensor &source, int64_t start, int64
   in_gate_context([&] {
     check_cu(D.wait_value64(st, to + GATE_ARMED, token, CU_STREAM_WAIT_VALUE_EQ), "the gate");
     if (spin && S.spin_us > 0) {
+      // The copy after the spin holds the call's stream too, so the spin is shorter by the least time the copy can
+      // take: the stream is held as long as before, and the inputs are no sooner in the feed (tp_mlp's 1.47 GB took
+      // about 1 ms a window after the spin, one H100).
       uint64_t ns = static_cast<uint64_t>(S.spin_us * 1000.0);
+      uint64_t copy_ns = static_cast<uint64_t>(end - start) / GATE_COPY_BYTES_PER_NS;
+      ns = copy_ns < ns / 2 ? ns - copy_ns : ns - ns / 2;
       void *args[] = {&ns};
       check_cu(D.launch(G.spin_fn, 1, 1, 1, 1, 1, 1, 0, st, args, nullptr), "the gate's spin");
     }

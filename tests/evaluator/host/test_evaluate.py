@@ -195,12 +195,12 @@ def test_a_timed_iterations_inputs_reach_the_solutions_feed_slot_only_once_its_w
     seen: list[tuple[int, bool]] = []
     links: set[str] = set()
 
-    def watched(session, windows, i, record, limit_s):
+    def watched(session, windows, i, record, limit_s, then=None):
         slots = [session.feed_fds[r] for r in range(session.world_size)]
         empty_before = all(not any(os.pread(fd, os.fstat(fd).st_size, 0)[16:]) for fd in slots)
         # A memory file: the rank's descriptor names no folder of the host's.
         links.update(os.readlink(f"/proc/{pid}/fd/{session.feed_fds[r]}") for r, pid in session.rank_pids.items())
-        result = original(session, windows, i, record, limit_s)
+        result = original(session, windows, i, record, limit_s, then)
         seen.append((i, empty_before))
         return result
 
@@ -220,12 +220,12 @@ def test_the_solutions_window_opens_only_once_the_judges_are_done_with_the_basel
     original = timing_pass._time_solution
     pending: list[int] = []
 
-    def watched(session, windows, i, record, limit_s):
+    def watched(session, windows, i, record, limit_s, then=None):
         for judge in session.judges:
             baselined = {m["i"] for m in judge.of_kind("baselined")}
             kept = {m["i"] for m in judge.of_kind("kept")}
             pending.extend(sorted(baselined - kept))
-        return original(session, windows, i, record, limit_s)
+        return original(session, windows, i, record, limit_s, then)
 
     monkeypatch.setattr(timing_pass, "_time_solution", watched)
     doc = run(ALL_REDUCE / "correct" / "nccl_inplace_copy.py")

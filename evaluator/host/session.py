@@ -189,6 +189,8 @@ class Session:
         self.frozen = False
         self.frozen_ticks = 0
         self.freezes = 0
+        # Threads found the runtime's at a stop, by what they run, kept for the next (watch.what_runs).
+        self.thread_verdicts: dict[tuple[object, ...], str] = {}
         self._ticks_at_freeze = 0
         self._stopped_pids: list[int] = []
         self._held: dict[tuple[int, int], tuple[int, int]] = {}  # what each held thread had run when the stop held
@@ -873,13 +875,13 @@ class Session:
             self._check_feeds(what)
             self._check_waits(what)
         for r, pid in self.rank_pids.items():
-            extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+            extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()), self.thread_verdicts)
             if extra and not self.frozen:
                 # A running thread's stack cannot be read (watch.what_runs): the ranks, idle between two of the
                 # host's commands, are held for a second look at what their new threads run.
                 self.freeze_ranks()
                 try:
-                    extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()))
+                    extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()), self.thread_verdicts)
                 finally:
                     self.thaw_ranks()
             # A thread joined just before the call returned may still be leaving the kernel's task list: a thread

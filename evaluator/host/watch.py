@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
 import os
 import platform
 import shutil
@@ -276,20 +277,40 @@ def _started(read: tuple[str, list[str]] | None) -> int | None:
         return None
 
 
-def new_solution_threads(pid: int, before: set[tuple[int, int]]) -> list[tuple[int, str]]:
+# Threads started since the solution loaded that a rank may keep between calls, each judged the runtime's by what it
+# runs: NCCL's proxies (one or two a communicator), CUDA's and gloo's own. OpenMP's pool is one thread (OMP_NUM_THREADS
+# is 1 in the sandbox). A red team kept 480 threads parked in the C library's pause() across calls: every stop read
+# and walked each one's stack, 751 ms an iteration, and the evaluation took 15 times as long and passed. Each thread
+# kept still costs the host about 10 file reads a stop (its stop, its proof, its check): bounded here.
+MAX_KEPT_THREADS = 64
+
+
+def new_solution_threads(
+    pid: int, before: set[tuple[int, int]], verdicts: dict[tuple[object, ...], str] | None = None
+) -> list[tuple[int, str]]:
     """Threads of a rank (id, label) that did not exist before the solution was loaded, are not the runtime's and are
     not already leaving (in the kernel's exit path, or ended). A thread is the runtime's by what it runs
     (:func:`what_runs`), whatever it is called: a name is the solution's to choose, and the runtime's own pools
     (OpenMP's workers, started when a solution sets torch's thread count) carry the process's. Only a thread whose
-    stack cannot be read (running, with the ranks not stopped) is judged by its name."""
+    stack cannot be read (running, with the ranks not stopped) is judged by its name. More than MAX_KEPT_THREADS
+    such threads are refused as a whole (the first label says so). ``verdicts``, kept by the caller from stop to
+    stop, spares a walk of a thread found the runtime's before, at the same place with the same stack and the same
+    mappings (:func:`what_runs`)."""
     now = threads(pid)
     main = now.get(pid, "")
     found = []
-    for tid, name in now.items():
-        read = _read_stat(f"/proc/{pid}/task/{tid}/stat")  # once, for both questions
-        if (tid, _started(read)) in before or _leaving(read):
-            continue
-        runs = what_runs(pid, tid)
+    kept = [
+        (tid, name)
+        for tid, name in now.items()
+        if not ((tid, _started(read := _read_stat(f"/proc/{pid}/task/{tid}/stat"))) in before or _leaving(read))
+    ]
+    if len(kept) > MAX_KEPT_THREADS:
+        tid, name = kept[0]
+        many = f"{name}, one of {len(kept)} threads started since the load where at most {MAX_KEPT_THREADS} may stay"
+        return [(tid, many), *kept[1:]]
+    maps = process_maps(pid)
+    for tid, name in kept:
+        runs = what_runs(pid, tid, maps, verdicts)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)
         if runs is None:
             if not library_name:
@@ -380,7 +401,9 @@ RUNTIME_CODE = "the host's libraries only"
 GIL_ENTRIES = ("PyEval_AcquireThread", "PyEval_RestoreThread", "PyGILState_Ensure")
 
 
-def what_runs(pid: int, tid: int) -> str | None:
+def what_runs(
+    pid: int, tid: int, maps: ProcessMaps | None = None, verdicts: dict[tuple[object, ...], str] | None = None
+) -> str | None:
     """What a thread runs, from where it is and every return address of its live frames: :data:`RUNTIME_CODE` when
     all of it is in the host's installed libraries; else what no runtime thread runs, "Python code" (the interpreter:
     a library's threads are native) or "code from ..." (outside the host's program roots: a solution's own native
@@ -389,14 +412,21 @@ def what_runs(pid: int, tid: int) -> str | None:
 
     The frames are walked by their code's call-frame information (:mod:`evaluator.host.unwind`), so what an ended
     thread left in the slots of a reused stack is not taken for a caller. Above a frame the walk cannot pass, and
-    above the last frame of a walk that ended, every word of the stack counts as a return address too."""
+    above the last frame of a walk that ended, every word of the stack counts as a return address too.
+
+    ``maps``: the process's mappings, read once for all its threads (else read here). ``verdicts``: a thread found
+    the runtime's by a walk, with no signal's frame, is found so again without one while its place (the system call,
+    its arguments, its registers), its stack's bytes and the process's mappings are what they were: the walk reads
+    nothing else of the thread's."""
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
-            fields = f.read().split()
+            place = f.read()
+        fields = place.split()
         if not fields or fields[0] == "running" or len(fields) < 3:
             return None
         sp, pc = int(fields[-2], 16), int(fields[-1], 16)
-        code, stack_end = _code_mappings(pid, sp)
+        maps = maps or process_maps(pid)
+        code, stack_end = maps.code, maps.end_of(sp)
         if stack_end is None:
             # A thread stopped in a system call has its stack pointer in its stack; one outside every mapping was
             # set there by code of the thread's own, to leave nothing to read.
@@ -407,9 +437,12 @@ def what_runs(pid: int, tid: int) -> str | None:
         data = _memory(pid, sp, stack_end - sp)
     except (OSError, ValueError):
         return None
+    key = (pid, tid, place, maps.digest, hashlib.blake2b(data, digest_size=16).digest())
+    if verdicts is not None and verdicts.get(key) == RUNTIME_CODE:
+        return RUNTIME_CODE
     interpreter = os.path.realpath(f"/proc/{pid}/exe")
     roots = tuple(r.rstrip("/") + "/" for r in program_roots())
-    starts = [c.start for c in code]
+    starts = maps.starts
     frames = unwind.live_frames(pid, sp, pc, data, code)
     values = frames.addresses + _words(data[max(0, frames.every_word_from - sp) // 8 * 8 :])
     if frames.interrupted is not None:
@@ -433,7 +466,14 @@ def what_runs(pid: int, tid: int) -> str | None:
             continue
         if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
             return f"code from {path or 'executable memory of no file'}"
+    if verdicts is not None and frames.interrupted is None:  # a signal's frames lie in memory the key does not hold
+        if len(verdicts) >= MAX_VERDICTS:
+            verdicts.clear()
+        verdicts[key] = RUNTIME_CODE
     return RUNTIME_CODE
+
+
+MAX_VERDICTS = 4 * MAX_KEPT_THREADS * 8  # threads a rank keeps, several ranks, a few places each
 
 
 def _waiting_for_the_gil(
@@ -712,21 +752,50 @@ def reading(pid: int, fd: int) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class ProcessMaps:
+    """A process's mappings as one reading of /proc/PID/maps gives them: the executable ones, sorted (``code``, with
+    their ``starts``), every mapping's extent, sorted, and a digest of the executable ones."""
+
+    code: list[unwind.Mapping]
+    starts: list[int]
+    extents: list[tuple[int, int]]
+    digest: bytes
+
+    def end_of(self, address: int) -> int | None:
+        """The end of the mapping that holds ``address``, or None when none does."""
+        at = bisect.bisect_right(self.extents, (address, 1 << 64)) - 1
+        return self.extents[at][1] if at >= 0 and address < self.extents[at][1] else None
+
+
+def process_maps(pid: int) -> ProcessMaps:
+    """One reading of a process's mappings (OSError: it is gone). Read once for all of a process's threads at a stop:
+    a rank that splits its memory into tens of thousands of mappings made each thread's reading cost milliseconds."""
+    with open(f"/proc/{pid}/maps", "rb") as f:
+        raw = f.read()
+    code: list[unwind.Mapping] = []
+    extents: list[tuple[int, int]] = []
+    # Of the executable mappings alone (their extents, files and offsets): the allocator maps and unmaps data between
+    # any two stops, which changes nothing a thread's walk reads.
+    digest = hashlib.blake2b(digest_size=16)
+    for line in raw.decode(errors="replace").splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) < 5:
+            continue
+        start, end = (int(v, 16) for v in parts[0].split("-"))
+        extents.append((start, end))
+        if "x" in parts[1]:
+            code.append(unwind.Mapping(start, end, int(parts[2], 16), parts[5] if len(parts) > 5 else ""))
+            digest.update(line.encode() + b"\n")
+    code.sort(key=lambda m: m.start)
+    extents.sort()
+    return ProcessMaps(code, [c.start for c in code], extents, digest.digest())
+
+
 def _code_mappings(pid: int, sp: int) -> tuple[list[unwind.Mapping], int | None]:
     """A process's executable mappings, sorted, and the end of the mapping that holds ``sp``."""
-    code: list[unwind.Mapping] = []
-    stack_end = None
-    with open(f"/proc/{pid}/maps", errors="replace") as f:
-        for line in f:
-            parts = line.split(maxsplit=5)
-            start, end = (int(v, 16) for v in parts[0].split("-"))
-            if start <= sp < end:
-                stack_end = end
-            if "x" in parts[1]:
-                path = parts[5].rstrip("\n") if len(parts) > 5 else ""
-                code.append(unwind.Mapping(start, end, int(parts[2], 16), path))
-    code.sort(key=lambda m: m.start)
-    return code, stack_end
+    maps = process_maps(pid)
+    return maps.code, maps.end_of(sp)
 
 
 PF_EXITING = 0x4  # include/linux/sched.h: the task is in its exit path

@@ -658,3 +658,57 @@ def test_a_thread_is_known_by_its_id_and_its_start_not_its_id_alone():
         (tid, start), *_ = sorted(watch.thread_ids(proc.pid))
         assert watch.new_solution_threads(proc.pid, {(tid, start)}) == []
         assert [t for t, _ in watch.new_solution_threads(proc.pid, {(tid, start - 1)})] == [tid]
+
+
+def test_more_threads_kept_past_the_load_than_the_runtime_keeps_are_refused_whatever_they_run():
+    # Threads parked in the C library's pause() are judged the runtime's by what they run, and each costs the host
+    # file reads at every stop: a red team kept 480 across calls, and every iteration took 751 ms of the host's checks.
+    # Up to MAX_KEPT_THREADS pass; one more and all are named, the first saying why.
+    limit = watch.MAX_KEPT_THREADS
+    with _child(
+        _NEW_THREAD + f"pause = ctypes.c_void_p(ctypes.cast(libc.pause, ctypes.c_void_p).value)\n"
+        f"print(' '.join(str(new_thread(pause)) for _ in range({limit + 1})), flush=True)\n"
+        "time.sleep(60)",
+    ) as proc:
+        made = [int(t) for t in proc.stdout.readline().split()]
+        _stopped(proc)
+        before = {(t, start) for t, start in watch.thread_ids(proc.pid) if t not in made}
+        assert watch.new_solution_threads(proc.pid, before | {next(iter(watch.thread_ids(proc.pid) - before))}) == []
+        found = watch.new_solution_threads(proc.pid, before)
+        assert sorted(t for t, _ in found) == sorted(made)
+        assert f"one of {limit + 1} threads started since the load where at most {limit} may stay" in found[0][1]
+
+
+def test_a_thread_found_the_runtimes_is_walked_again_only_once_its_process_maps_new_code(monkeypatch):
+    # A stop reads every kept thread; its walk is spared while the thread, its stack and the process's code are as
+    # they were, and done again once anything it reads may have changed (here: an executable page mapped).
+    walks: list[int] = []
+    live_frames = unwind.live_frames
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        walks.append(1)
+        return live_frames(*args, **kw)
+
+    monkeypatch.setattr(unwind, "live_frames", counted)
+    with _child(
+        _NEW_THREAD + "import mmap, sys\n"
+        "print(new_thread(ctypes.c_void_p(ctypes.cast(libc.pause, ctypes.c_void_p).value)), flush=True)\n"
+        "sys.stdin.readline()\n"
+        "page = mmap.mmap(-1, 4096, prot=7)\n"
+        "print('mapped', flush=True)\n"
+        "time.sleep(60)",
+        stdin=subprocess.PIPE,
+    ) as proc:
+        parked = int(proc.stdout.readline())
+        _stopped(proc)
+        verdicts: dict[tuple[object, ...], str] = {}
+        assert [watch.what_runs(proc.pid, parked, None, verdicts) for _ in range(3)] == [watch.RUNTIME_CODE] * 3
+        assert len(walks) == 1
+        os.kill(proc.pid, signal.SIGCONT)
+        assert proc.stdin is not None
+        proc.stdin.write("map\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "mapped"
+        _stopped(proc)
+        assert watch.what_runs(proc.pid, parked, None, verdicts) == watch.RUNTIME_CODE
+        assert len(walks) == 2

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -770,25 +771,29 @@ class ProcessMaps:
 
 def process_maps(pid: int) -> ProcessMaps:
     """One reading of a process's mappings (OSError: it is gone). Read once for all of a process's threads at a stop:
-    a rank that splits its memory into tens of thousands of mappings made each thread's reading cost milliseconds."""
+    a rank that split its memory into 20,000 mappings made each thread's reading cost tens of milliseconds."""
     with open(f"/proc/{pid}/maps", "rb") as f:
-        raw = f.read()
-    code: list[unwind.Mapping] = []
-    extents: list[tuple[int, int]] = []
+        return _parsed_maps(f.read())
+
+
+_EXTENT = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) ", re.M)
+_EXECUTABLE = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) ..x. ([0-9a-f]+) \S+ \d+ *(.*)$", re.M)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_maps(raw: bytes) -> ProcessMaps:
+    """``raw`` (a maps file's bytes) parsed: by the regular expressions' scans, and once for a reading seen before (a
+    rank's mappings seldom change between two stops)."""
+    extents = [(int(a, 16), int(b, 16)) for a, b in _EXTENT.findall(raw)]
+    extents.sort()
     # Of the executable mappings alone (their extents, files and offsets): the allocator maps and unmaps data between
     # any two stops, which changes nothing a thread's walk reads.
     digest = hashlib.blake2b(digest_size=16)
-    for line in raw.decode(errors="replace").splitlines():
-        parts = line.split(maxsplit=5)
-        if len(parts) < 5:
-            continue
-        start, end = (int(v, 16) for v in parts[0].split("-"))
-        extents.append((start, end))
-        if "x" in parts[1]:
-            code.append(unwind.Mapping(start, end, int(parts[2], 16), parts[5] if len(parts) > 5 else ""))
-            digest.update(line.encode() + b"\n")
-    code.sort(key=lambda m: m.start)
-    extents.sort()
+    code = []
+    for m in _EXECUTABLE.finditer(raw):
+        digest.update(m.group(0) + b"\n")
+        code.append(unwind.Mapping(int(m[1], 16), int(m[2], 16), int(m[3], 16), m[4].decode(errors="replace")))
+    code.sort(key=lambda c: c.start)
     return ProcessMaps(code, [c.start for c in code], extents, digest.digest())
 
 

@@ -283,12 +283,26 @@ def _prepare_workdir(workdir: Path, world_size: int) -> Path:
     (workdir / "judge").mkdir(mode=0o700)
     solution_dir = workdir / "solution"
     solution_dir.mkdir(mode=0o755)
+    # The exchange folder and its rank folders are the host's: nothing in the sandbox creates, renames or removes a
+    # name under /io. A red team, whose rank folder was its own, made empty files there until every inode of the
+    # host's /dev/shm was taken (the memory cap does not count inodes), and no service of the host's could create a
+    # file there while its evaluation passed. The host makes the two files a rank writes, its output slot
+    # (evaluator/rank/worker.py) and its log (evaluator/rank/spawn.py), and gives them to the sandbox's uid.
     io = workdir / "io"
-    io.mkdir(mode=0o755)
+    io.mkdir()
+    os.chmod(io, 0o755)  # not mkdir's mode, which a umask narrows: the sandbox's uid must pass through
     for r in range(world_size):
-        (io / f"r{r}").mkdir()
-        if os.geteuid() == 0:
-            os.chown(io / f"r{r}", sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+        folder = io / f"r{r}"
+        folder.mkdir()
+        os.chmod(folder, 0o755)
+        for name in (wire.OUT_SLOT, "log.txt"):
+            fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            try:
+                os.fchmod(fd, 0o644)
+                if os.geteuid() == 0:
+                    os.fchown(fd, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+            finally:
+                os.close(fd)
     return solution_dir
 
 

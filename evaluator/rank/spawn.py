@@ -93,6 +93,8 @@ def main() -> int:
     every = {fd for fds in ranks for fd in fds} | {report_fd}
     pending: dict[int, int] = {}
     for r, fds in enumerate(ranks):
+        # O_CREAT for the judge's logs, made in its own private folder. A solution's rank's log is already there: the
+        # host made it (evaluator/host/evaluate.py, _prepare_workdir) in a folder where the sandbox creates nothing.
         log_fd = os.open(logs.replace("{r}", str(r)), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         pid = os.fork()
         if pid == 0:

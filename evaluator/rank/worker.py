@@ -107,7 +107,12 @@ class Worker:
             # Bound now, before any solution code: what serves the rank from the load on.
             self.serve = self.engine.serve
             self.current = self.engine.current
-            self.out_fd = os.open(self.io / wire.OUT_SLOT, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            # The host made the slot, this rank's own, in a folder where nothing in the sandbox can create a file
+            # (evaluator/host/evaluate.py, _prepare_workdir): opened as it is, never made here.
+            try:
+                self.out_fd = os.open(self.io / wire.OUT_SLOT, os.O_RDWR | os.O_NOFOLLOW)
+            except FileNotFoundError:
+                raise RuntimeError(f"the host made no output slot at {self.io / wire.OUT_SLOT}") from None
         except Exception as exc:
             self.send(
                 "error",

@@ -282,8 +282,9 @@ CHEATS: list[Case] = [
     # No Python of the evaluator's frames a timed call any more: the hook never learns it is timed, and the solution
     # computes in its call.
     Case("cheats/profile_hook_after_timer.py", "passed", no_gain=True),
-    # Inputs no longer pass through files in the exchange folder: a folder at their old name blocks nothing.
-    Case("cheats/block_next_input_name.py", "passed", no_gain=True),
+    # Inputs no longer pass through files in the exchange folder, and nothing in the sandbox makes a name there (the
+    # folders are the host's): the folder at their old name is refused as it is made.
+    Case("cheats/block_next_input_name.py", "runtime_error", ("PermissionError",)),
     Case("cheats/gc_harness_state.py", "wrong_output", ("differ",)),
     Case("cheats/dispatch_mode_compare.py", "wrong_output", ("differ",)),
     Case("cheats/aten_override.py", "wrong_output", ("differ",)),
@@ -401,7 +402,8 @@ CHEATS: list[Case] = [
     Case("cheats/tcpstore_other_address.py", "passed", listen=True),
     Case("cheats/read_other_submission.py", "passed", decoy=True, log_has=("stolen: {}",)),
     Case("cheats/print_mount_table.py", "passed", log_has=("ARENA_MOUNTS",), host_paths_free=True),
-    Case("cheats/log_symlink_host_file.py", "passed", decoy=True),
+    # The log's folder is the host's: the log cannot be removed, so no link takes its place.
+    Case("cheats/log_symlink_host_file.py", "runtime_error", ("PermissionError",), decoy=True),
     Case("cheats/from_file_other_eval.py", "passed", decoy=True, log_has=("read: []",)),
     Case("cheats/proc_memory_seeds.py", "wrong_output", ("differ",), secret_free=True, log_has=("0 secrets",)),
     Case("cheats/load_reference_by_path.py", "wrong_output", ("differ",), log_has=("ARENA_REFERENCE_VISIBLE 0",)),
@@ -468,7 +470,9 @@ CHEATS: list[Case] = [
         ("a process other than the ranks",),
         leaves_no="arena_preloaded_shell",
     ),
-    Case("cheats/deep_tree_in_exchange.py", "passed"),  # and its folder is removed (every case checks that)
+    # The rank's folder is the host's: not even the tree's first level is made (and its folder is removed: every case
+    # checks that).
+    Case("cheats/deep_tree_in_exchange.py", "runtime_error", ("PermissionError",)),
     Case("cheats/fill_dev_shm.py", "passed", log_has=("ARENA_SHM_CAPPED",), log_lacks=("ARENA_SHM_UNCAPPED",)),
     Case("cheats/static_forbidden.py", "rejected", ("static check",)),
     Case("cheats/too_fast.py", "rejected", ("physically impossible",), where="cpu", profile=RIGGED_PROFILE),

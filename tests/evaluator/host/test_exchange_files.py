@@ -1,5 +1,7 @@
-"""What the host reads from the exchange folder, whose rank folders belong to the sandbox: a FIFO planted there
-never stops the host, and a link there never brings a host file into the result."""
+"""What the host reads from the exchange folder: a FIFO planted there never stops the host, and a link there never
+brings a host file into the result. The rank folders are the host's now (evaluator/host/evaluate.py,
+_prepare_workdir), so the planting itself is refused; the host's refusal of a FIFO it finds is tested apart
+(tests/evaluator/test_wire.py)."""
 
 import os
 import threading
@@ -76,5 +78,4 @@ def test_fifos_in_the_exchange_folder_never_stop_the_host(tmp_path):
     finally:
         stop.set()
     assert time.monotonic() - started < RELEASE_S, "the host waited on a FIFO the solution planted"
-    assert doc["verdict"] in ("wrong_output", "rejected"), doc["message"]
-    assert doc["logs"]["rank0"] == ""  # the log is no plain file any more: nothing is read from it
+    assert doc["verdict"] == "runtime_error" and "PermissionError" in doc["message"], doc["message"]

@@ -30,7 +30,7 @@ from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, Verdict, empty_document, trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import pool, sandbox, solution_call, timing_pass
+from evaluator.host import job_cache, pool, sandbox, solution_call, timing_pass
 from evaluator.host.folders import remove_tree
 from evaluator.host.plan import Evaluation, resolve, solution_backend
 from evaluator.host.session import Session, Stop
@@ -181,20 +181,28 @@ def evaluate(
     workdir = (
         held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))
     )
-    ran, own_cache = False, None
+    ran = False
     try:
         own_cache = _cache_dir(spec.solution_source)
-        if held:
-            pool.lend_cache(own_cache, held.cache)
-        session = held.session if held else _new_session(workdir, profile, timer_path, own_cache)
-        ran = True
-        _run(doc, plan, session, started_ahead=held is not None)
+        # The sandbox's /cache is a file system of the job's own, filled from the solution's entry and emptied back
+        # into it (evaluator/host/job_cache.py); a held pair's was made with it.
+        cache = held.cache if held else workdir / "cache"
+        with job_cache.locked(own_cache):
+            try:
+                if not held:
+                    job_cache.make(cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+                job_cache.copy(own_cache, cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+                session = held.session if held else _new_session(workdir, profile, timer_path, cache)
+                ran = True
+                _run(doc, plan, session, started_ahead=held is not None)
+            finally:
+                if held and not ran:
+                    held.session.close()  # _run closes its session; this one never got that far
+                job_cache.copy(cache, own_cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+                job_cache.remove(cache)
+    except job_cache.JobCacheError as exc:
+        doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"the evaluation cannot run here: {exc}"
     finally:
-        if held:
-            if not ran:
-                held.session.close()  # _run closes its session; this one never got that far
-            if own_cache is not None:
-                pool.return_cache(held.cache, own_cache)
         if not keep_workdir:
             remove_tree(workdir)
     doc["phases"]["total"] = round(time.monotonic() - started, 3)
@@ -222,7 +230,7 @@ def _hold_next(profile: HardwareProfile, timer_path: Path, workdir_parent: str |
         session.start_sandbox(None, hold=True)
         return session
 
-    pool.hold(profile, start, workdir_parent, _cache_root())
+    pool.hold(profile, start, workdir_parent)
 
 
 def _new_session(workdir: Path, profile: HardwareProfile, timer_path: Path, cache: Path) -> Session:

@@ -6,11 +6,11 @@ profile (:func:`take`), and once it has replied the job runner starts the next o
 torch (about 4 s on a GPU host) is no longer on its path, and starting them is not on the previous one's.
 
 A held pair knows nothing of any solution: its working directory has an empty solution folder and an empty build
-cache of its own. When it is taken, the solution's file is written into the first, and the solution's own build
-cache is lent to the second (its entries moved in, and moved back when the evaluation ends), so no solution ever
-sees another's builds. One pair is held per profile; an imported problem (whose judge sees its suite's files) and
-a solution that builds extensions (whose build may be running ahead on the build queue, in its cache) always start
-their own."""
+cache of its own (a file system of bounded size, evaluator/host/job_cache.py). When it is taken, the solution's file
+is written into the first, and the solution's entry of the host's build cache is copied into the second (and what
+the evaluation built copied back when it ends), so no solution ever sees another's builds. One pair is held per
+profile; an imported problem (whose judge sees its suite's files) and a solution that builds extensions (whose build
+may be running ahead on the build queue) always start their own."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from evaluator.contract.profiles import HardwareProfile
-from evaluator.host import sandbox
+from evaluator.host import job_cache, sandbox
 from evaluator.host.folders import remove_tree
 from evaluator.host.session import Session
 
@@ -75,24 +75,20 @@ def wanted() -> list[HardwareProfile]:
     return profiles
 
 
-def hold(
-    profile: HardwareProfile, start: Callable[[Path, Path], Session], workdir_parent: str | None, cache_root: Path
-) -> None:
+def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workdir_parent: str | None) -> None:
     """Starts the next evaluation's pair for ``profile`` with ``start(workdir, cache)``, unless one is held."""
     if profile.name in _held:
         return
     workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent))
-    (cache_root / "held").mkdir(parents=True, exist_ok=True)
-    cache = Path(tempfile.mkdtemp(prefix="cache-", dir=cache_root / "held"))
-    if os.geteuid() == 0:
-        os.chmod(cache_root / "held", 0o711)
-        os.chown(cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
-        os.chmod(cache, 0o700)
+    # The pair's /cache: a file system of the job's own (evaluator/host/job_cache.py), which the evaluation that takes
+    # the pair fills from its solution's entry and empties back into it.
+    cache = workdir / "cache"
     try:
+        job_cache.make(cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
         session = start(workdir, cache)
     except Exception:
+        job_cache.remove(cache)
         remove_tree(workdir)
-        remove_tree(cache)
         raise
     global _drain_registered
     if not _drain_registered:
@@ -107,26 +103,10 @@ def wait_ready(profile: HardwareProfile, timeout_s: float) -> bool:
     return held is not None and held.session.wait_imported(timeout_s)
 
 
-def lend_cache(own: Path, held_cache: Path) -> None:
-    """Moves the solution's build cache entries into the held pair's cache folder (one file system: renames)."""
-    for entry in os.listdir(own):
-        os.replace(own / entry, held_cache / entry)
-
-
-def return_cache(held_cache: Path, own: Path) -> None:
-    """Moves them back, with whatever the evaluation built, and removes the pair's folder."""
-    try:
-        for entry in os.listdir(held_cache):
-            if not (own / entry).exists():
-                os.replace(held_cache / entry, own / entry)
-    finally:
-        remove_tree(held_cache)
-
-
 def discard(held: Held) -> None:
     held.session.close()
+    job_cache.remove(held.cache)
     remove_tree(held.workdir)
-    remove_tree(held.cache)
 
 
 def drain() -> None:

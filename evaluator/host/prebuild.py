@@ -20,7 +20,7 @@ from typing import Any
 from evaluator.contract.build import needs_build
 from evaluator.contract.result import trim
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import sandbox
+from evaluator.host import job_cache, sandbox
 from evaluator.host.evaluate import _cache_dir, _runtime_dir, workdir_root
 
 # Hopper (H100/H200); the evaluation's ranks build for the same architecture, so the cache entry matches.
@@ -53,29 +53,35 @@ def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, An
         (workdir / "timer").write_bytes(b"")
         env = sandbox.environment({}, "cpu")
         env.update({"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": CUDA_ARCH})
-        mounts = sandbox.Mounts(
-            _runtime_dir(workdir),
-            workdir / "timer",
-            workdir / "solution",
-            workdir / "io",
-            _cache_dir(spec.solution_source),
-        )
-        argv = sandbox.command(mounts, [sys.executable, "-c", _IMPORT_ONLY], env, "cpu", 4 << 30)
+        entry = _cache_dir(spec.solution_source)
         try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                start_new_session=True,
-                preexec_fn=sandbox.limits("cuda"),
-            )
-        except subprocess.TimeoutExpired:
-            return {
-                "built": False,
-                "reason": f"build passed {timeout_s:.0f} s; the evaluation will try again",
-                "seconds": round(time.monotonic() - started, 2),
-            }
+            # The build writes into a file system of the job's own, copied back into the solution's entry as it ends
+            # (evaluator/host/job_cache.py); an evaluation of the same solution waits for it under the entry's lock.
+            with job_cache.job_cache(entry, workdir / "cache", sandbox.SANDBOX_UID, sandbox.SANDBOX_GID) as cache:
+                return _build(workdir, cache, env, timeout_s, started)
+        except job_cache.JobCacheError as exc:
+            return {"built": False, "reason": str(exc)}
+
+
+def _build(workdir: Path, cache: Path, env: dict[str, str], timeout_s: float, started: float) -> dict[str, Any]:
+    """The import itself, in the sandbox, with ``cache`` at /cache."""
+    mounts = sandbox.Mounts(_runtime_dir(workdir), workdir / "timer", workdir / "solution", workdir / "io", cache)
+    argv = sandbox.command(mounts, [sys.executable, "-c", _IMPORT_ONLY], env, "cpu", 4 << 30)
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            start_new_session=True,
+            preexec_fn=sandbox.limits("cuda"),
+        )
+    except subprocess.TimeoutExpired:
+        return {
+            "built": False,
+            "reason": f"build passed {timeout_s:.0f} s; the evaluation will try again",
+            "seconds": round(time.monotonic() - started, 2),
+        }
     return {
         "built": proc.returncode == 0,
         "seconds": round(time.monotonic() - started, 2),

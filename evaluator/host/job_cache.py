@@ -1,0 +1,160 @@
+"""A job's build cache: what a sandbox sees at /cache is a file system of the job's own, of bounded size and file
+count, filled from the solution's entry in the host's build cache (evaluator/host/build_cache.py) as the job starts
+and emptied back into it as the job ends.
+
+Bound at /cache directly, the entry lay on the host's disk with nothing to bound it while a job ran: a red team
+reserved 24 GiB there in 21 ms with one ``fallocate`` (with FALLOC_FL_KEEP_SIZE the file's size stays 0, so the
+per-file size limit never applies, and no page is written, so the memory cgroup never sees it), and any number of
+files of the per-file limit could follow. A tmpfs of the job's own ends both: it refuses what passes JOB_CACHE_BYTES
+or JOB_CACHE_FILES (ENOSPC), and its pages, written by the sandbox, count in the sandbox's memory cgroup.
+``fallocate`` itself stays allowed: NCCL extends its shared-memory segments with it.
+
+Builds of one solution are serialised by a lock of the host's on its entry (:func:`locked`), held by its prebuild
+(evaluator/host/prebuild.py) and by its evaluation for their whole job: an evaluation that follows a build still
+running on the host's build queue waits for it and then finds what it built, as it did when both bound the entry."""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import logging
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from evaluator.host import build_cache
+from evaluator.host.folders import remove_tree
+
+logger = logging.getLogger("arena.job_cache")
+
+JOB_CACHE_BYTES = build_cache.ENTRY_MAX_BYTES  # what one solution's builds may hold, as the upkeep after a job allows
+JOB_CACHE_FILES = 1 << 16  # Triton and Inductor write a few files a kernel; load_inline a dozen an extension
+_MS_NOSUID, _MS_NODEV = 2, 4
+_MNT_DETACH = 2
+
+
+class JobCacheError(OSError):
+    """The job's build cache could not be made (the host cannot mount a file system: not root, say)."""
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+@contextmanager
+def locked(entry: Path) -> Iterator[None]:
+    """Holds the host's lock on a solution's build-cache entry (a file beside the entries, which the sandbox never
+    sees) until the block ends; waits for whoever holds it."""
+    locks = entry.parent.parent / "locks"
+    locks.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(locks / entry.name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with it
+
+
+def make(folder: Path, uid: int, gid: int) -> None:
+    """An empty folder at ``folder`` (made here), with a tmpfs of JOB_CACHE_BYTES and JOB_CACHE_FILES mounted on it,
+    owned by ``uid``:``gid``, mode 0700. JobCacheError when the mount is refused (the folder is removed again)."""
+    folder.mkdir(mode=0o700)
+    options = f"size={JOB_CACHE_BYTES},nr_inodes={JOB_CACHE_FILES},mode=0700,uid={uid},gid={gid}"
+    if _libc().mount(b"tmpfs", os.fsencode(folder), b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode()) != 0:
+        error = ctypes.get_errno()
+        folder.rmdir()
+        raise JobCacheError(
+            f"the build cache could not be given a file system of its own ({os.strerror(error)}): the worker must "
+            f"run as root, as the sandbox needs it to"
+        )
+
+
+def remove(folder: Path) -> None:
+    """Unmounts a folder :func:`make` made (lazily: a process still holding it lets go later) and removes it; a
+    folder with nothing mounted is removed as it is. Never raises."""
+    if not folder.exists():
+        return
+    if os.path.ismount(folder) and _libc().umount2(os.fsencode(folder), _MNT_DETACH) != 0:
+        logger.warning("could not unmount %s: %s", folder, os.strerror(ctypes.get_errno()))
+        return
+    remove_tree(folder)
+
+
+def copy(source: Path, target: Path, uid: int, gid: int) -> int:
+    """Every folder and regular file below ``source`` copied into ``target`` (a name already there is written over),
+    owned by ``uid``:``gid``; links, FIFOs, devices and sockets are left out, and no link is followed (each folder is
+    opened by descriptor, relative to its parent's). Returns the bytes copied. A file that cannot be copied (the
+    target is full, say) is logged and left out: a cache holds nothing a build cannot make again."""
+    copied = 0
+    try:
+        top = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return 0
+    try:
+        copied = _copy_folder(top, target, uid, gid)
+    finally:
+        os.close(top)
+    return copied
+
+
+def _copy_folder(folder_fd: int, target: Path, uid: int, gid: int) -> int:
+    copied = 0
+    for name in os.listdir(folder_fd):
+        try:
+            info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                inner = target / name
+                if not inner.is_dir() or inner.is_symlink():
+                    inner.mkdir(mode=0o700)
+                    os.chown(inner, uid, gid)
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder_fd)
+                try:
+                    copied += _copy_folder(fd, inner, uid, gid)
+                finally:
+                    os.close(fd)
+            elif stat.S_ISREG(info.st_mode):
+                copied += _copy_file(folder_fd, name, target / name, info, uid, gid)
+        except OSError as exc:
+            logger.warning("left %s out of a build cache's copy: %s", target / name, exc)
+    return copied
+
+
+def _copy_file(folder_fd: int, name: str, target: Path, info: os.stat_result, uid: int, gid: int) -> int:
+    src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
+    try:
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise OSError(f"{target} is not a plain file")
+        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode))
+        try:
+            done = 0
+            while done < info.st_size:
+                n = os.sendfile(dst, src, done, info.st_size - done)
+                if n == 0:
+                    break
+                done += n
+            os.fchown(dst, uid, gid)
+            os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))  # the upkeep ranks entries by their newest file
+            return done
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+@contextmanager
+def job_cache(entry: Path, folder: Path, uid: int, gid: int) -> Iterator[Path]:
+    """The job's build cache at ``folder`` (made, mounted and filled from the solution's ``entry``), held under the
+    entry's lock; as the block ends, what the job left there is copied back into the entry and the folder removed.
+    Yields ``folder``, the path to bind at /cache."""
+    with locked(entry):
+        make(folder, uid, gid)
+        try:
+            copy(entry, folder, uid, gid)
+            yield folder
+        finally:
+            try:
+                copy(folder, entry, uid, gid)
+            finally:
+                remove(folder)

@@ -1,0 +1,122 @@
+"""A job's build cache (evaluator/host/job_cache.py): the sandbox's /cache is a file system of the job's own, bounded
+in bytes and files, filled from the solution's entry and emptied back into it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from evaluator.contract.spec import EvalSpec
+from evaluator.host import job_cache, sandbox
+from evaluator.host.evaluate import _cache_dir, evaluate
+
+needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no sandbox: {sandbox.probe('cpu')}")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
+
+# At import, in each rank: what /cache holds from an earlier run, how large /cache is, whether a reservation larger
+# than it (a red team's, 24 GiB in 21 ms on the host's disk) and a write past it are refused, and a build product left
+# for the next run of the same source.
+RESERVES_AND_BUILDS = """
+import ctypes, errno, os
+import torch
+import torch.distributed as dist
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+_product = f"/cache/torch_extensions/probe/rank{os.environ['RANK']}.so"
+print("ARENA_FOUND", os.path.exists(_product), flush=True)
+_fs = os.statvfs("/cache")
+print("ARENA_SIZE", _fs.f_blocks * _fs.f_frsize, _fs.f_files, flush=True)
+_reserved = f"/cache/reserved{os.environ['RANK']}"
+_fd = os.open(_reserved, os.O_WRONLY | os.O_CREAT, 0o600)
+_got = _libc.fallocate(_fd, 1, 0, 24 << 30)  # FALLOC_FL_KEEP_SIZE
+print("ARENA_RESERVE", _got, errno.errorcode.get(ctypes.get_errno(), "-") if _got else "-", flush=True)
+os.close(_fd)
+os.remove(_reserved)
+os.makedirs(os.path.dirname(_product), exist_ok=True)
+with open(_product, "wb") as _f:
+    _f.write(TAG)
+
+def solution(x):
+    out = x.clone()
+    dist.all_reduce(out)
+    return out
+"""
+
+
+def _spec(tag: bytes) -> EvalSpec:
+    return EvalSpec(
+        problem_id="collectives/all_reduce",
+        solution_source=f"TAG = {tag!r}\n" + RESERVES_AND_BUILDS,
+        profile="cpu-gloo-2",
+        trials=1,
+        timing_iterations=3,
+        warmup_iterations=1,
+    )
+
+
+def _said(doc: dict, key: str) -> list[list[str]]:
+    logs = "\n".join((doc.get("logs") or {}).values())
+    return [line.split(key + " ", 1)[1].split() for line in logs.splitlines() if key + " " in line]
+
+
+@needs_sandbox
+@needs_root
+def test_the_build_cache_bounds_what_a_job_reserves_and_keeps_its_builds_for_the_next_run():
+    tag = hashlib.sha256(os.urandom(8)).hexdigest().encode()
+    spec = _spec(tag)
+    entry = _cache_dir(spec.solution_source)
+    first = evaluate(spec)
+    assert first["verdict"] == "passed", first["message"]
+    assert _said(first, "ARENA_FOUND") == [["False"]] * 2
+    sizes = _said(first, "ARENA_SIZE")
+    assert sizes and all(int(b) <= job_cache.JOB_CACHE_BYTES and int(f) <= job_cache.JOB_CACHE_FILES for b, f in sizes)
+    # Refused by the file system's size, or by the file-size limit before it (a tmpfs checks that limit first).
+    assert [got for got, _ in _said(first, "ARENA_RESERVE")] == ["-1", "-1"]
+    assert {why for _, why in _said(first, "ARENA_RESERVE")} <= {"ENOSPC", "EFBIG"}
+    # What the job built is in the solution's entry, and nothing of the job's stays mounted.
+    assert [(entry / "torch_extensions" / "probe" / f"rank{r}.so").read_bytes() for r in (0, 1)] == [tag, tag]
+    assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if "arena-eval-" in line]
+    second = evaluate(spec)
+    assert second["verdict"] == "passed", second["message"]
+    assert _said(second, "ARENA_FOUND") == [["True"]] * 2
+
+
+@needs_root
+def test_a_job_waits_for_another_holding_its_solutions_entry(tmp_path):
+    # A prebuild and the evaluation of the same solution hold the entry's lock for their whole job: the evaluation
+    # starts once the build is done and finds what it built.
+    entry = tmp_path / "solutions" / "abc"
+    entry.mkdir(parents=True)
+    order: list[str] = []
+    held = threading.Event()
+
+    def build() -> None:
+        with job_cache.locked(entry):
+            held.set()
+            (entry / "built").write_text("yes")
+            order.append("built")
+
+    with job_cache.locked(entry):
+        worker = threading.Thread(target=build)
+        worker.start()
+        assert not held.wait(0.2), "the lock let a second job in"
+        order.append("first done")
+    worker.join()
+    assert order == ["first done", "built"]
+
+
+@needs_root
+def test_a_copy_takes_files_and_folders_and_leaves_links_and_fifos_out(tmp_path):
+    source, target = tmp_path / "job", tmp_path / "entry"
+    (source / "triton" / "k").mkdir(parents=True)
+    (source / "triton" / "k" / "kernel.cubin").write_bytes(b"\x01" * 100)
+    (source / "link.so").symlink_to("/etc/hostname")
+    os.mkfifo(source / "pipe.so")
+    target.mkdir()
+    assert job_cache.copy(source, target, os.getuid(), os.getgid()) == 100
+    assert sorted(p.name for p in target.rglob("*")) == ["k", "kernel.cubin", "triton"]

@@ -29,7 +29,7 @@ from evaluator.contract import backends
 from evaluator.contract.build import needs_build
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, Verdict, empty_document, trim
-from evaluator.contract.spec import EvalSpec
+from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
 from evaluator.host import job_cache, pool, sandbox, solution_call, timing_pass
 from evaluator.host.folders import remove_tree
 from evaluator.host.plan import Evaluation, resolve, solution_backend
@@ -187,7 +187,8 @@ def evaluate(
         # The sandbox's /cache is a file system of the job's own, filled from the solution's entry and emptied back
         # into it (evaluator/host/job_cache.py); a held pair's was made with it.
         cache = held.cache if held else workdir / "cache"
-        with job_cache.locked(own_cache):
+        # A build of the same solution running ahead on the build queue is waited for, as long as a set-up may take.
+        with job_cache.locked(own_cache, plan.limits.get("setup", DEFAULT_TIMEOUTS["setup"])):
             try:
                 if not held:
                     job_cache.make(cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)

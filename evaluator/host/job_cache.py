@@ -20,6 +20,7 @@ import fcntl
 import logging
 import os
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ JOB_CACHE_BYTES = build_cache.ENTRY_MAX_BYTES  # what one solution's builds may 
 JOB_CACHE_FILES = 1 << 16  # Triton and Inductor write a few files a kernel; load_inline a dozen an extension
 _MS_NOSUID, _MS_NODEV = 2, 4
 _MNT_DETACH = 2
+LOCK_POLL_S = 0.05
 
 
 class JobCacheError(OSError):
@@ -44,15 +46,28 @@ def _libc() -> ctypes.CDLL:
 
 
 @contextmanager
-def locked(entry: Path) -> Iterator[None]:
+def locked(entry: Path, wait_s: float) -> Iterator[bool]:
     """Holds the host's lock on a solution's build-cache entry (a file beside the entries, which the sandbox never
-    sees) until the block ends; waits for whoever holds it."""
+    sees) until the block ends, waiting at most ``wait_s`` for whoever holds it; yields whether it got it. Past the
+    wait the block runs without it: a build that sleeps at its import must not hold a GPU host's next job longer than
+    that job's own set-up could (the job then builds for itself, and whichever ends last leaves its builds)."""
     locks = entry.parent.parent / "locks"
     locks.mkdir(mode=0o700, exist_ok=True)
     fd = os.open(locks / entry.name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                got = True
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    logger.warning("went on without the lock of %s after %.0f s", entry, wait_s)
+                    got = False
+                    break
+                time.sleep(LOCK_POLL_S)
+        yield got
     finally:
         os.close(fd)  # the lock goes with it
 
@@ -144,11 +159,11 @@ def _copy_file(folder_fd: int, name: str, target: Path, info: os.stat_result, ui
 
 
 @contextmanager
-def job_cache(entry: Path, folder: Path, uid: int, gid: int) -> Iterator[Path]:
+def job_cache(entry: Path, folder: Path, uid: int, gid: int, wait_s: float) -> Iterator[Path]:
     """The job's build cache at ``folder`` (made, mounted and filled from the solution's ``entry``), held under the
-    entry's lock; as the block ends, what the job left there is copied back into the entry and the folder removed.
-    Yields ``folder``, the path to bind at /cache."""
-    with locked(entry):
+    entry's lock (:func:`locked`, waiting at most ``wait_s``); as the block ends, what the job left there is copied
+    back into the entry and the folder removed. Yields ``folder``, the path to bind at /cache."""
+    with locked(entry, wait_s):
         make(folder, uid, gid)
         try:
             copy(entry, folder, uid, gid)

@@ -57,7 +57,8 @@ def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, An
         try:
             # The build writes into a file system of the job's own, copied back into the solution's entry as it ends
             # (evaluator/host/job_cache.py); an evaluation of the same solution waits for it under the entry's lock.
-            with job_cache.job_cache(entry, workdir / "cache", sandbox.SANDBOX_UID, sandbox.SANDBOX_GID) as cache:
+            uid, gid = sandbox.SANDBOX_UID, sandbox.SANDBOX_GID
+            with job_cache.job_cache(entry, workdir / "cache", uid, gid, timeout_s) as cache:
                 return _build(workdir, cache, env, timeout_s, started)
         except job_cache.JobCacheError as exc:
             return {"built": False, "reason": str(exc)}

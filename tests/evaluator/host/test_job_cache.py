@@ -96,18 +96,27 @@ def test_a_job_waits_for_another_holding_its_solutions_entry(tmp_path):
     held = threading.Event()
 
     def build() -> None:
-        with job_cache.locked(entry):
+        with job_cache.locked(entry, 60.0) as got:
             held.set()
-            (entry / "built").write_text("yes")
-            order.append("built")
+            order.append(f"second, locked: {got}")
 
-    with job_cache.locked(entry):
+    with job_cache.locked(entry, 60.0) as got:
         worker = threading.Thread(target=build)
         worker.start()
         assert not held.wait(0.2), "the lock let a second job in"
-        order.append("first done")
+        order.append(f"first, locked: {got}")
     worker.join()
-    assert order == ["first done", "built"]
+    assert order == ["first, locked: True", "second, locked: True"]
+
+
+@needs_root
+def test_a_job_waits_for_another_only_as_long_as_it_is_told(tmp_path):
+    # A build that sleeps at its import must not hold a GPU host's next job past that job's own set-up limit.
+    entry = tmp_path / "solutions" / "abc"
+    entry.mkdir(parents=True)
+    with job_cache.locked(entry, 60.0):
+        with job_cache.locked(entry, 0.1) as got:
+            assert got is False
 
 
 @needs_root

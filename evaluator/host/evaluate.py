@@ -31,7 +31,7 @@ from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, Verdict, empty_document, trim
 from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
 from evaluator.host import job_cache, pool, sandbox, solution_call, timing_pass
-from evaluator.host.folders import remove_tree
+from evaluator.host.folders import job_folder_prefix, remove_tree
 from evaluator.host.plan import Evaluation, resolve, solution_backend
 from evaluator.host.session import Session, Stop
 from problems.registry import Problem
@@ -178,9 +178,8 @@ def evaluate(
     # host's build queue (evaluator/host/prebuild.py), and moving the cache under that build would break its lock.
     warm = pool.enabled() and not plan.imported
     held = pool.take(profile, usable=not needs_build(spec.solution_source)) if warm else None
-    workdir = (
-        held.workdir if held else Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent or workdir_root()))
-    )
+    parent = workdir_parent or workdir_root()
+    workdir = held.workdir if held else Path(tempfile.mkdtemp(prefix=job_folder_prefix("eval"), dir=parent))
     ran = False
     try:
         own_cache = _cache_dir(spec.solution_source)

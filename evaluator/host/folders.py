@@ -1,8 +1,12 @@
-"""Removing an evaluation's folders, whatever the solution left in them."""
+"""Removing an evaluation's folders, whatever the solution left in them, and whatever a worker that ended without
+removing its own left behind."""
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,3 +32,64 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     except RecursionError:
         logger.warning("could not remove %s: its folders nest too deep", path)
+
+
+_MNT_DETACH = 2
+# A job's folder names the worker that made it, so that a worker starting later can tell one whose maker has ended.
+FOLDER_PREFIXES = ("arena-eval-", "arena-build-")
+_ABANDONED = re.compile(r"^arena-(?:eval|build)-(\d+)-")
+
+
+def job_folder_prefix(kind: str) -> str:
+    """The prefix of a job's folder (``kind``: "eval" or "build") made by this process."""
+    return f"arena-{kind}-{os.getpid()}-"
+
+
+def unmount(path: Path) -> bool:
+    """Unmounts what is mounted at ``path`` (lazily: a process still holding it lets go later); True when nothing is
+    mounted there any more."""
+    if not os.path.ismount(path):
+        return True
+    if ctypes.CDLL(None, use_errno=True).umount2(os.fsencode(path), _MNT_DETACH) != 0:
+        logger.warning("could not unmount %s: %s", path, os.strerror(ctypes.get_errno()))
+        return False
+    return True
+
+
+def reap_abandoned(root: str | Path) -> int:
+    """Removes the job folders under ``root`` whose worker has ended (killed, say, in the middle of a job), the file
+    systems mounted in them first (a job's build cache is one, in memory: evaluator/host/job_cache.py). Returns how
+    many it removed. A folder of a worker still running is left alone, whoever runs this."""
+    removed = 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        match = _ABANDONED.match(name)
+        if match is None or _alive(int(match[1])):
+            continue
+        folder = Path(root) / name
+        mounted = sorted(
+            (p for p in _mount_points() if p == folder or folder in p.parents), key=lambda p: -len(p.parts)
+        )
+        if all([unmount(p) for p in mounted]):
+            remove_tree(folder)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _mount_points() -> list[Path]:
+    with open("/proc/self/mounts") as f:
+        # Spaces and the like in a mount point are written as octal escapes.
+        return [Path(line.split()[1].encode().decode("unicode_escape")) for line in f if len(line.split()) > 1]

@@ -26,14 +26,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from evaluator.host import build_cache
-from evaluator.host.folders import remove_tree
+from evaluator.host.folders import remove_tree, unmount
 
 logger = logging.getLogger("arena.job_cache")
 
 JOB_CACHE_BYTES = build_cache.ENTRY_MAX_BYTES  # what one solution's builds may hold, as the upkeep after a job allows
 JOB_CACHE_FILES = 1 << 16  # Triton and Inductor write a few files a kernel; load_inline a dozen an extension
 _MS_NOSUID, _MS_NODEV = 2, 4
-_MNT_DETACH = 2
 LOCK_POLL_S = 0.05
 
 
@@ -87,14 +86,10 @@ def make(folder: Path, uid: int, gid: int) -> None:
 
 
 def remove(folder: Path) -> None:
-    """Unmounts a folder :func:`make` made (lazily: a process still holding it lets go later) and removes it; a
-    folder with nothing mounted is removed as it is. Never raises."""
-    if not folder.exists():
-        return
-    if os.path.ismount(folder) and _libc().umount2(os.fsencode(folder), _MNT_DETACH) != 0:
-        logger.warning("could not unmount %s: %s", folder, os.strerror(ctypes.get_errno()))
-        return
-    remove_tree(folder)
+    """Unmounts a folder :func:`make` made and removes it; a folder with nothing mounted is removed as it is. Never
+    raises."""
+    if folder.exists() and unmount(folder):
+        remove_tree(folder)
 
 
 def copy(source: Path, target: Path, uid: int, gid: int) -> int:

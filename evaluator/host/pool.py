@@ -23,7 +23,7 @@ from typing import Callable
 
 from evaluator.contract.profiles import HardwareProfile
 from evaluator.host import job_cache, sandbox
-from evaluator.host.folders import remove_tree
+from evaluator.host.folders import job_folder_prefix, remove_tree
 from evaluator.host.session import Session
 
 ENV = "ARENA_WARM_SANDBOXES"
@@ -79,7 +79,7 @@ def hold(profile: HardwareProfile, start: Callable[[Path, Path], Session], workd
     """Starts the next evaluation's pair for ``profile`` with ``start(workdir, cache)``, unless one is held."""
     if profile.name in _held:
         return
-    workdir = Path(tempfile.mkdtemp(prefix="arena-eval-", dir=workdir_parent))
+    workdir = Path(tempfile.mkdtemp(prefix=job_folder_prefix("eval"), dir=workdir_parent))
     # The pair's /cache: a file system of the job's own (evaluator/host/job_cache.py), which the evaluation that takes
     # the pair fills from its solution's entry and empties back into it.
     cache = workdir / "cache"

@@ -22,6 +22,7 @@ from evaluator.contract.result import trim
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import job_cache, sandbox
 from evaluator.host.evaluate import _cache_dir, _runtime_dir, workdir_root
+from evaluator.host.folders import job_folder_prefix
 
 # Hopper (H100/H200); the evaluation's ranks build for the same architecture, so the cache entry matches.
 CUDA_ARCH = "9.0"
@@ -45,7 +46,7 @@ def prebuild(spec: EvalSpec, timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, An
     if missing:
         return {"built": False, "reason": f"no sandbox to build in: {missing}"}
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="arena-build-", dir=workdir_root()) as tmp:
+    with tempfile.TemporaryDirectory(prefix=job_folder_prefix("build"), dir=workdir_root()) as tmp:
         workdir = Path(tmp)
         for name in ("solution", "io"):
             (workdir / name).mkdir(mode=0o755)

@@ -54,6 +54,23 @@ def job_refusal(job: Job, queue_name: str) -> str | None:
     return payloads.refusal(queue_name, function, args, kwargs)
 
 
+def _reap_abandoned() -> None:
+    """The job folders a worker (or a work horse) that ended in the middle of a job left, with the build cache it had
+    mounted in memory (evaluator/host/folders.py); logged, never raising."""
+    import tempfile
+
+    from evaluator.host.evaluate import workdir_root
+    from evaluator.host.folders import reap_abandoned
+
+    try:
+        removed = reap_abandoned(workdir_root() or tempfile.gettempdir())
+    except OSError as exc:
+        logger.warning("could not look for job folders left by ended workers: %s", exc)
+        return
+    if removed:
+        logger.warning("removed %d job folder(s) left by ended workers", removed)
+
+
 class _Guarded:
     serializer_path = SERIALIZER
 
@@ -72,6 +89,7 @@ class _Guarded:
         self.serves_web = bool(web)
         if not self.serves_web:
             signing.hold_key()
+            _reap_abandoned()
 
     def execute_job(self, job: Job, queue: Any) -> None:
         why = job_refusal(job, queue.name)
@@ -87,6 +105,7 @@ class _Guarded:
                 from evaluator.host import build_cache
 
                 build_cache.maintain_logged()
+                _reap_abandoned()
 
     def _refuse(self, job: Job, queue: Any, why: str) -> None:
         logger.error("worker %s refused job %s from queue %s: %s", self.name, job.id, queue.name, why)

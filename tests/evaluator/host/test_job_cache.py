@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
 from evaluator.contract.spec import EvalSpec
-from evaluator.host import job_cache, sandbox
+from evaluator.host import folders, job_cache, sandbox
 from evaluator.host.evaluate import _cache_dir, evaluate
 
 needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no sandbox: {sandbox.probe('cpu')}")
@@ -129,3 +130,24 @@ def test_a_copy_takes_files_and_folders_and_leaves_links_and_fifos_out(tmp_path)
     target.mkdir()
     assert job_cache.copy(source, target, os.getuid(), os.getgid()) == 100
     assert sorted(p.name for p in target.rglob("*")) == ["k", "kernel.cubin", "triton"]
+
+
+@needs_root
+def test_what_an_ended_worker_left_is_unmounted_and_removed_and_a_live_ones_is_not(tmp_path):
+    # A worker killed in the middle of a job leaves its folder, with the job's build cache mounted in memory.
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left = tmp_path / f"arena-eval-{ended.pid}-abc"
+    live = tmp_path / f"{folders.job_folder_prefix('eval')}def"
+    for folder in (left, live):
+        folder.mkdir()
+        job_cache.make(folder / "cache", os.getuid(), os.getgid())
+        (folder / "cache" / "kept.so").write_bytes(b"x")
+    try:
+        assert folders.reap_abandoned(tmp_path) == 1
+        mounted = Path("/proc/self/mounts").read_text()
+        assert not left.exists() and str(left) not in mounted
+        assert (live / "cache" / "kept.so").read_bytes() == b"x" and str(live / "cache") in mounted
+    finally:
+        job_cache.remove(live / "cache")
+        job_cache.remove(left / "cache")

@@ -309,7 +309,12 @@ def new_solution_threads(
         tid, name = kept[0]
         many = f"{name}, one of {len(kept)} threads started since the load where at most {MAX_KEPT_THREADS} may stay"
         return [(tid, many), *kept[1:]]
-    maps = process_maps(pid)
+    if not kept:
+        return found
+    try:
+        maps = process_maps(pid)
+    except OSError:  # the process is gone: it keeps nothing
+        return found
     for tid, name in kept:
         runs = what_runs(pid, tid, maps, verdicts)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)

@@ -198,8 +198,10 @@ def evaluate(
             finally:
                 if held and not ran:
                     held.session.close()  # _run closes its session; this one never got that far
-                job_cache.copy(cache, own_cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
-                job_cache.remove(cache)
+                try:
+                    job_cache.copy(cache, own_cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
+                finally:
+                    job_cache.remove(cache)
     except job_cache.JobCacheError as exc:
         doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"the evaluation cannot run here: {exc}"
     finally:

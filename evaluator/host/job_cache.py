@@ -93,50 +93,74 @@ def remove(folder: Path) -> None:
 
 
 def copy(source: Path, target: Path, uid: int, gid: int) -> int:
-    """Every folder and regular file below ``source`` copied into ``target`` (a name already there is written over),
-    owned by ``uid``:``gid``; links, FIFOs, devices and sockets are left out, and no link is followed (each folder is
-    opened by descriptor, relative to its parent's). Returns the bytes copied. A file that cannot be copied (the
-    target is full, say) is logged and left out: a cache holds nothing a build cannot make again."""
+    """The build products below ``source`` (build_cache.is_product: regular files under the tools' folders, named as
+    they name what they make) copied into ``target``, their folders made there, all owned by ``uid``:``gid``; a name
+    already there is written over. Returns the bytes copied. Never raises.
+
+    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with fewer bytes on its file
+    system than its size (sparse: a ninth red team's 2 GiB files of one page each would have been written out whole,
+    6 GiB to the host's disk in one evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (one of
+    1,200 folders nested once raised out of the evaluation and left the job's file system mounted); whatever would
+    take the copy past JOB_CACHE_BYTES. No link is followed: each folder is opened by descriptor, relative to its
+    parent's. A cache holds nothing a build cannot make again."""
     copied = 0
     try:
         top = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return 0
+    pending: list[tuple[int, tuple[str, ...]]] = [(top, ())]
     try:
-        copied = _copy_folder(top, target, uid, gid)
+        while pending:
+            folder_fd, parts = pending.pop()
+            try:
+                names = sorted(os.listdir(folder_fd))
+            except OSError:
+                names = []
+            for name in names:
+                here = (*parts, name)
+                try:
+                    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode) and len(here) < MAX_DEPTH:
+                        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder_fd)
+                        pending.append((fd, here))
+                    elif stat.S_ISREG(info.st_mode) and build_cache.is_product(here):
+                        if info.st_blocks * 512 < info.st_size:
+                            raise OSError("a sparse file")
+                        if copied + info.st_size > JOB_CACHE_BYTES:
+                            raise OSError(f"past the {JOB_CACHE_BYTES >> 20} MiB a job's cache copies")
+                        copied += _copy_file(folder_fd, name, target, here, info, uid, gid)
+                except OSError as exc:
+                    logger.warning("left %s out of a build cache's copy: %s", "/".join(here), exc)
+            if folder_fd != top:
+                os.close(folder_fd)
     finally:
+        for fd, _ in pending:
+            if fd != top:
+                os.close(fd)
         os.close(top)
     return copied
 
 
-def _copy_folder(folder_fd: int, target: Path, uid: int, gid: int) -> int:
-    copied = 0
-    for name in os.listdir(folder_fd):
-        try:
-            info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
-                inner = target / name
-                if not inner.is_dir() or inner.is_symlink():
-                    inner.mkdir(mode=0o700)
-                    os.chown(inner, uid, gid)
-                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder_fd)
-                try:
-                    copied += _copy_folder(fd, inner, uid, gid)
-                finally:
-                    os.close(fd)
-            elif stat.S_ISREG(info.st_mode):
-                copied += _copy_file(folder_fd, name, target / name, info, uid, gid)
-        except OSError as exc:
-            logger.warning("left %s out of a build cache's copy: %s", target / name, exc)
-    return copied
+MAX_DEPTH = 16  # folders below a cache's top: the tools nest three or four
 
 
-def _copy_file(folder_fd: int, name: str, target: Path, info: os.stat_result, uid: int, gid: int) -> int:
+def _copy_file(
+    folder_fd: int, name: str, target: Path, parts: tuple[str, ...], info: os.stat_result, uid: int, gid: int
+) -> int:
+    folder = target
+    for part in parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise OSError(f"{folder} is not a folder")
+        if not folder.exists():
+            folder.mkdir(mode=0o700)
+            os.chown(folder, uid, gid)
+    path = folder / parts[-1]
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise OSError(f"{path} is not a plain file")
     src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
     try:
-        if target.is_symlink() or (target.exists() and not target.is_file()):
-            raise OSError(f"{target} is not a plain file")
-        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode))
+        dst = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode))
         try:
             done = 0
             while done < info.st_size:

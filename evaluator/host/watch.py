@@ -315,6 +315,11 @@ def new_solution_threads(
         maps = process_maps(pid)
     except OSError:  # the process is gone: it keeps nothing
         return found
+    held = sum(_live_stack(pid, tid, maps) for tid, _ in kept)
+    if held > KEPT_STACK_BYTES:
+        tid, name = kept[0]
+        many = f"{name}, one of {len(kept)} threads started since the load whose live stacks hold {held >> 10} KiB"
+        return [(tid, f"{many} in all, where the host reads at most {KEPT_STACK_BYTES >> 10} KiB"), *kept[1:]]
     for tid, name in kept:
         runs = what_runs(pid, tid, maps, verdicts)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)
@@ -398,13 +403,34 @@ def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]
     return [(tid, label) for tid, label in found if not leaving(f"/proc/{pid}/task/{tid}/stat")]
 
 
-STACK_READ = 8 << 20  # a whole default thread stack, read from its stack pointer up (a few KB in practice)
+# What the host reads of one kept thread's stack, from its stack pointer to its mapping's end. A runtime's thread holds
+# a few KB there (4.2 KB for every CUDA, NCCL and gloo thread of one H100's rank, 21 KB for the TCP store's on CPU); a
+# ninth red team put libc threads' stacks at the bottom of 8 MiB mappings, and every stop read, hashed and scanned 8
+# MiB a thread (6.2 s of the host's checks an iteration).
+STACK_READ = 256 << 10
+# All of one rank's kept threads together, read at one stop.
+KEPT_STACK_BYTES = 512 << 10
 _KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
 RUNTIME_CODE = "the host's libraries only"
 # Where a thread outside Python asks for the GIL. The engine keeps the GIL from a call's return to the next window, so
 # a runtime's thread that must enter Python (torch freeing a tensor's Python object in gloo's worker, a Python
 # callback on a future) waits there at a stop: it has run no Python, and runs it in the next window.
 GIL_ENTRIES = ("PyEval_AcquireThread", "PyEval_RestoreThread", "PyGILState_Ensure")
+
+
+def _live_stack(pid: int, tid: int, maps: ProcessMaps) -> int:
+    """How much of a stopped thread's stack the host would read (its stack pointer to its mapping's end); 0 when it
+    cannot be told (running, gone, or its stack pointer in no mapping, which :func:`what_runs` refuses itself)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
+            fields = f.read().split()
+        if len(fields) < 3 or fields[0] == "running":
+            return 0
+        sp = int(fields[-2], 16)
+    except (OSError, ValueError):
+        return 0
+    end = maps.end_of(sp)
+    return end - sp if end is not None else 0
 
 
 def what_runs(
@@ -439,7 +465,7 @@ def what_runs(
             return "a stack pointer outside its memory"
         if stack_end - sp > STACK_READ:
             # No runtime thread lives this deep: a stack pushed past what the host reads would hide what is above.
-            return f"a live stack of {(stack_end - sp) >> 20} MiB, deeper than the host reads"
+            return f"a live stack of {(stack_end - sp) >> 10} KiB, deeper than the host reads"
         data = _memory(pid, sp, stack_end - sp)
     except (OSError, ValueError):
         return None
@@ -459,19 +485,20 @@ def what_runs(
             return "a signal's handler whose interrupted stack pointer is outside its memory"
         values += [at, *interrupted]
     waiting = _waiting_for_the_gil(pid, frames.addresses, code, starts, interpreter)
-    for k, value in enumerate(values):
+    # The frames' own addresses one by one (the innermost may be the interpreter's, asking for the GIL); the words
+    # above them, tens of thousands, sorted once and looked up mapping by mapping.
+    for k, value in enumerate(values[: len(frames.addresses)]):
         at = bisect.bisect_right(starts, value) - 1
-        if at < 0 or value >= code[at].end:
-            continue
-        path = code[at].path
-        if _is_interpreter(path, interpreter):
-            if k < waiting:
-                continue
-            return "Python code"
-        if path in _KERNEL_MAPPINGS:
-            continue
-        if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
-            return f"code from {path or 'executable memory of no file'}"
+        if at >= 0 and value < code[at].end and (k >= waiting or not _is_interpreter(code[at].path, interpreter)):
+            verdict = _code_verdict(code[at].path, interpreter, roots)
+            if verdict is not None:
+                return verdict
+    words = sorted(values[len(frames.addresses) :])
+    for mapping in code:
+        if bisect.bisect_left(words, mapping.start) < bisect.bisect_left(words, mapping.end):
+            verdict = _code_verdict(mapping.path, interpreter, roots)
+            if verdict is not None:
+                return verdict
     if verdicts is not None and frames.interrupted is None:  # a signal's frames lie in memory the key does not hold
         if len(verdicts) >= MAX_VERDICTS:
             verdicts.clear()
@@ -480,6 +507,18 @@ def what_runs(
 
 
 MAX_VERDICTS = 4 * MAX_KEPT_THREADS * 8  # threads a rank keeps, several ranks, a few places each
+
+
+def _code_verdict(path: str, interpreter: str, roots: tuple[str, ...]) -> str | None:
+    """What a return address into the executable mapping of ``path`` says a thread runs, or None for the host's
+    installed libraries and the kernel's own mappings."""
+    if _is_interpreter(path, interpreter):
+        return "Python code"
+    if path in _KERNEL_MAPPINGS:
+        return None
+    if not path or path.startswith("[") or path.endswith(" (deleted)") or not path.startswith(roots):
+        return f"code from {path or 'executable memory of no file'}"
+    return None
 
 
 def _waiting_for_the_gil(
@@ -538,8 +577,9 @@ def _memory(pid: int, address: int, length: int) -> bytes:
 
 
 def _words(data: bytes) -> list[int]:
-    """``data`` read as 64-bit little-endian words, as a stack holds addresses."""
-    return [int.from_bytes(data[k : k + 8], "little") for k in range(0, len(data) - 7, 8)]
+    """``data`` read as 64-bit words in the host's order (little-endian on the machines profiles name), as a stack
+    holds addresses; a last partial word is left out."""
+    return memoryview(data)[: len(data) // 8 * 8].cast("Q").tolist()
 
 
 READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine(), 0)

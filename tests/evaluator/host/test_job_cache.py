@@ -81,7 +81,8 @@ def test_the_build_cache_bounds_what_a_job_reserves_and_keeps_its_builds_for_the
     assert {why for _, why in _said(first, "ARENA_RESERVE")} <= {"ENOSPC", "EFBIG"}
     # What the job built is in the solution's entry, and nothing of the job's stays mounted.
     assert [(entry / "torch_extensions" / "probe" / f"rank{r}.so").read_bytes() for r in (0, 1)] == [tag, tag]
-    assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if "arena-eval-" in line]
+    ours = folders.job_folder_prefix("eval")
+    assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if ours in line]
     second = evaluate(spec)
     assert second["verdict"] == "passed", second["message"]
     assert _said(second, "ARENA_FOUND") == [["True"]] * 2
@@ -151,3 +152,27 @@ def test_what_an_ended_worker_left_is_unmounted_and_removed_and_a_live_ones_is_n
     finally:
         job_cache.remove(live / "cache")
         job_cache.remove(left / "cache")
+
+
+@needs_root
+def test_a_copy_leaves_out_sparse_files_deep_trees_and_what_no_build_tool_makes(tmp_path):
+    # A ninth red team's sparse files (2 GiB of size, one page each) would have been written out whole to the host's
+    # disk, and 1,200 nested folders raised out of the evaluation with its file system still mounted (the walk is no
+    # longer a recursion, and stops at MAX_DEPTH).
+    source, target = tmp_path / "job", tmp_path / "entry"
+    made = source / "torch_extensions" / "ext"
+    made.mkdir(parents=True)
+    (made / "ext.so").write_bytes(b"\x7fELF" + b"\x00" * 4092)
+    with open(made / "sparse.so", "wb") as f:
+        f.truncate(1 << 30)
+        f.write(b"x")
+    (made / "notes.txt").write_text("not a build product")
+    deep = source / "triton"
+    for k in range(2 * job_cache.MAX_DEPTH):
+        deep = deep / f"d{k}"
+    deep.mkdir(parents=True)
+    (deep / "k.cubin").write_bytes(b"k")
+    target.mkdir()
+    assert job_cache.copy(source, target, os.getuid(), os.getgid()) == 4096
+    assert sorted(p.name for p in (target / "torch_extensions" / "ext").iterdir()) == ["ext.so"]
+    assert not list(target.rglob("k.cubin"))

@@ -97,13 +97,14 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
     they name what they make) copied into ``target``, their folders made there, all owned by ``uid``:``gid``; a name
     already there is written over. Returns the bytes copied. Never raises.
 
-    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with fewer bytes on its file
-    system than its size (sparse: a ninth red team's 2 GiB files of one page each would have been written out whole,
-    6 GiB to the host's disk in one evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (one of
-    1,200 folders nested once raised out of the evaluation and left the job's file system mounted); whatever would
-    take the copy past JOB_CACHE_BYTES. No link is followed: each folder is opened by descriptor, relative to its
+    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with holes (sparse: a ninth red
+    team's 2 GiB files of one page each would have been written out whole, 6 GiB to the host's disk in one
+    evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (1,200 nested folders once raised out of
+    the evaluation and left the job's file system mounted); whatever would take the copy past JOB_CACHE_BYTES or
+    MAX_FILES. No link is followed: each folder is opened by descriptor, relative to its
     parent's. A cache holds nothing a build cannot make again."""
-    copied = 0
+    copied, files = 0, 0
+    made: set[Path] = set()  # folders known to be there in the target
     try:
         top = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
@@ -124,11 +125,12 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
                         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder_fd)
                         pending.append((fd, here))
                     elif stat.S_ISREG(info.st_mode) and build_cache.is_product(here):
-                        if info.st_blocks * 512 < info.st_size:
-                            raise OSError("a sparse file")
+                        if files >= MAX_FILES:
+                            raise OSError(f"past the {MAX_FILES} files a job's cache copies")
                         if copied + info.st_size > JOB_CACHE_BYTES:
                             raise OSError(f"past the {JOB_CACHE_BYTES >> 20} MiB a job's cache copies")
-                        copied += _copy_file(folder_fd, name, target, here, info, uid, gid)
+                        copied += _copy_file(folder_fd, name, target, here, info, uid, gid, made)
+                        files += 1
                 except OSError as exc:
                     logger.warning("left %s out of a build cache's copy: %s", "/".join(here), exc)
             if folder_fd != top:
@@ -142,24 +144,42 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
 
 
 MAX_DEPTH = 16  # folders below a cache's top: the tools nest three or four
+# Files one copy takes: a build makes tens (load_inline) to a few thousand (Triton's kernels, five files each); a
+# tenth red team's 65,500 empty files, 15 folders deep, took 29 s to copy back and as long to copy in at the next run.
+MAX_FILES = 8192
 
 
 def _copy_file(
-    folder_fd: int, name: str, target: Path, parts: tuple[str, ...], info: os.stat_result, uid: int, gid: int
+    folder_fd: int,
+    name: str,
+    target: Path,
+    parts: tuple[str, ...],
+    info: os.stat_result,
+    uid: int,
+    gid: int,
+    made: set[Path],
 ) -> int:
+    """One file's data copied to ``target``/``parts`` (its folders made, once each: ``made``), its holes left holes;
+    OSError for a file with holes (sparse, or reserved and never written: a tenth red team's 1.9 GiB reserved with
+    posix_fallocate, whose pages a tmpfs counts as allocated, was written out whole at every run)."""
     folder = target
     for part in parts[:-1]:
         folder = folder / part
+        if folder in made:
+            continue
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             raise OSError(f"{folder} is not a folder")
         if not folder.exists():
             folder.mkdir(mode=0o700)
             os.chown(folder, uid, gid)
+        made.add(folder)
     path = folder / parts[-1]
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise OSError(f"{path} is not a plain file")
     src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
     try:
+        if _data_bytes(src, info.st_size) < info.st_size:
+            raise OSError("a file with holes")
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise OSError(f"{path} is not a plain file")
         dst = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode))
         try:
             done = 0
@@ -175,6 +195,21 @@ def _copy_file(
             os.close(dst)
     finally:
         os.close(src)
+
+
+def _data_bytes(fd: int, size: int) -> int:
+    """How many of a file's ``size`` bytes hold data by its file system's account (SEEK_DATA, SEEK_HOLE): a tmpfs
+    counts pages reserved and never written as a hole."""
+    data, at = 0, 0
+    while at < size:
+        try:
+            start = os.lseek(fd, at, os.SEEK_DATA)
+        except OSError:  # ENXIO: no data from here on
+            break
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        data += end - start
+        at = end
+    return data
 
 
 @contextmanager

@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 
 _RSP, _RBP, _RA = 7, 6, 16  # DWARF register numbers on x86_64
 _PT_LOAD, _PT_GNU_EH_FRAME = 1, 0x6474E550
-MAX_FRAMES = 512
+# Frames walked of one thread: a runtime's threads have 4 to 13 (one H100's CUDA, NCCL and gloo threads). A tenth red
+# team's threads stood on chains of 513 return addresses into the C library, each walked at every stop; past this the
+# walk stops and every word above counts, as for any frame it cannot pass.
+MAX_FRAMES = 128
+ROWS_KEPT = 1 << 16  # rule rows kept per object file: a chain of new addresses at every stop must not grow the worker
 _UC_GREGS = 40  # where ucontext_t's general registers begin (after uc_flags, uc_link and uc_stack)
 PROLOGUE_BYTES = 64  # how much of a function's start is read for its frame pointer's distance from the stack pointer
 FRAME_POINTER_REACH = 4096  # how far above a frame's bottom its frame record is looked for
@@ -115,6 +119,8 @@ class _Image:
     def row(self, vaddr: int) -> _Row:
         """The rule row in force at ``vaddr``: where the frame's CFA is and where its caller's registers were saved."""
         if vaddr not in self.rows:
+            if len(self.rows) >= ROWS_KEPT:
+                self.rows.clear()
             self.rows[vaddr] = self._row(vaddr)
         return self.rows[vaddr]
 
@@ -464,6 +470,7 @@ class _Walk:
         self.inferred = False  # whether a frame pointer was inferred rather than read
         self.top = sp  # the last frame's CFA, once the walk ends
         self.interrupted: tuple[int, int] | None = None
+        self.images: dict[int, _Image] = {}  # by mapping start: a frame's file is opened once a walk, not per frame
 
     def frames(self, here: int, rsp: int) -> list[int]:
         """The return addresses above the innermost frame, at ``here`` (as :func:`live_frames` reads them), or
@@ -531,15 +538,20 @@ class _Walk:
             if saved and not slot < saved < self.sp + len(self.stack):
                 return False
             m = _mapping_of(self.mappings, self.starts, ra)
-            image = _image(self.pid, m)
+            image = self._image_of(m)
             return _after_call(image.read(_vaddr_of(image, ra - 7 - m.start + m.offset), 7))
         except (_Unwalkable, struct.error, IndexError, ValueError, OSError):
             return False
 
     def _row(self, address: int) -> tuple[Mapping, _Image, _Row]:
         m = _mapping_of(self.mappings, self.starts, address)
-        image = _image(self.pid, m)
+        image = self._image_of(m)
         return m, image, image.row(_vaddr_of(image, address - m.start + m.offset))
+
+    def _image_of(self, m: Mapping) -> _Image:
+        if m.start not in self.images:
+            self.images[m.start] = _image(self.pid, m)
+        return self.images[m.start]
 
 
 def _after_call(before: bytes) -> bool:

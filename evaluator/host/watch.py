@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evaluator.host import engine_sites, unwind
 from evaluator.host.engine_sites import ReadSite
@@ -320,8 +320,9 @@ def new_solution_threads(
         tid, name = kept[0]
         many = f"{name}, one of {len(kept)} threads started since the load whose live stacks hold {held >> 10} KiB"
         return [(tid, f"{many} in all, where the host reads at most {KEPT_STACK_BYTES >> 10} KiB"), *kept[1:]]
+    frames_left = [WALKED_FRAMES]
     for tid, name in kept:
-        runs = what_runs(pid, tid, maps, verdicts)
+        runs = what_runs(pid, tid, maps, verdicts, frames_left)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)
         if runs is None:
             if not library_name:
@@ -410,6 +411,11 @@ def still_there(pid: int, found: list[tuple[int, str]]) -> list[tuple[int, str]]
 STACK_READ = 256 << 10
 # All of one rank's kept threads together, read at one stop.
 KEPT_STACK_BYTES = 512 << 10
+# Frames walked of all of one rank's kept threads at one stop (each costs the host about 0.1 ms where its address is
+# new): a tenth red team's 60 threads a rank on chains of libc return addresses, new at every call, cost 650 ms of the
+# host's checks an iteration. A runtime keeps a few new threads of 4 to 13 frames; past this, a thread's every word
+# counts.
+WALKED_FRAMES = 256
 _KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
 RUNTIME_CODE = "the host's libraries only"
 # Where a thread outside Python asks for the GIL. The engine keeps the GIL from a call's return to the next window, so
@@ -434,7 +440,11 @@ def _live_stack(pid: int, tid: int, maps: ProcessMaps) -> int:
 
 
 def what_runs(
-    pid: int, tid: int, maps: ProcessMaps | None = None, verdicts: dict[tuple[object, ...], str] | None = None
+    pid: int,
+    tid: int,
+    maps: ProcessMaps | None = None,
+    verdicts: dict[tuple[object, ...], str] | None = None,
+    frames_left: list[int] | None = None,
 ) -> str | None:
     """What a thread runs, from where it is and every return address of its live frames: :data:`RUNTIME_CODE` when
     all of it is in the host's installed libraries; else what no runtime thread runs, "Python code" (the interpreter:
@@ -449,7 +459,9 @@ def what_runs(
     ``maps``: the process's mappings, read once for all its threads (else read here). ``verdicts``: a thread found
     the runtime's by a walk, with no signal's frame, is found so again without one while its place (the system call,
     its arguments, its registers), its stack's bytes and the process's mappings are what they were: the walk reads
-    nothing else of the thread's."""
+    nothing else of the thread's. ``frames_left`` (one number, shared by a rank's threads at one stop): once the
+    frames walked reach it, no thread is walked and every word of its stack counts, which refuses more, never less.
+    """
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
             place = f.read()
@@ -475,7 +487,12 @@ def what_runs(
     interpreter = os.path.realpath(f"/proc/{pid}/exe")
     roots = tuple(r.rstrip("/") + "/" for r in program_roots())
     starts = maps.starts
-    frames = unwind.live_frames(pid, sp, pc, data, code)
+    if frames_left is not None and frames_left[0] <= 0:
+        frames = unwind.Frames([pc], sp, False)
+    else:
+        frames = unwind.live_frames(pid, sp, pc, data, code)
+        if frames_left is not None:
+            frames_left[0] -= len(frames.addresses)
     values = frames.addresses + _words(data[max(0, frames.every_word_from - sp) // 8 * 8 :])
     if frames.interrupted is not None:
         # A signal's handler, maybe on a stack of its own: the interrupted frames count too, every word of them.
@@ -494,11 +511,9 @@ def what_runs(
             if verdict is not None:
                 return verdict
     words = sorted(values[len(frames.addresses) :])
-    for mapping in code:
+    for mapping, verdict in maps.foreign_code(interpreter, roots):
         if bisect.bisect_left(words, mapping.start) < bisect.bisect_left(words, mapping.end):
-            verdict = _code_verdict(mapping.path, interpreter, roots)
-            if verdict is not None:
-                return verdict
+            return verdict
     if verdicts is not None and frames.interrupted is None:  # a signal's frames lie in memory the key does not hold
         if len(verdicts) >= MAX_VERDICTS:
             verdicts.clear()
@@ -807,6 +822,19 @@ class ProcessMaps:
     starts: list[int]
     extents: list[tuple[int, int]]
     digest: bytes
+    # The executable mappings no runtime code lies in, with what each says, by (interpreter, roots): worked out once
+    # for all of a process's threads (a tenth red team mapped 40,000 pieces of an installed library).
+    foreign: dict[tuple[str, tuple[str, ...]], list[tuple[unwind.Mapping, str]]] = field(
+        default_factory=dict, compare=False
+    )
+
+    def foreign_code(self, interpreter: str, roots: tuple[str, ...]) -> list[tuple[unwind.Mapping, str]]:
+        key = (interpreter, roots)
+        if key not in self.foreign:
+            self.foreign[key] = [
+                (m, verdict) for m in self.code if (verdict := _code_verdict(m.path, interpreter, roots)) is not None
+            ]
+        return self.foreign[key]
 
     def end_of(self, address: int) -> int | None:
         """The end of the mapping that holds ``address``, or None when none does."""

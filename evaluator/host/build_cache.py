@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluator import timer as compiled_timer
+
 logger = logging.getLogger("arena.build_cache")
 
 GiB = 1 << 30
@@ -162,9 +164,7 @@ def maintain(root: Path | None = None, cap: int | None = None) -> dict[str, int]
     """Tidies every entry under ``root``/solutions, then removes entries past their own cap and, the least recently
     used first, entries past the total cap. Returns counts for the worker's log."""
     if root is None:
-        from evaluator.host.evaluate import _cache_root
-
-        root = _cache_root()
+        root = compiled_timer.cache_dir()  # the evaluations' cache root (evaluator/host/evaluate.py)
     cap = cache_max_bytes() if cap is None else cap
     solutions = root / "solutions"
     done = {"tidied": 0, "removed_files": 0, "evicted": 0, "bytes": 0}

@@ -869,7 +869,10 @@ class Session:
                 self.fixed_before[r] = fixed
 
     def check_threads(self, what: str) -> None:
-        """Nothing the solution starts may outlive its call, a signal handler included."""
+        """Nothing the solution starts may outlive its call, a signal handler included. A process other than the ranks
+        is looked for first: what it does to the ranks (a shell's stream of SIGCONTs, say) would otherwise be named
+        instead of it."""
+        self._watch(force=True, between_calls=True)
         if self.frozen:
             self._check_signals(what)
             self._check_feeds(what)

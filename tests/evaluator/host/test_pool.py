@@ -24,8 +24,11 @@ import torch.distributed as dist
 
 TAG = "{tag}"
 if os.environ["RANK"] == "0":  # one rank looks and builds, so the ranks do not race each other
-    print("ARENA_CACHE_SEEN", sorted(os.listdir("/cache")), flush=True)
-    open(f"/cache/built-by-{{TAG}}", "w").write(TAG)
+    # A build product, where torch builds extensions: only those stay in the entry (evaluator/host/job_cache.py).
+    os.makedirs("/cache/torch_extensions", exist_ok=True)
+    print("ARENA_CACHE_SEEN", sorted(os.listdir("/cache/torch_extensions")), flush=True)
+    os.makedirs(f"/cache/torch_extensions/built-by-{{TAG}}", exist_ok=True)
+    open(f"/cache/torch_extensions/built-by-{{TAG}}/built.so", "w").write(TAG)
 
 
 def solution(x):

@@ -187,21 +187,16 @@ def evaluate(
         # into it (evaluator/host/job_cache.py); a held pair's was made with it.
         cache = held.cache if held else workdir / "cache"
         # A build of the same solution running ahead on the build queue is waited for, as long as a set-up may take.
-        with job_cache.locked(own_cache, plan.limits.get("setup", DEFAULT_TIMEOUTS["setup"])):
+        wait_s = plan.limits.get("setup", DEFAULT_TIMEOUTS["setup"])
+        uid, gid = sandbox.SANDBOX_UID, sandbox.SANDBOX_GID
+        with job_cache.job_cache(own_cache, cache, uid, gid, wait_s, made=held is not None):
             try:
-                if not held:
-                    job_cache.make(cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
-                job_cache.copy(own_cache, cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
                 session = held.session if held else _new_session(workdir, profile, timer_path, cache)
                 ran = True
                 _run(doc, plan, session, started_ahead=held is not None)
             finally:
                 if held and not ran:
                     held.session.close()  # _run closes its session; this one never got that far
-                try:
-                    job_cache.copy(cache, own_cache, sandbox.SANDBOX_UID, sandbox.SANDBOX_GID)
-                finally:
-                    job_cache.remove(cache)
     except job_cache.JobCacheError as exc:
         doc["verdict"], doc["message"] = Verdict.INFRA_ERROR.value, f"the evaluation cannot run here: {exc}"
     finally:

@@ -36,7 +36,6 @@ def remove_tree(path: Path) -> None:
 
 _MNT_DETACH = 2
 # A job's folder names the worker that made it, so that a worker starting later can tell one whose maker has ended.
-FOLDER_PREFIXES = ("arena-eval-", "arena-build-")
 _ABANDONED = re.compile(r"^arena-(?:eval|build)-(\d+)-")
 
 

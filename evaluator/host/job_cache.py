@@ -204,12 +204,14 @@ def _has_holes(fd: int, size: int) -> bool:
 
 
 @contextmanager
-def job_cache(entry: Path, folder: Path, uid: int, gid: int, wait_s: float) -> Iterator[Path]:
-    """The job's build cache at ``folder`` (made, mounted and filled from the solution's ``entry``), held under the
-    entry's lock (:func:`locked`, waiting at most ``wait_s``); as the block ends, what the job left there is copied
-    back into the entry and the folder removed. Yields ``folder``, the path to bind at /cache."""
+def job_cache(entry: Path, folder: Path, uid: int, gid: int, wait_s: float, made: bool = False) -> Iterator[Path]:
+    """The job's build cache at ``folder`` (made and mounted here unless ``made`` says :func:`make` made it already,
+    for a sandbox started ahead; filled from the solution's ``entry``), held under the entry's lock (:func:`locked`,
+    waiting at most ``wait_s``); as the block ends, what the job left there is copied back into the entry and the
+    folder removed. Yields ``folder``, the path to bind at /cache."""
     with locked(entry, wait_s):
-        make(folder, uid, gid)
+        if not made:
+            make(folder, uid, gid)
         try:
             copy(entry, folder, uid, gid)
             yield folder

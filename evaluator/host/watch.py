@@ -284,6 +284,7 @@ def _started(read: tuple[str, list[str]] | None) -> int | None:
 # and walked each one's stack, 751 ms an iteration, and the evaluation took 15 times as long and passed. Each thread
 # kept still costs the host about 10 file reads a stop (its stop, its proof, its check): bounded here.
 MAX_KEPT_THREADS = 64
+MAX_VERDICTS = 4 * MAX_KEPT_THREADS * 8  # threads a rank keeps, several ranks, a few places each
 
 
 def new_solution_threads(
@@ -315,14 +316,9 @@ def new_solution_threads(
         maps = process_maps(pid)
     except OSError:  # the process is gone: it keeps nothing
         return found
-    held = sum(_live_stack(pid, tid, maps) for tid, _ in kept)
-    if held > KEPT_STACK_BYTES:
-        tid, name = kept[0]
-        many = f"{name}, one of {len(kept)} threads started since the load whose live stacks hold {held >> 10} KiB"
-        return [(tid, f"{many} in all, where the host reads at most {KEPT_STACK_BYTES >> 10} KiB"), *kept[1:]]
-    frames_left = [WALKED_FRAMES]
+    budget = StopBudget()
     for tid, name in kept:
-        runs = what_runs(pid, tid, maps, verdicts, frames_left)
+        runs = what_runs(pid, tid, maps, verdicts, budget)
         library_name = name != main and name.startswith(LIBRARY_THREAD_PREFIXES)
         if runs is None:
             if not library_name:
@@ -424,19 +420,13 @@ RUNTIME_CODE = "the host's libraries only"
 GIL_ENTRIES = ("PyEval_AcquireThread", "PyEval_RestoreThread", "PyGILState_Ensure")
 
 
-def _live_stack(pid: int, tid: int, maps: ProcessMaps) -> int:
-    """How much of a stopped thread's stack the host would read (its stack pointer to its mapping's end); 0 when it
-    cannot be told (running, gone, or its stack pointer in no mapping, which :func:`what_runs` refuses itself)."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
-            fields = f.read().split()
-        if len(fields) < 3 or fields[0] == "running":
-            return 0
-        sp = int(fields[-2], 16)
-    except (OSError, ValueError):
-        return 0
-    end = maps.end_of(sp)
-    return end - sp if end is not None else 0
+@dataclass
+class StopBudget:
+    """What the host reads of one rank's kept threads at one stop, shared by them: their stacks' bytes (past which the
+    thread that crosses the line is refused) and the frames it walks (past which every word of a stack counts)."""
+
+    stack_bytes: int = KEPT_STACK_BYTES
+    frames: int = WALKED_FRAMES
 
 
 def what_runs(
@@ -444,7 +434,7 @@ def what_runs(
     tid: int,
     maps: ProcessMaps | None = None,
     verdicts: dict[tuple[object, ...], str] | None = None,
-    frames_left: list[int] | None = None,
+    budget: StopBudget | None = None,
 ) -> str | None:
     """What a thread runs, from where it is and every return address of its live frames: :data:`RUNTIME_CODE` when
     all of it is in the host's installed libraries; else what no runtime thread runs, "Python code" (the interpreter:
@@ -459,8 +449,8 @@ def what_runs(
     ``maps``: the process's mappings, read once for all its threads (else read here). ``verdicts``: a thread found
     the runtime's by a walk, with no signal's frame, is found so again without one while its place (the system call,
     its arguments, its registers), its stack's bytes and the process's mappings are what they were: the walk reads
-    nothing else of the thread's. ``frames_left`` (one number, shared by a rank's threads at one stop): once the
-    frames walked reach it, no thread is walked and every word of its stack counts, which refuses more, never less.
+    nothing else of the thread's. ``budget`` (:class:`StopBudget`, shared by a rank's threads at one stop): once its
+    frames are spent no thread is walked and every word of its stack counts, which refuses more, never less.
     """
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall", errors="replace") as f:
@@ -478,6 +468,10 @@ def what_runs(
         if stack_end - sp > STACK_READ:
             # No runtime thread lives this deep: a stack pushed past what the host reads would hide what is above.
             return f"a live stack of {(stack_end - sp) >> 10} KiB, deeper than the host reads"
+        if budget is not None:
+            budget.stack_bytes -= stack_end - sp
+            if budget.stack_bytes < 0:
+                return f"a live stack past the {KEPT_STACK_BYTES >> 10} KiB the host reads of a rank's kept threads"
         data = _memory(pid, sp, stack_end - sp)
     except (OSError, ValueError):
         return None
@@ -487,12 +481,12 @@ def what_runs(
     interpreter = os.path.realpath(f"/proc/{pid}/exe")
     roots = tuple(r.rstrip("/") + "/" for r in program_roots())
     starts = maps.starts
-    if frames_left is not None and frames_left[0] <= 0:
+    if budget is not None and budget.frames <= 0:
         frames = unwind.Frames([pc], sp, False)
     else:
         frames = unwind.live_frames(pid, sp, pc, data, code)
-        if frames_left is not None:
-            frames_left[0] -= len(frames.addresses)
+        if budget is not None:
+            budget.frames -= len(frames.addresses)
     values = frames.addresses + _words(data[max(0, frames.every_word_from - sp) // 8 * 8 :])
     if frames.interrupted is not None:
         # A signal's handler, maybe on a stack of its own: the interrupted frames count too, every word of them.
@@ -519,9 +513,6 @@ def what_runs(
             verdicts.clear()
         verdicts[key] = RUNTIME_CODE
     return RUNTIME_CODE
-
-
-MAX_VERDICTS = 4 * MAX_KEPT_THREADS * 8  # threads a rank keeps, several ranks, a few places each
 
 
 def _code_verdict(path: str, interpreter: str, roots: tuple[str, ...]) -> str | None:

@@ -712,3 +712,36 @@ def test_a_thread_found_the_runtimes_is_walked_again_only_once_its_process_maps_
         _stopped(proc)
         assert watch.what_runs(proc.pid, parked, None, verdicts) == watch.RUNTIME_CODE
         assert len(walks) == 2
+
+
+def test_kept_threads_whose_stacks_pass_what_the_host_reads_of_a_rank_are_refused():
+    # A ninth red team set libc threads' stacks at the bottom of large mappings and changed them at every call: every
+    # stop read, hashed and scanned megabytes a thread. Each stack here is under the per-thread read, all together
+    # past the rank's.
+    each = watch.STACK_READ - (16 << 10)
+    count = watch.KEPT_STACK_BYTES // each + 1
+    with _child(
+        _NEW_THREAD + "import mmap\n"
+        "libc.pthread_attr_setstack.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]\n"
+        "pause = ctypes.cast(libc.pause, ctypes.c_void_p)\n"
+        "made, keep = [], []\n"
+        f"for _ in range({count}):\n"
+        f"    region = mmap.mmap(-1, {each})\n"
+        "    keep.append(region)\n"
+        "    attr = ctypes.create_string_buffer(64)\n"
+        "    libc.pthread_attr_init(attr)\n"
+        "    libc.pthread_attr_setstack(attr, ctypes.addressof(ctypes.c_char.from_buffer(region)), 64 << 10)\n"
+        "    before = set(os.listdir('/proc/self/task'))\n"
+        "    libc.pthread_create(ctypes.byref(ctypes.c_ulong()), attr, pause, None)\n"
+        "    while set(os.listdir('/proc/self/task')) == before:\n"
+        "        time.sleep(0.01)\n"
+        "    made.append(int((set(os.listdir('/proc/self/task')) - before).pop()))\n"
+        "time.sleep(0.2)\n"
+        "print(' '.join(map(str, made)), flush=True)\n"
+        "time.sleep(60)",
+    ) as proc:
+        made = [int(t) for t in proc.stdout.readline().split()]
+        _stopped(proc)
+        before = {(t, start) for t, start in watch.thread_ids(proc.pid) if t not in made}
+        found = watch.new_solution_threads(proc.pid, before)
+        assert [label for _, label in found if "the host reads of a rank's kept threads" in label], found

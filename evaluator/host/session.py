@@ -193,6 +193,7 @@ class Session:
         self.thread_verdicts: dict[tuple[object, ...], str] = {}
         self._ticks_at_freeze = 0
         self._stopped_pids: list[int] = []
+        self._maps_read: dict[int, bytes] = {}  # each process's maps file as read at this stop (_stop_maps)
         self._held: dict[tuple[int, int], tuple[int, int]] = {}  # what each held thread had run when the stop held
         self.judge_reads: tuple[Path, ...] = ()  # folders the judge binds at their host paths (start_judges)
 
@@ -676,7 +677,7 @@ class Session:
         descriptor passed over a socket lets a peer read the inputs before the engine zeroes them)."""
         for r, pid in self.rank_pids.items():
             others = {feed: q for q, feed in self.feeds.items() if q != r}
-            misuse = watch.feed_misuse(pid, self.feeds.get(r), others)
+            misuse = watch.feed_misuse(pid, self.feeds.get(r), others, self._stop_maps)
             if misuse:
                 raise Stop(
                     Verdict.REJECTED,
@@ -878,13 +879,17 @@ class Session:
             self._check_feeds(what)
             self._check_waits(what)
         for r, pid in self.rank_pids.items():
-            extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()), self.thread_verdicts)
+            extra = watch.new_solution_threads(
+                pid, self.threads_before.get(r, set()), self.thread_verdicts, self._stop_maps
+            )
             if extra and not self.frozen:
                 # A running thread's stack cannot be read (watch.what_runs): the ranks, idle between two of the
                 # host's commands, are held for a second look at what their new threads run.
                 self.freeze_ranks()
                 try:
-                    extra = watch.new_solution_threads(pid, self.threads_before.get(r, set()), self.thread_verdicts)
+                    extra = watch.new_solution_threads(
+                        pid, self.threads_before.get(r, set()), self.thread_verdicts, self._stop_maps
+                    )
                 finally:
                     self.thaw_ranks()
             # A thread joined just before the call returned may still be leaving the kernel's task list: a thread
@@ -995,8 +1000,19 @@ class Session:
                 )
             time.sleep(0.0001)
         self._stopped_pids = sorted(stopped)
+        self._maps_read.clear()
         self._held = held
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
+
+    def _stop_maps(self, pid: int) -> bytes:
+        """A process's maps file, read once a stop for every check that reads it (the feeds' and the threads'): a
+        stopped sandbox changes no mapping, and a rank of 40,000 mappings costs the kernel about 30 ms a reading.
+        Read anew each time while the sandbox runs."""
+        if not self.frozen:
+            return watch.read_maps_file(pid)
+        if pid not in self._maps_read:
+            self._maps_read[pid] = watch.read_maps_file(pid)
+        return self._maps_read[pid]
 
     def _all_stopped(self, stopped: set[int]) -> bool:
         """Every process of ``stopped`` is stopped, and the sandbox holds no other."""
@@ -1052,6 +1068,7 @@ class Session:
             except ProcessLookupError:
                 pass
         self.frozen = False
+        self._maps_read.clear()
 
     # -- ending -------------------------------------------------------------------------------------------
     def close(self) -> None:

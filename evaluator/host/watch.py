@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evaluator.host import engine_sites, unwind
@@ -288,7 +289,10 @@ MAX_VERDICTS = 4 * MAX_KEPT_THREADS * 8  # threads a rank keeps, several ranks, 
 
 
 def new_solution_threads(
-    pid: int, before: set[tuple[int, int]], verdicts: dict[tuple[object, ...], str] | None = None
+    pid: int,
+    before: set[tuple[int, int]],
+    verdicts: dict[tuple[object, ...], str] | None = None,
+    read_maps: Callable[[int], bytes] | None = None,
 ) -> list[tuple[int, str]]:
     """Threads of a rank (id, label) that did not exist before the solution was loaded, are not the runtime's and are
     not already leaving (in the kernel's exit path, or ended). A thread is the runtime's by what it runs
@@ -297,7 +301,8 @@ def new_solution_threads(
     stack cannot be read (running, with the ranks not stopped) is judged by its name. More than MAX_KEPT_THREADS
     such threads are refused as a whole (the first label says so). ``verdicts``, kept by the caller from stop to
     stop, spares a walk of a thread found the runtime's before, at the same place with the same stack and the same
-    mappings (:func:`what_runs`)."""
+    mappings (:func:`what_runs`). ``read_maps``: how the process's maps file is read (:func:`read_maps_file` unless the
+    caller shares one reading of a stop among its checks)."""
     now = threads(pid)
     main = now.get(pid, "")
     found = []
@@ -313,7 +318,7 @@ def new_solution_threads(
     if not kept:
         return found
     try:
-        maps = process_maps(pid)
+        maps = _parsed_maps((read_maps or read_maps_file)(pid))
     except OSError:  # the process is gone: it keeps nothing
         return found
     budget = StopBudget()
@@ -354,15 +359,20 @@ def changed_signals(before: tuple[int, int], now: tuple[int, int]) -> list[str]:
     return names
 
 
-def feed_misuse(pid: int, own: tuple[int, int] | None, others: dict[tuple[int, int], int]) -> str | None:
+def feed_misuse(
+    pid: int,
+    own: tuple[int, int] | None,
+    others: dict[tuple[int, int], int],
+    read_maps: Callable[[int], bytes] | None = None,
+) -> str | None:
     """What a rank holds of the feeds that it should not, in words: a private mapping of its own feed (``own``:
-    the file's device and inode), or a descriptor of another rank's (``others``: file to rank). None when neither."""
+    the file's device and inode), or a descriptor of another rank's (``others``: file to rank). None when neither.
+    ``read_maps`` as for :func:`new_solution_threads`."""
     try:
         if own is not None:
             # Read whole and searched for the inode first: a CUDA rank maps thousands of regions, and this runs at
             # every stop; only the lines naming the feed's inode are parsed.
-            with open(f"/proc/{pid}/maps", "rb") as f:
-                maps = f.read()
+            maps = (read_maps or read_maps_file)(pid)
             token = b" " + str(own[1]).encode() + b" "
             at = maps.find(token)
             while at >= 0:
@@ -833,11 +843,16 @@ class ProcessMaps:
         return self.extents[at][1] if at >= 0 and address < self.extents[at][1] else None
 
 
+def read_maps_file(pid: int) -> bytes:
+    """A process's /proc/PID/maps, whole (OSError: it is gone)."""
+    with open(f"/proc/{pid}/maps", "rb") as f:
+        return f.read()
+
+
 def process_maps(pid: int) -> ProcessMaps:
     """One reading of a process's mappings (OSError: it is gone). Read once for all of a process's threads at a stop:
     a rank that split its memory into 20,000 mappings made each thread's reading cost tens of milliseconds."""
-    with open(f"/proc/{pid}/maps", "rb") as f:
-        return _parsed_maps(f.read())
+    return _parsed_maps(read_maps_file(pid))
 
 
 _EXTENT = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) ", re.M)

@@ -93,3 +93,33 @@ def test_a_ranks_feed_slot_can_grow_but_no_holder_can_shrink_or_seal_it(tmp_path
         assert os.fstat(fd).st_size == 1 << 20
     finally:
         os.close(fd)
+
+
+def test_a_stop_reads_a_ranks_mappings_once_for_the_feeds_and_the_threads_checks(tmp_path, monkeypatch):
+    # A rank of 40,000 mappings costs the kernel about 30 ms a reading of its maps file; two checks read it at every
+    # stop. Stopped, a process maps nothing new, so one reading serves both; running, each check reads anew.
+    import subprocess
+    import sys
+
+    from evaluator.host import watch
+
+    reads: list[int] = []
+    read = watch.read_maps_file
+    monkeypatch.setattr(watch, "read_maps_file", lambda pid: reads.append(pid) or read(pid))
+    session = Session(tmp_path, get_profile("cpu-gloo-2"), tmp_path / "engine", tmp_path, tmp_path, tmp_path, 0)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "feed").write_bytes(b"")
+        own = os.stat(tmp_path / "feed")
+        session.rank_pids = {0: child.pid}
+        session.feeds = {0: (own.st_dev, own.st_ino)}
+        for frozen in (False, True):
+            reads.clear()
+            session.frozen = frozen
+            session._check_feeds("a call")
+            watch.new_solution_threads(child.pid, set(), None, session._stop_maps)
+            assert reads == ([child.pid] if frozen else [child.pid, child.pid])
+    finally:
+        session.frozen = False
+        child.kill()
+        child.wait()

@@ -31,7 +31,7 @@ from evaluator.contract.profiles import HardwareProfile
 from evaluator.contract.result import LOG_LIMIT, Verdict, empty_document, trim
 from evaluator.contract.spec import DEFAULT_TIMEOUTS, EvalSpec
 from evaluator.host import job_cache, pool, sandbox, solution_call, timing_pass
-from evaluator.host.folders import job_folder_prefix, remove_tree
+from evaluator.host.folders import job_folder_prefix, remove_tree, workdir_root
 from evaluator.host.plan import Evaluation, resolve, solution_backend
 from evaluator.host.session import Session, Stop
 from problems.registry import Problem
@@ -39,24 +39,6 @@ from problems.registry import Problem
 logger = logging.getLogger("arena.evaluate")
 SUSPICIOUS_SPEEDUP = 20.0
 TMP_BYTES = {"cpu": 1 << 30, "cuda": 8 << 30}
-
-
-SHM_MIN_FREE = 8 << 30
-
-
-def workdir_root() -> str | None:
-    """Where evaluations' folders are made: ARENA_WORKDIR_ROOT, else /dev/shm when it has room (every input and output
-    of an evaluation passes through files there, and memory is much faster than disk), else the system default."""
-    configured = os.environ.get("ARENA_WORKDIR_ROOT")
-    if configured:
-        return configured
-    try:
-        st = os.statvfs("/dev/shm")
-        if st.f_bavail * st.f_frsize >= SHM_MIN_FREE and os.access("/dev/shm", os.W_OK):
-            return "/dev/shm"
-    except OSError:
-        pass
-    return None
 
 
 def _secrets(spec: EvalSpec, warmup: int, iterations: int) -> dict[str, Any]:

@@ -34,13 +34,32 @@ def remove_tree(path: Path) -> None:
         logger.warning("could not remove %s: its folders nest too deep", path)
 
 
+SHM_MIN_FREE = 8 << 30
+
+
+def workdir_root() -> str | None:
+    """Where jobs' folders are made (evaluations, builds, proposal checks): ARENA_WORKDIR_ROOT, else /dev/shm when it
+    has room (every input and output of an evaluation passes through files there, and memory is much faster than
+    disk), else the system default."""
+    configured = os.environ.get("ARENA_WORKDIR_ROOT")
+    if configured:
+        return configured
+    try:
+        st = os.statvfs("/dev/shm")
+        if st.f_bavail * st.f_frsize >= SHM_MIN_FREE and os.access("/dev/shm", os.W_OK):
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
+
+
 _MNT_DETACH = 2
 # A job's folder names the worker that made it, so that a worker starting later can tell one whose maker has ended.
-_ABANDONED = re.compile(r"^arena-(?:eval|build)-(\d+)-")
+_ABANDONED = re.compile(r"^arena-(?:eval|build|check)-(\d+)-")
 
 
 def job_folder_prefix(kind: str) -> str:
-    """The prefix of a job's folder (``kind``: "eval" or "build") made by this process."""
+    """The prefix of a job's folder (``kind``: "eval", "build" or "check") made by this process."""
     return f"arena-{kind}-{os.getpid()}-"
 
 

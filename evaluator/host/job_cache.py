@@ -71,17 +71,17 @@ def locked(entry: Path, wait_s: float) -> Iterator[bool]:
         os.close(fd)  # the lock goes with it
 
 
-def make(folder: Path, uid: int, gid: int) -> None:
-    """An empty folder at ``folder`` (made here), with a tmpfs of JOB_CACHE_BYTES and JOB_CACHE_FILES mounted on it,
+def make(folder: Path, uid: int, gid: int, size: int = JOB_CACHE_BYTES, files: int = JOB_CACHE_FILES) -> None:
+    """An empty folder at ``folder`` (made here), with a tmpfs of ``size`` bytes and ``files`` inodes mounted on it,
     owned by ``uid``:``gid``, mode 0700. JobCacheError when the mount is refused (the folder is removed again)."""
     folder.mkdir(mode=0o700)
-    options = f"size={JOB_CACHE_BYTES},nr_inodes={JOB_CACHE_FILES},mode=0700,uid={uid},gid={gid}"
+    options = f"size={size},nr_inodes={files},mode=0700,uid={uid},gid={gid}"
     if _libc().mount(b"tmpfs", os.fsencode(folder), b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode()) != 0:
         error = ctypes.get_errno()
         folder.rmdir()
         raise JobCacheError(
-            f"the build cache could not be given a file system of its own ({os.strerror(error)}): the worker must "
-            f"run as root, as the sandbox needs it to"
+            f"a folder the sandbox writes (its build cache or its output) could not be given a file system of its "
+            f"own ({os.strerror(error)}): the worker must run as root, as the sandbox needs it to"
         )
 
 

@@ -21,8 +21,8 @@ from evaluator.contract.build import needs_build
 from evaluator.contract.result import trim
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import job_cache, sandbox
-from evaluator.host.evaluate import _cache_dir, _runtime_dir, workdir_root
-from evaluator.host.folders import job_folder_prefix
+from evaluator.host.evaluate import _cache_dir, _runtime_dir
+from evaluator.host.folders import job_folder_prefix, workdir_root
 
 # Hopper (H100/H200); the evaluation's ranks build for the same architecture, so the cache entry matches.
 CUDA_ARCH = "9.0"

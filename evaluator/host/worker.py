@@ -59,8 +59,7 @@ def _reap_abandoned() -> None:
     mounted in memory (evaluator/host/folders.py); logged, never raising."""
     import tempfile
 
-    from evaluator.host.evaluate import workdir_root
-    from evaluator.host.folders import reap_abandoned
+    from evaluator.host.folders import reap_abandoned, workdir_root
 
     try:
         removed = reap_abandoned(workdir_root() or tempfile.gettempdir())

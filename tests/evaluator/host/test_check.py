@@ -114,6 +114,48 @@ def test_the_host_compares_what_comes_back_a_wrong_reference_fails_and_the_right
     assert all(a["ok"] and a["passed_oracle"] for a in right["known_answers"]) and len(right["known_answers"]) == 2
 
 
+RESERVES = """
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+_got = []
+for _folder in ("/io/out", "/cache"):
+    _fd = os.open(_folder + "/reserved", os.O_WRONLY | os.O_CREAT, 0o600)
+    # FALLOC_FL_KEEP_SIZE: the file's size stays 0, so the per-file limit never applies, and no page is written.
+    _rc = _libc.fallocate(_fd, 1, 0, 1900 << 20)  # within the per-file limit of 2 GiB
+    _got.append(_folder + ("=reserved" if _rc == 0 else "=" + os.strerror(ctypes.get_errno())))
+    os.close(_fd)
+    _n = 0
+    try:
+        while _n < 20000:
+            open(f"{_folder}/f{_n}", "w").close()
+            _n += 1
+    except OSError:
+        pass
+    _got.append(f"{_folder}:{_n}files")
+raise RuntimeError("PROBE " + " ".join(_got))
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0, reason="needs bubblewrap and root")
+def test_a_check_writes_only_into_bounded_file_systems_of_its_own_that_go_with_it():
+    # The check's output folder and build cache lay on the host's disk, bounded by the per-file limit alone: one
+    # fallocate there reserved gigabytes, and any number of files could follow.
+    from evaluator.host.folders import workdir_root
+
+    root = Path(workdir_root() or tempfile.gettempdir())
+    before = set(os.listdir(root))
+    report = check_sandboxed("collectives", "reserves", _proposal(RESERVES), [])
+    text = str(report)
+    assert report["ok"] is False and "PROBE" in text, text
+    assert "/io/out=No space left on device" in text and "/cache=No space left on device" in text, text
+    assert "/io/out:8190files" in text and "/cache:8190files" in text, text
+    left = set(os.listdir(root)) - before
+    assert not [name for name in left if name.startswith("arena-check-")], left
+    with open("/proc/self/mounts") as f:
+        assert "arena-check-" not in f.read()
+
+
 def test_the_data_reader_takes_only_tensors_it_can_account_for():
     import torch
 

@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from evaluator.host import engine_sites, unwind
@@ -366,24 +366,18 @@ def feed_misuse(
     read_maps: Callable[[int], bytes] | None = None,
 ) -> str | None:
     """What a rank holds of the feeds that it should not, in words: a private mapping of its own feed (``own``:
-    the file's device and inode), or a descriptor of another rank's (``others``: file to rank). None when neither.
-    ``read_maps`` as for :func:`new_solution_threads`."""
+    the file's device and inode), or a descriptor or mapping of another rank's (``others``: file to rank). None when
+    none. ``read_maps`` as for :func:`new_solution_threads`."""
     try:
-        if own is not None:
-            # Read whole and searched for the inode first: a CUDA rank maps thousands of regions, and this runs at
-            # every stop; only the lines naming the feed's inode are parsed.
+        if own is not None or others:
             maps = (read_maps or read_maps_file)(pid)
-            token = b" " + str(own[1]).encode() + b" "
-            at = maps.find(token)
-            while at >= 0:
-                start = maps.rfind(b"\n", 0, at) + 1
-                end = maps.find(b"\n", at)
-                parts = maps[start : end if end >= 0 else len(maps)].split(maxsplit=5)
-                if len(parts) >= 5 and int(parts[4]) == own[1]:
-                    major, minor = (int(v, 16) for v in parts[3].split(b":"))
-                    if os.makedev(major, minor) == own[0] and parts[1][3:4] == b"p":
-                        return "a private mapping of its feed slot"
-                at = maps.find(token, at + 1)
+            if own is not None and any(_mappings_of(maps, own)):
+                return "a private mapping of its feed slot"
+            for feed, rank in others.items():
+                # A mapping made from a peer's descriptor outlives the descriptor: closed before the stop, it left
+                # the peer's slot readable and no descriptor to see.
+                if next(_mappings_of(maps, feed), None) is not None:
+                    return f"a mapping of rank {rank}'s feed slot"
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:
                 info = os.stat(f"/proc/{pid}/fd/{fd}")
@@ -394,6 +388,23 @@ def feed_misuse(
     except (OSError, ValueError):
         return None
     return None
+
+
+def _mappings_of(maps: bytes, file: tuple[int, int]) -> Iterator[bool]:
+    """Whether each mapping of ``file`` (device, inode) in a maps file's bytes is private. The bytes are searched for
+    the inode first: a CUDA rank maps thousands of regions, and this runs at every stop; only the lines naming the
+    inode are parsed."""
+    token = b" " + str(file[1]).encode() + b" "
+    at = maps.find(token)
+    while at >= 0:
+        start = maps.rfind(b"\n", 0, at) + 1
+        end = maps.find(b"\n", at)
+        parts = maps[start : end if end >= 0 else len(maps)].split(maxsplit=5)
+        if len(parts) >= 5 and int(parts[4]) == file[1]:
+            major, minor = (int(v, 16) for v in parts[3].split(b":"))
+            if os.makedev(major, minor) == file[0]:
+                yield parts[1][3:4] == b"p"
+        at = maps.find(token, at + 1)
 
 
 def thread_cpu_ns(pid: int, tid: int) -> int | None:

@@ -504,7 +504,7 @@ def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
         proc.wait()
 
 
-def test_a_private_mapping_of_the_feed_or_a_peers_feed_descriptor_is_named_and_a_shared_mapping_is_not(tmp_path):
+def test_a_private_mapping_of_the_feed_or_a_peers_feed_is_named_and_a_shared_mapping_of_its_own_is_not(tmp_path):
     feed, peer = tmp_path / "feed", tmp_path / "peer_feed"
     for f in (feed, peer):
         f.write_bytes(b"\0" * 8192)
@@ -514,16 +514,20 @@ def test_a_private_mapping_of_the_feed_or_a_peers_feed_descriptor_is_named_and_a
         "f = open(sys.argv[1], 'r+b')\n"
         "m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE if sys.argv[2] == 'private' else mmap.MAP_SHARED)\n"
         "held = open(sys.argv[3], 'rb') if sys.argv[3] != '-' else None\n"
+        "if len(sys.argv) > 4:  # the peer's feed mapped shared, its descriptor closed\n"
+        "    theirs = mmap.mmap(held.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)\n"
+        "    held.close()\n"
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
     found = {}
-    for name, how, other in (
+    for name, how, *other in (
         ("shared", "shared", "-"),
         ("private", "private", str(peer)),
         ("peer", "shared", str(peer)),
+        ("peer_mapped", "shared", str(peer), "mapped"),
     ):
-        proc = subprocess.Popen([sys.executable, "-c", script, str(feed), how, other], stdout=subprocess.PIPE)
+        proc = subprocess.Popen([sys.executable, "-c", script, str(feed), how, *other], stdout=subprocess.PIPE)
         try:
             assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
             found[name] = watch.feed_misuse(proc.pid, (own.st_dev, own.st_ino), {(theirs.st_dev, theirs.st_ino): 1})
@@ -533,6 +537,7 @@ def test_a_private_mapping_of_the_feed_or_a_peers_feed_descriptor_is_named_and_a
     assert found["shared"] is None
     assert found["private"] == "a private mapping of its feed slot"
     assert found["peer"] == "a descriptor of rank 1's feed slot"
+    assert found["peer_mapped"] == "a mapping of rank 1's feed slot"
 
 
 def test_compilers_are_known_by_the_names_images_give_them_and_interpreters_are_not():

@@ -265,6 +265,7 @@ CHEATS: list[Case] = [
         ("a descriptor of rank",),
         log_lacks=("ARENA_PEER_FEED_READ",),
     ),
+    Case("cheats/peer_feed_mapped_then_closed.py", "rejected", ("a mapping of rank 1's feed slot",)),
     Case("cheats/rebind_json_loads.py", "passed", no_gain=True, log_lacks=("ARENA_JSON_HOOK_RAN",)),
     # Its handler is put back to the harness's (ignore) as its call returns: its ticks between calls run nothing.
     Case("cheats/signal_handler_idle_work.py", "passed", no_gain=True),

@@ -468,7 +468,7 @@ def what_runs(
     above the last frame of a walk that ended, every word of the stack counts as a return address too.
 
     ``maps``: the process's mappings, read once for all its threads (else read here). ``verdicts``: a thread found
-    the runtime's by a walk, with no signal's frame, is found so again without one while its place (the system call,
+    the runtime's by a walk is found so again without one while its place (the system call,
     its arguments, its registers), its stack's bytes and the process's mappings are what they were: the walk reads
     nothing else of the thread's. ``budget`` (:class:`StopBudget`, shared by a rank's threads at one stop): once its
     frames are spent no thread is walked and every word of its stack counts, which refuses more, never less.
@@ -508,14 +508,13 @@ def what_runs(
         frames = unwind.live_frames(pid, sp, pc, data, code)
         if budget is not None:
             budget.frames -= len(frames.addresses)
-    values = frames.addresses + _words(data[max(0, frames.every_word_from - sp) // 8 * 8 :])
     if frames.interrupted is not None:
-        # A signal's handler, maybe on a stack of its own: the interrupted frames count too, every word of them.
-        below, at = frames.interrupted
-        interrupted = _stack_words(pid, below)
-        if interrupted is None:
-            return "a signal's handler whose interrupted stack pointer is outside its memory"
-        values += [at, *interrupted]
+        # No runtime thread is parked in a signal's handler at a stop. And where it was when the signal came (the
+        # kernel's record of the interrupted context) lies in memory the thread itself can write: an eleventh red
+        # team pointed it at zeros to hide a Python thread, and at deep mappings, read past every budget at every
+        # stop, to cost the host 2 s of checks an iteration.
+        return "a signal's handler frame (a thread parked in a handler, where no runtime thread waits)"
+    values = frames.addresses + _words(data[max(0, frames.every_word_from - sp) // 8 * 8 :])
     waiting = _waiting_for_the_gil(pid, frames.addresses, code, starts, interpreter)
     # The frames' own addresses one by one (the innermost may be the interpreter's, asking for the GIL); the words
     # above them, tens of thousands, sorted once and looked up mapping by mapping.
@@ -529,7 +528,7 @@ def what_runs(
     for mapping, verdict in maps.foreign_code(interpreter, roots):
         if bisect.bisect_left(words, mapping.start) < bisect.bisect_left(words, mapping.end):
             return verdict
-    if verdicts is not None and frames.interrupted is None:  # a signal's frames lie in memory the key does not hold
+    if verdicts is not None:
         if len(verdicts) >= MAX_VERDICTS:
             verdicts.clear()
         verdicts[key] = RUNTIME_CODE
@@ -583,16 +582,6 @@ def _waiting_for_the_gil(
 def _is_interpreter(path: str, interpreter: str) -> bool:
     """Whether a mapped file is Python's own code: the process's program, or a shared libpython."""
     return path == interpreter or os.path.basename(path).startswith("libpython")
-
-
-def _stack_words(pid: int, sp: int) -> list[int] | None:
-    """Every word of the mapping that holds ``sp``, from there up (at most STACK_READ bytes), or None when no
-    mapping holds it or it cannot be read."""
-    try:
-        _, end = _code_mappings(pid, sp)
-        return None if end is None else _words(_memory(pid, sp, min(end - sp, STACK_READ)))
-    except (OSError, ValueError):
-        return None
 
 
 def _memory(pid: int, address: int, length: int) -> bytes:

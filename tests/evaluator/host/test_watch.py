@@ -427,9 +427,10 @@ def test_a_thread_that_forges_the_end_of_its_frames_is_judged_by_what_lies_above
 
 
 @_X86_64
-def test_a_python_thread_parked_in_a_signal_handler_on_a_stack_of_its_own_is_found_by_the_stack_it_left():
+def test_a_thread_parked_in_a_signal_handler_on_a_stack_of_its_own_is_refused_for_the_handler():
     # The handler (the C library's pause) runs on an alternate signal stack: nothing of the interpreter there. The
-    # kernel's record of the interrupted context, in the signal's frame, says where the thread's own frames are.
+    # kernel's record of where the thread was (its Python frames) lies in memory the thread can write, so it is not
+    # read: an eleventh red team pointed it at zeros, and at deep mappings read past every budget at every stop.
     with _child(
         "import ctypes, mmap, threading, time\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
@@ -467,7 +468,7 @@ def test_a_python_thread_parked_in_a_signal_handler_on_a_stack_of_its_own_is_fou
             time.sleep(0.01)
         _stopped(proc)
         assert on_its_own_stack()
-        assert watch.what_runs(proc.pid, tid) == "Python code"
+        assert (watch.what_runs(proc.pid, tid) or "").startswith("a signal's handler frame")
 
 
 def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():

@@ -97,12 +97,13 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
     they name what they make) copied into ``target``, their folders made there, all owned by ``uid``:``gid``; a name
     already there is written over. Returns the bytes copied. Never raises.
 
-    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with holes (sparse: a ninth red
+    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with other names (hard
+    links); a file with holes (sparse: a ninth red
     team's 2 GiB files of one page each would have been written out whole, 6 GiB to the host's disk in one
     evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (1,200 nested folders once raised out of
     the evaluation and left the job's file system mounted); whatever would take the copy past JOB_CACHE_BYTES or
-    MAX_FILES. No link is followed: each folder is opened by descriptor, relative to its
-    parent's. A cache holds nothing a build cannot make again."""
+    MAX_FILES (files and the folders made for them). No link is followed: each folder is opened by descriptor,
+    relative to its parent's. A cache holds nothing a build cannot make again."""
     copied, files = 0, 0
     made: set[Path] = set()  # folders known to be there in the target
     try:
@@ -125,8 +126,14 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
                         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder_fd)
                         pending.append((fd, here))
                     elif stat.S_ISREG(info.st_mode) and build_cache.is_product(here):
-                        if files >= MAX_FILES:
-                            raise OSError(f"past the {MAX_FILES} files a job's cache copies")
+                        # Folders count as files do: an eleventh red team's 4,000 chains of 15 folders, a file at the
+                        # end of each, left 56,000 folders (235 MB) in the entry, which no cap on files saw.
+                        if files + len(made) >= MAX_FILES:
+                            raise OSError(f"past the {MAX_FILES} files and folders a job's cache copies")
+                        if info.st_nlink > 1:
+                            # One file under many names is written out once a name: 8,192 links to a 256 KiB file
+                            # became 2 GiB in the entry. No build tool links its products.
+                            raise OSError("a file with other names (hard links)")
                         if copied + info.st_size > JOB_CACHE_BYTES:
                             raise OSError(f"past the {JOB_CACHE_BYTES >> 20} MiB a job's cache copies")
                         copied += _copy_file(folder_fd, name, target, here, info, uid, gid, made)

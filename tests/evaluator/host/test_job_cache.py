@@ -192,4 +192,25 @@ def test_a_copy_leaves_out_files_reserved_and_never_written_and_stops_at_its_fil
     target.mkdir()
     job_cache.copy(source, target, os.getuid(), os.getgid())
     assert not (target / "triton" / "reserved.so").exists()
-    assert len(list((target / "triton" / "many").iterdir())) == job_cache.MAX_FILES
+    # The files and the two folders made for them.
+    assert len(list((target / "triton" / "many").iterdir())) == job_cache.MAX_FILES - 2
+
+
+def test_a_copy_counts_the_folders_it_makes_and_leaves_out_files_of_many_names(tmp_path):
+    # An eleventh red team's 4,000 chains of 15 folders, one file at the end of each, left 56,000 folders (235 MB) in
+    # the entry; 8,192 hard links to one 256 KiB file became 2 GiB there.
+    source, target = tmp_path / "job", tmp_path / "entry"
+    linked = source / "triton" / "linked"
+    linked.mkdir(parents=True)
+    (linked / "k.so").write_bytes(b"x" * 4096)
+    for k in range(20):
+        os.link(linked / "k.so", linked / f"k{k}.so")
+    for chain in range(job_cache.MAX_FILES // 4):
+        deep = source.joinpath("triton", f"c{chain}", *"abcdefghij")
+        deep.mkdir(parents=True)
+        (deep / "k.json").write_bytes(b"1")
+    target.mkdir()
+    job_cache.copy(source, target, os.getuid(), os.getgid())
+    made = sum(len(folders) + len(files) for _, folders, files in os.walk(target))
+    assert made <= job_cache.MAX_FILES + job_cache.MAX_DEPTH
+    assert not (target / "triton" / "linked").exists() or not any((target / "triton" / "linked").iterdir())

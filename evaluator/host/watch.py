@@ -4,6 +4,7 @@ threads. The judge's rules on processes and threads are checked here, outside an
 from __future__ import annotations
 
 import bisect
+import ctypes
 import functools
 import hashlib
 import os
@@ -378,16 +379,45 @@ def feed_misuse(
                 # the peer's slot readable and no descriptor to see.
                 if next(_mappings_of(maps, feed), None) is not None:
                     return f"a mapping of rank {rank}'s feed slot"
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                info = os.stat(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) in others:
-                return f"a descriptor of rank {others[(info.st_dev, info.st_ino)]}'s feed slot"
+        for table in descriptor_tables(pid):
+            for fd in os.listdir(table):
+                try:
+                    info = os.stat(f"{table}/{fd}")
+                except OSError:
+                    continue
+                if (info.st_dev, info.st_ino) in others:
+                    return f"a descriptor of rank {others[(info.st_dev, info.st_ino)]}'s feed slot"
     except (OSError, ValueError):
         return None
     return None
+
+
+KCMP_SYSCALL = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
+KCMP_FILES = 2
+
+
+def descriptor_tables(pid: int) -> list[str]:
+    """The descriptor folders (/proc/PID/task/TID/fd) of every table of descriptors a process's threads hold: the
+    process's own, and each thread's that does not share it. A thread made without CLONE_FILES, or one that called
+    ``unshare(CLONE_FILES)``, holds a table of its own, which /proc/PID/fd (the first thread's) does not show: a
+    descriptor passed to it there was out of the host's sight. Threads are compared by ``kcmp``; where the kernel
+    has none, every thread's folder is read."""
+    tables = [f"/proc/{pid}/fd"]
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]
+    except (OSError, ValueError):
+        return tables
+    libc = _libc()
+    for tid in tids:
+        same = libc.syscall(KCMP_SYSCALL, pid, tid, KCMP_FILES, 0, 0) if KCMP_SYSCALL is not None else -1
+        if same != 0:
+            tables.append(f"/proc/{pid}/task/{tid}/fd")
+    return tables
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _mappings_of(maps: bytes, file: tuple[int, int]) -> Iterator[bool]:
@@ -706,18 +736,21 @@ def command_copies(pid: int, command_fd: int, channels: set[str]) -> list[int]:
     """Descriptors of process ``pid`` other than its ``command_fd`` open on one of ``channels`` (every rank's command
     pipe): a copy of a command channel got without a system call the channel lock sees (one passed over a Unix
     socket, to the rank itself or to a peer), for another thread to read the host's commands from."""
-    try:
-        names = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return []
-    copies = []
-    for name in names:
-        if name.isdigit() and int(name) != command_fd:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{name}") in channels:
-                    copies.append(int(name))
-            except OSError:
-                continue
+    copies = set()
+    for table in descriptor_tables(pid):
+        try:
+            names = os.listdir(table)
+        except OSError:
+            continue
+        own = table == f"/proc/{pid}/fd"
+        for name in names:
+            # The command descriptor's number in another thread's table is a copy too.
+            if name.isdigit() and not (own and int(name) == command_fd):
+                try:
+                    if os.readlink(f"{table}/{name}") in channels:
+                        copies.add(int(name))
+                except OSError:
+                    continue
     return sorted(copies)
 
 

@@ -541,6 +541,36 @@ def test_a_private_mapping_of_the_feed_or_a_peers_feed_is_named_and_a_shared_map
     assert found["peer_mapped"] == "a mapping of rank 1's feed slot"
 
 
+def test_a_peers_feed_held_in_a_threads_own_table_of_descriptors_is_named(tmp_path):
+    # /proc/PID/fd shows the first thread's table alone: a thread that unshared its table (or was made without
+    # CLONE_FILES) held a descriptor there out of the host's sight.
+    feed, peer = tmp_path / "feed", tmp_path / "peer_feed"
+    for f in (feed, peer):
+        f.write_bytes(b"\0" * 8192)
+    own, theirs = os.stat(feed), os.stat(peer)
+    script = (
+        "import ctypes, os, sys, threading, time\n"
+        "def hold():\n"
+        "    assert ctypes.CDLL(None).unshare(0x400) == 0  # CLONE_FILES\n"
+        "    fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+        "    print(fd, flush=True)\n"
+        "    time.sleep(60)\n"
+        "threading.Thread(target=hold, daemon=True).start()\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(peer)], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        fd = int(proc.stdout.readline())
+        assert str(fd) not in os.listdir(f"/proc/{proc.pid}/fd")
+        found = watch.feed_misuse(proc.pid, (own.st_dev, own.st_ino), {(theirs.st_dev, theirs.st_ino): 1})
+        assert found == "a descriptor of rank 1's feed slot"
+        assert len(watch.descriptor_tables(proc.pid)) == 2
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_compilers_are_known_by_the_names_images_give_them_and_interpreters_are_not():
     # One GPU image's gcc is /opt/gcc/bin/gcc, a wrapper that runs gcc-real, and its /usr/bin/gcc is
     # x86_64-linux-gnu-gcc-13: an honest Triton launcher built in the first call was refused as a stray process.

@@ -224,6 +224,6 @@ def job_cache(entry: Path, folder: Path, uid: int, gid: int, wait_s: float, made
             yield folder
         finally:
             try:
-                copy(folder, entry, uid, gid)
+                copy(folder, entry, os.geteuid(), os.getegid())  # the entry is the host's (evaluate._cache_dir)
             finally:
                 remove(folder)

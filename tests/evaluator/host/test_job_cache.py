@@ -81,6 +81,10 @@ def test_the_build_cache_bounds_what_a_job_reserves_and_keeps_its_builds_for_the
     assert {why for _, why in _said(first, "ARENA_RESERVE")} <= {"ENOSPC", "EFBIG"}
     # What the job built is in the solution's entry, and nothing of the job's stays mounted.
     assert [(entry / "torch_extensions" / "probe" / f"rank{r}.so").read_bytes() for r in (0, 1)] == [tag, tag]
+    # The entry is the host's: no process of the sandbox's uid on the host can plant a build in it.
+    assert entry.stat().st_mode & 0o077 == 0
+    for path in (entry, entry / "torch_extensions" / "probe", entry / "torch_extensions" / "probe" / "rank0.so"):
+        assert path.stat().st_uid == 0, path
     ours = folders.job_folder_prefix("eval")
     assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if ours in line]
     second = evaluate(spec)

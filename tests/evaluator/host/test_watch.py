@@ -505,11 +505,18 @@ def test_a_thread_whose_live_stack_is_deeper_than_the_host_reads_is_refused():
         proc.wait()
 
 
-def test_a_private_mapping_of_the_feed_or_a_peers_feed_is_named_and_a_shared_mapping_of_its_own_is_not(tmp_path):
+def _feed_files(tmp_path: Path) -> tuple[tuple[int, int], tuple[int, int], Path]:
+    """A rank's own feed and a peer's, as files: the own one's (device, inode), the peer's, and the peer's path."""
     feed, peer = tmp_path / "feed", tmp_path / "peer_feed"
     for f in (feed, peer):
         f.write_bytes(b"\0" * 8192)
     own, theirs = os.stat(feed), os.stat(peer)
+    return (own.st_dev, own.st_ino), (theirs.st_dev, theirs.st_ino), peer
+
+
+def test_a_private_mapping_of_the_feed_or_a_peers_feed_is_named_and_a_shared_mapping_of_its_own_is_not(tmp_path):
+    own, theirs, peer = _feed_files(tmp_path)
+    feed = tmp_path / "feed"
     script = (
         "import mmap, os, sys, time\n"
         "f = open(sys.argv[1], 'r+b')\n"
@@ -531,7 +538,7 @@ def test_a_private_mapping_of_the_feed_or_a_peers_feed_is_named_and_a_shared_map
         proc = subprocess.Popen([sys.executable, "-c", script, str(feed), how, *other], stdout=subprocess.PIPE)
         try:
             assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-            found[name] = watch.feed_misuse(proc.pid, (own.st_dev, own.st_ino), {(theirs.st_dev, theirs.st_ino): 1})
+            found[name] = watch.feed_misuse(proc.pid, own, {theirs: 1})
         finally:
             proc.kill()
             proc.wait()
@@ -544,10 +551,7 @@ def test_a_private_mapping_of_the_feed_or_a_peers_feed_is_named_and_a_shared_map
 def test_a_peers_feed_held_in_a_threads_own_table_of_descriptors_is_named(tmp_path):
     # /proc/PID/fd shows the first thread's table alone: a thread that unshared its table (or was made without
     # CLONE_FILES) held a descriptor there out of the host's sight.
-    feed, peer = tmp_path / "feed", tmp_path / "peer_feed"
-    for f in (feed, peer):
-        f.write_bytes(b"\0" * 8192)
-    own, theirs = os.stat(feed), os.stat(peer)
+    own, theirs, peer = _feed_files(tmp_path)
     script = (
         "import ctypes, os, sys, threading, time\n"
         "def hold():\n"
@@ -563,7 +567,7 @@ def test_a_peers_feed_held_in_a_threads_own_table_of_descriptors_is_named(tmp_pa
         assert proc.stdout is not None
         fd = int(proc.stdout.readline())
         assert str(fd) not in os.listdir(f"/proc/{proc.pid}/fd")
-        found = watch.feed_misuse(proc.pid, (own.st_dev, own.st_ino), {(theirs.st_dev, theirs.st_ino): 1})
+        found = watch.feed_misuse(proc.pid, own, {theirs: 1})
         assert found == "a descriptor of rank 1's feed slot"
         assert len(watch.descriptor_tables(proc.pid)) == 2
     finally:

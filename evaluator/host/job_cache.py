@@ -97,13 +97,12 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
     they name what they make) copied into ``target``, their folders made there, all owned by ``uid``:``gid``; a name
     already there is written over. Returns the bytes copied. Never raises.
 
-    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with other names (hard
-    links); a file with holes (sparse: a ninth red
-    team's 2 GiB files of one page each would have been written out whole, 6 GiB to the host's disk in one
-    evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (1,200 nested folders once raised out of
-    the evaluation and left the job's file system mounted); whatever would take the copy past JOB_CACHE_BYTES or
-    MAX_FILES (files and the folders made for them). No link is followed: each folder is opened by descriptor,
-    relative to its parent's. A cache holds nothing a build cannot make again."""
+    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with other names (hard links); a
+    file with holes (sparse: a ninth red team's 2 GiB files of one page each would have been written out whole, 6 GiB to
+    the host's disk in one evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (1,200 nested
+    folders once raised out of the evaluation and left the job's file system mounted); whatever would take the copy past
+    JOB_CACHE_BYTES or MAX_FILES (files and the folders made for them). No link is followed: each folder is opened by
+    descriptor, relative to its parent's. A cache holds nothing a build cannot make again."""
     copied, files = 0, 0
     made: set[Path] = set()  # folders known to be there in the target
     try:

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from evaluator.host.libc import libc
+
 logger = logging.getLogger("arena.evaluate")
 
 
@@ -68,7 +70,7 @@ def unmount(path: Path) -> bool:
     mounted there any more."""
     if not os.path.ismount(path):
         return True
-    if ctypes.CDLL(None, use_errno=True).umount2(os.fsencode(path), _MNT_DETACH) != 0:
+    if libc().umount2(os.fsencode(path), _MNT_DETACH) != 0:
         logger.warning("could not unmount %s: %s", path, os.strerror(ctypes.get_errno()))
         return False
     return True

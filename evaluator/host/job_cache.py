@@ -27,6 +27,7 @@ from pathlib import Path
 
 from evaluator.host import build_cache
 from evaluator.host.folders import remove_tree, unmount
+from evaluator.host.libc import libc
 
 logger = logging.getLogger("arena.job_cache")
 
@@ -38,10 +39,6 @@ LOCK_POLL_S = 0.05
 
 class JobCacheError(OSError):
     """The job's build cache could not be made (the host cannot mount a file system: not root, say)."""
-
-
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
 
 
 @contextmanager
@@ -76,7 +73,7 @@ def make(folder: Path, uid: int, gid: int, size: int = JOB_CACHE_BYTES, files: i
     owned by ``uid``:``gid``, mode 0700. JobCacheError when the mount is refused (the folder is removed again)."""
     folder.mkdir(mode=0o700)
     options = f"size={size},nr_inodes={files},mode=0700,uid={uid},gid={gid}"
-    if _libc().mount(b"tmpfs", os.fsencode(folder), b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode()) != 0:
+    if libc().mount(b"tmpfs", os.fsencode(folder), b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode()) != 0:
         error = ctypes.get_errno()
         folder.rmdir()
         raise JobCacheError(

@@ -194,6 +194,7 @@ class Session:
         self._ticks_at_freeze = 0
         self._stopped_pids: list[int] = []
         self._maps_read: dict[int, bytes] = {}  # each process's maps file as read at this stop (_stop_maps)
+        self._tables_found: dict[int, list[str]] = {}  # each process's tables of descriptors at this stop
         self._held: dict[tuple[int, int], tuple[int, int]] = {}  # what each held thread had run when the stop held
         self.judge_reads: tuple[Path, ...] = ()  # folders the judge binds at their host paths (start_judges)
 
@@ -677,7 +678,7 @@ class Session:
         descriptor passed over a socket lets a peer read the inputs before the engine zeroes them)."""
         for r, pid in self.rank_pids.items():
             others = {feed: q for q, feed in self.feeds.items() if q != r}
-            misuse = watch.feed_misuse(pid, self.feeds.get(r), others, self._stop_maps)
+            misuse = watch.feed_misuse(pid, self.feeds.get(r), others, self._stop_maps, self._stop_tables)
             if misuse:
                 raise Stop(
                     Verdict.REJECTED,
@@ -723,7 +724,7 @@ class Session:
             # where an unsealed engine is compared at every stop.
             if not self._sealed(r) or self.waits_checked % SEALED_COMPARE_EVERY == 0:
                 self._compare_engine(r, pid, inode, what)
-            copies = watch.command_copies(pid, self.command_fds[r], self.command_channels)
+            copies = watch.command_copies(pid, self.command_fds[r], self.command_channels, self._stop_tables)
             if copies:
                 raise Stop(
                     Verdict.REJECTED,
@@ -1001,6 +1002,7 @@ class Session:
             time.sleep(0.0001)
         self._stopped_pids = sorted(stopped)
         self._maps_read.clear()
+        self._tables_found.clear()
         self._held = held
         self._ticks_at_freeze = sum(watch.cpu_ticks(pid) for pid in self._stopped_pids)
 
@@ -1013,6 +1015,16 @@ class Session:
         if pid not in self._maps_read:
             self._maps_read[pid] = watch.read_maps_file(pid)
         return self._maps_read[pid]
+
+    def _stop_tables(self, pid: int) -> list[str]:
+        """A process's tables of descriptors (watch.descriptor_tables), found once a stop for the feeds' check and the
+        command channels': a stopped process makes no thread and shares or unshares no table. Found anew each time
+        while the sandbox runs."""
+        if not self.frozen:
+            return watch.descriptor_tables(pid)
+        if pid not in self._tables_found:
+            self._tables_found[pid] = watch.descriptor_tables(pid)
+        return self._tables_found[pid]
 
     def _all_stopped(self, stopped: set[int]) -> bool:
         """Every process of ``stopped`` is stopped, and the sandbox holds no other."""
@@ -1069,6 +1081,7 @@ class Session:
                 pass
         self.frozen = False
         self._maps_read.clear()
+        self._tables_found.clear()
 
     # -- ending -------------------------------------------------------------------------------------------
     def close(self) -> None:

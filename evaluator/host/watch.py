@@ -4,7 +4,6 @@ threads. The judge's rules on processes and threads are checked here, outside an
 from __future__ import annotations
 
 import bisect
-import ctypes
 import functools
 import hashlib
 import os
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 
 from evaluator.host import engine_sites, unwind
 from evaluator.host.engine_sites import ReadSite
+from evaluator.host.libc import libc
 from evaluator.host.sandbox import is_toolchain_name, program_roots
 from evaluator.rank.spawn import rank_name
 
@@ -365,10 +365,12 @@ def feed_misuse(
     own: tuple[int, int] | None,
     others: dict[tuple[int, int], int],
     read_maps: Callable[[int], bytes] | None = None,
+    tables: Callable[[int], list[str]] | None = None,
 ) -> str | None:
     """What a rank holds of the feeds that it should not, in words: a private mapping of its own feed (``own``:
     the file's device and inode), or a descriptor or mapping of another rank's (``others``: file to rank). None when
-    none. ``read_maps`` as for :func:`new_solution_threads`."""
+    none. ``read_maps`` as for :func:`new_solution_threads`; ``tables``: how the process's tables of descriptors are
+    found (:func:`descriptor_tables` unless the caller shares one finding of a stop among its checks)."""
     try:
         if own is not None or others:
             maps = (read_maps or read_maps_file)(pid)
@@ -379,7 +381,7 @@ def feed_misuse(
                 # the peer's slot readable and no descriptor to see.
                 if next(_mappings_of(maps, feed), None) is not None:
                     return f"a mapping of rank {rank}'s feed slot"
-        for table in descriptor_tables(pid):
+        for table in (tables or descriptor_tables)(pid):
             for fd in os.listdir(table):
                 try:
                     info = os.stat(f"{table}/{fd}")
@@ -407,17 +409,11 @@ def descriptor_tables(pid: int) -> list[str]:
         tids = [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]
     except (OSError, ValueError):
         return tables
-    libc = _libc()
     for tid in tids:
-        same = libc.syscall(KCMP_SYSCALL, pid, tid, KCMP_FILES, 0, 0) if KCMP_SYSCALL is not None else -1
+        same = libc().syscall(KCMP_SYSCALL, pid, tid, KCMP_FILES, 0, 0) if KCMP_SYSCALL is not None else -1
         if same != 0:
             tables.append(f"/proc/{pid}/task/{tid}/fd")
     return tables
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def _mappings_of(maps: bytes, file: tuple[int, int]) -> Iterator[bool]:
@@ -732,12 +728,15 @@ def command_channel(pid: int, command_fd: int) -> str | None:
         return None
 
 
-def command_copies(pid: int, command_fd: int, channels: set[str]) -> list[int]:
+def command_copies(
+    pid: int, command_fd: int, channels: set[str], tables: Callable[[int], list[str]] | None = None
+) -> list[int]:
     """Descriptors of process ``pid`` other than its ``command_fd`` open on one of ``channels`` (every rank's command
     pipe): a copy of a command channel got without a system call the channel lock sees (one passed over a Unix
-    socket, to the rank itself or to a peer), for another thread to read the host's commands from."""
+    socket, to the rank itself or to a peer), for another thread to read the host's commands from. ``tables`` as for
+    :func:`feed_misuse`."""
     copies = set()
-    for table in descriptor_tables(pid):
+    for table in (tables or descriptor_tables)(pid):
         try:
             names = os.listdir(table)
         except OSError:

@@ -123,3 +123,37 @@ def test_a_stop_reads_a_ranks_mappings_once_for_the_feeds_and_the_threads_checks
         session.frozen = False
         child.kill()
         child.wait()
+
+
+def test_a_stop_finds_a_ranks_tables_of_descriptors_once_for_the_feeds_and_the_command_channels(tmp_path, monkeypatch):
+    # Each table is compared thread by thread (kcmp) and then listed: the feeds' check and the command channels' both
+    # need them at every stop. Stopped, a process makes no thread and shares no new table, so one finding serves both.
+    import subprocess
+    import sys
+
+    from evaluator.host import watch
+
+    found: list[int] = []
+    find = watch.descriptor_tables
+    monkeypatch.setattr(watch, "descriptor_tables", lambda pid: found.append(pid) or find(pid))
+    session = Session(tmp_path, get_profile("cpu-gloo-2"), tmp_path / "engine", tmp_path, tmp_path, tmp_path, 0)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "feed").write_bytes(b"")
+        own = os.stat(tmp_path / "feed")
+        (tmp_path / "peer").write_bytes(b"")
+        peer = os.stat(tmp_path / "peer")
+        session.rank_pids = {0: child.pid}
+        session.feeds = {0: (own.st_dev, own.st_ino), 1: (peer.st_dev, peer.st_ino)}
+        for frozen in (False, True):
+            found.clear()
+            session.frozen = frozen
+            session._check_feeds("a call")
+            assert watch.command_copies(child.pid, 0, {"pipe:[1]"}, session._stop_tables) == []
+            assert found == ([child.pid] if frozen else [child.pid, child.pid])
+        session._continue()  # the sandbox runs again: the next stop finds its tables anew
+        assert session._tables_found == {}
+    finally:
+        session.frozen = False
+        child.kill()
+        child.wait()

@@ -390,14 +390,25 @@ class Session:
 
     def command_ranks(self, op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> None:
         """A command to the compiled engine that serves each rank from the solution's load on. The reply it asks
-        for is noted first: a rank's reply counts only as the answer to a command sent before it (_take_report)."""
+        for is noted first: a rank's reply counts only as the answer to a command sent before it (_take_report).
+        A call's command carries the key its rank's feed frame was masked under, from the judge of that rank's
+        "shown" (evaluator/judge/rank.py ``_write_feed``): each rank's engine alone learns its own."""
         self.thaw_ranks()
-        data = compiled_timer.command(op, i, flags, arg)
         reply = _reply_to(op, i, flags)
+        keys = self._feed_keys() if op in (compiled_timer.CALL, compiled_timer.TIME) else {}
         for p in self.ranks:
             if reply is not None:
                 p.asked.append(reply)
-            p.send_bytes(data)
+            p.send_bytes(compiled_timer.command(op, i, flags, arg, keys.get(p.rank, (0, 0))))
+
+    def _feed_keys(self) -> dict[int, tuple[int, int]]:
+        """Each rank's feed key, from its judge's last "shown"."""
+        keys = {}
+        for judge in self.judges:
+            shown = judge.last("shown") or {}
+            k0, k1 = shown.get("key") or (0, 0)
+            keys[judge.rank] = (int(k0), int(k1))
+        return keys
 
     def load_solution(self, path: str) -> None:
         self.solution_loaded = True

@@ -101,6 +101,7 @@ class JudgeRank:
         self.baseline_feed = wire.Slot.open(self.private / wire.BASELINE_FEED_SLOT, writable=True, pinned=pinned)
         self.drawn: tuple[int, list[Any]] | None = None  # the current timed iteration's inputs, until both are shown
         self.drawn_frame: Any = None  # a window of several calls: its inputs laid out as a frame ahead
+        self.baseline_key = (0, 0)  # what the baseline's feed frame is masked under (_write_feed)
         self.untimed: dict[str, list[Any]] = {}  # the warm-up call's and the trials' inputs, by call name
         self.own_out = wire.Slot.open(self.private / wire.BASELINE_SLOT, writable=True, pinned=pinned)
         self.returned: wire.Slot | None = None
@@ -153,6 +154,8 @@ class JudgeRank:
             torch.set_num_threads(1)
             dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size)
         self.module = self.problem.load_reference()
+        # Loaded whether or not the baseline is timed: every feed frame is masked by it (_mask).
+        self.engine = compiled_timer.load(cfg["timer"])
         self.untimed["warm"] = list(self.inputs(self.seeds["warm"]))
         for t, seed in enumerate(self.seeds["trials"]):
             self.untimed[f"t{t}"] = list(self.inputs(seed))
@@ -252,7 +255,6 @@ class JudgeRank:
             os.close(fd)
 
     def _open_timer(self) -> None:
-        self.engine = compiled_timer.load(self.config["timer"])
         read_fd, self.timer_write_fd = os.pipe()
         os.set_blocking(read_fd, False)  # read between steps for what is there; the engine writes before it returns
         open_engine(self.engine, self.timer_write_fd, dist.group.WORLD, self.device)
@@ -262,7 +264,9 @@ class JudgeRank:
 
     def time_baseline(self, i: int, calls: int) -> None:
         t0 = time.perf_counter()
-        step = self.engine.step(True, self.module.solution, self.baseline_feed.fd, self.own_out.fd, calls)
+        step = self.engine.step(
+            True, self.module.solution, self.baseline_feed.fd, self.own_out.fd, calls, key=self.baseline_key
+        )
         t1 = time.perf_counter()
         warmup = self.config["warmup_iterations"]
         # Replied before the fingerprint is taken: the solution's window ends at its ranks' reply too, and the host's
@@ -374,22 +378,32 @@ class JudgeRank:
         kept = False
         if name is not None:
             kept = self._feed_kept()  # an untimed call: no window is open yet
-            self._write_feed(self.feed_slot, self.device_feed, self.untimed.pop(name), None, True, timed=False)
+            key = self._write_feed(self.feed_slot, self.device_feed, self.untimed.pop(name), None, True, timed=False)
         else:
             assert self.drawn is not None and self.drawn[0] == i, "inputs shown before they were drawn"
             if baseline:
-                self._write_feed(self.baseline_feed, self.own_device_feed, self.drawn[1], self.drawn_frame, False, True)
+                key = self._write_feed(
+                    self.baseline_feed, self.own_device_feed, self.drawn[1], self.drawn_frame, False, True
+                )
+                self.baseline_key = key
             else:
-                self._write_feed(self.feed_slot, self.device_feed, self.drawn[1], self.drawn_frame, True, True)
-        self.send("bshown" if baseline else "shown", i=i, name=name, **({"feed_kept": True} if kept else {}))
+                key = self._write_feed(self.feed_slot, self.device_feed, self.drawn[1], self.drawn_frame, True, True)
+        # The solution's key goes to the host, which sends it with the call's command to this rank's engine alone.
+        extra: dict[str, Any] = {} if baseline else {"key": list(key)}
+        if kept:
+            extra["feed_kept"] = True
+        self.send("bshown" if baseline else "shown", i=i, name=name, **extra)
 
     def _write_feed(
         self, slot: wire.Slot, device_feed: Any, values: list[Any], frame: Any, solution: bool, timed: bool
-    ) -> None:
+    ) -> tuple[int, int]:
         """One call's inputs into a side's feed: a gated frame where the side has a device feed and they fit (alike
         on both sides, which are given the same values and feeds of one size), its head in the slot now and its data
         written at the call's gate; else all of it into the slot; a window's frame (``frame``, laid out ahead in host
-        memory) into the slot."""
+        memory) into the slot. Data in the slot is masked under a key drawn for this call (_engine.cpp mask_frame),
+        which is returned: the side's engine unmasks it with that key. Written and masked while the side's ranks
+        are stopped, so the slot never holds the inputs in the clear where a rank runs. Both sides alike: each
+        window holds the same work."""
         gated = None
         if frame is None and device_feed is not None:
             token = int.from_bytes(os.urandom(8), "little") or 1
@@ -402,8 +416,12 @@ class JudgeRank:
             n = 0  # the slot holds a head alone: nothing there for the feed's probes
         else:
             n = slot.write(values)
+        key = compiled_timer.mask_key()
+        if n:
+            self.engine.mask_frame(slot.bytes[:n].numpy(), key)
         if solution:
             self.feed_extent = n
+        return key
 
     def _lay_out_source(self, values: list[Any]) -> None:
         """``values`` laid out in the gates' source, once for both sides' windows, and waited for: the gates run in

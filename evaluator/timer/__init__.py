@@ -26,7 +26,9 @@ SOURCE = Path(__file__).with_name("_engine.cpp")
 MODULE = "_arena_timer"
 HELLO = struct.Struct("<4s4x16s")  # magic, key
 RECORD = struct.Struct("<4sIddQ8x")  # magic, sequence, time µs, launch µs, SipHash-2-4 of the first 24 bytes
-COMMAND = struct.Struct("<4sIIId")  # magic, op, i, flags, a number: what the host tells a rank after its load
+# Magic, op, i, flags, a number, and the key the call's feed frame is masked under (_engine.cpp mask_frame): what the
+# host tells a rank after its load.
+COMMAND = struct.Struct("<4sIIIdQQ")
 CALL, TIME, SPIN, EXIT = 1, 2, 3, 4
 TRIAL_FLAG, RECORD_FLAG = 1, 1  # CALL: a correctness trial (else the warm-up call); TIME: a recorded iteration
 _MASK = (1 << 64) - 1
@@ -45,8 +47,14 @@ class TimerBuildError(RuntimeError):
     pass
 
 
-def command(op: int, i: int = 0, flags: int = 0, arg: float = 0.0) -> bytes:
-    return COMMAND.pack(b"ARNC", op, i, flags, arg)
+def command(op: int, i: int = 0, flags: int = 0, arg: float = 0.0, key: tuple[int, int] = (0, 0)) -> bytes:
+    return COMMAND.pack(b"ARNC", op, i, flags, arg, *key)
+
+
+def mask_key() -> tuple[int, int]:
+    """A fresh key to mask one call's feed frame under (_engine.cpp mask_frame): drawn by the judge for each call and
+    rank, sent with the host's command to that rank's engine alone."""
+    return (int.from_bytes(os.urandom(8), "little"), int.from_bytes(os.urandom(8), "little"))
 
 
 def cache_dir() -> Path:

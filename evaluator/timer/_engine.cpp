@@ -332,6 +332,9 @@ struct State {
   // call's stream (after the spin, the flush and the alignment). A block of the caching allocator's, which
   // torch.cuda.memory_snapshot() lists to the code under test (docs/threat-model.md).
   at::Tensor staging;
+  // GPU hosts, inputs that came through the slot: unmasked here (private memory, page-locked once made) and copied to
+  // the staging buffer from here; the slot, which a peer may be able to read, only ever holds them masked.
+  Mapping unmasked;
   double spin_us = 0.0;
   std::map<int, Mapping> maps;
   // What the previous step left: released inside the next step's window.
@@ -692,6 +695,42 @@ uint64_t siphash(const unsigned char *m, size_t len) {
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
+// ---- the feed's mask ---------------------------------------------------------------------------------------------
+// A feed slot is a file: a peer that got its descriptor (passed over a socket and kept there as a message in flight,
+// where no table of descriptors shows it to a stop) can read it in the moment between the host's command and this
+// rank's copy of it. So the judge writes each frame's data masked, under a key drawn for that call and that rank and
+// sent with the host's command to this rank's engine alone, which unmasks the data as it copies it into the call's
+// own storage. Byte p of the slot is XORed with byte p % 8 (little-endian) of SipHash's rounds over the word index
+// p / 8 (one compression round, three finalization rounds) under the key: a pseudorandom function, so what a peer
+// knows of some of a frame (zeros, say) tells it nothing of the rest, nor of the next call's.
+struct MaskKey {
+  uint64_t k0 = 0, k1 = 0;
+};
+
+inline uint64_t mask_word(const MaskKey &k, uint64_t w) {
+  uint64_t v0 = 0x736f6d6570736575ULL ^ k.k0, v1 = 0x646f72616e646f6dULL ^ k.k1;
+  uint64_t v2 = 0x6c7967656e657261ULL ^ k.k0, v3 = 0x7465646279746573ULL ^ k.k1;
+  v3 ^= w; SIPROUND; v0 ^= w;
+  v2 ^= 0xff; SIPROUND; SIPROUND; SIPROUND;
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+// dst[i] = src[i] ^ the mask's byte at slot offset ``at + i``, for i < n (dst may be src).
+void apply_mask(unsigned char *dst, const unsigned char *src, size_t at, size_t n, const MaskKey &k) {
+  size_t i = 0;
+  auto one = [&](size_t j) {
+    dst[j] = src[j] ^ static_cast<unsigned char>(mask_word(k, (at + j) / 8) >> (8 * ((at + j) % 8)));
+  };
+  for (; i < n && (at + i) % 8; ++i) one(i);
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, src + i, 8);
+    w ^= mask_word(k, (at + i) / 8);
+    memcpy(dst + i, &w, 8);
+  }
+  for (; i < n; ++i) one(i);
+}
+
 std::string json_str(const std::string &s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -904,16 +943,11 @@ struct FeedData {
 
 // The feed's entries, every field checked against the size of the memory that holds the data (the file, or the
 // device feed).
-std::vector<Entry> read_feed(Mapping &m, FeedData &where) {
-  struct stat st;
-  if (fstat(m.fd, &st) != 0) fail("the feed slot could not be read");
-  size_t size = static_cast<size_t>(st.st_size);
-  if (size != m.size) remap(m, size);
+std::vector<Entry> read_frame_entries(const unsigned char *base, size_t size, FeedData &where) {
   if (size < FRAME_HEAD) fail("the feed slot holds no inputs");
-  where.device = memcmp(m.addr, GATED_FRAME_MAGIC, 8) == 0;
-  if (!where.device && memcmp(m.addr, FRAME_MAGIC, 8) != 0) fail("the feed slot holds no inputs");
+  where.device = memcmp(base, GATED_FRAME_MAGIC, 8) == 0;
+  if (!where.device && memcmp(base, FRAME_MAGIC, 8) != 0) fail("the feed slot holds no inputs");
   if (where.device && !F.feed_dev) fail("the feed slot names device memory, and this rank has no device feed");
-  const unsigned char *base = static_cast<const unsigned char *>(m.addr);
   uint32_t count;
   memcpy(&count, base + 8, 4);
   if (count > MAX_FRAME_ENTRIES || FRAME_HEAD + count * ENTRY > size) fail("the feed slot's header is malformed");
@@ -952,6 +986,29 @@ std::vector<Entry> read_feed(Mapping &m, FeedData &where) {
     x.offset += data;
   }
   return out;
+}
+
+std::vector<Entry> read_feed(Mapping &m, FeedData &where) {
+  struct stat st;
+  if (fstat(m.fd, &st) != 0) fail("the feed slot could not be read");
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size != m.size) remap(m, size);
+  return read_frame_entries(static_cast<const unsigned char *>(m.addr), size, where);
+}
+
+// The judge: a frame it wrote (the bytes of ``frame``, the slot's from its start) masked in place under key ``k``,
+// every input's data and nothing else, as make_inputs() unmasks it. A gated frame holds no data here: left alone.
+void mask_frame(py::buffer frame, std::pair<uint64_t, uint64_t> k) {
+  not_while_serving();
+  py::buffer_info info = frame.request(true);
+  if (info.itemsize != 1 || info.ndim != 1) fail("a frame to mask is a flat buffer of bytes");
+  unsigned char *base = static_cast<unsigned char *>(info.ptr);
+  FeedData where;
+  std::vector<Entry> entries = read_frame_entries(base, static_cast<size_t>(info.size), where);
+  if (where.device) return;
+  const MaskKey key{k.first, k.second};
+  for (const Entry &e : entries)
+    if (e.kind != 0) apply_mask(base + e.offset, base + e.offset, e.offset, e.nbytes, key);
 }
 
 // ---- communication counted from the dispatcher ---------------------------------------------------------------------
@@ -1097,9 +1154,27 @@ at::Tensor over_device(uint64_t ptr, size_t nbytes, const std::vector<int64_t> &
   return t;
 }
 
+// GPU hosts: at least ``n`` bytes of private memory, page-locked, to unmask inputs into before their copy to the device
+// (anonymous and private: no peer can map it, and the slot never holds them unmasked).
+unsigned char *unmasked_room(size_t n) {
+  Mapping &m = S.unmasked;
+  if (m.size < n) {
+    if (m.registered && D.host_unregister) D.host_unregister(m.addr);
+    if (m.addr) munmap(m.addr, m.size);
+    m = Mapping();
+    size_t size = std::max(n, 2 * m.size);
+    void *a = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) fail("no memory to unmask the inputs in");
+    m.addr = a;
+    m.size = size;
+    m.registered = D.host_register && D.host_register(a, size, 1u) == 0;  // PORTABLE
+  }
+  return static_cast<unsigned char *>(m.addr);
+}
+
 // The feed holds the inputs of ``calls`` calls side by side (a batch: evaluator/host/batch.py), each call's in its
-// own fresh storage.
-void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
+// own fresh storage, masked under ``key`` (apply_mask).
+void make_inputs(Mapping &feed, uint32_t calls, Given &g, const MaskKey &key) {
   std::vector<Entry> entries = read_feed(feed, g.feed);
   if (calls < 1 || calls > MAX_BATCH || entries.size() % calls || entries.size() / calls > MAX_ENTRIES)
     fail("the feed slot does not hold whole calls' inputs");
@@ -1119,6 +1194,7 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
                                                        std::nullopt));
     g.stage_base = reinterpret_cast<uint64_t>(S.staging.data_ptr());
   }
+  unsigned char *clear = F.cuda && staged_bytes && !g.feed.device ? unmasked_room(feed.size) : nullptr;
   size_t at_staging = 0;
   for (size_t k = 0; k < entries.size(); ++k) {
     const Entry &e = entries[k];
@@ -1152,10 +1228,13 @@ void make_inputs(Mapping &feed, uint32_t calls, Given &g) {
       // that does not wait for the call's stream finds its inputs still empty while the spin holds that stream.
       if (e.nbytes) {
         const uint64_t to = g.stage_base + at_staging;
-        if (F.cuda)
-          check_cu(D.htod(to, base + e.offset, e.nbytes, F.stream), "input copy");
-        else
-          memcpy(tensor.data_ptr(), base + e.offset, e.nbytes);
+        if (F.cuda) {
+          // At the same offset as in the slot: every input's copy is queued before any is done (consume waits).
+          apply_mask(clear + e.offset, base + e.offset, e.offset, e.nbytes, key);
+          check_cu(D.htod(to, clear + e.offset, e.nbytes, F.stream), "input copy");
+        } else {
+          apply_mask(static_cast<unsigned char *>(tensor.data_ptr()), base + e.offset, e.offset, e.nbytes, key);
+        }
         at_staging += padded(e.nbytes);
       }
     }
@@ -1707,7 +1786,7 @@ struct StepResult {
 
 // timed: a timed window (spin, flush, alignment, the sample written) of ``calls`` calls back to back, each on inputs of
 // its own; else one untimed call whose outputs and inputs-after are written for the judge.
-StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_t calls) {
+StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_t calls, const MaskKey &key) {
   if (!F.opened) fail("the engine is not open");
   if (!timed && calls != 1) fail("an untimed step is one call");
   double t0 = now_us();
@@ -1719,7 +1798,7 @@ StepResult step(bool timed, PyObject *call, Mapping &feed, Mapping &out, uint32_
   // the spin. A batch's calls follow one another on the device with nothing of ours between them: one flush, one
   // alignment and one fill in front of the first.
   Given g;
-  make_inputs(feed, calls, g);
+  make_inputs(feed, calls, g, key);
   consume(feed, g);
   const bool gated = g.feed.device;
   if (timed) {
@@ -2607,9 +2686,11 @@ void set_spin(double spin_us) {
 }
 
 // One step from Python (the judge's baseline, tests): returns the figures and what the rules need.
-py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd, uint32_t calls) {
+py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd, uint32_t calls,
+                  std::pair<uint64_t, uint64_t> key) {
   not_while_serving();
-  StepResult r = step(timed, call.ptr(), mapping(feed_fd, true), mapping(out_fd, true), calls);
+  StepResult r =
+      step(timed, call.ptr(), mapping(feed_fd, true), mapping(out_fd, true), calls, MaskKey{key.first, key.second});
   py::dict d;
   d["elapsed_us"] = r.elapsed_us;
   d["launch_us"] = r.launch_us;
@@ -2628,14 +2709,15 @@ py::dict run_step(bool timed, py::object call, int feed_fd, int out_fd, uint32_t
   return d;
 }
 
-// Host commands, 24 bytes each: magic, op, i, flags, a double.
+// Host commands, 40 bytes each: magic, op, i, flags, a double, the key the call's feed frame is masked under.
 enum Op : uint32_t { CALL = 1, TIME = 2, SPIN = 3, EXIT = 4 };
 struct Command {
   char magic[4];
   uint32_t op, i, flags;
   double arg;
+  uint64_t k0, k1;
 };
-static_assert(sizeof(Command) == 24, "command layout");
+static_assert(sizeof(Command) == 40, "command layout");
 
 void send_line(int fd, const std::string &line) {
   if (fd != F.report_channel.fd) fail("the engine reports only on the channel it holds");
@@ -2704,7 +2786,7 @@ void serve(int cmd_fd, int report_fd, int rank, py::object solution, int feed_fd
         fail("a timed command for a number of calls the engine does not take");
       calls = static_cast<uint32_t>(c.arg);
     }
-    StepResult r = step(timed, solution.ptr(), feed, out, calls);
+    StepResult r = step(timed, solution.ptr(), feed, out, calls, MaskKey{c.k0, c.k1});
     std::string line;
     if (timed) {
       line = "{\"kind\": \"timed\", " + prefix + "\"i\": " + std::to_string(c.i) + ", \"launch_us\": " +
@@ -2768,7 +2850,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "Keep every lazily bound entry of the loaded objects' tables of library addresses, sealed, and compare them "
         "after every call; once. Returns the entries kept.");
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"),
-        py::arg("calls") = 1);
+        py::arg("calls") = 1, py::kw_only(), py::arg("key"),
+        "One step from Python (the judge's baseline): ``key`` is what its feed frame was masked under (mask_frame).");
+  m.def("mask_frame", &mask_frame, py::arg("frame"), py::arg("key"),
+        "The judge: a feed frame (a writable buffer of its bytes from the slot's start) masked in place under "
+        "``key`` (two 64-bit words), every input's data, as the engine unmasks it; a gated frame is left alone.");
   m.def("hold_report_channel", &hold_report_channel, py::arg("report_fd"));
   m.def("lock_channels", &lock_channels, py::arg("fds"), py::arg("command_fd") = -1,
         "Refuse this process, every thread and child, any re-pointing of these descriptors, report and timer "

@@ -34,8 +34,13 @@ reader = timer.SampleReader(read_fd)
 feed = wire.Slot.open({str(tmp_path / "feed")!r}, writable=True, pinned=False)
 out = wire.Slot.open({str(tmp_path / "out")!r}, writable=True, pinned=False)
 x = torch.randn(1000)
+KEY = timer.mask_key()
+def put(values):  # as the judge writes a feed frame: masked under the call's key (_engine.cpp mask_frame)
+    n = feed.write(values)
+    engine.mask_frame(feed.bytes[:n].numpy(), KEY)
+    return n
 def show():
-    feed.write([x])
+    put([x])
 """
     # Ended as a rank ends (os._exit): torch's teardown of a process group at interpreter exit can abort on a loaded
     # machine ("terminate called without an active exception") after the case has printed what it found.
@@ -52,7 +57,7 @@ def test_a_call_reads_its_feed_and_its_outputs_and_inputs_come_back_in_the_slot(
         engine_path,
         """
 show()
-step = engine.step(False, lambda a: a * 2, feed.fd, out.fd)
+step = engine.step(False, lambda a: a * 2, feed.fd, out.fd, key=KEY)
 values, n_out = out.read_frame(step["nbytes"])
 print(json.dumps({"n_out": n_out, "doubled": torch.equal(values[0], x * 2), "after": torch.equal(values[1], x),
                   "swapped": step["inputs_swapped"], "aliases": step["aliases"]}))
@@ -72,7 +77,7 @@ def keep(a):
     return a + 1
 for _ in range(3):
     show()
-    engine.step(True, keep, feed.fd, out.fd)
+    engine.step(True, keep, feed.fd, out.fd, key=KEY)
 data = open(feed.fd and os.readlink(f"/proc/self/fd/{feed.fd}"), "rb").read()
 print(json.dumps({"objects": len({id(a) for a, _, _ in seen}), "storages": len({s for _, _, s in seen}),
                   "pointers": len({p for _, p, _ in seen}), "feed_after": any(data[16:])}))
@@ -81,6 +86,43 @@ print(json.dumps({"objects": len({id(a) for a, _, _ in seen}), "storages": len({
     )
     assert out["objects"] == 3 and out["storages"] == 3 and out["pointers"] == 3
     assert out["feed_after"] is False  # nothing of the inputs is left where a peer holding the descriptor could look
+
+
+def test_the_feed_holds_inputs_only_masked_under_the_calls_key_and_the_engine_unmasks_them(engine_path, tmp_path):
+    # A peer holding a rank's feed descriptor (one kept in flight on a socket, which no stop sees) reads the slot
+    # before the rank's engine zeroes it: it must find nothing of the inputs, nor of the key, even where it knows
+    # what some of them are (zeros), and a key of an earlier call unmasks nothing of a later one.
+    out = _run(
+        engine_path,
+        """
+zeros, plain = torch.zeros(4096), torch.arange(4096, dtype=torch.float32)
+def slot_words(n):  # the two inputs' data, as a peer reads it from the file: the frame's last 32 KiB
+    raw = open(os.readlink(f"/proc/self/fd/{feed.fd}"), "rb").read()[n - 2 * 4096 * 4 : n]
+    return torch.frombuffer(bytearray(raw), dtype=torch.int64)
+first = slot_words(put([zeros, plain]))
+first_key = KEY
+got = engine.step(False, lambda z, p: (z + 0, p + 0), feed.fd, out.fd, key=KEY)
+values = [v.clone() for v in out.read_frame(got["nbytes"])[0]]  # views of the slot, which the next call rewrites
+KEY = timer.mask_key()
+second = slot_words(put([zeros, plain]))
+wrong = engine.step(False, lambda z, p: (z + 0, p + 0), feed.fd, out.fd, key=first_key)
+wrong_values, _ = out.read_frame(wrong["nbytes"])
+data = first
+print(json.dumps({
+    "plain_in_slot": bool(torch.isin(plain.view(torch.int64), first).any()),
+    "zero_words": int((data == 0).sum()),
+    "distinct_words": int(data.unique().numel()), "words": data.numel(),
+    "same_as_next_call": int((first == second).sum()),
+    "unmasked": torch.equal(values[0], zeros) and torch.equal(values[1], plain),
+    "old_key_unmasks": torch.equal(wrong_values[1], plain) or bool((wrong_values[0] == 0).any()),
+}))
+""",
+        tmp_path,
+    )
+    assert out["unmasked"] is True  # the call got its inputs as the judge drew them
+    assert out["plain_in_slot"] is False and out["zero_words"] == 0
+    assert out["distinct_words"] == out["words"]  # no pattern repeats: the known zeros show no key
+    assert out["same_as_next_call"] == 0 and out["old_key_unmasks"] is False
 
 
 @pytest.mark.parametrize(
@@ -95,7 +137,7 @@ def call(a):
     {repoint}
     return b
 show()
-print(json.dumps(engine.step(True, call, feed.fd, out.fd)["inputs_swapped"]))
+print(json.dumps(engine.step(True, call, feed.fd, out.fd, key=KEY)["inputs_swapped"]))
 """,
         tmp_path,
     )
@@ -115,7 +157,7 @@ def caught():  # the kernel's view of the process: which signals have a handler 
     mask = next(line for line in open("/proc/self/status") if line.startswith("SigCgt:")).split()[1]
     return bool(int(mask, 16) >> (signal.SIGUSR2 - 1) & 1)
 before = caught()
-changed = engine.step(True, call, feed.fd, out.fd)["signals_changed"]
+changed = engine.step(True, call, feed.fd, out.fd, key=KEY)["signals_changed"]
 print(json.dumps([changed, before, caught()]))
 """,
         tmp_path,
@@ -139,8 +181,8 @@ def call(a):
     signal.signal(signal.SIGSEGV, lambda *_: None)
     signal.signal(signal.SIGUSR2, lambda *_: None)
     return a + 1
-feed.write([x, x, x])
-step = engine.step(True, call, feed.fd, out.fd, 3)
+put([x, x, x])
+step = engine.step(True, call, feed.fd, out.fd, 3, key=KEY)
 changed, steps = step["signals_changed"], step["steps_us"]
 after = (caught(signal.SIGSEGV), caught(signal.SIGUSR2))
 print(json.dumps({"seen": seen, "changed": changed, "after": after, "steps": sorted(steps)}))
@@ -164,7 +206,7 @@ def call(a):
     torch.ops._c10d_functional.wait_tensor(c)
     return b + c
 show()
-print(json.dumps(json.loads(engine.step(True, call, feed.fd, out.fd)["calls"])))
+print(json.dumps(json.loads(engine.step(True, call, feed.fd, out.fd, key=KEY)["calls"])))
 """,
         tmp_path,
     )
@@ -196,7 +238,7 @@ def call(a):
     finally:
         inside[0] = False
 show()
-engine.step(True, call, feed.fd, out.fd)
+engine.step(True, call, feed.fd, out.fd, key=KEY)
 print(json.dumps({"ran": len(ran)}))
 """,
         tmp_path,
@@ -208,8 +250,8 @@ def test_samples_from_the_engine_are_accepted_in_order_and_forgeries_refused(eng
     out = _run(
         engine_path,
         """
-show(); first = engine.step(True, lambda a: a + 1, feed.fd, out.fd)
-show(); engine.step(True, lambda a: a + 1, feed.fd, out.fd)
+show(); first = engine.step(True, lambda a: a + 1, feed.fd, out.fd, key=KEY)
+show(); engine.step(True, lambda a: a + 1, feed.fd, out.fd, key=KEY)
 reader.feed(os.read(read_fd, 4096))
 good = {"samples": len(reader.samples), "first": reader.samples[0][0] == first["elapsed_us"], "error": reader.error}
 forged = timer.SampleReader(-1)
@@ -259,7 +301,7 @@ def test_a_timed_call_reports_the_digest_of_its_frame_and_a_later_write_to_the_s
         engine_path,
         """
 show()
-step = engine.step(True, lambda a: a * 2, feed.fd, out.fd)
+step = engine.step(True, lambda a: a * 2, feed.fd, out.fd, key=KEY)
 frame = os.pread(out.fd, step["nbytes"], 0)
 at_reply = engine.digest(frame) == step["digest"]
 os.pwrite(out.fd, bytes([frame[-1] ^ 1]), step["nbytes"] - 1)  # a write after the reply, as a thread could make
@@ -295,12 +337,12 @@ def test_a_timed_window_of_several_calls_gives_each_call_inputs_of_its_own_and_r
         engine_path,
         """
 xs = [torch.randn(1000) for _ in range(3)]
-feed.write(xs)
+put(xs)
 seen = []
 def double(a):
     seen.append(a.untyped_storage()._cdata)
     return a * 2
-step = engine.step(True, double, feed.fd, out.fd, 3)
+step = engine.step(True, double, feed.fd, out.fd, 3, key=KEY)
 values, n_out = out.read_frame(step["nbytes"])
 samples = reader.read_available()
 print(json.dumps({"n_out": n_out, "each": [torch.equal(v, x * 2) for v, x in zip(values, xs)],
@@ -315,17 +357,17 @@ def test_a_window_names_the_call_whose_input_was_re_pointed_and_refuses_a_feed_o
     out = _run(
         engine_path,
         """
-feed.write([torch.randn(10), torch.randn(10)])
+put([torch.randn(10), torch.randn(10)])
 n = [0]
 def call(a):
     n[0] += 1
     if n[0] == 2:
         a.set_(torch.zeros(10))
     return a + 1
-swapped = engine.step(True, call, feed.fd, out.fd, 2)["inputs_swapped"]
-feed.write([torch.randn(10), torch.randn(10), torch.randn(10)])
+swapped = engine.step(True, call, feed.fd, out.fd, 2, key=KEY)["inputs_swapped"]
+put([torch.randn(10), torch.randn(10), torch.randn(10)])
 try:
-    engine.step(True, call, feed.fd, out.fd, 2)
+    engine.step(True, call, feed.fd, out.fd, 2, key=KEY)
     partial = None
 except RuntimeError as exc:
     partial = str(exc)
@@ -342,7 +384,7 @@ def test_a_call_of_a_window_finds_no_later_calls_inputs_among_pythons_objects(en
         """
 import gc
 xs = [torch.randn(1000) for _ in range(3)]
-feed.write(xs)
+put(xs)
 found = []
 def look(a):
     later = [x for x in xs[len(found) + 1:]]
@@ -350,7 +392,7 @@ def look(a):
             and not any(o is x for x in xs) and any(torch.equal(o, x) for x in later)]
     found.append(len(seen))
     return a + 1
-engine.step(True, look, feed.fd, out.fd, 3)
+engine.step(True, look, feed.fd, out.fd, 3, key=KEY)
 print(json.dumps({"found": found}))
 """,
         tmp_path,
@@ -365,7 +407,7 @@ def test_a_windows_calls_outputs_are_taken_as_each_call_returns_not_after_the_wi
         engine_path,
         """
 xs = [torch.randn(1000) for _ in range(3)]
-feed.write(xs)
+put(xs)
 pending = []
 def defer(a):
     pending.append((a, torch.zeros_like(a)))
@@ -373,7 +415,7 @@ def defer(a):
         for given, placeholder in pending:
             placeholder.copy_(given * 2)
     return pending[-1][1]
-step = engine.step(True, defer, feed.fd, out.fd, 3)
+step = engine.step(True, defer, feed.fd, out.fd, 3, key=KEY)
 values, n_out = out.read_frame(step["nbytes"])
 print(json.dumps({"doubled": [torch.equal(v, x * 2) for v, x in zip(values, xs)],
                   "zeros": [not bool(v.any()) for v in values], "aliases": step["aliases"]}))
@@ -389,14 +431,14 @@ def test_a_windows_calls_may_return_one_buffer_but_a_calls_outputs_may_not_share
         engine_path,
         """
 xs = [torch.randn(10) for _ in range(3)]
-feed.write(xs)
+put(xs)
 buffer = torch.zeros(10)
 def persistent(a):
     return buffer.copy_(a * 2)
-step = engine.step(True, persistent, feed.fd, out.fd, 3)
+step = engine.step(True, persistent, feed.fd, out.fd, 3, key=KEY)
 values = [v.clone() for v in out.read_frame(step["nbytes"])[0]]  # the slot is reused by the next step
-feed.write(xs)
-both = engine.step(True, lambda a: (buffer, buffer[:5]), feed.fd, out.fd, 3)["aliases"]
+put(xs)
+both = engine.step(True, lambda a: (buffer, buffer[:5]), feed.fd, out.fd, 3, key=KEY)["aliases"]
 print(json.dumps({"each": [torch.equal(v, x * 2) for v, x in zip(values, xs)], "aliases": step["aliases"],
                   "both": both}))
 """,
@@ -414,11 +456,11 @@ def test_a_timed_call_that_returns_its_input_is_named_as_a_trial_would_be(engine
         engine_path,
         """
 show()
-one = engine.step(True, lambda a: a.mul_(2), feed.fd, out.fd)["aliases"]
-feed.write([torch.randn(10) for _ in range(2)])
-window = engine.step(True, lambda a: a if a[0] > -100 else a + 1, feed.fd, out.fd, 2)["aliases"]
+one = engine.step(True, lambda a: a.mul_(2), feed.fd, out.fd, key=KEY)["aliases"]
+put([torch.randn(10) for _ in range(2)])
+window = engine.step(True, lambda a: a if a[0] > -100 else a + 1, feed.fd, out.fd, 2, key=KEY)["aliases"]
 show()
-fresh = engine.step(True, lambda a: a * 2, feed.fd, out.fd)["aliases"]
+fresh = engine.step(True, lambda a: a * 2, feed.fd, out.fd, key=KEY)["aliases"]
 print(json.dumps({"one": one, "window": window, "fresh": fresh}))
 """,
         tmp_path,
@@ -442,16 +484,16 @@ def test_an_output_over_an_inputs_bytes_under_a_storage_of_its_own_is_named_as_s
         engine_path,
         """
 show()
-same_bytes = engine.step(True, lambda a: torch.from_numpy(a.mul_(2).numpy()), feed.fd, out.fd)["aliases"]
+same_bytes = engine.step(True, lambda a: torch.from_numpy(a.mul_(2).numpy()), feed.fd, out.fd, key=KEY)["aliases"]
 show()
-a_slice = engine.step(True, lambda a: torch.from_numpy(a.numpy()[10:20]), feed.fd, out.fd)["aliases"]
+a_slice = engine.step(True, lambda a: torch.from_numpy(a.numpy()[10:20]), feed.fd, out.fd, key=KEY)["aliases"]
 show()
 def two(a):
     b = a * 2
     return b, torch.from_numpy(b.numpy())
-pair = engine.step(True, two, feed.fd, out.fd)["aliases"]
+pair = engine.step(True, two, feed.fd, out.fd, key=KEY)["aliases"]
 show()
-fresh = engine.step(True, lambda a: torch.from_numpy((a * 2).numpy()), feed.fd, out.fd)["aliases"]
+fresh = engine.step(True, lambda a: torch.from_numpy((a * 2).numpy()), feed.fd, out.fd, key=KEY)["aliases"]
 print(json.dumps({"same_bytes": same_bytes, "a_slice": a_slice, "pair": pair, "fresh": fresh}))
 """,
         tmp_path,

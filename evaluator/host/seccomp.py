@@ -6,8 +6,9 @@ It refuses, with EPERM, what no solution, judge or build needs and where the ker
 live: new namespaces of any kind (``unshare``, ``setns``, ``clone`` with a CLONE_NEW* flag; ``clone3``, whose flags a
 filter cannot read, answers ENOSYS so that the C library falls back to ``clone``, which it can), mounts old and new,
 ``pivot_root``/``chroot``, the kernel keyring, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring`` and native
-AIO, the process's pages handed to the kernel by reference (``vmsplice``, ``SO_ZEROCOPY``), ``signalfd`` and file
-notifications (``inotify``, ``fanotify``), tracing and writing other processes' memory (``ptrace``,
+AIO, the process's pages handed to the kernel by reference (``vmsplice``, ``SO_ZEROCOPY``), a pipe copied without
+being read (``tee``), ``signalfd`` and file notifications (``inotify``, ``fanotify``), tracing and writing other
+processes' memory (``ptrace``,
 ``process_vm_writev``, ``pidfd_getfd``), file handles (``open_by_handle_at``), modules, kexec, swap, reboot, the
 clocks, accounting, quotas and the kernel log. Any other ABI than the host's own (i386 through ``int 0x80`` on
 x86_64, x32) is refused whole.
@@ -87,6 +88,11 @@ REFUSED = (
     # The process's own pages handed to the kernel by reference, to be copied later (a pipe's, then a paced send's):
     # a red team's peer read a rank's next inputs from pages its engine reused; setsockopt's SO_ZEROCOPY below.
     "vmsplice",
+    # A pipe's data copied without consuming it: a peer holding a copy of a rank's command pipe (passed over a socket
+    # and kept in flight, where no stop sees it) would read the key that rank's feed frame is masked under and leave
+    # the command for the rank's engine. Reading the pipe otherwise consumes the command, and the rank waits out the
+    # host's limit. The channel lock refuses it on a rank's own command descriptor only; nothing here pipes data.
+    "tee",
     # Every signalfd of a process waits on one queue of the kernel's, which epoll's per-file limits do not see: a red
     # team's 1,000 x 1,000 watchers made each signal the host sent (its own SIGSTOP and SIGCONT) run a million
     # wake-ups with interrupts off, about 100 ms of a core, stalling the host in kill(). Nothing a solution, a judge
@@ -172,6 +178,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_getevents": 208,
         "io_pgetevents": 333,
         "vmsplice": 278,
+        "tee": 276,
         "signalfd": 282,
         "signalfd4": 289,
         "inotify_init": 253,
@@ -235,6 +242,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "io_getevents": 4,
         "io_pgetevents": 292,
         "vmsplice": 75,
+        "tee": 77,
         "signalfd4": 74,
         "inotify_init1": 26,
         "fanotify_init": 262,

@@ -104,6 +104,10 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
         iov = (ctypes.c_void_p * 2)(ctypes.cast(page, ctypes.c_void_p).value, 4096)
         spliced = libc.vmsplice(w, iov, 1, 0)  # the pages by reference, for the kernel to copy later
         print('vmsplice', err(0 if spliced >= 0 else spliced))
+        os.write(w, b'command')
+        r2, w2 = os.pipe()
+        copied = libc.tee(r, w2, 7, 0)  # a pipe's data copied and left to be read: a peer's command pipe's key
+        print('tee', err(0 if copied >= 0 else copied))
         print('userfaultfd', err(libc.syscall(323, 0)))
         mask = ctypes.create_string_buffer(128)  # an empty sigset_t
         made = libc.signalfd(-1, mask, 0)  # glibc's wrapper calls signalfd4; a descriptor when it works
@@ -132,6 +136,7 @@ def test_no_namespace_of_any_kind_can_be_made_in_the_sandbox():
         "io_setup",
         "so_zerocopy",
         "vmsplice",
+        "tee",
         "userfaultfd",
         "signalfd",
         "inotify",

@@ -11,7 +11,7 @@ from typing import Any, TypeGuard
 RESULT_SCHEMA_VERSION = 1
 # Which timing loop produced a result's figures; raised whenever a change can move the figures of the same code
 # (docs/protocol.md lists the revisions), so a reader can tell results measured under different loops apart.
-TIMING_PROTOCOL_REVISION = 15
+TIMING_PROTOCOL_REVISION = 16
 LOG_LIMIT = 8000  # characters kept of each rank's log
 
 

@@ -1,5 +1,6 @@
 """What masking a feed frame costs (docs/protocol.md, revision 16): the judge masks each call's frame as it writes it
-and the engine unmasks it as it copies the inputs out, the same keystream both ways (``_engine.cpp`` ``apply_mask``),
+and the engine unmasks it as it copies the inputs out, the same keystream both ways (``_engine.cpp`` ``apply_mask``:
+AES-128 in counter mode where the CPU has AES instructions, else SipHash's rounds),
 so a window of a frame of N bytes pays about twice the figure here, on both sides alike. Beside it, a plain copy of
 the same data (``Tensor.clone``), what the window paid for those bytes before. Writes OUTDIR/feed_mask.json.
 
@@ -54,8 +55,12 @@ def main() -> None:
             print(rows[-1], flush=True)
     args.outdir.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/feed_mask.py OUTDIR --mib " + " ".join(map(str, args.mib))
+    keystream = engine.mask_stream(0, 16, (0, 0))[1]  # AES-128 in counter mode where the CPU has it
     (args.outdir / "feed_mask.json").write_text(
-        json.dumps({"date": time.strftime("%Y-%m-%d"), "command": command, "rows": rows}, indent=1) + "\n"
+        json.dumps(
+            {"date": time.strftime("%Y-%m-%d"), "command": command, "keystream": keystream, "rows": rows}, indent=1
+        )
+        + "\n"
     )
 
 

@@ -45,6 +45,7 @@
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <nmmintrin.h>
+#include <wmmintrin.h>
 #endif
 
 #include <algorithm>
@@ -700,9 +701,12 @@ uint64_t siphash(const unsigned char *m, size_t len) {
 // where no table of descriptors shows it to a stop) can read it in the moment between the host's command and this
 // rank's copy of it. So the judge writes each frame's data masked, under a key drawn for that call and that rank and
 // sent with the host's command to this rank's engine alone, which unmasks the data as it copies it into the call's
-// own storage. Byte p of the slot is XORed with byte p % 8 (little-endian) of SipHash's rounds over the word index
-// p / 8 (one compression round, three finalization rounds) under the key: a pseudorandom function, so what a peer
-// knows of some of a frame (zeros, say) tells it nothing of the rest, nor of the next call's.
+// own storage. The keystream is a pseudorandom function of the byte's offset in the slot, so what a peer knows of
+// some of a frame (zeros, say) tells it nothing of the rest, nor of the next call's: AES-128 in counter mode where
+// the CPU has AES instructions (byte p: byte p % 16 of the block that encrypts p / 16), about a plain copy's speed;
+// else SipHash's rounds over the word index (byte p: byte p % 8, little-endian, of the word for p / 8; one compression
+// round, three finalization rounds), a few times slower. The judge and the ranks of an evaluation run on one host, so
+// both sides take the same one.
 struct MaskKey {
   uint64_t k0 = 0, k1 = 0;
 };
@@ -715,8 +719,7 @@ inline uint64_t mask_word(const MaskKey &k, uint64_t w) {
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
-// dst[i] = src[i] ^ the mask's byte at slot offset ``at + i``, for i < n (dst may be src).
-void apply_mask(unsigned char *dst, const unsigned char *src, size_t at, size_t n, const MaskKey &k) {
+void sip_mask(unsigned char *dst, const unsigned char *src, size_t at, size_t n, const MaskKey &k) {
   size_t i = 0;
   auto one = [&](size_t j) {
     dst[j] = src[j] ^ static_cast<unsigned char>(mask_word(k, (at + j) / 8) >> (8 * ((at + j) % 8)));
@@ -729,6 +732,83 @@ void apply_mask(unsigned char *dst, const unsigned char *src, size_t at, size_t 
     memcpy(dst + i, &w, 8);
   }
   for (; i < n; ++i) one(i);
+}
+
+#if defined(__x86_64__)
+struct AesKey {
+  __m128i rk[11];
+};
+
+__attribute__((target("aes,sse2"))) inline __m128i aes_expand_step(__m128i key, __m128i assist) {
+  assist = _mm_shuffle_epi32(assist, 0xff);
+  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+  key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+  return _mm_xor_si128(key, assist);
+}
+
+// AES-128's round keys (FIPS-197's expansion; the round constants must be immediates, hence one line each).
+__attribute__((target("aes,sse2"))) void aes_expand(const MaskKey &k, AesKey &a) {
+  a.rk[0] = _mm_set_epi64x(static_cast<long long>(k.k1), static_cast<long long>(k.k0));
+  a.rk[1] = aes_expand_step(a.rk[0], _mm_aeskeygenassist_si128(a.rk[0], 0x01));
+  a.rk[2] = aes_expand_step(a.rk[1], _mm_aeskeygenassist_si128(a.rk[1], 0x02));
+  a.rk[3] = aes_expand_step(a.rk[2], _mm_aeskeygenassist_si128(a.rk[2], 0x04));
+  a.rk[4] = aes_expand_step(a.rk[3], _mm_aeskeygenassist_si128(a.rk[3], 0x08));
+  a.rk[5] = aes_expand_step(a.rk[4], _mm_aeskeygenassist_si128(a.rk[4], 0x10));
+  a.rk[6] = aes_expand_step(a.rk[5], _mm_aeskeygenassist_si128(a.rk[5], 0x20));
+  a.rk[7] = aes_expand_step(a.rk[6], _mm_aeskeygenassist_si128(a.rk[6], 0x40));
+  a.rk[8] = aes_expand_step(a.rk[7], _mm_aeskeygenassist_si128(a.rk[7], 0x80));
+  a.rk[9] = aes_expand_step(a.rk[8], _mm_aeskeygenassist_si128(a.rk[8], 0x1b));
+  a.rk[10] = aes_expand_step(a.rk[9], _mm_aeskeygenassist_si128(a.rk[9], 0x36));
+}
+
+__attribute__((target("aes,sse2"))) inline __m128i aes_block(const AesKey &a, uint64_t counter) {
+  __m128i x = _mm_xor_si128(_mm_set_epi64x(0, static_cast<long long>(counter)), a.rk[0]);
+  for (int r = 1; r < 10; ++r) x = _mm_aesenc_si128(x, a.rk[r]);
+  return _mm_aesenclast_si128(x, a.rk[10]);
+}
+
+__attribute__((target("aes,sse2"))) void aes_mask(unsigned char *dst, const unsigned char *src, size_t at, size_t n,
+                                                  const MaskKey &k) {
+  AesKey a;
+  aes_expand(k, a);
+  size_t i = 0;
+  auto bytes = [&](size_t upto) {  // one block's keystream over [i, upto), within one block
+    alignas(16) unsigned char ks[16];
+    _mm_store_si128(reinterpret_cast<__m128i *>(ks), aes_block(a, (at + i) / 16));
+    for (; i < upto; ++i) dst[i] = src[i] ^ ks[(at + i) % 16];
+  };
+  if (n && at % 16) bytes(std::min(n, 16 - at % 16));
+  for (; i + 128 <= n; i += 128) {  // eight blocks in flight: the AES unit's latency hidden
+    const uint64_t c = (at + i) / 16;
+    __m128i x[8];
+    for (int j = 0; j < 8; ++j) x[j] = _mm_xor_si128(_mm_set_epi64x(0, static_cast<long long>(c + j)), a.rk[0]);
+    for (int r = 1; r < 10; ++r)
+      for (int j = 0; j < 8; ++j) x[j] = _mm_aesenc_si128(x[j], a.rk[r]);
+    for (int j = 0; j < 8; ++j) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 16 * j));
+      v = _mm_xor_si128(v, _mm_aesenclast_si128(x[j], a.rk[10]));
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i + 16 * j), v);
+    }
+  }
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), _mm_xor_si128(v, aes_block(a, (at + i) / 16)));
+  }
+  if (i < n) bytes(n);
+}
+
+const bool MASK_WITH_AES = __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse2");
+#else
+const bool MASK_WITH_AES = false;
+#endif
+
+// dst[i] = src[i] ^ the mask's byte at slot offset ``at + i``, for i < n (dst may be src).
+void apply_mask(unsigned char *dst, const unsigned char *src, size_t at, size_t n, const MaskKey &k) {
+#if defined(__x86_64__)
+  if (MASK_WITH_AES) return aes_mask(dst, src, at, n, k);
+#endif
+  sip_mask(dst, src, at, n, k);
 }
 
 std::string json_str(const std::string &s) {
@@ -2852,6 +2932,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("step", &run_step, py::arg("timed"), py::arg("call"), py::arg("feed_fd"), py::arg("out_fd"),
         py::arg("calls") = 1, py::kw_only(), py::arg("key"),
         "One step from Python (the judge's baseline): ``key`` is what its feed frame was masked under (mask_frame).");
+  m.def(
+      "mask_stream",
+      [](size_t at, size_t n, std::pair<uint64_t, uint64_t> key) {
+        std::string zeros(n, '\0');
+        unsigned char *p = reinterpret_cast<unsigned char *>(zeros.data());
+        apply_mask(p, p, at, n, MaskKey{key.first, key.second});
+        return py::make_tuple(py::bytes(zeros), MASK_WITH_AES ? "aes-128-ctr" : "siphash");
+      },
+      py::arg("at"), py::arg("n"), py::arg("key"),
+      "The mask's bytes at slot offsets [at, at + n) under ``key``, and which keystream this host uses.");
   m.def("mask_frame", &mask_frame, py::arg("frame"), py::arg("key"),
         "The judge: a feed frame (a writable buffer of its bytes from the slot's start) masked in place under "
         "``key`` (two 64-bit words), every input's data, as the engine unmasks it; a gated frame is left alone.");

@@ -125,6 +125,27 @@ print(json.dumps({
     assert out["same_as_next_call"] == 0 and out["old_key_unmasks"] is False
 
 
+def test_the_mask_is_aes_128_in_counter_mode_where_the_cpu_has_it_and_the_same_at_any_offset(engine_path, tmp_path):
+    out = _run(
+        engine_path,
+        """
+first, kind = engine.mask_stream(0, 32, (0, 0))
+whole, _ = engine.mask_stream(0, 4096, (3, 4))
+parts = b"".join(engine.mask_stream(a, b - a, (3, 4))[0] for a, b in [(0, 7), (7, 300), (300, 301), (301, 4096)])
+print(json.dumps({"kind": kind, "first": first.hex(), "split": parts == whole,
+                  "other_key": engine.mask_stream(0, 4096, (3, 5))[0] != whole}))
+""",
+        tmp_path,
+    )
+    if out["kind"] == "aes-128-ctr":
+        # FIPS-197's cipher: the zero key's encryption of the zero block is a published answer.
+        assert out["first"][:32] == "66e94bd4ef8a2c3b884cfa59ca342b2e"
+    else:
+        assert out["kind"] == "siphash"
+    assert out["split"] is True  # an input's bytes unmask alike wherever the frame puts them
+    assert out["other_key"] is True
+
+
 @pytest.mark.parametrize(
     "repoint", ["a.set_(torch.zeros(1000).untyped_storage())", "a.data = torch.zeros(1000)", "a.resize_(5000)"]
 )

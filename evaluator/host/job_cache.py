@@ -94,55 +94,74 @@ def copy(source: Path, target: Path, uid: int, gid: int) -> int:
     they name what they make) copied into ``target``, their folders made there, all owned by ``uid``:``gid``; a name
     already there is written over. Returns the bytes copied. Never raises.
 
-    Left out, and logged: anything else (links, FIFOs, devices, other files); a file with other names (hard links); a
-    file with holes (sparse: a ninth red team's 2 GiB files of one page each would have been written out whole, 6 GiB to
-    the host's disk in one evaluation, outside every limit); what lies deeper than MAX_DEPTH folders (1,200 nested
-    folders once raised out of the evaluation and left the job's file system mounted); whatever would take the copy past
-    JOB_CACHE_BYTES or MAX_FILES (files and the folders made for them). No link is followed: each folder is opened by
-    descriptor, relative to its parent's. A cache holds nothing a build cannot make again."""
-    copied, files = 0, 0
+    Left out, and logged (the first LOGGED_NAMES of them, then a count): anything else (links, FIFOs, devices, other
+    files); a file with other names (hard links); a file with holes (sparse: a ninth red team's 2 GiB files of one
+    page each would have been written out whole, 6 GiB to the host's disk in one evaluation, outside every limit);
+    what lies deeper than MAX_DEPTH folders (1,200 nested folders once raised out of the evaluation and left the job's
+    file system mounted). The copy stops, with one warning, at whichever comes first: JOB_CACHE_BYTES copied,
+    MAX_FILES files and folders made for them, or MAX_WALKED names looked at. No link is followed: each folder is
+    opened by descriptor, relative to its parent's, when its turn comes, and closed before the next (a thirteenth
+    red team's 20,000 folders, each held open until walked, ran the host's process out of descriptors). A cache holds
+    nothing a build cannot make again."""
+    copied, files, walked, left = 0, 0, 0, 0
     made: set[Path] = set()  # folders known to be there in the target
     try:
         top = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return 0
-    pending: list[tuple[int, tuple[str, ...]]] = [(top, ())]
+    pending: list[tuple[str, ...]] = [()]
     try:
         while pending:
-            folder_fd, parts = pending.pop()
+            parts = pending.pop()
             try:
-                names = sorted(os.listdir(folder_fd))
-            except OSError:
-                names = []
-            for name in names:
-                here = (*parts, name)
+                folder_fd = _open_below(top, parts)
+            except OSError as exc:
+                left = _left_out(left, parts, exc)
+                continue
+            try:
                 try:
-                    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-                    if stat.S_ISDIR(info.st_mode) and len(here) < MAX_DEPTH:
-                        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder_fd)
-                        pending.append((fd, here))
-                    elif stat.S_ISREG(info.st_mode) and build_cache.is_product(here):
-                        # Folders count as files do: an eleventh red team's 4,000 chains of 15 folders, a file at the
-                        # end of each, left 56,000 folders (235 MB) in the entry, which no cap on files saw.
-                        if files + len(made) >= MAX_FILES:
-                            raise OSError(f"past the {MAX_FILES} files and folders a job's cache copies")
-                        if info.st_nlink > 1:
-                            # One file under many names is written out once a name: 8,192 links to a 256 KiB file
-                            # became 2 GiB in the entry. No build tool links its products.
-                            raise OSError("a file with other names (hard links)")
-                        if copied + info.st_size > JOB_CACHE_BYTES:
-                            raise OSError(f"past the {JOB_CACHE_BYTES >> 20} MiB a job's cache copies")
-                        copied += _copy_file(folder_fd, name, target, here, info, uid, gid, made)
-                        files += 1
-                except OSError as exc:
-                    logger.warning("left %s out of a build cache's copy: %s", "/".join(here), exc)
-            if folder_fd != top:
-                os.close(folder_fd)
+                    names = sorted(os.listdir(folder_fd))
+                except OSError:
+                    names = []
+                for name in names:
+                    here = (*parts, name)
+                    walked += 1
+                    if walked > MAX_WALKED:
+                        raise _CopyFull(f"past the {MAX_WALKED} names a job's cache copy looks at")
+                    try:
+                        info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+                        if stat.S_ISDIR(info.st_mode) and len(here) < MAX_DEPTH:
+                            pending.append(here)
+                        elif stat.S_ISREG(info.st_mode) and build_cache.is_product(here):
+                            # Folders count as files do: an eleventh red team's 4,000 chains of 15 folders, a file at
+                            # the end of each, left 56,000 folders (235 MB) in the entry, which no cap on files saw.
+                            if files + len(made) >= MAX_FILES:
+                                raise _CopyFull(f"past the {MAX_FILES} files and folders a job's cache copies")
+                            if copied + info.st_size > JOB_CACHE_BYTES:
+                                raise _CopyFull(f"past the {JOB_CACHE_BYTES >> 20} MiB a job's cache copies")
+                            if info.st_nlink > 1:
+                                # One file under many names is written out once a name: 8,192 links to a 256 KiB file
+                                # became 2 GiB in the entry. No build tool links its products.
+                                raise OSError("a file with other names (hard links)")
+                            copied += _copy_file(folder_fd, name, target, here, info, uid, gid, made)
+                            files += 1
+                        elif stat.S_ISDIR(info.st_mode):
+                            raise OSError(f"deeper than {MAX_DEPTH} folders")
+                        else:
+                            raise OSError("not a build product")
+                    except _CopyFull:
+                        raise
+                    except OSError as exc:
+                        left = _left_out(left, here, exc)
+            finally:
+                if folder_fd != top:
+                    os.close(folder_fd)
+    except _CopyFull as exc:
+        logger.warning("stopped a build cache's copy from %s: %s", source, exc)
     finally:
-        for fd, _ in pending:
-            if fd != top:
-                os.close(fd)
         os.close(top)
+    if left > LOGGED_NAMES:
+        logger.warning("left %d more names out of a build cache's copy from %s", left - LOGGED_NAMES, source)
     return copied
 
 
@@ -150,6 +169,37 @@ MAX_DEPTH = 16  # folders below a cache's top: the tools nest three or four
 # Files one copy takes: a build makes tens (load_inline) to a few thousand (Triton's kernels, five files each); a
 # tenth red team's 65,500 empty files, 15 folders deep, took 29 s to copy back and as long to copy in at the next run.
 MAX_FILES = 8192
+# Names one copy looks at, products or not: what it walks is bounded, not only what it writes.
+MAX_WALKED = 4 * MAX_FILES
+LOGGED_NAMES = 20  # names left out that one copy logs one by one: a thirteenth red team's made 20,017 lines a job
+
+
+class _CopyFull(Exception):
+    """A copy reached one of its limits: it stops there."""
+
+
+def _open_below(top: int, parts: tuple[str, ...]) -> int:
+    """The folder ``parts`` below the folder open at ``top``, opened one name at a time without following a link;
+    only two descriptors are open at once."""
+    fd = top
+    try:
+        for part in parts:
+            below = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            if fd != top:
+                os.close(fd)
+            fd = below
+    except OSError:
+        if fd != top:
+            os.close(fd)
+        raise
+    return fd
+
+
+def _left_out(left: int, parts: tuple[str, ...], why: OSError) -> int:
+    """One more name left out of a copy, logged while fewer than LOGGED_NAMES were; returns the new count."""
+    if left < LOGGED_NAMES:
+        logger.warning("left %s out of a build cache's copy: %s", "/".join(parts), why)
+    return left + 1
 
 
 def _copy_file(

@@ -154,7 +154,7 @@ class JudgeRank:
             torch.set_num_threads(1)
             dist.init_process_group(cfg["backend"], init_method=init, rank=self.rank, world_size=self.world_size)
         self.module = self.problem.load_reference()
-        # Loaded whether or not the baseline is timed: every feed frame is masked by it (_mask).
+        # Loaded whether or not the baseline is timed: every feed frame is masked by it (_write_feed).
         self.engine = compiled_timer.load(cfg["timer"])
         self.untimed["warm"] = list(self.inputs(self.seeds["warm"]))
         for t, seed in enumerate(self.seeds["trials"]):

@@ -1239,10 +1239,10 @@ at::Tensor over_device(uint64_t ptr, size_t nbytes, const std::vector<int64_t> &
 unsigned char *unmasked_room(size_t n) {
   Mapping &m = S.unmasked;
   if (m.size < n) {
+    const size_t size = std::max(n, 2 * m.size);
     if (m.registered && D.host_unregister) D.host_unregister(m.addr);
     if (m.addr) munmap(m.addr, m.size);
     m = Mapping();
-    size_t size = std::max(n, 2 * m.size);
     void *a = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (a == MAP_FAILED) fail("no memory to unmask the inputs in");
     m.addr = a;
@@ -1399,6 +1399,14 @@ void consume(Mapping &feed, const Given &g) {
   const uint64_t zeros = F.flush_ptr;
   for (size_t off = 0; off < n; off += chunk)
     check_cu(D.dtoh(data + off, zeros, std::min(chunk, n - off), F.stream), "feed zeroing");
+  if (g.stage_base && S.unmasked.addr) {
+    // The unmasked copy too, once the copies to the staging buffer that read it are done (the same stream): nothing
+    // of this call's inputs stays in host memory past this step.
+    unsigned char *clear = static_cast<unsigned char *>(S.unmasked.addr);
+    const size_t m = std::min(end, S.unmasked.size);
+    for (size_t off = 0; off < m; off += chunk)
+      check_cu(D.dtoh(clear + off, zeros, std::min(chunk, m - off), F.stream), "input zeroing");
+  }
   // The GIL is kept while the inputs exist outside the call: no Python thread runs on them off the clock.
   check_cu(D.stream_sync(F.stream), "input copy");
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -14,6 +15,8 @@ import pytest
 from evaluator.contract.spec import EvalSpec
 from evaluator.host import folders, job_cache, sandbox
 from evaluator.host.evaluate import _cache_dir, evaluate
+
+ROOT = Path(__file__).resolve().parents[3]
 
 needs_sandbox = pytest.mark.skipif(sandbox.probe("cpu") is not None, reason=f"no sandbox: {sandbox.probe('cpu')}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
@@ -218,3 +221,37 @@ def test_a_copy_counts_the_folders_it_makes_and_leaves_out_files_of_many_names(t
     made = sum(len(folders) + len(files) for _, folders, files in os.walk(target))
     assert made <= job_cache.MAX_FILES + job_cache.MAX_DEPTH
     assert not (target / "triton" / "linked").exists() or not any((target / "triton" / "linked").iterdir())
+
+
+def test_a_copy_holds_few_descriptors_however_many_folders_and_logs_a_bounded_number_of_names(tmp_path):
+    # A thirteenth red team's 20,000 folders were each opened as the walk found them and held until walked: the host's
+    # process ran out of descriptors (everything else it opened then failed too), and each name left out was logged,
+    # 20,017 lines a job. Walked under a limit of 128 descriptors, a copy of 3,000 folders still finds the build
+    # product at the end, and logs a bounded number of lines for 500 names it leaves out.
+    source, target = tmp_path / "job", tmp_path / "entry"
+    wide = source / "triton" / "wide"
+    for k in range(3000):
+        (wide / f"d{k:04d}").mkdir(parents=True)
+    (wide / "d2999" / "k.cubin").write_bytes(b"k")
+    for k in range(500):
+        (wide / f"note{k}.txt").write_bytes(b"")
+    target.mkdir()
+    script = f"""
+import logging, os, resource, sys
+from pathlib import Path
+from evaluator.host import job_cache
+resource.setrlimit(resource.RLIMIT_NOFILE, (128, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+lines = []
+handler = logging.Handler()
+handler.emit = lambda record: lines.append(record.getMessage())
+logging.getLogger("arena.job_cache").addHandler(handler)
+copied = job_cache.copy(Path({str(source)!r}), Path({str(target)!r}), os.getuid(), os.getgid())
+print(copied, len(lines), sum("Too many open files" in line for line in lines))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300, check=True
+    )
+    copied, lines, exhausted = (int(v) for v in done.stdout.split())
+    assert exhausted == 0 and copied == 1
+    assert (target / "triton" / "wide" / "d2999" / "k.cubin").read_bytes() == b"k"
+    assert lines <= job_cache.LOGGED_NAMES + 1  # the first names one by one, then a count

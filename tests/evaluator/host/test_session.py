@@ -3,11 +3,16 @@ verdict must not depend on whether a rank's exit or its report reached the host 
 
 import os
 import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from evaluator import wire
 from evaluator.contract.profiles import get_profile
 from evaluator.contract.result import Verdict
+from evaluator.host import watch
 from evaluator.host.session import Peer, Session
 from evaluator.rank import RUNTIME_ERROR_EXIT
 
@@ -95,65 +100,52 @@ def test_a_ranks_feed_slot_can_grow_but_no_holder_can_shrink_or_seal_it(tmp_path
         os.close(fd)
 
 
-def test_a_stop_reads_a_ranks_mappings_once_for_the_feeds_and_the_threads_checks(tmp_path, monkeypatch):
-    # A rank of 40,000 mappings costs the kernel about 30 ms a reading of its maps file; two checks read it at every
-    # stop. Stopped, a process maps nothing new, so one reading serves both; running, each check reads anew.
-    import subprocess
-    import sys
-
-    from evaluator.host import watch
-
-    reads: list[int] = []
-    read = watch.read_maps_file
-    monkeypatch.setattr(watch, "read_maps_file", lambda pid: reads.append(pid) or read(pid))
+@contextmanager
+def _session_of_one_rank(tmp_path: Path) -> Iterator[tuple[Session, int]]:
+    """A session whose rank 0 is a sleeping process, with a feed of its own and a peer's (files here); the session is
+    left not frozen and the process ended after."""
     session = Session(tmp_path, get_profile("cpu-gloo-2"), tmp_path / "engine", tmp_path, tmp_path, tmp_path, 0)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        (tmp_path / "feed").write_bytes(b"")
-        own = os.stat(tmp_path / "feed")
+        for name in ("feed", "peer"):
+            (tmp_path / name).write_bytes(b"")
+        own, peer = os.stat(tmp_path / "feed"), os.stat(tmp_path / "peer")
         session.rank_pids = {0: child.pid}
-        session.feeds = {0: (own.st_dev, own.st_ino)}
-        for frozen in (False, True):
-            reads.clear()
-            session.frozen = frozen
-            session._check_feeds("a call")
-            watch.new_solution_threads(child.pid, set(), None, session._stop_maps)
-            assert reads == ([child.pid] if frozen else [child.pid, child.pid])
+        session.feeds = {0: (own.st_dev, own.st_ino), 1: (peer.st_dev, peer.st_ino)}
+        yield session, child.pid
     finally:
         session.frozen = False
         child.kill()
         child.wait()
+
+
+def test_a_stop_reads_a_ranks_mappings_once_for_the_feeds_and_the_threads_checks(tmp_path, monkeypatch):
+    # A rank of 40,000 mappings costs the kernel about 30 ms a reading of its maps file; two checks read it at every
+    # stop. Stopped, a process maps nothing new, so one reading serves both; running, each check reads anew.
+    reads: list[int] = []
+    read = watch.read_maps_file
+    monkeypatch.setattr(watch, "read_maps_file", lambda pid: reads.append(pid) or read(pid))
+    with _session_of_one_rank(tmp_path) as (session, pid):
+        for frozen in (False, True):
+            reads.clear()
+            session.frozen = frozen
+            session._check_feeds("a call")
+            watch.new_solution_threads(pid, set(), None, session._stop_maps)
+            assert reads == ([pid] if frozen else [pid, pid])
 
 
 def test_a_stop_finds_a_ranks_tables_of_descriptors_once_for_the_feeds_and_the_command_channels(tmp_path, monkeypatch):
     # Each table is compared thread by thread (kcmp) and then listed: the feeds' check and the command channels' both
     # need them at every stop. Stopped, a process makes no thread and shares no new table, so one finding serves both.
-    import subprocess
-    import sys
-
-    from evaluator.host import watch
-
     found: list[int] = []
     find = watch.descriptor_tables
     monkeypatch.setattr(watch, "descriptor_tables", lambda pid: found.append(pid) or find(pid))
-    session = Session(tmp_path, get_profile("cpu-gloo-2"), tmp_path / "engine", tmp_path, tmp_path, tmp_path, 0)
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        (tmp_path / "feed").write_bytes(b"")
-        own = os.stat(tmp_path / "feed")
-        (tmp_path / "peer").write_bytes(b"")
-        peer = os.stat(tmp_path / "peer")
-        session.rank_pids = {0: child.pid}
-        session.feeds = {0: (own.st_dev, own.st_ino), 1: (peer.st_dev, peer.st_ino)}
+    with _session_of_one_rank(tmp_path) as (session, pid):
         for frozen in (False, True):
             found.clear()
             session.frozen = frozen
             session._check_feeds("a call")
-            assert watch.command_copies(child.pid, 0, {"pipe:[1]"}, session._stop_tables) == []
-            assert found == ([child.pid] if frozen else [child.pid, child.pid])
+            assert watch.command_copies(pid, 0, {"pipe:[1]"}, session._stop_tables) == []
+            assert found == ([pid] if frozen else [pid, pid])
         session._continue()  # the sandbox runs again: the next stop finds its tables anew
         assert session._tables_found == {}
-    finally:
-        session.frozen = False
-        child.kill()
-        child.wait()

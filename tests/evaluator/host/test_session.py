@@ -119,33 +119,25 @@ def _session_of_one_rank(tmp_path: Path) -> Iterator[tuple[Session, int]]:
         child.wait()
 
 
-def test_a_stop_reads_a_ranks_mappings_once_for_the_feeds_and_the_threads_checks(tmp_path, monkeypatch):
-    # A rank of 40,000 mappings costs the kernel about 30 ms a reading of its maps file; two checks read it at every
-    # stop. Stopped, a process maps nothing new, so one reading serves both; running, each check reads anew.
-    reads: list[int] = []
-    read = watch.read_maps_file
-    monkeypatch.setattr(watch, "read_maps_file", lambda pid: reads.append(pid) or read(pid))
+def test_a_stop_reads_a_ranks_mappings_and_finds_its_tables_of_descriptors_once_for_all_its_checks(
+    tmp_path, monkeypatch
+):
+    # A rank of 40,000 mappings costs the kernel about 30 ms a reading of its maps file, which the feeds' check and the
+    # threads' check both need at every stop; its tables of descriptors (compared thread by thread with kcmp, then
+    # listed) are needed by the feeds' check and the command channels'. Stopped, a process maps nothing new and makes
+    # no thread, so one reading of each serves every check; running, each check reads anew.
+    reads: list[tuple[str, int]] = []
+    read, find = watch.read_maps_file, watch.descriptor_tables
+    monkeypatch.setattr(watch, "read_maps_file", lambda pid: reads.append(("maps", pid)) or read(pid))
+    monkeypatch.setattr(watch, "descriptor_tables", lambda pid: reads.append(("tables", pid)) or find(pid))
     with _session_of_one_rank(tmp_path) as (session, pid):
         for frozen in (False, True):
             reads.clear()
             session.frozen = frozen
             session._check_feeds("a call")
             watch.new_solution_threads(pid, set(), None, session._stop_maps)
-            assert reads == ([pid] if frozen else [pid, pid])
-
-
-def test_a_stop_finds_a_ranks_tables_of_descriptors_once_for_the_feeds_and_the_command_channels(tmp_path, monkeypatch):
-    # Each table is compared thread by thread (kcmp) and then listed: the feeds' check and the command channels' both
-    # need them at every stop. Stopped, a process makes no thread and shares no new table, so one finding serves both.
-    found: list[int] = []
-    find = watch.descriptor_tables
-    monkeypatch.setattr(watch, "descriptor_tables", lambda pid: found.append(pid) or find(pid))
-    with _session_of_one_rank(tmp_path) as (session, pid):
-        for frozen in (False, True):
-            found.clear()
-            session.frozen = frozen
-            session._check_feeds("a call")
             assert watch.command_copies(pid, 0, {"pipe:[1]"}, session._stop_tables) == []
-            assert found == ([pid] if frozen else [pid, pid])
-        session._continue()  # the sandbox runs again: the next stop finds its tables anew
-        assert session._tables_found == {}
+            each = 1 if frozen else 2
+            assert sorted(reads) == [("maps", pid)] * each + [("tables", pid)] * each
+        session._continue()  # the sandbox runs again: the next stop reads anew
+        assert session._maps_read == {} and session._tables_found == {}
